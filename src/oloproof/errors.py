@@ -1,0 +1,86 @@
+"""One exception hierarchy users can catch.
+
+Every error carries what it concerns (file, line, case, field) so that a message can say where
+the problem is and what to do about it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class OloproofError(Exception):
+    """Base class of every error Oloproof raises on purpose."""
+
+    kind = "oloproof"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | Path | None = None,
+        line: int | None = None,
+        case: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.file = str(file) if file is not None else None
+        self.line = line
+        self.case = case
+        self.field = field
+
+    def location(self) -> str:
+        """Where the problem is, as `file:line` (or as much of it as is known)."""
+        parts: list[str] = []
+        if self.file:
+            parts.append(self.file if self.line is None else f"{self.file}:{self.line}")
+        elif self.line is not None:
+            parts.append(f"line {self.line}")
+        if self.case:
+            parts.append(f"case {self.case!r}")
+        if self.field:
+            parts.append(f"field {self.field!r}")
+        return ", ".join(parts)
+
+    def __str__(self) -> str:
+        where = self.location()
+        return f"{where}: {self.message}" if where else self.message
+
+    def to_json(self) -> dict[str, object]:
+        """The `{"error": ...}` body of the JSON document."""
+        return {
+            "kind": self.kind,
+            "message": self.message,
+            "file": self.file,
+            "line": self.line,
+            "case": self.case,
+            "field": self.field,
+        }
+
+
+class ConfigError(OloproofError):
+    """The suite, the policy, the dataset or the system declaration is not usable.
+
+    Raised before any system call; the command line exits 2.
+    """
+
+    kind = "configuration"
+
+
+class RecordingError(OloproofError):
+    """A system recorded something invalid (an artifact that fails validation, twice, ...)."""
+
+    kind = "recording"
+
+
+class StoreError(OloproofError):
+    """The local store cannot be read or written, or a run reference does not resolve."""
+
+    kind = "store"
+
+
+class RunStopped(OloproofError):
+    """The run was interrupted (Ctrl-C); what finished is stored."""
+
+    kind = "stopped"

@@ -1,0 +1,38 @@
+"""What a system records while it runs: trajectories, state, the recorder, the protocols."""
+
+from oloproof.recording.declaration import SystemDeclaration, declaration_of, system
+from oloproof.recording.protocols import (
+    FAULT_RESULTS,
+    STATE_KIND,
+    Replayable,
+    ReplayChange,
+    Stateful,
+)
+from oloproof.recording.recorder import CaseRecorder, current_case
+from oloproof.recording.trajectory import (
+    TRAJECTORY_KIND,
+    AgentCheckpoint,
+    AgentConstraintCheck,
+    AgentStep,
+    AgentTrajectory,
+    trajectory_problems,
+)
+
+__all__ = [
+    "FAULT_RESULTS",
+    "STATE_KIND",
+    "TRAJECTORY_KIND",
+    "AgentCheckpoint",
+    "AgentConstraintCheck",
+    "AgentStep",
+    "AgentTrajectory",
+    "CaseRecorder",
+    "Replayable",
+    "ReplayChange",
+    "Stateful",
+    "SystemDeclaration",
+    "current_case",
+    "declaration_of",
+    "system",
+    "trajectory_problems",
+]
