@@ -1,0 +1,33 @@
+"""Pure statistics for Oloproof (SPEC §5, §9, §10.2): numbers in, small frozen results out."""
+
+from oloproof.stats.binomial import RATE_METHOD, RateInterval, clopper_pearson, rate_interval
+from oloproof.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap_method, cluster_bootstrap_rate
+from oloproof.stats.display import percent, percent_lower, percent_upper
+from oloproof.stats.multiplicity import benjamini_yekutieli, fisher_two_sided
+from oloproof.stats.quantile import (
+    QUANTILE_METHOD,
+    QuantileInterval,
+    estimate_rank,
+    order_statistic_ranks,
+    quantile_interval,
+)
+
+__all__ = [
+    "DEFAULT_RESAMPLES",
+    "QUANTILE_METHOD",
+    "RATE_METHOD",
+    "QuantileInterval",
+    "RateInterval",
+    "benjamini_yekutieli",
+    "bootstrap_method",
+    "clopper_pearson",
+    "cluster_bootstrap_rate",
+    "estimate_rank",
+    "fisher_two_sided",
+    "order_statistic_ranks",
+    "percent",
+    "percent_lower",
+    "percent_upper",
+    "quantile_interval",
+    "rate_interval",
+]

@@ -1,0 +1,1 @@
+"""Agent evaluators (SPEC §7.2) — being written."""

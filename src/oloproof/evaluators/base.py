@@ -1,0 +1,106 @@
+"""The evaluator contract and registry.
+
+An evaluator type is a class with a pydantic `Config` (unknown fields rejected) registered under
+its YAML `type` with `@register`. An instance judges one case at a time, purely, from Evidence.
+What a whole family needs (the output, a trajectory, a state, a replay, the pair's source) is
+declared in `reads`, so missing evidence is handled in one place (`judge_case`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from oloproof.evaluators.evidence import Evidence
+from oloproof.evaluators.judgment import Judgment, excluded, missing
+from oloproof.recording.protocols import STATE_KIND
+from oloproof.recording.trajectory import TRAJECTORY_KIND
+from oloproof.suite.digest import digest
+
+OUTPUT = "output"
+
+
+class EvaluatorConfig(BaseModel):
+    """Fields every evaluator takes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: str
+    criterion: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+$")
+
+
+class Evaluator:
+    """Base class: subclasses set `Config`, `reads`, and implement `judge`."""
+
+    Config: ClassVar[type[EvaluatorConfig]] = EvaluatorConfig
+    type_name: ClassVar[str] = ""
+    reads: ClassVar[frozenset[str]] = frozenset({OUTPUT})
+    # Whether this evaluator judges metamorphic copies (only metamorphic_relation does).
+    judges_pairs: ClassVar[bool] = False
+    needs_stateful: ClassVar[bool] = False
+    needs_replayable: ClassVar[bool] = False
+
+    def __init__(self, config: EvaluatorConfig, base_dir: Path | None = None) -> None:
+        self.config = config
+        self.base_dir = base_dir
+        self.criterion: str = config.criterion or self.default_criterion()
+        self.config_digest: str = digest(config.model_dump(mode="json"))
+
+    def default_criterion(self) -> str:
+        return self.type_name
+
+    def exclusion(self, evidence: Evidence) -> Judgment | None:
+        """An `excluded` judgment when the criterion does not apply to this case at all.
+
+        Decided from the case alone, before any evidence is looked at, so an errored case the
+        criterion does not apply to is excluded, not missing.
+        """
+        return None
+
+    def judge(self, evidence: Evidence) -> Judgment:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        return {"criterion": self.criterion, **self.config.model_dump(exclude_none=True)}
+
+
+REGISTRY: dict[str, type[Evaluator]] = {}
+
+
+def register(type_name: str) -> Any:
+    """Class decorator: make an evaluator usable as `{type: <type_name>}` in oloproof.yaml."""
+
+    def attach(cls: type[Evaluator]) -> type[Evaluator]:
+        if type_name in REGISTRY:
+            raise ValueError(f"evaluator type {type_name!r} is registered twice")
+        cls.type_name = type_name
+        REGISTRY[type_name] = cls
+        return cls
+
+    return attach
+
+
+def judge_case(evaluator: Evaluator, evidence: Evidence) -> Judgment:
+    """Judge one case: exclusions and missing evidence first, then the evaluator itself.
+
+    An exception inside an evaluator makes the case missing for that criterion, with the
+    error kept in the judgment's details (it never stops the run).
+    """
+    if evidence.case.is_derived and not evaluator.judges_pairs:
+        return excluded("metamorphic_copy")
+    exclusion = evaluator.exclusion(evidence)
+    if exclusion is not None:
+        return exclusion
+    reads = evaluator.reads
+    if evidence.errored is not None and (reads & {OUTPUT, TRAJECTORY_KIND, STATE_KIND}):
+        return missing("case_errored", error=evidence.errored)
+    if TRAJECTORY_KIND in reads and TRAJECTORY_KIND not in evidence.artifacts:
+        return missing("no_trajectory")
+    if STATE_KIND in reads and evidence.state is None:
+        return missing("no_state")
+    try:
+        return evaluator.judge(evidence)
+    except Exception as exc:  # an evaluator bug must not stop the run
+        return missing("evaluator_error", error=f"{type(exc).__name__}: {exc}")

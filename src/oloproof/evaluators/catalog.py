@@ -1,0 +1,53 @@
+"""Build the suite's evaluators from `evaluators:` entries, strictly (SPEC §2.2)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from oloproof.errors import ConfigError
+from oloproof.evaluators import agent, custom, multi_agent, output  # noqa: F401  (registers types)
+from oloproof.evaluators.base import REGISTRY, Evaluator
+from oloproof.suite.validation import validate_model
+from oloproof.suite.yaml_source import YamlDocument
+
+
+def build_evaluators(
+    entries: Sequence[dict[str, Any]], doc: YamlDocument, base_dir: Path
+) -> list[Evaluator]:
+    """One Evaluator per entry; unknown types or fields are errors listing what is accepted."""
+    built: list[Evaluator] = []
+    criteria: dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        loc = ("evaluators", i)
+        if not isinstance(entry, dict):
+            raise ConfigError(
+                "each evaluator is a mapping with a type", file=doc.path, line=doc.line_of(loc)
+            )
+        type_name = entry.get("type")
+        cls = REGISTRY.get(type_name) if isinstance(type_name, str) else None
+        if cls is None:
+            raise ConfigError(
+                f"unknown evaluator type {type_name!r}; accepted types: "
+                + ", ".join(sorted(REGISTRY)),
+                file=doc.path,
+                line=doc.line_of(loc + ("type",)),
+            )
+        config = validate_model(cls.Config, entry, doc, loc, what=f"evaluator {type_name}")
+        try:
+            evaluator = cls(config, base_dir)
+        except (LookupError, ValueError, OSError, ImportError) as exc:
+            raise ConfigError(
+                f"evaluator {type_name}: {exc}", file=doc.path, line=doc.line_of(loc)
+            ) from None
+        if evaluator.criterion in criteria:
+            raise ConfigError(
+                f"two evaluators produce criterion {evaluator.criterion!r} (entries "
+                f"{criteria[evaluator.criterion] + 1} and {i + 1}); give one a `criterion:` name",
+                file=doc.path,
+                line=doc.line_of(loc),
+            )
+        criteria[evaluator.criterion] = i
+        built.append(evaluator)
+    return built

@@ -1,0 +1,76 @@
+"""Custom evaluators: `@evaluator(name=...)` on `check(case, output, artifacts)` (SPEC §3.5).
+
+Used in oloproof.yaml as `{type: custom, name: NAME, criterion: ..., callable: module:function}`
+(`callable` imports the module that registers NAME; it may be left out when the system's own
+module already does). The function returns True (passed), False (failed) or None (missing);
+an exception makes the case missing with the error kept.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import Field
+
+from oloproof.evaluators.base import Evaluator, EvaluatorConfig, register
+from oloproof.evaluators.evidence import Evidence
+from oloproof.evaluators.judgment import Judgment, failed, missing, passed
+
+CheckFunction = Callable[[dict[str, Any], dict[str, Any] | None, dict[str, Any]], bool | None]
+F = TypeVar("F", bound=CheckFunction)
+
+CUSTOM_CHECKS: dict[str, CheckFunction] = {}
+
+
+def evaluator(name: str) -> Callable[[F], F]:
+    """Register `check(case, output, artifacts) -> bool | None` as custom evaluator `name`."""
+
+    def attach(function: F) -> F:
+        CUSTOM_CHECKS[name] = function
+        return function
+
+    return attach
+
+
+@register("custom")
+class Custom(Evaluator):
+    """A user's check function, registered with `@oloproof.evaluator(name=...)`.
+
+    Args:
+        name: the registered name.
+        callable: `module:function` to import (optional when already imported).
+    """
+
+    class Config(EvaluatorConfig):
+        name: str = Field(min_length=1)
+        callable: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+    config: Config
+
+    def __init__(self, config: EvaluatorConfig, base_dir: Path | None = None) -> None:
+        super().__init__(config, base_dir)
+        if self.config.callable:
+            module_name, _, attribute = self.config.callable.partition(":")
+            module = importlib.import_module(module_name)
+            function = getattr(module, attribute)
+            CUSTOM_CHECKS.setdefault(self.config.name, function)
+        if self.config.name not in CUSTOM_CHECKS:
+            known = ", ".join(sorted(CUSTOM_CHECKS)) or "none"
+            raise LookupError(
+                f"no custom evaluator named {self.config.name!r} is registered (registered: "
+                f"{known}); decorate it with @oloproof.evaluator(name=...) and give "
+                "callable: module:function"
+            )
+        self._check = CUSTOM_CHECKS[self.config.name]
+
+    def default_criterion(self) -> str:
+        return self.config.name
+
+    def judge(self, evidence: Evidence) -> Judgment:
+        result = self._check(evidence.case.stored_form(), evidence.output, evidence.artifacts)
+        if result is None:
+            return missing("check_returned_none")
+        return passed() if result else failed()

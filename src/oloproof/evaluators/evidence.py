@@ -1,0 +1,48 @@
+"""What an evaluator reads about one case: the case, its output and its artifacts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from oloproof.recording.protocols import STATE_KIND
+from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
+from oloproof.suite.cases import Case
+
+
+@dataclass
+class Evidence:
+    """One executed case as evaluators see it. Evaluators never call the system.
+
+    `errored` is set when the system raised, timed out, returned a non-object or recorded an
+    invalid artifact: every criterion that needs the output is then missing.
+    """
+
+    case: Case
+    output: dict[str, Any] | None
+    artifacts: dict[str, Any] = field(default_factory=dict)
+    errored: str | None = None
+    latency_ms: float | None = None
+    initial_state: dict[str, Any] | None = None
+    source: Evidence | None = None
+    replays: dict[str, Any] = field(default_factory=dict)
+    _trajectory: AgentTrajectory | None = None
+
+    @property
+    def trajectory(self) -> AgentTrajectory | None:
+        """The recorded `agent_trajectory/v1`, parsed once."""
+        if self._trajectory is None:
+            payload = self.artifacts.get(TRAJECTORY_KIND)
+            if payload is None:
+                return None
+            if isinstance(payload, AgentTrajectory):
+                self._trajectory = payload
+            else:
+                self._trajectory = AgentTrajectory.model_validate(payload)
+        return self._trajectory
+
+    @property
+    def state(self) -> dict[str, Any] | None:
+        """The recorded end state (`environment_state/v1`), if any."""
+        value = self.artifacts.get(STATE_KIND)
+        return value if isinstance(value, dict) else None

@@ -1,0 +1,1 @@
+"""Multi-agent evaluators (SPEC §7.3) — being written."""

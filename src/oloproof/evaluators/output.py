@@ -1,0 +1,179 @@
+"""Output evaluators (SPEC §7.1): they read the JSON object the system returned."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from pydantic import Field, model_validator
+
+from oloproof.evaluators.base import Evaluator, EvaluatorConfig, register
+from oloproof.evaluators.evidence import Evidence
+from oloproof.evaluators.judgment import Judgment, excluded, failed, passed
+
+_ABSENT = object()
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+class _FieldConfig(EvaluatorConfig):
+    field: str = Field(min_length=1)
+    expected_field: str | None = None
+
+
+class _ExpectedEvaluator(Evaluator):
+    """Compares `output[field]` with `expected[expected_field]`."""
+
+    config: _FieldConfig
+
+    def exclusion(self, evidence: Evidence) -> Judgment | None:
+        key = self.config.expected_field or self.config.field
+        if key not in evidence.case.expected:
+            return excluded(f"no_expected_{key}")
+        return None
+
+    def values(self, evidence: Evidence) -> tuple[Any, Any]:
+        key = self.config.expected_field or self.config.field
+        output = evidence.output or {}
+        return output.get(self.config.field, _ABSENT), evidence.case.expected[key]
+
+
+@register("exact_match")
+class ExactMatch(_ExpectedEvaluator):
+    """Passes when `output[field] == expected[expected_field]`.
+
+    Args:
+        field: the output field.
+        expected_field: the expected field (default: the same name).
+        case_sensitive: compare strings exactly (default true).
+    """
+
+    class Config(_FieldConfig):
+        case_sensitive: bool = True
+
+    config: Config
+
+    def judge(self, evidence: Evidence) -> Judgment:
+        got, want = self.values(evidence)
+        if got is _ABSENT:
+            return failed("output_field_absent", field=self.config.field, expected=want)
+        if not self.config.case_sensitive and isinstance(got, str) and isinstance(want, str):
+            ok = got.casefold() == want.casefold()
+        else:
+            ok = got == want
+        return (passed if ok else failed)(None, expected=want, recorded=got)
+
+
+@register("contains")
+class Contains(_ExpectedEvaluator):
+    """Passes when `expected[expected_field]` occurs in `output[field]` as text.
+
+    Args:
+        field: the output field.
+        expected_field: the expected field (default: the same name).
+        case_sensitive: default false (containment ignores case).
+    """
+
+    class Config(_FieldConfig):
+        case_sensitive: bool = False
+
+    config: Config
+
+    def judge(self, evidence: Evidence) -> Judgment:
+        got, want = self.values(evidence)
+        if got is _ABSENT:
+            return failed("output_field_absent", field=self.config.field, expected=want)
+        haystack, needle = _as_text(got), _as_text(want)
+        if not self.config.case_sensitive:
+            haystack, needle = haystack.casefold(), needle.casefold()
+        return (passed if needle in haystack else failed)(None, expected=want, recorded=got)
+
+
+@register("regex")
+class Regex(Evaluator):
+    """Passes when `output[field]` matches `pattern` (re.search).
+
+    Args:
+        field: the output field.
+        pattern: a Python regular expression.
+    """
+
+    class Config(EvaluatorConfig):
+        field: str = Field(min_length=1)
+        pattern: str
+
+        @model_validator(mode="after")
+        def _compiles(self) -> Any:
+            try:
+                re.compile(self.pattern)
+            except re.error as exc:
+                raise ValueError(f"pattern does not compile: {exc}") from None
+            return self
+
+    config: Config
+
+    def __init__(self, config: EvaluatorConfig, base_dir: Path | None = None) -> None:
+        super().__init__(config, base_dir)
+        self._pattern = re.compile(self.config.pattern)
+
+    def judge(self, evidence: Evidence) -> Judgment:
+        got = (evidence.output or {}).get(self.config.field, _ABSENT)
+        if got is _ABSENT:
+            return failed("output_field_absent", field=self.config.field)
+        ok = self._pattern.search(_as_text(got)) is not None
+        return (passed if ok else failed)(None, pattern=self.config.pattern, recorded=got)
+
+
+@register("json_schema")
+class JsonSchema(Evaluator):
+    """Passes when the output (or `output[field]`) validates against a JSON Schema.
+
+    Args:
+        schema: the schema inline, or
+        schema_file: a path to it (relative to oloproof.yaml).
+        field: validate this output field instead of the whole output.
+    """
+
+    class Config(EvaluatorConfig):
+        schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+        schema_file: str | None = None
+        field: str | None = None
+
+        @model_validator(mode="after")
+        def _one(self) -> Any:
+            if (self.schema_ is None) == (self.schema_file is None):
+                raise ValueError("json_schema takes exactly one of schema or schema_file")
+            return self
+
+    config: Config
+
+    def __init__(self, config: EvaluatorConfig, base_dir: Path | None = None) -> None:
+        super().__init__(config, base_dir)
+        schema = self.config.schema_
+        if schema is None:
+            path = Path(self.config.schema_file or "")
+            if self.base_dir is not None and not path.is_absolute():
+                path = self.base_dir / path
+            schema = json.loads(path.read_text(encoding="utf-8"))
+        validator_cls = jsonschema.validators.validator_for(schema)
+        validator_cls.check_schema(schema)
+        self._validator = validator_cls(schema)
+
+    def judge(self, evidence: Evidence) -> Judgment:
+        value: Any = evidence.output
+        if self.config.field is not None:
+            value = (evidence.output or {}).get(self.config.field, _ABSENT)
+            if value is _ABSENT:
+                return failed("output_field_absent", field=self.config.field)
+        errors = [
+            f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}"
+            for e in self._validator.iter_errors(value)
+        ]
+        if errors:
+            return failed("schema_violation", errors=errors[:20])
+        return passed()

@@ -1,0 +1,278 @@
+"""Cases: one JSON object per line of the dataset (SPEC §2.1).
+
+The dataset is read twice: `scan_dataset` validates every line and keeps only a small index
+(ids, lines, digests), so a broken line anywhere stops the run before any system call; then
+`iter_cases` streams the cases again for execution, so a suite of 200,000 cases is never held
+in memory whole.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from oloproof.errors import ConfigError
+from oloproof.suite.digest import canonical_json, digest, sha256_text
+
+CASE_FIELDS = ("id", "input", "expected", "initial_state", "metadata", "cluster")
+_LIST_FIELDS = {"tools": "no_declared_tools", "route": "no_declared_route"}
+
+
+class Case:
+    """One case of the suite, source or derived (a metamorphic copy)."""
+
+    __slots__ = (
+        "id", "line", "input", "expected", "initial_state", "state_ref", "metadata", "cluster",
+        "digest", "exec_digest", "expected_digest", "source_id", "transform", "pair_digest",
+    )
+
+    def __init__(
+        self,
+        id: str,
+        line: int,
+        input: dict[str, Any],
+        expected: dict[str, Any],
+        initial_state: dict[str, Any] | None,
+        state_ref: str | None,
+        metadata: dict[str, Any],
+        cluster: str | None,
+        digest: str,
+        exec_digest: str,
+        expected_digest: str,
+        source_id: str | None = None,
+        transform: str | None = None,
+        pair_digest: str | None = None,
+    ) -> None:
+        self.id = id
+        self.line = line
+        self.input = input
+        self.expected = expected
+        self.initial_state = initial_state
+        self.state_ref = state_ref  # digest of the referenced state file's content, if $ref
+        self.metadata = metadata
+        self.cluster = cluster
+        self.digest = digest
+        self.exec_digest = exec_digest
+        self.expected_digest = expected_digest
+        self.source_id = source_id
+        self.transform = transform
+        self.pair_digest = pair_digest
+
+    @property
+    def is_derived(self) -> bool:
+        return self.source_id is not None
+
+    def stored_form(self) -> dict[str, Any]:
+        """What the store keeps of the case (a referenced state is kept by its digest)."""
+        form: dict[str, Any] = {"id": self.id, "input": self.input}
+        if self.expected:
+            form["expected"] = self.expected
+        if self.state_ref is not None:
+            form["initial_state"] = {"$state": self.state_ref}
+        elif self.initial_state is not None:
+            form["initial_state"] = self.initial_state
+        if self.metadata:
+            form["metadata"] = self.metadata
+        if self.cluster is not None:
+            form["cluster"] = self.cluster
+        if self.source_id is not None:
+            form["source"] = self.source_id
+            form["transform"] = self.transform
+            form["pair_digest"] = self.pair_digest
+        return form
+
+
+class StateFiles:
+    """Referenced initial states: each file read and digested once per run."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self._by_path: dict[Path, tuple[str, dict[str, Any]]] = {}
+        self.by_digest: dict[str, dict[str, Any]] = {}
+
+    def resolve(self, ref: str, *, file: Path, line: int, case: str) -> tuple[str, dict[str, Any]]:
+        path = (self.base / ref).resolve()
+        found = self._by_path.get(path)
+        if found is None:
+            try:
+                state = json.loads(path.read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                raise ConfigError(
+                    f"initial_state refers to {ref!r}, which does not exist (paths are relative "
+                    "to the dataset file)",
+                    file=file, line=line, case=case,
+                ) from None
+            except (OSError, ValueError) as exc:
+                raise ConfigError(
+                    f"initial_state file {ref!r} is not readable JSON: {exc}",
+                    file=file, line=line, case=case,
+                ) from None
+            if not isinstance(state, dict):
+                raise ConfigError(
+                    f"initial_state file {ref!r} must hold a JSON object",
+                    file=file, line=line, case=case,
+                )
+            found = (digest(state), state)
+            self._by_path[path] = found
+            self.by_digest[found[0]] = state
+        return found
+
+
+@dataclass
+class DatasetIndex:
+    """What the validating pass keeps: enough to plan, not the cases themselves."""
+
+    path: Path
+    ids: list[str]
+    size: int
+    mtime_ns: int
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def _problem(message: str, path: Path, line: int, case: str | None = None) -> ConfigError:
+    return ConfigError(message, file=path, line=line, case=case)
+
+
+def parse_case(raw: str, line: int, path: Path, states: StateFiles) -> Case:
+    """Validate one dataset line and build its Case (with digests)."""
+    try:
+        obj = json.loads(raw)
+    except ValueError as exc:
+        raise _problem(
+            f"not valid JSON ({exc.args[0] if exc.args else exc}); each line must be one JSON "
+            "object",
+            path, line,
+        ) from None
+    if not isinstance(obj, dict):
+        raise _problem("each line must be a JSON object with at least id and input", path, line)
+    case_id = obj.get("id")
+    if not isinstance(case_id, str) or not case_id:
+        raise _problem("the case has no id (a non-empty string is required)", path, line)
+    if "~" in case_id:
+        raise _problem("case ids may not contain '~' (it marks metamorphic copies)", path, line,
+                       case_id)
+    unknown = [k for k in obj if k not in CASE_FIELDS]
+    if unknown:
+        raise _problem(
+            f"unknown case field {unknown[0]!r}; accepted fields: {', '.join(CASE_FIELDS)} "
+            "(put free-form data under metadata)",
+            path, line, case_id,
+        )
+    case_input = obj.get("input")
+    if not isinstance(case_input, dict):
+        what = "has no input" if case_input is None else "has an input that is not an object"
+        raise _problem(f"the case {what}; input must be a JSON object", path, line, case_id)
+    expected = obj.get("expected")
+    if expected is None:
+        expected = {}
+    elif not isinstance(expected, dict):
+        raise _problem("expected must be a JSON object", path, line, case_id)
+    for key in _LIST_FIELDS:
+        if key in expected:
+            value = expected[key]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise _problem(
+                    f"expected.{key} must be a list of strings (got {json.dumps(value)}); use [] "
+                    f"for 'none at all' and leave it out when it does not apply",
+                    path, line, case_id,
+                )
+    metadata = obj.get("metadata")
+    if metadata is None:
+        metadata = {}
+    elif not isinstance(metadata, dict):
+        raise _problem("metadata must be a JSON object", path, line, case_id)
+    cluster = obj.get("cluster")
+    if cluster is not None and not isinstance(cluster, str):
+        raise _problem("cluster must be a string", path, line, case_id)
+    raw_state = obj.get("initial_state")
+    state_ref: str | None = None
+    state: dict[str, Any] | None
+    if raw_state is None:
+        state, state_text = None, "null"
+    elif isinstance(raw_state, dict) and "$ref" in raw_state:
+        ref = raw_state["$ref"]
+        if set(raw_state) != {"$ref"} or not isinstance(ref, str):
+            raise _problem('a state reference is {"$ref": "path/to/state.json"}', path, line,
+                           case_id)
+        state_ref, state = states.resolve(ref, file=path, line=line, case=case_id)
+        state_text = canonical_json({"$state": state_ref})
+    elif isinstance(raw_state, dict):
+        state = raw_state
+        state_text = canonical_json(state)
+    else:
+        raise _problem("initial_state must be an object or {\"$ref\": ...}", path, line, case_id)
+    try:
+        input_text = canonical_json(case_input)
+        expected_text = canonical_json(expected)
+        metadata_text = canonical_json(metadata)
+    except ValueError as exc:
+        raise _problem(f"not representable as JSON: {exc}", path, line, case_id) from None
+    case_digest = sha256_text(
+        '{"expected":' + expected_text + ',"initial_state":' + state_text
+        + ',"input":' + input_text + ',"metadata":' + metadata_text + "}"
+    )
+    return Case(
+        id=case_id,
+        line=line,
+        input=case_input,
+        expected=expected,
+        initial_state=state,
+        state_ref=state_ref,
+        metadata=metadata,
+        cluster=cluster,
+        digest=case_digest,
+        exec_digest=sha256_text(input_text + "\x1f" + state_text),
+        expected_digest=sha256_text(expected_text),
+    )
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    with path.open("r", encoding="utf-8") as handle:
+        for number, raw in enumerate(handle, 1):
+            if raw.strip():
+                yield number, raw
+
+
+def scan_dataset(path: Path, states: StateFiles) -> DatasetIndex:
+    """Validate every line of the dataset; keep ids only. Raises ConfigError on any problem."""
+    if not path.is_file():
+        raise ConfigError(
+            "dataset file not found; `dataset:` in oloproof.yaml is relative to that file",
+            file=path,
+        )
+    first_line: dict[str, int] = {}
+    ids: list[str] = []
+    try:
+        for number, raw in _lines(path):
+            case = parse_case(raw, number, path, states)
+            seen = first_line.get(case.id)
+            if seen is not None:
+                raise _problem(
+                    f"duplicate case id {case.id!r}: first on line {seen}, again on line "
+                    f"{number}; ids must be unique",
+                    path, number, case.id,
+                )
+            first_line[case.id] = number
+            ids.append(case.id)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"dataset is not UTF-8 text: {exc}", file=path) from None
+    if not ids:
+        raise ConfigError("the dataset has no cases", file=path)
+    stat = path.stat()
+    return DatasetIndex(path=path, ids=ids, size=stat.st_size, mtime_ns=stat.st_mtime_ns)
+
+
+def iter_cases(index: DatasetIndex, states: StateFiles) -> Iterator[Case]:
+    """Stream the validated cases again, in file order."""
+    stat = index.path.stat()
+    if (stat.st_size, stat.st_mtime_ns) != (index.size, index.mtime_ns):
+        raise ConfigError(
+            "the dataset changed while the run was starting; run again", file=index.path
+        )
+    for number, raw in _lines(index.path):
+        yield parse_case(raw, number, index.path, states)

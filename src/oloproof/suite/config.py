@@ -1,0 +1,142 @@
+"""The suite file, `oloproof.yaml` (SPEC §2.2): models and strict loading.
+
+Evaluator entries are validated by the evaluator registry (each type has its own model);
+everything else here. Validation happens before any system call.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from oloproof.errors import ConfigError
+from oloproof.suite.validation import accepted_fields, validate_model
+from oloproof.suite.yaml_source import YamlDocument, read_yaml
+
+ARTIFACT_KIND = re.compile(r"^[a-z][a-z0-9_.-]*/v[0-9]+$")
+QUANTILE_SOURCES = ("agent_steps", "agent_tool_calls", "latency_ms")
+SLICE_PATTERN = re.compile(
+    r"^(metadata\.[^\s]+|first_tool|repeated_action|route|"
+    r"(trajectory_length|tool_calls):\d+(,\d+)*)$"
+)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SystemConfig(_Strict):
+    """`system:` — what is under test and how to call it."""
+
+    name: str = Field(min_length=1)
+    version: str = Field(min_length=1)
+    callable: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+    records: tuple[str, ...] = ()
+    concurrency: int = Field(default=8, ge=1, le=4096)
+    timeout_s: float | None = Field(default=None, gt=0)
+
+    @field_validator("records")
+    @classmethod
+    def _kinds(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for kind in value:
+            if not ARTIFACT_KIND.match(kind):
+                raise ValueError(f"{kind!r} is not an artifact kind like 'agent_trajectory/v1'")
+        return value
+
+
+class QuantileMetricConfig(_Strict):
+    """A quantile of a per-case number (SPEC §5.2)."""
+
+    id: str = Field(min_length=1)
+    type: Literal["quantile"]
+    source: Literal["agent_steps", "agent_tool_calls", "latency_ms"]
+    quantile: float = Field(gt=0, lt=1)
+
+
+class TransformConfig(_Strict):
+    """A metamorphic transform (SPEC §9): `template` or `replace` on one input field."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_-]+$")
+    field: str = Field(min_length=1)
+    template: str | None = None
+    replace: tuple[tuple[str, str], ...] | None = None
+    validity_labels: str | None = None
+    minimum_validity: float = Field(default=0.85, gt=0, le=1)
+
+    @model_validator(mode="after")
+    def _one_rule(self) -> TransformConfig:
+        if (self.template is None) == (self.replace is None):
+            raise ValueError("a transform takes exactly one of `template` or `replace`")
+        if self.template is not None and "{value}" not in self.template:
+            raise ValueError("a template must contain {value} (the field's text)")
+        return self
+
+
+class MetamorphicConfig(_Strict):
+    transforms: tuple[TransformConfig, ...] = ()
+
+
+class SuiteFile(_Strict):
+    """The top level of oloproof.yaml. `evaluators` is validated by the registry."""
+
+    version: Literal[1]
+    project: str = Field(default="oloproof-project", min_length=1)
+    dataset: str = Field(min_length=1)
+    system: SystemConfig
+    evaluators: tuple[dict[str, Any], ...] = Field(min_length=1)
+    metrics: tuple[QuantileMetricConfig, ...] = ()
+    slices: tuple[str, ...] = ()
+    min_slice_support: int = Field(default=5, ge=1)
+    metamorphic: MetamorphicConfig | None = None
+    store: str | None = None
+
+    @field_validator("slices")
+    @classmethod
+    def _slices(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
+            if not SLICE_PATTERN.match(entry):
+                raise ValueError(
+                    f"{entry!r} is not a slice; use metadata.<key>, first_tool, "
+                    "repeated_action, route, trajectory_length:a,b,... or tool_calls:a,b,..."
+                )
+            if ":" in entry:
+                bounds = [int(b) for b in entry.split(":", 1)[1].split(",")]
+                if bounds != sorted(set(bounds)):
+                    raise ValueError(f"{entry!r}: bucket bounds must be strictly ascending")
+        if len(set(value)) != len(value):
+            raise ValueError("a slice is listed twice")
+        return value
+
+
+def load_suite_file(path: Path) -> tuple[SuiteFile, YamlDocument]:
+    """Read and validate oloproof.yaml (everything but the evaluator entries)."""
+    doc = read_yaml(path, "suite (oloproof.yaml)")
+    if not isinstance(doc.data, dict):
+        raise ConfigError(
+            "the suite must be a YAML mapping with version, dataset, system and evaluators",
+            file=path,
+            line=1,
+        )
+    unknown = [k for k in doc.data if k not in accepted_fields(SuiteFile)]
+    if unknown:
+        raise ConfigError(
+            f"unknown top-level key {unknown[0]!r}; accepted keys: "
+            + ", ".join(accepted_fields(SuiteFile)),
+            file=path,
+            line=doc.line_of((unknown[0],)),
+        )
+    metrics = doc.data.get("metrics") or ()
+    if isinstance(metrics, list):
+        for i, entry in enumerate(metrics):
+            if isinstance(entry, dict) and entry.get("type") not in (None, "quantile"):
+                raise ConfigError(
+                    f"unknown metric type {entry.get('type')!r}; accepted types: quantile "
+                    "(pass rates come from evaluators)",
+                    file=path,
+                    line=doc.line_of(("metrics", i, "type")),
+                )
+    suite = validate_model(SuiteFile, doc.data, doc)
+    return suite, doc

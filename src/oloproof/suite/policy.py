@@ -1,0 +1,114 @@
+"""The release policy, `release.yaml` (SPEC §2.3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from oloproof.errors import ConfigError
+from oloproof.suite.validation import accepted_fields, validate_model
+from oloproof.suite.yaml_source import YamlDocument, read_yaml
+
+RuleState = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"]
+
+
+class Rule(BaseModel):
+    """One release rule over one metric (never a slice)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(min_length=1)
+    metric: str = Field(min_length=1)
+    kind: Literal["interval", "observed_count"] = "interval"
+    min: float | None = None
+    max: float | None = None
+    max_failures: int | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _shape(self) -> Rule:
+        if self.kind == "observed_count":
+            if self.max_failures is None:
+                raise ValueError("an observed_count rule takes max_failures")
+            if self.min is not None or self.max is not None:
+                raise ValueError("an observed_count rule takes max_failures, not min/max")
+        else:
+            if (self.min is None) == (self.max is None):
+                raise ValueError("an interval rule takes exactly one of min or max")
+            if self.max_failures is not None:
+                raise ValueError("max_failures needs kind: observed_count")
+        return self
+
+
+class Policy(BaseModel):
+    """The release policy: confidence level, rules, and which states block or warn."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: Literal[1] = 1
+    confidence_level: float = Field(default=0.95, gt=0.5, lt=1)
+    block_on: tuple[RuleState, ...] = ("FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW")
+    warn_on: tuple[RuleState, ...] = ()
+    allow_approximate_methods: bool = False
+    rules: tuple[Rule, ...] = ()
+
+    @model_validator(mode="after")
+    def _unique(self) -> Policy:
+        seen: set[str] = set()
+        for rule in self.rules:
+            if rule.id in seen:
+                raise ValueError(f"rule id {rule.id!r} is used twice")
+            seen.add(rule.id)
+        return self
+
+
+def load_policy(path: Path) -> tuple[Policy, YamlDocument]:
+    """Read and validate release.yaml."""
+    doc = read_yaml(path, "policy (release.yaml)")
+    data = doc.data if doc.data is not None else {}
+    if not isinstance(data, dict):
+        raise ConfigError("the policy must be a YAML mapping", file=path, line=1)
+    for key in data:
+        if key not in accepted_fields(Policy):
+            raise ConfigError(
+                f"unknown top-level key {key!r}; accepted keys: "
+                + ", ".join(accepted_fields(Policy)),
+                file=path,
+                line=doc.line_of((key,)),
+            )
+    for i, rule in enumerate(data.get("rules") or ()):
+        if isinstance(rule, dict) and "slice" in rule:
+            raise ConfigError(
+                "a rule cannot name a slice: slices are exploratory and never gate; "
+                "write the rule on a metric",
+                file=path,
+                line=doc.line_of(("rules", i, "slice")),
+            )
+    return validate_model(Policy, data, doc), doc
+
+
+def check_rule_metrics(policy: Policy, doc: YamlDocument, metrics: dict[str, str]) -> None:
+    """Every rule names a metric the suite produces; `metrics` maps id → kind (rate/quantile)."""
+    for i, rule in enumerate(policy.rules):
+        line = doc.line_of(("rules", i, "metric"))
+        kind = metrics.get(rule.metric)
+        if kind is None:
+            hint = (
+                " (slices are exploratory: a rule cannot name one)"
+                if "=" in rule.metric or ":" in rule.metric
+                else ""
+            )
+            raise ConfigError(
+                f"rule {rule.id!r} names metric {rule.metric!r}, which nothing produces{hint}; "
+                "metrics in this suite: " + ", ".join(sorted(metrics)),
+                file=doc.path,
+                line=line,
+            )
+        if rule.kind == "observed_count" and kind != "rate":
+            raise ConfigError(
+                f"rule {rule.id!r}: observed_count rules apply to pass-rate criteria, "
+                f"and {rule.metric!r} is a {kind}",
+                file=doc.path,
+                line=line,
+            )

@@ -1,0 +1,85 @@
+"""Read a YAML file and remember the line of every key and list item.
+
+Errors about the suite or the policy name the file and line; pydantic reports a location as a
+path of keys and indices, and `YamlDocument.line_of` turns that path back into a line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from oloproof.errors import ConfigError
+
+Loc = tuple[str | int, ...]
+
+
+@dataclass
+class YamlDocument:
+    """A parsed YAML document with the line of each key and item (1-based)."""
+
+    path: Path
+    data: Any
+    lines: dict[Loc, int] = field(default_factory=dict)
+
+    def line_of(self, loc: Sequence[str | int]) -> int | None:
+        """The line of the deepest known prefix of `loc` (None when nothing is known)."""
+        probe: Loc = tuple(loc)
+        while probe:
+            if probe in self.lines:
+                return self.lines[probe]
+            probe = probe[:-1]
+        return self.lines.get((), None)
+
+
+def read_yaml(path: Path, what: str) -> YamlDocument:
+    """Parse `path`; a missing file or a syntax error is a ConfigError naming file and line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(
+            f"{what} file not found; create it or pass its path (see `oloproof init`)",
+            file=path,
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {what} file: {exc}", file=path) from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(
+            f"YAML syntax error: {problem}; fix the YAML at this line", file=path, line=line
+        ) from None
+    if node is None:
+        return YamlDocument(path, None, {(): 1})
+    loader = yaml.SafeLoader("")
+    try:
+        data = loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise ConfigError(
+            f"YAML error: {exc}", file=path, line=mark.line + 1 if mark else None
+        ) from None
+    finally:
+        loader.dispose()
+    lines: dict[Loc, int] = {(): node.start_mark.line + 1}
+    _index(node, (), lines)
+    return YamlDocument(path, data, lines)
+
+
+def _index(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node)
+            lines[loc + (key,)] = key_node.start_mark.line + 1
+            _index(value_node, loc + (key,), lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            lines[loc + (i,)] = item.start_mark.line + 1
+            _index(item, loc + (i,), lines)
