@@ -1,1 +1,367 @@
-"""Agent evaluators (SPEC §7.2) — being written."""
+"""Agent evaluators (SPEC §7.2): they read the recorded `agent_trajectory/v1`.
+
+Every evaluator here judges a complete trace normally. On a truncated trace
+(`trajectory.truncated`) the recorded steps are only a prefix of what the agent did, so a
+count is a lower bound: each evaluator returns a settled pass or fail only when that prefix
+already decides the question, and otherwise `missing("truncated")` (the "on a truncated trace"
+column of §7.2).
+
+An *identical call* is a `tool_call` step with the same `tool_name` and the same `arguments`
+(compared as canonical JSON; a call recorded without arguments and one with `{}` are the same
+call).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import Field
+
+from oloproof.evaluators.base import Evaluator, EvaluatorConfig, register
+from oloproof.evaluators.evidence import Evidence
+from oloproof.evaluators.judgment import Judgment, excluded, failed, missing, passed
+from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentStep, AgentTrajectory
+from oloproof.suite.digest import canonical_json
+
+TRUNCATED = "truncated"
+NO_DECLARED_TOOLS = "no_declared_tools"
+
+
+# --- shared helpers (also used by oloproof.analysis.facts) ---------------------------------
+
+
+def call_key(step: AgentStep) -> tuple[str, str]:
+    """What makes two calls identical: the tool and its arguments (canonical JSON)."""
+    return (step.tool_name or "", canonical_json(step.arguments or {}))
+
+
+@dataclass(frozen=True)
+class CallRun:
+    """Consecutive identical calls among the `tool_call` steps (other kinds in between are
+    ignored): the tool, its arguments, and the indices of the steps in the run."""
+
+    tool_name: str
+    arguments: dict[str, Any]
+    steps: tuple[int, ...]
+
+    @property
+    def length(self) -> int:
+        return len(self.steps)
+
+    def as_details(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool_name,
+            "arguments": self.arguments,
+            "run_length": self.length,
+            "steps": list(self.steps),
+        }
+
+
+def call_runs(calls: list[AgentStep]) -> list[CallRun]:
+    """Split `tool_call` steps into runs of identical consecutive calls, in order."""
+    runs: list[CallRun] = []
+    key: tuple[str, str] | None = None
+    for step in calls:
+        this = call_key(step)
+        if runs and this == key:
+            last = runs[-1]
+            runs[-1] = CallRun(last.tool_name, last.arguments, last.steps + (step.index,))
+        else:
+            runs.append(CallRun(step.tool_name or "", dict(step.arguments or {}), (step.index,)))
+        key = this
+    return runs
+
+
+def has_repeated_call(calls: list[AgentStep]) -> bool:
+    """True when some identical call occurs twice or more anywhere (not only in a row)."""
+    seen: set[tuple[str, str]] = set()
+    for step in calls:
+        key = call_key(step)
+        if key in seen:
+            return True
+        seen.add(key)
+    return False
+
+
+def common_prefix_length(a: list[str], b: list[str]) -> int:
+    """How many leading items two lists share (the 0-based index where they part)."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def is_prefix(prefix: list[str], whole: list[str]) -> bool:
+    """True when `prefix` is the start of `whole` (equal lists included)."""
+    return len(prefix) <= len(whole) and whole[: len(prefix)] == prefix
+
+
+class TrajectoryEvaluator(Evaluator):
+    """Base of the evaluators that read `agent_trajectory/v1`.
+
+    `judge_case` has already made a case without the artifact missing (`no_trajectory`).
+    """
+
+    reads = frozenset({TRAJECTORY_KIND})
+
+    def judge(self, evidence: Evidence) -> Judgment:
+        trajectory = evidence.trajectory
+        if trajectory is None:
+            return missing("no_trajectory")
+        return self.judge_trajectory(trajectory, evidence)
+
+    def judge_trajectory(
+        self, trajectory: AgentTrajectory, evidence: Evidence
+    ) -> Judgment:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class _DeclaredToolsEvaluator(TrajectoryEvaluator):
+    """Applies only to cases that declare `expected.tools` (`[]` included)."""
+
+    def exclusion(self, evidence: Evidence) -> Judgment | None:
+        if "tools" not in evidence.case.expected:
+            return excluded(NO_DECLARED_TOOLS)
+        return None
+
+    @staticmethod
+    def expected_tools(evidence: Evidence) -> list[str]:
+        return list(evidence.case.expected["tools"])
+
+
+# --- the evaluators -----------------------------------------------------------------------
+
+
+@register("agent_tool_called")
+class AgentToolCalled(TrajectoryEvaluator):
+    """Passes when the tool was called at least `min_calls` times.
+
+    On a truncated trace: a pass once `min_calls` is reached in the recorded part, else missing.
+
+    Args:
+        tool_name: the tool that must be called.
+        min_calls: the least number of `tool_call` steps naming it (default 1).
+    """
+
+    class Config(EvaluatorConfig):
+        tool_name: str = Field(min_length=1)
+        min_calls: int = Field(default=1, ge=1)
+
+    config: Config
+
+    def default_criterion(self) -> str:
+        return f"agent_tool_{self.config.tool_name}_called"
+
+    def judge_trajectory(self, trajectory: AgentTrajectory, evidence: Evidence) -> Judgment:
+        steps = [s.index for s in trajectory.tool_calls() if s.tool_name == self.config.tool_name]
+        details = {
+            "tool": self.config.tool_name,
+            "calls": len(steps),
+            "min_calls": self.config.min_calls,
+            "steps": steps,
+        }
+        if len(steps) >= self.config.min_calls:
+            return passed(None, **details)
+        if trajectory.truncated:
+            return missing(TRUNCATED, **details)
+        return failed("too_few_calls", **details)
+
+
+@register("agent_no_tool_loop")
+class AgentNoToolLoop(TrajectoryEvaluator):
+    """Passes when no identical call (same tool, same arguments) occurs more than
+    `max_repeats` times in a row among the `tool_call` steps.
+
+    On a truncated trace: a fail once a longer run is recorded, else missing (a run reaching
+    the end of the trace may go on).
+
+    Args:
+        max_repeats: the most identical calls allowed in a row (default 2).
+    """
+
+    class Config(EvaluatorConfig):
+        max_repeats: int = Field(default=2, ge=1)
+
+    config: Config
+
+    def judge_trajectory(self, trajectory: AgentTrajectory, evidence: Evidence) -> Judgment:
+        runs = call_runs(trajectory.tool_calls())
+        limit = self.config.max_repeats
+        loops = [r for r in runs if r.length > limit]
+        if loops:
+            worst = max(loops, key=lambda r: r.length)
+            return failed(
+                "repeated_call",
+                max_repeats=limit,
+                repeated_call=worst.as_details(),
+                runs_over_limit=[r.as_details() for r in loops[:10]],
+            )
+        longest = max((r.length for r in runs), default=0)
+        if trajectory.truncated:
+            return missing(TRUNCATED, max_repeats=limit, longest_run=longest)
+        return passed(None, max_repeats=limit, longest_run=longest)
+
+
+@register("agent_tool_sequence")
+class AgentToolSequence(_DeclaredToolsEvaluator):
+    """Passes when the called tools equal `expected.tools`: the same list in order, or the
+    same multiset with `ordered: false`. `expected.tools: []` expects no call at all.
+
+    Cases without `expected.tools` are excluded (`no_declared_tools`). On a truncated trace:
+    a fail once the recorded calls depart from the expectation (ordered: not a prefix of it,
+    or already longer; unordered: some tool already called more often than expected), else
+    missing.
+
+    Args:
+        ordered: compare in order (default true) or as a multiset.
+    """
+
+    class Config(EvaluatorConfig):
+        ordered: bool = True
+
+    config: Config
+
+    def judge_trajectory(self, trajectory: AgentTrajectory, evidence: Evidence) -> Judgment:
+        expected = self.expected_tools(evidence)
+        called = [s.tool_name or "" for s in trajectory.tool_calls()]
+        if self.config.ordered:
+            return self._ordered(expected, called, trajectory.truncated)
+        return self._unordered(expected, called, trajectory.truncated)
+
+    @staticmethod
+    def _ordered(expected: list[str], called: list[str], truncated: bool) -> Judgment:
+        details: dict[str, Any] = {"ordered": True, "expected": expected, "called": called}
+        if called == expected and not truncated:
+            return passed(None, **details)
+        if truncated and is_prefix(called, expected):
+            return missing(TRUNCATED, **details)
+        return failed("sequence_differs", diverges_at=common_prefix_length(called, expected),
+                      **details)
+
+    @staticmethod
+    def _unordered(expected: list[str], called: list[str], truncated: bool) -> Judgment:
+        want, got = Counter(expected), Counter(called)
+        extra = {tool: got[tool] - want[tool] for tool in sorted(got) if got[tool] > want[tool]}
+        lacking = {tool: want[tool] - got[tool] for tool in sorted(want) if want[tool] > got[tool]}
+        details: dict[str, Any] = {"ordered": False, "expected": expected, "called": called}
+        if not extra and not lacking and not truncated:
+            return passed(None, **details)
+        if truncated and not extra:
+            return missing(TRUNCATED, not_yet_called=lacking, **details)
+        return failed("calls_differ", called_more_than_expected=extra,
+                      called_less_than_expected=lacking, **details)
+
+
+@register("agent_no_undeclared_tool")
+class AgentNoUndeclaredTool(_DeclaredToolsEvaluator):
+    """Passes when no tool outside `expected.tools` was called (`[]`: no call at all).
+
+    Cases without `expected.tools` are excluded (`no_declared_tools`). On a truncated trace:
+    a fail once an undeclared call is recorded, else missing.
+
+    Args:
+        (none): the declared tools are the case's `expected.tools`.
+    """
+
+    config: EvaluatorConfig
+
+    def judge_trajectory(self, trajectory: AgentTrajectory, evidence: Evidence) -> Judgment:
+        declared = self.expected_tools(evidence)
+        allowed = set(declared)
+        undeclared = [
+            {"step": s.index, "tool": s.tool_name}
+            for s in trajectory.tool_calls()
+            if s.tool_name not in allowed
+        ]
+        if undeclared:
+            return failed("undeclared_tool_called", declared=declared, undeclared=undeclared)
+        if trajectory.truncated:
+            return missing(TRUNCATED, declared=declared)
+        return passed(None, declared=declared)
+
+
+@register("agent_constraints_satisfied")
+class AgentConstraintsSatisfied(TrajectoryEvaluator):
+    """Passes when every recorded constraint check named in `constraints` passed (every
+    recorded check when the list is omitted).
+
+    A constraint may be checked more than once; it passes only if every check of it passed.
+    Missing, never a pass: a named constraint the trajectory never recorded
+    (`constraint_not_recorded`), or no constraint recorded at all while `constraints` is
+    omitted (`no_constraints_recorded` — there is nothing to vouch for). A failed check is a
+    fail even if another named constraint was not recorded (the case can no longer pass).
+    Truncated traces are judged the same way, on the checks recorded: they describe what
+    actually happened.
+
+    Args:
+        constraints: the constraint names to require (optional; non-empty when given).
+    """
+
+    class Config(EvaluatorConfig):
+        constraints: list[str] | None = Field(default=None, min_length=1)
+
+    config: Config
+
+    def judge_trajectory(self, trajectory: AgentTrajectory, evidence: Evidence) -> Judgment:
+        recorded = trajectory.constraints
+        recorded_names = list(dict.fromkeys(c.name for c in recorded))
+        if self.config.constraints is None:
+            if not recorded:
+                return missing("no_constraints_recorded", truncated=trajectory.truncated)
+            names = recorded_names
+        else:
+            names = list(dict.fromkeys(self.config.constraints))
+        wanted = set(names)
+        failures = [
+            {"constraint": c.name, "step": c.step_index}
+            for c in recorded
+            if c.name in wanted and not c.passed
+        ]
+        if failures:
+            return failed("constraint_failed", constraints=names, failed=failures)
+        not_recorded = [n for n in names if n not in recorded_names]
+        if not_recorded:
+            return missing(
+                "constraint_not_recorded",
+                constraints=names,
+                not_recorded=not_recorded,
+                truncated=trajectory.truncated,
+            )
+        checks = Counter(c.name for c in recorded if c.name in wanted)
+        return passed(None, constraints=names, checks={n: checks[n] for n in names})
+
+
+@register("agent_max_steps")
+class AgentMaxSteps(TrajectoryEvaluator):
+    """Passes when the trajectory has at most `max_steps` steps.
+
+    On a truncated trace the true count is larger than the recorded one: a fail once the
+    recorded steps reach `max_steps`, else missing.
+
+    Args:
+        max_steps: the most steps allowed.
+    """
+
+    class Config(EvaluatorConfig):
+        max_steps: int = Field(ge=1)
+
+    config: Config
+
+    def default_criterion(self) -> str:
+        return f"agent_steps_le_{self.config.max_steps}"
+
+    def judge_trajectory(self, trajectory: AgentTrajectory, evidence: Evidence) -> Judgment:
+        n = len(trajectory.steps)
+        limit = self.config.max_steps
+        details = {"steps": n, "max_steps": limit, "truncated": trajectory.truncated}
+        if trajectory.truncated:
+            if n >= limit:
+                return failed("too_many_steps", **details)
+            return missing(TRUNCATED, **details)
+        if n <= limit:
+            return passed(None, **details)
+        return failed("too_many_steps", **details)

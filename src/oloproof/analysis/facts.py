@@ -1,0 +1,148 @@
+"""Per-case facts read from a trajectory, and what slices and quantile metrics take from them.
+
+`trajectory_facts` is computed once per executed case and stored with the execution (it is
+JSON). `slice_group` places a case in a group of a declared slice (SPEC §10.2) and
+`quantile_value` gives its number for a quantile metric (SPEC §5.2, §7.2).
+
+On a truncated trace every count is a lower bound (the agent was stopped, so the true number of
+steps is larger than the recorded one; the true number of tool calls is at least the recorded
+one). A truncated case joins a trajectory-derived slice only when the recorded part already
+settles its group, never a route group, and gives no quantile value (a quantile of a lower bound
+is not a quantile).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from oloproof.evaluators.agent import has_repeated_call
+from oloproof.evaluators.multi_agent import route_of
+from oloproof.recording.trajectory import AgentTrajectory
+
+QUANTILE_SOURCES = ("agent_steps", "agent_tool_calls", "latency_ms")
+METADATA_PREFIX = "metadata."
+
+
+def trajectory_facts(trajectory: AgentTrajectory) -> dict[str, Any]:
+    """The facts slices and quantile metrics need, as a JSON-able dict.
+
+    Keys: `steps` (number of steps), `tool_calls` (number of `tool_call` steps), `truncated`,
+    `first_tool` (tool of the first call, or None), `repeated` (some identical call — same tool
+    and arguments — occurs twice or more anywhere), `route` (list of agents, or None when no
+    step names an agent) and `named` (whether the steps name their agents).
+    """
+    calls = trajectory.tool_calls()
+    route = route_of(trajectory.steps)
+    return {
+        "steps": len(trajectory.steps),
+        "tool_calls": len(calls),
+        "truncated": trajectory.truncated,
+        "first_tool": calls[0].tool_name if calls else None,
+        "repeated": has_repeated_call(calls),
+        "route": route,
+        "named": route is not None,
+    }
+
+
+def slice_group(spec: str, facts: dict[str, Any] | None, metadata: dict[str, Any]) -> str | None:
+    """The group a case joins for the declared slice `spec`, or None when it joins none.
+
+    `metadata.<key>`: the value (non-strings as compact JSON; the key is taken whole, dots
+    included, and an absent key joins no group). Trajectory slices (`first_tool`,
+    `repeated_action`, `trajectory_length:a,b,...`, `tool_calls:a,b,...`, `route`): None when
+    the case has no trajectory (`facts` None), and on a truncated trace unless the recorded part
+    settles the group.
+    """
+    if spec.startswith(METADATA_PREFIX):
+        return _metadata_group(spec[len(METADATA_PREFIX):], metadata)
+    kind, _, bounds_text = spec.partition(":")
+    if kind in ("trajectory_length", "tool_calls"):
+        bounds = _bounds(spec, bounds_text)
+        if facts is None:
+            return None
+        if kind == "trajectory_length":
+            # Truncation stopped the agent: the true step count exceeds the recorded one.
+            return _bucket(facts["steps"], bounds, facts["truncated"], strictly_more=True)
+        return _bucket(facts["tool_calls"], bounds, facts["truncated"], strictly_more=False)
+    if bounds_text:
+        raise ValueError(f"unknown slice {spec!r}")
+    if kind == "first_tool":
+        return None if facts is None else _first_tool_group(facts)
+    if kind == "repeated_action":
+        return None if facts is None else _repeated_group(facts)
+    if kind == "route":
+        return None if facts is None else _route_group(facts)
+    raise ValueError(f"unknown slice {spec!r}")
+
+
+def quantile_value(
+    source: str, facts: dict[str, Any] | None, latency_ms: float | None
+) -> float | None:
+    """A case's number for a quantile metric, or None (missing).
+
+    `agent_steps` and `agent_tool_calls` are missing without a trajectory or on a truncated
+    trace; `latency_ms` is the system call's wall time.
+    """
+    if source == "latency_ms":
+        return None if latency_ms is None else float(latency_ms)
+    if source not in ("agent_steps", "agent_tool_calls"):
+        raise ValueError(f"unknown quantile source {source!r}; one of {QUANTILE_SOURCES}")
+    if facts is None or facts["truncated"]:
+        return None
+    return float(facts["steps" if source == "agent_steps" else "tool_calls"])
+
+
+def _metadata_group(key: str, metadata: dict[str, Any]) -> str | None:
+    if key not in metadata:
+        return None
+    value = metadata[key]
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _first_tool_group(facts: dict[str, Any]) -> str | None:
+    tool = facts["first_tool"]
+    if tool is not None:
+        return str(tool)
+    return None if facts["truncated"] else "none"
+
+
+def _repeated_group(facts: dict[str, Any]) -> str | None:
+    if facts["repeated"]:
+        return "true"
+    return None if facts["truncated"] else "false"
+
+
+def _route_group(facts: dict[str, Any]) -> str | None:
+    route = facts["route"]
+    if route is None or facts["truncated"]:
+        return None
+    return ">".join(route)
+
+
+def _bounds(spec: str, text: str) -> list[int]:
+    try:
+        bounds = [int(b) for b in text.split(",")]
+    except ValueError:
+        raise ValueError(f"slice {spec!r}: bounds must be integers like 4,8") from None
+    if not bounds or bounds != sorted(set(bounds)):
+        raise ValueError(f"slice {spec!r}: bounds must be strictly ascending")
+    return bounds
+
+
+def _bucket(count: int, bounds: list[int], truncated: bool, *, strictly_more: bool) -> str | None:
+    """`le_<b>` for the first bound b with count <= b, else `gt_<last>`.
+
+    On a truncated trace only the top bucket can be settled: when the true count (greater than
+    `count` if `strictly_more`, else at least `count`) is certainly past the last bound.
+    """
+    last = bounds[-1]
+    if truncated:
+        settled = count >= last if strictly_more else count > last
+        return f"gt_{last}" if settled else None
+    for bound in bounds:
+        if count <= bound:
+            return f"le_{bound}"
+    return f"gt_{last}"

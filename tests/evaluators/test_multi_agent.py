@@ -1,0 +1,232 @@
+"""Multi-agent evaluators and routes (SPEC §7.3), judged through `judge_case`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from oloproof.evaluators.base import REGISTRY, Evaluator, judge_case
+from oloproof.evaluators.evidence import Evidence
+from oloproof.evaluators.judgment import Judgment
+from oloproof.evaluators.multi_agent import handoffs_of, route_of
+from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentStep, AgentTrajectory
+from oloproof.suite.cases import Case
+
+PERMISSIONS = {"triage": [], "billing": ["lookup_order", "issue_refund"], "tech": ["search_kb"]}
+
+
+def make_case(expected: dict[str, Any] | None = None) -> Case:
+    return Case(
+        id="c1", line=1, input={"q": "x"}, expected=expected or {}, initial_state=None,
+        state_ref=None, metadata={}, cluster=None, digest="sha256:0", exec_digest="sha256:0",
+        expected_digest="sha256:0",
+    )
+
+
+def msg(agent: str | None) -> dict[str, Any]:
+    return {"kind": "message", "agent": agent}
+
+
+def hand(agent: str, to: str) -> dict[str, Any]:
+    return {"kind": "handoff", "agent": agent, "to_agent": to}
+
+
+def call(agent: str | None, tool: str) -> dict[str, Any]:
+    return {"kind": "tool_call", "agent": agent, "tool_name": tool, "arguments": {}}
+
+
+def steps(*specs: dict[str, Any]) -> tuple[AgentStep, ...]:
+    return tuple(AgentStep(index=i, **s) for i, s in enumerate(specs, 1))
+
+
+def traj(*specs: dict[str, Any], truncated: bool = False) -> AgentTrajectory:
+    return AgentTrajectory(steps=steps(*specs), truncated=truncated)
+
+
+def build(type_name: str, **fields: Any) -> Evaluator:
+    cls = REGISTRY[type_name]
+    return cls(cls.Config(type=type_name, **fields))
+
+
+def judge(
+    evaluator: Evaluator, trajectory: AgentTrajectory, expected: dict[str, Any] | None = None
+) -> Judgment:
+    evidence = Evidence(
+        case=make_case(expected),
+        output={"answer": "x"},
+        artifacts={TRAJECTORY_KIND: trajectory.model_dump(mode="json")},
+    )
+    return judge_case(evaluator, evidence)
+
+
+# --- route_of / handoffs_of --------------------------------------------------------------------
+
+
+def test_route_with_explicit_handoff() -> None:
+    s = steps(msg("triage"), hand("triage", "billing"), call("billing", "lookup_order"))
+    assert route_of(s) == ["triage", "billing"]
+    assert handoffs_of(["triage", "billing"]) == 1
+
+
+def test_route_passes_without_handoff_step_when_another_agent_acts() -> None:
+    s = steps(msg("triage"), call("tech", "search_kb"), msg("billing"))
+    assert route_of(s) == ["triage", "tech", "billing"]
+
+
+def test_handoff_to_a_person_ends_the_route_there() -> None:
+    s = steps(msg("triage"), hand("triage", "billing"), call("billing", "lookup_order"),
+              hand("billing", "person"))
+    assert route_of(s) == ["triage", "billing", "person"]
+
+
+def test_route_collapses_consecutive_repeats() -> None:
+    s = steps(msg("triage"), msg("triage"), hand("triage", "billing"), msg("billing"),
+              msg("billing"), hand("billing", "tech"), msg("tech"), hand("tech", "billing"))
+    route = route_of(s)
+    assert route == ["triage", "billing", "tech", "billing"]
+    assert route is not None and handoffs_of(route) == 3
+
+
+def test_unnamed_or_empty_trajectory_has_no_route() -> None:
+    assert route_of(steps(msg(None), call(None, "a"))) is None
+    assert route_of(()) is None
+
+
+# --- agent_route -------------------------------------------------------------------------------
+
+
+ROUTE = {"route": ["triage", "billing", "person"]}
+ESCALATED = (msg("triage"), hand("triage", "billing"), call("billing", "lookup_order"),
+             hand("billing", "person"))
+
+
+def test_route_pass_and_fail_show_where_routes_part() -> None:
+    ev = build("agent_route")
+    assert ev.criterion == "agent_route"
+    assert judge(ev, traj(*ESCALATED), ROUTE).verdict == "passed"
+    j = judge(ev, traj(msg("triage"), hand("triage", "tech"), msg("tech")), ROUTE)
+    assert j.verdict == "failed"
+    assert j.details == {
+        "expected_route": ["triage", "billing", "person"],
+        "recorded_route": ["triage", "tech"],
+        "diverges_at": 1,
+    }
+    assert j.reason is not None and "tech" not in j.reason and "triage" not in j.reason
+
+
+def test_route_shorter_than_expected_fails_on_a_complete_trace() -> None:
+    ev = build("agent_route")
+    j = judge(ev, traj(msg("triage"), hand("triage", "billing")), ROUTE)
+    assert j.verdict == "failed"
+    assert j.details is not None and j.details["diverges_at"] == 2
+
+
+def test_route_excludes_cases_without_expected_route_and_judges_empty() -> None:
+    ev = build("agent_route")
+    j = judge(ev, traj(*ESCALATED), {"tools": []})
+    assert (j.verdict, j.reason) == ("excluded", "no_declared_route")
+    assert judge(ev, traj(*ESCALATED), {"route": []}).verdict == "failed"
+
+
+def test_route_on_truncated_trace() -> None:
+    ev = build("agent_route")
+    prefix = traj(msg("triage"), hand("triage", "billing"), truncated=True)
+    j = judge(ev, prefix, ROUTE)
+    assert (j.verdict, j.reason) == ("missing", "truncated")
+    departed = traj(msg("triage"), hand("triage", "tech"), truncated=True)
+    assert judge(ev, departed, ROUTE).verdict == "failed"
+    bouncing = traj(msg("triage"), hand("triage", "billing"), hand("billing", "tech"),
+                    hand("tech", "billing"), truncated=True)
+    assert judge(ev, bouncing, {"route": ["triage", "billing", "tech"]}).verdict == "failed"
+    assert judge(ev, traj(*ESCALATED, truncated=True), ROUTE).verdict == "missing"
+
+
+# --- agent_tool_permissions -------------------------------------------------------------------
+
+
+def test_permissions_pass() -> None:
+    ev = build("agent_tool_permissions", permissions=PERMISSIONS)
+    t = traj(msg("triage"), hand("triage", "billing"), call("billing", "lookup_order"),
+             call("billing", "issue_refund"))
+    j = judge(ev, t)
+    assert j.verdict == "passed"
+
+
+def test_permissions_fail_lists_each_violation() -> None:
+    ev = build("agent_tool_permissions", permissions=PERMISSIONS)
+    t = traj(msg("triage"), call("triage", "lookup_order"), hand("triage", "tech"),
+             call("tech", "issue_refund"), call("tech", "search_kb"))
+    j = judge(ev, t)
+    assert j.verdict == "failed"
+    assert j.details is not None
+    assert j.details["violations"] == [
+        {"step": 2, "agent": "triage", "tool": "lookup_order"},
+        {"step": 4, "agent": "tech", "tool": "issue_refund"},
+    ]
+
+
+def test_permission_map_is_closed() -> None:
+    ev = build("agent_tool_permissions", permissions=PERMISSIONS)
+    t = traj(msg("triage"), hand("triage", "sales"), call("sales", "search_kb"))
+    j = judge(ev, t)
+    assert j.verdict == "failed"
+    assert j.details is not None
+    assert j.details["violations"] == [{"step": 3, "agent": "sales", "tool": "search_kb"}]
+
+
+def test_permissions_on_truncated_trace() -> None:
+    ev = build("agent_tool_permissions", permissions=PERMISSIONS)
+    clean = traj(msg("triage"), hand("triage", "billing"), call("billing", "lookup_order"),
+                 truncated=True)
+    j = judge(ev, clean)
+    assert (j.verdict, j.reason) == ("missing", "truncated")
+    dirty = traj(msg("triage"), hand("triage", "tech"), call("tech", "issue_refund"),
+                 truncated=True)
+    assert judge(ev, dirty).verdict == "failed"
+
+
+# --- agent_max_handoffs -----------------------------------------------------------------------
+
+
+def test_max_handoffs_pass_and_fail() -> None:
+    ev = build("agent_max_handoffs", max_handoffs=2)
+    assert ev.criterion == "agent_handoffs_le_2"
+    j = judge(ev, traj(*ESCALATED))
+    assert j.verdict == "passed"
+    assert j.details is not None and j.details["handoffs"] == 2
+    three = traj(msg("triage"), hand("triage", "billing"), hand("billing", "tech"),
+                 hand("tech", "billing"))
+    assert judge(ev, three).verdict == "failed"
+
+
+def test_max_handoffs_on_truncated_trace() -> None:
+    ev = build("agent_max_handoffs", max_handoffs=2)
+    exceeded = traj(msg("triage"), hand("triage", "billing"), hand("billing", "tech"),
+                    hand("tech", "billing"), truncated=True)
+    assert judge(ev, exceeded).verdict == "failed"
+    within = traj(msg("triage"), hand("triage", "billing"), truncated=True)
+    j = judge(ev, within)
+    assert (j.verdict, j.reason) == ("missing", "truncated")
+
+
+# --- unnamed trajectories ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("type_name", "fields", "expected"),
+    [
+        ("agent_route", {}, ROUTE),
+        ("agent_tool_permissions", {"permissions": PERMISSIONS}, None),
+        ("agent_max_handoffs", {"max_handoffs": 2}, None),
+    ],
+)
+def test_unnamed_trajectory_is_missing_for_every_criterion(
+    type_name: str, fields: dict[str, Any], expected: dict[str, Any] | None
+) -> None:
+    cls = REGISTRY[type_name]
+    assert cls.reads == frozenset({TRAJECTORY_KIND})
+    assert cls.__doc__ is not None and "Args:" in cls.__doc__
+    t = traj(msg(None), call(None, "issue_refund"))
+    j = judge(build(type_name, **fields), t, expected)
+    assert (j.verdict, j.reason) == ("missing", "agents_not_named")
