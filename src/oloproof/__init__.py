@@ -3,7 +3,9 @@
 Everything a user imports comes from here; subpackages are engine internals.
 """
 
+from oloproof.api import RunResult, load_run, redecide, run
 from oloproof.errors import ConfigError, OloproofError, RecordingError, StoreError
+from oloproof.evaluators.custom import evaluator
 from oloproof.recording import (
     AgentCheckpoint,
     AgentConstraintCheck,
@@ -27,9 +29,14 @@ __all__ = [
     "OloproofError",
     "RecordingError",
     "ReplayChange",
+    "RunResult",
     "Replayable",
     "Stateful",
     "StoreError",
     "current_case",
+    "evaluator",
+    "load_run",
+    "redecide",
+    "run",
     "system",
 ]

@@ -45,7 +45,8 @@ class CaseRecorder:
             raise RecordingError(
                 "invalid agent_trajectory/v1: " + "; ".join(problems), case=self.case_id
             )
-        self._put(TRAJECTORY_KIND, trajectory.model_dump(mode="json"))
+        # Kept as the model; the engine serialises it once, when it stores it.
+        self._put(TRAJECTORY_KIND, trajectory)
 
     def record(self, kind: str, payload: Any) -> None:
         """Store any other typed artifact; `kind` is `name/vN`, the payload JSON."""

@@ -1,0 +1,62 @@
+"""Streaming tallies: each case's outcome is added once; nothing per case is kept but counts
+(and, for quantile metrics, the observed values)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+@dataclass
+class RateTally:
+    """passed / failed / missing / excluded counts of one criterion over a set of cases."""
+
+    passed: int = 0
+    failed: int = 0
+    missing: int = 0
+    excluded: int = 0
+    excluded_by_reason: Counter[str] = field(default_factory=Counter)
+    missing_by_reason: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def observed(self) -> int:
+        return self.passed + self.failed
+
+    @property
+    def support(self) -> int:
+        return self.passed + self.failed + self.missing
+
+    def add(self, code: str, reason: str | None) -> None:
+        if code == "P":
+            self.passed += 1
+        elif code == "F":
+            self.failed += 1
+        elif code == "M":
+            self.missing += 1
+            self.missing_by_reason[reason or "unknown"] += 1
+        else:
+            self.excluded += 1
+            self.excluded_by_reason[reason or "unknown"] += 1
+
+
+@dataclass
+class QuantileTally:
+    """Observed values of one per-case number, with missing and excluded counts."""
+
+    values: list[float] = field(default_factory=list)
+    missing: int = 0
+    excluded: int = 0
+    excluded_by_reason: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def support(self) -> int:
+        return len(self.values) + self.missing
+
+    def add(self, value: float | None, excluded_reason: str | None = None) -> None:
+        if excluded_reason is not None:
+            self.excluded += 1
+            self.excluded_by_reason[excluded_reason] += 1
+        elif value is None:
+            self.missing += 1
+        else:
+            self.values.append(value)

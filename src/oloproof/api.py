@@ -1,0 +1,297 @@
+"""The library surface the command line is a thin layer over (SPEC §3.6).
+
+`run()` does everything `oloproof run` does and returns a RunResult; `load_run()` reads a stored
+run; `redecide()` decides a stored run under another policy without running anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ulid import ULID
+
+from oloproof.analysis.metrics import Analysis, MetricPlan, QuantileSpec
+from oloproof.analysis.outcome import CaseOutcome
+from oloproof.decisions import decide
+from oloproof.errors import ConfigError, RunStopped, StoreError
+from oloproof.execution.engine import Progress, RunEngine
+from oloproof.report.limits import LIMITS
+from oloproof.store.store import Store
+from oloproof.suite.config import load_suite_file
+from oloproof.suite.loader import LoadedSuite, describe_suite, load_suite
+from oloproof.suite.policy import Policy, check_rule_metrics, load_policy
+from oloproof.suite.validity import transform_validity
+
+
+@dataclass(frozen=True)
+class MetricView:
+    """One metric row with attribute access (`.estimate`, `.lower`, `.upper`, ...)."""
+
+    row: dict[str, Any]
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.row[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+@dataclass(frozen=True)
+class GateView:
+    action: str
+    exit_code: int
+
+
+@dataclass
+class RunResult:
+    """A run as the reports show it; `to_json()` is the JSON document of SPEC §11."""
+
+    document: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def run_id(self) -> str:
+        return str(self.document["run_id"])
+
+    @property
+    def status(self) -> str:
+        return str(self.document["status"])
+
+    @property
+    def gate(self) -> GateView:
+        gate = self.document.get("gate") or {"action": "BLOCK", "exit_code": 5}
+        return GateView(gate["action"], int(gate["exit_code"]))
+
+    @property
+    def metrics(self) -> list[dict[str, Any]]:
+        return list(self.document.get("metrics") or [])
+
+    @property
+    def decisions(self) -> list[dict[str, Any]]:
+        return list(self.document.get("decisions") or [])
+
+    def metric(self, metric_id: str) -> MetricView:
+        for row in self.metrics:
+            if row["id"] == metric_id:
+                return MetricView(row)
+        raise KeyError(f"no metric {metric_id!r}; metrics: {[m['id'] for m in self.metrics]}")
+
+    def to_json(self) -> dict[str, Any]:
+        return self.document
+
+
+def _plan(suite_info: dict[str, Any]) -> MetricPlan:
+    relation = {e["criterion"]: e["transform"] for e in suite_info["evaluators"]
+                if e.get("type") == "metamorphic_relation"}
+    return MetricPlan(
+        criteria=list(suite_info["criteria"]),
+        quantiles=[QuantileSpec(m["id"], m["source"], m["quantile"])
+                   for m in suite_info["metrics"]],
+        slices=list(suite_info["slices"]),
+        min_slice_support=int(suite_info["min_slice_support"]),
+        relation_transforms=relation,
+    )
+
+
+def open_store(suite: LoadedSuite) -> Store:
+    return Store(suite.store_path())
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops a run as Ctrl-C does: what finished is stored."""
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run(
+    config: str | Path = "oloproof.yaml",
+    policy: str | Path | None = None,
+    *,
+    no_cache: bool = False,
+    concurrency: int | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    on_start: Callable[[LoadedSuite, str], None] | None = None,
+) -> RunResult:
+    """Run a suite: load, execute, judge, analyse, decide, store. Returns the run's result.
+
+    Raises ConfigError before any system call when the configuration is wrong, and RunStopped
+    when interrupted (what finished is stored and reused by the next run).
+    """
+    suite = load_suite(Path(config), Path(policy) if policy is not None else None)
+    store = open_store(suite)
+    try:
+        run_id = f"run_{ULID()}"
+        suite_info = describe_suite(suite)
+        store.begin_run(run_id, suite.config.project, suite.config.system.name,
+                        suite.config.system.version, suite_info,
+                        suite.policy.model_dump(mode="json"))
+        if on_start is not None:
+            on_start(suite, run_id)
+        progress = Progress(total=suite.case_count, on_change=on_progress)
+        engine = RunEngine(suite, store, run_id, no_cache=no_cache, concurrency=concurrency,
+                           progress=progress)
+        analysis = Analysis(_plan(suite_info))
+        try:
+            with _sigterm_as_interrupt():
+                asyncio.run(engine.run(analysis))
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            store.finish_run(run_id, "stopped", progress.done, None)
+            raise RunStopped(
+                f"run {run_id} stopped after {progress.done} of {progress.total} cases; what "
+                "finished is stored and the next `oloproof run` reuses it"
+            ) from None
+        validity = transform_validity(suite.transforms, engine.pairs, suite.project_dir,
+                                      suite.policy.confidence_level)
+        document = _decide(run_id, "complete", suite_info, suite.policy, analysis, validity,
+                           engine.cache.to_json(), engine.errors, suite.warnings)
+        store.finish_run(run_id, "complete", analysis.cases, document)
+        return RunResult(document, list(suite.warnings))
+    finally:
+        store.close()
+
+
+def _decide(
+    run_id: str, status: str, suite_info: dict[str, Any], policy: Policy, analysis: Analysis,
+    validity: list[dict[str, Any]], cache: dict[str, Any], errors: list[dict[str, Any]],
+    warnings: list[str],
+) -> dict[str, Any]:
+    metrics, slices = analysis.finish(policy.confidence_level)
+    checked = {v["transform"]: bool(v["checked"]) for v in validity}
+    decisions, gate = decide(policy, metrics, checked)
+    return {
+        "run_id": run_id,
+        "status": status,
+        "project": suite_info["project"],
+        "system": {"name": suite_info["system"]["name"],
+                   "version": suite_info["system"]["version"]},
+        "cases": analysis.cases,
+        "confidence_level": policy.confidence_level,
+        "gate": gate.to_json(),
+        "decisions": [d.to_json() for d in decisions],
+        "metrics": metrics,
+        "slices": slices,
+        "transforms": validity,
+        "cache": cache,
+        "errors": errors,
+        "warnings": warnings,
+        "limits": LIMITS,
+    }
+
+
+def find_store(config: str | Path = "oloproof.yaml", store: str | Path | None = None) -> Path:
+    """Where the project's store is: `store`, $OLOPROOF_STORE, `store:` in the suite, default."""
+    if store is not None:
+        return Path(store)
+    env = os.environ.get("OLOPROOF_STORE")
+    if env:
+        return Path(env)
+    config_path = Path(config).resolve()
+    if config_path.is_file():
+        suite_file, _ = load_suite_file(config_path)
+        if suite_file.store:
+            return (config_path.parent / suite_file.store).resolve()
+    return config_path.parent / ".oloproof" / "store.sqlite"
+
+
+def _open_existing(config: str | Path, store: str | Path | None) -> Store:
+    path = find_store(config, store)
+    if not path.is_file():
+        raise StoreError(
+            "no store here yet: run `oloproof run` in the project directory first", file=path
+        )
+    return Store(path)
+
+
+def load_run(
+    ref: str = "latest", config: str | Path = "oloproof.yaml", store: str | Path | None = None
+) -> RunResult:
+    """Read a stored run (`latest`, `latest~N`, or a unique prefix or suffix of its id)."""
+    db = _open_existing(config, store)
+    try:
+        record = db.run_record(db.resolve_run(ref))
+        return RunResult(_document_of(db, record))
+    finally:
+        db.close()
+
+
+def _document_of(db: Store, record: dict[str, Any]) -> dict[str, Any]:
+    if record["summary"] is not None:
+        document = dict(record["summary"])
+        document["status"] = record["status"] if record["status"] != "running" else "running"
+        return document
+    # An incomplete run: decide what was stored, and say that it did not complete.
+    suite_info, policy = record["suite"], Policy.model_validate(record["policy"])
+    analysis = _reanalyse(db, record["run_id"], suite_info)
+    errors = [{"case": e["case"], "kind": e["kind"], "message": e["message"]}
+              for e in db.run_errors(record["run_id"])]
+    return _decide(record["run_id"], record["status"], suite_info, policy, analysis,
+                   [], {"execution": {"hit": 0, "miss": 0},
+                        "judgment": {"hit": 0, "miss": 0}}, errors, [])
+
+
+def _reanalyse(db: Store, run_id: str, suite_info: dict[str, Any]) -> Analysis:
+    analysis = Analysis(_plan(suite_info))
+    for case_id, _digest, _key, outcome in db.iter_run_cases(run_id):
+        analysis.add(CaseOutcome.from_json(case_id, outcome))
+    return analysis
+
+
+def redecide(
+    ref: str = "latest", policy: str | Path | None = None, config: str | Path = "oloproof.yaml",
+    store: str | Path | None = None,
+) -> RunResult:
+    """Decide a stored run again, under its own policy or another one; runs nothing."""
+    db = _open_existing(config, store)
+    try:
+        record = db.run_record(db.resolve_run(ref))
+        suite_info = record["suite"]
+        if policy is None:
+            chosen = Policy.model_validate(record["policy"])
+        else:
+            chosen, doc = load_policy(Path(policy))
+            kinds = {c: "rate" for c in suite_info["criteria"]}
+            kinds.update({m["id"]: "quantile" for m in suite_info["metrics"]})
+            check_rule_metrics(chosen, doc, kinds)
+        analysis = _reanalyse(db, record["run_id"], suite_info)
+        old = record["summary"] or {}
+        validity = old.get("transforms") or []
+        if validity and policy is not None:
+            validity = [dict(v, checked=_checked_at(v, chosen.confidence_level))
+                        for v in validity]
+        document = _decide(
+            record["run_id"], record["status"], suite_info, chosen, analysis, validity,
+            old.get("cache") or {"execution": {"hit": 0, "miss": 0},
+                                 "judgment": {"hit": 0, "miss": 0}},
+            old.get("errors") or [], [],
+        )
+        return RunResult(document)
+    finally:
+        db.close()
+
+
+def _checked_at(validity: dict[str, Any], level: float) -> bool:
+    from oloproof.stats import rate_interval
+
+    interval = rate_interval(int(validity["kept"]), int(validity["pairs"]), 0, level)
+    return interval.lower is not None and interval.lower >= float(validity["minimum_validity"])
+
+
+__all__ = ["RunResult", "find_store", "load_run", "redecide", "run", "ConfigError"]

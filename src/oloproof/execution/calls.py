@@ -1,0 +1,247 @@
+"""Calling the system for one case: concurrency, timeouts, the recorder, the sandbox (SPEC §4.3).
+
+Async systems run on the run's event loop, up to `concurrency` at once; sync systems in a
+thread pool of that size. A Stateful system's cases run one at a time around its sandbox
+(reset → call → snapshot), and a call that timed out keeps the sandbox until it has really
+returned, so a late write can never land in another case's state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import json
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from oloproof.errors import RecordingError
+from oloproof.execution.target import SystemTarget
+from oloproof.recording.protocols import STATE_KIND
+from oloproof.recording.recorder import CaseRecorder, reset_current, set_current
+from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
+from oloproof.store import state_diff
+from oloproof.suite.cases import Case
+from oloproof.suite.digest import canonical_json
+
+_check_json = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
+
+
+@dataclass
+class CaseError:
+    """Why a case errored: kind (exception, timeout, invalid_output, invalid_artifact, ...)."""
+
+    kind: str
+    message: str
+    traceback: str | None = None
+
+
+@dataclass
+class CallResult:
+    """What one system call produced."""
+
+    output: dict[str, Any] | None
+    artifacts: dict[str, Any] = field(default_factory=dict)
+    trajectory: AgentTrajectory | None = None
+    error: CaseError | None = None
+    latency_ms: float | None = None
+    notes: list[str] = field(default_factory=list)
+    state_patch: str | None = None  # canonical JSON of the end state's diff from initial_state
+
+
+class SystemCaller:
+    """Runs cases against one system target, bounded and isolated."""
+
+    def __init__(self, target: SystemTarget, concurrency: int, timeout_s: float | None) -> None:
+        self.target = target
+        self.timeout_s = timeout_s
+        self.concurrency = concurrency
+        self._slots = asyncio.Semaphore(concurrency)
+        # The seam for sandboxes: one lock per Stateful instance. Several independent instances
+        # (e.g. one per worker process) are how stateful suites scale.
+        self._sandbox = asyncio.Lock() if target.stateful is not None else None
+        self._pool = (
+            None if target.is_async
+            else ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="oloproof-case")
+        )
+        self.calls = 0
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+    async def call(self, case: Case) -> CallResult:
+        """Execute one case. Never raises for a problem of the case itself."""
+        self.calls += 1
+        if self.target.is_async:
+            return await self._call_async(case)
+        return await self._call_sync(case)
+
+    # ---- sync systems: a thread per call, released only when the call really returns -------
+
+    async def _call_sync(self, case: Case) -> CallResult:
+        loop = asyncio.get_running_loop()
+        if self._sandbox is not None:
+            await self._sandbox.acquire()
+        await self._slots.acquire()
+        assert self._pool is not None
+        future = self._pool.submit(self._run_sync, case)
+
+        def released(_: Any) -> None:
+            loop.call_soon_threadsafe(self._release)
+
+        future.add_done_callback(released)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), self.timeout_s)
+        except TimeoutError:
+            return _timed_out(case, self.timeout_s)
+
+    def _release(self) -> None:
+        self._slots.release()
+        if self._sandbox is not None:
+            self._sandbox.release()
+
+    def _run_sync(self, case: Case) -> CallResult:
+        recorder = CaseRecorder(case.id, case.metadata)
+        token = set_current(recorder)
+        try:
+            stateful = self.target.stateful
+            if stateful is not None:
+                try:
+                    stateful.reset(copy.deepcopy(case.initial_state or {}))
+                except Exception as exc:
+                    return _failure("reset_failed", exc, "the sandbox's reset() raised")
+            start = time.perf_counter()
+            try:
+                output = self.target.call(case.input)
+            except Exception as exc:
+                return _failure_from(exc)
+            latency = (time.perf_counter() - start) * 1000.0
+            result = _finish(recorder, output, latency)
+            if stateful is not None and result.error is None:
+                _take_snapshot(stateful.snapshot, case.initial_state, result)
+            return result
+        finally:
+            recorder.close()
+            reset_current(token)
+
+    # ---- async systems: tasks on the run's loop ---------------------------------------------
+
+    async def _call_async(self, case: Case) -> CallResult:
+        async with self._slots:
+            if self._sandbox is not None:
+                async with self._sandbox:
+                    return await self._guarded(case)
+            return await self._guarded(case)
+
+    async def _guarded(self, case: Case) -> CallResult:
+        try:
+            return await asyncio.wait_for(self._run_async(case), self.timeout_s)
+        except TimeoutError:
+            return _timed_out(case, self.timeout_s)
+
+    async def _run_async(self, case: Case) -> CallResult:
+        recorder = CaseRecorder(case.id, case.metadata)
+        token = set_current(recorder)
+        try:
+            stateful = self.target.stateful
+            if stateful is not None:
+                try:
+                    await _maybe_await(stateful.reset(copy.deepcopy(case.initial_state or {})))
+                except Exception as exc:
+                    return _failure("reset_failed", exc, "the sandbox's reset() raised")
+            start = time.perf_counter()
+            try:
+                output = await self.target.call(case.input)
+            except Exception as exc:
+                return _failure_from(exc)
+            latency = (time.perf_counter() - start) * 1000.0
+            result = _finish(recorder, output, latency)
+            if stateful is not None and result.error is None:
+                try:
+                    snap = await _maybe_await(stateful.snapshot())
+                    _take_snapshot(lambda: snap, case.initial_state, result)
+                except Exception as exc:
+                    result.notes.append(f"snapshot() raised {type(exc).__name__}: {exc}")
+            return result
+        finally:
+            recorder.close()
+            reset_current(token)
+
+
+async def _maybe_await(value: Any) -> Any:
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+def _finish(recorder: CaseRecorder, output: Any, latency: float) -> CallResult:
+    if not isinstance(output, dict):
+        return CallResult(
+            None,
+            error=CaseError(
+                "invalid_output",
+                f"the system returned {type(output).__name__}, not a JSON object (dict)",
+            ),
+            latency_ms=latency,
+        )
+    try:
+        _check_json(output)
+    except (TypeError, ValueError) as exc:
+        return CallResult(
+            None, error=CaseError("invalid_output", f"the output is not JSON: {exc}"),
+            latency_ms=latency,
+        )
+    artifacts = dict(recorder.artifacts)
+    trajectory = artifacts.get(TRAJECTORY_KIND)
+    if trajectory is not None and not isinstance(trajectory, AgentTrajectory):
+        trajectory = AgentTrajectory.model_validate(trajectory)
+    return CallResult(output, artifacts, trajectory, None, latency)
+
+
+def _take_snapshot(snapshot: Any, initial: dict[str, Any] | None, result: CallResult) -> None:
+    """Record the end state as a diff against the initial state, while the sandbox is held.
+
+    The diff is serialised at once, so a sandbox that later mutates its objects cannot change
+    what was recorded, and a multi-megabyte state is never copied whole. A snapshot that
+    raises or is not JSON leaves the case without state (it is not errored).
+    """
+    try:
+        state = snapshot()
+        if not isinstance(state, dict):
+            raise TypeError(f"snapshot() returned {type(state).__name__}, not a dict")
+        patch_text = canonical_json(state_diff.diff(initial or {}, state))
+    except Exception as exc:
+        result.notes.append(f"no state recorded: {type(exc).__name__}: {exc}")
+        return
+    result.state_patch = patch_text
+    result.artifacts[STATE_KIND] = state_diff.apply(initial or {}, json.loads(patch_text))
+
+
+def _failure_from(exc: BaseException) -> CallResult:
+    if isinstance(exc, RecordingError):
+        return _failure("invalid_artifact", exc, None)
+    return _failure("exception", exc, None)
+
+
+def _failure(kind: str, exc: BaseException, prefix: str | None) -> CallResult:
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, RecordingError):
+        text = exc.message
+    message = f"{prefix}: {text}" if prefix else text
+    return CallResult(
+        None, error=CaseError(kind, message, "".join(traceback.format_exception(exc)))
+    )
+
+
+def _timed_out(case: Case, timeout_s: float | None) -> CallResult:
+    return CallResult(
+        None,
+        error=CaseError(
+            "timeout", f"the system did not return within timeout_s={timeout_s:g} s"
+        ),
+        latency_ms=(timeout_s or 0) * 1000.0,
+    )

@@ -1,0 +1,118 @@
+"""Load the system under test from `system.callable` and check its declaration (SPEC §3.1)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from oloproof.errors import ConfigError
+from oloproof.recording.declaration import declaration_of
+from oloproof.recording.protocols import Replayable, Stateful
+from oloproof.suite.config import SystemConfig
+from oloproof.suite.yaml_source import YamlDocument
+
+
+@dataclass
+class SystemTarget:
+    """The callable under test and what it can do."""
+
+    call: Any
+    is_async: bool
+    stateful: Stateful | None
+    replayable: Replayable | None
+    label: str
+
+
+def _is_async(target: Any) -> bool:
+    if inspect.iscoroutinefunction(target):
+        return True
+    method = getattr(target, "__call__", None)  # noqa: B004 - instances with async __call__
+    return method is not None and inspect.iscoroutinefunction(method)
+
+
+def load_target(config: SystemConfig, project_dir: Path, doc: YamlDocument) -> SystemTarget:
+    """Import `module:attribute` with the project directory on sys.path."""
+    module_name, _, attribute = config.callable.partition(":")
+    line = doc.line_of(("system", "callable"))
+    root = str(project_dir.resolve())
+    if root in sys.path:
+        sys.path.remove(root)
+    sys.path.insert(0, root)
+    _forget_foreign(module_name, Path(root))
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        raise ConfigError(
+            f"cannot import the system module {module_name!r} (system.callable): {detail}",
+            file=doc.path, line=line,
+        ) from None
+    target: Any = module
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise ConfigError(
+                f"module {module_name!r} has no attribute {attribute!r} (system.callable)",
+                file=doc.path, line=line,
+            )
+        target = getattr(target, part)
+    if inspect.isclass(target):
+        target = target()
+    if not callable(target):
+        raise ConfigError(
+            f"system.callable {config.callable!r} is not callable; point it at a function or "
+            "an object with __call__",
+            file=doc.path, line=line,
+        )
+    _check_declaration(target, config, doc)
+    stateful = target if isinstance(target, Stateful) else None
+    replayable = target if isinstance(target, Replayable) else None
+    return SystemTarget(
+        call=target,
+        is_async=_is_async(target),
+        stateful=stateful,
+        replayable=replayable,
+        label=config.callable,
+    )
+
+
+def _forget_foreign(module_name: str, root: Path) -> None:
+    """Drop an already imported module of the same name from another project.
+
+    Projects commonly name their system module `app`; in one process (a notebook, a test
+    session) the second project must get its own `app`, not the first one's.
+    """
+    top = module_name.split(".", 1)[0]
+    loaded = sys.modules.get(top)
+    if loaded is None:
+        return
+    origin = getattr(loaded, "__file__", None)
+    if origin is None or Path(origin).resolve().is_relative_to(root):
+        return
+    if not (root / f"{top}.py").exists() and not (root / top).is_dir():
+        return
+    for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+        del sys.modules[name]
+
+
+def _check_declaration(target: Any, config: SystemConfig, doc: YamlDocument) -> None:
+    declared = declaration_of(target) or declaration_of(type(target))
+    if declared is None:
+        return
+    pairs = [
+        ("name", declared.name, config.name),
+        ("version", declared.version, config.version),
+        ("records", list(declared.records) if declared.records is not None else None,
+         list(config.records)),
+    ]
+    for key, in_code, in_yaml in pairs:
+        if in_code is not None and in_code != in_yaml:
+            raise ConfigError(
+                f"@system declares {key}={in_code!r} but oloproof.yaml says system.{key}: "
+                f"{in_yaml!r}; make them agree",
+                file=doc.path, line=doc.line_of(("system", key)) or doc.line_of(("system",)),
+            )

@@ -1,0 +1,166 @@
+"""The case panel in the terminal (`oloproof inspect RUN --case ID`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+_VERDICT_STYLE = {"passed": "green", "failed": "bold red", "missing": "yellow",
+                  "excluded": "dim"}
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
+                                                          sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _block(console: Console, title: str, value: Any, limit: int = 4000) -> None:
+    if value is None or value == {}:
+        return
+    text = json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)
+    if len(text) > limit:
+        text = text[:limit] + f"\n… ({len(text) - limit} more characters)"
+    console.print(Text(title, style="bold"))
+    console.print(Text(text))
+
+
+def render_case(view: dict[str, Any], console: Console) -> None:
+    """Print one case whole."""
+    title = f"Case {view['case']} · run {view['run_id']}"
+    if view.get("transform"):
+        title += f" · copy of {view['source']} under transform {view['transform']}"
+    console.print(Text(title, style="bold"))
+    for error in view.get("errors") or []:
+        console.print(Text(f"errored ({error['kind']}): {error['message']}", style="bold red"))
+        if error.get("traceback"):
+            console.print(Text(error["traceback"].rstrip(), style="dim"))
+    _block(console, "Input", view.get("input"))
+    _block(console, "Expected", view.get("expected"))
+    _block(console, "Metadata", view.get("metadata"))
+    if view.get("source_case"):
+        render_pair(view, console)
+    _block(console, "Initial state", view.get("initial_state"))
+    _block(console, "Output", view.get("output"))
+    if view.get("trajectory"):
+        render_trajectory(view["trajectory"], console)
+    _block(console, "End state", view.get("end_state"))
+    for kind, payload in (view.get("other_artifacts") or {}).items():
+        _block(console, f"Artifact {kind}", payload)
+    render_verdicts(view["criteria"], console)
+
+
+def render_trajectory(trajectory: dict[str, Any], console: Console) -> None:
+    steps = trajectory.get("steps") or []
+    constraints_at: dict[int | None, list[dict[str, Any]]] = {}
+    for check in trajectory.get("constraints") or []:
+        constraints_at.setdefault(check.get("step_index"), []).append(check)
+    checkpoints_at: dict[int | None, list[str]] = {}
+    for cp in trajectory.get("checkpoints") or []:
+        checkpoints_at.setdefault(cp.get("step_index"), []).append(cp["checkpoint_id"])
+    head = (f"Trajectory: {len(steps)} steps · {trajectory.get('terminal_status')}"
+            + (f" · TRUNCATED at the agent's limit ({trajectory.get('step_limit')})"
+               if trajectory.get("truncated") else ""))
+    console.print(Text(head, style="bold"))
+    named = any(s.get("agent") for s in steps)
+    table = Table(show_header=True, box=None, pad_edge=False)
+    table.add_column("#", justify="right")
+    if named:
+        table.add_column("agent")
+    for column in ("kind", "tool", "arguments / result", "checks"):
+        table.add_column(column, overflow="fold")
+    for step in steps:
+        index = step["index"]
+        if step["kind"] == "handoff":
+            detail = f"hands control to {step.get('to_agent')}"
+        elif step.get("result") is not None:
+            detail = "→ " + _short(step["result"])
+        else:
+            detail = _short(step.get("arguments")) if step.get("arguments") is not None else ""
+        checks = [
+            Text(f"{c['name']}: {'ok' if c['passed'] else 'FAILED'}",
+                 style="green" if c["passed"] else "bold red")
+            for c in constraints_at.get(index, [])
+        ]
+        marks = Text(" ").join(checks + [Text(f"⚑ {c}", style="cyan")
+                                         for c in checkpoints_at.get(index, [])])
+        row = [str(index)] + ([step.get("agent") or ""] if named else [])
+        row += [step["kind"], step.get("tool_name") or "", escape(detail), marks]
+        table.add_row(*row)
+    console.print(table)
+    for check in constraints_at.get(None, []):
+        console.print(f"  constraint {check['name']}: {'ok' if check['passed'] else 'FAILED'} "
+                      "(whole trace)")
+    if named:
+        from oloproof.evaluators.multi_agent import route_of
+        from oloproof.recording.trajectory import AgentTrajectory
+
+        route = route_of(AgentTrajectory.model_validate(trajectory).steps)
+        if route:
+            console.print(f"  route: {'>'.join(route)}")
+
+
+def render_pair(view: dict[str, Any], console: Console) -> None:
+    source = view["source_case"]
+    console.print(Text(f"Source {source['case']} beside this copy:", style="bold"))
+    table = Table(box=None)
+    table.add_column("")
+    table.add_column(f"source {source['case']}", overflow="fold")
+    table.add_column(f"copy {view['case']}", overflow="fold")
+    for label, left, right in (
+        ("input", source.get("input"), view.get("input")),
+        ("output", source.get("output"), view.get("output")),
+        ("actions", _actions(source.get("trajectory")), _actions(view.get("trajectory"))),
+    ):
+        same = left == right
+        table.add_row(label + ("" if same else " ≠"), _short(left, 400), _short(right, 400),
+                      style=None if same else "yellow")
+    console.print(table)
+
+
+def _actions(trajectory: dict[str, Any] | None) -> list[Any] | None:
+    if not trajectory:
+        return None
+    return [[s.get("tool_name"), s.get("arguments")] for s in trajectory.get("steps") or []
+            if s["kind"] == "tool_call"]
+
+
+def render_verdicts(criteria: list[dict[str, Any]], console: Console) -> None:
+    table = Table(title="Criteria", title_justify="left")
+    for column in ("Criterion", "Verdict", "Reason", "Details"):
+        table.add_column(column, overflow="fold")
+    for c in criteria:
+        details = c.get("details") or {}
+        compared = details.get("checks") if isinstance(details, dict) else None
+        shown = {k: v for k, v in details.items() if k != "checks"} if details else None
+        table.add_row(c["criterion"], Text(c["verdict"], style=_VERDICT_STYLE[c["verdict"]]),
+                      c.get("reason") or "", escape(_short(shown, 300)) if shown else "")
+    console.print(table)
+    for c in criteria:
+        details = c.get("details") or {}
+        checks = details.get("checks") if isinstance(details, dict) else None
+        if checks:
+            render_paths(c["criterion"], checks, details, console)
+
+
+def render_paths(criterion: str, checks: list[dict[str, Any]], details: dict[str, Any],
+                 console: Console) -> None:
+    table = Table(title=f"{criterion}: compared paths", title_justify="left")
+    for column in ("Path", "Expected", "Recorded", "Verdict"):
+        table.add_column(column, overflow="fold")
+    for check in checks:
+        ok = check.get("agreed")
+        table.add_row(escape(str(check.get("path"))), escape(_short(check.get("expected"))),
+                      escape(_short(check.get("recorded"))),
+                      Text(("agrees" if ok else "differs") + (
+                          f" ({check['note']})" if check.get("note") else ""),
+                          style="green" if ok else "bold red"))
+    console.print(table)
+    more = details.get("agreed_not_shown")
+    if more:
+        console.print(f"  … and {more} more paths that agree")

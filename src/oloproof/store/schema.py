@@ -1,0 +1,109 @@
+"""The store's schema and its migrations, in one place.
+
+`PRAGMA user_version` holds the schema version; `migrate` applies every migration above it in
+one transaction. Add a migration; never edit one that has shipped.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+MIGRATIONS: list[tuple[int, str]] = [
+    (
+        1,
+        """
+        CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY,
+            project TEXT NOT NULL,
+            started_at REAL NOT NULL,
+            finished_at REAL,
+            status TEXT NOT NULL,            -- running | complete | stopped | failed
+            pid INTEGER,
+            host TEXT,
+            system_name TEXT,
+            system_version TEXT,
+            n_cases INTEGER,
+            suite TEXT,                      -- JSON: the suite as run (evaluators, metrics, ...)
+            policy TEXT,                     -- JSON: the policy the run was decided under
+            summary TEXT                     -- JSON: analysis, decisions, gate, cache, errors
+        );
+        CREATE INDEX runs_started ON runs(started_at);
+
+        -- Content-addressed by case digest: the case as it was run.
+        CREATE TABLE cases (digest TEXT PRIMARY KEY, body TEXT NOT NULL);
+
+        -- The execution cache: successful system calls only (errors are retried).
+        CREATE TABLE executions (
+            key TEXT PRIMARY KEY,
+            case_digest TEXT NOT NULL,
+            output TEXT NOT NULL,
+            artifacts TEXT NOT NULL,         -- JSON: kind -> artifact hash
+            facts TEXT,                      -- JSON: trajectory facts for slices and quantiles
+            latency_ms REAL,
+            created_at REAL NOT NULL
+        );
+
+        -- Content-addressed artifacts, with `base` set when `body` is a diff against that artifact.
+        CREATE TABLE artifacts (
+            hash TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            base TEXT,
+            body TEXT NOT NULL
+        );
+
+        -- The judgment cache.
+        CREATE TABLE judgments (
+            key TEXT PRIMARY KEY,
+            verdict TEXT NOT NULL,
+            reason TEXT,
+            details TEXT
+        );
+
+        -- Fault replays, keyed by (system version, case digest, fault plan).
+        CREATE TABLE replays (key TEXT PRIMARY KEY, body TEXT NOT NULL);
+
+        -- One row per case of a run: what analysis and the reports read.
+        CREATE TABLE run_cases (
+            run_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            case_id TEXT NOT NULL,
+            case_digest TEXT NOT NULL,
+            exec_key TEXT,
+            outcome TEXT NOT NULL,           -- JSON: verdict codes, reasons, judgment keys, facts
+            PRIMARY KEY (run_id, seq)
+        );
+        CREATE INDEX run_cases_case ON run_cases(run_id, case_id);
+
+        CREATE TABLE run_errors (
+            run_id TEXT NOT NULL,
+            case_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            message TEXT NOT NULL,
+            traceback TEXT
+        );
+        CREATE INDEX run_errors_run ON run_errors(run_id);
+        """,
+    ),
+]
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Bring the database to SCHEMA_VERSION (one transaction; safe against a racing process)."""
+    current = conn.execute("PRAGMA user_version").fetchone()[0]
+    if current >= SCHEMA_VERSION:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        current = conn.execute("PRAGMA user_version").fetchone()[0]
+        for version, sql in MIGRATIONS:
+            if version > current:
+                for statement in sql.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {version}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

@@ -1,0 +1,380 @@
+"""The local store: SQLite under `.oloproof/` (SPEC §4.2).
+
+Every query lives here. Writes are buffered and committed in batches (`flush`), never one
+transaction per case; the runner flushes at least once a second, so a killed run loses at most
+about a second of finished work. WAL mode lets readers run beside a writer, and a busy timeout
+lets two runs share one store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from oloproof.errors import StoreError
+from oloproof.store import state_diff
+from oloproof.store.schema import migrate
+from oloproof.suite.digest import canonical_json
+
+_CHUNK = 500
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]
+
+
+class Store:
+    """One project's store. Not thread-safe: use it from one thread (the run's event loop)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.conn = sqlite3.connect(path, timeout=60.0, isolation_level=None)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.execute("PRAGMA busy_timeout=60000")
+            migrate(self.conn)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot open the store: {exc}", file=path) from None
+        self._pending: dict[str, list[tuple[Any, ...]]] = {
+            "cases": [], "executions": [], "artifacts": [], "judgments": [], "replays": [],
+            "run_cases": [], "run_errors": [],
+        }
+        self._pending_count = 0
+        self._seen_artifacts: set[str] = set()
+        self._seen_cases: set[str] = set()
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # ---- writing -----------------------------------------------------------------------
+
+    @property
+    def pending(self) -> int:
+        return self._pending_count
+
+    def _add(self, table: str, row: tuple[Any, ...]) -> None:
+        self._pending[table].append(row)
+        self._pending_count += 1
+
+    def add_case(self, case_digest: str, body: dict[str, Any]) -> None:
+        if case_digest not in self._seen_cases:
+            self._seen_cases.add(case_digest)
+            self._add("cases", (case_digest, _dumps(body)))
+
+    def add_artifact_text(
+        self, content_hash: str, kind: str, base: str | None, body: str | None,
+        *, lazy_payload: Any = None,
+    ) -> None:
+        """Store an artifact under its content hash (once); `base` marks `body` as a diff.
+
+        With `body=None` the text is made from `lazy_payload` only if this hash is new to this
+        store handle, so a large shared state is serialised at most once per run.
+        """
+        if content_hash in self._seen_artifacts:
+            return
+        self._seen_artifacts.add(content_hash)
+        if body is None:
+            body = canonical_json(lazy_payload)
+        self._add("artifacts", (content_hash, kind, base, body))
+
+    def add_execution(
+        self,
+        key: str,
+        case_digest: str,
+        output: dict[str, Any],
+        artifacts: dict[str, str],
+        facts: dict[str, Any] | None,
+        latency_ms: float | None,
+    ) -> None:
+        self._add(
+            "executions",
+            (key, case_digest, _dumps(output), _dumps(artifacts),
+             None if facts is None else _dumps(facts), latency_ms, time.time()),
+        )
+
+    def add_judgment(self, key: str, verdict: str, reason: str | None, details: Any) -> None:
+        self._add(
+            "judgments", (key, verdict, reason, None if details is None else _dumps(details))
+        )
+
+    def add_replay(self, key: str, body: dict[str, Any]) -> None:
+        self._add("replays", (key, _dumps(body)))
+
+    def add_run_case(
+        self, run_id: str, seq: int, case_id: str, case_digest: str, exec_key: str | None,
+        outcome: dict[str, Any],
+    ) -> None:
+        self._add("run_cases", (run_id, seq, case_id, case_digest, exec_key, _dumps(outcome)))
+
+    def add_error(
+        self, run_id: str, case_id: str, kind: str, message: str, traceback: str | None
+    ) -> None:
+        self._add("run_errors", (run_id, case_id, kind, message, traceback))
+
+    _INSERTS = {
+        "cases": "INSERT OR IGNORE INTO cases VALUES (?,?)",
+        "artifacts": "INSERT OR IGNORE INTO artifacts VALUES (?,?,?,?)",
+        "executions": "INSERT OR REPLACE INTO executions VALUES (?,?,?,?,?,?,?)",
+        "judgments": "INSERT OR REPLACE INTO judgments VALUES (?,?,?,?)",
+        "replays": "INSERT OR REPLACE INTO replays VALUES (?,?)",
+        "run_cases": "INSERT OR REPLACE INTO run_cases VALUES (?,?,?,?,?,?)",
+        "run_errors": "INSERT INTO run_errors VALUES (?,?,?,?,?)",
+    }
+
+    def flush(self) -> None:
+        """Commit everything pending in one transaction."""
+        if not self._pending_count:
+            return
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                # Referenced rows first, so a reader never sees a dangling reference.
+                for table in ("cases", "artifacts", "executions", "judgments", "replays",
+                              "run_cases", "run_errors"):
+                    rows = self._pending[table]
+                    if rows:
+                        self.conn.executemany(self._INSERTS[table], rows)
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot write to the store: {exc}", file=self.path) from None
+        for rows in self._pending.values():
+            rows.clear()
+        self._pending_count = 0
+
+    # ---- runs ---------------------------------------------------------------------------
+
+    def begin_run(
+        self, run_id: str, project: str, system_name: str, system_version: str,
+        suite: dict[str, Any], policy: dict[str, Any],
+    ) -> None:
+        self._write(
+            "INSERT INTO runs (run_id, project, started_at, status, pid, host, system_name, "
+            "system_version, suite, policy) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (run_id, project, time.time(), "running", os.getpid(), socket.gethostname(),
+             system_name, system_version, _dumps(suite), _dumps(policy)),
+        )
+
+    def finish_run(
+        self, run_id: str, status: str, n_cases: int, summary: dict[str, Any] | None
+    ) -> None:
+        self.flush()
+        self._write(
+            "UPDATE runs SET status=?, finished_at=?, n_cases=?, summary=? WHERE run_id=?",
+            (status, time.time(), n_cases, None if summary is None else _dumps(summary), run_id),
+        )
+
+    def _write(self, sql: str, params: tuple[Any, ...]) -> None:
+        try:
+            self.conn.execute(sql, params)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot write to the store: {exc}", file=self.path) from None
+
+    def list_runs(self, limit: int | None = None) -> list[dict[str, Any]]:
+        sql = (
+            "SELECT run_id, project, started_at, finished_at, status, pid, host, system_name, "
+            "system_version, n_cases, summary FROM runs ORDER BY started_at DESC, run_id DESC"
+        )
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        rows = self.conn.execute(sql).fetchall()
+        keys = ("run_id", "project", "started_at", "finished_at", "status", "pid", "host",
+                "system_name", "system_version", "n_cases", "summary")
+        out = []
+        for row in rows:
+            record = dict(zip(keys, row, strict=True))
+            record["summary"] = json.loads(record["summary"]) if record["summary"] else None
+            record["status"] = self._live_status(record)
+            out.append(record)
+        return out
+
+    @staticmethod
+    def _live_status(record: dict[str, Any]) -> str:
+        """A `running` run whose process is gone on this host did not complete."""
+        if record["status"] != "running":
+            return str(record["status"])
+        if record["host"] == socket.gethostname() and record["pid"]:
+            try:
+                os.kill(int(record["pid"]), 0)
+            except ProcessLookupError:
+                return "incomplete"
+            except PermissionError:
+                pass
+        return "running"
+
+    def resolve_run(self, ref: str) -> str:
+        """`latest`, `latest~N`, or a unique prefix or suffix of a run id."""
+        ids = [r[0] for r in self.conn.execute(
+            "SELECT run_id FROM runs ORDER BY started_at DESC, run_id DESC")]
+        if not ids:
+            raise StoreError("no runs are stored yet; run `oloproof run` first", file=self.path)
+        if ref == "latest" or ref.startswith("latest~"):
+            back = 0
+            if ref != "latest":
+                try:
+                    back = int(ref.split("~", 1)[1])
+                except ValueError:
+                    raise StoreError(f"{ref!r}: write latest~N with a number N") from None
+            if back < 0 or back >= len(ids):
+                raise StoreError(f"{ref!r}: only {len(ids)} run(s) are stored")
+            return ids[back]
+        if ref in ids:
+            return ref
+        matches = [i for i in ids if i.startswith(ref) or i.endswith(ref)
+                   or i.removeprefix("run_").startswith(ref)]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise StoreError(f"no run matches {ref!r}; `oloproof runs` lists them")
+        raise StoreError(
+            f"{ref!r} matches {len(matches)} runs ({', '.join(matches[:4])}...); give more of the id"
+        )
+
+    def run_record(self, run_id: str) -> dict[str, Any]:
+        row = self.conn.execute(
+            "SELECT run_id, project, started_at, finished_at, status, pid, host, system_name, "
+            "system_version, n_cases, suite, policy, summary FROM runs WHERE run_id=?",
+            (run_id,),
+        ).fetchone()
+        if row is None:
+            raise StoreError(f"run {run_id} is not in the store")
+        keys = ("run_id", "project", "started_at", "finished_at", "status", "pid", "host",
+                "system_name", "system_version", "n_cases", "suite", "policy", "summary")
+        record = dict(zip(keys, row, strict=True))
+        for key in ("suite", "policy", "summary"):
+            record[key] = json.loads(record[key]) if record[key] else None
+        record["status"] = self._live_status(record)
+        return record
+
+    def iter_run_cases(self, run_id: str) -> Iterator[tuple[str, str, str | None, dict[str, Any]]]:
+        """(case id, case digest, execution key, outcome) for each case of a run, in order."""
+        cursor = self.conn.execute(
+            "SELECT case_id, case_digest, exec_key, outcome FROM run_cases WHERE run_id=? "
+            "ORDER BY seq", (run_id,),
+        )
+        for case_id, case_digest, exec_key, outcome in cursor:
+            yield case_id, case_digest, exec_key, json.loads(outcome)
+
+    def run_case(self, run_id: str, case_id: str) -> tuple[str, str | None, dict[str, Any]] | None:
+        row = self.conn.execute(
+            "SELECT case_digest, exec_key, outcome FROM run_cases WHERE run_id=? AND case_id=?",
+            (run_id, case_id),
+        ).fetchone()
+        if row is None:
+            return None
+        return row[0], row[1], json.loads(row[2])
+
+    def run_errors(self, run_id: str) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            "SELECT case_id, kind, message, traceback FROM run_errors WHERE run_id=? "
+            "ORDER BY rowid", (run_id,),
+        ).fetchall()
+        return [dict(zip(("case", "kind", "message", "traceback"), r, strict=True)) for r in rows]
+
+    # ---- caches ---------------------------------------------------------------------------
+
+    def lookup_executions(self, keys: Sequence[str]) -> dict[str, tuple[Any, float | None]]:
+        """For cached executions: key -> (facts, latency_ms). Reads no outputs."""
+        found: dict[str, tuple[Any, float | None]] = {}
+        for part in _chunks(list(keys)):
+            marks = ",".join("?" * len(part))
+            for key, facts, latency in self.conn.execute(
+                f"SELECT key, facts, latency_ms FROM executions WHERE key IN ({marks})", part
+            ):
+                found[key] = (json.loads(facts) if facts else None, latency)
+        return found
+
+    def load_executions(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Whole executions: key -> {output, artifacts (payloads), facts, latency_ms}."""
+        rows: dict[str, dict[str, Any]] = {}
+        hashes: set[str] = set()
+        for part in _chunks(list(keys)):
+            marks = ",".join("?" * len(part))
+            for key, output, artifacts, facts, latency in self.conn.execute(
+                "SELECT key, output, artifacts, facts, latency_ms FROM executions "
+                f"WHERE key IN ({marks})", part,
+            ):
+                refs = json.loads(artifacts)
+                hashes.update(refs.values())
+                rows[key] = {"output": json.loads(output), "artifact_refs": refs,
+                             "facts": json.loads(facts) if facts else None, "latency_ms": latency}
+        payloads = self.load_artifacts(sorted(hashes))
+        for row in rows.values():
+            row["artifacts"] = {k: payloads[h] for k, h in row["artifact_refs"].items()
+                                if h in payloads}
+        return rows
+
+    def load_artifacts(self, hashes: Sequence[str]) -> dict[str, Any]:
+        """Artifact payloads by hash, rebuilding diffs against their bases."""
+        raw: dict[str, tuple[str | None, str]] = {}
+        todo = list(hashes)
+        while todo:
+            wanted = [h for h in todo if h not in raw]
+            todo = []
+            for part in _chunks(wanted):
+                marks = ",".join("?" * len(part))
+                for h, base, body in self.conn.execute(
+                    f"SELECT hash, base, body FROM artifacts WHERE hash IN ({marks})", part
+                ):
+                    raw[h] = (base, body)
+                    if base is not None and base not in raw:
+                        todo.append(base)
+        built: dict[str, Any] = {}
+
+        def build(h: str) -> Any:
+            if h not in built:
+                base, body = raw[h]
+                value = json.loads(body)
+                built[h] = value if base is None else state_diff.apply(build(base), value)
+            return built[h]
+
+        return {h: build(h) for h in hashes if h in raw}
+
+    def lookup_judgments(self, keys: Sequence[str]) -> dict[str, tuple[str, str | None]]:
+        """key -> (verdict, reason) for cached judgments."""
+        found: dict[str, tuple[str, str | None]] = {}
+        for part in _chunks(list(keys)):
+            marks = ",".join("?" * len(part))
+            for key, verdict, reason in self.conn.execute(
+                f"SELECT key, verdict, reason FROM judgments WHERE key IN ({marks})", part
+            ):
+                found[key] = (verdict, reason)
+        return found
+
+    def load_judgments(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
+        for part in _chunks([k for k in keys if k]):
+            marks = ",".join("?" * len(part))
+            for key, verdict, reason, details in self.conn.execute(
+                f"SELECT key, verdict, reason, details FROM judgments WHERE key IN ({marks})",
+                part,
+            ):
+                found[key] = {"verdict": verdict, "reason": reason,
+                              "details": json.loads(details) if details else None}
+        return found
+
+    def load_case(self, case_digest: str) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT body FROM cases WHERE digest=?", (case_digest,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def lookup_replays(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
+        for part in _chunks(list(keys)):
+            marks = ",".join("?" * len(part))
+            for key, body in self.conn.execute(
+                f"SELECT key, body FROM replays WHERE key IN ({marks})", part
+            ):
+                found[key] = json.loads(body)
+        return found

@@ -1,0 +1,211 @@
+"""Load a whole suite before anything runs: both files, the dataset, the system, the evaluators.
+
+Everything that can be wrong with the configuration is found here, so that a run never calls
+the system only to fail on its configuration later.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from oloproof.errors import ConfigError
+from oloproof.evaluators.base import Evaluator
+from oloproof.evaluators.catalog import build_evaluators
+from oloproof.execution.target import SystemTarget, load_target
+from oloproof.recording.protocols import STATE_KIND
+from oloproof.recording.trajectory import TRAJECTORY_KIND
+from oloproof.suite.cases import Case, DatasetIndex, StateFiles, iter_cases, scan_dataset
+from oloproof.suite.config import SuiteFile, TransformConfig, load_suite_file
+from oloproof.suite.digest import combine
+from oloproof.suite.metamorphic import derive, transform_digest
+from oloproof.suite.policy import Policy, check_rule_metrics, load_policy
+from oloproof.suite.yaml_source import YamlDocument
+
+
+@dataclass
+class LoadedSuite:
+    """A validated suite, ready to run."""
+
+    path: Path
+    project_dir: Path
+    config: SuiteFile
+    doc: YamlDocument
+    policy: Policy
+    policy_path: Path
+    policy_doc: YamlDocument
+    evaluators: list[Evaluator]
+    dataset: DatasetIndex
+    states: StateFiles
+    target: SystemTarget
+    transforms: list[tuple[TransformConfig, str]]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def system_key(self) -> str:
+        return combine(self.config.system.name, self.config.system.version)
+
+    @property
+    def criteria(self) -> list[str]:
+        return [e.criterion for e in self.evaluators]
+
+    @property
+    def case_count(self) -> int:
+        return len(self.dataset) * (1 + len(self.transforms))
+
+    def store_path(self) -> Path:
+        env = os.environ.get("OLOPROOF_STORE")
+        if env:
+            return Path(env)
+        if self.config.store:
+            return (self.project_dir / self.config.store).resolve()
+        return self.project_dir / ".oloproof" / "store.sqlite"
+
+    def iter_units(self) -> Iterator[list[Case]]:
+        """Each source case followed by its metamorphic copies, in dataset order."""
+        for case in iter_cases(self.dataset, self.states):
+            if not self.transforms:
+                yield [case]
+                continue
+            if case.cluster is None:
+                case.cluster = case.id
+            unit = [case]
+            for transform, t_digest in self.transforms:
+                unit.append(derive(case, transform, t_digest, self.dataset.path))
+            yield unit
+
+    def metric_kinds(self) -> dict[str, str]:
+        kinds = {c: "rate" for c in self.criteria}
+        kinds.update({m.id: "quantile" for m in self.config.metrics})
+        return kinds
+
+
+def load_suite(config_path: Path, policy_path: Path | None = None) -> LoadedSuite:
+    """Read and check everything; raises ConfigError (nothing has been called yet)."""
+    config_path = config_path.resolve()
+    config, doc = load_suite_file(config_path)
+    project_dir = config_path.parent
+    policy_path = (policy_path or project_dir / "release.yaml").resolve()
+    policy, policy_doc = load_policy(policy_path)
+    evaluators = build_evaluators(config.evaluators, doc, project_dir)
+    _check_metric_ids(config, evaluators, doc)
+    target = load_target(config.system, project_dir, doc)
+    _check_requirements(config, evaluators, target, doc)
+    transforms = [(t, transform_digest(t)) for t in
+                  (config.metamorphic.transforms if config.metamorphic else ())]
+    kinds = {e.criterion: "rate" for e in evaluators}
+    kinds.update({m.id: "quantile" for m in config.metrics})
+    check_rule_metrics(policy, policy_doc, kinds)
+    dataset_path = (project_dir / config.dataset).resolve()
+    states = StateFiles(dataset_path.parent)
+    try:
+        index = scan_dataset(dataset_path, states)
+    except ConfigError as exc:
+        if exc.line is None and not dataset_path.exists():
+            raise ConfigError(
+                f"dataset {config.dataset!r} does not exist (looked for {dataset_path}); "
+                "`dataset:` is relative to oloproof.yaml",
+                file=config_path, line=doc.line_of(("dataset",)),
+            ) from None
+        raise
+    suite = LoadedSuite(
+        path=config_path, project_dir=project_dir, config=config, doc=doc, policy=policy,
+        policy_path=policy_path, policy_doc=policy_doc, evaluators=evaluators, dataset=index,
+        states=states, target=target, transforms=transforms,
+    )
+    suite.warnings.extend(_metamorphic_warnings(suite))
+    return suite
+
+
+def _check_metric_ids(config: SuiteFile, evaluators: list[Evaluator], doc: YamlDocument) -> None:
+    criteria = {e.criterion for e in evaluators}
+    seen: set[str] = set()
+    for i, metric in enumerate(config.metrics):
+        if metric.id in criteria or metric.id in seen:
+            raise ConfigError(
+                f"metric id {metric.id!r} is already used; metric and criterion names must be "
+                "unique",
+                file=doc.path, line=doc.line_of(("metrics", i, "id")),
+            )
+        seen.add(metric.id)
+
+
+def _check_requirements(
+    config: SuiteFile, evaluators: list[Evaluator], target: SystemTarget, doc: YamlDocument
+) -> None:
+    """Evaluators that read an artifact refuse to run unless the system provides it."""
+    records = set(config.system.records)
+    for i, evaluator in enumerate(evaluators):
+        line = doc.line_of(("evaluators", i))
+        if TRAJECTORY_KIND in evaluator.reads and TRAJECTORY_KIND not in records:
+            raise ConfigError(
+                f"evaluator {evaluator.type_name} ({evaluator.criterion}) reads "
+                f"{TRAJECTORY_KIND}, but the system does not declare it; add "
+                f"`records: [{TRAJECTORY_KIND}]` under system: (and to @system) and record it "
+                "with current_case().agent_trajectory(...)",
+                file=doc.path, line=line,
+            )
+        if (STATE_KIND in evaluator.reads or evaluator.needs_stateful) and target.stateful is None:
+            raise ConfigError(
+                f"evaluator {evaluator.type_name} ({evaluator.criterion}) reads the sandbox's end "
+                f"state, but {config.system.callable} is not Stateful; implement "
+                "reset(state) and snapshot() on the system object (oloproof.Stateful)",
+                file=doc.path, line=line,
+            )
+        if evaluator.needs_replayable and target.replayable is None:
+            raise ConfigError(
+                f"evaluator {evaluator.type_name} ({evaluator.criterion}) replays cases, but "
+                f"{config.system.callable} is not Replayable; implement "
+                "replay(trajectory, *, checkpoint, change) (oloproof.Replayable)",
+                file=doc.path, line=line,
+            )
+    for metric in config.metrics:
+        if metric.source != "latency_ms" and TRAJECTORY_KIND not in records:
+            raise ConfigError(
+                f"metric {metric.id!r} reads {metric.source} from {TRAJECTORY_KIND}, which the "
+                f"system does not declare; add `records: [{TRAJECTORY_KIND}]` under system:",
+                file=doc.path, line=doc.line_of(("metrics",)),
+            )
+    for s in config.slices:
+        if not s.startswith("metadata.") and TRAJECTORY_KIND not in records:
+            raise ConfigError(
+                f"slice {s!r} reads {TRAJECTORY_KIND}, which the system does not declare; add "
+                f"`records: [{TRAJECTORY_KIND}]` under system:",
+                file=doc.path, line=doc.line_of(("slices",)),
+            )
+
+
+def _metamorphic_warnings(suite: LoadedSuite) -> list[str]:
+    if not suite.transforms:
+        return []
+    problems = []
+    if not suite.policy.allow_approximate_methods:
+        problems.append(f"set `allow_approximate_methods: true` in {suite.policy_path.name}")
+    if len(suite.dataset) < 20:
+        problems.append(f"have at least 20 source cases (this suite has {len(suite.dataset)})")
+    if not problems:
+        return []
+    return [
+        "this suite declares metamorphic transforms, so every source case shares a cluster "
+        "with its copies (SPEC §5.4): " + " and ".join(problems)
+        + "; until then rules over clustered metrics cannot decide"
+    ]
+
+
+def describe_suite(suite: LoadedSuite) -> dict[str, Any]:
+    """The suite as stored with a run (what `gate` and the reports need to re-read it)."""
+    return {
+        "project": suite.config.project,
+        "config_path": str(suite.path),
+        "dataset": str(suite.dataset.path),
+        "system": suite.config.system.model_dump(mode="json"),
+        "criteria": suite.criteria,
+        "evaluators": [e.describe() | {"type": e.type_name} for e in suite.evaluators],
+        "metrics": [m.model_dump(mode="json") for m in suite.config.metrics],
+        "slices": list(suite.config.slices),
+        "min_slice_support": suite.config.min_slice_support,
+        "transforms": [t.model_dump(mode="json") | {"digest": d} for t, d in suite.transforms],
+    }
