@@ -7,7 +7,15 @@ from pathlib import Path
 from typing import Any
 
 from oloproof.errors import ConfigError
-from oloproof.evaluators import agent, custom, multi_agent, output  # noqa: F401  (registers types)
+from oloproof.evaluators import (  # noqa: F401  (importing registers the types)
+    agent,
+    custom,
+    faults,
+    metamorphic,
+    multi_agent,
+    output,
+    state,
+)
 from oloproof.evaluators.base import REGISTRY, Evaluator
 from oloproof.suite.validation import validate_model
 from oloproof.suite.yaml_source import YamlDocument

@@ -52,7 +52,69 @@ class CallResult:
     state_patch: str | None = None  # canonical JSON of the end state's diff from initial_state
 
 
-class SystemCaller:
+@dataclass
+class ReplayResult:
+    """What one replay returned: the continuation after the checkpoint and the end state."""
+
+    trajectory: AgentTrajectory | None
+    state: dict[str, Any] | None = None
+    error: str | None = None
+
+
+class _ReplayMixin:
+    """Replays run around the sandbox exactly as case calls do: reset, replay, snapshot."""
+
+    target: SystemTarget
+    timeout_s: float | None
+    _sandbox: asyncio.Lock | None
+
+    async def replay(
+        self, case: Case, trajectory: AgentTrajectory, checkpoint: Any, change: Any
+    ) -> ReplayResult:
+        replayable = self.target.replayable
+        assert replayable is not None
+        if self._sandbox is not None:
+            async with self._sandbox:
+                return await self._replay_once(case, replayable, trajectory, checkpoint, change)
+        return await self._replay_once(case, replayable, trajectory, checkpoint, change)
+
+    async def _replay_once(
+        self, case: Case, replayable: Any, trajectory: AgentTrajectory, checkpoint: Any,
+        change: Any,
+    ) -> ReplayResult:
+        stateful = self.target.stateful
+        is_async = inspect.iscoroutinefunction(replayable.replay)
+
+        def in_sandbox() -> ReplayResult:
+            if stateful is not None:
+                stateful.reset(copy.deepcopy(case.initial_state or {}))
+            returned = replayable.replay(trajectory, checkpoint=checkpoint, change=change)
+            return _replay_outcome(returned, stateful, case)
+
+        async def in_sandbox_async() -> ReplayResult:
+            if stateful is not None:
+                await _maybe_await(stateful.reset(copy.deepcopy(case.initial_state or {})))
+            returned = await replayable.replay(trajectory, checkpoint=checkpoint, change=change)
+            return _replay_outcome(returned, stateful, case)
+
+        try:
+            if is_async:
+                return await asyncio.wait_for(in_sandbox_async(), self.timeout_s)
+            # Holding the sandbox lock, a thread of its own; a timed-out replay keeps the
+            # sandbox until it returns (the lock is released by the awaiting side only after).
+            future = asyncio.get_running_loop().run_in_executor(None, in_sandbox)
+            try:
+                return await asyncio.wait_for(asyncio.shield(future), self.timeout_s)
+            except TimeoutError:
+                await asyncio.wait([future])
+                return ReplayResult(None, error=f"replay timed out after {self.timeout_s:g} s")
+        except TimeoutError:
+            return ReplayResult(None, error=f"replay timed out after {self.timeout_s:g} s")
+        except Exception as exc:
+            return ReplayResult(None, error=f"replay raised {type(exc).__name__}: {exc}")
+
+
+class SystemCaller(_ReplayMixin):
     """Runs cases against one system target, bounded and isolated."""
 
     def __init__(self, target: SystemTarget, concurrency: int, timeout_s: float | None) -> None:
@@ -170,6 +232,20 @@ class SystemCaller:
         finally:
             recorder.close()
             reset_current(token)
+
+
+def _replay_outcome(returned: Any, stateful: Any, case: Case) -> ReplayResult:
+    if isinstance(returned, dict):
+        returned = AgentTrajectory.model_validate(returned)
+    if not isinstance(returned, AgentTrajectory):
+        return ReplayResult(None, error=f"replay returned {type(returned).__name__}, not an "
+                            "AgentTrajectory")
+    state = None
+    if stateful is not None:
+        holder = CallResult(None)
+        _take_snapshot(stateful.snapshot, case.initial_state, holder)
+        state = holder.artifacts.get(STATE_KIND)
+    return ReplayResult(returned, state)
 
 
 async def _maybe_await(value: Any) -> Any:

@@ -23,7 +23,9 @@ from oloproof.analysis.outcome import CaseOutcome
 from oloproof.evaluators.base import judge_case
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import CODE_VERDICTS, Judgment
+from oloproof.evaluators.faults import FaultRecovery
 from oloproof.execution.calls import CallResult, SystemCaller
+from oloproof.execution.replays import fault_replay
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
 from oloproof.store.store import Store
@@ -111,6 +113,8 @@ class RunEngine:
         self._next_seq = 0
         # transform -> derived case id -> pair digest (validity labels are matched on these)
         self.pairs: dict[str, dict[str, str]] = {t.name: {} for t, _ in suite.transforms}
+        self.fault_evaluators = [e for e in suite.evaluators if isinstance(e, FaultRecovery)]
+        self.replays_run = 0
 
     # ---- the run ---------------------------------------------------------------------------
 
@@ -209,6 +213,8 @@ class RunEngine:
             source = evidence[0]
             for item in evidence[1:]:
                 item.source = source
+            if self.fault_evaluators:
+                await self._replays(slots[0], source, verdicts)
             for slot, item in zip(slots, evidence, strict=True):
                 self._judge_and_tally(slot, item, verdicts, source_key=slots[0].exec_key)
         except asyncio.CancelledError:
@@ -253,6 +259,32 @@ class RunEngine:
         evidence = Evidence(case, result.output, result.artifacts, latency_ms=result.latency_ms,
                             initial_state=case.initial_state, _trajectory=trajectory)
         return evidence
+
+    async def _replays(
+        self, slot: _Slot, evidence: Evidence, verdicts: dict[str, tuple[str, str | None]]
+    ) -> None:
+        """Fault replays this source case still needs (cached by system version and case)."""
+        if evidence.errored is not None or evidence.trajectory is None:
+            return
+        wanted: list[tuple[Any, str]] = []
+        for evaluator in self.fault_evaluators:
+            key = combine(slot.exec_key, evaluator.config_digest, slot.case.expected_digest, "")
+            if slot.cached is not None and key in verdicts:
+                continue  # judged before: no replay needed
+            plan = evaluator.plan()
+            wanted.append((evaluator, combine(self.suite.system_key, slot.case.digest,
+                                              digest(plan))))
+        if not wanted:
+            return
+        stored = self.store.lookup_replays([k for _, k in wanted])
+        for evaluator, key in wanted:
+            record = stored.get(key)
+            if record is None:
+                record = await fault_replay(self.caller, slot.case, evidence.trajectory,
+                                            evaluator.plan())
+                self.replays_run += 1
+                self.store.add_replay(key, record)
+            evidence.replays[evaluator.criterion] = record | {"key": key}
 
     def _store_artifact(self, kind: str, payload: Any) -> str:
         text = canonical_json(payload)

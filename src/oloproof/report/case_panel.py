@@ -50,6 +50,8 @@ def render_case(view: dict[str, Any], console: Console) -> None:
     if view.get("trajectory"):
         render_trajectory(view["trajectory"], console)
     _block(console, "End state", view.get("end_state"))
+    for replay in view.get("replays") or []:
+        render_replay(replay, view.get("trajectory"), console)
     for kind, payload in (view.get("other_artifacts") or {}).items():
         _block(console, f"Artifact {kind}", payload)
     render_verdicts(view["criteria"], console)
@@ -103,6 +105,50 @@ def render_trajectory(trajectory: dict[str, Any], console: Console) -> None:
         route = route_of(AgentTrajectory.model_validate(trajectory).steps)
         if route:
             console.print(f"  route: {'>'.join(route)}")
+
+
+def render_replay(replay: dict[str, Any], recording: dict[str, Any] | None,
+                  console: Console) -> None:
+    """The recording beside the replay from the checkpoint (SPEC §11)."""
+    plan = replay.get("plan") or {}
+    checkpoint = replay.get("checkpoint") or {}
+    console.print(Text(
+        f"Fault replay for {replay['criterion']}: {plan.get('fault')} at "
+        f"{plan.get('tool')} (call #{plan.get('occurrence', 1)}) from checkpoint "
+        f"{checkpoint.get('checkpoint_id')} (after step {checkpoint.get('step_index') or 0})"
+        f" → {replay['verdict']}" + (f" ({replay['reason']})" if replay.get("reason") else ""),
+        style="bold"))
+    if replay.get("status") != "ok":
+        console.print(Text(f"  replay {replay.get('status')}: {replay.get('message') or ''}",
+                           style="yellow"))
+    faulted = replay.get("fault_trajectory")
+    if not faulted or not recording:
+        return
+    at = checkpoint.get("step_index") or 0
+    left = [s for s in recording.get("steps") or [] if s["index"] > at]
+    right = [s for s in faulted.get("steps") or [] if s["index"] > at]
+    table = Table(box=None)
+    table.add_column("#", justify="right")
+    table.add_column("recording", overflow="fold")
+    table.add_column("replay with the fault", overflow="fold")
+    for i in range(max(len(left), len(right))):
+        a = _step_text(left[i]) if i < len(left) else ""
+        b = _step_text(right[i]) if i < len(right) else ""
+        table.add_row(str(at + i + 1), escape(a), escape(b),
+                      style=None if a == b else "yellow")
+    console.print(table)
+    console.print(f"  replay ended: {faulted.get('terminal_status')}; constraints: " + ", ".join(
+        f"{c['name']}={'ok' if c['passed'] else 'FAILED'}"
+        for c in faulted.get("constraints") or []))
+
+
+def _step_text(step: dict[str, Any]) -> str:
+    text = step["kind"] + (f" {step['tool_name']}" if step.get("tool_name") else "")
+    if step.get("result") is not None:
+        text += " → " + _short(step["result"], 120)
+    elif step.get("arguments") is not None:
+        text += " " + _short(step["arguments"], 120)
+    return text
 
 
 def render_pair(view: dict[str, Any], console: Console) -> None:

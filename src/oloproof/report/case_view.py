@@ -56,6 +56,22 @@ def _assemble(
             "details": stored["details"] if stored else None,
         })
     artifacts = (execution or {}).get("artifacts") or {}
+    replay_keys = {c["criterion"]: c["details"]["replay_key"] for c in criteria
+                   if isinstance(c.get("details"), dict) and c["details"].get("replay_key")}
+    stored_replays = store.lookup_replays(list(replay_keys.values())) if replay_keys else {}
+    replays = []
+    for c in criteria:
+        key = replay_keys.get(c["criterion"])
+        replay = stored_replays.get(key) if key else None
+        if replay is not None:
+            replays.append({
+                "criterion": c["criterion"], "verdict": c["verdict"], "reason": c["reason"],
+                "status": replay.get("status"), "message": replay.get("message"),
+                "checkpoint": replay.get("checkpoint"), "plan": replay.get("plan"),
+                "change": replay.get("change"), "control": replay.get("control"),
+                "fault_trajectory": replay.get("fault_trajectory"),
+                "end_state_patch": replay.get("end_state_patch"),
+            })
     view: dict[str, Any] = {
         "run_id": record["run_id"],
         "case": case_id,
@@ -75,6 +91,7 @@ def _assemble(
         "slices": dict(zip(suite["slices"], outcome.get("s") or [], strict=False)),
         "criteria": criteria,
         "errors": errors,
+        "replays": replays,
         "cached": bool(outcome.get("h")),
     }
     if body.get("source"):

@@ -162,6 +162,16 @@ def _check_requirements(
                 "replay(trajectory, *, checkpoint, change) (oloproof.Replayable)",
                 file=doc.path, line=line,
             )
+    declared = {t.name for t in (config.metamorphic.transforms if config.metamorphic else ())}
+    for i, evaluator in enumerate(evaluators):
+        transform = getattr(evaluator.config, "transform", None)
+        if evaluator.judges_pairs and transform not in declared:
+            raise ConfigError(
+                f"evaluator {evaluator.type_name} names transform {transform!r}, which is not "
+                "declared under metamorphic.transforms; declared: "
+                + (", ".join(sorted(declared)) or "none"),
+                file=doc.path, line=doc.line_of(("evaluators", i, "transform")),
+            )
     for metric in config.metrics:
         if metric.source != "latency_ms" and TRAJECTORY_KIND not in records:
             raise ConfigError(

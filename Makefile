@@ -1,0 +1,35 @@
+# Two commands do all the set-up on a fresh machine:
+#   make demo   creates .venv, installs Oloproof from this checkout, scaffolds ./demo and runs it
+#   make test   creates .venv, installs Oloproof with its test extras (and Debian's chromium for
+#               the browser tests), and runs the whole test suite
+VENV ?= .venv
+PYTHON ?= python3
+PY := $(VENV)/bin/python
+
+.PHONY: demo test install browser bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+demo: install
+	rm -rf demo
+	$(VENV)/bin/oloproof init demo
+	cd demo && ../$(VENV)/bin/oloproof run
+	cd demo && ../$(VENV)/bin/oloproof run | grep -E '^(Gate|Cache):'
+
+browser:
+	bash scripts/install-browser.sh
+
+test: install browser
+	$(PY) -m pytest -q
+
+bench: install
+	$(PY) benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) demo .pytest_cache

@@ -1,0 +1,89 @@
+"""`fault_recovery` (SPEC §8): judge a case on its replay with one tool call failing.
+
+The engine runs the replays (control, then fault) and puts the result in
+`evidence.replays[criterion]`; this evaluator only reads it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from oloproof.evaluators.base import Evaluator, EvaluatorConfig, register
+from oloproof.evaluators.evidence import Evidence
+from oloproof.evaluators.judgment import Judgment, excluded, failed, missing, passed
+from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
+
+
+def fault_target(trajectory: AgentTrajectory, tool: str, occurrence: int) -> int | None:
+    """The index of the `occurrence`-th tool_call of `tool`, or None if it was not made."""
+    seen = 0
+    for step in trajectory.steps:
+        if step.kind == "tool_call" and step.tool_name == tool:
+            seen += 1
+            if seen == occurrence:
+                return step.index
+    return None
+
+
+@register("fault_recovery")
+class FaultRecovery(Evaluator):
+    """Passes when the agent recovers (or escalates) after a tool call fails in a replay.
+
+    Args:
+        tool: the tool whose call is made to fail.
+        fault: `error`, `timeout` or `malformed` (a fixed result replaces the call's result).
+        occurrence: which call of the tool (default 1).
+        escalate_tools: tools that hand the case to a person; calling one after the fault
+            passes.
+    """
+
+    class Config(EvaluatorConfig):
+        tool: str = Field(min_length=1)
+        fault: Literal["error", "timeout", "malformed"]
+        occurrence: int = Field(default=1, ge=1)
+        escalate_tools: tuple[str, ...] = ()
+
+    config: Config
+    reads = frozenset({TRAJECTORY_KIND})
+    needs_replayable = True
+
+    def default_criterion(self) -> str:
+        return f"recovers_from_{self.config.fault}_at_{self.config.tool}"
+
+    def plan(self) -> dict[str, Any]:
+        """What the replay does (its cache key), independent of how it is judged."""
+        return {"tool": self.config.tool, "fault": self.config.fault,
+                "occurrence": self.config.occurrence}
+
+    def judge(self, evidence: Evidence) -> Judgment:
+        trajectory = evidence.trajectory
+        assert trajectory is not None
+        target = fault_target(trajectory, self.config.tool, self.config.occurrence)
+        if target is None:
+            return excluded("fault_target_not_called")
+        replay = evidence.replays.get(self.criterion)
+        if replay is None:
+            return missing("not_replayed")
+        status = replay["status"]
+        key = {"replay_key": replay.get("key")}
+        if status != "ok":
+            return missing(status, **key, message=replay.get("message"))
+        joined = AgentTrajectory.model_validate(replay["fault_trajectory"])
+        broken = [c.name for c in joined.constraints if not c.passed]
+        escalated = [
+            s.index for s in joined.steps
+            if s.kind == "tool_call" and s.index > target
+            and s.tool_name in self.config.escalate_tools
+        ]
+        if broken:
+            return failed("constraint_failed_after_fault", constraints=broken, **key)
+        if joined.terminal_status == "failure" and not escalated:
+            return failed("ended_in_failure_without_escalation", **key)
+        if escalated:
+            return passed("escalated", steps=escalated, **key)
+        if joined.terminal_status == "success" and not joined.truncated:
+            return passed("recovered", **key)
+        return missing("replay_inconclusive", terminal_status=joined.terminal_status,
+                       truncated=joined.truncated, **key)

@@ -1,0 +1,94 @@
+"""`metamorphic_relation` (SPEC §9): compare each derived copy with its source case.
+
+Judged on the derived case's row only; every other row is excluded (`not_a_metamorphic_pair`,
+`another_transform`). Missing when either side lacks what the relation reads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from oloproof.evaluators.base import OUTPUT, Evaluator, EvaluatorConfig, register
+from oloproof.evaluators.evidence import Evidence
+from oloproof.evaluators.judgment import Judgment, excluded, failed, missing, passed
+from oloproof.recording.protocols import STATE_KIND
+from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
+from oloproof.store.state_diff import diff
+
+Relation = Literal["same_output", "same_actions", "same_state"]
+_READS = {"same_output": OUTPUT, "same_actions": TRAJECTORY_KIND, "same_state": STATE_KIND}
+
+
+def actions_of(trajectory: AgentTrajectory) -> list[list[Any]]:
+    """The agent's actions: (tool name, arguments) of every tool_call step, in order."""
+    return [[s.tool_name, s.arguments or {}] for s in trajectory.steps if s.kind == "tool_call"]
+
+
+@register("metamorphic_relation")
+class MetamorphicRelation(Evaluator):
+    """Passes when a derived copy relates to its source as `relation` says.
+
+    Args:
+        relation: `same_output` (equal outputs), `same_actions` (equal sequences of tool name
+            and arguments over tool_call steps), `same_state` (equal recorded end states).
+        transform: the transform whose pairs are judged.
+    """
+
+    class Config(EvaluatorConfig):
+        relation: Relation
+        transform: str
+
+    config: Config
+    judges_pairs = True
+
+    def __init__(self, config: EvaluatorConfig, base_dir: Path | None = None) -> None:
+        super().__init__(config, base_dir)
+        self.reads = frozenset({_READS[self.config.relation]})  # type: ignore[misc]
+        self.needs_stateful = self.config.relation == "same_state"  # type: ignore[misc]
+
+    def default_criterion(self) -> str:
+        return f"{self.config.relation}_under_{self.config.transform}"
+
+    def exclusion(self, evidence: Evidence) -> Judgment | None:
+        case = evidence.case
+        if not case.is_derived:
+            return excluded("not_a_metamorphic_pair")
+        if case.transform != self.config.transform:
+            return excluded("another_transform")
+        return None
+
+    def judge(self, evidence: Evidence) -> Judgment:
+        source = evidence.source
+        if source is None or source.errored is not None:
+            return missing("source_missing")
+        relation = self.config.relation
+        if relation == "same_output":
+            return _equal(source.output, evidence.output, "output")
+        if relation == "same_state":
+            if source.state is None:
+                return missing("source_has_no_state")
+            return _equal(source.state, evidence.state, "state")
+        mine, theirs = evidence.trajectory, source.trajectory
+        if theirs is None:
+            return missing("source_has_no_trajectory")
+        assert mine is not None
+        a, b = actions_of(theirs), actions_of(mine)
+        if theirs.truncated or mine.truncated:
+            # A cut-off trace settles the relation only where the recorded actions already part.
+            common = min(len(a), len(b))
+            if a[:common] != b[:common] or (len(a) != len(b) and not (
+                    (len(a) < len(b) and theirs.truncated) or (len(b) < len(a) and mine.truncated))):
+                return failed("actions_differ", source=a, copy=b)
+            return missing("truncated", source=a, copy=b)
+        if a == b:
+            return passed(None, actions=a)
+        return failed("actions_differ", source=a, copy=b)
+
+
+def _equal(source: Any, copy: Any, what: str) -> Judgment:
+    if source == copy:
+        return passed()
+    changed = diff(source, copy)
+    return failed(f"{what}_differs", source=source if what == "output" else None,
+                  copy=copy if what == "output" else None, difference=changed)

@@ -1,0 +1,102 @@
+"""Fault replays (SPEC §8): control replay first, then the same replay with one result faulted.
+
+The runner never interprets a trajectory beyond what a replay needs: finding the faulted call,
+choosing the checkpoint, comparing the control replay with the recording, and joining the
+continuation to the recorded steps before the checkpoint.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from oloproof.evaluators.faults import fault_target
+from oloproof.execution.calls import SystemCaller
+from oloproof.recording.protocols import FAULT_RESULTS, ReplayChange
+from oloproof.recording.trajectory import (
+    AgentCheckpoint,
+    AgentConstraintCheck,
+    AgentStep,
+    AgentTrajectory,
+    trajectory_problems,
+)
+from oloproof.store.state_diff import diff
+from oloproof.suite.cases import Case
+
+
+def choose_checkpoint(trajectory: AgentTrajectory, call_index: int) -> AgentCheckpoint | None:
+    """The latest checkpoint strictly before the call (None step_index = the start, 0)."""
+    best: AgentCheckpoint | None = None
+    best_index = -1
+    for checkpoint in trajectory.checkpoints:
+        at = checkpoint.step_index or 0
+        if at < call_index and at > best_index:
+            best, best_index = checkpoint, at
+    return best
+
+
+def _comparable(step: AgentStep) -> tuple[Any, ...]:
+    return (step.kind, step.tool_name, step.arguments, step.result)
+
+
+def join(recorded: AgentTrajectory, at: int, continuation: AgentTrajectory) -> AgentTrajectory:
+    """Recorded steps up to the checkpoint, then the continuation renumbered after them."""
+    head = [s for s in recorded.steps if s.index <= at]
+    tail = [s.model_copy(update={"index": s.index + at}) for s in continuation.steps]
+    constraints = [c for c in recorded.constraints
+                   if c.step_index is not None and c.step_index <= at]
+    constraints += [
+        AgentConstraintCheck(name=c.name, passed=c.passed,
+                             step_index=None if c.step_index is None else c.step_index + at)
+        for c in continuation.constraints
+    ]
+    return AgentTrajectory(
+        steps=tuple(head + tail), terminal_status=continuation.terminal_status,
+        truncated=continuation.truncated, step_limit=continuation.step_limit,
+        constraints=tuple(constraints), checkpoints=(),
+    )
+
+
+async def fault_replay(
+    caller: SystemCaller, case: Case, recorded: AgentTrajectory, plan: dict[str, Any]
+) -> dict[str, Any]:
+    """Run the control and the fault replay of one case; the record the store keeps."""
+    tool, fault, occurrence = plan["tool"], plan["fault"], plan["occurrence"]
+    call_index = fault_target(recorded, tool, occurrence)
+    if call_index is None:
+        return {"status": "fault_target_not_called"}
+    checkpoint = choose_checkpoint(recorded, call_index)
+    if checkpoint is None:
+        return {"status": "no_checkpoint", "message": f"no checkpoint before step {call_index}"}
+    at = checkpoint.step_index or 0
+    record: dict[str, Any] = {"checkpoint": checkpoint.model_dump(mode="json"),
+                              "call_index": call_index, "plan": plan}
+    control = await caller.replay(case, recorded, checkpoint, ReplayChange(kind="none"))
+    if control.trajectory is None:
+        return record | {"status": "replay_failed", "message": control.error}
+    record["control"] = control.trajectory.model_dump(mode="json")
+    expected = [_comparable(s) for s in recorded.steps if s.index > at]
+    got = [_comparable(s) for s in control.trajectory.steps]
+    if got != expected:
+        first = next((i for i, (a, b) in enumerate(zip(expected, got, strict=False)) if a != b),
+                     min(len(expected), len(got)))
+        return record | {
+            "status": "control_replay_diverged",
+            "message": f"the control replay differs from the recording at step {at + first + 1}",
+        }
+    change = ReplayChange(kind="inject_fault", step_index=call_index, tool_name=tool,
+                          fault=fault, fault_result=FAULT_RESULTS[fault])
+    faulted = await caller.replay(case, recorded, checkpoint, change)
+    if faulted.trajectory is None:
+        return record | {"status": "replay_failed", "message": faulted.error}
+    joined = join(recorded, at, faulted.trajectory)
+    problems = trajectory_problems(joined.steps)
+    if problems:
+        return record | {"status": "invalid_replay", "message": "; ".join(problems)}
+    return record | {
+        "status": "ok",
+        "change": change.model_dump(mode="json"),
+        "fault_trajectory": joined.model_dump(mode="json"),
+        # The sandbox after the fault replay, as a diff from the case's initial state.
+        "end_state_patch": None if faulted.state is None
+        else diff(case.initial_state or {}, faulted.state),
+    }
