@@ -108,6 +108,7 @@ class RunEngine:
         self.errors: list[dict[str, Any]] = []
         self.analysis: Analysis | None = None
         self.transform_digests = {t.name: d for t, d in suite.transforms}
+        self._system_key = suite.system_key
         self._last_flush = time.monotonic()
         self._state_hashes: dict[int, str] = {}
         self._next_seq = 0
@@ -155,7 +156,7 @@ class RunEngine:
 
     def _execution_key(self, case: Case) -> str:
         transform = self.transform_digests.get(case.transform or "", "")
-        return combine(self.suite.system_key, case.exec_digest, transform)
+        return combine(self._system_key, case.exec_digest, transform)
 
     async def _run_chunk(
         self, units: list[list[Case]], window: asyncio.Semaphore, tasks: set[asyncio.Task[None]]
@@ -226,7 +227,7 @@ class RunEngine:
 
     async def _evidence(self, slot: _Slot, payloads: dict[str, dict[str, Any]]) -> Evidence:
         case = slot.case
-        self.store.add_case(case.digest, case.stored_form())
+        self.store.add_case(case)
         row = payloads.get(slot.exec_key) if slot.cached is not None else None
         if row is not None:
             self.cache.execution_hit += 1
@@ -355,7 +356,7 @@ class RunEngine:
         self.cache.judgment_hit += len(slot.judgment_keys)
         codes = "".join(verdicts[k][0] for k in slot.judgment_keys)
         reasons = [verdicts[k][1] for k in slot.judgment_keys]
-        self.store.add_case(slot.case.digest, slot.case.stored_form())
+        self.store.add_case(slot.case)
         self._tally(slot.case, slot, codes, reasons, list(slot.judgment_keys), facts, latency,
                     error=None, cached=True)
 

@@ -30,7 +30,7 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX runs_started ON runs(started_at);
 
         -- Content-addressed by case digest: the case as it was run.
-        CREATE TABLE cases (digest TEXT PRIMARY KEY, body TEXT NOT NULL);
+        CREATE TABLE cases (digest TEXT PRIMARY KEY, body TEXT NOT NULL) WITHOUT ROWID;
 
         -- The execution cache: successful system calls only (errors are retried).
         CREATE TABLE executions (
@@ -41,7 +41,7 @@ MIGRATIONS: list[tuple[int, str]] = [
             facts TEXT,                      -- JSON: trajectory facts for slices and quantiles
             latency_ms REAL,
             created_at REAL NOT NULL
-        );
+        ) WITHOUT ROWID;
 
         -- Content-addressed artifacts, with `base` set when `body` is a diff against that artifact.
         CREATE TABLE artifacts (
@@ -57,7 +57,7 @@ MIGRATIONS: list[tuple[int, str]] = [
             verdict TEXT NOT NULL,
             reason TEXT,
             details TEXT
-        );
+        ) WITHOUT ROWID;
 
         -- Fault replays, keyed by (system version, case digest, fault plan).
         CREATE TABLE replays (key TEXT PRIMARY KEY, body TEXT NOT NULL);
@@ -71,7 +71,7 @@ MIGRATIONS: list[tuple[int, str]] = [
             exec_key TEXT,
             outcome TEXT NOT NULL,           -- JSON: verdict codes, reasons, judgment keys, facts
             PRIMARY KEY (run_id, seq)
-        );
+        ) WITHOUT ROWID;
         CREATE INDEX run_cases_case ON run_cases(run_id, case_id);
 
         CREATE TABLE run_errors (

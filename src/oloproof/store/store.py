@@ -66,10 +66,13 @@ class Store:
         self._pending[table].append(row)
         self._pending_count += 1
 
-    def add_case(self, case_digest: str, body: dict[str, Any]) -> None:
-        if case_digest not in self._seen_cases:
-            self._seen_cases.add(case_digest)
-            self._add("cases", (case_digest, _dumps(body)))
+    def add_case(self, case: Any) -> None:
+        """Keep a case as it was run (its dataset line when possible), once per digest."""
+        if case.digest not in self._seen_cases:
+            self._seen_cases.add(case.digest)
+            text = case.stored_text()
+            self._add("cases", (case.digest, text if text is not None else
+                                _dumps(case.stored_form())))
 
     def add_artifact_text(
         self, content_hash: str, kind: str, base: str | None, body: str | None,

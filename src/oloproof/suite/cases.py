@@ -27,6 +27,7 @@ class Case:
     __slots__ = (
         "id", "line", "input", "expected", "initial_state", "state_ref", "metadata", "cluster",
         "digest", "exec_digest", "expected_digest", "source_id", "transform", "pair_digest",
+        "raw",
     )
 
     def __init__(
@@ -60,10 +61,17 @@ class Case:
         self.source_id = source_id
         self.transform = transform
         self.pair_digest = pair_digest
+        self.raw: str | None = None  # the dataset line, stored as is when it can be
 
     @property
     def is_derived(self) -> bool:
         return self.source_id is not None
+
+    def stored_text(self) -> str | None:
+        """The dataset line itself, when it is exactly what the store should keep."""
+        if self.raw is not None and self.state_ref is None and self.source_id is None:
+            return self.raw.strip()
+        return None
 
     def stored_form(self) -> dict[str, Any]:
         """What the store keeps of the case (a referenced state is kept by its digest)."""
@@ -138,8 +146,11 @@ def _problem(message: str, path: Path, line: int, case: str | None = None) -> Co
     return ConfigError(message, file=path, line=line, case=case)
 
 
-def parse_case(raw: str, line: int, path: Path, states: StateFiles) -> Case:
-    """Validate one dataset line and build its Case (with digests)."""
+def parse_case(
+    raw: str, line: int, path: Path, states: StateFiles, *, digests: bool = True
+) -> Case:
+    """Validate one dataset line and build its Case (with its digests unless `digests=False`:
+    the validating pass needs none, the streaming pass computes them)."""
     try:
         obj = json.loads(raw)
     except ValueError as exc:
@@ -203,9 +214,12 @@ def parse_case(raw: str, line: int, path: Path, states: StateFiles) -> Case:
         state_text = canonical_json({"$state": state_ref})
     elif isinstance(raw_state, dict):
         state = raw_state
-        state_text = canonical_json(state)
+        state_text = canonical_json(state) if digests else ""
     else:
         raise _problem("initial_state must be an object or {\"$ref\": ...}", path, line, case_id)
+    if not digests:
+        return Case(case_id, line, case_input, expected, state, state_ref, metadata, cluster,
+                    "", "", "")
     try:
         input_text = canonical_json(case_input)
         expected_text = canonical_json(expected)
@@ -249,7 +263,7 @@ def scan_dataset(path: Path, states: StateFiles) -> DatasetIndex:
     ids: list[str] = []
     try:
         for number, raw in _lines(path):
-            case = parse_case(raw, number, path, states)
+            case = parse_case(raw, number, path, states, digests=False)
             seen = first_line.get(case.id)
             if seen is not None:
                 raise _problem(
@@ -275,4 +289,6 @@ def iter_cases(index: DatasetIndex, states: StateFiles) -> Iterator[Case]:
             "the dataset changed while the run was starting; run again", file=index.path
         )
     for number, raw in _lines(index.path):
-        yield parse_case(raw, number, index.path, states)
+        case = parse_case(raw, number, index.path, states)
+        case.raw = raw
+        yield case

@@ -1,0 +1,71 @@
+"""Engine overhead at 2,000 / 20,000 / 200,000 cases, cold and warm (issue: core engine #8).
+
+Each measurement runs `oloproof.run` in a fresh Python process on a synthetic project (a
+trivial sync system and three output evaluators) and reports wall time, time per case and the
+process's peak RSS. Usage: python benchmarks/engine_scale.py [--sizes 2000,20000,200000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _synthetic import make_project  # noqa: E402
+
+CHILD = """
+import json, resource, sys, time
+import oloproof
+start = time.perf_counter()
+result = oloproof.run(sys.argv[1])
+elapsed = time.perf_counter() - start
+doc = result.to_json()
+print(json.dumps({"seconds": elapsed, "cases": doc["cases"], "cache": doc["cache"],
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def measure(project: Path) -> dict[str, float]:
+    out = subprocess.run([sys.executable, "-c", CHILD, str(project / "oloproof.yaml")],
+                         capture_output=True, text=True, check=True, env={"CI": "1",
+                         "PATH": "/usr/bin:/bin"})
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="2000,20000,200000")
+    args = parser.parse_args()
+    rows = []
+    for size in [int(s) for s in args.sizes.split(",")]:
+        root = Path(tempfile.mkdtemp(prefix=f"oloproof-bench-{size}-"))
+        try:
+            make_project(root, size)
+            cold = measure(root)
+            warm = measure(root)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+        for label, m in (("cold", cold), ("warm", warm)):
+            row = {"cases": size, "run": label, "seconds": round(m["seconds"], 3),
+                   "ms_per_case": round(1000 * m["seconds"] / size, 4),
+                   "peak_rss_mb": round(m["rss_mb"], 1),
+                   "execution": m["cache"]["execution"]}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    by = {(r["cases"], r["run"]): r["seconds"] for r in rows}
+    if (20000, "cold") in by and (200000, "cold") in by:
+        print(f"growth 200k/20k cold: {by[(200000, 'cold')] / by[(20000, 'cold')]:.2f}x; "
+              f"warm: {by[(200000, 'warm')] / by[(20000, 'warm')]:.2f}x")
+    print(f"machine: {platform.machine()}, {platform.python_version()}, "
+          f"{time.strftime('%Y-%m-%d')}")
+
+
+if __name__ == "__main__":
+    main()

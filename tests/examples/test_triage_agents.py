@@ -1,0 +1,80 @@
+"""The triage_agents example prints exactly the guide's figures (SPEC §13, issue 4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from oloproof.stats import percent, percent_lower, percent_upper
+from _run_example import cells, copy_example, run_cli, table_row
+
+METRICS = [
+    ("answer_correct", "96.7%", "[82.7%, 100.0%]", "29 / 30 observed · 0 missing · 0 excluded"),
+    ("agent_route", "86.7%", "[69.2%, 96.3%]", "26 / 30 observed · 0 missing · 0 excluded"),
+    ("agent_tool_permissions", "93.1%", "[73.4%, 99.2%]",
+     "27 / 29 observed · 1 missing · 0 excluded"),
+    ("agent_handoffs_le_2", "86.7%", "[69.2%, 96.3%]", "26 / 30 observed · 0 missing · 0 excluded"),
+]
+DECISIONS = [
+    ("answer-floor", "answer_correct", "PASS", "lower_bound_meets_minimum"),
+    ("routing-floor", "agent_route", "INSUFFICIENT_EVIDENCE", "interval_overlaps_threshold"),
+    ("no-overreach", "agent_tool_permissions", "FAIL", "observed_failures_exceed_limit"),
+]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return copy_example("triage_agents", tmp_path_factory.mktemp("ex") / "ta")
+
+
+@pytest.fixture(scope="module")
+def terminal(project: Path) -> str:
+    done = run_cli(project, "run")
+    assert done.returncode == 1, done.stderr
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def document(project: Path, terminal: str) -> dict:
+    done = run_cli(project, "run", "--json")
+    assert done.returncode == 1, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_gate(terminal: str) -> None:
+    assert "Gate: BLOCK (exit 1)" in terminal
+
+
+@pytest.mark.parametrize(("metric", "estimate", "interval", "n"), METRICS)
+def test_metric_row(terminal: str, metric: str, estimate: str, interval: str, n: str) -> None:
+    assert cells(table_row(terminal, metric))[:4] == [metric, estimate, interval, n]
+
+
+@pytest.mark.parametrize(("rule", "metric", "state", "reason"), DECISIONS)
+def test_decision_row(terminal: str, rule: str, metric: str, state: str, reason: str) -> None:
+    assert cells(table_row(terminal, rule))[:4] == [rule, metric, state, reason]
+
+
+def test_json_agrees(document: dict) -> None:
+    by_id = {m["id"]: m for m in document["metrics"]}
+    for metric, estimate, interval, _ in METRICS:
+        row = by_id[metric]
+        assert percent(row["estimate"]) == estimate
+        assert f"[{percent_lower(row['lower'])}, {percent_upper(row['upper'])}]" == interval
+    assert [(d["rule"], d["metric"], d["state"], d["reasons"][0])
+            for d in document["decisions"]] == DECISIONS
+
+
+def test_truncated_trace_joins_no_route_group(document: dict) -> None:
+    routes = [s for s in document["slices"] if s["slice"] == "route"
+              and s["metric"] == "answer_correct"]
+    assert sum(s["observed"] + s["missing"] for s in routes) == 29
+
+
+def test_inspect_shows_agents_and_route(project: Path, terminal: str) -> None:
+    done = run_cli(project, "inspect", "latest", "--case", "case_012")
+    assert done.returncode == 0, done.stderr
+    assert "route: triage>billing>person" in done.stdout
+    assert "hands control to person" in done.stdout
