@@ -1,0 +1,122 @@
+"""Rule states, reasons, the gate and exit codes (SPEC §5.3, §10.1, §10.3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from oloproof.decisions import decide, decide_rule, gate
+from oloproof.suite.policy import Policy, Rule
+
+
+def rate(lower: float | None, upper: float | None, *, passed: int = 10, observed: int = 10,
+         missing: int = 0, **extra: object) -> dict:
+    return {"id": "m", "kind": "rate", "estimate": 0.5, "lower": lower, "upper": upper,
+            "passed": passed, "observed": observed, "missing": missing, **extra}
+
+
+POLICY = Policy()
+
+
+def state(rule: Rule, metric: dict, policy: Policy = POLICY, checked: dict | None = None
+          ) -> tuple[str, str]:
+    decision = decide_rule(rule, metric, policy, checked or {})
+    return decision.state, decision.reasons[0]
+
+
+@pytest.mark.parametrize(("lower", "upper", "expected"), [
+    (0.80, 0.95, ("PASS", "lower_bound_meets_minimum")),
+    (0.70, 0.95, ("PASS", "lower_bound_meets_minimum")),       # the bound equal to t meets it
+    (0.50, 0.69, ("FAIL", "upper_bound_below_minimum")),
+    (0.60, 0.80, ("INSUFFICIENT_EVIDENCE", "interval_overlaps_threshold")),
+    (0.60, 0.70, ("INSUFFICIENT_EVIDENCE", "interval_overlaps_threshold")),
+])
+def test_min_rule(lower: float, upper: float, expected: tuple[str, str]) -> None:
+    assert state(Rule(id="r", metric="m", min=0.70), rate(lower, upper)) == expected
+
+
+@pytest.mark.parametrize(("lower", "upper", "expected"), [
+    (2, 3, ("PASS", "upper_bound_meets_maximum")),
+    (2, 12, ("PASS", "upper_bound_meets_maximum")),
+    (13, 20, ("FAIL", "lower_bound_above_maximum")),
+    (10, 14, ("INSUFFICIENT_EVIDENCE", "interval_overlaps_threshold")),
+    (10, None, ("INSUFFICIENT_EVIDENCE", "interval_overlaps_threshold")),  # no bound never meets
+    (None, None, ("INSUFFICIENT_EVIDENCE", "interval_overlaps_threshold")),
+])
+def test_max_rule_on_a_quantile(lower: float | None, upper: float | None,
+                                expected: tuple[str, str]) -> None:
+    metric = {"id": "p95", "kind": "quantile", "lower": lower, "upper": upper, "observed": 20,
+              "missing": 0}
+    assert state(Rule(id="r", metric="p95", max=12), metric) == expected
+
+
+def test_no_bound_cannot_meet_a_minimum() -> None:
+    assert state(Rule(id="r", metric="m", min=0.5), rate(None, 1.0))[0] == "INSUFFICIENT_EVIDENCE"
+
+
+def test_no_observations() -> None:
+    metric = rate(0.0, 1.0, passed=0, observed=0, missing=5)
+    assert state(Rule(id="r", metric="m", min=0.5), metric) == (
+        "INSUFFICIENT_EVIDENCE", "no_observations")
+
+
+@pytest.mark.parametrize(("passed", "observed", "missing", "limit", "expected"), [
+    (37, 40, 0, 0, ("FAIL", "observed_failures_exceed_limit")),
+    (40, 40, 0, 0, ("PASS", "observed_failures_within_limit")),
+    (38, 40, 0, 2, ("PASS", "observed_failures_within_limit")),
+    (39, 39, 1, 0, ("INSUFFICIENT_EVIDENCE", "missing_could_change_outcome")),
+    (38, 39, 1, 1, ("INSUFFICIENT_EVIDENCE", "missing_could_change_outcome")),
+    (38, 39, 1, 2, ("PASS", "observed_failures_within_limit")),
+])
+def test_observed_count(passed: int, observed: int, missing: int, limit: int,
+                        expected: tuple[str, str]) -> None:
+    rule = Rule(id="r", metric="m", kind="observed_count", max_failures=limit)
+    metric = rate(None, None, passed=passed, observed=observed, missing=missing)
+    assert state(rule, metric) == expected
+
+
+def test_unchecked_transform_is_insufficient_whatever_the_estimate() -> None:
+    metric = rate(0.99, 1.0, transform="injected")
+    rule = Rule(id="r", metric="m", min=0.5)
+    assert state(rule, metric, checked={"injected": False}) == (
+        "INSUFFICIENT_EVIDENCE", "transform_not_checked")
+    assert state(rule, metric, checked={"injected": True})[0] == "PASS"
+
+
+def test_approximate_metric_needs_the_opt_in_and_twenty_clusters() -> None:
+    metric = rate(0.9, 1.0, approximate=True, clusters=25)
+    rule = Rule(id="r", metric="m", min=0.5)
+    assert state(rule, metric) == ("MANUAL_REVIEW", "approximate_method_not_permitted")
+    allowed = Policy(allow_approximate_methods=True)
+    assert state(rule, metric, allowed)[0] == "PASS"
+    few = rate(0.9, 1.0, approximate=True, clusters=19)
+    assert state(rule, few, allowed) == ("INSUFFICIENT_EVIDENCE", "insufficient_clusters")
+
+
+@pytest.mark.parametrize(("states", "action", "code"), [
+    ([], "ALLOW", 0),
+    (["PASS", "PASS"], "ALLOW", 0),
+    (["PASS", "FAIL"], "BLOCK", 1),
+    (["FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"], "BLOCK", 1),
+    (["INSUFFICIENT_EVIDENCE"], "BLOCK", 3),
+    (["INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"], "BLOCK", 4),
+    (["MANUAL_REVIEW", "PASS"], "BLOCK", 4),
+])
+def test_gate_and_exit_codes(states: list[str], action: str, code: int) -> None:
+    result = gate(POLICY, states)
+    assert (result.action, result.exit_code) == (action, code)
+
+
+def test_warn_on_and_a_narrower_block_on() -> None:
+    policy = Policy(block_on=("FAIL",), warn_on=("INSUFFICIENT_EVIDENCE",))
+    assert gate(policy, ["INSUFFICIENT_EVIDENCE"]).action == "WARN"
+    assert gate(policy, ["INSUFFICIENT_EVIDENCE"]).exit_code == 0
+    assert gate(policy, ["MANUAL_REVIEW"]).action == "ALLOW"
+    assert gate(policy, ["FAIL"]).exit_code == 1
+
+
+def test_decide_on_metrics_by_id() -> None:
+    policy = Policy(rules=(Rule(id="a", metric="m", min=0.5),
+                           Rule(id="b", metric="m", kind="observed_count", max_failures=0)))
+    decisions, result = decide(policy, [rate(0.6, 0.9, passed=9, observed=10)], {})
+    assert [(d.rule, d.state) for d in decisions] == [("a", "PASS"), ("b", "FAIL")]
+    assert (result.action, result.exit_code) == ("BLOCK", 1)
