@@ -26,6 +26,7 @@ class Evidence:
     initial_state: dict[str, Any] | None = None
     source: Evidence | None = None
     replays: dict[str, Any] = field(default_factory=dict)
+    facts: dict[str, Any] | None = None  # trajectory facts, computed once by the engine
     _trajectory: AgentTrajectory | None = None
 
     @property

@@ -14,7 +14,8 @@ import inspect
 import json
 import time
 import traceback
-from concurrent.futures import ThreadPoolExecutor
+import queue
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +51,53 @@ class CallResult:
     latency_ms: float | None = None
     notes: list[str] = field(default_factory=list)
     state_patch: str | None = None  # canonical JSON of the end state's diff from initial_state
+
+
+class _Workers:
+    """Threads that run sync system calls and hand each result back to the event loop.
+
+    Leaner than a ThreadPoolExecutor plus `wrap_future` (one queue put and one
+    `call_soon_threadsafe` per call); threads are daemons, so an abandoned call never keeps
+    the process alive after the run.
+    """
+
+    def __init__(self, count: int) -> None:
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._count = count
+        self._threads: list[threading.Thread] = []
+
+    def submit(self, work: Any, case: Case, loop: asyncio.AbstractEventLoop,
+               future: asyncio.Future[Any], released: Any) -> None:
+        if len(self._threads) < self._count:
+            thread = threading.Thread(target=self._serve, name="oloproof-case", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        self._queue.put((work, case, loop, future, released))
+
+    def _serve(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            work, case, loop, future, released = item
+            try:
+                result = work(case)
+            except BaseException as exc:  # pragma: no cover - _run_sync catches case errors
+                result = _failure("engine_error", exc, None)
+            try:
+                loop.call_soon_threadsafe(_deliver, future, result, released)
+            except RuntimeError:  # the loop is closed: the run was stopped
+                return
+
+    def stop(self) -> None:
+        for _ in self._threads:
+            self._queue.put(None)
+
+
+def _deliver(future: asyncio.Future[Any], result: Any, released: Any) -> None:
+    released()
+    if not future.done():
+        future.set_result(result)
 
 
 @dataclass
@@ -125,15 +173,12 @@ class SystemCaller(_ReplayMixin):
         # The seam for sandboxes: one lock per Stateful instance. Several independent instances
         # (e.g. one per worker process) are how stateful suites scale.
         self._sandbox = asyncio.Lock() if target.stateful is not None else None
-        self._pool = (
-            None if target.is_async
-            else ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="oloproof-case")
-        )
+        self._workers = None if target.is_async else _Workers(concurrency)
         self.calls = 0
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._workers is not None:
+            self._workers.stop()
 
     async def call(self, case: Case) -> CallResult:
         """Execute one case. Never raises for a problem of the case itself."""
@@ -149,15 +194,12 @@ class SystemCaller(_ReplayMixin):
         if self._sandbox is not None:
             await self._sandbox.acquire()
         await self._slots.acquire()
-        assert self._pool is not None
-        future = self._pool.submit(self._run_sync, case)
-
-        def released(_: Any) -> None:
-            loop.call_soon_threadsafe(self._release)
-
-        future.add_done_callback(released)
+        assert self._workers is not None
+        future: asyncio.Future[CallResult] = loop.create_future()
+        self._workers.submit(self._run_sync, case, loop, future, self._release)
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), self.timeout_s)
+            # shield: a timeout abandons the wait, never the call (a thread cannot be killed)
+            return await asyncio.wait_for(asyncio.shield(future), self.timeout_s)
         except TimeoutError:
             return _timed_out(case, self.timeout_s)
 

@@ -232,7 +232,7 @@ class RunEngine:
         if row is not None:
             self.cache.execution_hit += 1
             return Evidence(case, row["output"], row["artifacts"], latency_ms=row["latency_ms"],
-                            initial_state=case.initial_state)
+                            initial_state=case.initial_state, facts=row["facts"])
         self.cache.execution_miss += 1
         result = await self.caller.call(case)
         return self._keep_execution(slot, result)
@@ -252,14 +252,18 @@ class RunEngine:
             if kind == STATE_KIND:
                 refs[kind] = self._store_end_state(case, result)
             elif kind == TRAJECTORY_KIND and isinstance(payload, AgentTrajectory):
-                refs[kind] = self._store_artifact(kind, payload.model_dump(mode="json"))
+                # pydantic's own serialiser: deterministic for a given model and much faster
+                # than sorting keys in Python (equal trajectories built in another key order
+                # are stored twice, which costs space, never correctness).
+                text = payload.model_dump_json()
+                refs[kind] = sha256_text(text)
+                self.store.add_artifact_text(refs[kind], kind, None, text)
             else:
                 refs[kind] = self._store_artifact(kind, payload)
         self.store.add_execution(slot.exec_key, case.digest, result.output, refs, facts,
                                  result.latency_ms)
-        evidence = Evidence(case, result.output, result.artifacts, latency_ms=result.latency_ms,
-                            initial_state=case.initial_state, _trajectory=trajectory)
-        return evidence
+        return Evidence(case, result.output, result.artifacts, latency_ms=result.latency_ms,
+                        initial_state=case.initial_state, facts=facts, _trajectory=trajectory)
 
     async def _replays(
         self, slot: _Slot, evidence: Evidence, verdicts: dict[str, tuple[str, str | None]]
@@ -343,8 +347,7 @@ class RunEngine:
                     self.store.add_judgment(key, judgment.code, judgment.reason,
                                             _details(judgment))
             keys.append(key)
-        trajectory = evidence.trajectory if not errored else None
-        facts = trajectory_facts(trajectory) if trajectory is not None else None
+        facts = None if errored else evidence.facts
         self._tally(case, slot, "".join(codes), reasons, keys, facts, evidence.latency_ms,
                     error=evidence.errored.split(":", 1)[0] if errored else None,
                     cached=False)

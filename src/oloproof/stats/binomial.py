@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scipy.stats import beta
-
 from oloproof.stats._checks import check_level, count
+from oloproof.stats._lazy import scipy_stats as _scipy_stats
 
 __all__ = ["RATE_METHOD", "RateInterval", "clopper_pearson", "rate_interval"]
 
@@ -45,8 +44,8 @@ def clopper_pearson(k: int, n: int, level: float) -> tuple[float, float]:
     if n == 0:
         return (0.0, 1.0)
     alpha = 1.0 - level
-    lower = 0.0 if k == 0 else float(beta.ppf(alpha / 2.0, k, n - k + 1))
-    upper = 1.0 if k == n else float(beta.ppf(1.0 - alpha / 2.0, k + 1, n - k))
+    lower = 0.0 if k == 0 else float(_scipy_stats().beta.ppf(alpha / 2.0, k, n - k + 1))
+    upper = 1.0 if k == n else float(_scipy_stats().beta.ppf(1.0 - alpha / 2.0, k + 1, n - k))
     return (lower, upper)
 
 

@@ -11,9 +11,9 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import fisher_exact
 
 from oloproof.stats._checks import count
+from oloproof.stats._lazy import scipy_stats as _scipy_stats
 
 __all__ = ["benjamini_yekutieli", "fisher_two_sided"]
 
@@ -33,7 +33,7 @@ def fisher_two_sided(group_pass: int, group_fail: int, rest_pass: int, rest_fail
     cols = [table[0][0] + table[1][0], table[0][1] + table[1][1]]
     if 0 in rows or 0 in cols:
         return 1.0
-    result = fisher_exact(table, alternative="two-sided")
+    result = _scipy_stats().fisher_exact(table, alternative="two-sided")
     return min(1.0, float(result.pvalue))
 
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import binom
 
 from oloproof.stats._checks import check_level, count
+from oloproof.stats._lazy import scipy_stats as _scipy_stats
 
 __all__ = ["QUANTILE_METHOD", "QuantileInterval", "quantile_interval"]
 
@@ -111,12 +111,13 @@ def order_statistic_ranks(big_n: int, q: float, level: float) -> tuple[int | Non
     half_alpha = (1.0 - level) / 2.0
 
     def at_most(ks: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
-        return np.asarray(binom.cdf(ks, big_n, q), dtype=np.float64)  # P(B ≤ k)
+        return np.asarray(_scipy_stats().binom.cdf(ks, big_n, q), dtype=np.float64)  # P(B ≤ k)
 
     def above(ks: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
-        return np.asarray(binom.sf(ks, big_n, q), dtype=np.float64)  # P(B > k)
+        return np.asarray(_scipy_stats().binom.sf(ks, big_n, q), dtype=np.float64)  # P(B > k)
 
     # Index k = rank − 1: P(B ≤ l−1) is at_most(l−1) and P(B ≥ u) is above(u−1).
+    binom = _scipy_stats().binom
     lower_index = _first_index(
         at_most, big_n, float(binom.ppf(half_alpha, big_n, q)), threshold, last_at_most=True
     )

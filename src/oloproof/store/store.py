@@ -42,6 +42,8 @@ class Store:
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA busy_timeout=60000")
+            # Cache keys are random digests: a larger page cache keeps index inserts in memory.
+            self.conn.execute("PRAGMA cache_size=-65536")
             migrate(self.conn)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot open the store: {exc}", file=path) from None
