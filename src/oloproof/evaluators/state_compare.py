@@ -423,6 +423,9 @@ class _Walker:
         """Compare two objects key by key, then the keys only `recorded` has; `skip` keys aside."""
         count = self.count_agreeing
         get = recorded.get
+        if not count:
+            self._walk_object_differences(path, expected, recorded, skip)
+            return
         missing = 0
         for key, value in expected.items():
             if skip and key in skip:
@@ -443,6 +446,31 @@ class _Walker:
             for key, value in recorded.items():
                 if key not in expected and key not in skip:
                     self.leaf((*path, key), ABSENT, value)
+
+    def _walk_object_differences(
+        self, path: PathKey, expected: dict[str, Any], recorded: dict[str, Any],
+        skip: Collection[str],
+    ) -> None:
+        """Only disagreements are wanted: skip every member that is the very same object.
+
+        States rebuilt from diffs share untouched subtrees with the initial state, so on a large
+        sandbox nearly every member is identical; one comprehension finds the others without a
+        Python-level step per member.
+        """
+        get = recorded.get
+        suspects = [key for key, value in expected.items() if get(key, ABSENT) is not value]
+        for key in suspects:
+            if skip and key in skip:
+                continue
+            value, found = expected[key], get(key, ABSENT)
+            kind = type(value)
+            if kind is type(found) and kind is not dict and kind is not list and value == found:
+                continue
+            self._descend(path, key, value, found)
+        if len(recorded) > len(expected) - len(suspects):
+            for key in recorded.keys() - expected.keys():
+                if key not in skip:
+                    self.leaf((*path, key), ABSENT, recorded[key])
 
     def _walk_list(self, path: PathKey, expected: list[Any], recorded: list[Any]) -> None:
         """Compare two lists of the same length position by position."""
