@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _synthetic import make_project  # noqa: E402
+from _synthetic import make_project
 
 CHILD = """
 import json, sys, time

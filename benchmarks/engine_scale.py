@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _synthetic import make_project  # noqa: E402
+from _synthetic import make_project
 
 CHILD = """
 import json, resource, sys, time

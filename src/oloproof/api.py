@@ -294,4 +294,4 @@ def _checked_at(validity: dict[str, Any], level: float) -> bool:
     return interval.lower is not None and interval.lower >= float(validity["minimum_validity"])
 
 
-__all__ = ["RunResult", "find_store", "load_run", "redecide", "run", "ConfigError"]
+__all__ = ["ConfigError", "RunResult", "find_store", "load_run", "redecide", "run"]

@@ -12,11 +12,11 @@ import asyncio
 import copy
 import inspect
 import json
-import time
-import traceback
 import pickle
 import queue
 import threading
+import time
+import traceback
 from dataclasses import dataclass, field
 from typing import Any
 

@@ -22,8 +22,8 @@ from oloproof.analysis.metrics import Analysis
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.evaluators.base import judge_case
 from oloproof.evaluators.evidence import Evidence
-from oloproof.evaluators.judgment import CODE_VERDICTS, Judgment
 from oloproof.evaluators.faults import FaultRecovery
+from oloproof.evaluators.judgment import CODE_VERDICTS, Judgment
 from oloproof.execution.calls import CallResult, SystemCaller
 from oloproof.execution.replays import fault_replay
 from oloproof.recording.protocols import STATE_KIND

@@ -24,7 +24,7 @@ _current: contextvars.ContextVar[CaseRecorder | None] = contextvars.ContextVar(
 class CaseRecorder:
     """Collects the artifacts one case records while its system runs."""
 
-    __slots__ = ("case_id", "metadata", "artifacts", "_closed")
+    __slots__ = ("_closed", "artifacts", "case_id", "metadata")
 
     def __init__(self, case_id: str, metadata: dict[str, Any] | None = None) -> None:
         self.case_id = case_id

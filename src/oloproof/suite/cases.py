@@ -25,9 +25,21 @@ class Case:
     """One case of the suite, source or derived (a metamorphic copy)."""
 
     __slots__ = (
-        "id", "line", "input", "expected", "initial_state", "state_ref", "metadata", "cluster",
-        "digest", "exec_digest", "expected_digest", "source_id", "transform", "pair_digest",
+        "cluster",
+        "digest",
+        "exec_digest",
+        "expected",
+        "expected_digest",
+        "id",
+        "initial_state",
+        "input",
+        "line",
+        "metadata",
+        "pair_digest",
         "raw",
+        "source_id",
+        "state_ref",
+        "transform",
     )
 
     def __init__(
