@@ -343,9 +343,6 @@ all_async = AllAsync()
 '''
 
 
-@pytest.mark.filterwarnings("ignore:coroutine .* was never awaited:RuntimeWarning")
-@pytest.mark.xfail(strict=True, reason="bug: execution/calls.py `_replay_outcome` calls an "
-                   "async snapshot() without awaiting it, so the sandbox after a replay is lost")
 def test_an_async_sandbox_keeps_its_state_after_a_replay(tmp_path: Path) -> None:
     project = StatefulProject(tmp_path / "all-async", FAULT_SYSTEM + ASYNC_SANDBOX,
                               callable_="app:all_async")

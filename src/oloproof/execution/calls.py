@@ -138,13 +138,17 @@ class _ReplayMixin:
             if stateful is not None:
                 stateful.reset(self.fresh_state(case))
             returned = replayable.replay(trajectory, checkpoint=checkpoint, change=change)
-            return _replay_outcome(returned, stateful, case)
+            return _replay_outcome(returned, None if stateful is None else stateful.snapshot,
+                                   case)
 
         async def in_sandbox_async() -> ReplayResult:
             if stateful is not None:
                 await _maybe_await(stateful.reset(self.fresh_state(case)))
             returned = await replayable.replay(trajectory, checkpoint=checkpoint, change=change)
-            return _replay_outcome(returned, stateful, case)
+            snap = None
+            if stateful is not None:
+                snap = await _maybe_await(stateful.snapshot())
+            return _replay_outcome(returned, None if stateful is None else (lambda: snap), case)
 
         try:
             if is_async:
@@ -293,16 +297,16 @@ class SystemCaller(_ReplayMixin):
             reset_current(token)
 
 
-def _replay_outcome(returned: Any, stateful: Any, case: Case) -> ReplayResult:
+def _replay_outcome(returned: Any, snapshot: Any, case: Case) -> ReplayResult:
     if isinstance(returned, dict):
         returned = AgentTrajectory.model_validate(returned)
     if not isinstance(returned, AgentTrajectory):
         return ReplayResult(None, error=f"replay returned {type(returned).__name__}, not an "
                             "AgentTrajectory")
     state = None
-    if stateful is not None:
+    if snapshot is not None:
         holder = CallResult(None)
-        _take_snapshot(stateful.snapshot, case.initial_state, holder)
+        _take_snapshot(snapshot, case.initial_state, holder)
         state = holder.artifacts.get(STATE_KIND)
     return ReplayResult(returned, state)
 

@@ -71,6 +71,15 @@ def load_target(config: SystemConfig, project_dir: Path, doc: YamlDocument) -> S
     _check_declaration(target, config, doc)
     stateful = target if isinstance(target, Stateful) else None
     replayable = target if isinstance(target, Replayable) else None
+    if stateful is not None and not _is_async(target):
+        for method in ("reset", "snapshot"):
+            if inspect.iscoroutinefunction(getattr(stateful, method)):
+                raise ConfigError(
+                    f"{config.callable}.{method}() is async but the system call is sync, so "
+                    "it would never be awaited and the sandbox would not be reset; make "
+                    f"{method}() a plain method, or make the call async",
+                    file=doc.path, line=line,
+                )
     return SystemTarget(
         call=target,
         is_async=_is_async(target),

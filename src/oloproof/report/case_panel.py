@@ -140,6 +140,9 @@ def render_replay(replay: dict[str, Any], recording: dict[str, Any] | None,
     console.print(f"  replay ended: {faulted.get('terminal_status')}; constraints: " + ", ".join(
         f"{c['name']}={'ok' if c['passed'] else 'FAILED'}"
         for c in faulted.get("constraints") or []))
+    if replay.get("end_state_patch"):
+        _block(console, "  Sandbox after the fault replay (changes from the initial state)",
+               replay["end_state_patch"])
 
 
 def _step_text(step: dict[str, Any]) -> str:
@@ -162,7 +165,10 @@ def render_pair(view: dict[str, Any], console: Console) -> None:
         ("input", source.get("input"), view.get("input")),
         ("output", source.get("output"), view.get("output")),
         ("actions", _actions(source.get("trajectory")), _actions(view.get("trajectory"))),
+        ("end state", source.get("end_state"), view.get("end_state")),
     ):
+        if label == "end state" and left is None and right is None:
+            continue
         same = left == right
         table.add_row(label + ("" if same else " ≠"), _short(left, 400), _short(right, 400),
                       style=None if same else "yellow")
