@@ -19,7 +19,7 @@ from ulid import ULID
 
 from oloproof.analysis.metrics import Analysis, MetricPlan, QuantileSpec
 from oloproof.analysis.outcome import CaseOutcome
-from oloproof.decisions import decide
+from oloproof.decisions import Gate, decide
 from oloproof.errors import ConfigError, RunStopped, StoreError
 from oloproof.execution.engine import Progress, RunEngine
 from oloproof.report.limits import LIMITS
@@ -176,6 +176,12 @@ def _decide(
     metrics, slices = analysis.finish(policy.confidence_level)
     checked = {v["transform"]: bool(v["checked"]) for v in validity}
     decisions, gate = decide(policy, metrics, checked)
+    if status != "complete":
+        # Figures of a run that did not complete describe only the cases that finished: they
+        # can be read, never used to release (exit 5: the run could not complete).
+        gate = Gate("BLOCK", 5)
+        warnings = [*warnings, f"this run is {status}: its figures cover only the "
+                    f"{analysis.cases} cases that finished, and its gate cannot allow a release"]
     return {
         "run_id": run_id,
         "status": status,

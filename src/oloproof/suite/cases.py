@@ -165,12 +165,14 @@ def parse_case(
     the validating pass needs none, the streaming pass computes them)."""
     try:
         obj = json.loads(raw)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
+        where = f"column {exc.colno}" if exc.lineno == 1 else "the end of the line"
         raise _problem(
-            f"not valid JSON ({exc.args[0] if exc.args else exc}); each line must be one JSON "
-            "object",
+            f"not valid JSON at {where}: {exc.msg}; each line must be one complete JSON object",
             path, line,
         ) from None
+    except ValueError as exc:
+        raise _problem(f"not valid JSON: {exc}", path, line) from None
     if not isinstance(obj, dict):
         raise _problem("each line must be a JSON object with at least id and input", path, line)
     case_id = obj.get("id")

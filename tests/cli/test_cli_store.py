@@ -1,0 +1,194 @@
+"""Acceptance 4 — the store: SQLite in WAL mode under `.oloproof/`, safe against kills and races.
+
+These tests start `oloproof run` as real processes and stop them with real signals: SIGKILL
+(nothing can be cleaned up), SIGINT (Ctrl-C: stop cleanly), and two runs racing on one store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import time
+
+import pytest
+
+from oloproof.store.schema import SCHEMA_VERSION
+
+CONCURRENCY = 4
+SLEEP_S = 0.02  # per case: 300 cases at concurrency 4 are about 1.5 s of work
+
+
+def _wait_for(condition, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.02)
+
+
+def _runs_table(cli, probe) -> dict[str, dict[str, str]]:
+    """`oloproof runs` as {run id: {column: text}}, in the order printed."""
+    code, out, err = cli("runs", cwd=probe.path)
+    assert code == 0, err
+    columns = ("run", "started", "status", "system", "cases", "gate")
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines()
+            if line.startswith("│ run_")]
+    return {row[0]: dict(zip(columns, row, strict=True)) for row in rows}
+
+
+@pytest.fixture
+def slow_probe(probe):
+    probe.write_cases(probe.plain_cases(300, sleep=SLEEP_S))
+    probe.set_system(concurrency=CONCURRENCY)
+    return probe
+
+
+def test_the_store_is_sqlite_in_wal_mode_with_a_schema_version(probe, cli):
+    assert cli("run", cwd=probe.path).code == 0
+
+    assert probe.store == probe.path / ".oloproof" / "store.sqlite"
+    with sqlite3.connect(probe.store) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION >= 1
+
+
+def test_the_store_can_be_moved_with_oloproof_store(probe, cli, tmp_path):
+    elsewhere = tmp_path / "elsewhere" / "store.sqlite"
+
+    assert cli("run", cwd=probe.path, env={"OLOPROOF_STORE": str(elsewhere)}).code == 0
+
+    assert elsewhere.is_file() and not probe.store.exists()
+    code, out, _ = cli("runs", cwd=probe.path, env={"OLOPROOF_STORE": str(elsewhere)})
+    assert code == 0 and "complete" in out
+
+
+def test_a_killed_run_leaves_a_readable_store_and_its_work_is_reused(probe, cli,
+                                                                   spawn_oloproof):
+    sleep_s = 0.03  # 300 cases at concurrency 4: about 2.3 s of work
+    probe.write_cases(probe.plain_cases(300, sleep=sleep_s))
+    probe.set_system(concurrency=CONCURRENCY)
+    process = spawn_oloproof("run", cwd=probe.path)
+    _wait_for(lambda: len(probe.calls()) > 0)
+    first_call = probe.call_times()[0]
+    # about 2 s of work (or fewer if this machine is slow): the run must still be going
+    _wait_for(lambda: time.time() - first_call > 2.0 or len(probe.calls()) >= 270)
+    assert process.poll() is None, "the run finished before it could be killed"
+
+    os.kill(process.pid, signal.SIGKILL)
+    killed_at = time.time()
+    process.communicate()
+    started = probe.call_times()
+    # Calls that began over 1.5 s before the kill had finished and been flushed (the runner
+    # writes at least once a second); allow for the cases in flight.
+    settled = sum(t < killed_at - 1.5 - sleep_s for t in started) - CONCURRENCY
+    assert process.returncode == -signal.SIGKILL
+
+    rows = _runs_table(cli, probe)
+    assert len(rows) == 1
+    (killed,) = rows.values()
+    assert killed["status"] == "incomplete"
+    assert killed["gate"].startswith("not decided")
+
+    probe.forget_calls()
+    code, out, _ = cli("run", "--json", cwd=probe.path)
+    document = json.loads(out)
+    execution = document["cache"]["execution"]
+    assert code == 0 and document["status"] == "complete"
+    assert execution["hit"] > 0
+    assert execution["hit"] >= settled, (execution, len(started), settled)
+    assert execution["hit"] + execution["miss"] == 300
+    assert len(probe.calls()) == execution["miss"], "only what was lost is executed again"
+
+
+def test_two_runs_at_once_on_one_store_both_complete(probe, cli, spawn_oloproof):
+    probe.write_cases(probe.plain_cases(100, sleep=SLEEP_S))
+    probe.set_system(concurrency=CONCURRENCY)
+
+    processes = [spawn_oloproof("run", "--json", cwd=probe.path) for _ in range(2)]
+    results = [p.communicate(timeout=60) for p in processes]
+
+    ids = []
+    for process, (out, err) in zip(processes, results, strict=True):
+        assert process.returncode == 0, err
+        document = json.loads(out)
+        assert document["status"] == "complete" and document["gate"]["exit_code"] == 0
+        ids.append(document["run_id"])
+    rows = _runs_table(cli, probe)
+    assert set(rows) == set(ids)
+    assert all(row["status"] == "complete" and row["gate"] == "ALLOW (exit 0)"
+               for row in rows.values())
+
+
+def test_an_unreadable_store_is_a_store_error_before_any_call(probe, cli):
+    probe.store.parent.mkdir()
+    probe.store.write_text("this is not a database", encoding="utf-8")
+
+    code, out, err = cli("run", cwd=probe.path)
+
+    assert code == 5
+    assert err.startswith("Store error:") and "store.sqlite" in err
+    assert "Traceback" not in err and out == ""
+    assert probe.calls() == []
+
+
+def test_sigterm_stops_a_run_like_ctrl_c(slow_probe, spawn_oloproof):
+    probe = slow_probe
+    process = spawn_oloproof("run", "--json", cwd=probe.path)
+    _wait_for(lambda: len(probe.calls()) >= 40)
+
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=30)
+
+    assert process.returncode == 5
+    error = json.loads(out)["error"]
+    assert error["kind"] == "stopped" and "of 300 cases" in error["message"]
+    assert "Traceback" not in err
+
+
+# ---- Ctrl-C -----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def interrupted(new_probe, spawn_oloproof):
+    """A run stopped by SIGINT about a third of the way through."""
+    probe = new_probe()
+    probe.write_cases(probe.plain_cases(300, sleep=SLEEP_S))
+    probe.set_system(concurrency=CONCURRENCY)
+    process = spawn_oloproof("run", cwd=probe.path)
+    _wait_for(lambda: len(probe.calls()) >= 80)
+    assert process.poll() is None
+    os.kill(process.pid, signal.SIGINT)
+    out, err = process.communicate(timeout=30)
+    calls_before = len(probe.calls())
+    return probe, process.returncode, out, err, calls_before
+
+
+def test_ctrl_c_stops_the_run_with_exit_5_and_the_next_run_resumes(interrupted, cli):
+    probe, code, _, err, calls_before = interrupted
+
+    assert code == 5
+    assert "Run stopped" in err and "the next `oloproof run` reuses it" in err
+    assert "Traceback" not in err, err
+    rows = _runs_table(cli, probe)
+    (stopped,) = rows.values()
+    assert stopped["status"] == "stopped" and stopped["gate"].startswith("not decided")
+
+    probe.forget_calls()
+    code, out, _ = cli("run", "--json", cwd=probe.path)
+    execution = json.loads(out)["cache"]["execution"]
+    assert code == 0
+    assert execution["hit"] >= calls_before - CONCURRENCY, "what finished before Ctrl-C"
+    assert execution["hit"] + execution["miss"] == 300
+    assert len(probe.calls()) == execution["miss"]
+    newest_first = [row["status"] for row in _runs_table(cli, probe).values()]
+    assert newest_first == ["complete", "stopped"]
+
+
+def test_gate_on_a_stopped_run_does_not_allow_a_release(interrupted, cli):
+    probe, _, _, _, _ = interrupted
+    stopped_id = next(run_id for run_id, row in _runs_table(cli, probe).items()
+                      if row["status"] == "stopped")
+
+    code, out, _ = cli("gate", stopped_id, cwd=probe.path)
+
+    assert code == 5, out
