@@ -1,0 +1,1300 @@
+/* Oloproof HTML report: draws the page from the JSON embedded in this file.
+ *
+ * Every value that came from a case or a system is untrusted. It reaches the page only as text:
+ * the DOM is built with createElement/textContent/setAttribute, never with innerHTML, and the
+ * embedded data is read with JSON.parse. Nothing is fetched: case details are read from script
+ * elements of this file (gzip+base64 ones are decompressed with DecompressionStream).
+ */
+(function () {
+  "use strict";
+
+  var DATA = JSON.parse(document.getElementById("oloproof-data").textContent);
+  var META = DATA.meta;
+  var S = DATA.summary;
+  var INDEX = DATA.index;              // [id, codes, errorKind, groups[], source, chunk, pos]
+  var CRITERIA = S.criteria || [];
+  var SLICES = S.slice_names || [];
+  var PAGE = 100;
+  var VERDICT = { P: "passed", F: "failed", M: "missing", X: "excluded" };
+
+  // ---- DOM helpers (text only) ------------------------------------------------------------
+
+  function h(tag, attrs) {
+    var el = document.createElement(tag);
+    if (attrs) {
+      for (var key in attrs) {
+        if (!Object.prototype.hasOwnProperty.call(attrs, key)) continue;
+        var v = attrs[key];
+        if (v === null || v === undefined || v === false) continue;
+        if (key === "class") el.className = v;
+        else if (key === "text") el.textContent = v;
+        else if (key.slice(0, 2) === "on" && typeof v === "function") {
+          el.addEventListener(key.slice(2), v);
+        } else el.setAttribute(key, v === true ? "" : String(v));
+      }
+    }
+    for (var i = 2; i < arguments.length; i++) add(el, arguments[i]);
+    return el;
+  }
+
+  /* Append children (text, nodes, arrays of them; null/false skipped) to `el`. */
+  function add(el) {
+    for (var a = 1; a < arguments.length; a++) addOne(el, arguments[a]);
+  }
+
+  function addOne(el, child) {
+    if (child === null || child === undefined || child === false) return;
+    if (Array.isArray(child)) {
+      for (var i = 0; i < child.length; i++) addOne(el, child[i]);
+      return;
+    }
+    if (typeof child === "string" || typeof child === "number") {
+      el.appendChild(document.createTextNode(String(child)));
+      return;
+    }
+    el.appendChild(child);
+  }
+
+  var SVGNS = "http://www.w3.org/2000/svg";
+  function s(tag, attrs) {
+    var el = document.createElementNS(SVGNS, tag);
+    for (var key in attrs) {
+      if (key === "text") el.textContent = attrs[key];
+      else el.setAttribute(key, String(attrs[key]));
+    }
+    return el;
+  }
+
+  function clear(el) { while (el.firstChild) el.removeChild(el.firstChild); return el; }
+
+  function fmtInt(n) { return Number(n).toLocaleString("en-US"); }
+
+  function pill(text, cls) { return h("span", { class: "pill " + (cls || text) }, text); }
+
+  function jsonText(value, pretty) {
+    if (value === undefined) return "";
+    try { return JSON.stringify(value, null, pretty ? 2 : 0); } catch (e) { return String(value); }
+  }
+
+  function isEmpty(v) {
+    return v === null || v === undefined ||
+      (typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 0);
+  }
+
+  function short(value, limit) {
+    var t = typeof value === "string" ? value : jsonText(value, false);
+    limit = limit || 240;
+    return t.length <= limit ? t : t.slice(0, limit - 1) + "…";
+  }
+
+  /* A JSON value as JSON text: one line when short, else the start with a toggle to see it
+   * whole. Strings keep their quotes, so "10" and 10 (or "null" and null) never look alike. */
+  function inlineJson(value, limit) {
+    var one = jsonText(value, false);
+    limit = limit || 240;
+    if (one.length <= limit) return h("span", { class: "json" }, one);
+    return h("details", { class: "json" },
+      h("summary", null, h("span", { class: "json" }, one.slice(0, limit - 1) + "…")),
+      h("pre", null, jsonText(value, true)));
+  }
+
+  /* A leaf of a flattened value: a string as itself, anything else as JSON. */
+  function leafText(value, limit) {
+    if (typeof value !== "string") return inlineJson(value, limit);
+    limit = limit || 400;
+    if (value.length <= limit) return h("span", { class: "json" }, value);
+    return h("details", { class: "json" },
+      h("summary", null, h("span", { class: "json" }, value.slice(0, limit - 1) + "…")),
+      h("pre", null, value));
+  }
+
+  /* A block of JSON (pretty), long ones folded behind "show all". */
+  function jsonBlock(value, cutChars) {
+    if (cutChars) {
+      return h("div", null,
+        h("p", { class: "note" }, "Too large to embed whole: the first " +
+          fmtInt(value.length) + " of " + fmtInt(cutChars) + " characters of its JSON. " +
+          "`oloproof inspect RUN --case ID` prints it whole."),
+        h("pre", null, value));
+    }
+    if (value === undefined || value === null) return h("span", { class: "empty-value" }, "none");
+    var text = typeof value === "string" ? value : jsonText(value, true);
+    var lines = text.split("\n");
+    if (lines.length <= 60) return h("pre", null, text);
+    var pre = h("pre", null, lines.slice(0, 40).join("\n"));
+    var btn = h("button", { class: "more noprint", type: "button" },
+      "show all " + fmtInt(lines.length) + " lines");
+    btn.addEventListener("click", function () { pre.textContent = text; btn.remove(); });
+    pre.setAttribute("data-full", "1");
+    pre._full = text;
+    return h("div", null, pre, btn);
+  }
+
+  function box(label, value, cutChars, extraClass) {
+    return h("div", { class: "box " + (extraClass || "") },
+      h("div", { class: "label" }, label), jsonBlock(value, cutChars));
+  }
+
+  function agentClass(name) {
+    var hsh = 0;
+    for (var i = 0; i < name.length; i++) hsh = (hsh * 31 + name.charCodeAt(i)) >>> 0;
+    return "agent a" + (hsh % 8);
+  }
+
+  function agentBadge(name) { return h("span", { class: agentClass(name) }, name); }
+
+  // ---- reading case details ---------------------------------------------------------------
+
+  var chunkCache = new Map();
+  var sharedCache = new Map();
+
+  function decodeText(text) {
+    if (META.encoding === "json") return Promise.resolve(text);
+    if (typeof DecompressionStream === "undefined") {
+      return Promise.reject(new Error(
+        "This browser cannot decompress the case details embedded in this report " +
+        "(it lacks DecompressionStream). Open the report in a current browser, or read the " +
+        "case with `oloproof inspect RUN --case ID`."));
+    }
+    var bin = atob(text.trim());
+    var bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text();
+  }
+
+  function readBlock(id) {
+    var el = document.getElementById(id);
+    if (!el) return Promise.reject(new Error("the report is missing its block " + id));
+    return decodeText(el.textContent).then(function (t) { return JSON.parse(t); });
+  }
+
+  function loadChunk(i) {
+    if (chunkCache.has(i)) return chunkCache.get(i);
+    var p = readBlock("oloproof-chunk-" + i);
+    chunkCache.set(i, p);
+    if (chunkCache.size > 12) chunkCache.delete(chunkCache.keys().next().value);
+    p.catch(function () { chunkCache.delete(i); });
+    return p;
+  }
+
+  function loadShared(k) {
+    if (!sharedCache.has(k)) sharedCache.set(k, readBlock("oloproof-shared-" + k));
+    return sharedCache.get(k);
+  }
+
+  function loadCase(pos) {
+    var row = INDEX[pos];
+    return loadChunk(row[5]).then(function (chunk) {
+      var detail = chunk[row[6]];
+      var refs = detail["$refs"] || {};
+      var keys = Object.keys(refs);
+      return Promise.all(keys.map(function (k) { return loadShared(refs[k]); }))
+        .then(function (values) {
+          keys.forEach(function (k, i) {
+            var dot = k.indexOf(".");
+            if (dot < 0) detail[k] = values[i];
+            else if (detail[k.slice(0, dot)]) detail[k.slice(0, dot)][k.slice(dot + 1)] = values[i];
+          });
+          delete detail["$refs"];
+          return detail;
+        });
+    });
+  }
+
+  // ---- interval bars ----------------------------------------------------------------------
+
+  var RULES_BY_METRIC = {};
+  (S.policy.rules || []).forEach(function (r) {
+    (RULES_BY_METRIC[r.metric] = RULES_BY_METRIC[r.metric] || []).push(r);
+  });
+  var STATE_BY_RULE = {};
+  (S.decisions || []).forEach(function (d) { STATE_BY_RULE[d.rule] = d.state; });
+
+  function metricState(metricId) {
+    var order = ["FAIL", "MANUAL_REVIEW", "INSUFFICIENT_EVIDENCE", "PASS"];
+    var states = (RULES_BY_METRIC[metricId] || []).map(function (r) { return STATE_BY_RULE[r.id]; })
+      .filter(Boolean);
+    for (var i = 0; i < order.length; i++) if (states.indexOf(order[i]) >= 0) return order[i];
+    return "";
+  }
+
+  function niceMax(x) {
+    if (!(x > 0)) return 1;
+    var p = Math.pow(10, Math.floor(Math.log10(x)));
+    var steps = [1, 2, 2.5, 5, 10];
+    for (var i = 0; i < steps.length; i++) if (steps[i] * p >= x) return steps[i] * p;
+    return 10 * p;
+  }
+
+  /* The interval as a bar on its scale, the estimate as a dot, each rule's threshold as a line. */
+  function intervalBar(row, opts) {
+    opts = opts || {};
+    var W = opts.width || 360, H = opts.compact ? 22 : 34, L = 6, R = W - 8;
+    var rate = row.kind === "rate";
+    if (row.below_support || row.estimate === null || row.estimate === undefined) return null;
+    var thresholds = opts.rules ? opts.rules.filter(function (r) {
+      return r.kind !== "observed_count" && (r.min !== null && r.min !== undefined ||
+        r.max !== null && r.max !== undefined);
+    }) : [];
+    var lo = 0, hi = 1;
+    if (!rate) {
+      var vals = [row.estimate, row.lower, row.upper].concat(thresholds.map(function (r) {
+        return r.min !== null && r.min !== undefined ? r.min : r.max;
+      })).filter(function (v) { return typeof v === "number"; });
+      lo = Math.min(0, Math.min.apply(null, vals));
+      hi = niceMax(Math.max.apply(null, vals) * 1.1);
+      if (hi <= lo) hi = lo + 1;
+    }
+    function x(v) { return L + (R - L) * (Math.min(Math.max(v, lo), hi) - lo) / (hi - lo); }
+    var y = opts.compact ? 6 : 14;
+    var svg = s("svg", { class: "bar", width: W, height: H, viewBox: "0 0 " + W + " " + H,
+      role: "img" });
+    svg.appendChild(s("line", { class: "axis", x1: L, x2: R, y1: y + 4, y2: y + 4 }));
+    if (!opts.compact) {
+      var ticks = rate ? [0, 0.5, 1] : [lo, (lo + hi) / 2, hi];
+      ticks.forEach(function (t) {
+        svg.appendChild(s("line", { class: "axis", x1: x(t), x2: x(t), y1: y + 2, y2: y + 7 }));
+        svg.appendChild(s("text", { class: "tick", x: x(t), y: y + 17,
+          "text-anchor": t === ticks[0] ? "start" : t === ticks[2] ? "end" : "middle",
+          text: rate ? Math.round(t * 100) + "%" : String(+t.toPrecision(3)) }));
+      });
+    }
+    var state = opts.state || "";
+    var hasLo = typeof row.lower === "number", hasHi = typeof row.upper === "number";
+    var x0 = hasLo ? x(row.lower) : L, x1 = hasHi ? x(row.upper) : R;
+    svg.appendChild(s("rect", { class: "iv " + state + (hasLo && hasHi ? "" : " open"),
+      x: x0, y: y, width: Math.max(x1 - x0, 2), height: 8, rx: 2 }));
+    if (hasLo && hasHi) {
+      // nothing more
+    } else {
+      if (hasLo) {
+        svg.appendChild(s("rect", { class: "iv " + state, x: x0, y: y, width: 2, height: 8 }));
+      }
+      if (hasHi) {
+        svg.appendChild(s("rect", { class: "iv " + state, x: x1 - 2, y: y, width: 2, height: 8 }));
+      }
+      if (!opts.compact) {
+        svg.appendChild(s("text", { class: "nobound", x: hasHi ? L : R, y: y - 2,
+          "text-anchor": hasHi ? "start" : "end", text: hasHi ? "← no bound" : "no bound →" }));
+      }
+    }
+    svg.appendChild(s("circle", { class: "est", cx: x(row.estimate), cy: y + 4, r: 3.5 }));
+    thresholds.forEach(function (r) {
+      var t = r.min !== null && r.min !== undefined ? r.min : r.max;
+      var tx = x(t);
+      svg.appendChild(s("line", { class: "thr", x1: tx, x2: tx, y1: y - 5, y2: y + 13 }));
+      if (!opts.compact) {
+        svg.appendChild(s("text", { class: "thr-label", x: tx, y: y - 6,
+          "text-anchor": tx > W - 50 ? "end" : tx < 50 ? "start" : "middle", text: r.text }));
+      }
+    });
+    var label = "estimate " + row.text.estimate + ", interval " + row.text.interval +
+      thresholds.map(function (r) { return "; rule " + r.id + ": " + r.text; }).join("");
+    svg.setAttribute("aria-label", label);
+    svg.appendChild(s("title", { text: label }));
+    return svg;
+  }
+
+  // ---- the summary ------------------------------------------------------------------------
+
+  var GATE_WORDS = {
+    0: "release allowed",
+    1: "blocked with a FAIL",
+    3: "blocked on INSUFFICIENT_EVIDENCE only: more evidence could settle it",
+    4: "blocked with MANUAL_REVIEW and no FAIL",
+    5: "the run could not complete",
+    2: "usage or configuration error"
+  };
+
+  function renderHeader() {
+    var gate = S.gate || {};
+    var when = S.started_at ? new Date(S.started_at * 1000).toISOString().replace("T", " ")
+      .slice(0, 19) + " UTC" : null;
+    var status = S.status === "complete" ? "complete" :
+      S.status + " (did not complete: figures cover what finished)";
+    return h("header", { class: "top" }, h("div", { class: "wrap" },
+      h("div", { class: "brand" }, "Oloproof report"),
+      h("h1", null, (S.project || "") + " · " + (S.system ? S.system.name + " " +
+        S.system.version : "")),
+      h("div", { class: "meta-line" },
+        h("span", { class: "mono", id: "run-id" }, S.run_id),
+        h("span", null, status),
+        h("span", null, fmtInt(S.cases || 0) + " cases"),
+        h("span", null, "confidence level " + S.confidence_level),
+        when ? h("span", null, "run started " + when) : null,
+        h("span", null, "report written " + new Date(META.generated_at * 1000).toISOString()
+          .replace("T", " ").slice(0, 19) + " UTC")),
+      h("div", { class: "gate " + (gate.action || ""), id: "gate" },
+        h("div", null, h("div", { class: "action" }, "Gate: " + (gate.action || "?")),
+          h("div", { class: "exit" }, "exit " + gate.exit_code)),
+        h("div", null, gate.action === "WARN" ? "release allowed, with a warning" :
+          GATE_WORDS[gate.exit_code] || "", h("div", null, ruleTally()),
+          h("div", { class: "note" }, "block on: " + (S.policy.block_on || []).join(", ") +
+            ((S.policy.warn_on || []).length ? " · warn on: " + S.policy.warn_on.join(", ") : "")
+          ))),
+      h("nav", { class: "toc" },
+        [["#decisions", "Decisions"], ["#metrics", "Metrics"], ["#slices", "Slices"],
+          ["#cases", "Cases"], ["#limits", "What a run cannot tell you"]].map(function (l) {
+          return h("a", { href: l[0] }, l[1]);
+        }))));
+  }
+
+  function ruleTally() {
+    var counts = {};
+    (S.decisions || []).forEach(function (d) { counts[d.state] = (counts[d.state] || 0) + 1; });
+    var order = ["FAIL", "MANUAL_REVIEW", "INSUFFICIENT_EVIDENCE", "PASS"];
+    var parts = order.filter(function (k) { return counts[k]; }).map(function (k) {
+      return [pill(counts[k] + " " + k, k), " "];
+    });
+    return parts.length ? [parts, "of " + (S.decisions || []).length + " rule(s)"] :
+      "no rules in the policy";
+  }
+
+  function renderErrors(errors) {
+    if (!errors || !errors.length) return null;
+    var groups = new Map();
+    errors.forEach(function (e) {
+      var first = e.message ? String(e.message).split("\n")[0] : "";
+      var key = e.kind + "\u0000" + first;
+      if (!groups.has(key)) groups.set(key, { kind: e.kind, message: first, cases: [] });
+      groups.get(key).cases.push(e["case"]);
+    });
+    var list = Array.from(groups.values()).sort(function (a, b) {
+      return b.cases.length - a.cases.length;
+    });
+    return h("section", { id: "errors" },
+      h("h2", null, "What broke"),
+      h("p", { class: "warning" }, errors.length + " case(s) errored; they count as missing for " +
+        "every criterion that needed their output."),
+      h("ul", null, list.map(function (g) {
+        return h("li", null, h("strong", null, g.kind + " × " + g.cases.length + ": "),
+          h("span", { class: "mono" }, g.message),
+          h("div", null, "cases: ", g.cases.slice(0, 12).map(function (c, i) {
+            return [i ? ", " : "", caseLink(c)];
+          }), g.cases.length > 12 ? " (+" + (g.cases.length - 12) + " more)" : ""));
+      })));
+  }
+
+  function renderDecisions() {
+    var rulesById = {};
+    (S.policy.rules || []).forEach(function (r) { rulesById[r.id] = r; });
+    var rows = (S.decisions || []).map(function (d) {
+      var rule = rulesById[d.rule];
+      return h("tr", null, h("td", null, d.rule), h("td", { class: "mono" }, d.metric),
+        h("td", null, pill(d.state)), h("td", { class: "mono" }, (d.reasons || []).join(", ")),
+        h("td", null, rule ? rule.text : ""));
+    });
+    if (!rows.length) rows = [h("tr", null, h("td", { colspan: 5 }, "(no rules)"))];
+    return h("section", { id: "decisions" }, h("h2", null, "Decisions"),
+      h("div", { class: "table-scroll" }, h("table", null,
+        h("thead", null, h("tr", null, ["Rule", "Metric", "State", "Reasons", "Threshold"]
+          .map(function (c) { return h("th", null, c); }))),
+        h("tbody", null, rows))));
+  }
+
+  function legend() {
+    return h("div", { class: "legend" },
+      h("span", null, h("span", { class: "sw PASS" }), "rule PASS"),
+      h("span", null, h("span", { class: "sw INSUFFICIENT_EVIDENCE" }), "INSUFFICIENT_EVIDENCE"),
+      h("span", null, h("span", { class: "sw FAIL" }), "FAIL"),
+      h("span", null, h("span", { class: "sw none" }), "no interval rule"),
+      h("span", null, "● estimate · ┆ rule threshold · faded end: no bound"));
+  }
+
+  function renderMetrics() {
+    var metrics = S.metrics || [];
+    var rows = metrics.map(function (m) {
+      var rules = RULES_BY_METRIC[m.id] || [];
+      var counts = rules.filter(function (r) { return r.kind === "observed_count"; });
+      var bar = intervalBar(m, { rules: rules, state: metricState(m.id) });
+      return h("tr", { id: "metric-" + m.id },
+        h("td", { class: "mono" }, m.id),
+        h("td", { class: "num" }, m.text.estimate),
+        h("td", { class: "num" }, m.text.interval + (m.approximate ? " ≈" : "")),
+        h("td", { class: "n-text" }, m.text.n),
+        h("td", { class: "bar-cell" }, bar || h("span", { class: "note" }, "no observations"),
+          counts.map(function (r) {
+            return h("div", { class: "note" }, "rule " + r.id + ": " + r.text +
+              (m.kind === "rate" ? " — " + (m.observed - m.passed) + " failure(s) observed" : "") + " ",
+              STATE_BY_RULE[r.id] ? [" ", pill(STATE_BY_RULE[r.id])] : null);
+          })));
+    });
+    var approx = metrics.some(function (m) { return m.approximate; });
+    return h("section", { id: "metrics" }, h("h2", null, "Metrics"), legend(),
+      h("div", { class: "table-scroll" }, h("table", null,
+        h("thead", null, h("tr", null, h("th", null, "Metric"), h("th", { class: "num" }, "Estimate"),
+          h("th", { class: "num" }, "Interval"), h("th", null, "N"),
+          h("th", null, "Interval against the rule's threshold"))),
+        h("tbody", null, rows))),
+      approx ? h("p", { class: "note" }, "≈ cluster bootstrap (approximate): cases of one " +
+        "cluster are not independent.") : null,
+      h("p", { class: "note" }, "Percentages to one decimal; interval bounds rounded outward. " +
+        "Missing cases stay in the denominator and widen the interval; excluded cases leave it."));
+  }
+
+  function renderExclusions() {
+    var lines = (S.metrics || []).filter(function (m) {
+      return m.excluded_by_reason && Object.keys(m.excluded_by_reason).length;
+    }).map(function (m) {
+      return h("li", null, h("span", { class: "mono" }, m.id), ": ",
+        Object.keys(m.excluded_by_reason).map(function (r, i) {
+          return [i ? ", " : "", h("span", { class: "mono" }, r), " " + m.excluded_by_reason[r]];
+        }));
+    });
+    return h("section", { id: "exclusions" }, h("h3", null, "Exclusions by reason"),
+      lines.length ? h("ul", null, lines) : h("p", { class: "note" }, "No case was excluded " +
+        "from any metric."));
+  }
+
+  function renderTransforms() {
+    var t = S.transforms || [];
+    if (!t.length) return null;
+    return h("section", { id: "transforms" }, h("h3", null, "Transforms: validity labels"),
+      h("ul", null, t.map(function (v) {
+        return h("li", null, h("strong", { class: "mono" }, v.transform), ": " + v.text, " ",
+          pill(v.checked ? "checked" : "not checked", v.checked ? "PASS" : "INSUFFICIENT_EVIDENCE"));
+      })));
+  }
+
+  /* Slices as a matrix: one row per group, one column per metric (SPEC §10.2). */
+  function renderSlices() {
+    var rows = S.slices || [];
+    var sec = h("section", { id: "slices" },
+      h("h2", null, "Slices ", h("span", { class: "sub" },
+        "— exploratory: descriptive only, never gated")));
+    if (!rows.length) {
+      add(sec, h("p", { class: "note" }, "No slices were declared."));
+      return sec;
+    }
+    var metricIds = [];
+    var groups = [];
+    var cells = new Map();
+    rows.forEach(function (r) {
+      if (metricIds.indexOf(r.metric) < 0) metricIds.push(r.metric);
+      var key = r.slice + "\u0000" + r.value;
+      if (!cells.has(key)) { cells.set(key, {}); groups.push(r); }
+      cells.get(key)[r.metric] = r;
+    });
+    var table = h("table", { class: "slices" },
+      h("thead", null, h("tr", null, h("th", null, "Group"), metricIds.map(function (m) {
+        return h("th", { class: "mono" }, m);
+      }))));
+    var tbody = h("tbody");
+    var last = null;
+    var LIMIT = 300;
+    function drawGroup(g) {
+      var si = SLICES.indexOf(g.slice);
+      var row = cells.get(g.slice + "\u0000" + g.value);
+      var first = g.slice !== last;
+      last = g.slice;
+      var tr = h("tr", { class: first ? "slice-first" : "" },
+        h("th", { class: "group", scope: "row" },
+          h("span", { class: "mono" }, g.slice + "="),
+          h("strong", { class: "mono" }, String(g.value)),
+          si >= 0 ? h("div", null, h("button", { class: "link noprint", type: "button",
+            title: "show this group's cases in the case list",
+            onclick: function () { setGroup(si, String(g.value)); } }, "cases")) : null),
+        metricIds.map(function (m) { return sliceCell(row[m]); }));
+      tbody.appendChild(tr);
+    }
+    groups.slice(0, LIMIT).forEach(drawGroup);
+    table.appendChild(tbody);
+    add(sec, h("div", { class: "table-scroll" }, table));
+    if (groups.length > LIMIT) {
+      var more = h("button", { type: "button", class: "noprint" }, "show all " +
+        fmtInt(groups.length) + " groups (" + fmtInt(groups.length - LIMIT) + " more)");
+      more.addEventListener("click", function () {
+        groups.slice(LIMIT).forEach(drawGroup);
+        more.remove();
+      });
+      add(sec, more);
+    }
+    add(sec, h("p", { class: "note" }, "Each cell: estimate, interval, and the counts (hover " +
+      "for the full line). Groups with support below min_slice_support show counts only. " +
+      "* = differs from the rest of the suite (two-sided Fisher exact test, " +
+      "Benjamini–Yekutieli adjusted across all rows, q ≤ 0.05); descriptive, never gated. " +
+      "A rule cannot name a slice."));
+    return sec;
+  }
+
+  function sliceCell(r) {
+    if (!r) return h("td");
+    var counts = r.kind === "rate" ? r.passed + " / " + r.observed :
+      "p" + +(r.quantile * 100).toPrecision(4) + " of " + r.observed;
+    if (r.missing) counts += " · " + r.missing + " missing";
+    if (r.excluded) counts += " · " + r.excluded + " excl.";
+    return h("td", { class: "cell" + (r.below_support ? " below" : ""),
+      title: r.text.n + " · support " + r.support },
+      h("div", null, h("strong", null, r.text.estimate), r.mark ? h("span", { class: "mark" },
+        " " + r.mark) : null),
+      r.text.interval !== "—" ? h("div", { class: "iv-text" }, r.text.interval) : null,
+      h("div", { class: "counts" }, counts));
+  }
+
+  function renderCache() {
+    var c = S.cache || {};
+    var e = c.execution || {}, j = c.judgment || {};
+    var text = "Cache: execution " + e.hit + " hit/" + e.miss + " miss; judgment " + j.hit +
+      " hit/" + j.miss + " miss";
+    Object.keys(c).forEach(function (k) {
+      if (k !== "execution" && k !== "judgment" && c[k] && typeof c[k] === "object") {
+        text += "; " + k + " " + c[k].hit + " hit/" + c[k].miss + " miss";
+      }
+    });
+    return h("p", { id: "cache", class: "mono" }, text);
+  }
+
+  function renderLimits() {
+    return h("section", { id: "limits" }, h("h2", null, "What this run cannot tell you"),
+      h("ul", { class: "limits" }, (S.limits || []).map(function (l) { return h("li", null, l); })));
+  }
+
+  // ---- the case list ------------------------------------------------------------------------
+
+  var state = { status: "all", crit: -1, group: null, q: "", page: 0, current: -1 };
+  var filtered = [];
+  var listEls = {};
+
+  function category(row, crit) {
+    var codes = crit >= 0 ? row[1].charAt(crit) : row[1];
+    return {
+      failed: codes.indexOf("F") >= 0,
+      missing: codes.indexOf("M") >= 0,
+      excluded: codes.indexOf("X") >= 0,
+      errored: !!row[2]
+    };
+  }
+
+  function applyFilters() {
+    var q = state.q.trim().toLowerCase();
+    var g = state.group;
+    var counts = { all: 0, failed: 0, errored: 0, missing: 0, excluded: 0, passed: 0 };
+    var out = [];
+    for (var i = 0; i < INDEX.length; i++) {
+      var row = INDEX[i];
+      if (q && row[0].toLowerCase().indexOf(q) < 0) continue;
+      if (g && String(row[3][g.s]) !== g.v) continue;
+      var c = category(row, state.crit);
+      var passed = !c.failed && !c.missing && !c.errored;
+      counts.all++;
+      if (c.failed) counts.failed++;
+      if (c.errored) counts.errored++;
+      if (c.missing) counts.missing++;
+      if (c.excluded) counts.excluded++;
+      if (passed) counts.passed++;
+      var st = state.status;
+      if (st === "all" || (st === "passed" ? passed : c[st])) out.push(i);
+    }
+    filtered = out;
+    var pages = Math.max(1, Math.ceil(out.length / PAGE));
+    if (state.page >= pages) state.page = pages - 1;
+    Object.keys(listEls.chips).forEach(function (k) {
+      listEls.chips[k].querySelector(".count").textContent = fmtInt(counts[k]);
+    });
+    drawList();
+  }
+
+  function drawList() {
+    var body = clear(listEls.tbody);
+    var start = state.page * PAGE;
+    var end = Math.min(filtered.length, start + PAGE);
+    var frag = document.createDocumentFragment();
+    for (var k = start; k < end; k++) frag.appendChild(caseRow(filtered[k]));
+    body.appendChild(frag);
+    if (!filtered.length) {
+      body.appendChild(h("tr", null, h("td", { colspan: 3, class: "note" },
+        "No case matches these filters.")));
+    }
+    var pages = Math.max(1, Math.ceil(filtered.length / PAGE));
+    listEls.count.textContent = filtered.length ? "Showing " + fmtInt(start + 1) + "–" +
+      fmtInt(end) + " of " + fmtInt(filtered.length) + " matching cases (" +
+      fmtInt(INDEX.length) + " in the run)" : "0 of " + fmtInt(INDEX.length) + " cases";
+    listEls.page.textContent = "page " + (state.page + 1) + " of " + pages;
+    listEls.prev.disabled = state.page === 0;
+    listEls.next.disabled = state.page >= pages - 1;
+    document.getElementById("app").setAttribute("data-listed", String(filtered.length));
+  }
+
+  function caseRow(pos) {
+    var row = INDEX[pos];
+    var strip = h("span", { class: "strip", "aria-hidden": "true" });
+    for (var i = 0; i < row[1].length; i++) {
+      var code = row[1].charAt(i);
+      strip.appendChild(h("span", { class: code + (i === state.crit ? " sel" : ""),
+        title: CRITERIA[i] + ": " + VERDICT[code] }));
+    }
+    var c = category(row, -1);
+    var words = [];
+    if (c.failed) words.push("failed");
+    if (c.missing) words.push("missing");
+    if (c.errored) words.push("errored");
+    var tr = h("tr", { tabindex: "0", "data-case": row[0],
+      class: (pos === state.current ? "current " : "") + (c.failed || c.errored ? "row-failed" : ""),
+      "aria-label": row[0] + ": " + (words.join(", ") || "passed") },
+      h("td", { class: "cid" }, row[0]),
+      h("td", null, strip),
+      h("td", { class: "flag" }, row[2] ? pill("errored: " + row[2], "errored") : null,
+        row[4] ? " copy of " + row[4] : null));
+    tr.addEventListener("click", function () { goToCase(row[0]); });
+    tr.addEventListener("keydown", function (ev) {
+      if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); goToCase(row[0]); }
+      else if (ev.key === "ArrowDown" && tr.nextSibling) { ev.preventDefault(); tr.nextSibling.focus(); }
+      else if (ev.key === "ArrowUp" && tr.previousSibling) {
+        ev.preventDefault(); tr.previousSibling.focus();
+      }
+    });
+    return tr;
+  }
+
+  var BY_ID = null;
+  function positionOf(id) {
+    if (!BY_ID) {
+      BY_ID = new Map();
+      for (var i = 0; i < INDEX.length; i++) if (!BY_ID.has(INDEX[i][0])) BY_ID.set(INDEX[i][0], i);
+    }
+    return BY_ID.has(id) ? BY_ID.get(id) : -1;
+  }
+
+  function caseLink(id) {
+    return h("button", { class: "link", type: "button", onclick: function () { goToCase(id); } },
+      id);
+  }
+
+  function goToCase(id) {
+    var target = "#case=" + encodeURIComponent(id);
+    if (location.hash === target) openCase(positionOf(id));
+    else location.hash = target;
+  }
+
+  function setGroup(sliceIndex, value) {
+    state.group = { s: sliceIndex, v: value };
+    listEls.group.value = sliceIndex + "\u0000" + value;
+    state.page = 0;
+    applyFilters();
+    document.getElementById("cases").scrollIntoView();
+  }
+
+  function renderCases() {
+    var search = h("input", { type: "search", id: "case-search", placeholder: "Search case id",
+      "aria-label": "Search case id", autocomplete: "off", spellcheck: "false" });
+    var timer = null;
+    search.addEventListener("input", function () {
+      clearTimeout(timer);
+      timer = setTimeout(function () { state.q = search.value; state.page = 0; applyFilters(); },
+        INDEX.length > 5000 ? 120 : 30);
+    });
+    var chips = {};
+    var chipRow = h("div", { class: "chips", role: "group", "aria-label": "status filter" },
+      [["all", "All"], ["failed", "Failed"], ["errored", "Errored"], ["missing", "Missing"],
+        ["excluded", "Excluded"], ["passed", "Passed"]].map(function (c) {
+        var b = h("button", { type: "button", class: "chip", "data-status": c[0],
+          "aria-pressed": c[0] === state.status ? "true" : "false" }, c[1],
+        h("span", { class: "count" }));
+        b.addEventListener("click", function () {
+          state.status = c[0]; state.page = 0;
+          Object.keys(chips).forEach(function (k) {
+            chips[k].setAttribute("aria-pressed", k === c[0] ? "true" : "false");
+          });
+          applyFilters();
+        });
+        chips[c[0]] = b;
+        return b;
+      }));
+    var crit = h("select", { id: "case-criterion", "aria-label": "criterion" },
+      h("option", { value: "-1" }, "any criterion"),
+      CRITERIA.map(function (c, i) { return h("option", { value: String(i) }, c); }));
+    crit.addEventListener("change", function () {
+      state.crit = Number(crit.value); state.page = 0; applyFilters();
+    });
+    var values = SLICES.map(function () { return new Map(); });
+    INDEX.forEach(function (row) {
+      for (var i = 0; i < SLICES.length; i++) {
+        var v = row[3][i];
+        if (v === null || v === undefined) continue;
+        var key = String(v);
+        values[i].set(key, (values[i].get(key) || 0) + 1);
+      }
+    });
+    var group = h("select", { id: "case-group", "aria-label": "slice group" },
+      h("option", { value: "" }, "any slice group"),
+      SLICES.map(function (name, i) {
+        var keys = Array.from(values[i].keys()).sort();
+        if (!keys.length) return null;
+        return h("optgroup", { label: name }, keys.slice(0, 500).map(function (k) {
+          return h("option", { value: i + "\u0000" + k },
+            name + "=" + k + " (" + fmtInt(values[i].get(k)) + ")");
+        }));
+      }));
+    group.addEventListener("change", function () {
+      if (!group.value) state.group = null;
+      else {
+        var cut = group.value.indexOf("\u0000");
+        state.group = { s: Number(group.value.slice(0, cut)), v: group.value.slice(cut + 1) };
+      }
+      state.page = 0; applyFilters();
+    });
+    var prev = h("button", { type: "button", id: "page-prev" }, "‹ previous");
+    var next = h("button", { type: "button", id: "page-next" }, "next ›");
+    prev.addEventListener("click", function () { state.page--; drawList(); });
+    next.addEventListener("click", function () { state.page++; drawList(); });
+    var tbody = h("tbody", { id: "case-rows" });
+    var panel = h("div", { class: "panel empty", id: "case-panel", "aria-live": "polite" },
+      "Choose a case to see it whole: input, expected, output, every step of its trajectory, " +
+      "its states, compared paths and every criterion's verdict.");
+    listEls = { tbody: tbody, chips: chips, count: h("div", { class: "count-line", id: "case-count" }),
+      page: h("span"), prev: prev, next: next, group: group, panel: panel, search: search };
+    return h("section", { id: "cases" }, h("h2", null, "Cases"),
+      h("div", { class: "controls" }, search, chipRow),
+      h("div", { class: "controls" }, h("label", null, "Criterion ", crit),
+        h("label", null, "Slice group ", group)),
+      h("div", { class: "cases-layout" },
+        h("div", { class: "case-list" }, listEls.count,
+          h("div", { class: "pager" }, prev, listEls.page, next),
+          h("table", null, h("thead", null, h("tr", null, h("th", null, "Case"),
+            h("th", null, "Verdicts"), h("th", null, ""))), tbody),
+          h("div", { class: "note" }, "Each square is one criterion, in the suite's order: " +
+            "green passed, red failed, amber missing, grey excluded.")),
+        panel));
+  }
+
+  // ---- the case panel -------------------------------------------------------------------
+
+  var openToken = 0;
+
+  function openCase(pos) {
+    var panel = listEls.panel;
+    if (pos < 0) {
+      clear(panel).className = "panel empty";
+      add(panel, "No case with that id in this run.");
+      return;
+    }
+    var token = ++openToken;
+    state.current = pos;
+    document.body.classList.add("has-case");
+    Array.prototype.forEach.call(listEls.tbody.querySelectorAll("tr.current"), function (tr) {
+      tr.classList.remove("current");
+    });
+    var rowEl = listEls.tbody.querySelector('tr[data-case="' + cssEscape(INDEX[pos][0]) + '"]');
+    if (rowEl) rowEl.classList.add("current");
+    clear(panel).className = "panel";
+    add(panel, h("p", { class: "note" }, "Reading case " + INDEX[pos][0] + "…"));
+    loadCase(pos).then(function (detail) {
+      if (token !== openToken) return;
+      clear(panel);
+      add(panel, renderPanel(detail, pos));
+      panel.setAttribute("data-case", INDEX[pos][0]);
+    }, function (err) {
+      if (token !== openToken) return;
+      clear(panel);
+      add(panel, h("div", { class: "error-box" }, h("div", { class: "msg" }, String(err.message ||
+        err))));
+    });
+  }
+
+  function cssEscape(v) {
+    if (window.CSS && CSS.escape) return CSS.escape(v);
+    return String(v).replace(/["\\]/g, "\\$&");
+  }
+
+  function stepCase(delta) {
+    var at = filtered.indexOf(state.current);
+    var next = at < 0 ? (delta > 0 ? 0 : filtered.length - 1) : at + delta;
+    if (next < 0 || next >= filtered.length) return;
+    state.page = Math.floor(next / PAGE);
+    drawList();
+    goToCase(INDEX[filtered[next]][0]);
+  }
+
+  function renderPanel(d, pos) {
+    var row = INDEX[pos];
+    var cut = d["$cut"] || {};
+    var out = [];
+    // A structured value cut for size is shown as the text it was cut to, at the end.
+    var cutBoxes = [];
+    [["criteria", []], ["errors", []], ["replays", []], ["other_artifacts", {}], ["facts", null],
+      ["route", null]].forEach(function (kv) {
+      if (cut[kv[0]]) {
+        cutBoxes.push(box(kv[0], d[kv[0]], cut[kv[0]], "full"));
+        d[kv[0]] = kv[1];
+      }
+    });
+    var title = h("h2", null, "Case ", h("span", { class: "cid" }, d["case"]));
+    var nav = h("div", { class: "panel-nav" },
+      h("button", { type: "button", title: "previous case in the list",
+        onclick: function () { stepCase(-1); } }, "‹"),
+      h("button", { type: "button", title: "next case in the list",
+        onclick: function () { stepCase(1); } }, "›"));
+    out.push(h("div", { class: "panel-head" }, title, nav));
+    var facts = [];
+    if (d.transform) {
+      facts.push(h("span", null, "copy of ", caseLink(d.source), " under transform ",
+        h("strong", { class: "mono" }, d.transform)));
+    }
+    if (typeof d.latency_ms === "number") facts.push(h("span", null, "latency " +
+      Math.round(d.latency_ms) + " ms"));
+    if (d.cached) facts.push(h("span", null, "execution from the cache"));
+    if (facts.length) out.push(h("div", { class: "meta-line" }, facts));
+    out.push(h("div", { class: "verdicts" }, (d.criteria || []).map(function (c) {
+      return h("span", { class: "pill " + c.verdict, title: c.reason || "" },
+        c.criterion + ": " + c.verdict);
+    })));
+    (d.errors || []).forEach(function (e) {
+      out.push(h("div", { class: "error-box" },
+        h("div", { class: "msg" }, "errored (" + e.kind + "): " + e.message),
+        e.traceback ? h("details", null, h("summary", null, "traceback"),
+          h("pre", null, e.traceback)) : null));
+    });
+    out.push(h("div", { class: "grid2" },
+      box("Input", d.input, cut.input),
+      box("Expected", d.expected, cut.expected),
+      box("Output", d.output, cut.output)));
+    out.push(renderCriteria(d.criteria || []));
+    var paths = renderComparedPaths(d.criteria || []);
+    if (paths) out.push(paths);
+    if (d.source_case) out.push(renderPair(d));
+    if (Array.isArray(d.replays) && d.replays.length) out.push(renderReplays(d));
+    if (d.trajectory && typeof d.trajectory === "object" && !cut.trajectory) {
+      out.push(h("h3", null, "Trajectory"));
+      out.push(renderTrajectory(d.trajectory, d.route));
+    } else if (cut.trajectory) {
+      out.push(h("h3", null, "Trajectory"), jsonBlock(d.trajectory, cut.trajectory));
+    } else {
+      out.push(h("h3", null, "Trajectory"), h("p", { class: "note" },
+        "No trajectory was recorded for this case."));
+    }
+    if (!isEmpty(d.initial_state) || !isEmpty(d.end_state)) {
+      out.push(h("h3", null, "States"));
+      out.push(h("div", { class: "grid2" },
+        box("Initial state", d.initial_state, cut.initial_state),
+        box("Recorded end state", d.end_state, cut.end_state)));
+    }
+    var about = [];
+    if (!isEmpty(d.metadata)) about.push(box("Metadata", d.metadata, cut.metadata));
+    var groups = {};
+    SLICES.forEach(function (name, i) { groups[name] = row[3][i]; });
+    if (SLICES.length) about.push(box("Slice groups (null: joins no group)", groups));
+    if (!isEmpty(d.facts)) about.push(box("Facts read from the trajectory", d.facts, cut.facts));
+    if (about.length) out.push(h("h3", null, "About this case"), h("div", { class: "grid2" }, about));
+    var arts = d.other_artifacts || {};
+    Object.keys(arts).forEach(function (k) { out.push(box("Artifact " + k, arts[k])); });
+    out.push(cutBoxes);
+    var known = ["case", "input", "expected", "metadata", "initial_state", "source", "transform",
+      "output", "latency_ms", "trajectory", "end_state", "other_artifacts", "facts", "slices",
+      "criteria", "errors", "cached", "source_case", "replays", "route", "$cut", "$refs"];
+    Object.keys(d).forEach(function (k) {
+      if (known.indexOf(k) < 0 && !isEmpty(d[k])) out.push(box(k, d[k], cut[k]));
+    });
+    return out;
+  }
+
+  function renderCriteria(criteria) {
+    var rows = criteria.map(function (c) {
+      var details = c.details;
+      var shown = details;
+      if (details && typeof details === "object" && isPathChecks(details.checks)) {
+        shown = {};
+        Object.keys(details).forEach(function (k) { if (k !== "checks") shown[k] = details[k]; });
+      }
+      return h("tr", { class: c.verdict === "failed" ? "row-failed" : "",
+        "data-criterion": c.criterion },
+        h("td", { class: "mono" }, c.criterion),
+        h("td", null, pill(c.verdict)),
+        h("td", { class: "mono" }, c.reason || ""),
+        h("td", null, isEmpty(shown) ? "" : inlineJson(shown, 200)));
+    });
+    return h("div", { id: "panel-criteria" }, h("h3", null, "Criteria"),
+      h("div", { class: "table-scroll" }, h("table", null,
+        h("thead", null, h("tr", null, ["Criterion", "Verdict", "Reason", "Details"].map(
+          function (t) { return h("th", null, t); }))),
+        h("tbody", null, rows))));
+  }
+
+  function isPathChecks(checks) {
+    return Array.isArray(checks) && checks.length > 0 && checks.every(function (c) {
+      return c && typeof c === "object" && "path" in c && "agreed" in c;
+    });
+  }
+
+  function stateValue(v) {
+    if (v && typeof v === "object" && !Array.isArray(v) && v["$absent"] === true &&
+      Object.keys(v).length === 1) return h("span", { class: "empty-value" }, "(absent)");
+    return inlineJson(v, 160);
+  }
+
+  function renderComparedPaths(criteria) {
+    var parts = [];
+    criteria.forEach(function (c) {
+      var d = c.details;
+      if (!d || typeof d !== "object" || !isPathChecks(d.checks)) return;
+      var agreed = typeof d.agreed_count === "number" ? d.agreed_count : null;
+      var differ = typeof d.disagreed_count === "number" ? d.disagreed_count : null;
+      var line = agreed !== null && differ !== null ? (agreed + differ) + " compared path(s): " +
+        differ + " differ, " + agreed + " agree" + (d.mode ? " · mode " + d.mode : "") : "";
+      var hidden = (agreed !== null && differ !== null) ? agreed + differ - d.checks.length : 0;
+      if (d.agreed_not_shown) hidden = d.agreed_not_shown;
+      parts.push(h("div", { class: "compared", "data-criterion": c.criterion },
+        h("h3", null, "Compared state paths: ", h("span", { class: "mono" }, c.criterion), " ",
+          pill(c.verdict)),
+        line ? h("p", { class: "note" }, line) : null,
+        h("div", { class: "table-scroll" }, h("table", { class: "paths" },
+          h("thead", null, h("tr", null, ["Path", "Expected", "Recorded", "Verdict"].map(
+            function (t) { return h("th", null, t); }))),
+          h("tbody", null, d.checks.map(function (k) {
+            return h("tr", { class: k.agreed ? "agrees" : "differs" },
+              h("td", { class: "path" }, String(k.path)),
+              h("td", null, stateValue(k.expected)),
+              h("td", null, stateValue(k.recorded)),
+              h("td", null, pill(k.agreed ? "agrees" : "differs"),
+                k.note ? h("span", { class: "note" }, " " + k.note) : null));
+          })))),
+        hidden > 0 || d.truncated ? h("p", { class: "note" }, "… and " +
+          (hidden > 0 ? hidden + " more" : "more") + " paths that agree (not kept).") : null));
+    });
+    return parts.length ? h("div", { id: "panel-paths" }, parts) : null;
+  }
+
+  // -- trajectory --
+
+  function renderTrajectory(t, route, opts) {
+    opts = opts || {};
+    var steps = Array.isArray(t.steps) ? t.steps : [];
+    var constraintsAt = new Map();
+    (t.constraints || []).forEach(function (c) {
+      var k = c.step_index === null || c.step_index === undefined ? "whole" : c.step_index;
+      if (!constraintsAt.has(k)) constraintsAt.set(k, []);
+      constraintsAt.get(k).push(c);
+    });
+    var checkpointsAt = new Map();
+    (t.checkpoints || []).forEach(function (c) {
+      var k = c.step_index === null || c.step_index === undefined ? "before" : c.step_index;
+      if (!checkpointsAt.has(k)) checkpointsAt.set(k, []);
+      checkpointsAt.get(k).push(c);
+    });
+    var wrap = h("div", { class: "trajectory" });
+    var head = h("div", { class: "traj-head" },
+      h("strong", null, steps.length + " step" + (steps.length === 1 ? "" : "s")),
+      pill(String(t.terminal_status || "unknown"), t.terminal_status === "success" ? "passed" :
+        t.terminal_status === "failure" ? "failed" : "plain"),
+      t.truncated ? pill("TRUNCATED at the agent's limit" + (t.step_limit ? " (" + t.step_limit +
+        ")" : ""), "failed") : null);
+    if (!opts.noHead) add(wrap, head);
+    if (route && route.length && !opts.noHead) {
+      add(wrap, h("div", { class: "route" }, "route: ", route.map(function (a, i) {
+        return [i ? h("span", { class: "arrow" }, "→") : null, agentBadge(a)];
+      })));
+    }
+    var whole = constraintsAt.get("whole") || [];
+    if (whole.length) {
+      add(wrap, h("div", { class: "badges" }, "whole-trace constraints: ",
+        whole.map(constraintBadge)));
+    }
+    var ol = h("ol", { class: "timeline" });
+    (checkpointsAt.get("before") || []).forEach(function (c) {
+      ol.appendChild(h("li", { class: "marker" }, h("div", { class: "badges" },
+        checkpointBadge(c), c.description ? null : h("span", { class: "note" },
+          "before the first step"))));
+    });
+    var seen = {};
+    steps.forEach(function (step) {
+      seen[step.index] = true;
+      var li = renderStep(step, constraintsAt.get(step.index), checkpointsAt.get(step.index));
+      if (opts.dimUpTo !== undefined && opts.dimUpTo !== null && step.index <= opts.dimUpTo) {
+        li.classList.add("dim");
+      }
+      ol.appendChild(li);
+    });
+    constraintsAt.forEach(function (list, k) {
+      if (k !== "whole" && !seen[k]) {
+        ol.appendChild(h("li", { class: "marker" }, h("div", { class: "badges" },
+          list.map(constraintBadge), h("span", { class: "note" }, "at step " + k +
+            ", which is not in the recorded steps"))));
+      }
+    });
+    if (t.truncated) {
+      ol.appendChild(h("li", { class: "truncated marker" }, "The trace stops here: truncated at the " +
+        "agent's step limit" + (t.step_limit ? " (" + t.step_limit + ")" : "") +
+        "; what came after was never recorded."));
+    }
+    add(wrap, ol);
+    return wrap;
+  }
+
+  function constraintBadge(c) {
+    return h("span", { class: "badge " + (c.passed ? "ok" : "bad") },
+      (c.passed ? "✓ " : "✗ ") + c.name + (c.passed ? "" : " FAILED"));
+  }
+
+  function checkpointBadge(c) {
+    return h("span", { class: "badge cp", title: c.description || "" },
+      "⚑ " + c.checkpoint_id + (c.kind ? " (" + c.kind + ")" : ""),
+      c.description ? " — " + c.description : "");
+  }
+
+  function renderStep(step, constraints, checkpoints) {
+    var kind = String(step.kind || "");
+    var line = h("div", { class: "step-line" });
+    if (step.agent) add(line, agentBadge(String(step.agent)));
+    add(line, h("span", { class: "kind " + kind }, kind));
+    var li = h("li", { class: "step " + kind, "data-step": step.index },
+      h("span", { class: "idx" }, String(step.index)), line);
+    if (kind === "handoff") {
+      add(line, h("span", { class: "hand" }, "hands control to "),
+        step.to_agent ? agentBadge(String(step.to_agent)) : h("span", { class: "empty-value" }, "?"));
+    }
+    if (step.tool_name) add(line, h("span", { class: "tool" }, String(step.tool_name)));
+    var body = h("div", { class: "step-body" });
+    if (step.arguments !== null && step.arguments !== undefined) {
+      add(body, h("div", null, h("span", { class: "lbl" },
+        kind === "tool_call" ? "arguments" : "content"), inlineJson(step.arguments, 300)));
+    }
+    if (step.result !== null && step.result !== undefined) {
+      add(body, h("div", null, h("span", { class: "lbl" }, "result →"),
+        inlineJson(step.result, 300)));
+    }
+    if (body.childNodes.length) add(li, body);
+    var badges = [];
+    (constraints || []).forEach(function (c) { badges.push(constraintBadge(c)); });
+    (checkpoints || []).forEach(function (c) { badges.push(checkpointBadge(c)); });
+    if (badges.length) add(li, h("div", { class: "badges" }, badges));
+    return li;
+  }
+
+  // -- a metamorphic copy beside its source --
+
+  function flatten(value, prefix, out, limit) {
+    if (out.length >= limit) return out;
+    if (value && typeof value === "object" && Object.keys(value).length) {
+      var keys = Array.isArray(value) ? value.map(function (_, i) { return i; }) :
+        Object.keys(value).sort();
+      keys.forEach(function (k) {
+        var p = Array.isArray(value) ? prefix + "[" + k + "]" : (prefix ? prefix + "." : "") + k;
+        flatten(value[k], p, out, limit);
+      });
+    } else {
+      out.push([prefix || "(value)", value]);
+    }
+    return out;
+  }
+
+  function actions(t) {
+    if (!t || !Array.isArray(t.steps)) return null;
+    return t.steps.filter(function (s) { return s.kind === "tool_call"; }).map(function (s) {
+      return [s.tool_name, s.arguments];
+    });
+  }
+
+  /* Both texts with the part that differs marked (common prefix and suffix left plain). */
+  function markedPair(a, b) {
+    if (typeof a !== "string" || typeof b !== "string") {
+      return [leafText(a, 400), leafText(b, 400)];
+    }
+    var p = 0;
+    while (p < a.length && p < b.length && a.charAt(p) === b.charAt(p)) p++;
+    var q = 0;
+    while (q < a.length - p && q < b.length - p &&
+      a.charAt(a.length - 1 - q) === b.charAt(b.length - 1 - q)) q++;
+    function piece(t) {
+      return h("span", { class: "json" }, t.slice(0, p),
+        t.length - q > p ? h("mark", null, t.slice(p, t.length - q)) : null, t.slice(t.length - q));
+    }
+    return [piece(a), piece(b)];
+  }
+
+  function renderPair(d) {
+    var src = d.source_case || {};
+    var rows = [];
+    var same = 0;
+    function section(label, left, right) {
+      var lf = flatten(left, "", [], 400), rf = flatten(right, "", [], 400);
+      var lm = new Map(lf), rm = new Map(rf);
+      var keys = [];
+      lf.concat(rf).forEach(function (e) { if (keys.indexOf(e[0]) < 0) keys.push(e[0]); });
+      keys.forEach(function (k) {
+        var a = lm.get(k), b = rm.get(k);
+        var differs = jsonText(a) !== jsonText(b);
+        if (!differs && label === "end state") { same++; return; }
+        var cells = differs ? markedPair(a, b) : [leafText(a, 400), leafText(b, 400)];
+        rows.push(h("tr", { class: differs ? "changed" : "" },
+          h("td", { class: "path" }, label + (k === "(value)" ? "" : " " + k)),
+          h("td", null, lm.has(k) ? cells[0] : h("span", { class: "empty-value" }, "(absent)")),
+          h("td", null, rm.has(k) ? cells[1] : h("span", { class: "empty-value" }, "(absent)"))));
+      });
+    }
+    section("input", src.input, d.input);
+    section("output", src.output, d.output);
+    var la = actions(src.trajectory), ra = actions(d.trajectory);
+    var n = Math.max((la || []).length, (ra || []).length);
+    for (var i = 0; i < n; i++) {
+      var a = la && la[i], b = ra && ra[i];
+      var differs = jsonText(a) !== jsonText(b);
+      rows.push(h("tr", { class: differs ? "changed" : "" },
+        h("td", { class: "path" }, "action " + (i + 1)),
+        h("td", null, a ? inlineJson(a, 300) : h("span", { class: "empty-value" }, "(none)")),
+        h("td", null, b ? inlineJson(b, 300) : h("span", { class: "empty-value" }, "(none)"))));
+    }
+    if (src.end_state !== undefined || d.end_state !== undefined) {
+      section("end state", src.end_state, d.end_state);
+    }
+    return h("div", { id: "panel-pair" },
+      h("h3", null, "Source beside this copy"),
+      h("p", { class: "note" }, "Source ", caseLink(src["case"]), " and this copy under transform ",
+        h("strong", { class: "mono" }, d.transform || "?"),
+        ". Rows marked ≠ differ; the differing part of a text is highlighted." +
+        (same ? " " + same + " end-state path(s) agree and are not shown." : "")),
+      h("div", { class: "table-scroll" }, h("table", null,
+        h("thead", null, h("tr", null, h("th", null, ""),
+          h("th", null, "source " + src["case"]), h("th", null, "copy " + d["case"]))),
+        h("tbody", null, rows))));
+  }
+
+  // -- fault replays --
+
+  function isTrajectory(v) { return v && typeof v === "object" && Array.isArray(v.steps); }
+
+  function stepKey(step) {
+    return jsonText([step.kind, step.agent || null, step.to_agent || null, step.tool_name || null,
+      step.arguments === undefined ? null : step.arguments,
+      step.result === undefined ? null : step.result]);
+  }
+
+  /* One fault replay: what was planned, then the recording and the replay side by side from the
+   * checkpoint on, the steps where they part marked; the control replay folded below. */
+  function renderReplay(d, r, i) {
+    var cp = r.checkpoint && typeof r.checkpoint === "object" ? r.checkpoint : null;
+    var at = cp && typeof cp.step_index === "number" ? cp.step_index : 0;
+    var plan = r.plan && typeof r.plan === "object" ? r.plan : {};
+    var change = r.change && typeof r.change === "object" ? r.change : null;
+    var head = h("div", { class: "step-line" },
+      h("strong", { class: "mono" }, String(r.criterion || "")),
+      r.verdict ? pill(String(r.verdict)) : null,
+      r.reason ? h("span", { class: "mono note" }, String(r.reason)) : null);
+    var plain = [];
+    if (plan.fault || plan.tool) {
+      plain.push("fault ", h("strong", { class: "mono" }, String(plan.fault || "?")), " at ",
+        h("strong", { class: "mono" }, String(plan.tool || "?")),
+        " (call #" + (plan.occurrence || 1) + ")");
+    }
+    if (cp) {
+      plain.push(" · replayed from checkpoint ", h("span", { class: "mono" },
+        String(cp.checkpoint_id)), " (after step " + at + ")");
+    }
+    var out = h("div", { class: "replay", "data-replay": i, "data-criterion": r.criterion },
+      head, plain.length ? h("div", { class: "note" }, plain) : null);
+    if (r.status && r.status !== "ok") {
+      add(out, h("p", { class: "warning" }, "replay " + r.status + (r.message ? ": " +
+        r.message : "")));
+    }
+    if (change && change.fault_result !== undefined) {
+      add(out, h("div", { class: "note" }, "The result of step " + change.step_index + " (" +
+        (change.tool_name || "") + ") was replaced by ", inlineJson(change.fault_result, 200)));
+    }
+    var recording = isTrajectory(d.trajectory) ? d.trajectory : null;
+    var faulted = isTrajectory(r.fault_trajectory) ? r.fault_trajectory : null;
+    if (recording || faulted) {
+      var left = recording ? recording.steps.filter(function (s) { return s.index > at; }) : [];
+      var right = faulted ? faulted.steps.filter(function (s) { return s.index > at; }) : [];
+      var n = Math.max(left.length, right.length);
+      var rows = [];
+      for (var k = 0; k < n; k++) {
+        var a = left[k], b = right[k];
+        var differs = !a || !b || stepKey(a) !== stepKey(b);
+        var isFault = change && b && b.index === change.step_index + 1;
+        rows.push(h("tr", { class: differs ? "changed" : "" },
+          h("td", { class: "path" }, String(at + k + 1)),
+          h("td", null, a ? stepSummary(a) : h("span", { class: "empty-value" }, "(no step)")),
+          h("td", null, b ? stepSummary(b) : h("span", { class: "empty-value" }, "(no step)"),
+            isFault ? h("div", { class: "badges" }, h("span", { class: "badge bad" },
+              "⚡ injected " + (change.fault || "fault"))) : null)));
+      }
+      add(out, h("div", { class: "table-scroll" }, h("table", { class: "replay-steps" },
+        h("thead", null, h("tr", null, h("th", null, "#"),
+          h("th", null, "recording (from the checkpoint)"),
+          h("th", null, "replay with the fault"))),
+        h("tbody", null, rows))));
+      if (faulted) {
+        var cons = faulted.constraints || [];
+        add(out, h("div", { class: "badges" }, "replay ended: ",
+          pill(String(faulted.terminal_status || "unknown"), "plain"),
+          cons.length ? " constraints: " : null, cons.map(constraintBadge)));
+      }
+    }
+    if (isTrajectory(r.control)) {
+      add(out, h("details", null, h("summary", null, "control replay (no fault; steps " +
+        "numbered from the checkpoint)"), renderTrajectory(r.control, null)));
+    }
+    if (r.end_state_patch !== undefined && r.end_state_patch !== null) {
+      add(out, h("details", null, h("summary", null, "the sandbox after the fault replay, as a " +
+        "change from the initial state"), h("pre", null, jsonText(r.end_state_patch, true))));
+    }
+    return out;
+  }
+
+  function stepSummary(step) {
+    var line = h("div", { class: "step-line" });
+    if (step.agent) add(line, agentBadge(String(step.agent)));
+    add(line, h("span", { class: "kind " + step.kind }, String(step.kind)));
+    if (step.kind === "handoff") add(line, "→ ", step.to_agent ? agentBadge(String(step.to_agent))
+      : "?");
+    if (step.tool_name) add(line, h("span", { class: "tool" }, String(step.tool_name)));
+    var v = step.result !== null && step.result !== undefined ? step.result : step.arguments;
+    return h("div", null, line, v !== null && v !== undefined ? h("div", { class: "step-body" },
+      step.result !== null && step.result !== undefined ? h("span", { class: "lbl" }, "→") : null,
+      inlineJson(v, 200)) : null);
+  }
+
+  function renderReplays(d) {
+    return h("div", { id: "panel-replays" },
+      h("h3", null, "Fault replays: the recording beside the replay from the checkpoint"),
+      d.replays.map(function (r, i) { return renderReplay(d, r, i); }),
+      h("p", { class: "note" }, "A replay shows what changed after the fault, never why."));
+  }
+
+  // ---- start --------------------------------------------------------------------------------
+
+  function onHash() {
+    var m = /^#case=(.*)$/.exec(location.hash);
+    if (!m) return;
+    var id;
+    try { id = decodeURIComponent(m[1]); } catch (e) { return; }
+    var pos = positionOf(id);
+    openCase(pos);
+    var panel = listEls.panel;
+    if (panel && panel.getBoundingClientRect().top < 0) panel.scrollIntoView();
+  }
+
+  function start() {
+    var app = document.getElementById("app");
+    clear(app);
+    add(app, renderHeader());
+    var main = h("main", { class: "wrap" });
+    add(main, renderErrors(S.errors));
+    (S.warnings || []).forEach(function (w) { add(main, h("p", { class: "warning" }, "Warning: " + w)); });
+    add(main, [renderDecisions(), renderMetrics(), renderExclusions(), renderTransforms(),
+      renderSlices()]);
+    add(main, [h("h2", null, "Cache"), renderCache()]);
+    add(main, renderCases());
+    add(main, renderLimits());
+    add(app, main);
+    applyFilters();
+    window.addEventListener("hashchange", onHash);
+    window.addEventListener("beforeprint", function () {
+      Array.prototype.forEach.call(document.querySelectorAll("details:not([open])"), function (d) {
+        d.setAttribute("open", ""); d.setAttribute("data-print-opened", "");
+      });
+      Array.prototype.forEach.call(document.querySelectorAll("pre[data-full]"), function (p) {
+        p.textContent = p._full;
+      });
+    });
+    window.addEventListener("afterprint", function () {
+      Array.prototype.forEach.call(document.querySelectorAll("details[data-print-opened]"),
+        function (d) { d.removeAttribute("open"); d.removeAttribute("data-print-opened"); });
+    });
+    onHash();
+    app.removeAttribute("aria-busy");
+    app.setAttribute("data-ready", "1");
+    window.__oloproofReady = performance.now();
+  }
+
+  start();
+})();

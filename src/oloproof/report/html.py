@@ -1,0 +1,146 @@
+"""`oloproof report RUN --html FILE`: one self-contained, offline HTML report (SPEC §11).
+
+The page is a template (`assets/report.html`) with its stylesheet and script inlined and the
+run's data embedded as JSON. Every value from a case or a system is untrusted text:
+
+- embedded JSON has `<`, `>` and `&` written as `\\u003c`, `\\u003e`, `\\u0026`, so no value can
+  end a `<script>` element or open a comment, and it is read with `JSON.parse`, never evaluated;
+- the script builds the page with `textContent` and DOM calls, never `innerHTML` with data;
+- a Content-Security-Policy allows only this page's own script and stylesheet (by hash) and no
+  network access of any kind, so even a mistake could neither run injected code nor fetch.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import os
+import tempfile
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from oloproof.api import find_store, load_run
+from oloproof.errors import OloproofError, StoreError
+from oloproof.report.html_data import ReportData, build_report_data, dumps
+from oloproof.store.store import Store
+
+_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
+            "\u2029": "\\u2029"}
+_TABLE = str.maketrans(_ESCAPES)
+
+
+def script_safe(text: str) -> str:
+    """JSON text made safe inside a `<script>` element (no `</script>`, no `<!--`)."""
+    return text.translate(_TABLE)
+
+
+def _asset(name: str) -> str:
+    return (resources.files("oloproof.report") / "assets" / name).read_text(encoding="utf-8")
+
+
+def _csp_hash(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+def render_page(data: ReportData, generated_at: float | None = None) -> str:
+    """The whole HTML document for this report data."""
+    style = _asset("report.css")
+    script = _asset("report.js")
+    for name, text, closing in (("report.css", style, "</style"),
+                                ("report.js", script, "</script")):
+        if closing in text.lower():  # pragma: no cover - a guard on our own assets
+            raise RuntimeError(f"asset {name} must not contain {closing}")
+    summary = data.summary
+    meta: dict[str, Any] = {
+        "encoding": data.encoding,
+        "chunks": len(data.chunks),
+        "shared": len(data.shared),
+        "generated_at": generated_at if generated_at is not None else time.time(),
+    }
+    main = dumps({"meta": meta, "summary": summary, "index": data.index})
+    blocks = [f'<script type="application/json" id="oloproof-data">{script_safe(main)}</script>']
+    kind = "application/json" if data.encoding == "json" else "application/octet-stream"
+    for i, chunk in enumerate(data.chunks):
+        blocks.append(f'<script type="{kind}" id="oloproof-chunk-{i}">'
+                      f"{script_safe(chunk)}</script>")
+    for i, value in enumerate(data.shared):
+        blocks.append(f'<script type="{kind}" id="oloproof-shared-{i}">'
+                      f"{script_safe(value)}</script>")
+    csp = ("default-src 'none'; base-uri 'none'; form-action 'none'; img-src data:; "
+           f"style-src {_csp_hash(style)}; script-src {_csp_hash(script)}")
+    title = (f"Oloproof · {summary.get('project', '')} · {summary.get('run_id', '')} · "
+             f"{(summary.get('gate') or {}).get('action', '')}")
+    page = _asset("report.html")
+    replacements = {
+        "{{CSP}}": html.escape(csp, quote=False).replace('"', "&quot;"),
+        "{{TITLE}}": html.escape(title, quote=False),
+        "{{STYLE}}": style,
+        "{{DATA}}": "\n".join(blocks),
+        "{{SCRIPT}}": script,
+    }
+    # One pass, so a replacement's text is never searched for the next placeholder.
+    out: list[str] = []
+    rest = page
+    while True:
+        positions = [(rest.find(k), k) for k in replacements if rest.find(k) >= 0]
+        if not positions:
+            out.append(rest)
+            break
+        at, key = min(positions)
+        out.append(rest[:at])
+        out.append(replacements[key])
+        rest = rest[at + len(key):]
+    return "".join(out)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_html_report(
+    run_ref: str,
+    path: Path,
+    config: str | Path = "oloproof.yaml",
+    store: str | Path | None = None,
+    *,
+    compress: bool | None = None,
+) -> Path:
+    """Write the HTML report of a stored run to `path`; returns the path written.
+
+    `compress` forces (True) or forbids (False) gzip-compressed case details; by default only
+    large runs are compressed.
+    """
+    db_path = find_store(config, store)
+    if not db_path.is_file():
+        raise StoreError(
+            "no store here yet: run `oloproof run` in the project directory first", file=db_path
+        )
+    db = Store(db_path)
+    try:
+        run_id = db.resolve_run(run_ref)
+        document = load_run(run_id, config, db_path).to_json()
+        data = build_report_data(db, run_id, document, compress=compress)
+    finally:
+        db.close()
+    page = render_page(data)
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".oloproof-report-", suffix=".html", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(page)
+            os.chmod(tmp, 0o666 & ~_umask())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise OloproofError(f"cannot write the report: {exc}", file=path) from None
+    return path

@@ -1,0 +1,394 @@
+"""The data of the HTML report, read from the store in bulk (SPEC §11).
+
+`case_view` reads one case with a handful of queries; for a 20,000-case run that is far too many
+round trips. `build_report_data` reads the run's rows in batches (case bodies, executions,
+artifacts, judgments, errors: one query each per batch) and serves them to the same
+`case_view` from memory, so the HTML panel shows exactly what `oloproof inspect --case` shows,
+including anything `case_view` learns to return later.
+
+What it produces:
+
+- `summary`: the run's JSON document with the terminal's display strings added (so both reports
+  show the same figures), the policy's rules and the suite's criteria and slices;
+- `index`: one short row per case for the case list (id, verdict codes, error kind, slice
+  groups, source) — parsed when the page opens;
+- `chunks`: the case details, a few hundred kilobytes of JSON per chunk, as JSON text or as
+  gzip+base64 (decompressed by the browser only when a case of that chunk is opened);
+- `shared`: large values (sandbox states) that several cases hold, stored once.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from oloproof.errors import StoreError
+from oloproof.report.case_view import case_view
+from oloproof.report.terminal import estimate_text, interval_text, n_text
+from oloproof.stats import percent, percent_lower
+from oloproof.store.store import Store
+
+#: Cases read from the store per batch.
+BATCH = 500
+#: A chunk of case details is closed once its JSON reaches this many characters ...
+CHUNK_CHARS = 192_000
+#: ... or holds this many cases.
+CHUNK_CASES = 200
+#: A value whose JSON is longer is cut to this length (the full value stays in the store).
+VALUE_CAP = 256_000
+#: States (initial, end) with JSON longer than this are stored once and referenced.
+SHARE_OVER = 2_000
+#: Below this many characters of case details, nothing is compressed (any browser reads it).
+COMPRESS_OVER = 1_500_000
+
+_VIEW_SKIP = frozenset({"run_id", "case"})
+_SHARED_KEYS = frozenset({"initial_state", "end_state"})
+
+
+@dataclass
+class ReportData:
+    """Everything the page embeds; `encoding` is `json` or `gzip` (base64) for chunks/shared."""
+
+    summary: dict[str, Any]
+    index: list[list[Any]]
+    chunks: list[str] = field(default_factory=list)
+    shared: list[str] = field(default_factory=list)
+    encoding: str = "json"
+    raw_chars: int = 0
+
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False,
+                           check_circular=False).encode
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON; NaN and infinities (not JSON) become strings rather than breaking a page."""
+    try:
+        return _ENCODE(value)
+    except ValueError:
+        return _ENCODE(_finite(value))
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+# ---- the summary -------------------------------------------------------------------------------
+
+
+def _threshold_text(rule: dict[str, Any], metric: dict[str, Any] | None) -> str:
+    if rule.get("kind") == "observed_count":
+        return f"at most {rule.get('max_failures')} observed failure(s)"
+    bound = "min" if rule.get("min") is not None else "max"
+    value = rule.get(bound)
+    if value is None:
+        return ""
+    if metric is not None and metric.get("kind") == "quantile":
+        shown = f"{value:g}" + (f" {metric['unit']}" if metric.get("unit") else "")
+    else:
+        shown = percent(float(value))
+    return f"{bound} {shown}"
+
+
+def _row_text(row: dict[str, Any]) -> dict[str, str]:
+    try:
+        return {"estimate": estimate_text(row), "interval": interval_text(row), "n": n_text(row)}
+    except (KeyError, TypeError, ValueError):
+        return {"estimate": "—", "interval": "—", "n": ""}
+
+
+def _transform_text(v: dict[str, Any]) -> str:
+    lower = percent_lower(v["lower"]) if v.get("lower") is not None else "—"
+    state = "checked" if v.get("checked") else "NOT checked (transform_not_checked)"
+    text = (f"{v.get('kept')} of {v.get('pairs')} pairs labelled kept; lower bound {lower} vs "
+            f"minimum_validity {percent(float(v.get('minimum_validity') or 0))} → {state}")
+    if v.get("stale_labels"):
+        text += f"; {v['stale_labels']} stale label(s) ignored"
+    return text
+
+
+def build_summary(document: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+    """The run document plus display strings, rules with their thresholds, criteria, slices."""
+    summary = dict(document)
+    metrics = [dict(m, text=_row_text(m)) for m in document.get("metrics") or []]
+    by_id = {m["id"]: m for m in metrics}
+    summary["metrics"] = metrics
+    summary["slices"] = [dict(r, text=_row_text(r)) for r in document.get("slices") or []]
+    summary["transforms"] = [dict(v, text=_transform_text(v))
+                             for v in document.get("transforms") or []]
+    policy = record.get("policy") or {}
+    rules = []
+    for rule in policy.get("rules") or []:
+        rules.append(dict(rule, text=_threshold_text(rule, by_id.get(rule.get("metric")))))
+    summary["policy"] = {
+        "rules": rules,
+        "block_on": list(policy.get("block_on") or []),
+        "warn_on": list(policy.get("warn_on") or []),
+        "confidence_level": policy.get("confidence_level"),
+    }
+    suite = record.get("suite") or {}
+    summary["criteria"] = list(suite.get("criteria") or [])
+    summary["slice_names"] = list(suite.get("slices") or [])
+    summary["started_at"] = record.get("started_at")
+    summary["finished_at"] = record.get("finished_at")
+    return summary
+
+
+# ---- reading cases in bulk ---------------------------------------------------------------------
+
+
+class _Prefetched:
+    """A read-only stand-in for `Store` that serves `case_view` from batch-loaded rows.
+
+    Anything not prefetched falls through to the real store, so new reads in `case_view` keep
+    working (only slower).
+    """
+
+    def __init__(self, store: Store, record: dict[str, Any],
+                 rows: dict[str, tuple[str, str | None, dict[str, Any]]],
+                 errors: dict[str, list[dict[str, Any]]]) -> None:
+        self._store = store
+        self._record = record
+        self._rows = rows
+        self._errors = errors
+        self._cases: dict[str, dict[str, Any] | None] = {}
+        self._executions: dict[str, dict[str, Any]] = {}
+        self._judgments: dict[str, dict[str, Any]] = {}
+        self._replays: dict[str, dict[str, Any]] = {}
+        self.current: str | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def prefetch(self, batch: Sequence[str]) -> None:
+        """Load the case bodies, executions and judgments of these cases, dropping the last."""
+        digests = {self._rows[c][0] for c in batch}
+        keys = [k for c in batch if (k := self._rows[c][1])]
+        judgment_keys = [k for c in batch for k in self._rows[c][2].get("j") or [] if k]
+        for c in batch:  # a metamorphic copy's source is shown beside it
+            source = self._rows[c][2].get("src")
+            if source and source in self._rows:
+                digests.add(self._rows[source][0])
+                if self._rows[source][1]:
+                    keys.append(self._rows[source][1])  # type: ignore[arg-type]
+        self._cases = dict.fromkeys(digests)
+        for part in _parts(sorted(digests)):
+            marks = ",".join("?" * len(part))
+            for digest, body in self._store.conn.execute(
+                f"SELECT digest, body FROM cases WHERE digest IN ({marks})", part
+            ):
+                self._cases[digest] = json.loads(body)
+        self._executions = self._store.load_executions(sorted(set(keys)))
+        self._judgments = self._store.load_judgments(judgment_keys)
+        replay_keys = sorted({key for j in self._judgments.values()
+                              if isinstance(j.get("details"), dict)
+                              and isinstance(key := j["details"].get("replay_key"), str)})
+        lookup = getattr(self._store, "lookup_replays", None)
+        self._replays = lookup(replay_keys) if replay_keys and lookup else {}
+
+    # -- the reads case_view makes --
+
+    def run_record(self, run_id: str) -> dict[str, Any]:
+        return self._record
+
+    def run_case(self, run_id: str, case_id: str) -> tuple[str, str | None, dict[str, Any]] | None:
+        return self._rows.get(case_id)
+
+    def run_errors(self, run_id: str) -> list[dict[str, Any]]:
+        # case_view keeps the errors of its own case; hand it only those.
+        return self._errors.get(self.current or "", [])
+
+    def load_case(self, case_digest: str) -> dict[str, Any] | None:
+        if case_digest in self._cases:
+            return self._cases[case_digest]
+        return self._store.load_case(case_digest)
+
+    def load_executions(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        wanted = list(keys)
+        found = {k: self._executions[k] for k in wanted if k in self._executions}
+        rest = [k for k in wanted if k not in found]
+        if rest:
+            found.update(self._store.load_executions(rest))
+        return found
+
+    def lookup_replays(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        wanted = list(keys)
+        found = {k: self._replays[k] for k in wanted if k in self._replays}
+        rest = [k for k in wanted if k not in found]
+        if rest:
+            found.update(self._store.lookup_replays(rest))
+        return found
+
+    def load_judgments(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+        wanted = [k for k in keys if k]
+        found = {k: self._judgments[k] for k in wanted if k in self._judgments}
+        rest = [k for k in wanted if k not in found]
+        if rest:
+            found.update(self._store.load_judgments(rest))
+        return found
+
+
+def _parts(items: Sequence[str], size: int = 500) -> Iterator[Sequence[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def iter_views(store: Store, run_id: str) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(case id, outcome, case view) for every case of a run, in run order, read in batches."""
+    record = store.run_record(run_id)
+    rows: dict[str, tuple[str, str | None, dict[str, Any]]] = {}
+    order: list[str] = []
+    for case_id, digest, key, outcome in store.iter_run_cases(run_id):
+        if case_id not in rows:
+            order.append(case_id)
+        rows[case_id] = (digest, key, outcome)
+    errors: dict[str, list[dict[str, Any]]] = {}
+    for error in store.run_errors(run_id):
+        errors.setdefault(error["case"], []).append(error)
+    reader = _Prefetched(store, record, rows, errors)
+    for start in range(0, len(order), BATCH):
+        batch = order[start : start + BATCH]
+        reader.prefetch(batch)
+        for case_id in batch:
+            reader.current = case_id
+            view = case_view(reader, run_id, case_id)  # type: ignore[arg-type]
+            yield case_id, rows[case_id][2], view
+
+
+# ---- the page's data ---------------------------------------------------------------------------
+
+
+def _route(trajectory: Any) -> list[str] | None:
+    """The agents that held control, in order (as `route_of`), from a stored trajectory."""
+    if not isinstance(trajectory, dict):
+        return None
+    steps = [s for s in trajectory.get("steps") or [] if isinstance(s, dict)]
+    if not any(s.get("agent") for s in steps):
+        return None
+    route: list[str] = []
+    for step in steps:
+        holders = [step.get("agent")]
+        if step.get("kind") == "handoff":
+            holders.append(step.get("to_agent"))
+        for agent in holders:
+            if agent and (not route or route[-1] != agent):
+                route.append(str(agent))
+    return route
+
+
+class _Builder:
+    """Turns case views into index rows and size-capped, chunked detail JSON."""
+
+    def __init__(self) -> None:
+        self.index: list[list[Any]] = []
+        self.chunks: list[list[str]] = [[]]
+        self._chunk_chars = 0
+        self.shared: list[str] = []
+        self._shared_at: dict[str, int] = {}
+        self.raw_chars = 0
+
+    def _value(self, key: str, value: Any, refs: dict[str, int], cut: dict[str, int]) -> str:
+        """The value's JSON as embedded: itself; or its JSON text cut to VALUE_CAP characters
+        (noted in `cut`); or null, with its position in the shared table noted in `refs`."""
+        text = dumps(value)
+        if len(text) > VALUE_CAP:
+            cut[key] = len(text)
+            return dumps(text[:VALUE_CAP])
+        if key.rsplit(".", 1)[-1] in _SHARED_KEYS and len(text) > SHARE_OVER:
+            digest = hashlib.sha1(text.encode("utf-8")).hexdigest()
+            at = self._shared_at.get(digest)
+            if at is None:
+                at = self._shared_at[digest] = len(self.shared)
+                self.shared.append(text)
+                self.raw_chars += len(text)
+            refs[key] = at
+            return "null"
+        return text
+
+    def add(self, case_id: str, outcome: dict[str, Any], view: dict[str, Any]) -> None:
+        """Add one case: its index row, and its detail to the current chunk."""
+        refs: dict[str, int] = {}
+        cut: dict[str, int] = {}
+        parts = ['"case":' + dumps(case_id)]
+        for key, value in view.items():
+            if key in _VIEW_SKIP:
+                continue
+            if key == "source_case" and isinstance(value, dict):
+                inner = ",".join(dumps(k) + ":" + self._value(f"source_case.{k}", v, refs, cut)
+                                 for k, v in value.items())
+                parts.append('"source_case":{' + inner + "}")
+            else:
+                parts.append(dumps(key) + ":" + self._value(key, value, refs, cut))
+        route = _route(view.get("trajectory"))
+        if route:
+            parts.append('"route":' + dumps(route))
+        if refs:
+            parts.append('"$refs":' + dumps(refs))
+        if cut:
+            parts.append('"$cut":' + dumps(cut))
+        text = "{" + ",".join(parts) + "}"
+        if self._chunk_chars and (self._chunk_chars + len(text) > CHUNK_CHARS
+                                  or len(self.chunks[-1]) >= CHUNK_CASES):
+            self.chunks.append([])
+            self._chunk_chars = 0
+        errors = view.get("errors") or []
+        self.index.append([
+            case_id,
+            outcome.get("c") or "",
+            outcome.get("e") or (errors[0].get("kind") if errors else None),
+            list(outcome.get("s") or []),
+            outcome.get("src"),
+            len(self.chunks) - 1,
+            len(self.chunks[-1]),
+        ])
+        self.chunks[-1].append(text)
+        self._chunk_chars += len(text)
+        self.raw_chars += len(text)
+
+
+def _encode(text: str, encoding: str) -> str:
+    if encoding == "json":
+        return text
+    packed = gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0)
+    return base64.b64encode(packed).decode("ascii")
+
+
+def build_report_data(
+    store: Store, run_id: str, document: dict[str, Any], compress: bool | None = None
+) -> ReportData:
+    """Read a run whole and shape it for the page.
+
+    `compress=None` compresses case details only when they are large (above COMPRESS_OVER
+    characters), so small reports stay readable by any browser without DecompressionStream.
+    """
+    record = store.run_record(run_id)
+    if record is None:  # pragma: no cover - run_record raises
+        raise StoreError(f"run {run_id} is not in the store")
+    builder = _Builder()
+    for case_id, outcome, view in iter_views(store, run_id):
+        builder.add(case_id, outcome, view)
+    if compress is None:
+        compress = builder.raw_chars > COMPRESS_OVER
+    encoding = "gzip" if compress else "json"
+    chunks = [_encode("[" + ",".join(c) + "]", encoding) for c in builder.chunks if c]
+    shared = [_encode(s, encoding) for s in builder.shared]
+    return ReportData(
+        summary=build_summary(document, record),
+        index=builder.index,
+        chunks=chunks,
+        shared=shared,
+        encoding=encoding,
+        raw_chars=builder.raw_chars,
+    )
