@@ -188,16 +188,22 @@ def render_verdicts(criteria: list[dict[str, Any]], console: Console) -> None:
         table.add_column(column, overflow="fold")
     for c in criteria:
         details = c.get("details") or {}
-        compared = details.get("checks") if isinstance(details, dict) else None
-        shown = {k: v for k, v in details.items() if k != "checks"} if details else None
+        shown = ({k: v for k, v in details.items() if not (k == "checks" and _compared(v))}
+                 if details else None)
         table.add_row(c["criterion"], Text(c["verdict"], style=_VERDICT_STYLE[c["verdict"]]),
                       c.get("reason") or "", escape(_short(shown, 300)) if shown else "")
     console.print(table)
     for c in criteria:
         details = c.get("details") or {}
         checks = details.get("checks") if isinstance(details, dict) else None
-        if checks:
+        if _compared(checks):
             render_paths(c["criterion"], checks, details, console)
+
+
+def _compared(checks: Any) -> bool:
+    """Whether a judgment's `checks` are compared state paths (a list of {path, ...})."""
+    return isinstance(checks, list) and bool(checks) and all(
+        isinstance(c, dict) and "path" in c for c in checks)
 
 
 def render_paths(criterion: str, checks: list[dict[str, Any]], details: dict[str, Any],
