@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from _run_example import cells, copy_example, run_cli, table_row
 
 from oloproof.stats import percent, percent_lower, percent_upper
-from _run_example import cells, copy_example, run_cli, table_row
 
 METRICS = [
     ("answer_correct", "96.7%", "[82.7%, 100.0%]", "29 / 30 observed · 0 missing · 0 excluded"),
