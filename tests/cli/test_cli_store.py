@@ -63,6 +63,18 @@ def test_the_store_can_be_moved_with_oloproof_store(probe, cli, tmp_path):
     assert code == 0 and "complete" in out
 
 
+def test_the_store_can_be_moved_with_store_in_the_suite(probe, cli):
+    probe.suite["store"] = "state/runs.sqlite"  # relative to oloproof.yaml
+    probe.write_suite()
+
+    assert cli("run", cwd=probe.path).code == 0
+
+    moved = probe.path / "state" / "runs.sqlite"
+    assert moved.is_file() and not probe.store.exists()
+    code, out, _ = cli("runs", cwd=probe.path)
+    assert code == 0 and "complete" in out
+
+
 def test_a_killed_run_leaves_a_readable_store_and_its_work_is_reused(probe, cli,
                                                                    spawn_oloproof):
     sleep_s = 0.03  # 300 cases at concurrency 4: about 2.3 s of work
@@ -86,9 +98,14 @@ def test_a_killed_run_leaves_a_readable_store_and_its_work_is_reused(probe, cli,
 
     rows = _runs_table(cli, probe)
     assert len(rows) == 1
-    (killed,) = rows.values()
+    ((killed_id, killed),) = rows.items()
     assert killed["status"] == "incomplete"
     assert killed["gate"].startswith("not decided")
+    code, out, _ = cli("inspect", killed_id, "--json", cwd=probe.path)
+    partial = json.loads(out)
+    assert code == 0 and partial["status"] == "incomplete"
+    assert 0 < partial["cases"] < 300, "what was stored of the killed run can be read"
+    assert cli("gate", killed_id, cwd=probe.path).code == 5, "and it can never allow a release"
 
     probe.forget_calls()
     code, out, _ = cli("run", "--json", cwd=probe.path)
@@ -167,7 +184,7 @@ def test_ctrl_c_stops_the_run_with_exit_5_and_the_next_run_resumes(interrupted, 
     probe, code, _, err, calls_before = interrupted
 
     assert code == 5
-    assert "Run stopped" in err and "the next `oloproof run` reuses it" in err
+    assert err.startswith("Run stopped:") and "oloproof run" in err
     assert "Traceback" not in err, err
     rows = _runs_table(cli, probe)
     (stopped,) = rows.values()

@@ -1,0 +1,356 @@
+"""Shared fixtures: a project on disk, and the `oloproof` command run as a real process.
+
+`cli(*args, cwd=...)` runs the command line in its own process, with `CI=1`, and returns
+`(code, out, err)`. Starting Python and importing the engine (scipy, pydantic, rich) costs about
+a second per process, more than several dozen CLI tests can afford; so by default each command
+is a process *forked* from a small server that imported `oloproof.cli.main` once. The child is
+a fresh process with its own working directory, environment, stdin/stdout/stderr and exit
+status, and runs `oloproof.cli.main:main()` just as the `oloproof` script does (interpreter
+shutdown included). Set `OLOPROOF_TEST_SPAWN=1` to start every command as
+`python -m oloproof.cli.main` instead. Tests about signals, terminals or racing processes use
+`spawn_oloproof(...)`, which always starts a fresh interpreter.
+
+The probe project (`probe`, `new_probe()`) wraps a system that does what each case's input says
+(answer, sleep, raise, return a non-object, record a broken trajectory) and logs every call to
+`calls.log`, so a test can check whether, how often and when the system was called.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+import yaml
+
+import oloproof
+
+STARTER = Path(oloproof.__file__).parent / "examples" / "starter"
+
+
+class CliResult(NamedTuple):
+    code: int
+    out: str
+    err: str
+
+
+def oloproof_argv(*args: str) -> list[str]:
+    """The command line of `oloproof ARGS...` as a fresh interpreter."""
+    return [sys.executable, "-m", "oloproof.cli.main", *args]
+
+
+def cli_env(**overrides: str | None) -> dict[str, str]:
+    """The environment of a CLI process: ours, with CI=1, no store override, UTF-8 output."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OLOPROOF_STORE", "CI")}
+    env.update(CI="1", PYTHONIOENCODING="utf-8")
+    for key, value in overrides.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
+
+
+# ---- the fork server --------------------------------------------------------------------------
+
+_SERVER = textwrap.dedent(
+    r"""
+    import gc, json, os, sys
+    import oloproof.cli.main  # the slow imports happen once, here
+    import oloproof.report.progress
+    import scipy.stats  # the engine imports it on first use
+
+    gc.freeze()  # children need not collect what they inherit (it makes their exit 4x faster)
+
+    for line in sys.stdin:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            for fd, name in ((1, "stdout"), (2, "stderr")):
+                target = os.open(request[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                os.dup2(target, fd)
+                os.close(target)
+            os.chdir(request["cwd"])
+            os.environ.clear()
+            os.environ.update(request["env"])
+            sys.argv = ["oloproof", *request["args"]]
+            oloproof.cli.main.main()  # exits through SystemExit: a normal interpreter exit
+            raise SystemExit(0)
+        print(json.dumps({"pid": pid}), flush=True)
+        _, status = os.waitpid(pid, 0)
+        print(json.dumps({"code": os.waitstatus_to_exitcode(status)}), flush=True)
+    """
+)
+
+
+class _ForkServer:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[str] | None = None
+
+    def _start(self) -> subprocess.Popen[str]:
+        if self._process is None or self._process.poll() is not None:
+            self._process = subprocess.Popen(
+                [sys.executable, "-c", _SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                text=True, env=cli_env(), cwd=tempfile.gettempdir(),
+            )
+        return self._process
+
+    def _reply(self, process: subprocess.Popen[str], deadline: float) -> dict[str, Any]:
+        assert process.stdout is not None
+        ready, _, _ = select.select([process.stdout], [], [], max(0.0, deadline - time.time()))
+        if not ready:
+            raise TimeoutError
+        line = process.stdout.readline()
+        if not line:
+            raise RuntimeError("the CLI fork server died")
+        return dict(json.loads(line))
+
+    def run(self, args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> CliResult:
+        with self._lock, tempfile.TemporaryDirectory() as scratch:
+            out, err = Path(scratch, "stdout"), Path(scratch, "stderr")
+            process = self._start()
+            assert process.stdin is not None
+            request = {"args": args, "cwd": str(cwd), "env": env, "stdout": str(out),
+                       "stderr": str(err)}
+            process.stdin.write(json.dumps(request) + "\n")
+            process.stdin.flush()
+            deadline = time.time() + timeout
+            pid = self._reply(process, deadline)["pid"]
+            try:
+                code = self._reply(process, deadline)["code"]
+            except TimeoutError:
+                os.kill(pid, signal.SIGKILL)
+                self._reply(process, time.time() + 10)
+                raise AssertionError(
+                    f"`oloproof {' '.join(args)}` did not finish within {timeout} s; stderr:\n"
+                    + err.read_text(encoding="utf-8", errors="replace")
+                ) from None
+            return CliResult(int(code), out.read_text(encoding="utf-8"),
+                             err.read_text(encoding="utf-8"))
+
+    def close(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            assert self._process.stdin is not None
+            self._process.stdin.close()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+
+
+@pytest.fixture(scope="session")
+def _fork_server() -> Iterator[_ForkServer]:
+    server = _ForkServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
+def cli(_fork_server: _ForkServer) -> Callable[..., CliResult]:
+    """`cli("run", "--json", cwd=project)` → (exit code, stdout, stderr) of a real process."""
+
+    def run(*args: str, cwd: Path, env: dict[str, str | None] | None = None,
+            timeout: float = 60.0) -> CliResult:
+        full_env = cli_env(**(env or {}))
+        if os.environ.get("OLOPROOF_TEST_SPAWN"):
+            done = subprocess.run(oloproof_argv(*args), check=False, cwd=cwd, env=full_env,
+                                  capture_output=True, text=True, encoding="utf-8",
+                                  timeout=timeout, stdin=subprocess.DEVNULL)
+            return CliResult(done.returncode, done.stdout, done.stderr)
+        return _fork_server.run(list(args), cwd, full_env, timeout)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def spawn_oloproof() -> Callable[..., subprocess.Popen[str]]:
+    """`spawn_oloproof("run", cwd=project)` → the running `oloproof run` process (pipes, CI=1).
+
+    For tests that signal, race or watch a process: it is a fresh interpreter, not a fork.
+    """
+
+    def spawn(*args: str, cwd: Path, env: dict[str, str | None] | None = None,
+              **popen: Any) -> subprocess.Popen[str]:
+        popen.setdefault("stdout", subprocess.PIPE)
+        popen.setdefault("stderr", subprocess.PIPE)
+        return subprocess.Popen(oloproof_argv(*args), cwd=cwd, env=cli_env(**(env or {})),
+                                stdin=subprocess.DEVNULL, text=True, encoding="utf-8", **popen)
+
+    return spawn
+
+
+# ---- projects ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def starter_project(tmp_path: Path) -> Path:
+    """A fresh copy of the starter project `oloproof init` scaffolds."""
+    project = tmp_path / "starter"
+    shutil.copytree(STARTER, project, ignore=shutil.ignore_patterns("__pycache__", ".oloproof"))
+    return project
+
+
+PROBE_SYSTEM = '''\
+"""A system under test that does what each case's input says, and logs every call it gets."""
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+from oloproof import AgentStep, AgentTrajectory, current_case, system
+
+CALLS = Path(__file__).with_name("calls.log")
+
+
+def _log(case_id: str) -> None:
+    fd = os.open(CALLS, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, f"{case_id} {time.time():.6f}\\n".encode())
+    finally:
+        os.close(fd)
+
+
+def _answer(case_input: dict):
+    case = current_case()
+    behave = case_input.get("behave", "ok")
+    if behave == "raise":
+        raise RuntimeError("the order service is down")
+    if behave == "non_object":
+        return ["not", "an", "object"]
+    if behave == "gap":
+        steps = [AgentStep(index=1, kind="message"), AgentStep(index=3, kind="final")]
+    elif behave == "partly_named":
+        steps = [AgentStep(index=1, kind="message", agent="triage"),
+                 AgentStep(index=2, kind="message", agent="billing"),
+                 AgentStep(index=3, kind="final")]
+    else:
+        steps = [AgentStep(index=1, kind="message", arguments={"text": "hello"}),
+                 AgentStep(index=2, kind="tool_call", tool_name="lookup",
+                           arguments={"id": case.case_id}),
+                 AgentStep(index=3, kind="tool_result", tool_name="lookup", result={"ok": True}),
+                 AgentStep(index=4, kind="final")]
+    case.agent_trajectory(AgentTrajectory(steps=tuple(steps), terminal_status="success"))
+    return {"answer": case_input.get("answer", "yes")}
+
+
+@system(name="probe", records=("agent_trajectory/v1",))
+def run(case_input: dict):
+    _log(current_case().case_id)
+    time.sleep(case_input.get("sleep", 0))
+    return _answer(case_input)
+
+
+@system(name="probe", records=("agent_trajectory/v1",))
+async def run_async(case_input: dict):
+    _log(current_case().case_id)
+    await asyncio.sleep(case_input.get("sleep", 0))
+    return _answer(case_input)
+'''
+
+
+class Probe:
+    """A project around PROBE_SYSTEM: cases, both YAML files, and a count of system calls."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        (root / "data").mkdir(exist_ok=True)
+        (root / "app.py").write_text(PROBE_SYSTEM, encoding="utf-8")
+        self.suite: dict[str, Any] = {
+            "version": 1,
+            "project": "probe",
+            "dataset": "data/cases.jsonl",
+            "system": {"name": "probe", "version": "v1", "callable": "app:run",
+                       "records": ["agent_trajectory/v1"], "concurrency": 4, "timeout_s": 10},
+            "evaluators": [
+                {"type": "exact_match", "criterion": "answer_correct", "field": "answer",
+                 "expected_field": "answer"},
+                {"type": "agent_tool_called", "tool_name": "lookup"},
+            ],
+            "metrics": [{"id": "steps_p50", "type": "quantile", "source": "agent_steps",
+                         "quantile": 0.5}],
+        }
+        self.policy: dict[str, Any] = {
+            "version": 1,
+            "rules": [{"id": "answers", "metric": "answer_correct", "min": 0.5}],
+        }
+        self.write_suite()
+        self.write_policy()
+
+    @property
+    def path(self) -> Path:
+        return self.root
+
+    def write_suite(self) -> None:
+        text = yaml.safe_dump(self.suite, sort_keys=False)
+        (self.root / "oloproof.yaml").write_text(text, encoding="utf-8")
+
+    def write_policy(
+        self, name: str = "release.yaml", policy: dict[str, Any] | None = None
+    ) -> Path:
+        path = self.root / name
+        path.write_text(yaml.safe_dump(policy or self.policy, sort_keys=False), encoding="utf-8")
+        return path
+
+    def set_system(self, **fields: Any) -> None:
+        self.suite["system"].update(fields)
+        self.write_suite()
+
+    def write_cases(self, cases: list[dict[str, Any]]) -> None:
+        text = "".join(json.dumps(c) + "\n" for c in cases)
+        (self.root / "data" / "cases.jsonl").write_text(text, encoding="utf-8")
+
+    def calls(self) -> list[str]:
+        """The case ids the system was called with, in call order."""
+        return [line.split()[0] for line in self._log_lines()]
+
+    def call_times(self) -> list[float]:
+        """When each call began (time.time()), in call order."""
+        return [float(line.split()[1]) for line in self._log_lines()]
+
+    def _log_lines(self) -> list[str]:
+        log = self.root / "calls.log"
+        text = log.read_text(encoding="utf-8") if log.exists() else ""
+        return [line for line in text.splitlines() if line.count(" ") == 1]
+
+    def forget_calls(self) -> None:
+        (self.root / "calls.log").unlink(missing_ok=True)
+
+    @property
+    def store(self) -> Path:
+        return self.root / ".oloproof" / "store.sqlite"
+
+    @staticmethod
+    def plain_cases(n: int, **input_fields: Any) -> list[dict[str, Any]]:
+        """`n` well-behaved cases `c001`, `c002`, ... (distinct inputs) the probe answers right."""
+        return [{"id": f"c{i:03d}", "input": {"question": i, "answer": "yes", **input_fields},
+                 "expected": {"answer": "yes"}} for i in range(1, n + 1)]
+
+
+@pytest.fixture(scope="session")
+def new_probe(tmp_path_factory: pytest.TempPathFactory) -> Callable[[], Probe]:
+    """`new_probe()` → a new probe project (no cases yet) in a fresh directory."""
+    return lambda: Probe(tmp_path_factory.mktemp("probe"))
+
+
+@pytest.fixture
+def probe(new_probe: Callable[[], Probe]) -> Probe:
+    """A probe project with ten well-behaved cases."""
+    project = new_probe()
+    project.write_cases(Probe.plain_cases(10))
+    return project
