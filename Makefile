@@ -8,9 +8,16 @@ PY := $(VENV)/bin/python
 
 .PHONY: demo test install browser bench clean
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	touch $@
+
+$(VENV)/.installed: pyproject.toml $(VENV)/.created
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml $(VENV)/.created
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@
 
@@ -25,11 +32,14 @@ demo: install
 browser:
 	bash scripts/install-browser.sh
 
-test: install browser
+test: $(VENV)/.installed-test browser
 	$(PY) -m pytest -q
 
 bench: install
-	$(PY) benchmarks/run_all.py
+	$(PY) benchmarks/engine_scale.py
+	$(PY) benchmarks/concurrency.py
+	$(PY) benchmarks/support_agent_scale.py
+	$(PY) benchmarks/state_scale.py
 
 clean:
 	rm -rf $(VENV) demo .pytest_cache

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -71,8 +72,10 @@ def init(directory: str, example: str | None) -> None:
             if name == "starter":
                 continue
             readme = examples[name] / "README.md"
-            summary = readme.read_text(encoding="utf-8").splitlines()[0].lstrip("# ") \
-                if readme.is_file() else ""
+            lines = readme.read_text(encoding="utf-8").splitlines() if readme.is_file() else []
+            # The first sentence of prose (headings name the example, already shown).
+            prose = " ".join(ln.strip() for ln in lines if not ln.startswith("#"))
+            summary = prose.strip().split(". ")[0].rstrip(".") + "."
             click.echo(f"{name:16} {summary}")
         return
     name = example or "starter"
@@ -150,6 +153,10 @@ def runs(config: str, store: str | None, limit: int) -> None:
 
     path = _guard(False, lambda: api.find_store(config, store))
     if not path.is_file():
+        if store is None and not Path(config).is_file() and not os.environ.get("OLOPROOF_STORE"):
+            click.echo(f"Configuration error: no {config} here; run this in a project directory "
+                       "(or pass --config / --store)", err=True)
+            sys.exit(EXIT_CONFIG)
         click.echo("No runs yet: `oloproof run` makes the first one.")
         return
     db = _guard(False, lambda: Store(path))

@@ -14,7 +14,7 @@ from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment, excluded, failed, missing, passed
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
-from oloproof.store.state_diff import diff
+from oloproof.evaluators.state_compare import compare_whole
 
 Relation = Literal["same_output", "same_actions", "same_state"]
 _READS = {"same_output": OUTPUT, "same_actions": TRAJECTORY_KIND, "same_state": STATE_KIND}
@@ -91,5 +91,9 @@ def _equal(source: Any, copy: Any, what: str) -> Judgment:
         return passed()
     if what == "output":
         return failed("output_differs", source=source, copy=copy)
-    # States can be large: keep what differs, as the changes from the source's end state.
-    return failed(f"{what}_differs", changes_from_source=diff(source, copy))
+    # The paths where the copy's end state differs from the source's (expected = the source).
+    comparison = compare_whole(source, copy)
+    details = comparison.to_json()
+    details.pop("agreed", None)
+    return failed("state_differs", compared="source end state (expected) vs copy (recorded)",
+                  **details)

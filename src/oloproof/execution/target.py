@@ -39,10 +39,7 @@ def load_target(config: SystemConfig, project_dir: Path, doc: YamlDocument) -> S
     """Import `module:attribute` with the project directory on sys.path."""
     module_name, _, attribute = config.callable.partition(":")
     line = doc.line_of(("system", "callable"))
-    root = str(project_dir.resolve())
-    if root in sys.path:
-        sys.path.remove(root)
-    sys.path.insert(0, root)
+    root = put_on_path(project_dir)
     _forget_foreign(module_name, Path(root))
     try:
         module = importlib.import_module(module_name)
@@ -87,6 +84,15 @@ def load_target(config: SystemConfig, project_dir: Path, doc: YamlDocument) -> S
         replayable=replayable,
         label=config.callable,
     )
+
+
+def put_on_path(project_dir: Path) -> str:
+    """Put the project directory first on sys.path (its modules win over same-named ones)."""
+    root = str(project_dir.resolve())
+    if root in sys.path:
+        sys.path.remove(root)
+    sys.path.insert(0, root)
+    return root
 
 
 def _forget_foreign(module_name: str, root: Path) -> None:

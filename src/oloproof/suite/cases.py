@@ -9,7 +9,7 @@ in memory whole.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -266,8 +266,14 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
                 yield number, raw
 
 
-def scan_dataset(path: Path, states: StateFiles) -> DatasetIndex:
-    """Validate every line of the dataset; keep ids only. Raises ConfigError on any problem."""
+def scan_dataset(
+    path: Path, states: StateFiles, text_fields: Sequence[tuple[str, str]] = ()
+) -> DatasetIndex:
+    """Validate every line of the dataset; keep ids only. Raises ConfigError on any problem.
+
+    `text_fields` are (transform name, input field) pairs: every case must have that field as
+    text, so a transform cannot fail half-way through a run.
+    """
     if not path.is_file():
         raise ConfigError(
             "dataset file not found; `dataset:` in oloproof.yaml is relative to that file",
@@ -278,6 +284,13 @@ def scan_dataset(path: Path, states: StateFiles) -> DatasetIndex:
     try:
         for number, raw in _lines(path):
             case = parse_case(raw, number, path, states, digests=False)
+            for transform, field in text_fields:
+                if not isinstance(case.input.get(field), str):
+                    raise _problem(
+                        f"transform {transform!r} changes input.{field}, which this case does "
+                        "not have as text; give every case that field or change the transform",
+                        path, number, case.id,
+                    )
             seen = first_line.get(case.id)
             if seen is not None:
                 raise _problem(

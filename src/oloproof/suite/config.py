@@ -38,6 +38,13 @@ class SystemConfig(_Strict):
     concurrency: int = Field(default=8, ge=1, le=4096)
     timeout_s: float | None = Field(default=None, gt=0)
 
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_text(cls, value: object) -> object:
+        # `version: 3` in YAML is a number; a version is a label, so take it as text.
+        return str(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+            else value
+
     @field_validator("records")
     @classmethod
     def _kinds(cls, value: tuple[str, ...]) -> tuple[str, ...]:

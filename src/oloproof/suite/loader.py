@@ -15,7 +15,7 @@ from typing import Any
 from oloproof.errors import ConfigError
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.catalog import build_evaluators
-from oloproof.execution.target import SystemTarget, load_target
+from oloproof.execution.target import SystemTarget, load_target, put_on_path
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND
 from oloproof.suite.cases import Case, DatasetIndex, StateFiles, iter_cases, scan_dataset
@@ -90,9 +90,11 @@ def load_suite(config_path: Path, policy_path: Path | None = None) -> LoadedSuit
     project_dir = config_path.parent
     policy_path = (policy_path or project_dir / "release.yaml").resolve()
     policy, policy_doc = load_policy(policy_path)
+    put_on_path(project_dir)  # the system and custom evaluators import from the project
+    # The system module first: it may register custom evaluators with @oloproof.evaluator.
+    target = load_target(config.system, project_dir, doc)
     evaluators = build_evaluators(config.evaluators, doc, project_dir)
     _check_metric_ids(config, evaluators, doc)
-    target = load_target(config.system, project_dir, doc)
     _check_requirements(config, evaluators, target, doc)
     transforms = [(t, transform_digest(t)) for t in
                   (config.metamorphic.transforms if config.metamorphic else ())]
@@ -102,7 +104,8 @@ def load_suite(config_path: Path, policy_path: Path | None = None) -> LoadedSuit
     dataset_path = (project_dir / config.dataset).resolve()
     states = StateFiles(dataset_path.parent)
     try:
-        index = scan_dataset(dataset_path, states)
+        index = scan_dataset(dataset_path, states,
+                             [(t.name, t.field) for t, _ in transforms])
     except ConfigError as exc:
         if exc.line is None and not dataset_path.exists():
             raise ConfigError(
@@ -117,6 +120,11 @@ def load_suite(config_path: Path, policy_path: Path | None = None) -> LoadedSuit
         states=states, target=target, transforms=transforms,
     )
     suite.warnings.extend(_metamorphic_warnings(suite))
+    if not policy.rules:
+        suite.warnings.append(
+            f"{policy_path.name} has no rules, so nothing gates this run and it is allowed; "
+            "add rules to decide a release"
+        )
     return suite
 
 
@@ -199,9 +207,9 @@ def _metamorphic_warnings(suite: LoadedSuite) -> list[str]:
     if not problems:
         return []
     return [
-        "this suite declares metamorphic transforms, so every source case shares a cluster "
-        "with its copies (SPEC §5.4): " + " and ".join(problems)
-        + "; until then rules over clustered metrics cannot decide"
+        "this suite declares metamorphic transforms, so each source case shares a cluster with "
+        "its copies: " + " and ".join(problems) + ", or rules over any metric that counts "
+        "several cases of one cluster (decided by a cluster bootstrap) cannot decide"
     ]
 
 
