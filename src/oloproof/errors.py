@@ -80,6 +80,12 @@ class StoreError(OloproofError):
     kind = "store"
 
 
+class UsageError(OloproofError):
+    """A command names something that does not exist (a run reference, a case id); exit 2."""
+
+    kind = "usage"
+
+
 class RunStopped(OloproofError):
     """The run was interrupted (Ctrl-C); what finished is stored."""
 

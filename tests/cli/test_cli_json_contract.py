@@ -162,9 +162,6 @@ def test_inspect_json_prints_the_stored_document(run, document, cli):
     assert json.loads(out) == document
 
 
-@pytest.mark.xfail(strict=True, reason="bug: when stdout is closed early (`oloproof run | head`), "
-                   "Click turns the broken pipe into exit 1, which means 'BLOCK with a FAIL'; "
-                   "the run was stored and its gate allowed")
 def test_a_reader_that_stops_early_does_not_turn_the_exit_code_into_a_fail(probe, cli,
                                                                           spawn_oloproof):
     process = spawn_oloproof("run", "--json", cwd=probe.path)

@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 import click
 
 from oloproof import api
-from oloproof.errors import ConfigError, OloproofError, RunStopped, StoreError
+from oloproof.errors import ConfigError, OloproofError, RunStopped, StoreError, UsageError
 from oloproof.report.terminal import make_console, render_run
 
 EXIT_CONFIG = 2
@@ -22,13 +22,29 @@ EXIT_INCOMPLETE = 5
 
 
 def _fail(error: OloproofError, as_json: bool) -> NoReturn:
-    code = EXIT_CONFIG if isinstance(error, ConfigError) else EXIT_INCOMPLETE
+    code = EXIT_CONFIG if isinstance(error, ConfigError | UsageError) else EXIT_INCOMPLETE
     if as_json:
         click.echo(json.dumps({"error": error.to_json()}, ensure_ascii=False))
     else:
         label = {"configuration": "Configuration error", "store": "Store error",
+                 "usage": "Usage error",
                  "stopped": "Run stopped", "recording": "Recording error"}.get(error.kind, "Error")
         click.echo(f"{label}: {error}", err=True)
+    sys.exit(code)
+
+
+def _print_then_exit(show: Callable[[], None], code: int) -> NoReturn:
+    """Print, then exit on the gate, even when the reader stopped early (`| head`).
+
+    A closed pipe is the reader's choice, not a failure of the run: the run is stored and
+    the exit code still says what the gate decided.
+    """
+    try:
+        show()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
     sys.exit(code)
 
 
@@ -128,11 +144,13 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
         _fail(stop, as_json)
     except OloproofError as error:
         _fail(error, as_json)
-    if as_json:
-        click.echo(json.dumps(result.to_json(), ensure_ascii=False))
-    else:
-        render_run(result.to_json(), console)
-    sys.exit(result.gate.exit_code)
+    def show() -> None:
+        if as_json:
+            click.echo(json.dumps(result.to_json(), ensure_ascii=False))
+        else:
+            render_run(result.to_json(), console)
+
+    _print_then_exit(show, result.gate.exit_code)
 
 
 # ---- runs, gate, inspect -------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from oloproof.errors import StoreError
+from oloproof.errors import UsageError
 from oloproof.evaluators.judgment import CODE_VERDICTS
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND
@@ -15,7 +15,8 @@ def case_view(store: Store, run_id: str, case_id: str) -> dict[str, Any]:
     """Everything about one case of a run: input, expected, states, trajectory, verdicts."""
     found = store.run_case(run_id, case_id)
     if found is None:
-        raise StoreError(f"run {run_id} has no case {case_id!r}")
+        raise UsageError(f"run {run_id} has no case {case_id!r}; `oloproof inspect {run_id}` "
+                         "lists the run")
     case_digest, exec_key, outcome = found
     record = store.run_record(run_id)
     return _assemble(store, record, case_id, case_digest, exec_key, outcome)

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from oloproof.errors import StoreError
+from oloproof.errors import StoreError, UsageError
 from oloproof.store import state_diff
 from oloproof.store.schema import migrate
 from oloproof.suite.digest import canonical_json
@@ -231,9 +231,9 @@ class Store:
                 try:
                     back = int(ref.split("~", 1)[1])
                 except ValueError:
-                    raise StoreError(f"{ref!r}: write latest~N with a number N") from None
+                    raise UsageError(f"{ref!r}: write latest~N with a number N") from None
             if back < 0 or back >= len(ids):
-                raise StoreError(f"{ref!r}: only {len(ids)} run(s) are stored")
+                raise UsageError(f"{ref!r}: only {len(ids)} run(s) are stored")
             return ids[back]
         if ref in ids:
             return ref
@@ -242,8 +242,8 @@ class Store:
         if len(matches) == 1:
             return matches[0]
         if not matches:
-            raise StoreError(f"no run matches {ref!r}; `oloproof runs` lists them")
-        raise StoreError(
+            raise UsageError(f"no run matches {ref!r}; `oloproof runs` lists them")
+        raise UsageError(
             f"{ref!r} matches {len(matches)} runs ({', '.join(matches[:4])}...); give more of the id"
         )
 
