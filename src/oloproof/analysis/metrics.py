@@ -7,6 +7,7 @@ into metric and slice rows using `oloproof.stats`. The same code serves a run in
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,40 +51,42 @@ class Analysis:
 
     def __init__(self, plan: MetricPlan) -> None:
         self.plan = plan
-        n = len(plan.criteria)
-        self.rates = [RateTally() for _ in range(n)]
+        self.rates: list[RateTally] = []
         self.quantiles = [QuantileTally() for _ in plan.quantiles]
         self.groups: dict[tuple[int, str], tuple[list[RateTally], list[QuantileTally]]] = {}
+        self._combos: Counter[tuple[str, tuple[str | None, ...]]] = Counter()
+        self._group_combos: dict[tuple[int, str], Counter[tuple[str, tuple[str | None, ...]]]] = {}
+        self._group_quantiles: dict[tuple[int, str], list[QuantileTally]] = {}
         # Per cluster, per criterion: [passed, observed, missing] (cases with a cluster only).
         self.clusters: dict[str, list[list[int]]] = {}
         self.cases = 0
 
     def add(self, outcome: CaseOutcome) -> None:
+        """Count one case. Verdicts are counted by their combination (most cases of a suite
+        share a handful), so a case costs one dictionary update per group it joins."""
         self.cases += 1
-        codes, reasons = outcome.codes, outcome.reasons
-        for i, tally in enumerate(self.rates):
-            tally.add(codes[i], reasons[i])
-        values = self._quantile_values(outcome)
+        combo = (outcome.codes, tuple(outcome.reasons))
+        self._combos[combo] += 1
+        values = self._quantile_values(outcome) if self.quantiles else []
         for tally, (value, why) in zip(self.quantiles, values, strict=True):
             tally.add(value, why)
         for s, group in enumerate(outcome.groups):
             if group is None:
                 continue
             key = (s, group)
-            entry = self.groups.get(key)
-            if entry is None:
-                entry = ([RateTally() for _ in self.rates], [QuantileTally() for _ in values])
-                self.groups[key] = entry
-            for i, tally in enumerate(entry[0]):
-                tally.add(codes[i], reasons[i])
-            for tally, (value, why) in zip(entry[1], values, strict=True):
+            combos = self._group_combos.get(key)
+            if combos is None:
+                combos = self._group_combos[key] = Counter()
+                self._group_quantiles[key] = [QuantileTally() for _ in self.quantiles]
+            combos[combo] += 1
+            for tally, (value, why) in zip(self._group_quantiles[key], values, strict=True):
                 tally.add(value, why)
         if outcome.cluster is not None:
             counts = self.clusters.get(outcome.cluster)
             if counts is None:
-                counts = [[0, 0, 0] for _ in self.rates]
+                counts = [[0, 0, 0] for _ in self.plan.criteria]
                 self.clusters[outcome.cluster] = counts
-            for i, code in enumerate(codes):
+            for i, code in enumerate(outcome.codes):
                 if code == "P":
                     counts[i][0] += 1
                     counts[i][1] += 1
@@ -91,6 +94,18 @@ class Analysis:
                     counts[i][1] += 1
                 elif code == "M":
                     counts[i][2] += 1
+
+    def _tallies(self, combos: Counter[tuple[str, tuple[str | None, ...]]]) -> list[RateTally]:
+        tallies = [RateTally() for _ in self.plan.criteria]
+        for (codes, reasons), count in combos.items():
+            for tally, code, reason in zip(tallies, codes, reasons, strict=True):
+                tally.add(code, reason, count)
+        return tallies
+
+    def _materialize(self) -> None:
+        self.rates = self._tallies(self._combos)
+        self.groups = {key: (self._tallies(combos), self._group_quantiles[key])
+                       for key, combos in self._group_combos.items()}
 
     def _quantile_values(self, outcome: CaseOutcome) -> list[tuple[float | None, str | None]]:
         out: list[tuple[float | None, str | None]] = []
@@ -107,6 +122,7 @@ class Analysis:
 
     def finish(self, level: float) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """(metrics, slice rows) as JSON-ready dicts with unrounded bounds."""
+        self._materialize()
         metrics = [self._rate_metric(i, level) for i in range(len(self.rates))]
         metrics += [
             _quantile_row(spec, tally, level)

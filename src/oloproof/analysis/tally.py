@@ -26,17 +26,17 @@ class RateTally:
     def support(self) -> int:
         return self.passed + self.failed + self.missing
 
-    def add(self, code: str, reason: str | None) -> None:
+    def add(self, code: str, reason: str | None, count: int = 1) -> None:
         if code == "P":
-            self.passed += 1
+            self.passed += count
         elif code == "F":
-            self.failed += 1
+            self.failed += count
         elif code == "M":
-            self.missing += 1
-            self.missing_by_reason[reason or "unknown"] += 1
+            self.missing += count
+            self.missing_by_reason[reason or "unknown"] += count
         else:
-            self.excluded += 1
-            self.excluded_by_reason[reason or "unknown"] += 1
+            self.excluded += count
+            self.excluded_by_reason[reason or "unknown"] += count
 
 
 @dataclass

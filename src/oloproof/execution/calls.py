@@ -89,6 +89,9 @@ class _Workers:
                 loop.call_soon_threadsafe(_deliver, future, result, released)
             except RuntimeError:  # the loop is closed: the run was stopped
                 return
+            # Hand the GIL to the event loop now: it has a result to process, and would
+            # otherwise wait a whole switch interval behind workers running Python.
+            time.sleep(0)
 
     def stop(self) -> None:
         for _ in self._threads:
@@ -218,6 +221,8 @@ class SystemCaller(_ReplayMixin):
         assert self._workers is not None
         future: asyncio.Future[CallResult] = loop.create_future()
         self._workers.submit(self._run_sync, case, loop, future, self._release)
+        if self.timeout_s is None:
+            return await future
         try:
             # shield: a timeout abandons the wait, never the call (a thread cannot be killed)
             return await asyncio.wait_for(asyncio.shield(future), self.timeout_s)

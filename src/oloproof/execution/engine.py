@@ -109,6 +109,7 @@ class RunEngine:
         self.analysis: Analysis | None = None
         self.transform_digests = {t.name: d for t, d in suite.transforms}
         self._system_key = suite.system_key
+        self._evaluator_keys = [e.config_digest[7:31] for e in suite.evaluators]
         self._last_flush = time.monotonic()
         self._state_hashes: dict[int, str] = {}
         self._next_seq = 0
@@ -122,6 +123,7 @@ class RunEngine:
     async def run(self, analysis: Analysis) -> None:
         """Execute and judge every case; tallies go to `analysis`. Cancellation-safe."""
         self.analysis = analysis
+        self.store.start_writer()  # commits happen beside the event loop, not in it
         window = asyncio.Semaphore(max(4 * self.concurrency, 32))
         tasks: set[asyncio.Task[None]] = set()
         flusher = asyncio.create_task(self._flush_every_second())
@@ -139,7 +141,7 @@ class RunEngine:
         finally:
             flusher.cancel()
             self.caller.close()
-            self.store.flush()
+            self.store.flush(wait=True)
 
     async def _flush_every_second(self) -> None:
         while True:
@@ -153,6 +155,16 @@ class RunEngine:
         ):
             self.store.flush()
             self._last_flush = now
+
+    def _judgment_keys(self, slot: _Slot, source_key: str) -> list[str]:
+        """The judgment cache key of each evaluator on this case (SPEC §4.2).
+
+        One digest per case of (execution key, expected, and the source's execution key for a
+        copy), joined with each evaluator's config digest: no hashing per judgment.
+        """
+        extra = source_key if slot.case.is_derived else ""
+        case_key = combine(slot.exec_key, slot.case.expected_digest, extra)[7:47]
+        return [case_key + short for short in self._evaluator_keys]
 
     def _execution_key(self, case: Case) -> str:
         transform = self.transform_digests.get(case.transform or "", "")
@@ -179,11 +191,7 @@ class RunEngine:
             for slot in slots:
                 slot.cached = cached.get(slot.exec_key)
                 if slot.cached is not None:
-                    extra = source_key if slot.case.is_derived else ""
-                    slot.judgment_keys = [
-                        combine(slot.exec_key, ev.config_digest, slot.case.expected_digest, extra)
-                        for ev in self.evaluators
-                    ]
+                    slot.judgment_keys = self._judgment_keys(slot, source_key)
                     wanted.extend(slot.judgment_keys)
         verdicts = self.store.lookup_judgments(wanted) if wanted else {}
         need_payload: list[str] = []
@@ -210,7 +218,11 @@ class RunEngine:
         verdicts: dict[str, tuple[str, str | None]],
     ) -> None:
         try:
-            evidence = await asyncio.gather(*(self._evidence(s, payloads) for s in slots))
+            if len(slots) == 1:  # most units: no metamorphic copies, no gather task needed
+                evidence = [await self._evidence(slots[0], payloads)]
+            else:
+                evidence = list(await asyncio.gather(
+                    *(self._evidence(s, payloads) for s in slots)))
             source = evidence[0]
             for item in evidence[1:]:
                 item.source = source
@@ -272,9 +284,9 @@ class RunEngine:
         if evidence.errored is not None or evidence.trajectory is None:
             return
         wanted: list[tuple[Any, str]] = []
+        keys = dict(zip(self.evaluators, self._judgment_keys(slot, slot.exec_key), strict=True))
         for evaluator in self.fault_evaluators:
-            key = combine(slot.exec_key, evaluator.config_digest, slot.case.expected_digest, "")
-            if slot.cached is not None and key in verdicts:
+            if slot.cached is not None and keys[evaluator] in verdicts:
                 continue  # judged before: no replay needed
             plan = evaluator.plan()
             wanted.append((evaluator, combine(self.suite.system_key, slot.case.digest,
@@ -325,13 +337,12 @@ class RunEngine:
     ) -> None:
         case = slot.case
         errored = evidence.errored is not None
-        extra = source_key if case.is_derived else ""
+        all_keys = [None] * len(self.evaluators) if errored \
+            else slot.judgment_keys or self._judgment_keys(slot, source_key)
         codes: list[str] = []
         reasons: list[str | None] = []
         keys: list[str | None] = []
-        for evaluator in self.evaluators:
-            key = None if errored else combine(
-                slot.exec_key, evaluator.config_digest, case.expected_digest, extra)
+        for evaluator, key in zip(self.evaluators, all_keys, strict=True):
             hit = verdicts.get(key) if key is not None and slot.cached is not None else None
             if hit is not None:
                 self.cache.judgment_hit += 1
