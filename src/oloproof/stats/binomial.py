@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from oloproof.stats._checks import check_level, count
-from oloproof.stats._lazy import scipy_stats as _scipy_stats
+from oloproof.stats._lazy import scipy_special as _scipy_special
 
 __all__ = ["RATE_METHOD", "RateInterval", "clopper_pearson", "rate_interval"]
 
@@ -44,8 +44,10 @@ def clopper_pearson(k: int, n: int, level: float) -> tuple[float, float]:
     if n == 0:
         return (0.0, 1.0)
     alpha = 1.0 - level
-    lower = 0.0 if k == 0 else float(_scipy_stats().beta.ppf(alpha / 2.0, k, n - k + 1))
-    upper = 1.0 if k == n else float(_scipy_stats().beta.ppf(1.0 - alpha / 2.0, k + 1, n - k))
+    # beta.ppf(y; a, b) is the inverse regularised incomplete beta function betaincinv(a, b, y)
+    betaincinv = _scipy_special().betaincinv
+    lower = 0.0 if k == 0 else float(betaincinv(k, n - k + 1, alpha / 2.0))
+    upper = 1.0 if k == n else float(betaincinv(k + 1, n - k, 1.0 - alpha / 2.0))
     return (lower, upper)
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from oloproof.stats._checks import check_level, count
-from oloproof.stats._lazy import scipy_stats as _scipy_stats
+from oloproof.stats._lazy import scipy_special as _scipy_special
 
 __all__ = ["QUANTILE_METHOD", "QuantileInterval", "quantile_interval"]
 
@@ -100,8 +100,8 @@ def order_statistic_ranks(big_n: int, q: float, level: float) -> tuple[int | Non
     Nagaraja, *Order Statistics*, §7.1): ``l`` is the largest rank in ``1..N`` with
     ``P(B ≤ l−1) ≤ α/2`` and ``u`` the smallest rank in ``1..N`` with ``P(B ≥ u) ≤ α/2``,
     ``B ~ Binomial(N, q)``, ``α = 1 − level``; ``None`` when no rank qualifies. The tails are
-    scipy's ``binom.cdf`` / ``binom.sf``, evaluated near ``binom.ppf`` / ``binom.isf`` (O(1)
-    typically, O(N) at worst).
+    scipy.special's ``bdtr`` / ``bdtrc`` (binomial CDF and survival function), evaluated near
+    the normal approximation's crossing (O(1) typically, O(N) at worst).
     """
     big_n = count("big_n", big_n)
     level = check_level(level)
@@ -110,20 +110,20 @@ def order_statistic_ranks(big_n: int, q: float, level: float) -> tuple[int | Non
     threshold = (1.0 - level) / 2.0 + _PROBABILITY_SLACK
     half_alpha = (1.0 - level) / 2.0
 
-    def at_most(ks: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
-        return np.asarray(_scipy_stats().binom.cdf(ks, big_n, q), dtype=np.float64)  # P(B ≤ k)
+    special = _scipy_special()
 
-    def above(ks: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
-        return np.asarray(_scipy_stats().binom.sf(ks, big_n, q), dtype=np.float64)  # P(B > k)
+    def at_most(ks: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:  # P(B ≤ k)
+        return np.where(ks < 0, 0.0, special.bdtr(np.maximum(ks, 0), big_n, q))
 
+    def above(ks: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:  # P(B > k)
+        return np.where(ks < 0, 1.0, special.bdtrc(np.maximum(ks, 0), big_n, q))
+
+    # Where the tails cross α/2, by the normal approximation: only a starting point for the
+    # search (a wrong guess costs a full scan, never a wrong rank).
+    spread = float(special.ndtri(half_alpha)) * math.sqrt(big_n * q * (1.0 - q))
     # Index k = rank − 1: P(B ≤ l−1) is at_most(l−1) and P(B ≥ u) is above(u−1).
-    binom = _scipy_stats().binom
-    lower_index = _first_index(
-        at_most, big_n, float(binom.ppf(half_alpha, big_n, q)), threshold, last_at_most=True
-    )
-    upper_index = _first_index(
-        above, big_n, float(binom.isf(half_alpha, big_n, q)), threshold, last_at_most=False
-    )
+    lower_index = _first_index(at_most, big_n, big_n * q + spread, threshold, last_at_most=True)
+    upper_index = _first_index(above, big_n, big_n * q - spread, threshold, last_at_most=False)
     lower_rank = None if lower_index is None else lower_index + 1
     upper_rank = None if upper_index is None else upper_index + 1
     return (lower_rank, upper_rank)
