@@ -18,7 +18,7 @@ class CaseOutcome:
     case_id: str
     codes: str                      # one of P F M X per criterion
     reasons: list[str | None]
-    judgment_keys: list[str | None]
+    case_key: str | None           # the judgments' shared key prefix; None if not judged
     facts: dict[str, Any] | None
     latency_ms: float | None
     groups: list[str | None]        # one per declared slice; None = joins no group
@@ -29,7 +29,7 @@ class CaseOutcome:
     cached: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"c": self.codes, "r": self.reasons, "j": self.judgment_keys,
+        body: dict[str, Any] = {"c": self.codes, "r": self.reasons, "k": self.case_key,
                                 "f": self.facts, "l": self.latency_ms, "s": self.groups}
         if self.error is not None:
             body["e"] = self.error
@@ -45,8 +45,20 @@ class CaseOutcome:
     @classmethod
     def from_json(cls, case_id: str, body: dict[str, Any]) -> CaseOutcome:
         return cls(
-            case_id=case_id, codes=body["c"], reasons=body["r"], judgment_keys=body["j"],
+            case_id=case_id, codes=body["c"], reasons=body["r"], case_key=body.get("k"),
             facts=body.get("f"), latency_ms=body.get("l"), groups=body.get("s") or [],
             error=body.get("e"), source=body.get("src"), transform=body.get("t"),
             cluster=body.get("cl"), cached=bool(body.get("h")),
         )
+
+
+def judgment_keys(outcome: dict[str, Any], evaluator_keys: list[str]) -> list[str | None]:
+    """The stored judgment key of each criterion of a case (None where it was not judged).
+
+    A key is the case key followed by the evaluator's key (`Evaluator.cache_key`), in the
+    suite's criterion order; the run keeps the evaluator keys in its suite description.
+    """
+    case_key = outcome.get("k")
+    if case_key is None:
+        return [None] * len(evaluator_keys)
+    return [case_key + key for key in evaluator_keys]

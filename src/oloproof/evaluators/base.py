@@ -47,6 +47,8 @@ class Evaluator:
         self.base_dir = base_dir
         self.criterion: str = config.criterion or self.default_criterion()
         self.config_digest: str = digest(config.model_dump(mode="json"))
+        # The evaluator's part of a judgment cache key (96 bits of its config digest).
+        self.cache_key: str = self.config_digest[7:31]
 
     def default_criterion(self) -> str:
         return self.type_name

@@ -28,7 +28,7 @@ from oloproof.execution.calls import CallResult, SystemCaller
 from oloproof.execution.replays import fault_replay
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
-from oloproof.store.store import Store
+from oloproof.store.store import JUDGMENT_CASE_KEY, Store
 from oloproof.suite.cases import Case
 from oloproof.suite.digest import canonical_json, combine, digest, sha256_text
 from oloproof.suite.loader import LoadedSuite
@@ -109,7 +109,7 @@ class RunEngine:
         self.analysis: Analysis | None = None
         self.transform_digests = {t.name: d for t, d in suite.transforms}
         self._system_key = suite.system_key
-        self._evaluator_keys = [e.config_digest[7:31] for e in suite.evaluators]
+        self._evaluator_keys = [e.cache_key for e in suite.evaluators]
         self._last_flush = time.monotonic()
         self._state_hashes: dict[int, str] = {}
         self._next_seq = 0
@@ -162,9 +162,12 @@ class RunEngine:
         One digest per case of (execution key, expected, and the source's execution key for a
         copy), joined with each evaluator's config digest: no hashing per judgment.
         """
-        extra = source_key if slot.case.is_derived else ""
-        case_key = combine(slot.exec_key, slot.case.expected_digest, extra)[7:47]
+        case_key = self._case_key(slot, source_key)
         return [case_key + short for short in self._evaluator_keys]
+
+    def _case_key(self, slot: _Slot, source_key: str) -> str:
+        extra = source_key if slot.case.is_derived else ""
+        return combine(slot.exec_key, slot.case.expected_digest, extra)[7 : 7 + JUDGMENT_CASE_KEY]
 
     def _execution_key(self, case: Case) -> str:
         transform = self.transform_digests.get(case.transform or "", "")
@@ -359,7 +362,8 @@ class RunEngine:
                                             _details(judgment))
             keys.append(key)
         facts = None if errored else evidence.facts
-        self._tally(case, slot, "".join(codes), reasons, keys, facts, evidence.latency_ms,
+        case_key = None if errored else str(all_keys[0])[:JUDGMENT_CASE_KEY]
+        self._tally(case, slot, "".join(codes), reasons, case_key, facts, evidence.latency_ms,
                     error=evidence.errored.split(":", 1)[0] if errored else None,
                     cached=False)
 
@@ -371,23 +375,24 @@ class RunEngine:
         codes = "".join(verdicts[k][0] for k in slot.judgment_keys)
         reasons = [verdicts[k][1] for k in slot.judgment_keys]
         self.store.add_case(slot.case)
-        self._tally(slot.case, slot, codes, reasons, list(slot.judgment_keys), facts, latency,
+        self._tally(slot.case, slot, codes, reasons, slot.judgment_keys[0][:JUDGMENT_CASE_KEY]
+                    if slot.judgment_keys else None, facts, latency,
                     error=None, cached=True)
 
     def _tally_errored(self, slot: _Slot, kind: str, message: str, text: str) -> None:
         self._record_error(slot.case, kind, message, text)
         n = len(self.evaluators)
-        self._tally(slot.case, slot, "M" * n, ["case_errored"] * n, [None] * n, None, None,
+        self._tally(slot.case, slot, "M" * n, ["case_errored"] * n, None, None, None,
                     error=kind, cached=False)
 
     def _tally(
         self, case: Case, slot: _Slot, codes: str, reasons: list[str | None],
-        keys: list[str | None], facts: dict[str, Any] | None, latency: float | None,
+        case_key: str | None, facts: dict[str, Any] | None, latency: float | None,
         *, error: str | None, cached: bool,
     ) -> None:
         groups = [slice_group(spec, facts, case.metadata) for spec in self.slices]
         outcome = CaseOutcome(
-            case_id=case.id, codes=codes, reasons=reasons, judgment_keys=keys, facts=facts,
+            case_id=case.id, codes=codes, reasons=reasons, case_key=case_key, facts=facts,
             latency_ms=latency, groups=groups, error=error, source=case.source_id,
             transform=case.transform, cluster=case.cluster, cached=cached,
         )

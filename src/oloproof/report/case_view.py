@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from oloproof.analysis.outcome import judgment_keys
 from oloproof.errors import UsageError
 from oloproof.evaluators.judgment import CODE_VERDICTS
 from oloproof.recording.protocols import STATE_KIND
@@ -45,10 +46,11 @@ def _assemble(
         initial = store.load_artifacts([initial["$state"]]).get(initial["$state"])
     execution = store.load_executions([exec_key]).get(exec_key) if exec_key else None
     errors = [e for e in store.run_errors(record["run_id"]) if e["case"] == case_id]
-    judgments = store.load_judgments(k for k in outcome["j"] if k)
+    keys = judgment_keys(outcome, suite.get("evaluator_keys") or [])
+    judgments = store.load_judgments(k for k in keys if k)
     criteria = []
     for i, name in enumerate(suite["criteria"]):
-        key = outcome["j"][i]
+        key = keys[i] if i < len(keys) else None
         stored = judgments.get(key) if key else None
         criteria.append({
             "criterion": name,

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from oloproof.analysis.outcome import judgment_keys
 from oloproof.errors import StoreError
 from oloproof.report.case_view import case_view
 from oloproof.report.terminal import estimate_text, interval_text, n_text
@@ -176,7 +177,9 @@ class _Prefetched:
         """Load the case bodies, executions and judgments of these cases, dropping the last."""
         digests = {self._rows[c][0] for c in batch}
         keys = [k for c in batch if (k := self._rows[c][1])]
-        judgment_keys = [k for c in batch for k in self._rows[c][2].get("j") or [] if k]
+        evaluator_keys = (self._record.get("suite") or {}).get("evaluator_keys") or []
+        keys_of_judgments = [k for c in batch
+                             for k in judgment_keys(self._rows[c][2], evaluator_keys) if k]
         for c in batch:  # a metamorphic copy's source is shown beside it
             source = self._rows[c][2].get("src")
             if source and source in self._rows:
@@ -191,7 +194,7 @@ class _Prefetched:
             ):
                 self._cases[digest] = json.loads(body)
         self._executions = self._store.load_executions(sorted(set(keys)))
-        self._judgments = self._store.load_judgments(judgment_keys)
+        self._judgments = self._store.load_judgments(keys_of_judgments)
         replay_keys = sorted({key for j in self._judgments.values()
                               if isinstance(j.get("details"), dict)
                               and isinstance(key := j["details"].get("replay_key"), str)})

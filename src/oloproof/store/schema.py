@@ -29,8 +29,10 @@ MIGRATIONS: list[tuple[int, str]] = [
         );
         CREATE INDEX runs_started ON runs(started_at);
 
+        -- Tables with rows of a few hundred bytes keep their rowid: data is appended, and only
+        -- the key index takes the random digest order (WITHOUT ROWID is for small rows).
         -- Content-addressed by case digest: the case as it was run.
-        CREATE TABLE cases (digest TEXT PRIMARY KEY, body TEXT NOT NULL) WITHOUT ROWID;
+        CREATE TABLE cases (digest TEXT PRIMARY KEY, body TEXT NOT NULL);
 
         -- The execution cache: successful system calls only (errors are retried).
         CREATE TABLE executions (
@@ -41,7 +43,7 @@ MIGRATIONS: list[tuple[int, str]] = [
             facts TEXT,                      -- JSON: trajectory facts for slices and quantiles
             latency_ms REAL,
             created_at REAL NOT NULL
-        ) WITHOUT ROWID;
+        );
 
         -- Content-addressed artifacts, with `base` set when `body` is a diff against that artifact.
         CREATE TABLE artifacts (
@@ -51,12 +53,11 @@ MIGRATIONS: list[tuple[int, str]] = [
             body TEXT NOT NULL
         );
 
-        -- The judgment cache.
+        -- The judgment cache: one row per judged case (execution, expected, source), holding
+        -- each evaluator's judgment by the evaluator's config digest, so a case costs one row.
         CREATE TABLE judgments (
             key TEXT PRIMARY KEY,
-            verdict TEXT NOT NULL,
-            reason TEXT,
-            details TEXT
+            body TEXT NOT NULL               -- JSON: evaluator digest -> [verdict, reason, details]
         ) WITHOUT ROWID;
 
         -- Fault replays, keyed by (system version, case digest, fault plan).
@@ -71,7 +72,7 @@ MIGRATIONS: list[tuple[int, str]] = [
             exec_key TEXT,
             outcome TEXT NOT NULL,           -- JSON: verdict codes, reasons, judgment keys, facts
             PRIMARY KEY (run_id, seq)
-        ) WITHOUT ROWID;
+        );
         CREATE INDEX run_cases_case ON run_cases(run_id, case_id);
 
         CREATE TABLE run_errors (

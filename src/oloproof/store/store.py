@@ -32,6 +32,10 @@ def _dumps(value: Any) -> str:
     return to_json(value).decode("utf-8")
 
 
+# A judgment key is a case key (this many characters) followed by the evaluator's key.
+JUDGMENT_CASE_KEY = 40
+
+
 def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
     for start in range(0, len(items), _CHUNK):
         yield items[start : start + _CHUNK]
@@ -51,9 +55,10 @@ class Store:
         self._writer: queue.Queue[Any] | None = None
         self._writer_error: StoreError | None = None
         self._pending: dict[str, list[tuple[Any, ...]]] = {
-            "cases": [], "executions": [], "artifacts": [], "judgments": [], "replays": [],
+            "cases": [], "executions": [], "artifacts": [], "replays": [],
             "run_cases": [], "run_errors": [],
         }
+        self._pending_judgments: dict[str, dict[str, list[Any]]] = {}
         self._pending_count = 0
         self._seen_artifacts: set[str] = set()
         self._seen_cases: set[str] = set()
@@ -122,9 +127,14 @@ class Store:
         )
 
     def add_judgment(self, key: str, verdict: str, reason: str | None, details: Any) -> None:
-        self._add(
-            "judgments", (key, verdict, reason, None if details is None else _dumps(details))
-        )
+        """Keep one judgment. Keys are `<case key><evaluator key>` (see JUDGMENT_CASE_KEY):
+        a case's judgments share one row."""
+        group, evaluator = key[:JUDGMENT_CASE_KEY], key[JUDGMENT_CASE_KEY:]
+        entry = self._pending_judgments.get(group)
+        if entry is None:
+            entry = self._pending_judgments[group] = {}
+            self._pending_count += 1
+        entry[evaluator] = [verdict, reason, details]
 
     def add_replay(self, key: str, body: dict[str, Any]) -> None:
         self._add("replays", (key, _dumps(body)))
@@ -144,11 +154,12 @@ class Store:
         "cases": "INSERT OR IGNORE INTO cases VALUES (?,?)",
         "artifacts": "INSERT OR IGNORE INTO artifacts VALUES (?,?,?,?)",
         "executions": "INSERT OR REPLACE INTO executions VALUES (?,?,?,?,?,?,?)",
-        "judgments": "INSERT OR REPLACE INTO judgments VALUES (?,?,?,?)",
         "replays": "INSERT OR REPLACE INTO replays VALUES (?,?)",
         "run_cases": "INSERT OR REPLACE INTO run_cases VALUES (?,?,?,?,?,?)",
         "run_errors": "INSERT INTO run_errors VALUES (?,?,?,?,?)",
     }
+
+    _RANDOM_KEYS = frozenset({"cases", "artifacts", "executions", "replays"})
 
     def flush(self, wait: bool = False) -> None:
         """Commit everything pending in one transaction.
@@ -158,7 +169,10 @@ class Store:
         when every batch handed over is committed. A write error is raised by the next call.
         """
         if self._pending_count:
-            batch = {table: rows for table, rows in self._pending.items() if rows}
+            batch: dict[str, Any] = {table: rows for table, rows in self._pending.items() if rows}
+            if self._pending_judgments:
+                batch["judgments"] = self._pending_judgments
+                self._pending_judgments = {}
             self._pending = {table: [] for table in self._pending}
             self._pending_count = 0
             if self._writer is None:
@@ -171,6 +185,21 @@ class Store:
             error, self._writer_error = self._writer_error, None
             raise error
 
+    @staticmethod
+    def _write_judgments(conn: sqlite3.Connection, groups: dict[str, dict[str, Any]]) -> None:
+        """Merge new judgments into their cases' rows (other evaluators' entries are kept)."""
+        keys = sorted(groups)
+        for part in _chunks(keys):
+            marks = ",".join("?" * len(part))
+            for key, body in conn.execute(
+                f"SELECT key, body FROM judgments WHERE key IN ({marks})", part
+            ):
+                stored = json.loads(body)
+                stored.update(groups[key])
+                groups[key] = stored
+        conn.executemany("INSERT OR REPLACE INTO judgments VALUES (?,?)",
+                         [(key, _dumps(groups[key])) for key in keys])
+
     def start_writer(self) -> None:
         """Write batches from a thread of its own, on a connection of its own."""
         if self._writer is not None:
@@ -182,6 +211,9 @@ class Store:
     def _write_forever(self) -> None:
         assert self._writer is not None
         conn = self._connect()
+        # Checkpoint the WAL into the database every ~64 MB rather than every 4 MB: a page
+        # rewritten by many batches is then copied once, not once per checkpoint.
+        conn.execute("PRAGMA wal_autocheckpoint=16384")
         while True:
             batch = self._writer.get()
             try:
@@ -208,10 +240,15 @@ class Store:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 # Referenced rows first, so a reader never sees a dangling reference.
-                for table in ("cases", "artifacts", "executions", "judgments", "replays",
-                              "run_cases", "run_errors"):
+                if batch.get("judgments"):
+                    self._write_judgments(conn, batch["judgments"])
+                for table in ("cases", "artifacts", "executions", "replays", "run_cases",
+                              "run_errors"):
                     rows = batch.get(table)
                     if rows:
+                        if table in self._RANDOM_KEYS:
+                            rows.sort()  # digest keys: inserting in key order keeps the
+                            # B-tree pages a batch touches few and adjacent
                         conn.executemany(self._INSERTS[table], rows)
                 conn.execute("COMMIT")
             except BaseException:
@@ -408,27 +445,36 @@ class Store:
 
         return {h: build(h) for h in hashes if h in raw}
 
+    def _judgment_rows(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+        groups = sorted({k[:JUDGMENT_CASE_KEY] for k in keys if k})
+        rows: dict[str, dict[str, Any]] = {}
+        for part in _chunks(groups):
+            marks = ",".join("?" * len(part))
+            for key, body in self.conn.execute(
+                f"SELECT key, body FROM judgments WHERE key IN ({marks})", part
+            ):
+                rows[key] = json.loads(body)
+        return rows
+
     def lookup_judgments(self, keys: Sequence[str]) -> dict[str, tuple[str, str | None]]:
         """key -> (verdict, reason) for cached judgments."""
+        rows = self._judgment_rows(keys)
         found: dict[str, tuple[str, str | None]] = {}
-        for part in _chunks(list(keys)):
-            marks = ",".join("?" * len(part))
-            for key, verdict, reason in self.conn.execute(
-                f"SELECT key, verdict, reason FROM judgments WHERE key IN ({marks})", part
-            ):
-                found[key] = (verdict, reason)
+        for key in keys:
+            entry = rows.get(key[:JUDGMENT_CASE_KEY], {}).get(key[JUDGMENT_CASE_KEY:])
+            if entry is not None:
+                found[key] = (entry[0], entry[1])
         return found
 
     def load_judgments(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """key -> {verdict, reason, details} for cached judgments."""
+        wanted = [k for k in keys if k]
+        rows = self._judgment_rows(wanted)
         found: dict[str, dict[str, Any]] = {}
-        for part in _chunks([k for k in keys if k]):
-            marks = ",".join("?" * len(part))
-            for key, verdict, reason, details in self.conn.execute(
-                f"SELECT key, verdict, reason, details FROM judgments WHERE key IN ({marks})",
-                part,
-            ):
-                found[key] = {"verdict": verdict, "reason": reason,
-                              "details": json.loads(details) if details else None}
+        for key in wanted:
+            entry = rows.get(key[:JUDGMENT_CASE_KEY], {}).get(key[JUDGMENT_CASE_KEY:])
+            if entry is not None:
+                found[key] = {"verdict": entry[0], "reason": entry[1], "details": entry[2]}
         return found
 
     def load_case(self, case_digest: str) -> dict[str, Any] | None:

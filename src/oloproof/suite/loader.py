@@ -221,6 +221,7 @@ def describe_suite(suite: LoadedSuite) -> dict[str, Any]:
         "dataset": str(suite.dataset.path),
         "system": suite.config.system.model_dump(mode="json"),
         "criteria": suite.criteria,
+        "evaluator_keys": [e.cache_key for e in suite.evaluators],
         "evaluators": [e.describe() | {"type": e.type_name} for e in suite.evaluators],
         "metrics": [m.model_dump(mode="json") for m in suite.config.metrics],
         "slices": list(suite.config.slices),
