@@ -75,6 +75,18 @@ MIGRATIONS: list[tuple[int, str]] = [
         );
         CREATE INDEX run_cases_case ON run_cases(run_id, case_id);
 
+        -- Staging: each second's batch of cache rows is appended here (cheap, durable), then
+        -- merged into the keyed tables above in key order when the run ends, or when the
+        -- store is next opened after a killed run. Keyed tables are indexed by digests, so
+        -- writing them batch by batch dirtied pages all over their indexes each second.
+        CREATE TABLE stage_cases (digest TEXT NOT NULL, body TEXT NOT NULL);
+        CREATE TABLE stage_artifacts (
+            hash TEXT NOT NULL, kind TEXT NOT NULL, base TEXT, body TEXT NOT NULL);
+        CREATE TABLE stage_executions (
+            key TEXT NOT NULL, case_digest TEXT NOT NULL, output TEXT NOT NULL,
+            artifacts TEXT NOT NULL, facts TEXT, latency_ms REAL, created_at REAL NOT NULL);
+        CREATE TABLE stage_judgments (key TEXT NOT NULL, body TEXT NOT NULL);
+
         CREATE TABLE run_errors (
             run_id TEXT NOT NULL,
             case_id TEXT NOT NULL,

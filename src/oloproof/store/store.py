@@ -62,6 +62,7 @@ class Store:
         self._pending_count = 0
         self._seen_artifacts: set[str] = set()
         self._seen_cases: set[str] = set()
+        self.merge_staged()  # rows a killed run staged become cache entries now
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None,
@@ -151,15 +152,50 @@ class Store:
         self._add("run_errors", (run_id, case_id, kind, message, traceback))
 
     _INSERTS = {
-        "cases": "INSERT OR IGNORE INTO cases VALUES (?,?)",
-        "artifacts": "INSERT OR IGNORE INTO artifacts VALUES (?,?,?,?)",
-        "executions": "INSERT OR REPLACE INTO executions VALUES (?,?,?,?,?,?,?)",
+        "cases": "INSERT INTO stage_cases VALUES (?,?)",
+        "artifacts": "INSERT INTO stage_artifacts VALUES (?,?,?,?)",
+        "executions": "INSERT INTO stage_executions VALUES (?,?,?,?,?,?,?)",
         "replays": "INSERT OR REPLACE INTO replays VALUES (?,?)",
         "run_cases": "INSERT OR REPLACE INTO run_cases VALUES (?,?,?,?,?,?)",
         "run_errors": "INSERT INTO run_errors VALUES (?,?,?,?,?)",
     }
 
-    _RANDOM_KEYS = frozenset({"cases", "artifacts", "executions", "replays"})
+    # Merging staged rows into the keyed tables, in key order (one transaction).
+    _MERGES = (
+        "INSERT OR IGNORE INTO cases SELECT digest, body FROM stage_cases ORDER BY digest",
+        "INSERT OR IGNORE INTO artifacts SELECT hash, kind, base, body FROM stage_artifacts "
+        "ORDER BY hash",
+        "INSERT OR REPLACE INTO executions SELECT * FROM stage_executions ORDER BY key, rowid",
+        # A case's judgments are one JSON object by evaluator: merge, keeping other evaluators.
+        "INSERT INTO judgments (key, body) SELECT key, body FROM stage_judgments WHERE true "
+        "ORDER BY key, rowid ON CONFLICT (key) DO UPDATE SET body = json_patch(body, "
+        "excluded.body)",
+        "DELETE FROM stage_cases",
+        "DELETE FROM stage_artifacts",
+        "DELETE FROM stage_executions",
+        "DELETE FROM stage_judgments",
+    )
+
+    def merge_staged(self) -> None:
+        """Move staged cache rows into the keyed tables (what a killed run left included)."""
+        conn = self.conn
+        if conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM stage_executions) OR EXISTS (SELECT 1 FROM "
+            "stage_judgments) OR EXISTS (SELECT 1 FROM stage_cases) OR EXISTS "
+            "(SELECT 1 FROM stage_artifacts)"
+        ).fetchone()[0] == 0:
+            return
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for sql in self._MERGES:
+                    conn.execute(sql)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot write to the store: {exc}", file=self.path) from None
 
     def flush(self, wait: bool = False) -> None:
         """Commit everything pending in one transaction.
@@ -184,21 +220,6 @@ class Store:
         if self._writer_error is not None:
             error, self._writer_error = self._writer_error, None
             raise error
-
-    @staticmethod
-    def _write_judgments(conn: sqlite3.Connection, groups: dict[str, dict[str, Any]]) -> None:
-        """Merge new judgments into their cases' rows (other evaluators' entries are kept)."""
-        keys = sorted(groups)
-        for part in _chunks(keys):
-            marks = ",".join("?" * len(part))
-            for key, body in conn.execute(
-                f"SELECT key, body FROM judgments WHERE key IN ({marks})", part
-            ):
-                stored = json.loads(body)
-                stored.update(groups[key])
-                groups[key] = stored
-        conn.executemany("INSERT OR REPLACE INTO judgments VALUES (?,?)",
-                         [(key, _dumps(groups[key])) for key in keys])
 
     def start_writer(self) -> None:
         """Write batches from a thread of its own, on a connection of its own."""
@@ -237,6 +258,7 @@ class Store:
         self._writer.put(None)
         self._writer.join()
         self._writer = None
+        self.merge_staged()
 
     def _write_batch(self, conn: sqlite3.Connection, batch: dict[str, list[Any]]) -> None:
         try:
@@ -244,14 +266,12 @@ class Store:
             try:
                 # Referenced rows first, so a reader never sees a dangling reference.
                 if batch.get("judgments"):
-                    self._write_judgments(conn, batch["judgments"])
+                    conn.executemany("INSERT INTO stage_judgments VALUES (?,?)",
+                                     [(k, _dumps(v)) for k, v in batch["judgments"].items()])
                 for table in ("cases", "artifacts", "executions", "replays", "run_cases",
                               "run_errors"):
                     rows = batch.get(table)
                     if rows:
-                        if table in self._RANDOM_KEYS:
-                            rows.sort()  # digest keys: inserting in key order keeps the
-                            # B-tree pages a batch touches few and adjacent
                         conn.executemany(self._INSERTS[table], rows)
                 conn.execute("COMMIT")
             except BaseException:
