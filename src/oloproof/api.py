@@ -134,7 +134,7 @@ def _quiet_collector() -> Iterator[None]:
     """
     thresholds = gc.get_threshold()
     gc.freeze()
-    gc.set_threshold(max(thresholds[0], 50_000), max(thresholds[1], 20), thresholds[2])
+    gc.set_threshold(max(thresholds[0], 10_000), max(thresholds[1], 20), thresholds[2])
     try:
         yield
     finally:

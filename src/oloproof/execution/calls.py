@@ -58,6 +58,7 @@ INLINE_MAX_SECONDS = 0.02
 INLINE_MIN_WAIT = 0.002
 INLINE_MIN_CPU_SHARE = 0.7
 INLINE_WARM_UP = 3
+INLINE_WINDOW = 8
 
 
 class _Workers:
@@ -191,6 +192,7 @@ class SystemCaller(_ReplayMixin):
         # Sync systems start inline (see _call_inline) unless a timeout must be enforceable.
         self._inline = not target.is_async and timeout_s is None
         self._inline_calls = 0
+        self._inline_window: list[tuple[float, float]] = []
         self._frozen_states: dict[str, bytes] = {}
         self.calls = 0
 
@@ -245,9 +247,10 @@ class SystemCaller(_ReplayMixin):
 
         Python code cannot overlap under the GIL, so for such a system worker threads only add
         a hand-off per case (measured: a quarter of the run for a scripted agent). Each inline
-        call is measured; the first that is mostly waiting (CPU under 70% of a wall time over
-        2 ms, i.e. I/O) or, after three warm-up calls, slow (over 20 ms) moves the system to
-        worker threads for the rest of the run. Only used without `timeout_s`: a call in the
+        call is measured and, after three warm-up calls, each window of eight is judged: if
+        together they mostly waited (CPU under 70% of their wall time, each over 2 ms on
+        average, i.e. I/O) or their median took over 20 ms, the system moves to worker threads
+        for the rest of the run. Only used without `timeout_s`: a call in the
         loop's own thread cannot be abandoned.
         """
         if self._sandbox is not None:
@@ -258,13 +261,31 @@ class SystemCaller(_ReplayMixin):
             result = self._run_sync(case)
             wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
             self._inline_calls += 1
-            waiting = wall > INLINE_MIN_WAIT and cpu < INLINE_MIN_CPU_SHARE * wall
-            slow = wall > INLINE_MAX_SECONDS and self._inline_calls > INLINE_WARM_UP
-            if waiting or slow:
-                self._inline = False
+            if self._inline_calls > INLINE_WARM_UP:
+                self._judge_inline(wall, cpu)
             return result
         finally:
             self._release()
+
+    def _judge_inline(self, wall: float, cpu: float) -> None:
+        """Move to worker threads when the recent calls, taken together, wait or are slow.
+
+        Judged over a window, not one call: a single call can be held up by a garbage
+        collection or by the store's writer thread taking the GIL, which says nothing about
+        the system.
+        """
+        window = self._inline_window
+        window.append((wall, cpu))
+        if len(window) < INLINE_WINDOW:
+            return
+        walls = sorted(w for w, _ in window)
+        total_wall = sum(walls)
+        waiting = (total_wall > INLINE_WINDOW * INLINE_MIN_WAIT
+                   and sum(c for _, c in window) < INLINE_MIN_CPU_SHARE * total_wall)
+        slow = walls[len(walls) // 2] > INLINE_MAX_SECONDS
+        if waiting or slow:
+            self._inline = False
+        window.clear()
 
     def _release(self) -> None:
         self._slots.release()

@@ -153,7 +153,9 @@ class Store:
 
     _INSERTS = {
         "cases": "INSERT INTO stage_cases VALUES (?,?)",
-        "artifacts": "INSERT INTO stage_artifacts VALUES (?,?,?,?)",
+        # Artifacts are large and written once: copying them through staging costs more than
+        # their (small) key index saves.
+        "artifacts": "INSERT OR IGNORE INTO artifacts VALUES (?,?,?,?)",
         "executions": "INSERT INTO stage_executions VALUES (?,?,?,?,?,?,?)",
         "replays": "INSERT OR REPLACE INTO replays VALUES (?,?)",
         "run_cases": "INSERT OR REPLACE INTO run_cases VALUES (?,?,?,?,?,?)",
@@ -226,7 +228,7 @@ class Store:
         if self._writer is not None:
             return
         # Bounded: when SQLite falls behind, the run waits instead of piling batches in memory.
-        self._writer = queue.Queue(maxsize=4)
+        self._writer = queue.Queue(maxsize=8)
         thread = threading.Thread(target=self._write_forever, name="oloproof-store", daemon=True)
         thread.start()
 
