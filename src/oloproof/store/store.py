@@ -228,7 +228,7 @@ class Store:
         if self._writer is not None:
             return
         # Bounded: when SQLite falls behind, the run waits instead of piling batches in memory.
-        self._writer = queue.Queue(maxsize=8)
+        self._writer = queue.Queue(maxsize=4)
         thread = threading.Thread(target=self._write_forever, name="oloproof-store", daemon=True)
         thread.start()
 

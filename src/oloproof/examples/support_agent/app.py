@@ -19,7 +19,6 @@ Everything is deterministic: the same request always gives the same trajectory.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Generator
 from typing import Any, Literal
 
@@ -124,7 +123,8 @@ class Shop:
 
     def lookup_order(self, order_id: str) -> dict[str, Any]:
         order = self.orders.get(order_id)
-        return copy.deepcopy(order) if order else {"error": "not_found", "order_id": order_id}
+        # A copy, so the agent's later edits never reach the shop (orders are flat records).
+        return dict(order) if order else {"error": "not_found", "order_id": order_id}
 
     def issue_refund(self, order_id: str, amount: float) -> dict[str, Any]:
         order = self.orders[order_id]
@@ -289,7 +289,7 @@ def run(case_input: dict[str, Any]) -> dict[str, Any]:
             if len(trace.steps) >= trace.limit:
                 raise _OutOfSteps  # no step left to record a result: stop before running it
             result = getattr(shop, tool)(**arguments)
-            trace.add(kind="tool_result", tool_name=tool, result=copy.deepcopy(result))
+            trace.add(kind="tool_result", tool_name=tool, result=result)  # tools return new objects
             if shop.deleted and deletion_step is None:
                 deletion_step = call.index  # the environment saw a customer disappear
             trace.checkpoints.append(
