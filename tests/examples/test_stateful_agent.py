@@ -31,7 +31,8 @@ def _oloproof(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "OLOPROOF_STORE"}
     env.update(CI="1", PYTHONIOENCODING="utf-8")
     return subprocess.run([sys.executable, "-m", "oloproof.cli.main", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, encoding="utf-8", timeout=120, check=False,
+                          capture_output=True, text=True, encoding="utf-8", timeout=120,
+                          check=False,
                           stdin=subprocess.DEVNULL)
 
 

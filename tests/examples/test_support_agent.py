@@ -19,7 +19,8 @@ METRICS = [
     ("agent_constraints_satisfied", "92.5%", "[79.6%, 98.5%]",
      "37 / 40 observed · 0 missing · 0 excluded"),
     ("agent_steps_le_10", "97.5%", "[86.8%, 100.0%]", "39 / 40 observed · 0 missing · 0 excluded"),
-    ("steps_p95", "10 steps", "[10, no bound] steps", "p95 of 39 observed · 1 missing · 0 excluded"),
+    ("steps_p95", "10 steps", "[10, no bound] steps",
+     "p95 of 39 observed · 1 missing · 0 excluded"),
     ("tool_calls_p50", "2 calls", "[2, 3] calls", "p50 of 39 observed · 1 missing · 0 excluded"),
 ]
 

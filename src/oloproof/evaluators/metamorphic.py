@@ -77,8 +77,10 @@ class MetamorphicRelation(Evaluator):
         if theirs.truncated or mine.truncated:
             # A cut-off trace settles the relation only where the recorded actions already part.
             common = min(len(a), len(b))
-            if a[:common] != b[:common] or (len(a) != len(b) and not (
-                    (len(a) < len(b) and theirs.truncated) or (len(b) < len(a) and mine.truncated))):
+            # A shorter side can still grow only if it is the truncated one.
+            shorter_may_grow = (len(a) < len(b) and theirs.truncated) or (
+                len(b) < len(a) and mine.truncated)
+            if a[:common] != b[:common] or (len(a) != len(b) and not shorter_may_grow):
                 return failed("actions_differ", source=a, copy=b)
             return missing("truncated", source=a, copy=b)
         if a == b:

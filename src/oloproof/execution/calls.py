@@ -127,6 +127,9 @@ class _ReplayMixin:
     timeout_s: float | None
     _sandbox: asyncio.Lock | None
 
+    def fresh_state(self, case: Case) -> dict[str, Any]:  # pragma: no cover - see SystemCaller
+        raise NotImplementedError
+
     async def replay(
         self, case: Case, trajectory: AgentTrajectory, checkpoint: Any, change: Any
     ) -> ReplayResult:

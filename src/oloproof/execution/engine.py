@@ -212,7 +212,12 @@ class RunEngine:
             await window.acquire()
             task = asyncio.create_task(self._run_unit(slots, payloads, verdicts))
             tasks.add(task)
-            task.add_done_callback(lambda t: (tasks.discard(t), window.release()))
+
+            def finished(done: asyncio.Task[None]) -> None:
+                tasks.discard(done)
+                window.release()
+
+            task.add_done_callback(finished)
 
     # ---- a unit: a source case and its copies ---------------------------------------------
 
@@ -364,7 +369,7 @@ class RunEngine:
         facts = None if errored else evidence.facts
         case_key = None if errored else str(all_keys[0])[:JUDGMENT_CASE_KEY]
         self._tally(case, slot, "".join(codes), reasons, case_key, facts, evidence.latency_ms,
-                    error=evidence.errored.split(":", 1)[0] if errored else None,
+                    error=evidence.errored.split(":", 1)[0] if evidence.errored else None,
                     cached=False)
 
     def _tally_cached(self, slot: _Slot, verdicts: dict[str, tuple[str, str | None]]) -> None:

@@ -90,7 +90,8 @@ def trajectory_problems(steps: tuple[AgentStep, ...]) -> list[str]:
             "step indices must run 1, 2, 3, ... without gaps: " + ", ".join(gaps[:5])
             + (f" (+{len(gaps) - 5} more)" if len(gaps) > 5 else "")
         )
-    nameless = [s.index for s in steps if s.kind in ("tool_call", "tool_result") and not s.tool_name]
+    nameless = [s.index for s in steps
+                if s.kind in ("tool_call", "tool_result") and not s.tool_name]
     if nameless:
         problems.append(f"tool steps without a tool_name: {_indices(nameless)}")
     stray = [s.index for s in steps if s.to_agent is not None and s.kind != "handoff"]

@@ -10,10 +10,12 @@ from types import ModuleType
 def scipy_stats() -> ModuleType:
     import scipy.stats
 
-    return scipy.stats
+    module: ModuleType = scipy.stats
+    return module
 
 
 def scipy_special() -> ModuleType:
     import scipy.special
 
-    return scipy.special
+    module: ModuleType = scipy.special
+    return module

@@ -262,7 +262,7 @@ class Store:
         self._writer = None
         self.merge_staged()
 
-    def _write_batch(self, conn: sqlite3.Connection, batch: dict[str, list[Any]]) -> None:
+    def _write_batch(self, conn: sqlite3.Connection, batch: dict[str, Any]) -> None:
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -367,7 +367,8 @@ class Store:
         if not matches:
             raise UsageError(f"no run matches {ref!r}; `oloproof runs` lists them")
         raise UsageError(
-            f"{ref!r} matches {len(matches)} runs ({', '.join(matches[:4])}...); give more of the id"
+            f"{ref!r} matches {len(matches)} runs ({', '.join(matches[:4])}...); "
+            "give more of the id"
         )
 
     def run_record(self, run_id: str) -> dict[str, Any]:
