@@ -166,8 +166,10 @@ class RunEngine:
         return [case_key + short for short in self._evaluator_keys]
 
     def _case_key(self, slot: _Slot, source_key: str) -> str:
+        # The case digest covers `expected` (SPEC §4.2) and also the metadata: a case whose
+        # judgments are all cached is then known to be stored already, as it was run.
         extra = source_key if slot.case.is_derived else ""
-        return combine(slot.exec_key, slot.case.expected_digest, extra)[7 : 7 + JUDGMENT_CASE_KEY]
+        return combine(slot.exec_key, slot.case.digest, extra)[7 : 7 + JUDGMENT_CASE_KEY]
 
     def _execution_key(self, case: Case) -> str:
         transform = self.transform_digests.get(case.transform or "", "")
@@ -379,7 +381,6 @@ class RunEngine:
         self.cache.judgment_hit += len(slot.judgment_keys)
         codes = "".join(verdicts[k][0] for k in slot.judgment_keys)
         reasons = [verdicts[k][1] for k in slot.judgment_keys]
-        self.store.add_case(slot.case)
         self._tally(slot.case, slot, codes, reasons, slot.judgment_keys[0][:JUDGMENT_CASE_KEY]
                     if slot.judgment_keys else None, facts, latency,
                     error=None, cached=True)
