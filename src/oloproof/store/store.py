@@ -75,8 +75,10 @@ class Store:
         return conn
 
     def close(self) -> None:
-        self.stop_writer()
-        self.conn.close()
+        try:
+            self.stop_writer()
+        finally:
+            self.conn.close()
 
     # ---- writing -----------------------------------------------------------------------
 
@@ -249,6 +251,9 @@ class Store:
                 self._write_batch(conn, batch)
             except StoreError as exc:
                 self._writer_error = exc
+            except Exception as exc:  # the thread must live on: the run waits on its queue
+                self._writer_error = StoreError(
+                    f"cannot write to the store: {type(exc).__name__}: {exc}", file=self.path)
             finally:
                 self._writer.task_done()
 
