@@ -28,7 +28,7 @@ from oloproof.store.store import Store
 from oloproof.suite.config import load_suite_file
 from oloproof.suite.loader import LoadedSuite, describe_suite, load_suite
 from oloproof.suite.policy import Policy, check_rule_metrics, load_policy
-from oloproof.suite.validity import transform_validity
+from oloproof.suite.validity import transform_validity, validity_bound
 
 
 @dataclass(frozen=True)
@@ -301,8 +301,7 @@ def redecide(
         old = record["summary"] or {}
         validity = old.get("transforms") or []
         if validity and policy is not None:
-            validity = [dict(v, checked=_checked_at(v, chosen.confidence_level))
-                        for v in validity]
+            validity = [_validity_at(v, chosen.confidence_level) for v in validity]
         document = _decide(
             record["run_id"], record["status"], suite_info, chosen, analysis, validity,
             old.get("cache") or {"execution": {"hit": 0, "miss": 0},
@@ -314,11 +313,11 @@ def redecide(
         db.close()
 
 
-def _checked_at(validity: dict[str, Any], level: float) -> bool:
-    from oloproof.stats import rate_interval
-
-    interval = rate_interval(int(validity["kept"]), int(validity["pairs"]), 0, level)
-    return interval.lower is not None and interval.lower >= float(validity["minimum_validity"])
+def _validity_at(validity: dict[str, Any], level: float) -> dict[str, Any]:
+    """A stored transform's validity, its bound and verdict taken at another confidence level."""
+    lower, checked = validity_bound(int(validity["kept"]), int(validity["pairs"]),
+                                    float(validity["minimum_validity"]), level)
+    return {**validity, "lower": lower, "checked": checked}
 
 
 __all__ = ["ConfigError", "RunResult", "find_store", "load_run", "redecide", "run"]

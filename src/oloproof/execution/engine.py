@@ -23,7 +23,6 @@ from oloproof.analysis.outcome import CaseOutcome
 from oloproof.evaluators.base import judge_case
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.faults import FaultRecovery
-from oloproof.evaluators.judgment import CODE_VERDICTS, Judgment
 from oloproof.execution.calls import CallResult, SystemCaller
 from oloproof.execution.replays import fault_replay
 from oloproof.recording.protocols import STATE_KIND
@@ -351,7 +350,6 @@ class RunEngine:
             else slot.judgment_keys or self._judgment_keys(slot, source_key)
         codes: list[str] = []
         reasons: list[str | None] = []
-        keys: list[str | None] = []
         for evaluator, key in zip(self.evaluators, all_keys, strict=True):
             hit = verdicts.get(key) if key is not None and slot.cached is not None else None
             if hit is not None:
@@ -366,8 +364,7 @@ class RunEngine:
                 reasons.append(judgment.reason)
                 if key is not None:
                     self.store.add_judgment(key, judgment.code, judgment.reason,
-                                            _details(judgment))
-            keys.append(key)
+                                            judgment.details)
         facts = None if errored else evidence.facts
         case_key = None if errored else str(all_keys[0])[:JUDGMENT_CASE_KEY]
         self._tally(case, slot, "".join(codes), reasons, case_key, facts, evidence.latency_ms,
@@ -409,10 +406,4 @@ class RunEngine:
         self.progress.case_done(error is not None, cached)
 
 
-def _details(judgment: Judgment) -> dict[str, Any] | None:
-    if judgment.details is None:
-        return None
-    return judgment.details
-
-
-__all__ = ["CODE_VERDICTS", "CacheCounts", "Progress", "RunEngine"]
+__all__ = ["CacheCounts", "Progress", "RunEngine"]

@@ -44,6 +44,14 @@ def read_labels(path: Path) -> dict[tuple[str, str], list[bool | None]]:
     return labels
 
 
+def validity_bound(
+    kept: int, pairs: int, minimum: float, level: float
+) -> tuple[float | None, bool]:
+    """(exact lower bound of the kept share, whether it reaches `minimum`) at `level`."""
+    lower = rate_interval(kept, pairs, 0, level).lower if pairs else None
+    return lower, lower is not None and lower >= minimum
+
+
 def transform_validity(
     transforms: list[tuple[TransformConfig, str]], pairs: dict[str, dict[str, str]],
     base_dir: Path, level: float,
@@ -65,8 +73,7 @@ def transform_validity(
             if key not in current_keys:
                 stale += 1
         n = len(current)
-        interval = rate_interval(kept, n, 0, level) if n else None
-        lower = interval.lower if interval is not None else None
+        lower, checked = validity_bound(kept, n, transform.minimum_validity, level)
         results.append({
             "transform": transform.name,
             "digest": t_digest,
@@ -74,7 +81,7 @@ def transform_validity(
             "kept": kept,
             "lower": lower,
             "minimum_validity": transform.minimum_validity,
-            "checked": lower is not None and lower >= transform.minimum_validity,
+            "checked": checked,
             "labels": str(path) if path is not None else None,
             "stale_labels": stale,
         })
