@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
-from _run_example import cells, copy_example, run_cli, table_row
+from _run_example import cells, example_fixtures, table_row
 
 from oloproof.stats import percent, percent_lower, percent_upper
 
@@ -40,23 +37,7 @@ DECISIONS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return copy_example("support_agent", tmp_path_factory.mktemp("ex") / "sa")
-
-
-@pytest.fixture(scope="module")
-def terminal(project: Path) -> str:
-    done = run_cli(project, "run")
-    assert done.returncode == 1, done.stderr
-    return done.stdout
-
-
-@pytest.fixture(scope="module")
-def document(project: Path, terminal: str) -> dict:
-    done = run_cli(project, "run", "--json")
-    assert done.returncode == 1, done.stderr
-    return json.loads(done.stdout)
+project, terminal, document = example_fixtures("support_agent", exit_code=1)
 
 
 def test_gate_blocks_with_exit_1(terminal: str) -> None:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from _run_example import cells, copy_example, run_cli, table_row
+from _run_example import cells, example_fixtures, run_cli, table_row
 
 from oloproof.stats import percent, percent_lower, percent_upper
 
@@ -24,23 +23,7 @@ DECISIONS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return copy_example("triage_agents", tmp_path_factory.mktemp("ex") / "ta")
-
-
-@pytest.fixture(scope="module")
-def terminal(project: Path) -> str:
-    done = run_cli(project, "run")
-    assert done.returncode == 1, done.stderr
-    return done.stdout
-
-
-@pytest.fixture(scope="module")
-def document(project: Path, terminal: str) -> dict:
-    done = run_cli(project, "run", "--json")
-    assert done.returncode == 1, done.stderr
-    return json.loads(done.stdout)
+project, terminal, document = example_fixtures("triage_agents", exit_code=1)
 
 
 def test_gate(terminal: str) -> None:
