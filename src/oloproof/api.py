@@ -262,7 +262,7 @@ def load_run(
 def _document_of(db: Store, record: dict[str, Any]) -> dict[str, Any]:
     if record["summary"] is not None:
         document = dict(record["summary"])
-        document["status"] = record["status"] if record["status"] != "running" else "running"
+        document["status"] = record["status"]  # live: running, incomplete, stopped
         return document
     # An incomplete run: decide what was stored, and say that it did not complete.
     suite_info, policy = record["suite"], Policy.model_validate(record["policy"])
