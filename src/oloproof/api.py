@@ -10,6 +10,7 @@ import asyncio
 import gc
 import os
 import signal
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -142,6 +143,28 @@ def _quiet_collector() -> Iterator[None]:
         gc.unfreeze()
 
 
+# How long a thread may hold the GIL while another waits for it, during a run.
+RUN_SWITCH_INTERVAL_S = 0.001
+
+
+@contextmanager
+def _prompt_thread_switches() -> Iterator[None]:
+    """Let the store's writer thread have the GIL back soon after SQLite returns.
+
+    The writer thread holds the GIL only between SQLite calls, but each time it wants it back
+    it waits for the event loop's thread to yield it, which by default takes up to 5 ms. At
+    that pace the writer fell behind a busy loop and the run waited on its full queue
+    (measured on a 200,000-case run: the writer took 13.8 s for 3.1 s of work, and the run
+    29.2 s; at 1 ms, 20.6 s). Restored afterwards.
+    """
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(min(previous, RUN_SWITCH_INTERVAL_S))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(previous)
+
+
 def run(
     config: str | Path = "oloproof.yaml",
     policy: str | Path | None = None,
@@ -171,7 +194,7 @@ def run(
                            progress=progress)
         analysis = Analysis(_plan(suite_info))
         try:
-            with _sigterm_as_interrupt(), _quiet_collector():
+            with _sigterm_as_interrupt(), _quiet_collector(), _prompt_thread_switches():
                 asyncio.run(engine.run(analysis))
         except (KeyboardInterrupt, asyncio.CancelledError):
             store.finish_run(run_id, "stopped", progress.done, None)
