@@ -17,12 +17,13 @@ import queue
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from oloproof.errors import RecordingError
 from oloproof.execution.target import SystemTarget
-from oloproof.recording.protocols import STATE_KIND
+from oloproof.recording.protocols import STATE_KIND, Stateful
 from oloproof.recording.recorder import CaseRecorder, reset_current, set_current
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
 from oloproof.store import state_diff
@@ -156,7 +157,7 @@ class _ReplayMixin:
 
         async def in_sandbox_async() -> ReplayResult:
             if stateful is not None:
-                await _maybe_await(stateful.reset(self.fresh_state(case)))
+                await _maybe_await(_reset_of(stateful)(self.fresh_state(case)))
             returned = await replayable.replay(trajectory, checkpoint=checkpoint, change=change)
             snap = None
             if stateful is not None:
@@ -341,7 +342,7 @@ class SystemCaller(_ReplayMixin):
             stateful = self.target.stateful
             if stateful is not None:
                 try:
-                    await _maybe_await(stateful.reset(self.fresh_state(case)))
+                    await _maybe_await(_reset_of(stateful)(self.fresh_state(case)))
                 except Exception as exc:
                     return _failure("reset_failed", exc, "the sandbox's reset() raised")
             start = time.perf_counter()
@@ -375,6 +376,11 @@ def _replay_outcome(returned: Any, snapshot: Any, case: Case) -> ReplayResult:
         _take_snapshot(snapshot, case.initial_state, holder)
         state = holder.artifacts.get(STATE_KIND)
     return ReplayResult(returned, state)
+
+
+def _reset_of(stateful: Stateful) -> Callable[[dict[str, Any]], object]:
+    """`stateful.reset`, typed for an async system whose reset returns an awaitable."""
+    return stateful.reset
 
 
 async def _maybe_await(value: Any) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeGuard
 
 from rich.console import Console
 from rich.markup import escape
@@ -146,7 +146,7 @@ def render_replay(replay: dict[str, Any], recording: dict[str, Any] | None,
 
 
 def _step_text(step: dict[str, Any]) -> str:
-    text = step["kind"] + (f" {step['tool_name']}" if step.get("tool_name") else "")
+    text = str(step["kind"]) + (f" {step['tool_name']}" if step.get("tool_name") else "")
     if step.get("result") is not None:
         text += " → " + _short(step["result"], 120)
     elif step.get("arguments") is not None:
@@ -200,7 +200,7 @@ def render_verdicts(criteria: list[dict[str, Any]], console: Console) -> None:
             render_paths(c["criterion"], checks, details, console)
 
 
-def _compared(checks: Any) -> bool:
+def _compared(checks: Any) -> TypeGuard[list[dict[str, Any]]]:
     """Whether a judgment's `checks` are compared state paths (a list of {path, ...})."""
     return isinstance(checks, list) and bool(checks) and all(
         isinstance(c, dict) and "path" in c for c in checks)

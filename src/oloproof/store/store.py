@@ -370,7 +370,7 @@ class Store:
 
     def resolve_run(self, ref: str) -> str:
         """`latest`, `latest~N`, or a unique prefix or suffix of a run id."""
-        ids = [r[0] for r in self.conn.execute(
+        ids: list[str] = [r[0] for r in self.conn.execute(
             "SELECT run_id FROM runs ORDER BY started_at DESC, run_id DESC")]
         if not ids:
             raise StoreError("no runs are stored yet; run `oloproof run` first", file=self.path)

@@ -7,6 +7,8 @@ Oloproof only needs a callable that takes the case's `input` and returns a JSON 
 
 from __future__ import annotations
 
+from typing import Any
+
 from oloproof import AgentConstraintCheck, AgentStep, AgentTrajectory, current_case, system
 
 REFUND_WINDOW_DAYS = 30
@@ -22,21 +24,21 @@ ORDERS = {
 }
 
 
-def lookup_order(order_id: str) -> dict[str, object]:
+def lookup_order(order_id: str) -> dict[str, Any]:
     order = ORDERS.get(order_id)
     return {"found": False} if order is None else {"found": True, **order}
 
 
-def issue_refund(order_id: str) -> dict[str, object]:
+def issue_refund(order_id: str) -> dict[str, Any]:
     return {"refunded": order_id}
 
 
 @system(name="starter-desk", version="v1", records=("agent_trajectory/v1",))
-def run(case_input: dict) -> dict:
+def run(case_input: dict[str, Any]) -> dict[str, Any]:
     """Answer one customer request."""
     steps: list[AgentStep] = []
 
-    def call(tool: str, **arguments: object) -> dict[str, object]:
+    def call(tool: str, **arguments: Any) -> dict[str, Any]:
         steps.append(AgentStep(index=len(steps) + 1, kind="tool_call", tool_name=tool,
                                arguments=dict(arguments)))
         result = {"lookup_order": lookup_order, "issue_refund": issue_refund}[tool](**arguments)
@@ -48,7 +50,7 @@ def run(case_input: dict) -> dict:
     order = call("lookup_order", order_id=case_input["order_id"])
     if not order["found"]:
         answer = "not_found"
-    elif int(order["days_since_delivery"]) <= REFUND_WINDOW_DAYS:  # type: ignore[call-overload]
+    elif int(order["days_since_delivery"]) <= REFUND_WINDOW_DAYS:
         call("issue_refund", order_id=case_input["order_id"])
         answer = "refunded"
     else:
@@ -59,7 +61,7 @@ def run(case_input: dict) -> dict:
         terminal_status="success",
         constraints=(AgentConstraintCheck(name="refund_within_policy",
                                           passed=answer != "refunded"
-                                          or int(order["days_since_delivery"]) <= 30,  # type: ignore[call-overload]
+                                          or int(order["days_since_delivery"]) <= 30,
                                           step_index=len(steps)),),
     ))
     return {"answer": answer}
