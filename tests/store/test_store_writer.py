@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -36,4 +37,25 @@ def test_batches_written_in_the_background_are_readable(tmp_path: Path) -> None:
         store.flush()
     store.flush(wait=True)
     assert [e["case"] for e in store.run_errors("run")] == [f"case-{i}" for i in range(20)]
+    store.close()
+
+
+@pytest.mark.parametrize("variable_limit", [None, 10])
+def test_a_batch_of_any_size_is_written_whole_and_in_order(
+    tmp_path: Path, variable_limit: int | None
+) -> None:
+    """Rows go in several per statement (256, 128, ..., 1), within SQLite's variable limit."""
+    store = Store(tmp_path / "store.sqlite")
+    if variable_limit is not None:  # five columns a row: one row per statement
+        store.conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, variable_limit)
+    for i in range(1003):
+        store.add_error("run", f"case-{i}", "timeout", f"message {i}", None)
+    store.add_run_case("run", 0, "case-0", "sha256:a", None, {"c": "P"})
+    store.add_run_case("run", 0, "case-0", "sha256:b", None, {"c": "F"})  # replaces the first
+    store.flush()
+
+    errors = store.run_errors("run")
+    assert [e["case"] for e in errors] == [f"case-{i}" for i in range(1003)]
+    assert errors[1002]["message"] == "message 1002"
+    assert list(store.iter_run_cases("run")) == [("case-0", "sha256:b", None, {"c": "F"})]
     store.close()
