@@ -102,8 +102,9 @@ def _plan(suite_info: dict[str, Any]) -> MetricPlan:
     )
 
 
-def open_store(suite: LoadedSuite) -> Store:
-    return Store(suite.store_path())
+def open_store(suite: LoadedSuite, store: str | Path | None = None) -> Store:
+    """The store a run writes to: `store` if given, else the suite's (SPEC §4.2)."""
+    return Store(Path(store) if store is not None else suite.store_path())
 
 
 @contextmanager
@@ -173,31 +174,34 @@ def run(
     concurrency: int | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     on_start: Callable[[LoadedSuite, str], None] | None = None,
+    store: str | Path | None = None,
 ) -> RunResult:
     """Run a suite: load, execute, judge, analyse, decide, store. Returns the run's result.
 
     Raises ConfigError before any system call when the configuration is wrong, and RunStopped
-    when interrupted (what finished is stored and reused by the next run).
+    when interrupted (what finished is stored and reused by the next run). `store` moves the
+    store for this run (default: $OLOPROOF_STORE, else `store:` in the suite, else
+    `.oloproof/store.sqlite` beside it).
     """
     suite = load_suite(Path(config), Path(policy) if policy is not None else None)
-    store = open_store(suite)
+    db = open_store(suite, store)
     try:
         run_id = f"run_{ULID()}"
         suite_info = describe_suite(suite)
-        store.begin_run(run_id, suite.config.project, suite.config.system.name,
-                        suite.config.system.version, suite_info,
-                        suite.policy.model_dump(mode="json"))
+        db.begin_run(run_id, suite.config.project, suite.config.system.name,
+                     suite.config.system.version, suite_info,
+                     suite.policy.model_dump(mode="json"))
         if on_start is not None:
             on_start(suite, run_id)
         progress = Progress(total=suite.case_count, on_change=on_progress)
-        engine = RunEngine(suite, store, run_id, no_cache=no_cache, concurrency=concurrency,
+        engine = RunEngine(suite, db, run_id, no_cache=no_cache, concurrency=concurrency,
                            progress=progress)
         analysis = Analysis(_plan(suite_info))
         try:
             with _sigterm_as_interrupt(), _quiet_collector(), _prompt_thread_switches():
                 asyncio.run(engine.run(analysis))
         except (KeyboardInterrupt, asyncio.CancelledError):
-            store.finish_run(run_id, "stopped", progress.done, None)
+            db.finish_run(run_id, "stopped", progress.done, None)
             raise RunStopped(
                 f"run {run_id} stopped after {progress.done} of {progress.total} cases; what "
                 "finished is stored and the next `oloproof run` reuses it"
@@ -206,10 +210,10 @@ def run(
                                       suite.policy.confidence_level)
         document = _decide(run_id, "complete", suite_info, suite.policy, analysis, validity,
                            engine.cache.to_json(), engine.errors, suite.warnings)
-        store.finish_run(run_id, "complete", analysis.cases, document)
+        db.finish_run(run_id, "complete", analysis.cases, document)
         return RunResult(document, list(suite.warnings))
     finally:
-        store.close()
+        db.close()
 
 
 def _decide(

@@ -63,6 +63,17 @@ def test_the_store_can_be_moved_with_oloproof_store(probe, cli, tmp_path):
     assert code == 0 and "complete" in out
 
 
+def test_run_store_option_wins_over_oloproof_store(probe, cli, tmp_path):
+    chosen, other = tmp_path / "chosen.sqlite", tmp_path / "other.sqlite"
+
+    code, _, _ = cli("run", "--store", str(chosen), cwd=probe.path,
+                     env={"OLOPROOF_STORE": str(other)})
+
+    assert code == 0 and chosen.is_file() and not other.exists() and not probe.store.exists()
+    code, out, _ = cli("inspect", "latest", "--store", str(chosen), cwd=probe.path)
+    assert code == 0 and "complete" in out
+
+
 def test_the_store_can_be_moved_with_store_in_the_suite(probe, cli):
     probe.suite["store"] = "state/runs.sqlite"  # relative to oloproof.yaml
     probe.write_suite()

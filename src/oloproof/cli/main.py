@@ -113,6 +113,10 @@ def init(directory: str, example: str | None) -> None:
 
 # ---- run -----------------------------------------------------------------------------------
 
+_store_option = click.option("--store", default=None, help="Path to the store (default: the "
+                             "project's .oloproof/store.sqlite).")
+
+
 @cli.command("run")
 @click.option("--config", default="oloproof.yaml", show_default=True, help="The suite file.")
 @click.option("--policy", default=None, help="The release policy (default: release.yaml beside "
@@ -121,8 +125,9 @@ def init(directory: str, example: str | None) -> None:
 @click.option("--concurrency", type=click.IntRange(1, 4096), default=None,
               help="Cases in flight at once (overrides system.concurrency).")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document instead.")
+@_store_option
 def run_command(config: str, policy: str | None, no_cache: bool, concurrency: int | None,
-                as_json: bool) -> None:
+                as_json: bool, store: str | None) -> None:
     """Run the suite, decide, store, print, and exit on the gate."""
     from oloproof.report.progress import LiveProgress, wants_live_progress
 
@@ -133,10 +138,11 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
 
     def go() -> api.RunResult:
         if live is None:
-            return api.run(config, policy, no_cache=no_cache, concurrency=concurrency)
+            return api.run(config, policy, no_cache=no_cache, concurrency=concurrency,
+                           store=store)
         with live:
             return api.run(config, policy, no_cache=no_cache, concurrency=concurrency,
-                           on_progress=live.update)
+                           on_progress=live.update, store=store)
 
     try:
         result = go()
@@ -155,8 +161,6 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
 
 # ---- runs, gate, inspect -------------------------------------------------------------------
 
-_store_option = click.option("--store", default=None, help="Path to the store (default: the "
-                             "project's .oloproof/store.sqlite).")
 _config_option = click.option("--config", default="oloproof.yaml", show_default=True,
                               help="The suite file (to find the project's store).")
 
