@@ -131,6 +131,19 @@ def yaml_syntax_error(project: Path) -> Breakage:
     return Breakage("oloproof.yaml", line, ["YAML"])
 
 
+def unclosed_flow_list(project: Path) -> Breakage:
+    """The parser notices on the next line; the message names the line with the `[`."""
+    line = _replace(project / "oloproof.yaml", "slices: [metadata.policy, first_tool]",
+                    "slices: [metadata.policy, first_tool")
+    return Breakage("oloproof.yaml", line, ["YAML", "flow sequence", "not closed"])
+
+
+def unclosed_flow_mapping(project: Path) -> Breakage:
+    line = _replace(project / "oloproof.yaml", "  - {type: agent_tool_sequence}",
+                    "  - {type: agent_tool_sequence")
+    return Breakage("oloproof.yaml", line, ["YAML", "flow mapping", "not closed"])
+
+
 def dataset_that_does_not_exist(project: Path) -> Breakage:
     line = _replace(project / "oloproof.yaml", "dataset: data/cases.jsonl",
                     "dataset: data/missing.jsonl")
@@ -176,7 +189,8 @@ def system_declaration_disagrees(project: Path) -> Breakage:
 BREAKAGES = [
     malformed_jsonl_line, duplicate_case_id, case_without_id, case_without_input,
     unknown_top_level_key, unknown_evaluator_type, unknown_evaluator_field,
-    rule_on_a_metric_nobody_produces, yaml_syntax_error, dataset_that_does_not_exist,
+    rule_on_a_metric_nobody_produces, yaml_syntax_error, unclosed_flow_list,
+    unclosed_flow_mapping, dataset_that_does_not_exist,
     expected_tools_not_a_list, expected_tools_not_all_strings, expected_route_not_a_list,
     unknown_case_field, unknown_system_field, unknown_policy_key, system_declaration_disagrees,
 ]

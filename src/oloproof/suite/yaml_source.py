@@ -50,12 +50,7 @@ def read_yaml(path: Path, what: str) -> YamlDocument:
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(
-            f"YAML syntax error: {problem}; fix the YAML at this line", file=path, line=line
-        ) from None
+        raise _syntax_error(exc, path) from None
     if node is None:
         return YamlDocument(path, None, {(): 1})
     loader = yaml.SafeLoader("")
@@ -71,6 +66,29 @@ def read_yaml(path: Path, what: str) -> YamlDocument:
     lines: dict[Loc, int] = {(): node.start_mark.line + 1}
     _index(node, (), lines)
     return YamlDocument(path, data, lines)
+
+
+def _syntax_error(exc: yaml.YAMLError, path: Path) -> ConfigError:
+    """A ConfigError at the line where the mistake most likely is.
+
+    The parser notices an unclosed `[` or `{` only on a later line; the bracket that was left
+    open is on the line where that flow collection started, so that line is named.
+    """
+    mark = getattr(exc, "problem_mark", None)
+    line = mark.line + 1 if mark is not None else None
+    problem = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context", None) or ""
+    start = getattr(exc, "context_mark", None)
+    if context.startswith("while parsing a flow") and start is not None \
+            and line is not None and start.line + 1 < line:
+        what = context.removeprefix("while parsing a ")
+        return ConfigError(
+            f"YAML syntax error: the {what} that starts on this line is not closed "
+            f"(line {line}: {problem}); close its bracket on this line",
+            file=path, line=start.line + 1,
+        )
+    return ConfigError(f"YAML syntax error: {problem}; fix the YAML at this line",
+                       file=path, line=line)
 
 
 def _index(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> None:
