@@ -144,6 +144,13 @@ def unclosed_flow_mapping(project: Path) -> Breakage:
     return Breakage("oloproof.yaml", line, ["YAML", "flow mapping", "not closed"])
 
 
+def mistake_inside_a_closed_flow_list(project: Path) -> Breakage:
+    """A list spread over lines and closed: the mistake is on its own line, which is named."""
+    line = _replace(project / "oloproof.yaml", "slices: [metadata.policy, first_tool]",
+                    "slices: [metadata.policy,\n         first_tool {x}]")
+    return Breakage("oloproof.yaml", line + 1, ["YAML", "expected ',' or ']'"])
+
+
 def dataset_that_does_not_exist(project: Path) -> Breakage:
     line = _replace(project / "oloproof.yaml", "dataset: data/cases.jsonl",
                     "dataset: data/missing.jsonl")
@@ -190,7 +197,7 @@ BREAKAGES = [
     malformed_jsonl_line, duplicate_case_id, case_without_id, case_without_input,
     unknown_top_level_key, unknown_evaluator_type, unknown_evaluator_field,
     rule_on_a_metric_nobody_produces, yaml_syntax_error, unclosed_flow_list,
-    unclosed_flow_mapping, dataset_that_does_not_exist,
+    unclosed_flow_mapping, mistake_inside_a_closed_flow_list, dataset_that_does_not_exist,
     expected_tools_not_a_list, expected_tools_not_all_strings, expected_route_not_a_list,
     unknown_case_field, unknown_system_field, unknown_policy_key, system_declaration_disagrees,
 ]

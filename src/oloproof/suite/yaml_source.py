@@ -50,7 +50,7 @@ def read_yaml(path: Path, what: str) -> YamlDocument:
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
-        raise _syntax_error(exc, path) from None
+        raise _syntax_error(exc, path, text.splitlines()) from None
     if node is None:
         return YamlDocument(path, None, {(): 1})
     loader = yaml.SafeLoader("")
@@ -68,19 +68,21 @@ def read_yaml(path: Path, what: str) -> YamlDocument:
     return YamlDocument(path, data, lines)
 
 
-def _syntax_error(exc: yaml.YAMLError, path: Path) -> ConfigError:
+def _syntax_error(exc: yaml.YAMLError, path: Path, lines: list[str]) -> ConfigError:
     """A ConfigError at the line where the mistake most likely is.
 
-    The parser notices an unclosed `[` or `{` only on a later line; the bracket that was left
-    open is on the line where that flow collection started, so that line is named.
+    The parser notices an unclosed `[` or `{` only on a later line. When that line is indented
+    no deeper than the line where the flow collection started, the collection ran into the next
+    entry: the bracket left open is on the starting line, so that line is named.
     """
     mark = getattr(exc, "problem_mark", None)
     line = mark.line + 1 if mark is not None else None
     problem = getattr(exc, "problem", None) or str(exc)
     context = getattr(exc, "context", None) or ""
     start = getattr(exc, "context_mark", None)
-    if context.startswith("while parsing a flow") and start is not None \
-            and line is not None and start.line + 1 < line:
+    if context.startswith("while parsing a flow") and start is not None and line is not None \
+            and start.line + 1 < line <= len(lines) \
+            and _indent(lines[line - 1]) <= _indent(lines[start.line]):
         what = context.removeprefix("while parsing a ")
         return ConfigError(
             f"YAML syntax error: the {what} that starts on this line is not closed "
@@ -89,6 +91,10 @@ def _syntax_error(exc: yaml.YAMLError, path: Path) -> ConfigError:
         )
     return ConfigError(f"YAML syntax error: {problem}; fix the YAML at this line",
                        file=path, line=line)
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip(" "))
 
 
 def _index(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> None:
