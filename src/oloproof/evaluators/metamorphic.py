@@ -12,9 +12,9 @@ from typing import Any, Literal
 from oloproof.evaluators.base import OUTPUT, Evaluator, EvaluatorConfig, register
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment, excluded, failed, missing, passed
-from oloproof.evaluators.state_compare import compare_whole
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
+from oloproof.state import compare_whole
 
 Relation = Literal["same_output", "same_actions", "same_state"]
 _READS = {"same_output": OUTPUT, "same_actions": TRAJECTORY_KIND, "same_state": STATE_KIND}

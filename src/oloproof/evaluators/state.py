@@ -13,7 +13,8 @@ from pydantic import Field, model_validator
 from oloproof.evaluators.base import Evaluator, EvaluatorConfig, register
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment, excluded, failed, passed
-from oloproof.evaluators.state_compare import (
+from oloproof.recording.protocols import STATE_KIND
+from oloproof.state import (
     StateComparison,
     compare_changes,
     compare_paths,
@@ -22,7 +23,6 @@ from oloproof.evaluators.state_compare import (
     compare_whole,
     parse_dotted,
 )
-from oloproof.recording.protocols import STATE_KIND
 
 _STATE = frozenset({STATE_KIND})
 

@@ -26,7 +26,7 @@ from oloproof.execution.target import SystemTarget
 from oloproof.recording.protocols import STATE_KIND, Stateful
 from oloproof.recording.recorder import CaseRecorder, reset_current, set_current
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
-from oloproof.store import state_diff
+from oloproof.state import diff as state_diff
 from oloproof.suite.cases import Case
 from oloproof.suite.digest import canonical_json
 

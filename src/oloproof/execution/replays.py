@@ -19,7 +19,7 @@ from oloproof.recording.trajectory import (
     AgentTrajectory,
     trajectory_problems,
 )
-from oloproof.store.state_diff import diff
+from oloproof.state.diff import diff
 from oloproof.suite.cases import Case
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from pydantic_core import to_json
 
 from oloproof.errors import StoreError, UsageError
-from oloproof.store import state_diff
+from oloproof.state import diff as state_diff
 from oloproof.store.schema import migrate
 from oloproof.suite.digest import canonical_json
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oloproof.store.state_diff import PatchError, apply, diff, identical
+from oloproof.state.diff import PatchError, apply, diff, identical
 
 # Keys drawn from a small alphabet so that two random objects share keys (and so recurse), with
 # the characters a dotted-path format would trip on.

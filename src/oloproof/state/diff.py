@@ -41,7 +41,7 @@ caller that must mutate one takes a `copy.deepcopy` first. Likewise a patch may 
 the `new` it was computed from.
 
 Speed: one pass over both values with the scalar comparisons inlined; about 50 ms for a 5 MB
-state of 50,000 records (see `tests/store/test_state_diff.py`).
+state of 50,000 records (see `tests/state/test_state_diff.py`).
 """
 
 from __future__ import annotations

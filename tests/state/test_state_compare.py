@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oloproof.evaluators.state_compare import (
+from oloproof.state import (
     ABSENT,
     PathCheck,
     StateComparison,
