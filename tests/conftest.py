@@ -34,8 +34,14 @@ from typing import Any, NamedTuple
 
 import pytest
 import yaml
+from hypothesis import settings
 
 import oloproof
+
+# Property tests check what holds, not how fast: several test runs share this machine, and a
+# per-example deadline turned a loaded moment into a failure.
+settings.register_profile("oloproof", deadline=None)
+settings.load_profile("oloproof")
 
 STARTER = Path(oloproof.__file__).parent / "examples" / "starter"
 
