@@ -40,6 +40,7 @@ bench: install
 	$(PY) benchmarks/concurrency.py
 	$(PY) benchmarks/support_agent_scale.py
 	$(PY) benchmarks/state_scale.py
+	$(PY) benchmarks/betting.py
 
 clean:
 	rm -rf $(VENV) demo .pytest_cache

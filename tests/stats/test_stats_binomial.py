@@ -177,3 +177,33 @@ def test_rate_interval_matches_brute_force(case: tuple[int, int, int, float]) ->
         assert result.lower <= result.estimate <= result.upper
     else:
         assert result.estimate is None
+
+
+# ---- α from the level's decimal text (issue 12, acceptance 7) ---------------------------------
+
+
+def test_one_of_one_at_90_percent_has_lower_bound_exactly_0_05() -> None:
+    # 1.0 - 0.9 is 0.09999999999999998 in floating point; α must be 0.1.
+    assert clopper_pearson(1, 1, 0.9) == (0.05, 1.0)
+    assert clopper_pearson(0, 1, 0.9) == (0.0, 0.95)
+    assert rate_interval(1, 1, 0, 0.9).lower == 0.05
+
+
+@pytest.mark.parametrize(
+    ("level", "half_alpha"),
+    [(0.9, 0.05), (0.95, 0.025), (0.99, 0.005), (0.8, 0.1), (0.999, 0.0005), (0.5, 0.25),
+     (0.98, 0.01), (0.6, 0.2)],
+)
+def test_one_case_bounds_are_the_tail_probability_exactly(level: float, half_alpha: float) -> None:
+    # For 1 of 1 the exact lower bound is α/2 and for 0 of 1 the upper bound is 1 − α/2.
+    assert clopper_pearson(1, 1, level)[0] == half_alpha
+    assert clopper_pearson(0, 1, level)[1] == 1.0 - half_alpha
+
+
+def test_tail_probabilities_come_from_the_decimal_text() -> None:
+    from oloproof.stats._checks import tail_probabilities
+
+    assert tail_probabilities(0.9) == (0.1, 0.05, 0.95)
+    assert tail_probabilities(0.95) == (0.05, 0.025, 0.975)
+    assert tail_probabilities(0.999) == (0.001, 0.0005, 0.9995)
+    assert tail_probabilities(0.1 + 0.2) == (0.7, 0.35, 0.65)  # 0.30000000000000004 as written

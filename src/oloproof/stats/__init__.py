@@ -1,5 +1,12 @@
 """Pure statistics for Oloproof (SPEC §5, §9, §10.2): numbers in, small frozen results out."""
 
+from oloproof.stats.betting import (
+    BETTING_METHOD,
+    MeanInterval,
+    betting_bounds,
+    betting_lower_bounds,
+    bounded_mean_interval,
+)
 from oloproof.stats.binomial import RATE_METHOD, RateInterval, clopper_pearson, rate_interval
 from oloproof.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap_method, cluster_bootstrap_rate
 from oloproof.stats.display import percent, percent_lower, percent_upper
@@ -13,13 +20,18 @@ from oloproof.stats.quantile import (
 )
 
 __all__ = [
+    "BETTING_METHOD",
     "DEFAULT_RESAMPLES",
     "QUANTILE_METHOD",
     "RATE_METHOD",
+    "MeanInterval",
     "QuantileInterval",
     "RateInterval",
     "benjamini_yekutieli",
+    "betting_bounds",
+    "betting_lower_bounds",
     "bootstrap_method",
+    "bounded_mean_interval",
     "clopper_pearson",
     "cluster_bootstrap_rate",
     "estimate_rank",

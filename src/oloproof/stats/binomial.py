@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from oloproof.stats._checks import check_level, count
+from oloproof.stats._checks import check_level, count, tail_probabilities
 from oloproof.stats._lazy import scipy_special as _scipy_special
 
 __all__ = ["RATE_METHOD", "RateInterval", "clopper_pearson", "rate_interval"]
@@ -32,22 +32,24 @@ def clopper_pearson(k: int, n: int, level: float) -> tuple[float, float]:
     """Two-sided Clopper–Pearson (exact) interval for ``k`` successes in ``n`` trials.
 
     Method: Clopper & Pearson (1934), via the beta-quantile form
-    ``lower = Beta(α/2; k, n−k+1)``, ``upper = Beta(1−α/2; k+1, n−k)`` with ``α = 1 − level``;
-    the lower bound is 0 when ``k = 0`` and the upper bound is 1 when ``k = n``.
+    ``lower = Beta(α/2; k, n−k+1)``, ``upper = Beta(1−α/2; k+1, n−k)`` with ``α = 1 − level``
+    computed exactly from the level's decimal text (so 1 of 1 at 90% has lower bound 0.05,
+    not 0.04999999999999999); the lower bound is 0 when ``k = 0`` and the upper bound is 1 when
+    ``k = n``.
     With ``n = 0`` nothing is known and the interval is ``(0.0, 1.0)``.
     """
     k = count("k", k)
     n = count("n", n)
-    level = check_level(level)
+    check_level(level)
     if k > n:
         raise ValueError(f"k ({k}) must not exceed n ({n})")
     if n == 0:
         return (0.0, 1.0)
-    alpha = 1.0 - level
+    _, half_alpha, upper_tail = tail_probabilities(level)
     # beta.ppf(y; a, b) is the inverse regularised incomplete beta function betaincinv(a, b, y)
     betaincinv = _scipy_special().betaincinv
-    lower = 0.0 if k == 0 else float(betaincinv(k, n - k + 1, alpha / 2.0))
-    upper = 1.0 if k == n else float(betaincinv(k + 1, n - k, 1.0 - alpha / 2.0))
+    lower = 0.0 if k == 0 else float(betaincinv(k, n - k + 1, half_alpha))
+    upper = 1.0 if k == n else float(betaincinv(k + 1, n - k, upper_tail))
     return (lower, upper)
 
 

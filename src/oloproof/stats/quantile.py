@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from oloproof.stats._checks import check_level, count
+from oloproof.stats._checks import check_level, count, tail_probabilities
 from oloproof.stats._lazy import scipy_special as _scipy_special
 
 __all__ = ["QUANTILE_METHOD", "QuantileInterval", "quantile_interval"]
@@ -99,7 +99,8 @@ def order_statistic_ranks(big_n: int, q: float, level: float) -> tuple[int | Non
     Method: the classical order-statistic confidence interval for a quantile (e.g. David &
     Nagaraja, *Order Statistics*, §7.1): ``l`` is the largest rank in ``1..N`` with
     ``P(B ≤ l−1) ≤ α/2`` and ``u`` the smallest rank in ``1..N`` with ``P(B ≥ u) ≤ α/2``,
-    ``B ~ Binomial(N, q)``, ``α = 1 − level``; ``None`` when no rank qualifies. The tails are
+    ``B ~ Binomial(N, q)``, ``α = 1 − level`` (computed exactly from the level's decimal
+    text); ``None`` when no rank qualifies. The tails are
     scipy.special's ``bdtr`` / ``bdtrc`` (binomial CDF and survival function), evaluated near
     the normal approximation's crossing (O(1) typically, O(N) at worst).
     """
@@ -107,8 +108,8 @@ def order_statistic_ranks(big_n: int, q: float, level: float) -> tuple[int | Non
     level = check_level(level)
     if big_n == 0:
         return (None, None)
-    threshold = (1.0 - level) / 2.0 + _PROBABILITY_SLACK
-    half_alpha = (1.0 - level) / 2.0
+    _, half_alpha, _ = tail_probabilities(level)
+    threshold = half_alpha + _PROBABILITY_SLACK
 
     special = _scipy_special()
 
