@@ -149,8 +149,7 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     import oloproof
-    from oloproof.api import find_store
-    from oloproof.report.html import write_html_report
+    from oloproof.api import find_store, write_html_report
 
     config = make_project(WORK / "project", args.cases)
     t = time.perf_counter()

@@ -24,10 +24,10 @@ from oloproof.analysis.outcome import CaseOutcome
 from oloproof.decisions import Gate, decide
 from oloproof.errors import ConfigError, RunStopped, StoreError
 from oloproof.execution.engine import Progress, RunEngine
+from oloproof.project import LoadedSuite, describe_suite, load_suite
 from oloproof.report.limits import LIMITS
 from oloproof.store.store import Store
 from oloproof.suite.config import load_suite_file
-from oloproof.suite.loader import LoadedSuite, describe_suite, load_suite
 from oloproof.suite.policy import Policy, check_rule_metrics, load_policy
 from oloproof.suite.validity import transform_validity, validity_bound
 
@@ -308,6 +308,33 @@ def _reanalyse(db: Store, run_id: str, suite_info: dict[str, Any]) -> Analysis:
     return analysis
 
 
+def write_html_report(
+    run_ref: str,
+    path: str | Path,
+    config: str | Path = "oloproof.yaml",
+    store: str | Path | None = None,
+    *,
+    compress: bool | None = None,
+) -> Path:
+    """Write the HTML report of a stored run to `path`; returns the path written.
+
+    `compress` forces (True) or forbids (False) gzip-compressed case details; by default only
+    large runs are compressed.
+    """
+    # Imported here: the report's modules are not needed by a run.
+    from oloproof.report.html import render_page, write_page
+    from oloproof.report.html_data import build_report_data
+
+    db = _open_existing(config, store)
+    try:
+        record = db.run_record(db.resolve_run(run_ref))
+        document = _document_of(db, record)
+        data = build_report_data(db, record["run_id"], document, compress=compress)
+    finally:
+        db.close()
+    return write_page(render_page(data), Path(path))
+
+
 def redecide(
     ref: str = "latest", policy: str | Path | None = None, config: str | Path = "oloproof.yaml",
     store: str | Path | None = None,
@@ -347,4 +374,6 @@ def _validity_at(validity: dict[str, Any], level: float) -> dict[str, Any]:
     return {**validity, "lower": lower, "checked": checked}
 
 
-__all__ = ["ConfigError", "RunResult", "find_store", "load_run", "redecide", "run"]
+__all__ = [
+    "ConfigError", "RunResult", "find_store", "load_run", "redecide", "run", "write_html_report",
+]

@@ -17,8 +17,8 @@ import pytest
 from stateful_support import StatefulProject, decision, metric
 
 import oloproof
+from oloproof.project import load_suite
 from oloproof.stats import DEFAULT_RESAMPLES, cluster_bootstrap_rate
-from oloproof.suite.loader import load_suite
 from oloproof.suite.pairs import export_pairs
 
 PAIR_SYSTEM = '''

@@ -9,7 +9,7 @@ import pytest
 from oloproof.evaluators.base import REGISTRY, Evaluator, judge_case
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment
-from oloproof.evaluators.multi_agent import handoffs_of, route_of
+from oloproof.evaluators.multi_agent import handoffs_of
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentStep, AgentTrajectory
 from oloproof.suite.cases import Case
 
@@ -60,37 +60,14 @@ def judge(
     return judge_case(evaluator, evidence)
 
 
-# --- route_of / handoffs_of --------------------------------------------------------------------
+# --- handoffs_of (routes themselves: tests/recording/test_trajectory_facts.py) --------------------
 
 
-def test_route_with_explicit_handoff() -> None:
-    s = steps(msg("triage"), hand("triage", "billing"), call("billing", "lookup_order"))
-    assert route_of(s) == ["triage", "billing"]
+def test_handoffs_count_the_changes_of_controlling_agent() -> None:
     assert handoffs_of(["triage", "billing"]) == 1
-
-
-def test_route_passes_without_handoff_step_when_another_agent_acts() -> None:
-    s = steps(msg("triage"), call("tech", "search_kb"), msg("billing"))
-    assert route_of(s) == ["triage", "tech", "billing"]
-
-
-def test_handoff_to_a_person_ends_the_route_there() -> None:
-    s = steps(msg("triage"), hand("triage", "billing"), call("billing", "lookup_order"),
-              hand("billing", "person"))
-    assert route_of(s) == ["triage", "billing", "person"]
-
-
-def test_route_collapses_consecutive_repeats() -> None:
-    s = steps(msg("triage"), msg("triage"), hand("triage", "billing"), msg("billing"),
-              msg("billing"), hand("billing", "tech"), msg("tech"), hand("tech", "billing"))
-    route = route_of(s)
-    assert route == ["triage", "billing", "tech", "billing"]
-    assert route is not None and handoffs_of(route) == 3
-
-
-def test_unnamed_or_empty_trajectory_has_no_route() -> None:
-    assert route_of(steps(msg(None), call(None, "a"))) is None
-    assert route_of(()) is None
+    assert handoffs_of(["triage", "billing", "tech", "billing"]) == 3
+    assert handoffs_of(["triage"]) == 0
+    assert handoffs_of([]) == 0
 
 
 # --- agent_route -------------------------------------------------------------------------------

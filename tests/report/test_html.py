@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 import oloproof
-from oloproof.api import find_store
-from oloproof.report.html import script_safe, write_html_report
+from oloproof.api import find_store, write_html_report
+from oloproof.report.html import script_safe
 
 CHROMIUM = Path("/usr/bin/chromium")
 EXAMPLES = Path(oloproof.__file__).parent / "examples"

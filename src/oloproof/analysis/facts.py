@@ -16,8 +16,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from oloproof.evaluators.agent import has_repeated_call
-from oloproof.evaluators.multi_agent import route_of
 from oloproof.recording.trajectory import AgentTrajectory
 
 QUANTILE_SOURCES = ("agent_steps", "agent_tool_calls", "latency_ms")
@@ -33,13 +31,13 @@ def trajectory_facts(trajectory: AgentTrajectory) -> dict[str, Any]:
     step names an agent) and `named` (whether the steps name their agents).
     """
     calls = trajectory.tool_calls()
-    route = route_of(trajectory.steps)
+    route = trajectory.route()
     return {
         "steps": len(trajectory.steps),
         "tool_calls": len(calls),
         "truncated": trajectory.truncated,
         "first_tool": calls[0].tool_name if calls else None,
-        "repeated": has_repeated_call(calls),
+        "repeated": trajectory.has_repeated_call(),
         "route": route,
         "named": route is not None,
     }

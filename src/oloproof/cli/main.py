@@ -315,7 +315,7 @@ def labels_export(transform: str, config: str, output: str | None) -> None:
 @_store_option
 def report(run_ref: str, html_path: str, config: str, store: str | None) -> None:
     """Write one self-contained offline HTML report of a run."""
-    from oloproof.report.html import write_html_report
+    from oloproof.api import write_html_report
 
     written = _guard(False, lambda: write_html_report(run_ref, Path(html_path), config, store))
     click.echo(f"Wrote {written}")

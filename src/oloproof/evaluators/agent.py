@@ -8,7 +8,7 @@ column of §7.2).
 
 An *identical call* is a `tool_call` step with the same `tool_name` and the same `arguments`
 (compared as canonical JSON; a call recorded without arguments and one with `{}` are the same
-call).
+call): `AgentTrajectory.call_keys()`.
 """
 
 from __future__ import annotations
@@ -22,19 +22,13 @@ from pydantic import Field
 from oloproof.evaluators.base import Evaluator, EvaluatorConfig, register
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment, excluded, failed, missing, passed
-from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentStep, AgentTrajectory
-from oloproof.suite.digest import canonical_json
+from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
 
 TRUNCATED = "truncated"
 NO_DECLARED_TOOLS = "no_declared_tools"
 
 
-# --- shared helpers (also used by oloproof.analysis.facts) ---------------------------------
-
-
-def call_key(step: AgentStep) -> tuple[str, str]:
-    """What makes two calls identical: the tool and its arguments (canonical JSON)."""
-    return (step.tool_name or "", canonical_json(step.arguments or {}))
+# --- shared helpers --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -59,12 +53,11 @@ class CallRun:
         }
 
 
-def call_runs(calls: list[AgentStep]) -> list[CallRun]:
-    """Split `tool_call` steps into runs of identical consecutive calls, in order."""
+def call_runs(trajectory: AgentTrajectory) -> list[CallRun]:
+    """Split the `tool_call` steps into runs of identical consecutive calls, in order."""
     runs: list[CallRun] = []
     key: tuple[str, str] | None = None
-    for step in calls:
-        this = call_key(step)
+    for step, this in zip(trajectory.tool_calls(), trajectory.call_keys(), strict=True):
         if runs and this == key:
             last = runs[-1]
             runs[-1] = CallRun(last.tool_name, last.arguments, last.steps + (step.index,))
@@ -72,17 +65,6 @@ def call_runs(calls: list[AgentStep]) -> list[CallRun]:
             runs.append(CallRun(step.tool_name or "", dict(step.arguments or {}), (step.index,)))
         key = this
     return runs
-
-
-def has_repeated_call(calls: list[AgentStep]) -> bool:
-    """True when some identical call occurs twice or more anywhere (not only in a row)."""
-    seen: set[tuple[str, str]] = set()
-    for step in calls:
-        key = call_key(step)
-        if key in seen:
-            return True
-        seen.add(key)
-    return False
 
 
 def common_prefix_length(a: list[str], b: list[str]) -> int:
@@ -189,7 +171,7 @@ class AgentNoToolLoop(TrajectoryEvaluator):
     config: Config
 
     def judge_trajectory(self, trajectory: AgentTrajectory, evidence: Evidence) -> Judgment:
-        runs = call_runs(trajectory.tool_calls())
+        runs = call_runs(trajectory)
         limit = self.config.max_repeats
         loops = [r for r in runs if r.length > limit]
         if loops:

@@ -13,11 +13,11 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from oloproof.digest import digest
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment, excluded, missing
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND
-from oloproof.suite.digest import digest
 
 OUTPUT = "output"
 

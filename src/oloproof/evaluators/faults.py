@@ -16,17 +16,6 @@ from oloproof.evaluators.judgment import Judgment, excluded, failed, missing, pa
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
 
 
-def fault_target(trajectory: AgentTrajectory, tool: str, occurrence: int) -> int | None:
-    """The index of the `occurrence`-th tool_call of `tool`, or None if it was not made."""
-    seen = 0
-    for step in trajectory.steps:
-        if step.kind == "tool_call" and step.tool_name == tool:
-            seen += 1
-            if seen == occurrence:
-                return step.index
-    return None
-
-
 @register("fault_recovery")
 class FaultRecovery(Evaluator):
     """Passes when the agent recovers (or escalates) after a tool call fails in a replay.
@@ -60,7 +49,7 @@ class FaultRecovery(Evaluator):
     def judge(self, evidence: Evidence) -> Judgment:
         trajectory = evidence.trajectory
         assert trajectory is not None
-        target = fault_target(trajectory, self.config.tool, self.config.occurrence)
+        target = trajectory.call_index(self.config.tool, self.config.occurrence)
         if target is None:
             return excluded("fault_target_not_called")
         replay = evidence.replays.get(self.criterion)

@@ -13,16 +13,11 @@ from oloproof.evaluators.base import OUTPUT, Evaluator, EvaluatorConfig, registe
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment, excluded, failed, missing, passed
 from oloproof.recording.protocols import STATE_KIND
-from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
+from oloproof.recording.trajectory import TRAJECTORY_KIND
 from oloproof.state import compare_whole
 
 Relation = Literal["same_output", "same_actions", "same_state"]
 _READS = {"same_output": OUTPUT, "same_actions": TRAJECTORY_KIND, "same_state": STATE_KIND}
-
-
-def actions_of(trajectory: AgentTrajectory) -> list[list[Any]]:
-    """The agent's actions: (tool name, arguments) of every tool_call step, in order."""
-    return [[s.tool_name, s.arguments or {}] for s in trajectory.steps if s.kind == "tool_call"]
 
 
 @register("metamorphic_relation")
@@ -73,7 +68,7 @@ class MetamorphicRelation(Evaluator):
         if theirs is None:
             return missing("source_has_no_trajectory")
         assert mine is not None
-        a, b = actions_of(theirs), actions_of(mine)
+        a, b = theirs.actions(), mine.actions()
         if theirs.truncated or mine.truncated:
             # A cut-off trace settles the relation only where the recorded actions already part.
             common = min(len(a), len(b))

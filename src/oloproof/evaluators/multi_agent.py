@@ -3,7 +3,8 @@
 The **route** of a trajectory is the sequence of agents that held control, consecutive repeats
 collapsed: each step's `agent` holds control when it takes the step, and a `handoff` step's
 `to_agent` holds it next (so a hand-off to a person, who takes no step, ends the route at
-`person`). A **hand-off** is each change of controlling agent: `len(route) - 1`.
+`person`; `AgentTrajectory.route()`). A **hand-off** is each change of controlling agent:
+`len(route) - 1`.
 
 A trajectory whose steps name no agent is missing (`agents_not_named`) for every criterion
 here. Nothing here attributes a failure to an agent: a route divergence says where two routes
@@ -21,28 +22,10 @@ from oloproof.evaluators.agent import TRUNCATED, TrajectoryEvaluator, common_pre
 from oloproof.evaluators.base import EvaluatorConfig, register
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment, excluded, failed, missing, passed
-from oloproof.recording.trajectory import AgentStep, AgentTrajectory
+from oloproof.recording.trajectory import AgentTrajectory
 
 AGENTS_NOT_NAMED = "agents_not_named"
 NO_DECLARED_ROUTE = "no_declared_route"
-
-
-def route_of(steps: Sequence[AgentStep]) -> list[str] | None:
-    """The agents that held control, in order, consecutive repeats collapsed.
-
-    None when no step names an agent (a single-agent trace has no route).
-    """
-    if not any(s.agent for s in steps):
-        return None
-    route: list[str] = []
-    for step in steps:
-        holders = [step.agent]
-        if step.kind == "handoff":
-            holders.append(step.to_agent)
-        for agent in holders:
-            if agent and (not route or route[-1] != agent):
-                route.append(agent)
-    return route
 
 
 def handoffs_of(route: Sequence[str]) -> int:
@@ -54,7 +37,7 @@ class _RouteEvaluator(TrajectoryEvaluator):
     """Computes the route once; a trajectory naming no agent is missing."""
 
     def judge_trajectory(self, trajectory: AgentTrajectory, evidence: Evidence) -> Judgment:
-        route = route_of(trajectory.steps)
+        route = trajectory.route()
         if route is None:
             return missing(AGENTS_NOT_NAMED)
         return self.judge_route(route, trajectory, evidence)

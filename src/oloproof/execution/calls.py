@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from oloproof.digest import canonical_json
 from oloproof.errors import RecordingError
 from oloproof.execution.target import SystemTarget
 from oloproof.recording.protocols import STATE_KIND, Stateful
@@ -28,7 +29,6 @@ from oloproof.recording.recorder import CaseRecorder, reset_current, set_current
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
 from oloproof.state import diff as state_diff
 from oloproof.suite.cases import Case
-from oloproof.suite.digest import canonical_json
 
 _check_json = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
 

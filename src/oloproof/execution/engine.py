@@ -20,17 +20,17 @@ from typing import Any
 from oloproof.analysis.facts import slice_group, trajectory_facts
 from oloproof.analysis.metrics import Analysis
 from oloproof.analysis.outcome import CaseOutcome
+from oloproof.digest import canonical_json, combine, digest, sha256_text
 from oloproof.evaluators.base import judge_case
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.faults import FaultRecovery
 from oloproof.execution.calls import CallResult, SystemCaller
+from oloproof.execution.plan import SuiteToRun
 from oloproof.execution.replays import fault_replay
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
 from oloproof.store.store import JUDGMENT_CASE_KEY, Store
 from oloproof.suite.cases import Case
-from oloproof.suite.digest import canonical_json, combine, digest, sha256_text
-from oloproof.suite.loader import LoadedSuite
 
 CHUNK = 512
 FLUSH_SECONDS = 1.0
@@ -90,7 +90,7 @@ class RunEngine:
     """Executes and judges a loaded suite into a store under one run id."""
 
     def __init__(
-        self, suite: LoadedSuite, store: Store, run_id: str, *, no_cache: bool = False,
+        self, suite: SuiteToRun, store: Store, run_id: str, *, no_cache: bool = False,
         concurrency: int | None = None, progress: Progress | None = None,
     ) -> None:
         self.suite = suite

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from oloproof.evaluators.faults import fault_target
 from oloproof.execution.calls import SystemCaller
 from oloproof.recording.protocols import FAULT_RESULTS, ReplayChange
 from oloproof.recording.trajectory import (
@@ -61,7 +60,7 @@ async def fault_replay(
 ) -> dict[str, Any]:
     """Run the control and the fault replay of one case; the record the store keeps."""
     tool, fault, occurrence = plan["tool"], plan["fault"], plan["occurrence"]
-    call_index = fault_target(recorded, tool, occurrence)
+    call_index = recorded.call_index(tool, occurrence)
     if call_index is None:
         return {"status": "fault_target_not_called"}
     checkpoint = choose_checkpoint(recorded, call_index)

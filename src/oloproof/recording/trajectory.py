@@ -4,6 +4,10 @@ The models are frozen pydantic models that reject unknown fields. The whole trac
 when it is recorded (`trajectory_problems`: contiguous indices, tool names on tool steps,
 `to_agent` only on hand-offs, all-or-none agent naming), because `model_copy(update=...)` does
 not re-validate; an invalid trajectory makes that case errored, never a pass.
+
+The facts several parts read — the tool calls, what makes two calls identical, the route, the
+actions, where a call of a tool was made — are methods of `AgentTrajectory`, computed once per
+trajectory, so that evaluators, slices and replays share one definition and one computation.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from oloproof.digest import canonical_json
 
 TRAJECTORY_KIND = "agent_trajectory/v1"
 
@@ -76,7 +82,91 @@ class AgentTrajectory(_Frozen):
 
     def tool_calls(self) -> list[AgentStep]:
         """The `tool_call` steps, in order."""
-        return [s for s in self.steps if s.kind == "tool_call"]
+        return list(self._facts().calls)
+
+    def call_keys(self) -> tuple[tuple[str, str], ...]:
+        """What makes each `tool_call` what it is: its tool and its arguments as canonical JSON.
+
+        Two calls are *identical* when their keys are equal (a call recorded without arguments
+        and one with `{}` are the same call). One key per `tool_call` step, in order.
+        """
+        return self._facts().call_keys
+
+    def has_repeated_call(self) -> bool:
+        """Whether some identical call occurs twice or more anywhere (not only in a row)."""
+        keys = self._facts().call_keys
+        return len(set(keys)) < len(keys)
+
+    def route(self) -> list[str] | None:
+        """The agents that held control, in order, consecutive repeats collapsed.
+
+        Each step's `agent` holds control when it takes the step, and a `handoff` step's
+        `to_agent` holds it next (so a hand-off to a person, who takes no step, ends the route
+        at `person`). None when no step names an agent (a single-agent trace has no route).
+        """
+        route = self._facts().route
+        return None if route is None else list(route)
+
+    def actions(self) -> list[list[Any]]:
+        """The agent's actions: [tool name, arguments] of every `tool_call` step, in order."""
+        return [[s.tool_name, s.arguments or {}] for s in self._facts().calls]
+
+    def call_index(self, tool_name: str, occurrence: int = 1) -> int | None:
+        """The step index of the `occurrence`-th `tool_call` of `tool_name`, or None if that call
+        was not made (the call a fault replay makes fail)."""
+        seen = 0
+        for step in self._facts().calls:
+            if step.tool_name == tool_name:
+                seen += 1
+                if seen == occurrence:
+                    return step.index
+        return None
+
+    def _facts(self) -> _StepFacts:
+        """The facts of these steps, computed on first use.
+
+        Kept in the instance's `__dict__` beside the fields (as `functools.cached_property`
+        does): pydantic compares, dumps and validates fields only, whereas a private attribute
+        would take part in `==`. The facts remember the `steps` tuple they were computed from,
+        because `model_copy(update=...)` copies `__dict__` — a copy with other steps recomputes.
+        """
+        facts: _StepFacts | None = self.__dict__.get(_FACTS)
+        if facts is None or facts.steps is not self.steps:
+            facts = _StepFacts(self.steps)
+            self.__dict__[_FACTS] = facts  # the model is frozen; its fields are untouched
+        return facts
+
+
+_FACTS = "_step_facts"
+
+
+class _StepFacts:
+    """The tool calls, their identity keys and the route of one tuple of steps."""
+
+    __slots__ = ("call_keys", "calls", "route", "steps")
+
+    def __init__(self, steps: tuple[AgentStep, ...]) -> None:
+        self.steps = steps
+        self.calls = tuple(s for s in steps if s.kind == "tool_call")
+        self.call_keys = tuple(
+            (s.tool_name or "", canonical_json(s.arguments or {})) for s in self.calls
+        )
+        self.route = _route(steps)
+
+
+def _route(steps: tuple[AgentStep, ...]) -> tuple[str, ...] | None:
+    """The route of `AgentTrajectory.route`, as a tuple."""
+    if not any(s.agent for s in steps):
+        return None
+    route: list[str] = []
+    for step in steps:
+        holders = [step.agent]
+        if step.kind == "handoff":
+            holders.append(step.to_agent)
+        for agent in holders:
+            if agent and (not route or route[-1] != agent):
+                route.append(agent)
+    return tuple(route)
 
 
 def trajectory_problems(steps: tuple[AgentStep, ...]) -> list[str]:

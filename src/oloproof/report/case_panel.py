@@ -99,10 +99,9 @@ def render_trajectory(trajectory: dict[str, Any], console: Console) -> None:
         console.print(f"  constraint {check['name']}: {'ok' if check['passed'] else 'FAILED'} "
                       "(whole trace)")
     if named:
-        from oloproof.evaluators.multi_agent import route_of
         from oloproof.recording.trajectory import AgentTrajectory
 
-        route = route_of(AgentTrajectory.model_validate(trajectory).steps)
+        route = AgentTrajectory.model_validate(trajectory).route()
         if route:
             console.print(f"  route: {'>'.join(route)}")
 

@@ -1,5 +1,8 @@
 """`oloproof report RUN --html FILE`: one self-contained, offline HTML report (SPEC §11).
 
+This module renders a run's report data (`html_data`) and writes the page; finding the stored
+run is `oloproof.api.write_html_report`'s job.
+
 The page is a template (`assets/report.html`) with its stylesheet and script inlined and the
 run's data embedded as JSON. Every value from a case or a system is untrusted text:
 
@@ -22,10 +25,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from oloproof.api import find_store, load_run
-from oloproof.errors import OloproofError, StoreError
-from oloproof.report.html_data import ReportData, build_report_data, dumps
-from oloproof.store.store import Store
+from oloproof.errors import OloproofError
+from oloproof.report.html_data import ReportData, dumps
 
 _ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
             "\u2029": "\\u2029"}
@@ -103,32 +104,11 @@ def _umask() -> int:
     return mask
 
 
-def write_html_report(
-    run_ref: str,
-    path: Path,
-    config: str | Path = "oloproof.yaml",
-    store: str | Path | None = None,
-    *,
-    compress: bool | None = None,
-) -> Path:
-    """Write the HTML report of a stored run to `path`; returns the path written.
+def write_page(page: str, path: Path) -> Path:
+    """Write a rendered page to `path` atomically (a temporary file, then a rename); returns it.
 
-    `compress` forces (True) or forbids (False) gzip-compressed case details; by default only
-    large runs are compressed.
+    The file gets the permissions a new file would (the umask applies), not the temporary's 0600.
     """
-    db_path = find_store(config, store)
-    if not db_path.is_file():
-        raise StoreError(
-            "no store here yet: run `oloproof run` in the project directory first", file=db_path
-        )
-    db = Store(db_path)
-    try:
-        run_id = db.resolve_run(run_ref)
-        document = load_run(run_id, config, db_path).to_json()
-        data = build_report_data(db, run_id, document, compress=compress)
-    finally:
-        db.close()
-    page = render_page(data)
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -22,10 +22,10 @@ from typing import Any
 
 from pydantic_core import to_json
 
+from oloproof.digest import canonical_json
 from oloproof.errors import StoreError, UsageError
 from oloproof.state import diff as state_diff
 from oloproof.store.schema import migrate
-from oloproof.suite.digest import canonical_json
 
 _CHUNK = 500
 

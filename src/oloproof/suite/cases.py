@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from oloproof.digest import canonical_json, digest, sha256_text
 from oloproof.errors import ConfigError
-from oloproof.suite.digest import canonical_json, digest, sha256_text
 
 CASE_FIELDS = ("id", "input", "expected", "initial_state", "metadata", "cluster")
 _LIST_FIELDS = {"tools": "no_declared_tools", "route": "no_declared_route"}

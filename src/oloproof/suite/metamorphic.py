@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from oloproof.digest import canonical_json, combine, digest, sha256_text
 from oloproof.errors import ConfigError
 from oloproof.suite.cases import Case
 from oloproof.suite.config import TransformConfig
-from oloproof.suite.digest import canonical_json, combine, digest, sha256_text
 
 
 def transform_digest(transform: TransformConfig) -> str:

@@ -1,7 +1,10 @@
-"""Load a whole suite before anything runs: both files, the dataset, the system, the evaluators.
+"""A project loaded whole before anything runs: both files, the dataset, the system, the evaluators.
 
 Everything that can be wrong with the configuration is found here, so that a run never calls
-the system only to fail on its configuration later.
+the system only to fail on its configuration later. This is the composition above `suite/`
+(the files), `evaluators/` (built from them) and `execution/target` (the imported system):
+`suite/` itself imports neither, and the engine reads a `LoadedSuite` only through
+`execution.plan.SuiteToRun`.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from oloproof.digest import combine
 from oloproof.errors import ConfigError
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.catalog import build_evaluators
@@ -20,7 +24,6 @@ from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND
 from oloproof.suite.cases import Case, DatasetIndex, StateFiles, iter_cases, scan_dataset
 from oloproof.suite.config import SuiteFile, TransformConfig, load_suite_file
-from oloproof.suite.digest import combine
 from oloproof.suite.metamorphic import derive, transform_digest
 from oloproof.suite.policy import Policy, check_rule_metrics, load_policy
 from oloproof.suite.yaml_source import YamlDocument
@@ -46,17 +49,21 @@ class LoadedSuite:
 
     @property
     def system_key(self) -> str:
+        """The system's name and version as one cache-key part."""
         return combine(self.config.system.name, self.config.system.version)
 
     @property
     def criteria(self) -> list[str]:
+        """The criteria, one per evaluator, in the suite's order."""
         return [e.criterion for e in self.evaluators]
 
     @property
     def case_count(self) -> int:
+        """How many cases the run has, metamorphic copies included."""
         return len(self.dataset) * (1 + len(self.transforms))
 
     def store_path(self) -> Path:
+        """The store: $OLOPROOF_STORE, else `store:` in the suite, else `.oloproof/store.sqlite`."""
         env = os.environ.get("OLOPROOF_STORE")
         if env:
             return Path(env)
@@ -78,6 +85,7 @@ class LoadedSuite:
             yield unit
 
     def metric_kinds(self) -> dict[str, str]:
+        """Each metric's kind: `rate` for a criterion, `quantile` for a declared metric."""
         kinds = {c: "rate" for c in self.criteria}
         kinds.update({m.id: "quantile" for m in self.config.metrics})
         return kinds

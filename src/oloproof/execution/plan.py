@@ -1,0 +1,46 @@
+"""What the engine needs of a loaded suite.
+
+`oloproof.project.load_suite` composes a suite from its files, its system and its evaluators;
+the engine sits below that composition, so it names only the parts it reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Protocol
+
+from oloproof.evaluators.base import Evaluator
+from oloproof.execution.target import SystemTarget
+from oloproof.suite.cases import Case
+from oloproof.suite.config import SuiteFile, TransformConfig
+
+
+class SuiteToRun(Protocol):
+    """A suite checked whole and ready to run (`oloproof.project.LoadedSuite` is one)."""
+
+    @property
+    def config(self) -> SuiteFile:
+        """The suite file: the system, slices, metrics."""
+
+    @property
+    def target(self) -> SystemTarget:
+        """The imported system and what it declares."""
+
+    @property
+    def evaluators(self) -> list[Evaluator]:
+        """One evaluator per criterion, in the suite's order."""
+
+    @property
+    def transforms(self) -> list[tuple[TransformConfig, str]]:
+        """The metamorphic transforms with their digests."""
+
+    @property
+    def system_key(self) -> str:
+        """The system's name and version as one cache-key part."""
+
+    @property
+    def case_count(self) -> int:
+        """How many cases the run has, metamorphic copies included."""
+
+    def iter_units(self) -> Iterator[list[Case]]:
+        """Each source case followed by its metamorphic copies, in dataset order."""
