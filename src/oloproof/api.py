@@ -99,6 +99,8 @@ def _plan(suite_info: dict[str, Any]) -> MetricPlan:
         slices=list(suite_info["slices"]),
         min_slice_support=int(suite_info["min_slice_support"]),
         relation_transforms=relation,
+        # Runs stored before the key existed: keep cases by id, as a clustered suite needs.
+        case_clusters=bool(suite_info.get("case_clusters", True)),
     )
 
 

@@ -217,7 +217,7 @@ def _metamorphic_warnings(suite: LoadedSuite) -> list[str]:
     return [
         "this suite declares metamorphic transforms, so each source case shares a cluster with "
         "its copies: " + " and ".join(problems) + ", or rules over any metric that counts "
-        "several cases of one cluster (decided by a cluster bootstrap) cannot decide"
+        "several cases of one cluster (an interval over clusters) cannot decide"
     ]
 
 
@@ -235,4 +235,5 @@ def describe_suite(suite: LoadedSuite) -> dict[str, Any]:
         "slices": list(suite.config.slices),
         "min_slice_support": suite.config.min_slice_support,
         "transforms": [t.model_dump(mode="json") | {"digest": d} for t, d in suite.transforms],
+        "case_clusters": suite.dataset.clustered,
     }

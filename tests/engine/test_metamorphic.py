@@ -1,9 +1,9 @@
 """Metamorphic pairs (SPEC §9) and clusters (SPEC §5.4).
 
 Derived cases and their relations, validity labels (current digests only, every pair counted,
-unlabelled = not kept), staleness when a source case or a transform is edited, the cluster
-bootstrap (seeded; refuses without the opt-in or with fewer than 20 clusters), and the
-load-time warning for a metamorphic suite.
+unlabelled = not kept), staleness when a source case or a transform is edited, the betting
+interval over clusters (the same whatever order cases finish in; refuses without the opt-in or
+with fewer than 20 clusters), and the load-time warning for a metamorphic suite.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from stateful_support import StatefulProject, decision, metric
 
 import oloproof
 from oloproof.project import load_suite
-from oloproof.stats import DEFAULT_RESAMPLES, cluster_bootstrap_rate
 from oloproof.suite.pairs import export_pairs
 
 PAIR_SYSTEM = '''
@@ -302,7 +301,7 @@ def _cluster_policy(allow: bool) -> dict[str, Any]:
             "rules": [{"id": "answers", "metric": "answer_correct", "min": 0.5}]}
 
 
-def test_a_clustered_metric_is_bootstrapped_and_needs_the_opt_in(new_probe: Any) -> None:
+def test_a_clustered_metric_is_over_clusters_and_needs_the_opt_in(new_probe: Any) -> None:
     probe = new_probe()
     probe.write_cases(_clustered(20))
     probe.write_policy(policy=_cluster_policy(allow=False))
@@ -321,16 +320,17 @@ def test_a_clustered_metric_is_bootstrapped_and_needs_the_opt_in(new_probe: Any)
     assert decision(allowed, "answers") == {"rule": "answers", "metric": "answer_correct",
                                             "state": "PASS",
                                             "reasons": ["lower_bound_meets_minimum"]}
-    # reproducible: the same resamples, the same bounds, run after run
+    # reproducible: clusters are taken in an order fixed by their ids, run after run
     again = oloproof.run(probe.path / "oloproof.yaml", no_cache=True)
     assert (metric(again, "answer_correct")["lower"], metric(again, "answer_correct")["upper"]
             ) == (metric(allowed, "answer_correct")["lower"],
                   metric(allowed, "answer_correct")["upper"])
-    # the interval is the bootstrap's over 20 clusters, not the exact one of 34 of 40 cases
-    # as if they were independent (whose upper bound is 0.944)
+    # the interval is the betting interval over 20 clusters' shares (17 of them 1, 3 of them
+    # 0), not the exact one of 34 of 40 cases as if they were independent ([0.702, 0.944])
     row = metric(allowed, "answer_correct")
-    assert "bootstrap" in row["method"]
-    assert row["upper"] > 0.95
+    assert row["method"] == "betting"
+    assert row["estimate"] == 0.85
+    assert row["lower"] < 0.70 and row["upper"] > 0.95
 
 
 def test_fewer_than_20_clusters_cannot_decide(new_probe: Any) -> None:
@@ -342,17 +342,6 @@ def test_fewer_than_20_clusters_cannot_decide(new_probe: Any) -> None:
     assert decision(result, "answers")["state"] == "INSUFFICIENT_EVIDENCE"
     assert decision(result, "answers")["reasons"] == ["insufficient_clusters"]
     assert result.gate.exit_code == 3
-
-
-def test_the_cluster_bootstrap_is_seeded() -> None:
-    passed, observed, missing = [2, 1, 0, 2, 2] * 5, [2] * 25, [0] * 25
-    one = cluster_bootstrap_rate(passed, observed, missing, 0.95, resamples=DEFAULT_RESAMPLES,
-                                 seed=0)
-    two = cluster_bootstrap_rate(passed, observed, missing, 0.95, resamples=DEFAULT_RESAMPLES,
-                                 seed=0)
-    assert (one.lower, one.upper) == (two.lower, two.upper)
-    assert DEFAULT_RESAMPLES >= 10_000
-    assert 0 < one.lower < 0.7 < one.upper < 1
 
 
 # ---- the load-time warning ---------------------------------------------------------------------

@@ -110,7 +110,7 @@ def test_the_figures_the_readme_states(example_run: tuple[Path, dict[str, Any]])
     assert {v["transform"]: (v["kept"], v["pairs"], v["checked"])
             for v in document["transforms"]} == {"injected": (30, 30, True),
                                                  "polite": (30, 30, True)}
-    # every metric counts one case per cluster: exact intervals, no bootstrap
+    # every metric counts one case per cluster: exact intervals, none over clusters
     assert not any(m.get("approximate") for m in document["metrics"])
     assert document["cases"] == 90
 

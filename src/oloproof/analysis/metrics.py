@@ -7,6 +7,7 @@ into metric and slice rows using `oloproof.stats`. The same code serves a run in
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,9 +16,8 @@ from oloproof.analysis.facts import quantile_value
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.analysis.tally import QuantileTally, RateTally
 from oloproof.stats import (
-    DEFAULT_RESAMPLES,
     benjamini_yekutieli,
-    cluster_bootstrap_rate,
+    bounded_mean_interval,
     fisher_two_sided,
     quantile_interval,
     rate_interval,
@@ -44,6 +44,9 @@ class MetricPlan:
     min_slice_support: int
     # criterion -> transform name, for metamorphic relations (validity is checked per transform)
     relation_transforms: dict[str, str] = field(default_factory=dict)
+    # Some dataset cases name a `cluster`: the others are clusters of one, and a clustered
+    # metric takes clusters in an order fixed by their ids, so their codes are kept by id.
+    case_clusters: bool = False
 
 
 class Analysis:
@@ -59,6 +62,8 @@ class Analysis:
         self._group_quantiles: dict[tuple[int, str], list[QuantileTally]] = {}
         # Per cluster, per criterion: [passed, observed, missing] (cases with a cluster only).
         self.clusters: dict[str, list[list[int]]] = {}
+        # Cases outside any named cluster, by id (only when the plan says some have one).
+        self.singles: dict[str, str] = {}
         self.cases = 0
 
     def add(self, outcome: CaseOutcome) -> None:
@@ -81,7 +86,10 @@ class Analysis:
             combos[combo] += 1
             for tally, (value, why) in zip(self._group_quantiles[key], values, strict=True):
                 tally.add(value, why)
-        if outcome.cluster is not None:
+        if outcome.cluster is None:
+            if self.plan.case_clusters:
+                self.singles[outcome.case_id] = outcome.codes
+        else:
             counts = self.clusters.get(outcome.cluster)
             if counts is None:
                 counts = [[0, 0, 0] for _ in self.plan.criteria]
@@ -134,29 +142,46 @@ class Analysis:
         name, tally = self.plan.criteria[i], self.rates[i]
         row = _rate_row(tally, level)
         row = {"id": name, "kind": "rate", **row}
-        shared = [c[i] for c in self.clusters.values() if c[i][1] + c[i][2] > 0]
-        if any(c[1] + c[2] > 1 for c in shared):
-            # Cases of one cluster are not independent: resample whole clusters (SPEC §5.4).
-            singles = _singletons(tally, shared)
-            passed = [c[0] for c in shared] + singles[0]
-            observed = [c[1] for c in shared] + singles[1]
-            missing_ = [c[2] for c in shared] + singles[2]
-            boot = cluster_bootstrap_rate(passed, observed, missing_, level,
-                                          resamples=DEFAULT_RESAMPLES, seed=0)
-            # A percentile bootstrap collapses when every cluster agrees (33 of 33 passing gives
-            # [100%, 100%]). Clustering only ever widens the truth, so the interval reported is
-            # the hull of the bootstrap's and the exact one computed as if cases were
-            # independent: never narrower than either.
-            lower = min(x for x in (boot.lower, row["lower"]) if x is not None) \
-                if row["lower"] is not None or boot.lower is not None else None
-            upper = max(x for x in (boot.upper, row["upper"]) if x is not None) \
-                if row["upper"] is not None or boot.upper is not None else None
-            row.update(lower=lower, upper=upper,
-                       method=boot.method + ", widened to contain the exact interval",
-                       approximate=True, clusters=len(passed))
+        if any(c[i][1] + c[i][2] > 1 for c in self.clusters.values()):
+            # Cases of one cluster are not independent: each cluster's share of passing cases
+            # is one value, and the interval is the betting interval over clusters (SPEC §5.4).
+            lower, upper = self._cluster_shares(i, tally)
+            interval = bounded_mean_interval(lower, upper, level)
+            row.update(estimate=interval.estimate, lower=interval.lower, upper=interval.upper,
+                       method=interval.method, approximate=True, clusters=len(lower))
         if name in self.plan.relation_transforms:
             row["transform"] = self.plan.relation_transforms[name]
         return row
+
+    def _cluster_shares(self, i: int, tally: RateTally) -> tuple[list[float], list[float]]:
+        """Each cluster's lowest and highest possible share of passing cases for criterion
+        ``i`` (missing cases failed, then passed), clusters in the order of their ids' digests.
+
+        The betting interval depends on the order of its values. The order must not depend on
+        the outcomes (nor on the order cases finished in): the ids fix it, hashed so that ids
+        named by difficulty ("hard-01", …, "easy-09") cannot line the failures up together.
+        """
+        counts = {cid: list(c[i]) for cid, c in self.clusters.items()}
+        for case_id, codes in self.singles.items():
+            cell = counts.setdefault(case_id, [0, 0, 0])
+            code = codes[i]
+            cell[0] += code == "P"
+            cell[1] += code in "PF"
+            cell[2] += code == "M"
+        values = [(hashlib.sha256(cid.encode()).digest(), cid, c) for cid, c in counts.items()
+                  if c[1] + c[2] > 0]
+        values.sort()
+        lower = [p / (o + m) for _, _, (p, o, m) in values]
+        upper = [(p + m) / (o + m) for _, _, (p, o, m) in values]
+        singletons = _singletons(tally, [c for _, _, c in values])
+        if singletons is not None:
+            # Only when the plan said no case names a cluster and one did: their ids are
+            # unknown, and any order made up from their counts would be chosen by outcome.
+            raise RuntimeError(
+                f"{singletons} cases outside any named cluster were not kept by id; "
+                "re-run the suite to decide this clustered metric"
+            )
+        return lower, upper
 
     def _slice_rows(self, level: float) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
@@ -242,12 +267,10 @@ def _number(value: float | None) -> float | int | None:
     return int(value) if float(value).is_integer() else float(value)
 
 
-def _singletons(tally: RateTally, shared: list[list[int]]) -> tuple[list[int], ...]:
-    """Cases outside any named cluster are clusters of one: rebuild them from the counts."""
-    p = tally.passed - sum(c[0] for c in shared)
-    f = tally.observed - sum(c[1] for c in shared) - p
-    m = tally.missing - sum(c[2] for c in shared)
-    return ([1] * p + [0] * f + [0] * m, [1] * p + [1] * f + [0] * m, [0] * p + [0] * f + [1] * m)
+def _singletons(tally: RateTally, counted: list[list[int]]) -> int | None:
+    """How many of the criterion's counted cases are in no cluster counted (None if none)."""
+    left = tally.support - sum(c[1] + c[2] for c in counted)
+    return left if left > 0 else None
 
 
 def _group_order(key: tuple[int, str]) -> tuple[int, int, str]:

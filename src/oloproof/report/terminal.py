@@ -138,7 +138,7 @@ def render_metrics(metrics: list[dict[str, Any]], console: Console) -> None:
         table.add_row(Text(m["id"]), Text(estimate_text(m)), Text(interval), Text(n_text(m)))
     console.print(table)
     if any(m.get("approximate") for m in metrics):
-        console.print("  ≈ cluster bootstrap (approximate): cases of one cluster are not "
+        console.print("  ≈ over clusters (betting interval): cases of one cluster are not "
                       "independent")
 
 

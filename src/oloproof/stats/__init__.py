@@ -1,4 +1,5 @@
-"""Pure statistics for Oloproof (SPEC §5, §9, §10.2): numbers in, small frozen results out."""
+"""Pure statistics for Oloproof (SPEC §5, §9, §10.2, §15, §17, §18): numbers in, small frozen
+results out."""
 
 from oloproof.stats.betting import (
     BETTING_METHOD,
@@ -8,7 +9,6 @@ from oloproof.stats.betting import (
     bounded_mean_interval,
 )
 from oloproof.stats.binomial import RATE_METHOD, RateInterval, clopper_pearson, rate_interval
-from oloproof.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap_method, cluster_bootstrap_rate
 from oloproof.stats.display import percent, percent_lower, percent_upper
 from oloproof.stats.multiplicity import benjamini_yekutieli, fisher_two_sided
 from oloproof.stats.quantile import (
@@ -21,7 +21,6 @@ from oloproof.stats.quantile import (
 
 __all__ = [
     "BETTING_METHOD",
-    "DEFAULT_RESAMPLES",
     "QUANTILE_METHOD",
     "RATE_METHOD",
     "MeanInterval",
@@ -30,10 +29,8 @@ __all__ = [
     "benjamini_yekutieli",
     "betting_bounds",
     "betting_lower_bounds",
-    "bootstrap_method",
     "bounded_mean_interval",
     "clopper_pearson",
-    "cluster_bootstrap_rate",
     "estimate_rank",
     "fisher_two_sided",
     "order_statistic_ranks",

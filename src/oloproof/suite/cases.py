@@ -149,6 +149,7 @@ class DatasetIndex:
     ids: list[str]
     size: int
     mtime_ns: int
+    clustered: bool = False  # some case names a `cluster`
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -281,6 +282,7 @@ def scan_dataset(
         )
     first_line: dict[str, int] = {}
     ids: list[str] = []
+    clustered = False
     try:
         for number, raw in _lines(path):
             case = parse_case(raw, number, path, states, digests=False)
@@ -300,12 +302,14 @@ def scan_dataset(
                 )
             first_line[case.id] = number
             ids.append(case.id)
+            clustered = clustered or case.cluster is not None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"dataset is not UTF-8 text: {exc}", file=path) from None
     if not ids:
         raise ConfigError("the dataset has no cases", file=path)
     stat = path.stat()
-    return DatasetIndex(path=path, ids=ids, size=stat.st_size, mtime_ns=stat.st_mtime_ns)
+    return DatasetIndex(path=path, ids=ids, size=stat.st_size, mtime_ns=stat.st_mtime_ns,
+                        clustered=clustered)
 
 
 def iter_cases(index: DatasetIndex, states: StateFiles) -> Iterator[Case]:

@@ -427,7 +427,7 @@
           h("th", { class: "num" }, "Interval"), h("th", null, "N"),
           h("th", null, "Interval against the rule's threshold"))),
         h("tbody", null, rows))),
-      approx ? h("p", { class: "note" }, "≈ cluster bootstrap (approximate): cases of one " +
+      approx ? h("p", { class: "note" }, "≈ over clusters (betting interval): cases of one " +
         "cluster are not independent.") : null,
       h("p", { class: "note" }, "Percentages to one decimal; interval bounds rounded outward. " +
         "Missing cases stay in the denominator and widen the interval; excluded cases leave it."));

@@ -1,0 +1,162 @@
+"""Clustered metrics: the betting interval over clusters (SPEC §5.4; issue 12, acceptance 7).
+
+An audit of the old cluster bootstrap found (a) identical runs gating differently, because
+clusters were resampled in the order cases finished, and (b) coverage below nominal when a
+cluster's cases agree. Both are tested here: any completion order gives the same row, and the
+interval covers at least its level in the audit's settings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from oloproof.analysis.metrics import Analysis, MetricPlan
+from oloproof.analysis.outcome import CaseOutcome
+from oloproof.stats import betting_lower_bounds, bounded_mean_interval, rate_interval
+
+CRITERIA = ["answer_correct", "polite"]
+
+
+def _outcome(case_id: str, codes: str, cluster: str | None) -> CaseOutcome:
+    return CaseOutcome(case_id=case_id, codes=codes, reasons=[None] * len(codes), case_key=None,
+                       facts=None, latency_ms=None, groups=[], cluster=cluster)
+
+
+def _suite(seed: int = 0) -> list[CaseOutcome]:
+    """118 cases in 40 clusters of 2–4 (as in the audit), with failures and missing cases,
+    and two cases outside any named cluster."""
+    rng = random.Random(seed)
+    outcomes = []
+    for c, size in enumerate([2, 3, 4] * 12 + [2] * 4):
+        cluster_passes = rng.random() < 0.8
+        for k in range(size):
+            first = rng.choice("PPPPPPFM") if cluster_passes else rng.choice("FFFFP")
+            outcomes.append(_outcome(f"case-{c:02d}-{k}", first + rng.choice("PPPF"),
+                                     f"customer-{c:02d}"))
+    outcomes.append(_outcome("loner-a", "PP", None))
+    outcomes.append(_outcome("loner-b", "MF", None))
+    return outcomes
+
+
+def _rows(outcomes: list[CaseOutcome], level: float = 0.95) -> list[dict[str, Any]]:
+    analysis = Analysis(MetricPlan(criteria=CRITERIA, quantiles=[], slices=[],
+                                   min_slice_support=5, case_clusters=True))
+    for outcome in outcomes:
+        analysis.add(outcome)
+    metrics, _ = analysis.finish(level)
+    return metrics
+
+
+def test_the_suite_has_the_audits_shape() -> None:
+    outcomes = _suite()
+    assert len(outcomes) == 118
+    assert len({o.cluster for o in outcomes if o.cluster}) == 40
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_identical_rows_under_any_completion_order(rng: random.Random) -> None:
+    outcomes = _suite()
+    reference = _rows(outcomes)
+    shuffled = list(outcomes)
+    rng.shuffle(shuffled)
+    assert _rows(shuffled) == reference
+
+
+def test_the_row_is_the_betting_interval_over_cluster_shares() -> None:
+    outcomes = _suite()
+    row = _rows(outcomes)[0]
+    assert row["id"] == "answer_correct"
+    assert row["method"] == "betting"
+    assert row["approximate"] is True
+    assert row["clusters"] == 42  # 40 named clusters and two clusters of one
+    # Worked by hand: per cluster (named or not), passed / observed / missing of criterion 0.
+    cells: dict[str, list[int]] = {}
+    for o in outcomes:
+        cell = cells.setdefault(o.cluster or o.case_id, [0, 0, 0])
+        cell[0] += o.codes[0] == "P"
+        cell[1] += o.codes[0] in "PF"
+        cell[2] += o.codes[0] == "M"
+    order = sorted(cells, key=lambda cid: hashlib.sha256(cid.encode()).digest())
+    lower = [cells[c][0] / (cells[c][1] + cells[c][2]) for c in order]
+    upper = [(cells[c][0] + cells[c][2]) / (cells[c][1] + cells[c][2]) for c in order]
+    expected = bounded_mean_interval(lower, upper, 0.95)
+    assert (row["estimate"], row["lower"], row["upper"]) == (
+        expected.estimate, expected.lower, expected.upper)
+    # The counts stay case counts (the N column).
+    assert row["passed"] == sum(o.codes[0] == "P" for o in outcomes)
+    assert row["missing"] == sum(o.codes[0] == "M" for o in outcomes) > 0
+    # Missing cases bound each cluster's share the worst way on each side: counting them all
+    # as failed, then all as passed, gives a narrower interval on each side.
+    as_failed = [_outcome(o.case_id, o.codes.replace("M", "F"), o.cluster) for o in outcomes]
+    as_passed = [_outcome(o.case_id, o.codes.replace("M", "P"), o.cluster) for o in outcomes]
+    assert row["lower"] <= _rows(as_failed)[0]["lower"]
+    assert row["upper"] >= _rows(as_passed)[0]["upper"]
+
+
+def test_one_case_per_cluster_keeps_the_exact_interval() -> None:
+    # Every cluster counts at most one case of the criterion (the others are excluded, as a
+    # metamorphic copy is): the exact interval of §5.1, unchanged.
+    outcomes = []
+    for c in range(30):
+        outcomes.append(_outcome(f"s{c}", "P" if c % 7 else "F", f"k{c}"))
+        outcomes.append(_outcome(f"s{c}-copy", "X", f"k{c}"))
+    row = _rows([_outcome(o.case_id, o.codes + "P", o.cluster) for o in outcomes])[0]
+    exact = rate_interval(25, 30, 0, 0.95)
+    assert (row["estimate"], row["lower"], row["upper"], row["method"]) == (
+        exact.estimate, exact.lower, exact.upper, exact.method)
+    assert "approximate" not in row
+
+
+def test_clusters_that_always_agree_are_counted_once() -> None:
+    # 120 passing cases in 40 clusters of 3: the old bootstrap showed [96.9%, 100%]; 40
+    # independent clusters support no more than the exact 91.2% (and the betting interval,
+    # valid for fractions too, is wider still).
+    outcomes = [_outcome(f"c{c}-{k}", "PP", f"c{c}") for c in range(40) for k in range(3)]
+    row = _rows(outcomes)[0]
+    assert row["estimate"] == 1.0 and row["upper"] == 1.0
+    assert row["lower"] < rate_interval(40, 40, 0, 0.95).lower < 0.913
+    assert row["clusters"] == 40
+
+
+# ---- coverage in the audit's settings ---------------------------------------------------------
+
+
+def _cluster_shares(rate: float, correlation: float, rng: np.random.Generator,
+                    repetitions: int) -> npt.NDArray[np.float64]:
+    """Shares of passing cases of 40 clusters of 2–4 cases; within a cluster, cases pass with
+    a common probability drawn from Beta (beta-binomial: intra-cluster correlation ρ =
+    1 / (a + b + 1)); ρ = 1 means a cluster's cases always agree."""
+    sizes = rng.integers(2, 5, size=(repetitions, 40))
+    if correlation >= 1.0:
+        return (rng.uniform(size=(repetitions, 40)) < rate).astype(np.float64)
+    total = 1.0 / correlation - 1.0
+    chance = rng.beta(rate * total, (1.0 - rate) * total, size=(repetitions, 40))
+    return rng.binomial(sizes, chance) / sizes
+
+
+SETTINGS = [(0.75, 0.5), (0.97, 0.8), (0.75, 1.0), (0.97, 1.0)]
+
+
+@pytest.mark.parametrize(("rate", "correlation"), SETTINGS)
+def test_coverage_at_least_nominal_in_the_audits_settings(rate: float, correlation: float
+                                                          ) -> None:
+    rng = np.random.default_rng(int(rate * 1000) + int(correlation * 10))
+    shares = _cluster_shares(rate, correlation, rng, 2000)
+    means = shares.mean(axis=1)
+    lower = np.minimum(betting_lower_bounds(shares, 0.95), means)
+    upper = np.maximum(1.0 - betting_lower_bounds(1.0 - shares, 0.95), means)
+    one = bounded_mean_interval(shares[0], shares[0], 0.95)
+    assert (one.lower, one.upper) == pytest.approx((lower[0], upper[0]), abs=1e-15)
+    covered = float(np.mean((lower <= rate) & (rate <= upper)))
+    lower_missed = float(np.mean(lower > rate))
+    assert covered >= 0.95, (rate, correlation, covered)
+    assert lower_missed <= 0.025, (rate, correlation, lower_missed)
