@@ -74,8 +74,11 @@ def cli_env(**overrides: str | None) -> dict[str, str]:
 _SERVER = textwrap.dedent(
     r"""
     import gc, json, os, sys
-    import oloproof.cli.main  # the slow imports happen once, here
-    import oloproof.report.progress
+    import oloproof.cli.main
+    # The command line imports the engine only when a command runs: import it once, here.
+    import oloproof.api, oloproof.cli.scaffold, oloproof.report.case_panel
+    import oloproof.report.case_view, oloproof.report.html, oloproof.report.progress
+    import oloproof.report.terminal, oloproof.suite.pairs, rich.table
     import scipy.stats  # the engine imports it on first use
 
     gc.freeze()  # children need not collect what they inherit (it makes their exit 4x faster)

@@ -1,24 +1,68 @@
 """Oloproof: evaluate tool-using AI agents from what they recorded, and gate a release.
 
 Everything a user imports comes from here; subpackages are engine internals.
+
+The public names are imported on first use (a module `__getattr__`), so that importing the
+package — and starting the `oloproof` command — does not pay for pydantic, NumPy and SciPy
+until something needs them. `from oloproof import run` works as usual.
 """
 
-from oloproof.api import RunResult, load_run, redecide, run
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from oloproof.errors import ConfigError, OloproofError, RecordingError, StoreError
-from oloproof.evaluators.custom import evaluator
-from oloproof.recording import (
-    AgentCheckpoint,
-    AgentConstraintCheck,
-    AgentStep,
-    AgentTrajectory,
-    Replayable,
-    ReplayChange,
-    Stateful,
-    current_case,
-    system,
-)
+
+if TYPE_CHECKING:
+    from oloproof.api import RunResult, load_run, redecide, run
+    from oloproof.evaluators.custom import evaluator
+    from oloproof.recording import (
+        AgentCheckpoint,
+        AgentConstraintCheck,
+        AgentStep,
+        AgentTrajectory,
+        Replayable,
+        ReplayChange,
+        Stateful,
+        current_case,
+        system,
+    )
 
 __version__ = "0.1.0"
+
+# Each lazily imported public name, and the module that defines it.
+_LAZY = {
+    "RunResult": "oloproof.api",
+    "load_run": "oloproof.api",
+    "redecide": "oloproof.api",
+    "run": "oloproof.api",
+    "evaluator": "oloproof.evaluators.custom",
+    "AgentCheckpoint": "oloproof.recording",
+    "AgentConstraintCheck": "oloproof.recording",
+    "AgentStep": "oloproof.recording",
+    "AgentTrajectory": "oloproof.recording",
+    "Replayable": "oloproof.recording",
+    "ReplayChange": "oloproof.recording",
+    "Stateful": "oloproof.recording",
+    "current_case": "oloproof.recording",
+    "system": "oloproof.recording",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use, then keep it as a plain module attribute."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'oloproof' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "AgentCheckpoint",

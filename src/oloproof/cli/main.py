@@ -1,24 +1,32 @@
-"""The command line: parse, call the library, print. Nothing here decides anything."""
+"""The command line: parse, call the library, print. Nothing here decides anything.
+
+Start-up imports only Click and the standard library, so `oloproof --help` answers at once;
+each command imports the engine (pydantic, NumPy, SciPy, Rich) when it runs.
+"""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
-import shutil
 import sys
-from collections.abc import Callable
-from importlib import resources
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from oloproof import api
+from oloproof import __version__
+from oloproof.cli import crash
 from oloproof.errors import ConfigError, OloproofError, RunStopped, StoreError, UsageError
-from oloproof.report.terminal import make_console, render_run
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from oloproof.api import RunResult
 
 EXIT_CONFIG = 2
-EXIT_INCOMPLETE = 5
+EXIT_INCOMPLETE = crash.EXIT_INCOMPLETE
 
 
 def _fail(error: OloproofError, as_json: bool) -> NoReturn:
@@ -33,18 +41,32 @@ def _fail(error: OloproofError, as_json: bool) -> NoReturn:
     sys.exit(code)
 
 
+def _closed_pipe() -> NoReturn:
+    raise BrokenPipeError(errno.EPIPE, "the reader closed the output pipe")
+
+
+def _console(stream: Any = None) -> Console:
+    """The report's console, except that a closed pipe is raised, not turned into exit 1.
+
+    Rich answers a closed pipe with SystemExit(1), which would read as "blocked with a FAIL";
+    raised instead, it reaches `_Group.invoke`, which keeps the command's own exit code.
+    """
+    from oloproof.report.terminal import make_console
+
+    console = make_console(stream)
+    setattr(console, "on_broken_pipe", _closed_pipe)  # noqa: B010 (an instance's handler)
+    return console
+
+
 def _print_then_exit(show: Callable[[], None], code: int) -> NoReturn:
     """Print, then exit on the gate, even when the reader stopped early (`| head`).
 
     A closed pipe is the reader's choice, not a failure of the run: the run is stored and
     the exit code still says what the gate decided.
     """
-    try:
-        show()
-        sys.stdout.flush()
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+    crash.exit_code_if_pipe_closes(code)
+    show()
+    sys.stdout.flush()
     sys.exit(code)
 
 
@@ -56,33 +78,88 @@ def _guard(as_json: bool, action: Callable[[], Any]) -> Any:
 
 
 class _Group(click.Group):
-    """Usage errors exit 2 (Click's default) with Click's message; ours are handled above."""
+    """Click's group, with exit codes that keep their meaning under every failure.
+
+    Usage errors exit 2 (Click's default) with Click's message; errors Oloproof raises on
+    purpose are handled by each command. What is left is handled here: a closed output pipe
+    keeps the command's exit code, Ctrl-C outside a run exits 5, and an unexpected exception
+    exits 5 with one paragraph and the traceback written to a file (never Python's exit 1).
+    """
+
+    _argv: list[str] = []
+
+    def main(self, args: Sequence[str] | None = None, *rest: Any, **extra: Any) -> Any:
+        self._argv = list(args) if args is not None else sys.argv[1:]
+        return super().main(args, *rest, **extra)
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except BrokenPipeError:  # `oloproof --help | head -1`
+            raise click.exceptions.Exit(crash.pipe_closed()) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            sys.exit(crash.pipe_closed())
+        except (click.exceptions.ClickException, click.exceptions.Exit,
+                click.exceptions.Abort):
+            raise
+        except KeyboardInterrupt:
+            click.echo("\nStopped (Ctrl-C) before the command finished.", err=True)
+            sys.exit(EXIT_INCOMPLETE)
+        except OloproofError as error:  # raised on purpose, but not caught by its command
+            _fail(error, "--json" in self._argv)
+        except Exception as error:
+            self._crash(error)
+
+    def _crash(self, error: Exception) -> NoReturn:
+        report = crash.write_crash_report(error, self._argv)
+        paragraph = crash.crash_paragraph(error, self._argv, report)
+        if "--json" in self._argv:  # like a configuration error: the document on stdout
+            try:
+                click.echo(json.dumps({"error": {
+                    "kind": "internal", "message": paragraph,
+                    "file": str(report) if report is not None else None, "line": None,
+                    "case": None, "field": None}}, ensure_ascii=False))
+            except BrokenPipeError:
+                crash.pipe_closed()
+        else:
+            click.echo(paragraph, err=True)
+        if report is None:
+            import traceback
+
+            traceback.print_exception(error)
+        sys.exit(EXIT_INCOMPLETE)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="oloproof")
+@click.version_option(version=__version__, prog_name="oloproof")
 def cli() -> None:
     """Oloproof: evaluate tool-using agents from what they recorded, and gate a release."""
 
 
 # ---- init ----------------------------------------------------------------------------------
 
-def _examples() -> dict[str, Path]:
-    root = resources.files("oloproof") / "examples"
-    found = {}
-    for entry in root.iterdir():
-        if entry.is_dir() and (entry / "oloproof.yaml").is_file():
-            found[entry.name] = Path(str(entry))
-    return dict(sorted(found.items()))
-
-
 @cli.command()
 @click.argument("directory", required=False, default=".")
 @click.option("--example", "example", default=None,
               help="Copy a packaged example instead of the starter project; `list` names them.")
-def init(directory: str, example: str | None) -> None:
-    """Scaffold a small working project (or copy a packaged example) into DIRECTORY."""
-    examples = _examples()
+@click.option("--force", is_flag=True,
+              help="Replace files the project would write that DIRECTORY already holds.")
+def init(directory: str, example: str | None, force: bool) -> None:
+    """Scaffold a small working project (or copy a packaged example) into DIRECTORY.
+
+    Never overwrites a file: if DIRECTORY holds any file the project would write, nothing is
+    written and the files are named (exit 2); --force replaces them and lists what it replaced.
+    A .gitignore holding `.oloproof/` keeps the store out of Git (an existing .gitignore gets
+    the line appended, with --force).
+    """
+    from oloproof.cli import scaffold
+
+    examples = scaffold.packaged_examples()
     if example == "list":
         for name in examples:
             if name == "starter":
@@ -96,18 +173,15 @@ def init(directory: str, example: str | None) -> None:
         return
     name = example or "starter"
     if name not in examples:
-        click.echo(f"Configuration error: no example named {name!r}; examples: "
+        click.echo(f"Usage error: no example named {name!r}; examples: "
                    + ", ".join(n for n in examples if n != "starter"), err=True)
         sys.exit(EXIT_CONFIG)
-    target = Path(directory)
-    if target.exists() and (target / "oloproof.yaml").exists():
-        click.echo(f"Configuration error: {target / 'oloproof.yaml'} already exists; choose an "
-                   "empty directory", err=True)
-        sys.exit(EXIT_CONFIG)
-    shutil.copytree(examples[name], target, dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("__pycache__", ".oloproof", "*.pyc"))
+    replaced = _guard(False, lambda: scaffold.write(
+        scaffold.plan(examples[name], Path(directory)), force=force))
     shown = directory if directory != "." else "this directory"
     click.echo(f"Created {'example ' + name if example else 'a starter project'} in {shown}.")
+    if replaced:
+        click.echo("Replaced (--force): " + ", ".join(replaced))
     click.echo(("  cd " + directory + " && " if directory != "." else "  ") + "oloproof run")
 
 
@@ -129,14 +203,16 @@ _store_option = click.option("--store", default=None, help="Path to the store (d
 def run_command(config: str, policy: str | None, no_cache: bool, concurrency: int | None,
                 as_json: bool, store: str | None) -> None:
     """Run the suite, decide, store, print, and exit on the gate."""
+    from oloproof import api
     from oloproof.report.progress import LiveProgress, wants_live_progress
+    from oloproof.report.terminal import render_run
 
-    console = make_console()
-    err_console = make_console(sys.stderr)
+    console = _console()
+    err_console = _console(sys.stderr)
     live = LiveProgress(err_console) if (not as_json and wants_live_progress(err_console)) \
         else None
 
-    def go() -> api.RunResult:
+    def go() -> RunResult:
         if live is None:
             return api.run(config, policy, no_cache=no_cache, concurrency=concurrency,
                            store=store)
@@ -150,6 +226,7 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
         _fail(stop, as_json)
     except OloproofError as error:
         _fail(error, as_json)
+
     def show() -> None:
         if as_json:
             click.echo(json.dumps(result.to_json(), ensure_ascii=False))
@@ -171,6 +248,7 @@ _config_option = click.option("--config", default="oloproof.yaml", show_default=
 @click.option("--limit", type=int, default=20, show_default=True)
 def runs(config: str, store: str | None, limit: int) -> None:
     """The project's runs, newest first, each with its gate in words."""
+    from oloproof import api
     from oloproof.store.store import Store
 
     path = _guard(False, lambda: api.find_store(config, store))
@@ -186,7 +264,7 @@ def runs(config: str, store: str | None, limit: int) -> None:
         rows = db.list_runs(limit)
     finally:
         db.close()
-    console = make_console()
+    console = _console()
     from rich.table import Table
 
     table = Table(title="Runs (newest first)", title_justify="left")
@@ -214,11 +292,15 @@ def runs(config: str, store: str | None, limit: int) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def gate(run_ref: str, policy: str | None, config: str, store: str | None, as_json: bool) -> None:
     """Re-decide a stored run (optionally under another policy) without running anything."""
+    from oloproof import api
+
     result = _guard(as_json, lambda: api.redecide(run_ref, policy, config, store))
-    if as_json:
-        click.echo(json.dumps(result.to_json(), ensure_ascii=False))
-    else:
-        console = make_console()
+
+    def show() -> None:
+        if as_json:
+            click.echo(json.dumps(result.to_json(), ensure_ascii=False))
+            return
+        console = _console()
         from oloproof.report.terminal import render_decisions
 
         document = result.to_json()
@@ -227,7 +309,8 @@ def gate(run_ref: str, policy: str | None, config: str, store: str | None, as_js
         g = document["gate"]
         console.print(f"Gate: {g['action']} (exit {g['exit_code']})")
         render_decisions(document["decisions"], console)
-    sys.exit(result.gate.exit_code)
+
+    _print_then_exit(show, result.gate.exit_code)
 
 
 @cli.command()
@@ -240,8 +323,10 @@ def gate(run_ref: str, policy: str | None, config: str, store: str | None, as_js
 def inspect(run_ref: str, case_id: str | None, failures: bool, config: str, store: str | None,
             as_json: bool) -> None:
     """A stored run, one case whole, or every failed/errored/missing case."""
+    from oloproof import api
     from oloproof.report.case_panel import render_case
     from oloproof.report.case_view import case_view, iter_case_views
+    from oloproof.report.terminal import render_run
     from oloproof.store.store import Store
 
     def work() -> None:
@@ -251,7 +336,7 @@ def inspect(run_ref: str, case_id: str | None, failures: bool, config: str, stor
         db = Store(path)
         try:
             run_id = db.resolve_run(run_ref)
-            console = make_console()
+            console = _console()
             if case_id is not None:
                 view = case_view(db, run_id, case_id)
                 if as_json:

@@ -1,0 +1,91 @@
+"""What the command line does when something goes wrong that nobody planned for.
+
+Exit codes keep their meaning under every failure (SPEC §10.3, §11.1): an unexpected internal
+error is not "blocked with a FAIL" (1), so it exits 5 — the command could not complete — with
+one paragraph on stderr, and the traceback goes to a file the paragraph names, not onto the
+user's screen. A closed output pipe (`oloproof run | head -1`) is the reader's choice, not a
+failure: the command still exits with the code it meant to (the gate's, for `run` and `gate`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+EXIT_INCOMPLETE = 5
+
+# The exit code a command means to end with if its reader closes the pipe while it prints.
+_code_if_pipe_closes = 0
+
+
+def exit_code_if_pipe_closes(code: int) -> None:
+    """Declare the exit code to keep when stdout's reader goes away during printing."""
+    global _code_if_pipe_closes
+    _code_if_pipe_closes = code
+
+
+def pipe_closed() -> int:
+    """Stop writing to a closed stdout; returns the exit code the command meant to end with.
+
+    stdout is pointed at /dev/null, so the interpreter's last flush at exit cannot fail again.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout has no file descriptor (captured): nothing to do
+        pass
+    return _code_if_pipe_closes
+
+
+def crash_directory(cwd: Path | None = None) -> Path:
+    """Where a traceback is written: the project's `.oloproof/` when there is one, else the
+    temporary directory."""
+    import tempfile
+
+    here = (cwd or Path.cwd()) / ".oloproof"
+    if here.is_dir() and os.access(here, os.W_OK):
+        return here
+    return Path(tempfile.gettempdir())
+
+
+def write_crash_report(error: BaseException, argv: list[str]) -> Path | None:
+    """Write the traceback of `error` to a new file; its path, or None if nothing could be
+    written."""
+    import datetime as dt
+    import platform
+    import tempfile
+    import traceback
+
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    text = (
+        f"oloproof {' '.join(argv)}\n"
+        f"cwd: {Path.cwd()}\n"
+        f"python {platform.python_version()} on {platform.platform()}\n\n"
+        + "".join(traceback.format_exception(error))
+    )
+    for directory in dict.fromkeys([crash_directory(), Path(tempfile.gettempdir())]):
+        path = directory / f"oloproof-crash-{stamp}-{os.getpid()}.txt"
+        try:
+            with path.open("x", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError:
+            continue
+        return path
+    return None
+
+
+def crash_paragraph(error: BaseException, argv: list[str], report: Path | None) -> str:
+    """The one paragraph shown for an unexpected error."""
+    command = " ".join(["oloproof", *argv])
+    if len(command) > 60:
+        command = command[:57] + "..."
+    what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    where = (f"the traceback is in {report}" if report is not None
+             else "the traceback could not be written to a file, so it follows")
+    return (
+        f"Internal error: `{command}` failed unexpectedly ({what}). This is a bug in Oloproof, "
+        f"not a verdict on your system: {where} — please attach it to a bug report. Exit "
+        f"{EXIT_INCOMPLETE}: the command could not complete."
+    )

@@ -1,0 +1,159 @@
+"""Exit codes keep their meaning under every failure (SPEC §10.3, §11.1).
+
+1 means "blocked with a FAIL" and nothing else: an unexpected internal error exits 5 with one
+paragraph naming the file its traceback was written to, and a reader that closes the output
+pipe (`oloproof run | head -1`) leaves the command's own exit code in place.
+
+The closed-pipe tests hand the command the write end of a real pipe whose read end is already
+closed, so every write it makes fails with EPIPE (a `head -1` that has stopped reading).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import cli_env
+
+
+def _with_closed_stdout(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the command writes anything
+    try:
+        return subprocess.run([sys.executable, "-m", "oloproof.cli.main", *args], cwd=cwd,
+                              env=cli_env(), stdin=subprocess.DEVNULL, stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=120, check=False)
+    finally:
+        os.close(write_end)
+
+
+def _blocking(probe):
+    """The probe, with a rule its answers fail: BLOCK (exit 1)."""
+    probe.policy["rules"] = [{"id": "answers", "metric": "answer_correct", "min": 0.5}]
+    probe.write_policy()
+    probe.write_cases([{**c, "expected": {"answer": "no"}} for c in probe.plain_cases(10)])
+    return probe
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", [("run",), ("run", "--json")], ids=" ".join)
+def test_a_closed_pipe_keeps_the_exit_code_of_an_allowed_run(probe, args):
+    done = _with_closed_stdout(*args, cwd=probe.path)
+
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "Broken pipe" not in done.stderr
+
+
+@pytest.mark.slow
+def test_a_closed_pipe_keeps_the_exit_code_of_a_blocked_run(new_probe):
+    probe = _blocking(new_probe())
+
+    done = _with_closed_stdout("run", cwd=probe.path)
+
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_a_closed_pipe_keeps_the_exit_code_of_every_reading_command(cli, new_probe):
+    probe = _blocking(new_probe())
+    assert cli("run", cwd=probe.path).code == 1
+
+    for args, code in ((("gate",), 1), (("gate", "--json"), 1), (("runs",), 0),
+                       (("inspect",), 0), (("inspect", "--failures"), 0), (("--help",), 0),
+                       (("--version",), 0)):
+        done = _with_closed_stdout(*args, cwd=probe.path)
+        assert done.returncode == code, (args, done.stderr)
+        assert "Traceback" not in done.stderr, args
+
+
+def test_the_run_is_stored_although_nobody_read_its_report(cli, probe):
+    """What the gate decided is in the store whatever happened to stdout."""
+    done = _with_closed_stdout("run", cwd=probe.path)
+    assert done.returncode == 0
+
+    code, out, _ = cli("gate", "--json", cwd=probe.path)
+
+    assert code == 0
+    assert json.loads(out)["gate"] == {"action": "ALLOW", "exit_code": 0}
+
+
+# ---- unexpected internal errors ---------------------------------------------------------------
+
+# A real `oloproof` process in which one engine function has a bug: it raises where nothing
+# expects it. The command line must turn it into exit 5 and one paragraph, whatever it is.
+_WITH_A_BUG = """
+import sys
+import oloproof.api
+
+def bug(*args, **kwargs):
+    raise ZeroDivisionError("an engine bug")
+
+setattr(oloproof.api, sys.argv.pop(1), bug)
+from oloproof.cli.main import main
+main()
+"""
+
+
+def _run_with_a_bug(function: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", _WITH_A_BUG, function, *args], cwd=cwd,
+                          env=cli_env(TMPDIR=str(cwd)), stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+@pytest.mark.slow
+def test_an_internal_error_exits_5_with_one_paragraph_and_the_traceback_in_a_file(probe):
+    done = _run_with_a_bug("run", "run", cwd=probe.path)
+
+    assert done.returncode == 5
+    assert done.stdout == ""
+    message = done.stderr.strip()
+    assert "Traceback" not in message
+    assert "\n" not in message, "one paragraph"
+    assert message.startswith("Internal error:")
+    assert "ZeroDivisionError: an engine bug" in message
+    found = re.search(r"the traceback is in (\S+\.txt)", message)
+    assert found, message
+    report = Path(found.group(1))
+    text = report.read_text(encoding="utf-8")
+    assert "Traceback (most recent call last)" in text
+    assert "ZeroDivisionError: an engine bug" in text
+    # No project store yet: the file is in the temporary directory.
+    assert report.parent == probe.path
+
+
+@pytest.mark.slow
+def test_the_traceback_goes_under_the_projects_oloproof_directory_when_there_is_one(cli, probe):
+    assert cli("run", cwd=probe.path).code == 0
+
+    done = _run_with_a_bug("redecide", "gate", cwd=probe.path)
+
+    assert done.returncode == 5
+    found = re.search(r"the traceback is in (\S+\.txt)", done.stderr)
+    assert found, done.stderr
+    assert Path(found.group(1)).parent == probe.path / ".oloproof"
+
+
+@pytest.mark.slow
+def test_an_internal_error_in_json_mode_is_a_document(probe):
+    done = _run_with_a_bug("run", "run", "--json", cwd=probe.path)
+
+    assert done.returncode == 5
+    error = json.loads(done.stdout)["error"]
+    assert error["kind"] == "internal"
+    assert "ZeroDivisionError" in error["message"]
+    assert Path(error["file"]).is_file()
+    assert done.stderr == ""
+
+
+def test_usage_errors_still_exit_2(cli, tmp_path):
+    code, _, err = cli("run", "--concurrency", "0", cwd=tmp_path)
+
+    assert code == 2
+    assert "Traceback" not in err
