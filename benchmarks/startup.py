@@ -1,0 +1,94 @@
+"""Start-up time of the command line (issue 10 §5: `oloproof --help` ≤ 0.25 s).
+
+Each measurement is a fresh process, timed from spawn to exit: `oloproof --help`,
+`oloproof --version`, `python -c "import oloproof"`, and for scale a bare `python -c pass` and
+`python -c "import oloproof.api"` (what a command that runs something still pays). The figure
+is the median of N runs, the runs of all commands interleaved so that a busy neighbour slows
+them alike. Usage: python benchmarks/startup.py [N] [--before SRC] (N defaults to 21).
+
+`--before SRC` also times `python -m oloproof.cli.main --help` / `--version` with another
+checkout's `src/` first on the path (e.g. a worktree of the commit before a change), beside the
+same two commands of this checkout, so the before/after ratio comes from one run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SCRIPT = Path(sys.executable).with_name("oloproof")
+TARGET_S = 0.25
+
+COMMANDS = {
+    "python -c pass": [sys.executable, "-c", "pass"],
+    "oloproof --help": [str(SCRIPT), "--help"],
+    "oloproof --version": [str(SCRIPT), "--version"],
+    "import oloproof": [sys.executable, "-c", "import oloproof"],
+    "import oloproof.api": [sys.executable, "-c", "import oloproof.api"],
+}
+
+
+def _once(argv: list[str], src: str | None = None) -> float:
+    env = {**os.environ, "CI": "1"}
+    if src is not None:
+        env["PYTHONPATH"] = src
+    start = time.perf_counter()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   env=env)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    before = None
+    if "--before" in args:
+        at = args.index("--before")
+        before = str(Path(args[at + 1]).resolve())
+        del args[at : at + 2]
+    n = int(args[0]) if args else 21
+    if not SCRIPT.is_file():
+        raise SystemExit(f"no {SCRIPT}: install the project (pip install -e .) in this venv")
+    commands: dict[str, tuple[list[str], str | None]] = {
+        name: (argv, None) for name, argv in COMMANDS.items()}
+    if before is not None:
+        here = str(Path(__file__).resolve().parents[1] / "src")
+        for flag in ("--help", "--version"):
+            argv = [sys.executable, "-m", "oloproof.cli.main", flag]
+            commands[f"before: -m oloproof.cli.main {flag}"] = (argv, before)
+            commands[f"after: -m oloproof.cli.main {flag}"] = (argv, here)
+    for argv, src in commands.values():  # warm the file cache: every figure is a warm start
+        _once(argv, src)
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(n):
+        for name, (argv, src) in commands.items():
+            times[name].append(_once(argv, src))
+    medians = {name: statistics.median(ts) for name, ts in times.items()}
+    bare = medians["python -c pass"]
+    rows = {
+        name: {"median_s": round(m, 3), "min_s": round(min(times[name]), 3),
+               "max_s": round(max(times[name]), 3), "over_bare_python_s": round(m - bare, 3)}
+        for name, m in medians.items()
+    }
+    ratios = {
+        flag: round(medians[f"before: -m oloproof.cli.main {flag}"]
+                    / medians[f"after: -m oloproof.cli.main {flag}"], 2)
+        for flag in ("--help", "--version") if before is not None
+    }
+    print(json.dumps({
+        "runs": n,
+        "commands": rows,
+        **({"before_over_after": ratios} if ratios else {}),
+        "help_within_target": medians["oloproof --help"] <= TARGET_S,
+        "version_within_target": medians["oloproof --version"] <= TARGET_S,
+        "engine_import_over_help": round(medians["import oloproof.api"]
+                                         / medians["oloproof --help"], 2),
+    }, indent=2))
+
+
+if __name__ == "__main__":
+    main()
