@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from oloproof import __version__
 from oloproof.cli import crash
 from oloproof.errors import ConfigError, OloproofError, RunStopped, StoreError, UsageError
 
@@ -136,7 +135,7 @@ class _Group(click.Group):
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(version=__version__, prog_name="oloproof")
+@click.version_option(package_name="oloproof")
 def cli() -> None:
     """Oloproof: evaluate tool-using agents from what they recorded, and gate a release."""
 
