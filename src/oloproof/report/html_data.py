@@ -187,12 +187,7 @@ class _Prefetched:
                 if self._rows[source][1]:
                     keys.append(self._rows[source][1])  # type: ignore[arg-type]
         self._cases = dict.fromkeys(digests)
-        for part in _parts(sorted(digests)):
-            marks = ",".join("?" * len(part))
-            for digest, body in self._store.conn.execute(
-                f"SELECT digest, body FROM cases WHERE digest IN ({marks})", part
-            ):
-                self._cases[digest] = json.loads(body)
+        self._cases.update(self._store.load_cases(sorted(digests)))
         self._executions = self._store.load_executions(sorted(set(keys)))
         self._judgments = self._store.load_judgments(keys_of_judgments)
         replay_keys = sorted({key for j in self._judgments.values()
@@ -241,11 +236,6 @@ class _Prefetched:
         if rest:
             found.update(self._store.load_judgments(rest))
         return found
-
-
-def _parts(items: Sequence[str], size: int = 500) -> Iterator[Sequence[str]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 def iter_views(store: Store, run_id: str) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:

@@ -8,6 +8,12 @@ from __future__ import annotations
 
 import sqlite3
 
+from oloproof.store.sql import transaction
+
+JUDGMENT_CASE_KEY = 40
+"""A judgment key is a case key (this many characters) followed by the evaluator's key; the
+`judgments` table has one row per case key."""
+
 MIGRATIONS: list[tuple[int, str]] = [
     (
         1,
@@ -107,8 +113,7 @@ def migrate(conn: sqlite3.Connection) -> None:
     current = conn.execute("PRAGMA user_version").fetchone()[0]
     if current >= SCHEMA_VERSION:
         return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         current = conn.execute("PRAGMA user_version").fetchone()[0]
         for version, sql in MIGRATIONS:
             if version > current:
@@ -116,7 +121,3 @@ def migrate(conn: sqlite3.Connection) -> None:
                     if statement.strip():
                         conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {version}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise

@@ -1,0 +1,114 @@
+"""Reading the caches: executions, artifacts, judgments, replays and cases, by key.
+
+Every read asks for many keys at once (`select_in`: one query per 500 keys), so the engine asks
+each table once per chunk of cases, and the reports once per batch of cases.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from oloproof.state import diff as state_diff
+from oloproof.store.schema import JUDGMENT_CASE_KEY
+from oloproof.store.sql import select_in
+
+
+class CacheReads:
+    """The cache reads of a `Store` (which provides `conn`)."""
+
+    conn: sqlite3.Connection
+
+    def lookup_executions(self, keys: Sequence[str]) -> dict[str, tuple[Any, float | None]]:
+        """For cached executions: key -> (facts, latency_ms). Reads no outputs."""
+        found: dict[str, tuple[Any, float | None]] = {}
+        for key, facts, latency in select_in(
+            self.conn, "SELECT key, facts, latency_ms FROM executions WHERE key IN", keys
+        ):
+            found[key] = (json.loads(facts) if facts else None, latency)
+        return found
+
+    def load_executions(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Whole executions: key -> {output, artifacts (payloads), facts, latency_ms}."""
+        rows: dict[str, dict[str, Any]] = {}
+        hashes: set[str] = set()
+        for key, output, artifacts, facts, latency in select_in(
+            self.conn,
+            "SELECT key, output, artifacts, facts, latency_ms FROM executions WHERE key IN", keys,
+        ):
+            refs = json.loads(artifacts)
+            hashes.update(refs.values())
+            rows[key] = {"output": json.loads(output), "artifact_refs": refs,
+                         "facts": json.loads(facts) if facts else None, "latency_ms": latency}
+        payloads = self.load_artifacts(sorted(hashes))
+        for row in rows.values():
+            row["artifacts"] = {k: payloads[h] for k, h in row["artifact_refs"].items()
+                                if h in payloads}
+        return rows
+
+    def load_artifacts(self, hashes: Sequence[str]) -> dict[str, Any]:
+        """Artifact payloads by hash, rebuilding diffs against their bases."""
+        raw: dict[str, tuple[str | None, str]] = {}
+        todo = list(hashes)
+        while todo:
+            wanted = [h for h in todo if h not in raw]
+            todo = []
+            for h, base, body in select_in(
+                self.conn, "SELECT hash, base, body FROM artifacts WHERE hash IN", wanted
+            ):
+                raw[h] = (base, body)
+                if base is not None and base not in raw:
+                    todo.append(base)
+        built: dict[str, Any] = {}
+
+        def build(h: str) -> Any:
+            if h not in built:
+                base, body = raw[h]
+                value = json.loads(body)
+                built[h] = value if base is None else state_diff.apply(build(base), value)
+            return built[h]
+
+        return {h: build(h) for h in hashes if h in raw}
+
+    def _judgment_rows(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+        groups = sorted({k[:JUDGMENT_CASE_KEY] for k in keys if k})
+        return {key: json.loads(body) for key, body in select_in(
+            self.conn, "SELECT key, body FROM judgments WHERE key IN", groups)}
+
+    def lookup_judgments(self, keys: Sequence[str]) -> dict[str, tuple[str, str | None]]:
+        """key -> (verdict, reason) for cached judgments."""
+        rows = self._judgment_rows(keys)
+        found: dict[str, tuple[str, str | None]] = {}
+        for key in keys:
+            entry = rows.get(key[:JUDGMENT_CASE_KEY], {}).get(key[JUDGMENT_CASE_KEY:])
+            if entry is not None:
+                found[key] = (entry[0], entry[1])
+        return found
+
+    def load_judgments(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """key -> {verdict, reason, details} for cached judgments."""
+        wanted = [k for k in keys if k]
+        rows = self._judgment_rows(wanted)
+        found: dict[str, dict[str, Any]] = {}
+        for key in wanted:
+            entry = rows.get(key[:JUDGMENT_CASE_KEY], {}).get(key[JUDGMENT_CASE_KEY:])
+            if entry is not None:
+                found[key] = {"verdict": entry[0], "reason": entry[1], "details": entry[2]}
+        return found
+
+    def load_case(self, case_digest: str) -> dict[str, Any] | None:
+        """A case as it was run, by its digest, or None."""
+        row = self.conn.execute("SELECT body FROM cases WHERE digest=?", (case_digest,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def load_cases(self, digests: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """Cases as they were run, by digest (digests not stored are left out)."""
+        return {digest: json.loads(body) for digest, body in select_in(
+            self.conn, "SELECT digest, body FROM cases WHERE digest IN", digests)}
+
+    def lookup_replays(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Stored fault replays by replay key."""
+        return {key: json.loads(body) for key, body in select_in(
+            self.conn, "SELECT key, body FROM replays WHERE key IN", keys)}

@@ -1,0 +1,164 @@
+"""The runs registry: a run begins, finishes, is listed, and is found by a reference.
+
+A run is registered `running` before its first case, with the process and host that run it;
+a `running` run whose process is gone from this host shows as `incomplete` (it can never allow
+a release). The cases, errors and summary of a run are read back from here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from oloproof.errors import StoreError, UsageError
+from oloproof.store.sql import dumps, writing
+
+_LISTED = ("run_id", "project", "started_at", "finished_at", "status", "pid", "host",
+           "system_name", "system_version", "n_cases")
+
+
+class RunsRegistry:
+    """The runs of a `Store` (which provides `conn`, `path` and `flush`)."""
+
+    conn: sqlite3.Connection
+    path: Path
+
+    def flush(self, wait: bool = False) -> None:
+        """Commit pending writes: `Writer.flush`, which comes first in `Store`'s bases."""
+        raise NotImplementedError
+
+    def begin_run(
+        self, run_id: str, project: str, system_name: str, system_version: str,
+        suite: dict[str, Any], policy: dict[str, Any],
+    ) -> None:
+        """Register a run as `running`, with the suite and policy it runs under."""
+        self._write(
+            "INSERT INTO runs (run_id, project, started_at, status, pid, host, system_name, "
+            "system_version, suite, policy) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (run_id, project, time.time(), "running", os.getpid(), socket.gethostname(),
+             system_name, system_version, dumps(suite), dumps(policy)),
+        )
+
+    def finish_run(
+        self, run_id: str, status: str, n_cases: int, summary: dict[str, Any] | None
+    ) -> None:
+        """Commit what the run wrote, then mark it finished with its status and summary."""
+        self.flush(wait=True)
+        self._write(
+            "UPDATE runs SET status=?, finished_at=?, n_cases=?, summary=? WHERE run_id=?",
+            (status, time.time(), n_cases, None if summary is None else dumps(summary), run_id),
+        )
+
+    def _write(self, sql: str, params: tuple[Any, ...]) -> None:
+        with writing(self.path):
+            self.conn.execute(sql, params)
+
+    def list_runs(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The stored runs, newest first, each with its live status and summary."""
+        sql = (
+            "SELECT run_id, project, started_at, finished_at, status, pid, host, system_name, "
+            "system_version, n_cases, summary FROM runs ORDER BY started_at DESC, run_id DESC"
+        )
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        rows = self.conn.execute(sql).fetchall()
+        keys = (*_LISTED, "summary")
+        out = []
+        for row in rows:
+            record = dict(zip(keys, row, strict=True))
+            record["summary"] = json.loads(record["summary"]) if record["summary"] else None
+            record["status"] = self._live_status(record)
+            out.append(record)
+        return out
+
+    @staticmethod
+    def _live_status(record: dict[str, Any]) -> str:
+        """A `running` run whose process is gone on this host did not complete."""
+        if record["status"] != "running":
+            return str(record["status"])
+        if record["host"] == socket.gethostname() and record["pid"]:
+            try:
+                os.kill(int(record["pid"]), 0)
+            except ProcessLookupError:
+                return "incomplete"
+            except PermissionError:
+                pass
+        return "running"
+
+    def resolve_run(self, ref: str) -> str:
+        """`latest`, `latest~N`, or a unique prefix or suffix of a run id."""
+        ids: list[str] = [r[0] for r in self.conn.execute(
+            "SELECT run_id FROM runs ORDER BY started_at DESC, run_id DESC")]
+        if not ids:
+            raise StoreError("no runs are stored yet; run `oloproof run` first", file=self.path)
+        if ref == "latest" or ref.startswith("latest~"):
+            back = 0
+            if ref != "latest":
+                try:
+                    back = int(ref.split("~", 1)[1])
+                except ValueError:
+                    raise UsageError(f"{ref!r}: write latest~N with a number N") from None
+            if back < 0 or back >= len(ids):
+                raise UsageError(f"{ref!r}: only {len(ids)} run(s) are stored")
+            return ids[back]
+        if ref in ids:
+            return ref
+        matches = [i for i in ids if i.startswith(ref) or i.endswith(ref)
+                   or i.removeprefix("run_").startswith(ref)]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise UsageError(f"no run matches {ref!r}; `oloproof runs` lists them")
+        raise UsageError(
+            f"{ref!r} matches {len(matches)} runs ({', '.join(matches[:4])}...); "
+            "give more of the id"
+        )
+
+    def run_record(self, run_id: str) -> dict[str, Any]:
+        """One run whole: its row, with suite, policy and summary parsed, and its live status."""
+        row = self.conn.execute(
+            "SELECT run_id, project, started_at, finished_at, status, pid, host, system_name, "
+            "system_version, n_cases, suite, policy, summary FROM runs WHERE run_id=?",
+            (run_id,),
+        ).fetchone()
+        if row is None:
+            raise StoreError(f"run {run_id} is not in the store")
+        keys = (*_LISTED, "suite", "policy", "summary")
+        record = dict(zip(keys, row, strict=True))
+        for key in ("suite", "policy", "summary"):
+            record[key] = json.loads(record[key]) if record[key] else None
+        record["status"] = self._live_status(record)
+        return record
+
+    def iter_run_cases(self, run_id: str) -> Iterator[tuple[str, str, str | None, dict[str, Any]]]:
+        """(case id, case digest, execution key, outcome) for each case of a run, in order."""
+        cursor = self.conn.execute(
+            "SELECT case_id, case_digest, exec_key, outcome FROM run_cases WHERE run_id=? "
+            "ORDER BY seq", (run_id,),
+        )
+        for case_id, case_digest, exec_key, outcome in cursor:
+            yield case_id, case_digest, exec_key, json.loads(outcome)
+
+    def run_case(self, run_id: str, case_id: str) -> tuple[str, str | None, dict[str, Any]] | None:
+        """(case digest, execution key, outcome) of one case of a run, or None."""
+        row = self.conn.execute(
+            "SELECT case_digest, exec_key, outcome FROM run_cases WHERE run_id=? AND case_id=?",
+            (run_id, case_id),
+        ).fetchone()
+        if row is None:
+            return None
+        return row[0], row[1], json.loads(row[2])
+
+    def run_errors(self, run_id: str) -> list[dict[str, Any]]:
+        """What broke in a run's cases, in the order it was recorded."""
+        rows = self.conn.execute(
+            "SELECT case_id, kind, message, traceback FROM run_errors WHERE run_id=? "
+            "ORDER BY rowid", (run_id,),
+        ).fetchall()
+        return [dict(zip(("case", "kind", "message", "traceback"), r, strict=True)) for r in rows]

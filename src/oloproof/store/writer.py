@@ -1,0 +1,239 @@
+"""Writing to the store: rows buffered in memory, committed in batches (docs/architecture.md,
+"Writes").
+
+Writes are never one transaction per case: the runner flushes at least once a second, so a
+killed run loses at most about a second of finished work. With `start_writer` each batch is
+committed by a thread of its own on a connection of its own, so the event loop never waits on
+the disk; the hand-over queue is bounded, so a slow disk slows the run instead of filling
+memory. Cache rows (cases, executions, judgments) are appended to `stage_*` tables and merged
+into the digest-keyed tables in key order when the writer stops, or when the store is next
+opened after a kill (`merge_staged`).
+"""
+
+from __future__ import annotations
+
+import queue
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from oloproof.digest import canonical_json
+from oloproof.errors import StoreError
+from oloproof.store.schema import JUDGMENT_CASE_KEY
+from oloproof.store.sql import connect, dumps, insert_rows, transaction, writing
+
+
+class Writer:
+    """The buffered writes of a `Store` (which provides `conn` and `path`)."""
+
+    conn: sqlite3.Connection
+    path: Path
+
+    def __init__(self) -> None:
+        self._writer: queue.Queue[Any] | None = None
+        self._writer_error: StoreError | None = None
+        self._pending: dict[str, list[tuple[Any, ...]]] = {
+            "cases": [], "executions": [], "artifacts": [], "replays": [],
+            "run_cases": [], "run_errors": [],
+        }
+        self._pending_judgments: dict[str, dict[str, list[Any]]] = {}
+        self._pending_count = 0
+        self._seen_artifacts: set[str] = set()
+        self._seen_cases: set[str] = set()
+
+    @property
+    def pending(self) -> int:
+        """How many rows wait for the next flush (a case's judgments count as one)."""
+        return self._pending_count
+
+    def _add(self, table: str, row: tuple[Any, ...]) -> None:
+        self._pending[table].append(row)
+        self._pending_count += 1
+
+    def add_case(self, case: Any) -> None:
+        """Keep a case as it was run (its dataset line when possible), once per digest."""
+        if case.digest not in self._seen_cases:
+            self._seen_cases.add(case.digest)
+            text = case.stored_text()
+            self._add("cases", (case.digest, text if text is not None else
+                                dumps(case.stored_form())))
+
+    def add_artifact_text(
+        self, content_hash: str, kind: str, base: str | None, body: str | None,
+        *, lazy_payload: Any = None,
+    ) -> None:
+        """Store an artifact under its content hash (once); `base` marks `body` as a diff.
+
+        With `body=None` the text is made from `lazy_payload` only if this hash is new to this
+        store handle, so a large shared state is serialised at most once per run.
+        """
+        if content_hash in self._seen_artifacts:
+            return
+        self._seen_artifacts.add(content_hash)
+        if body is None:
+            body = canonical_json(lazy_payload)
+        self._add("artifacts", (content_hash, kind, base, body))
+
+    def add_execution(
+        self,
+        key: str,
+        case_digest: str,
+        output: dict[str, Any],
+        artifacts: dict[str, str],
+        facts: dict[str, Any] | None,
+        latency_ms: float | None,
+    ) -> None:
+        """Keep a successful system call under its execution key (artifacts by hash)."""
+        self._add(
+            "executions",
+            (key, case_digest, dumps(output), dumps(artifacts),
+             None if facts is None else dumps(facts), latency_ms, time.time()),
+        )
+
+    def add_judgment(self, key: str, verdict: str, reason: str | None, details: Any) -> None:
+        """Keep one judgment. Keys are `<case key><evaluator key>` (see JUDGMENT_CASE_KEY):
+        a case's judgments share one row."""
+        group, evaluator = key[:JUDGMENT_CASE_KEY], key[JUDGMENT_CASE_KEY:]
+        entry = self._pending_judgments.get(group)
+        if entry is None:
+            entry = self._pending_judgments[group] = {}
+            self._pending_count += 1
+        entry[evaluator] = [verdict, reason, details]
+
+    def add_replay(self, key: str, body: dict[str, Any]) -> None:
+        """Keep a fault replay's record under its replay key."""
+        self._add("replays", (key, dumps(body)))
+
+    def add_run_case(
+        self, run_id: str, seq: int, case_id: str, case_digest: str, exec_key: str | None,
+        outcome: dict[str, Any],
+    ) -> None:
+        """Keep one case's compact outcome in a run (a later row for the same seq replaces it)."""
+        self._add("run_cases", (run_id, seq, case_id, case_digest, exec_key, dumps(outcome)))
+
+    def add_error(
+        self, run_id: str, case_id: str, kind: str, message: str, traceback: str | None
+    ) -> None:
+        """Keep what broke in one case of a run."""
+        self._add("run_errors", (run_id, case_id, kind, message, traceback))
+
+    # Each pending table: (statement up to VALUES, columns per row).
+    _INSERTS = {
+        "judgments": ("INSERT INTO stage_judgments VALUES", 2),
+        "cases": ("INSERT INTO stage_cases VALUES", 2),
+        # Artifacts are large and written once: copying them through staging costs more than
+        # their (small) key index saves.
+        "artifacts": ("INSERT OR IGNORE INTO artifacts VALUES", 4),
+        "executions": ("INSERT INTO stage_executions VALUES", 7),
+        "replays": ("INSERT OR REPLACE INTO replays VALUES", 2),
+        "run_cases": ("INSERT OR REPLACE INTO run_cases VALUES", 6),
+        "run_errors": ("INSERT INTO run_errors VALUES", 5),
+    }
+
+    # Merging staged rows into the keyed tables, in key order (one transaction).
+    _MERGES = (
+        "INSERT OR IGNORE INTO cases SELECT digest, body FROM stage_cases ORDER BY digest",
+        "INSERT OR IGNORE INTO artifacts SELECT hash, kind, base, body FROM stage_artifacts "
+        "ORDER BY hash",
+        "INSERT OR REPLACE INTO executions SELECT * FROM stage_executions ORDER BY key, rowid",
+        # A case's judgments are one JSON object by evaluator: merge, keeping other evaluators.
+        "INSERT INTO judgments (key, body) SELECT key, body FROM stage_judgments WHERE true "
+        "ORDER BY key, rowid ON CONFLICT (key) DO UPDATE SET body = json_patch(body, "
+        "excluded.body)",
+        "DELETE FROM stage_cases",
+        "DELETE FROM stage_artifacts",
+        "DELETE FROM stage_executions",
+        "DELETE FROM stage_judgments",
+    )
+
+    def merge_staged(self) -> None:
+        """Move staged cache rows into the keyed tables (what a killed run left included)."""
+        conn = self.conn
+        if conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM stage_executions) OR EXISTS (SELECT 1 FROM "
+            "stage_judgments) OR EXISTS (SELECT 1 FROM stage_cases) OR EXISTS "
+            "(SELECT 1 FROM stage_artifacts)"
+        ).fetchone()[0] == 0:
+            return
+        with writing(self.path), transaction(conn):
+            for sql in self._MERGES:
+                conn.execute(sql)
+
+    def flush(self, wait: bool = False) -> None:
+        """Commit everything pending in one transaction.
+
+        With a background writer (`start_writer`), the batch is handed to it and this returns
+        at once (the event loop keeps running while SQLite writes); `wait=True` returns only
+        when every batch handed over is committed. A write error is raised by the next call.
+        """
+        if self._pending_count:
+            batch: dict[str, Any] = {table: rows for table, rows in self._pending.items() if rows}
+            if self._pending_judgments:
+                batch["judgments"] = self._pending_judgments
+                self._pending_judgments = {}
+            self._pending = {table: [] for table in self._pending}
+            self._pending_count = 0
+            if self._writer is None:
+                self._write_batch(self.conn, batch)
+            else:
+                self._writer.put(batch)
+        if self._writer is not None and wait:
+            self._writer.join()
+        if self._writer_error is not None:
+            error, self._writer_error = self._writer_error, None
+            raise error
+
+    def start_writer(self) -> None:
+        """Write batches from a thread of its own, on a connection of its own."""
+        if self._writer is not None:
+            return
+        # Bounded: when SQLite falls behind, the run waits instead of piling batches in memory.
+        self._writer = queue.Queue(maxsize=4)
+        thread = threading.Thread(target=self._write_forever, name="oloproof-store", daemon=True)
+        thread.start()
+
+    def _write_forever(self) -> None:
+        assert self._writer is not None
+        conn = connect(self.path)
+        # Checkpoint the WAL into the database every ~64 MB rather than every 4 MB: the cache
+        # indexes are keyed by digests, so every batch dirties pages all over them, and each
+        # checkpoint copies (and syncs) each dirtied page once however often it was rewritten.
+        # (Every ~256 MB was measured slower: reads through a large WAL cost more.)
+        conn.execute("PRAGMA wal_autocheckpoint=16384")
+        while True:
+            batch = self._writer.get()
+            try:
+                if batch is None:
+                    conn.close()
+                    return
+                self._write_batch(conn, batch)
+            except StoreError as exc:
+                self._writer_error = exc
+            except Exception as exc:  # the thread must live on: the run waits on its queue
+                self._writer_error = StoreError(
+                    f"cannot write to the store: {type(exc).__name__}: {exc}", file=self.path)
+            finally:
+                self._writer.task_done()
+
+    def stop_writer(self) -> None:
+        """Commit what is pending, then end the writer thread."""
+        if self._writer is None:
+            return
+        self.flush(wait=True)
+        self._writer.put(None)
+        self._writer.join()
+        self._writer = None
+        self.merge_staged()
+
+    def _write_batch(self, conn: sqlite3.Connection, batch: dict[str, Any]) -> None:
+        with writing(self.path), transaction(conn):
+            if batch.get("judgments"):
+                batch["judgments"] = [(k, dumps(v)) for k, v in batch["judgments"].items()]
+            # Referenced rows first (the dict's order), so a reader never sees a dangling
+            # reference.
+            for table, (insert, width) in self._INSERTS.items():
+                rows = batch.get(table)
+                if rows:
+                    insert_rows(conn, insert, width, rows)
