@@ -41,6 +41,7 @@ bench: install
 	$(PY) benchmarks/support_agent_scale.py
 	$(PY) benchmarks/state_scale.py
 	$(PY) benchmarks/betting.py
+	$(PY) benchmarks/plan.py
 
 clean:
 	rm -rf $(VENV) demo .pytest_cache

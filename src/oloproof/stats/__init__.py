@@ -11,6 +11,20 @@ from oloproof.stats.betting import (
 from oloproof.stats.binomial import RATE_METHOD, RateInterval, clopper_pearson, rate_interval
 from oloproof.stats.display import percent, percent_lower, percent_upper
 from oloproof.stats.multiplicity import benjamini_yekutieli, fisher_two_sided
+from oloproof.stats.paired import (
+    MCNEMAR_METHOD,
+    McNemarTest,
+    difference_bounds,
+    mcnemar_exact,
+    paired_difference_interval,
+)
+from oloproof.stats.plan import (
+    PROJECTION_LIMIT,
+    PROJECTION_METHOD,
+    RateProjection,
+    exact_interval_at_rate,
+    rate_projection,
+)
 from oloproof.stats.quantile import (
     QUANTILE_METHOD,
     QuantileInterval,
@@ -21,22 +35,32 @@ from oloproof.stats.quantile import (
 
 __all__ = [
     "BETTING_METHOD",
+    "MCNEMAR_METHOD",
+    "PROJECTION_LIMIT",
+    "PROJECTION_METHOD",
     "QUANTILE_METHOD",
     "RATE_METHOD",
+    "McNemarTest",
     "MeanInterval",
     "QuantileInterval",
     "RateInterval",
+    "RateProjection",
     "benjamini_yekutieli",
     "betting_bounds",
     "betting_lower_bounds",
     "bounded_mean_interval",
     "clopper_pearson",
+    "difference_bounds",
     "estimate_rank",
+    "exact_interval_at_rate",
     "fisher_two_sided",
+    "mcnemar_exact",
     "order_statistic_ranks",
+    "paired_difference_interval",
     "percent",
     "percent_lower",
     "percent_upper",
     "quantile_interval",
     "rate_interval",
+    "rate_projection",
 ]

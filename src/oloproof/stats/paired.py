@@ -1,0 +1,147 @@
+"""A candidate against its baseline, case by case (SPEC §17): the difference in pass rate with
+its interval, and the exact McNemar test on the discordant pairs.
+
+Cases are paired by id; a pair's difference is candidate − baseline of the per-case values
+(0/1 verdicts, or the fractions of SPEC §15.1 with trials), so it lies in [−1, 1].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from oloproof.stats._checks import count
+from oloproof.stats._lazy import scipy_special as _scipy_special
+from oloproof.stats.betting import MeanInterval, bounded_mean_interval
+
+__all__ = [
+    "MCNEMAR_METHOD",
+    "McNemarTest",
+    "difference_bounds",
+    "mcnemar_exact",
+    "paired_difference_interval",
+]
+
+MCNEMAR_METHOD = "exact mcnemar"
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class McNemarTest:
+    """The exact McNemar test of two discordant counts; a description, never a decision."""
+
+    b: int
+    c: int
+    p_value: float
+    method: str
+
+
+def mcnemar_exact(b: int, c: int) -> McNemarTest:
+    """Two-sided exact McNemar p-value for discordant pair counts ``b`` and ``c``.
+
+    Method: McNemar (1947), exact form: conditional on the ``n = b + c`` discordant pairs, ``b``
+    is Binomial(n, 1/2) when the two runs pass at the same rate, and the p-value is the
+    two-sided exact binomial test of ``b`` — the sum of the probabilities of the outcomes no
+    likelier than ``b``, which by symmetry is ``min(1, 2·P(X ≤ min(b, c)))`` (and 1 when
+    ``b = c``). Equals ``scipy.stats.binomtest(b, b + c, 0.5).pvalue``; computed with
+    scipy.special's binomial CDF (``bdtr``) so no command imports scipy.stats. With no
+    discordant pair (``n = 0``) nothing speaks against equal rates: 1.0. Symmetric in ``b``
+    and ``c`` (e.g. the fixed and the broken cases, in either order).
+    """
+    b = count("b", b)
+    c = count("c", c)
+    n = b + c
+    low = min(b, c)
+    if n == 0 or 2 * low == n:
+        p_value = 1.0
+    else:
+        p_value = min(1.0, 2.0 * float(_scipy_special().bdtr(low, n, 0.5)))
+    return McNemarTest(b=b, c=c, p_value=p_value, method=MCNEMAR_METHOD)
+
+
+def _differences(name: str, values: Sequence[float] | npt.ArrayLike) -> FloatArray:
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be one sequence of numbers")
+    if not np.all(np.isfinite(array)) or np.any(array < -1.0) or np.any(array > 1.0):
+        raise ValueError(f"{name} must be numbers in [-1, 1]")
+    return array
+
+
+def difference_bounds(
+    baseline_lower: Sequence[float] | npt.ArrayLike,
+    baseline_upper: Sequence[float] | npt.ArrayLike,
+    candidate_lower: Sequence[float] | npt.ArrayLike,
+    candidate_upper: Sequence[float] | npt.ArrayLike,
+) -> tuple[FloatArray, FloatArray]:
+    """Per pair, the lowest and highest possible difference candidate − baseline.
+
+    Each side's value lies between its lower and upper value (equal when observed; 0 and 1 for
+    a missing 0/1 verdict; SPEC §15.1 with trials). A side missing is resolved the worst way
+    for each bound: the lowest difference is ``candidate_lower − baseline_upper`` and the
+    highest ``candidate_upper − baseline_lower``. All four in [0, 1], one entry per pair.
+    """
+    arrays = []
+    for name, values in (("baseline_lower", baseline_lower), ("baseline_upper", baseline_upper),
+                         ("candidate_lower", candidate_lower),
+                         ("candidate_upper", candidate_upper)):
+        array = np.asarray(values, dtype=np.float64)
+        if array.ndim != 1:
+            raise ValueError(f"{name} must be one sequence of numbers")
+        if not np.all(np.isfinite(array)) or np.any(array < 0.0) or np.any(array > 1.0):
+            raise ValueError(f"{name} must be numbers in [0, 1]")
+        arrays.append(array)
+    base_low, base_high, cand_low, cand_high = arrays
+    if not base_low.size == base_high.size == cand_low.size == cand_high.size:
+        raise ValueError("the four sequences need one entry per pair each")
+    if np.any(base_low > base_high) or np.any(cand_low > cand_high):
+        raise ValueError("a lower value exceeds its upper value")
+    return cand_low - base_high, cand_high - base_low
+
+
+def paired_difference_interval(
+    lower_differences: Sequence[float] | npt.ArrayLike,
+    upper_differences: Sequence[float] | npt.ArrayLike,
+    level: float,
+) -> MeanInterval:
+    """Mean paired difference (candidate − baseline) with its interval (SPEC §17).
+
+    ``lower_differences[i] ≤ upper_differences[i]`` in [−1, 1] are pair ``i``'s lowest and
+    highest possible difference (equal when both sides are observed; see
+    :func:`difference_bounds`), in the fixed order the caller chose (by case digest). Method:
+    each difference ``d`` is mapped to ``(d + 1) / 2`` in [0, 1], the betting interval of
+    Waudby-Smith & Ramdas (2023) is taken over those values with missingness bounds
+    (:func:`~oloproof.stats.betting.bounded_mean_interval`: the lower bound from the lowest
+    differences, the upper from the highest), and estimate and bounds are mapped back by
+    ``2y − 1``. The estimate is the mean difference of the pairs with both sides observed
+    (``None`` if none), and the interval contains it. With no pair every field is ``None``.
+    """
+    low = _differences("lower_differences", lower_differences)
+    high = _differences("upper_differences", upper_differences)
+    if low.size != high.size:
+        raise ValueError(
+            f"lower_differences and upper_differences need one entry per pair each "
+            f"({low.size} and {high.size} given)"
+        )
+    if np.any(low > high):
+        first = int(np.flatnonzero(low > high)[0])
+        raise ValueError(
+            f"lower_differences[{first}] ({low[first]!r}) exceeds upper_differences[{first}] "
+            f"({high[first]!r})"
+        )
+    shifted = bounded_mean_interval((low + 1.0) / 2.0, (high + 1.0) / 2.0, level)
+    if shifted.lower is None or shifted.upper is None:
+        return MeanInterval(None, None, None, shifted.method)
+    observed = low == high
+    # The mean of the differences themselves (not mapped there and back, which could move it
+    # by a rounding step); the bounds are kept around it.
+    estimate = float(low[observed].mean()) if observed.any() else None
+    lower = max(-1.0, 2.0 * shifted.lower - 1.0)
+    upper = min(1.0, 2.0 * shifted.upper - 1.0)
+    if estimate is not None:
+        lower, upper = min(lower, estimate), max(upper, estimate)
+    return MeanInterval(estimate, lower, upper, shifted.method)
