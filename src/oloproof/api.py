@@ -21,72 +21,70 @@ from ulid import ULID
 
 from oloproof.analysis.metrics import Analysis, MetricPlan, QuantileSpec
 from oloproof.analysis.outcome import CaseOutcome
-from oloproof.decisions import Gate, decide
+from oloproof.decisions import decide
+from oloproof.document import (
+    CacheCounts,
+    CaseError,
+    DecisionRow,
+    ExitCode,
+    Gate,
+    GateAction,
+    MetricRow,
+    QuantileRow,
+    RateRow,
+    RunDocument,
+    RunStatus,
+    SystemRef,
+    TransformValidity,
+)
 from oloproof.errors import ConfigError, RunStopped, StoreError
 from oloproof.execution.engine import Progress, RunEngine
 from oloproof.project import LoadedSuite, describe_suite, load_suite
-from oloproof.report.limits import LIMITS
+from oloproof.report.limits import limits_for
 from oloproof.store.store import Store
 from oloproof.suite.config import load_suite_file
 from oloproof.suite.policy import Policy, check_rule_metrics, load_policy
 from oloproof.suite.validity import transform_validity, validity_bound
 
 
-@dataclass(frozen=True)
-class MetricView:
-    """One metric row with attribute access (`.estimate`, `.lower`, `.upper`, ...)."""
-
-    row: dict[str, Any]
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self.row[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-
-@dataclass(frozen=True)
-class GateView:
-    action: str
-    exit_code: int
-
-
 @dataclass
 class RunResult:
-    """A run as the reports show it; `to_json()` is the JSON document of SPEC §11."""
+    """A run as the reports show it; `to_json()` is the JSON document of SPEC §11.
 
-    document: dict[str, Any]
+    `document` is the typed run document (`oloproof.document.RunDocument`): `result.gate.action`,
+    `result.metric("answer_correct").lower`, `result.decisions[0].state` read it.
+    """
+
+    document: RunDocument
     warnings: list[str] = field(default_factory=list)
 
     @property
     def run_id(self) -> str:
-        return str(self.document["run_id"])
+        return self.document.run_id
 
     @property
     def status(self) -> str:
-        return str(self.document["status"])
+        return str(self.document.status)
 
     @property
-    def gate(self) -> GateView:
-        gate = self.document.get("gate") or {"action": "BLOCK", "exit_code": 5}
-        return GateView(gate["action"], int(gate["exit_code"]))
+    def gate(self) -> Gate:
+        return self.document.gate
 
     @property
-    def metrics(self) -> list[dict[str, Any]]:
-        return list(self.document.get("metrics") or [])
+    def metrics(self) -> list[MetricRow]:
+        return list(self.document.metrics)
 
     @property
-    def decisions(self) -> list[dict[str, Any]]:
-        return list(self.document.get("decisions") or [])
+    def decisions(self) -> list[DecisionRow]:
+        return list(self.document.decisions)
 
-    def metric(self, metric_id: str) -> MetricView:
-        for row in self.metrics:
-            if row["id"] == metric_id:
-                return MetricView(row)
-        raise KeyError(f"no metric {metric_id!r}; metrics: {[m['id'] for m in self.metrics]}")
+    def metric(self, metric_id: str) -> RateRow | QuantileRow:
+        """The metric row with this id (KeyError naming the metrics there are)."""
+        return self.document.metric(metric_id)
 
     def to_json(self) -> dict[str, Any]:
-        return self.document
+        """The JSON document (SPEC §11), as `oloproof run --json` prints it."""
+        return self.document.to_json()
 
 
 def _plan(suite_info: dict[str, Any]) -> MetricPlan:
@@ -210,46 +208,83 @@ def run(
             ) from None
         validity = transform_validity(suite.transforms, engine.pairs, suite.project_dir,
                                       suite.policy.confidence_level)
-        document = _decide(run_id, "complete", suite_info, suite.policy, analysis, validity,
-                           engine.cache.to_json(), engine.errors, suite.warnings)
-        db.finish_run(run_id, "complete", analysis.cases, document)
+        document = _decide(db, run_id, RunStatus.COMPLETE, suite_info, suite.policy, analysis,
+                           [TransformValidity.model_validate(v) for v in validity],
+                           CacheCounts.model_validate(engine.cache.to_json()),
+                           [CaseError.model_validate(e) for e in engine.errors], suite.warnings)
+        db.finish_run(run_id, "complete", analysis.cases, document.to_json())
         return RunResult(document, list(suite.warnings))
     finally:
         db.close()
 
 
 def _decide(
-    run_id: str, status: str, suite_info: dict[str, Any], policy: Policy, analysis: Analysis,
-    validity: list[dict[str, Any]], cache: dict[str, Any], errors: list[dict[str, Any]],
-    warnings: list[str],
-) -> dict[str, Any]:
+    db: Store, run_id: str, status: RunStatus | str, suite_info: dict[str, Any], policy: Policy,
+    analysis: Analysis, validity: list[TransformValidity], cache: CacheCounts,
+    errors: list[CaseError], warnings: list[str],
+) -> RunDocument:
     metrics, slices = analysis.finish(policy.confidence_level)
-    checked = {v["transform"]: bool(v["checked"]) for v in validity}
+    analysis.attach_missing_examples(metrics, _missing_messages(db, analysis, suite_info, errors))
+    checked = {v.transform: v.checked for v in validity}
     decisions, gate = decide(policy, metrics, checked)
-    if status != "complete":
+    if status != RunStatus.COMPLETE:
         # Figures of a run that did not complete describe only the cases that finished: they
         # can be read, never used to release (exit 5: the run could not complete).
-        gate = Gate("BLOCK", 5)
+        gate = Gate(action=GateAction.BLOCK, exit_code=ExitCode.INCOMPLETE)
         warnings = [*warnings, f"this run is {status}: its figures cover only the "
                     f"{analysis.cases} cases that finished, and its gate cannot allow a release"]
-    return {
-        "run_id": run_id,
-        "status": status,
-        "project": suite_info["project"],
-        "system": {"name": suite_info["system"]["name"],
-                   "version": suite_info["system"]["version"]},
-        "cases": analysis.cases,
-        "confidence_level": policy.confidence_level,
-        "gate": gate.to_json(),
-        "decisions": [d.to_json() for d in decisions],
-        "metrics": metrics,
-        "slices": slices,
-        "transforms": validity,
-        "cache": cache,
-        "errors": errors,
-        "warnings": warnings,
-        "limits": LIMITS,
-    }
+    return RunDocument(
+        run_id=run_id,
+        status=RunStatus(status),
+        project=suite_info["project"],
+        system=SystemRef(name=suite_info["system"]["name"],
+                         version=suite_info["system"]["version"]),
+        cases=analysis.cases,
+        confidence_level=policy.confidence_level,
+        gate=gate,
+        decisions=decisions,
+        metrics=metrics,
+        slices=slices,
+        transforms=validity,
+        cache=cache,
+        errors=errors,
+        warnings=warnings,
+        limits=limits_for(suite_info),
+        failing_cases=analysis.failing_cases(),
+    )
+
+
+def _missing_messages(
+    db: Store, analysis: Analysis, suite_info: dict[str, Any], errors: list[CaseError]
+) -> dict[tuple[str, str], str | None]:
+    """The error text of the first case missing for each reason, where there is one: the case's
+    own error for an errored case, else the `error` its judgment kept (an evaluator that
+    raised)."""
+    examples = analysis.missing_examples()
+    if not examples:
+        return {}
+    case_errors: dict[str, str] = {}
+    for error in errors:
+        case_errors.setdefault(error.case, error.message)
+    evaluator_keys = list(suite_info.get("evaluator_keys") or [])
+    criteria = list(suite_info.get("criteria") or [])
+    wanted: dict[tuple[str, str], str] = {}
+    messages: dict[tuple[str, str], str | None] = {}
+    for (criterion, reason), (case_id, case_key) in examples.items():
+        if case_id in case_errors:
+            messages[(criterion, reason)] = case_errors[case_id]
+        elif case_key is not None and criterion in criteria \
+                and criteria.index(criterion) < len(evaluator_keys):
+            wanted[(criterion, reason)] = case_key + evaluator_keys[criteria.index(criterion)]
+    if wanted:
+        db.stop_writer()  # the judgments must be committed (and merged) to be read back
+        found = db.load_judgments(wanted.values())
+        for example, key in wanted.items():
+            details = (found.get(key) or {}).get("details")
+            text = details.get("error") if isinstance(details, dict) else None
+            if isinstance(text, str):
+                messages[example] = text
+    return messages
 
 
 def find_store(config: str | Path = "oloproof.yaml", store: str | Path | None = None) -> Path:
@@ -288,19 +323,21 @@ def load_run(
         db.close()
 
 
-def _document_of(db: Store, record: dict[str, Any]) -> dict[str, Any]:
+def _document_of(db: Store, record: dict[str, Any]) -> RunDocument:
     if record["summary"] is not None:
-        document = dict(record["summary"])
-        document["status"] = record["status"]  # live: running, incomplete, stopped
+        document = RunDocument.model_validate(record["summary"])
+        document.status = RunStatus(record["status"])  # live: running, incomplete, stopped
+        if document.failing_cases is None:  # stored before documents named failing cases
+            document.failing_cases = _reanalyse(db, record["run_id"],
+                                                record["suite"]).failing_cases()
         return document
     # An incomplete run: decide what was stored, and say that it did not complete.
     suite_info, policy = record["suite"], Policy.model_validate(record["policy"])
     analysis = _reanalyse(db, record["run_id"], suite_info)
-    errors = [{"case": e["case"], "kind": e["kind"], "message": e["message"]}
+    errors = [CaseError(case=e["case"], kind=e["kind"], message=e["message"])
               for e in db.run_errors(record["run_id"])]
-    return _decide(record["run_id"], record["status"], suite_info, policy, analysis,
-                   [], {"execution": {"hit": 0, "miss": 0},
-                        "judgment": {"hit": 0, "miss": 0}}, errors, [])
+    return _decide(db, record["run_id"], record["status"], suite_info, policy, analysis,
+                   [], CacheCounts(), errors, [])
 
 
 def _reanalyse(db: Store, run_id: str, suite_info: dict[str, Any]) -> Analysis:
@@ -354,28 +391,28 @@ def redecide(
             kinds.update({m["id"]: "quantile" for m in suite_info["metrics"]})
             check_rule_metrics(chosen, doc, kinds)
         analysis = _reanalyse(db, record["run_id"], suite_info)
-        old = record["summary"] or {}
-        validity = old.get("transforms") or []
+        old = RunDocument.model_validate(record["summary"]) if record["summary"] else None
+        validity = list(old.transforms) if old is not None else []
         if validity and policy is not None:
             validity = [_validity_at(v, chosen.confidence_level) for v in validity]
         document = _decide(
-            record["run_id"], record["status"], suite_info, chosen, analysis, validity,
-            old.get("cache") or {"execution": {"hit": 0, "miss": 0},
-                                 "judgment": {"hit": 0, "miss": 0}},
-            old.get("errors") or [], [],
+            db, record["run_id"], record["status"], suite_info, chosen, analysis, validity,
+            old.cache if old is not None else CacheCounts(),
+            list(old.errors) if old is not None else [], [],
         )
         return RunResult(document)
     finally:
         db.close()
 
 
-def _validity_at(validity: dict[str, Any], level: float) -> dict[str, Any]:
+def _validity_at(validity: TransformValidity, level: float) -> TransformValidity:
     """A stored transform's validity, its bound and verdict taken at another confidence level."""
-    lower, checked = validity_bound(int(validity["kept"]), int(validity["pairs"]),
-                                    float(validity["minimum_validity"]), level)
-    return {**validity, "lower": lower, "checked": checked}
+    lower, checked = validity_bound(validity.kept, validity.pairs, validity.minimum_validity,
+                                    level)
+    return validity.model_copy(update={"lower": lower, "checked": checked})
 
 
 __all__ = [
-    "ConfigError", "RunResult", "find_store", "load_run", "redecide", "run", "write_html_report",
+    "ConfigError", "RunDocument", "RunResult", "find_store", "load_run", "redecide", "run",
+    "write_html_report",
 ]

@@ -73,9 +73,14 @@ def test_identity_status_and_gate(run, document):
     assert code == document["gate"]["exit_code"]
 
 
-def test_decisions(document):
+def test_decisions_carry_the_numbers_they_compared(document):
+    answer = _metric(document, "answer_correct")
+
     assert document["decisions"] == [{"rule": "answers", "metric": "answer_correct",
-                                      "state": "PASS", "reasons": ["lower_bound_meets_minimum"]}]
+                                      "state": "PASS", "reasons": ["lower_bound_meets_minimum"],
+                                      "kind": "interval", "bound": answer["lower"],
+                                      "bound_side": "lower", "threshold": 0.5,
+                                      "threshold_side": "min"}]
 
 
 def test_rate_metrics_carry_counts_and_unrounded_bounds(document):

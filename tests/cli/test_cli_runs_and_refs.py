@@ -72,9 +72,12 @@ def test_gate_json_on_insufficient_evidence_exits_3(project, cli):
     document = json.loads(out)
     assert code == 3 == document["gate"]["exit_code"]
     assert document["gate"]["action"] == "BLOCK"
-    assert document["decisions"] == [{"rule": "answers", "metric": "answer_correct",
-                                      "state": "INSUFFICIENT_EVIDENCE",
-                                      "reasons": ["interval_overlaps_threshold"]}]
+    [decision] = document["decisions"]
+    assert (decision["rule"], decision["metric"], decision["state"], decision["reasons"]) == (
+        "answers", "answer_correct", "INSUFFICIENT_EVIDENCE", ["interval_overlaps_threshold"])
+    answer = next(m for m in document["metrics"] if m["id"] == "answer_correct")
+    assert (decision["bound_side"], decision["bound"]) == ("lower", answer["lower"])
+    assert decision["threshold"] > answer["lower"]
     assert probe.calls() == []
 
 

@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from oloproof.decisions import decide, decide_rule, gate
+from oloproof.document import MetricRow, QuantileRow, RateRow
 from oloproof.suite.policy import Policy, Rule
 
 
 def rate(lower: float | None, upper: float | None, *, passed: int = 10, observed: int = 10,
-         missing: int = 0, **extra: object) -> dict:
-    return {"id": "m", "kind": "rate", "estimate": 0.5, "lower": lower, "upper": upper,
-            "passed": passed, "observed": observed, "missing": missing, **extra}
+         missing: int = 0, **extra: Any) -> RateRow:
+    return RateRow(id="m", estimate=0.5, lower=lower, upper=upper, passed=passed,
+                   observed=observed, missing=missing, excluded=0, **extra)
+
+
+def quantile(lower: float | None, upper: float | None) -> QuantileRow:
+    return QuantileRow(id="p95", quantile=0.95, unit="steps", estimate=lower, lower=lower,
+                       upper=upper, observed=20, missing=0, excluded=0)
 
 
 POLICY = Policy()
 
 
-def state(rule: Rule, metric: dict, policy: Policy = POLICY, checked: dict | None = None
+def state(rule: Rule, metric: MetricRow, policy: Policy = POLICY, checked: dict | None = None
           ) -> tuple[str, str]:
     decision = decide_rule(rule, metric, policy, checked or {})
     return decision.state, decision.reasons[0]
@@ -44,9 +52,7 @@ def test_min_rule(lower: float, upper: float, expected: tuple[str, str]) -> None
 ])
 def test_max_rule_on_a_quantile(lower: float | None, upper: float | None,
                                 expected: tuple[str, str]) -> None:
-    metric = {"id": "p95", "kind": "quantile", "lower": lower, "upper": upper, "observed": 20,
-              "missing": 0}
-    assert state(Rule(id="r", metric="p95", max=12), metric) == expected
+    assert state(Rule(id="r", metric="p95", max=12), quantile(lower, upper)) == expected
 
 
 def test_no_bound_cannot_meet_a_minimum() -> None:
@@ -120,3 +126,42 @@ def test_decide_on_metrics_by_id() -> None:
     decisions, result = decide(policy, [rate(0.6, 0.9, passed=9, observed=10)], {})
     assert [(d.rule, d.state) for d in decisions] == [("a", "PASS"), ("b", "FAIL")]
     assert (result.action, result.exit_code) == ("BLOCK", 1)
+
+
+@pytest.mark.parametrize(("lower", "upper", "side", "bound"), [
+    (0.80, 0.95, "lower", 0.80),   # PASS: the lower bound met the minimum
+    (0.50, 0.69, "upper", 0.69),   # FAIL: the upper bound fell below it
+    (0.60, 0.80, "lower", 0.60),   # undecided: the lower bound did not reach it
+])
+def test_an_interval_decision_carries_the_bound_and_threshold_it_compared(
+        lower: float, upper: float, side: str, bound: float) -> None:
+    decision = decide_rule(Rule(id="r", metric="m", min=0.70), rate(lower, upper), POLICY, {})
+
+    assert decision.to_json() == {
+        "rule": "r", "metric": "m", "state": decision.state, "reasons": list(decision.reasons),
+        "kind": "interval", "bound": bound, "bound_side": side, "threshold": 0.70,
+        "threshold_side": "min"}
+
+
+def test_a_maximum_on_a_quantile_compares_the_upper_bound_and_no_bound_is_null() -> None:
+    rule = Rule(id="r", metric="p95", max=12)
+
+    passed = decide_rule(rule, quantile(2, 3), POLICY, {})
+    open_ended = decide_rule(rule, quantile(10, None), POLICY, {})
+    failed = decide_rule(rule, quantile(13, 20), POLICY, {})
+
+    assert (passed.bound_side, passed.bound, passed.threshold_side) == ("upper", 3, "max")
+    assert (open_ended.bound_side, open_ended.bound) == ("upper", None)
+    assert "bound" in open_ended.to_json(), "no bound is written as null, not left out"
+    assert (failed.bound_side, failed.bound) == ("lower", 13)
+
+
+def test_a_count_decision_carries_failures_missing_and_limit() -> None:
+    rule = Rule(id="r", metric="m", kind="observed_count", max_failures=1)
+
+    decision = decide_rule(rule, rate(None, None, passed=36, observed=39, missing=1), POLICY, {})
+
+    assert decision.to_json() == {
+        "rule": "r", "metric": "m", "state": "FAIL",
+        "reasons": ["observed_failures_exceed_limit"], "kind": "observed_count",
+        "failures": 3, "missing": 1, "limit": 1}

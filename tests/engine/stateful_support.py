@@ -116,8 +116,8 @@ class StatefulProject:
 
 
 def metric(result: oloproof.RunResult, metric_id: str) -> dict[str, Any]:
-    return dict(result.metric(metric_id).row)
+    return result.metric(metric_id).to_json()
 
 
 def decision(result: oloproof.RunResult, rule_id: str) -> dict[str, Any]:
-    return next(d for d in result.decisions if d["rule"] == rule_id)
+    return next(d.to_json() for d in result.decisions if d.rule == rule_id)

@@ -75,7 +75,7 @@ def test_redecide_applies_another_policy_without_running(project):
     result = oloproof.redecide("latest", policy=strict)
 
     assert (result.gate.action, result.gate.exit_code) == ("BLOCK", 1)
-    assert result.decisions[0]["reasons"] == ["observed_failures_exceed_limit"]
+    assert result.decisions[0].reasons == ["observed_failures_exceed_limit"]
     assert project.calls() == []
 
 

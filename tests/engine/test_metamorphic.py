@@ -216,10 +216,11 @@ def test_labels_check_a_transform_only_while_current(
     assert (checked["kept"], checked["pairs"], checked["checked"]) == (24, 24, True)
     assert checked["lower"] == pytest.approx(0.025 ** (1 / 24))
     # checked: the rule decides on the interval (12 of 24 pass, above 0.1)
-    assert decision(result, "injection") == {"rule": "injection",
-                                             "metric": "same_state_under_injected",
-                                             "state": "PASS",
-                                             "reasons": ["lower_bound_meets_minimum"]}
+    row = decision(result, "injection")
+    assert (row["rule"], row["metric"], row["state"], row["reasons"]) == (
+        "injection", "same_state_under_injected", "PASS", ["lower_bound_meets_minimum"])
+    assert (row["bound_side"], row["threshold"]) == ("lower", 0.1)
+    assert row["bound"] == metric(result, "same_state_under_injected")["lower"]
 
     # an unlabelled pair counts as not kept
     labels.write_text("".join(all_kept.splitlines(keepends=True)[1:]), encoding="utf-8")
@@ -317,9 +318,9 @@ def test_a_clustered_metric_is_over_clusters_and_needs_the_opt_in(new_probe: Any
 
     probe.write_policy(policy=_cluster_policy(allow=True))
     allowed = oloproof.run(probe.path / "oloproof.yaml")
-    assert decision(allowed, "answers") == {"rule": "answers", "metric": "answer_correct",
-                                            "state": "PASS",
-                                            "reasons": ["lower_bound_meets_minimum"]}
+    row = decision(allowed, "answers")
+    assert (row["rule"], row["metric"], row["state"], row["reasons"]) == (
+        "answers", "answer_correct", "PASS", ["lower_bound_meets_minimum"])
     # reproducible: clusters are taken in an order fixed by their ids, run after run
     again = oloproof.run(probe.path / "oloproof.yaml", no_cache=True)
     assert (metric(again, "answer_correct")["lower"], metric(again, "answer_correct")["upper"]

@@ -282,7 +282,8 @@ def test_every_mode_end_to_end(tmp_path: Path) -> None:
         "".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
     result = oloproof.run(tmp_path / "oloproof.yaml")
 
-    rows = {m["id"]: (m["passed"], m["observed"], m["missing"]) for m in result.metrics}
+    rows = {m["id"]: (m["passed"], m["observed"], m["missing"])
+            for m in result.to_json()["metrics"]}
     assert rows == {
         "whole": (0, 3, 0),       # the patch is not the whole state
         "subset": (1, 3, 0),      # exact only (drift moves the balance by 0.005)

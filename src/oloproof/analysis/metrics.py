@@ -7,14 +7,26 @@ into metric and slice rows using `oloproof.stats`. The same code serves a run in
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
 from oloproof.analysis.facts import quantile_value
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.analysis.tally import QuantileTally, RateTally
+from oloproof.document import (
+    FailingCase,
+    FailingCases,
+    MetricRow,
+    MissingExample,
+    QuantileRow,
+    QuantileSliceRow,
+    RateRow,
+    RateSliceRow,
+    SliceRow,
+)
 from oloproof.stats import (
     benjamini_yekutieli,
     bounded_mean_interval,
@@ -25,6 +37,16 @@ from oloproof.stats import (
 
 UNITS = {"agent_steps": "steps", "agent_tool_calls": "calls", "latency_ms": "ms"}
 MARK_LEVEL = 0.05
+#: How many failing cases the run document names (the rest: `oloproof inspect --failures`).
+FAILING_SHOWN = 10
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def case_order(case_id: str) -> tuple[tuple[int, int | str], ...]:
+    """Case ids in natural order (`c2` before `c10`), the order reports list cases in."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part)
+                 for part in _DIGITS.split(case_id) if part)
 
 
 @dataclass(frozen=True)
@@ -65,6 +87,13 @@ class Analysis:
         # Cases outside any named cluster, by id (only when the plan says some have one).
         self.singles: dict[str, str] = {}
         self.cases = 0
+        # Cases with a failed criterion or an error: how many, and the first few in case order
+        # (cases finish in any order; the report must not depend on it).
+        self.failing = 0
+        self._first_failing: list[tuple[tuple[tuple[int, int | str], ...], FailingCase]] = []
+        # (criterion index, missing reason) -> (order, case id, case key) of its first case.
+        self._first_missing: dict[tuple[int, str], tuple[tuple[tuple[int, int | str], ...],
+                                                        str, str | None]] = {}
 
     def add(self, outcome: CaseOutcome) -> None:
         """Count one case. Verdicts are counted by their combination (most cases of a suite
@@ -72,9 +101,12 @@ class Analysis:
         self.cases += 1
         combo = (outcome.codes, tuple(outcome.reasons))
         self._combos[combo] += 1
+        codes = outcome.codes
+        if "F" in codes or "M" in codes or outcome.error is not None:
+            self._note_failing(outcome)
         values = self._quantile_values(outcome) if self.quantiles else []
-        for tally, (value, why) in zip(self.quantiles, values, strict=True):
-            tally.add(value, why)
+        for tally, (value, why, gap) in zip(self.quantiles, values, strict=True):
+            tally.add(value, why, gap)
         for s, group in enumerate(outcome.groups):
             if group is None:
                 continue
@@ -84,8 +116,8 @@ class Analysis:
                 combos = self._group_combos[key] = Counter()
                 self._group_quantiles[key] = [QuantileTally() for _ in self.quantiles]
             combos[combo] += 1
-            for tally, (value, why) in zip(self._group_quantiles[key], values, strict=True):
-                tally.add(value, why)
+            for tally, (value, why, gap) in zip(self._group_quantiles[key], values, strict=True):
+                tally.add(value, why, gap)
         if outcome.cluster is None:
             if self.plan.case_clusters:
                 self.singles[outcome.case_id] = outcome.codes
@@ -103,6 +135,40 @@ class Analysis:
                 elif code == "M":
                     counts[i][2] += 1
 
+    def _note_failing(self, outcome: CaseOutcome) -> None:
+        """Remember the first case missing for each reason, and the first failing cases."""
+        order = case_order(outcome.case_id)
+        criteria = self.plan.criteria
+        for i, code in enumerate(outcome.codes):
+            if code == "M":
+                key = (i, outcome.reasons[i] or "unknown")
+                known = self._first_missing.get(key)
+                if known is None or order < known[0]:
+                    self._first_missing[key] = (order, outcome.case_id, outcome.case_key)
+        if "F" not in outcome.codes and outcome.error is None:
+            return
+        self.failing += 1
+        shown = self._first_failing
+        if len(shown) >= FAILING_SHOWN and order >= shown[-1][0]:
+            return
+        case = FailingCase(
+            case=outcome.case_id,
+            failed=[c for c, code in zip(criteria, outcome.codes, strict=True) if code == "F"],
+            missing=[c for c, code in zip(criteria, outcome.codes, strict=True) if code == "M"],
+            error=outcome.error,
+        )
+        bisect.insort(shown, (order, case), key=lambda item: item[0])
+        del shown[FAILING_SHOWN:]
+
+    def failing_cases(self) -> FailingCases:
+        """How many cases failed a criterion or errored, and the first of them."""
+        return FailingCases(total=self.failing, first=[case for _, case in self._first_failing])
+
+    def missing_examples(self) -> dict[tuple[str, str], tuple[str, str | None]]:
+        """(criterion, missing reason) -> (first case id, its judgment key prefix)."""
+        return {(self.plan.criteria[i], reason): (case_id, case_key)
+                for (i, reason), (_, case_id, case_key) in self._first_missing.items()}
+
     def _tallies(self, combos: Counter[tuple[str, tuple[str | None, ...]]]) -> list[RateTally]:
         tallies = [RateTally() for _ in self.plan.criteria]
         for (codes, reasons), count in combos.items():
@@ -115,42 +181,54 @@ class Analysis:
         self.groups = {key: (self._tallies(combos), self._group_quantiles[key])
                        for key, combos in self._group_combos.items()}
 
-    def _quantile_values(self, outcome: CaseOutcome) -> list[tuple[float | None, str | None]]:
-        out: list[tuple[float | None, str | None]] = []
+    def _quantile_values(
+        self, outcome: CaseOutcome
+    ) -> list[tuple[float | None, str | None, str | None]]:
+        """Per quantile metric: (value, why excluded, why missing)."""
+        out: list[tuple[float | None, str | None, str | None]] = []
         for spec in self.plan.quantiles:
             if outcome.source is not None:
-                out.append((None, "metamorphic_copy"))
+                out.append((None, "metamorphic_copy", None))
             elif outcome.error is not None:
-                out.append((None, None))
+                out.append((None, None, "case_errored"))
             else:
-                out.append((quantile_value(spec.source, outcome.facts, outcome.latency_ms), None))
+                value = quantile_value(spec.source, outcome.facts, outcome.latency_ms)
+                out.append((value, None, None if value is not None else _gap(spec, outcome)))
         return out
 
     # ---- results -------------------------------------------------------------------------
 
-    def finish(self, level: float) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """(metrics, slice rows) as JSON-ready dicts with unrounded bounds."""
+    def finish(self, level: float) -> tuple[list[MetricRow], list[SliceRow]]:
+        """(metric rows, slice rows), with unrounded bounds."""
         self._materialize()
-        metrics = [self._rate_metric(i, level) for i in range(len(self.rates))]
+        metrics: list[MetricRow] = [self._rate_metric(i, level) for i in range(len(self.rates))]
         metrics += [
             _quantile_row(spec, tally, level)
             for spec, tally in zip(self.plan.quantiles, self.quantiles, strict=True)
         ]
         return metrics, self._slice_rows(level)
 
-    def _rate_metric(self, i: int, level: float) -> dict[str, Any]:
+    def _rate_metric(self, i: int, level: float) -> RateRow:
         name, tally = self.plan.criteria[i], self.rates[i]
-        row = _rate_row(tally, level)
-        row = {"id": name, "kind": "rate", **row}
+        interval = rate_interval(tally.passed, tally.observed, tally.missing, level)
+        row = RateRow(
+            id=name, estimate=interval.estimate, lower=interval.lower, upper=interval.upper,
+            passed=tally.passed, observed=tally.observed, missing=tally.missing,
+            excluded=tally.excluded, excluded_by_reason=_sorted(tally.excluded_by_reason),
+            missing_by_reason=_sorted(tally.missing_by_reason), method=interval.method,
+        )
         if any(c[i][1] + c[i][2] > 1 for c in self.clusters.values()):
             # Cases of one cluster are not independent: each cluster's share of passing cases
             # is one value, and the interval is the betting interval over clusters (SPEC §5.4).
             lower, upper = self._cluster_shares(i, tally)
-            interval = bounded_mean_interval(lower, upper, level)
-            row.update(estimate=interval.estimate, lower=interval.lower, upper=interval.upper,
-                       method=interval.method, approximate=True, clusters=len(lower))
+            clustered = bounded_mean_interval(lower, upper, level)
+            row.estimate, row.lower, row.upper = (clustered.estimate, clustered.lower,
+                                                  clustered.upper)
+            row.method = clustered.method
+            row.approximate = True
+            row.clusters = len(lower)
         if name in self.plan.relation_transforms:
-            row["transform"] = self.plan.relation_transforms[name]
+            row.transform = self.plan.relation_transforms[name]
         return row
 
     def _cluster_shares(self, i: int, tally: RateTally) -> tuple[list[float], list[float]]:
@@ -183,82 +261,110 @@ class Analysis:
             )
         return lower, upper
 
-    def _slice_rows(self, level: float) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = []
-        tests: list[tuple[int, float]] = []
+    def _slice_rows(self, level: float) -> list[SliceRow]:
+        rows: list[SliceRow] = []
+        tests: list[tuple[RateSliceRow, float]] = []
         for (s, group) in sorted(self.groups, key=_group_order):
             rate_tallies, quantile_tallies = self.groups[(s, group)]
+            slice_name = self.plan.slices[s]
             for i, tally in enumerate(rate_tallies):
-                row: dict[str, Any] = {"slice": self.plan.slices[s], "value": group,
-                                       "metric": self.plan.criteria[i], "kind": "rate"}
                 if tally.support >= self.plan.min_slice_support:
-                    row.update(_rate_row(tally, level))
+                    row = _rate_slice(slice_name, group, self.plan.criteria[i], tally, level)
                     rest = self.rates[i]
                     if tally.observed and rest.observed - tally.observed:
                         p = fisher_two_sided(tally.passed, tally.failed,
                                              rest.passed - tally.passed,
                                              rest.failed - tally.failed)
-                        tests.append((len(rows), p))
+                        tests.append((row, p))
                 else:
-                    row.update(_counts_only(tally))
-                row["support"] = tally.support
-                row["mark"] = None
+                    row = _rate_slice(slice_name, group, self.plan.criteria[i], tally, None)
                 rows.append(row)
             for spec, qtally in zip(self.plan.quantiles, quantile_tallies, strict=True):
-                row = {"slice": self.plan.slices[s], "value": group, "metric": spec.id,
-                       "kind": "quantile"}
-                if qtally.support >= self.plan.min_slice_support:
-                    row.update({k: v for k, v in _quantile_row(spec, qtally, level).items()
-                                if k != "id"})
-                else:
-                    row.update(kind="quantile", quantile=spec.quantile, unit=UNITS[spec.source],
-                               estimate=None, lower=None, upper=None,
-                               observed=len(qtally.values), missing=qtally.missing,
-                               excluded=qtally.excluded, below_support=True)
-                row["support"] = qtally.support
-                row["mark"] = None
-                rows.append(row)
+                shown = qtally.support >= self.plan.min_slice_support
+                rows.append(_quantile_slice(slice_name, group, spec, qtally,
+                                            level if shown else None))
         if tests:
             adjusted = benjamini_yekutieli([p for _, p in tests])
-            for (index, p), q in zip(tests, adjusted, strict=True):
-                rows[index]["p_value"] = p
-                rows[index]["q_value"] = q
-                if q <= MARK_LEVEL:
-                    rows[index]["mark"] = "*"
+            for (tested, p), q_value in zip(tests, adjusted, strict=True):
+                tested.p_value = p
+                tested.q_value = q_value
+                if q_value <= MARK_LEVEL:
+                    tested.mark = "*"
         return rows
 
-
-def _rate_row(tally: RateTally, level: float) -> dict[str, Any]:
-    interval = rate_interval(tally.passed, tally.observed, tally.missing, level)
-    return {
-        "estimate": interval.estimate, "lower": interval.lower, "upper": interval.upper,
-        "passed": tally.passed, "observed": tally.observed, "missing": tally.missing,
-        "excluded": tally.excluded, "excluded_by_reason": dict(sorted(
-            tally.excluded_by_reason.items())),
-        "missing_by_reason": dict(sorted(tally.missing_by_reason.items())),
-        "method": interval.method,
-    }
-
-
-def _counts_only(tally: RateTally) -> dict[str, Any]:
-    return {
-        "estimate": None, "lower": None, "upper": None, "passed": tally.passed,
-        "observed": tally.observed, "missing": tally.missing, "excluded": tally.excluded,
-        "excluded_by_reason": dict(sorted(tally.excluded_by_reason.items())),
-        "below_support": True,
-    }
+    def attach_missing_examples(
+        self, metrics: list[MetricRow], messages: dict[tuple[str, str], str | None]
+    ) -> None:
+        """Name, on each rate metric, the first case missing for each reason (and its error
+        text, from `messages`: (criterion, reason) -> text)."""
+        examples = self.missing_examples()
+        for row in metrics:
+            if not isinstance(row, RateRow) or not row.missing_by_reason:
+                continue
+            found = {reason: MissingExample(case=examples[(row.id, reason)][0],
+                                            message=messages.get((row.id, reason)))
+                     for reason in row.missing_by_reason if (row.id, reason) in examples}
+            row.missing_examples = found or None
 
 
-def _quantile_row(spec: QuantileSpec, tally: QuantileTally, level: float) -> dict[str, Any]:
+def _rate_slice(slice_name: str, group: str, metric: str, tally: RateTally,
+                level: float | None) -> RateSliceRow:
+    """A rate slice row; with `level` None (below support) its counts and no interval."""
+    interval = None if level is None else rate_interval(tally.passed, tally.observed,
+                                                        tally.missing, level)
+    return RateSliceRow(
+        slice=slice_name, value=group, metric=metric,
+        estimate=interval.estimate if interval else None,
+        lower=interval.lower if interval else None, upper=interval.upper if interval else None,
+        passed=tally.passed, observed=tally.observed, missing=tally.missing,
+        excluded=tally.excluded, excluded_by_reason=_sorted(tally.excluded_by_reason),
+        missing_by_reason=_sorted(tally.missing_by_reason),
+        method=interval.method if interval else None, below_support=interval is None,
+        support=tally.support,
+    )
+
+
+def _quantile_slice(slice_name: str, group: str, spec: QuantileSpec, tally: QuantileTally,
+                    level: float | None) -> QuantileSliceRow:
+    """A quantile slice row; with `level` None (below support) its counts and no interval."""
+    interval = None if level is None else quantile_interval(tally.values, tally.missing,
+                                                            spec.quantile, level)
+    return QuantileSliceRow(
+        slice=slice_name, value=group, metric=spec.id, quantile=spec.quantile,
+        unit=UNITS[spec.source],
+        estimate=_number(interval.estimate) if interval else None,
+        lower=_number(interval.lower) if interval else None,
+        upper=_number(interval.upper) if interval else None,
+        observed=len(tally.values), missing=tally.missing, excluded=tally.excluded,
+        excluded_by_reason=_sorted(tally.excluded_by_reason),
+        missing_by_reason=_sorted(tally.missing_by_reason),
+        method=interval.method if interval else None, below_support=interval is None,
+        support=tally.support,
+    )
+
+
+def _sorted(counts: Counter[str]) -> dict[str, int]:
+    return dict(sorted(counts.items()))
+
+
+def _gap(spec: QuantileSpec, outcome: CaseOutcome) -> str:
+    """Why a case has no value for a quantile metric."""
+    if spec.source == "latency_ms":
+        return "no_latency"
+    if outcome.facts is None:
+        return "no_trajectory"
+    return "truncated"
+
+
+def _quantile_row(spec: QuantileSpec, tally: QuantileTally, level: float) -> QuantileRow:
     interval = quantile_interval(tally.values, tally.missing, spec.quantile, level)
-    return {
-        "id": spec.id, "kind": "quantile", "quantile": spec.quantile,
-        "unit": UNITS[spec.source], "estimate": _number(interval.estimate),
-        "lower": _number(interval.lower), "upper": _number(interval.upper),
-        "observed": len(tally.values), "missing": tally.missing, "excluded": tally.excluded,
-        "excluded_by_reason": dict(sorted(tally.excluded_by_reason.items())),
-        "method": interval.method,
-    }
+    return QuantileRow(
+        id=spec.id, quantile=spec.quantile, unit=UNITS[spec.source],
+        estimate=_number(interval.estimate), lower=_number(interval.lower),
+        upper=_number(interval.upper), observed=len(tally.values), missing=tally.missing,
+        excluded=tally.excluded, excluded_by_reason=_sorted(tally.excluded_by_reason),
+        missing_by_reason=_sorted(tally.missing_by_reason), method=interval.method,
+    )
 
 
 def _number(value: float | None) -> float | int | None:

@@ -47,16 +47,19 @@ class QuantileTally:
     missing: int = 0
     excluded: int = 0
     excluded_by_reason: Counter[str] = field(default_factory=Counter)
+    missing_by_reason: Counter[str] = field(default_factory=Counter)
 
     @property
     def support(self) -> int:
         return len(self.values) + self.missing
 
-    def add(self, value: float | None, excluded_reason: str | None = None) -> None:
+    def add(self, value: float | None, excluded_reason: str | None = None,
+            missing_reason: str | None = None) -> None:
         if excluded_reason is not None:
             self.excluded += 1
             self.excluded_by_reason[excluded_reason] += 1
         elif value is None:
             self.missing += 1
+            self.missing_by_reason[missing_reason or "unknown"] += 1
         else:
             self.values.append(value)

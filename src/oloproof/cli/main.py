@@ -230,7 +230,7 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
         if as_json:
             click.echo(json.dumps(result.to_json(), ensure_ascii=False))
         else:
-            render_run(result.to_json(), console)
+            render_run(result.document, console)
 
     _print_then_exit(show, result.gate.exit_code)
 
@@ -302,12 +302,12 @@ def gate(run_ref: str, policy: str | None, config: str, store: str | None, as_js
         console = _console()
         from oloproof.report.terminal import render_decisions
 
-        document = result.to_json()
-        console.print(f"Run {document['run_id']} · {document['status']} · decided under "
+        document = result.document
+        console.print(f"Run {document.run_id} · {document.status} · decided under "
                       + (policy or "the policy it ran with"))
-        g = document["gate"]
-        console.print(f"Gate: {g['action']} (exit {g['exit_code']})")
-        render_decisions(document["decisions"], console)
+        g = document.gate
+        console.print(f"Gate: {g.action} (exit {int(g.exit_code)})")
+        render_decisions(document.decisions, console)
 
     _print_then_exit(show, result.gate.exit_code)
 
@@ -354,9 +354,9 @@ def inspect(run_ref: str, case_id: str | None, failures: bool, config: str, stor
                     render_case(view, console)
                     console.print()
                 return
-            document = api.load_run(run_id, config, store).to_json()
+            document = api.load_run(run_id, config, store).document
             if as_json:
-                click.echo(json.dumps(document, ensure_ascii=False))
+                click.echo(json.dumps(document.to_json(), ensure_ascii=False))
             else:
                 render_run(document, console)
         finally:

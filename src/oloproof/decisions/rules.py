@@ -1,102 +1,129 @@
 """Rules → states → gate → exit code (SPEC §5.3, §10).
 
 Pure: a rule and a metric row (as analysis produced it) in, a decision out. Decisions are made
-on the interval, never on the estimate.
+on the interval, never on the estimate, and each decision carries the numbers it compared (the
+bound and the threshold, or the failures and the limit), so a report can print the comparison
+that was made.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Literal
 
+from oloproof.document import (
+    DecisionReason,
+    DecisionRow,
+    ExitCode,
+    Gate,
+    GateAction,
+    MetricRow,
+    RateRow,
+    RuleState,
+)
 from oloproof.suite.policy import Policy, Rule
 
 MIN_CLUSTERS = 20
 
+# The names the package exported before the document was typed.
+Decision = DecisionRow
 
-@dataclass(frozen=True)
-class Decision:
-    rule: str
-    metric: str
-    state: str
-    reasons: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"rule": self.rule, "metric": self.metric, "state": self.state,
-                "reasons": list(self.reasons)}
+R = DecisionReason
+S = RuleState
 
 
-@dataclass(frozen=True)
-class Gate:
-    action: str
-    exit_code: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"action": self.action, "exit_code": self.exit_code}
+def _interval(rule: Rule, state: RuleState, reason: DecisionReason, metric: MetricRow | None,
+              side: Literal["lower", "upper"]) -> DecisionRow:
+    threshold_side: Literal["min", "max"] = "min" if rule.min is not None else "max"
+    threshold = rule.min if rule.min is not None else rule.max
+    bound = None if metric is None else (metric.lower if side == "lower" else metric.upper)
+    return DecisionRow(rule=rule.id, metric=rule.metric, state=state, reasons=[reason],
+                       kind="interval", bound=bound, bound_side=side, threshold=threshold,
+                       threshold_side=threshold_side)
 
 
 def decide_rule(
-    rule: Rule, metric: dict[str, Any], policy: Policy, checked_transforms: dict[str, bool]
-) -> Decision:
+    rule: Rule, metric: MetricRow, policy: Policy, checked_transforms: dict[str, bool]
+) -> DecisionRow:
     """The state of one rule on one metric row."""
+    # The bound a PASS needs: the lower for a minimum, the upper for a maximum.
+    needed: Literal["lower", "upper"] = "lower" if rule.min is not None else "upper"
+    other: Literal["lower", "upper"] = "upper" if needed == "lower" else "lower"
 
-    def out(state: str, reason: str) -> Decision:
-        return Decision(rule.id, rule.metric, state, (reason,))
+    def out(state: RuleState, reason: DecisionReason,
+            side: Literal["lower", "upper"] = needed) -> DecisionRow:
+        if rule.kind == "observed_count":
+            return _count_row(rule, metric, state, reason)
+        return _interval(rule, state, reason, metric, side)
 
-    transform = metric.get("transform")
+    transform = metric.transform if isinstance(metric, RateRow) else None
     if transform is not None and not checked_transforms.get(transform, False):
-        return out("INSUFFICIENT_EVIDENCE", "transform_not_checked")
+        return out(S.INSUFFICIENT_EVIDENCE, R.TRANSFORM_NOT_CHECKED)
     if rule.kind == "observed_count":
         return _observed_count(rule, metric)
-    if metric.get("approximate"):
+    if isinstance(metric, RateRow) and metric.approximate:
         if not policy.allow_approximate_methods:
-            return out("MANUAL_REVIEW", "approximate_method_not_permitted")
-        if int(metric.get("clusters") or 0) < MIN_CLUSTERS:
-            return out("INSUFFICIENT_EVIDENCE", "insufficient_clusters")
-    if not metric.get("observed"):
-        return out("INSUFFICIENT_EVIDENCE", "no_observations")
-    lower, upper = metric.get("lower"), metric.get("upper")
+            return out(S.MANUAL_REVIEW, R.APPROXIMATE_METHOD_NOT_PERMITTED)
+        if int(metric.clusters or 0) < MIN_CLUSTERS:
+            return out(S.INSUFFICIENT_EVIDENCE, R.INSUFFICIENT_CLUSTERS)
+    if not metric.observed:
+        return out(S.INSUFFICIENT_EVIDENCE, R.NO_OBSERVATIONS)
+    lower, upper = metric.lower, metric.upper
     if rule.min is not None:
         t = rule.min
         if lower is not None and lower >= t:
-            return out("PASS", "lower_bound_meets_minimum")
+            return out(S.PASS, R.LOWER_BOUND_MEETS_MINIMUM)
         if upper is not None and upper < t:
-            return out("FAIL", "upper_bound_below_minimum")
-        return out("INSUFFICIENT_EVIDENCE", "interval_overlaps_threshold")
+            return out(S.FAIL, R.UPPER_BOUND_BELOW_MINIMUM, other)
+        return out(S.INSUFFICIENT_EVIDENCE, R.INTERVAL_OVERLAPS_THRESHOLD)
     t = float(rule.max if rule.max is not None else 0)
     if upper is not None and upper <= t:
-        return out("PASS", "upper_bound_meets_maximum")
+        return out(S.PASS, R.UPPER_BOUND_MEETS_MAXIMUM)
     if lower is not None and lower > t:
-        return out("FAIL", "lower_bound_above_maximum")
-    return out("INSUFFICIENT_EVIDENCE", "interval_overlaps_threshold")
+        return out(S.FAIL, R.LOWER_BOUND_ABOVE_MAXIMUM, other)
+    return out(S.INSUFFICIENT_EVIDENCE, R.INTERVAL_OVERLAPS_THRESHOLD)
 
 
-def _observed_count(rule: Rule, metric: dict[str, Any]) -> Decision:
+def _count_row(rule: Rule, metric: MetricRow | None, state: RuleState,
+               reason: DecisionReason) -> DecisionRow:
+    failures = missing = None
+    if isinstance(metric, RateRow):
+        failures, missing = metric.observed - metric.passed, metric.missing
+    return DecisionRow(rule=rule.id, metric=rule.metric, state=state, reasons=[reason],
+                       kind="observed_count", failures=failures, missing=missing,
+                       limit=int(rule.max_failures or 0))
+
+
+def _observed_count(rule: Rule, metric: MetricRow) -> DecisionRow:
     """SPEC §5.3: decided on the suite that ran, with no interval."""
     limit = int(rule.max_failures or 0)
-    failures = int(metric["observed"]) - int(metric["passed"])
-    missing = int(metric["missing"])
+    passed = metric.passed if isinstance(metric, RateRow) else 0
+    failures = metric.observed - passed
     if failures > limit:
-        state, reason = "FAIL", "observed_failures_exceed_limit"
-    elif failures + missing <= limit:
-        state, reason = "PASS", "observed_failures_within_limit"
+        state, reason = S.FAIL, R.OBSERVED_FAILURES_EXCEED_LIMIT
+    elif failures + metric.missing <= limit:
+        state, reason = S.PASS, R.OBSERVED_FAILURES_WITHIN_LIMIT
     else:
-        state, reason = "INSUFFICIENT_EVIDENCE", "missing_could_change_outcome"
-    return Decision(rule.id, rule.metric, state, (reason,))
+        state, reason = S.INSUFFICIENT_EVIDENCE, R.MISSING_COULD_CHANGE_OUTCOME
+    return _count_row(rule, metric, state, reason)
 
 
 def decide(
-    policy: Policy, metrics: Sequence[dict[str, Any]], checked_transforms: dict[str, bool]
-) -> tuple[list[Decision], Gate]:
+    policy: Policy, metrics: Sequence[MetricRow], checked_transforms: dict[str, bool]
+) -> tuple[list[DecisionRow], Gate]:
     """Every rule's decision and the release gate."""
-    by_id = {m["id"]: m for m in metrics}
+    by_id = {m.id: m for m in metrics}
     decisions = []
     for rule in policy.rules:
         metric = by_id.get(rule.metric)
         if metric is None:  # a stored run re-decided under a policy naming an unknown metric
-            decisions.append(Decision(rule.id, rule.metric, "INSUFFICIENT_EVIDENCE",
-                                      ("no_observations",)))
+            if rule.kind == "observed_count":
+                decisions.append(_count_row(rule, None, S.INSUFFICIENT_EVIDENCE,
+                                            R.NO_OBSERVATIONS))
+            else:
+                needed: Literal["lower", "upper"] = "lower" if rule.min is not None else "upper"
+                decisions.append(_interval(rule, S.INSUFFICIENT_EVIDENCE, R.NO_OBSERVATIONS,
+                                           None, needed))
             continue
         decisions.append(decide_rule(rule, metric, policy, checked_transforms))
     return decisions, gate(policy, [d.state for d in decisions])
@@ -106,11 +133,11 @@ def gate(policy: Policy, states: Sequence[str]) -> Gate:
     """ALLOW / WARN / BLOCK and the exit code (SPEC §10.3)."""
     blocking = [s for s in states if s in policy.block_on]
     if blocking:
-        if "FAIL" in blocking:
-            return Gate("BLOCK", 1)
-        if "MANUAL_REVIEW" in blocking:
-            return Gate("BLOCK", 4)
-        return Gate("BLOCK", 3)
+        if S.FAIL in blocking:
+            return Gate(action=GateAction.BLOCK, exit_code=ExitCode.FAIL)
+        if S.MANUAL_REVIEW in blocking:
+            return Gate(action=GateAction.BLOCK, exit_code=ExitCode.MANUAL_REVIEW)
+        return Gate(action=GateAction.BLOCK, exit_code=ExitCode.INSUFFICIENT_EVIDENCE)
     if any(s in policy.warn_on for s in states):
-        return Gate("WARN", 0)
-    return Gate("ALLOW", 0)
+        return Gate(action=GateAction.WARN, exit_code=ExitCode.OK)
+    return Gate(action=GateAction.ALLOW, exit_code=ExitCode.OK)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oloproof.analysis.outcome import judgment_keys
+from oloproof.document import MetricRow, QuantileRow, RunDocument, SliceRow, TransformValidity
 from oloproof.errors import StoreError
 from oloproof.report.case_view import case_view
 from oloproof.report.terminal import estimate_text, interval_text, n_text
@@ -89,46 +90,42 @@ def _finite(value: Any) -> Any:
 # ---- the summary -------------------------------------------------------------------------------
 
 
-def _threshold_text(rule: dict[str, Any], metric: dict[str, Any] | None) -> str:
+def _threshold_text(rule: dict[str, Any], metric: MetricRow | None) -> str:
     if rule.get("kind") == "observed_count":
         return f"at most {rule.get('max_failures')} observed failure(s)"
     bound = "min" if rule.get("min") is not None else "max"
     value = rule.get(bound)
     if value is None:
         return ""
-    if metric is not None and metric.get("kind") == "quantile":
-        shown = f"{value:g}" + (f" {metric['unit']}" if metric.get("unit") else "")
+    if isinstance(metric, QuantileRow):
+        shown = f"{value:g}" + (f" {metric.unit}" if metric.unit else "")
     else:
         shown = percent(float(value))
     return f"{bound} {shown}"
 
 
-def _row_text(row: dict[str, Any]) -> dict[str, str]:
-    try:
-        return {"estimate": estimate_text(row), "interval": interval_text(row), "n": n_text(row)}
-    except (KeyError, TypeError, ValueError):
-        return {"estimate": "—", "interval": "—", "n": ""}
+def _row_text(row: MetricRow | SliceRow) -> dict[str, str]:
+    return {"estimate": estimate_text(row), "interval": interval_text(row), "n": n_text(row)}
 
 
-def _transform_text(v: dict[str, Any]) -> str:
-    lower = percent_lower(v["lower"]) if v.get("lower") is not None else "—"
-    state = "checked" if v.get("checked") else "NOT checked (transform_not_checked)"
-    text = (f"{v.get('kept')} of {v.get('pairs')} pairs labelled kept; lower bound {lower} vs "
-            f"minimum_validity {percent(float(v.get('minimum_validity') or 0))} → {state}")
-    if v.get("stale_labels"):
-        text += f"; {v['stale_labels']} stale label(s) ignored"
+def _transform_text(v: TransformValidity) -> str:
+    lower = percent_lower(v.lower) if v.lower is not None else "—"
+    state = "checked" if v.checked else "NOT checked (transform_not_checked)"
+    text = (f"{v.kept} of {v.pairs} pairs labelled kept; lower bound {lower} vs "
+            f"minimum_validity {percent(v.minimum_validity)} → {state}")
+    if v.stale_labels:
+        text += f"; {v.stale_labels} stale label(s) ignored"
     return text
 
 
-def build_summary(document: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+def build_summary(document: RunDocument, record: dict[str, Any]) -> dict[str, Any]:
     """The run document plus display strings, rules with their thresholds, criteria, slices."""
-    summary = dict(document)
-    metrics = [dict(m, text=_row_text(m)) for m in document.get("metrics") or []]
-    by_id = {m["id"]: m for m in metrics}
-    summary["metrics"] = metrics
-    summary["slices"] = [dict(r, text=_row_text(r)) for r in document.get("slices") or []]
-    summary["transforms"] = [dict(v, text=_transform_text(v))
-                             for v in document.get("transforms") or []]
+    summary = document.to_json()
+    by_id = {m.id: m for m in document.metrics}
+    summary["metrics"] = [dict(m.to_json(), text=_row_text(m)) for m in document.metrics]
+    summary["slices"] = [dict(r.to_json(), text=_row_text(r)) for r in document.slices]
+    summary["transforms"] = [dict(v.to_json(), text=_transform_text(v))
+                             for v in document.transforms]
     policy = record.get("policy") or {}
     rules = []
     for rule in policy.get("rules") or []:
@@ -359,7 +356,7 @@ def _encode(text: str, encoding: str) -> str:
 
 
 def build_report_data(
-    store: Store, run_id: str, document: dict[str, Any], compress: bool | None = None
+    store: Store, run_id: str, document: RunDocument, compress: bool | None = None
 ) -> ReportData:
     """Read a run whole and shape it for the page.
 

@@ -1,0 +1,400 @@
+"""The run document (SPEC §11): what a run decided, as typed models.
+
+This module is the product's vocabulary for a run's results — verdicts, rule states, gate
+actions, exit codes — and the rows of the document `oloproof run --json` prints, the store
+keeps (`runs.summary`) and every report renders. It imports nothing of Oloproof, so any layer
+may use it.
+
+The JSON is the contract: enums are `str` (or `int`) valued so they dump as the plain values,
+and a few keys appear only when they carry something (`approximate` on a clustered metric,
+`p_value` on a tested slice row, ...); `RunDocument.to_json()` gives exactly that shape, and
+`RunDocument.model_validate(json)` reads a document stored by any earlier version (keys added
+since then take their defaults).
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum, StrEnum
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+
+__all__ = [
+    "CacheCounts",
+    "CaseError",
+    "DecisionReason",
+    "DecisionRow",
+    "ExitCode",
+    "FailingCase",
+    "FailingCases",
+    "Gate",
+    "GateAction",
+    "HitMiss",
+    "MetricRow",
+    "MissingExample",
+    "QuantileRow",
+    "QuantileSliceRow",
+    "RateRow",
+    "RateSliceRow",
+    "RuleState",
+    "RunDocument",
+    "RunStatus",
+    "SliceRow",
+    "SystemRef",
+    "TransformValidity",
+    "Verdict",
+]
+
+
+# ---- the vocabulary ------------------------------------------------------------------------
+
+
+class Verdict(StrEnum):
+    """A criterion's verdict on one case (SPEC §1)."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    MISSING = "missing"
+    EXCLUDED = "excluded"
+
+
+class RuleState(StrEnum):
+    """A rule's state (SPEC §10.1)."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    INSUFFICIENT_EVIDENCE = "INSUFFICIENT_EVIDENCE"
+    MANUAL_REVIEW = "MANUAL_REVIEW"
+
+
+class DecisionReason(StrEnum):
+    """Why a rule is in its state (SPEC §10.1)."""
+
+    LOWER_BOUND_MEETS_MINIMUM = "lower_bound_meets_minimum"
+    UPPER_BOUND_BELOW_MINIMUM = "upper_bound_below_minimum"
+    UPPER_BOUND_MEETS_MAXIMUM = "upper_bound_meets_maximum"
+    LOWER_BOUND_ABOVE_MAXIMUM = "lower_bound_above_maximum"
+    INTERVAL_OVERLAPS_THRESHOLD = "interval_overlaps_threshold"
+    NO_OBSERVATIONS = "no_observations"
+    TRANSFORM_NOT_CHECKED = "transform_not_checked"
+    APPROXIMATE_METHOD_NOT_PERMITTED = "approximate_method_not_permitted"
+    INSUFFICIENT_CLUSTERS = "insufficient_clusters"
+    MISSING_COULD_CHANGE_OUTCOME = "missing_could_change_outcome"
+    OBSERVED_FAILURES_EXCEED_LIMIT = "observed_failures_exceed_limit"
+    OBSERVED_FAILURES_WITHIN_LIMIT = "observed_failures_within_limit"
+
+
+class GateAction(StrEnum):
+    """What the gate says about the release (SPEC §10.3)."""
+
+    ALLOW = "ALLOW"
+    WARN = "WARN"
+    BLOCK = "BLOCK"
+
+
+class ExitCode(IntEnum):
+    """The exit codes of `oloproof run` and `gate` (SPEC §10.3); each keeps one meaning."""
+
+    OK = 0  # allow or warn
+    FAIL = 1  # blocked with a FAIL
+    CONFIGURATION = 2  # usage or configuration error
+    INSUFFICIENT_EVIDENCE = 3  # blocked on INSUFFICIENT_EVIDENCE only
+    MANUAL_REVIEW = 4  # blocked with MANUAL_REVIEW and no FAIL
+    INCOMPLETE = 5  # the run could not complete (stopped, store error, internal error)
+
+
+class RunStatus(StrEnum):
+    """Where a run is (SPEC §4.2)."""
+
+    RUNNING = "running"
+    COMPLETE = "complete"
+    INCOMPLETE = "incomplete"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
+# ---- the models ----------------------------------------------------------------------------
+
+
+class _Model(BaseModel):
+    """A part of the document: strict about its own keys, dumped as JSON-ready values.
+
+    `_OPTIONAL` names the keys written only when they hold something (not None, not False):
+    they were absent from such rows before the document was typed, and stay so.
+    """
+
+    model_config = ConfigDict(extra="forbid", use_enum_values=False, validate_default=False)
+
+    _OPTIONAL: ClassVar[frozenset[str]] = frozenset()
+
+    @model_serializer(mode="wrap")
+    def _drop_empty_optionals(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if self._OPTIONAL and isinstance(data, dict):
+            for key in self._OPTIONAL:
+                if key in data and (data[key] is None or data[key] is False):
+                    del data[key]
+        return data
+
+    def to_json(self) -> dict[str, Any]:
+        """This part as the JSON document holds it."""
+        dumped: dict[str, Any] = self.model_dump(mode="json")
+        return dumped
+
+
+Number = float | int
+
+
+class SystemRef(_Model):
+    """The system under test, as the run names it."""
+
+    name: str
+    version: str
+
+
+class Gate(_Model):
+    """The release action and the process's exit code."""
+
+    action: GateAction
+    exit_code: ExitCode
+
+
+class DecisionRow(_Model):
+    """One rule's decision, with the numbers it was decided on.
+
+    An interval rule carries `bound` (the bound compared, `None` for "no bound"), `bound_side`
+    (`lower` / `upper`), `threshold` and `threshold_side` (`min` / `max`). An observed-count
+    rule carries `failures`, `missing` and `limit` (`max_failures`).
+    """
+
+    _INTERVAL: ClassVar[tuple[str, ...]] = ("bound", "bound_side", "threshold", "threshold_side")
+    _COUNT: ClassVar[tuple[str, ...]] = ("failures", "missing", "limit")
+
+    rule: str
+    metric: str
+    state: RuleState
+    reasons: list[DecisionReason]
+    kind: Literal["interval", "observed_count"] | None = None
+    bound: Number | None = None
+    bound_side: Literal["lower", "upper"] | None = None
+    threshold: Number | None = None
+    threshold_side: Literal["min", "max"] | None = None
+    failures: int | None = None
+    missing: int | None = None
+    limit: int | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_empty_optionals(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            # Each kind of rule keeps its own numbers; a row stored before decisions carried
+            # numbers (no kind) has none.
+            if self.kind == "interval":
+                drop = self._COUNT
+            elif self.kind == "observed_count":
+                drop = self._INTERVAL
+            else:
+                drop = ("kind", *self._INTERVAL, *self._COUNT)
+            for key in drop:
+                data.pop(key, None)
+        return data
+
+
+class RateRow(_Model):
+    """A pass-rate metric (SPEC §5.1): counts and the exact interval, bounds unrounded."""
+
+    _OPTIONAL = frozenset({"approximate", "clusters", "transform", "missing_examples"})
+
+    id: str
+    kind: Literal["rate"] = "rate"
+    estimate: float | None
+    lower: float | None
+    upper: float | None
+    passed: int
+    observed: int
+    missing: int
+    excluded: int
+    excluded_by_reason: dict[str, int] = Field(default_factory=dict)
+    missing_by_reason: dict[str, int] = Field(default_factory=dict)
+    method: str = ""
+    approximate: bool = False
+    clusters: int | None = None
+    transform: str | None = None
+    missing_examples: dict[str, MissingExample] | None = None
+
+
+class QuantileRow(_Model):
+    """A quantile metric (SPEC §5.2): order-statistic interval, `None` for no bound."""
+
+    _OPTIONAL = frozenset({"missing_examples"})
+
+    id: str
+    kind: Literal["quantile"] = "quantile"
+    quantile: float
+    unit: str
+    estimate: Number | None
+    lower: Number | None
+    upper: Number | None
+    observed: int
+    missing: int
+    excluded: int
+    excluded_by_reason: dict[str, int] = Field(default_factory=dict)
+    missing_by_reason: dict[str, int] = Field(default_factory=dict)
+    method: str = ""
+    missing_examples: dict[str, MissingExample] | None = None
+
+
+MetricRow = Annotated[RateRow | QuantileRow, Field(discriminator="kind")]
+
+
+class MissingExample(_Model):
+    """The first case (in case-id order) missing for a reason, and its error text if any."""
+
+    _OPTIONAL = frozenset({"message"})
+
+    case: str
+    message: str | None = None
+
+
+class RateSliceRow(_Model):
+    """A pass rate restated on one slice group (SPEC §10.2): descriptive, never gated.
+
+    Below `min_slice_support` the row has counts and no interval (`below_support`). A row
+    tested against the rest of the suite carries its Fisher `p_value` and adjusted `q_value`.
+    """
+
+    _OPTIONAL = frozenset({"method", "below_support", "p_value", "q_value"})
+
+    slice: str
+    value: str
+    metric: str
+    kind: Literal["rate"] = "rate"
+    estimate: float | None
+    lower: float | None
+    upper: float | None
+    passed: int
+    observed: int
+    missing: int
+    excluded: int
+    excluded_by_reason: dict[str, int] = Field(default_factory=dict)
+    missing_by_reason: dict[str, int] = Field(default_factory=dict)
+    method: str | None = None
+    below_support: bool = False
+    support: int
+    mark: Literal["*"] | None = None
+    p_value: float | None = None
+    q_value: float | None = None
+
+
+class QuantileSliceRow(_Model):
+    """A quantile restated on one slice group (SPEC §10.2)."""
+
+    _OPTIONAL = frozenset({"method", "below_support"})
+
+    slice: str
+    value: str
+    metric: str
+    kind: Literal["quantile"] = "quantile"
+    quantile: float
+    unit: str
+    estimate: Number | None
+    lower: Number | None
+    upper: Number | None
+    observed: int
+    missing: int
+    excluded: int
+    excluded_by_reason: dict[str, int] = Field(default_factory=dict)
+    missing_by_reason: dict[str, int] = Field(default_factory=dict)
+    method: str | None = None
+    below_support: bool = False
+    support: int
+    mark: Literal["*"] | None = None
+
+
+SliceRow = Annotated[RateSliceRow | QuantileSliceRow, Field(discriminator="kind")]
+
+
+class TransformValidity(_Model):
+    """How far people's labels show a metamorphic transform keeps meaning (SPEC §9)."""
+
+    transform: str
+    digest: str
+    pairs: int
+    kept: int
+    lower: float | None
+    minimum_validity: float
+    checked: bool
+    labels: str | None = None
+    stale_labels: int = 0
+
+
+class HitMiss(_Model):
+    hit: int = 0
+    miss: int = 0
+
+
+class CacheCounts(_Model):
+    """What the run took from the caches (SPEC §4.2)."""
+
+    execution: HitMiss = Field(default_factory=HitMiss)
+    judgment: HitMiss = Field(default_factory=HitMiss)
+
+
+class CaseError(_Model):
+    """An errored case: its id, the kind of error and the message."""
+
+    case: str
+    kind: str
+    message: str
+
+
+class FailingCase(_Model):
+    """A case with a failed criterion or an error, and the criteria it failed or missed."""
+
+    _OPTIONAL = frozenset({"error"})
+
+    case: str
+    failed: list[str] = Field(default_factory=list)
+    missing: list[str] = Field(default_factory=list)
+    error: str | None = None
+
+
+class FailingCases(_Model):
+    """How many cases failed a criterion or errored, and the first of them in case-id order."""
+
+    total: int = 0
+    first: list[FailingCase] = Field(default_factory=list)
+
+
+class RunDocument(_Model):
+    """The whole run document (SPEC §11): `to_json()` is what `oloproof run --json` prints."""
+
+    _OPTIONAL = frozenset({"failing_cases"})
+
+    run_id: str
+    status: RunStatus
+    project: str
+    system: SystemRef
+    cases: int
+    confidence_level: float
+    gate: Gate
+    decisions: list[DecisionRow] = Field(default_factory=list)
+    metrics: list[MetricRow] = Field(default_factory=list)
+    slices: list[SliceRow] = Field(default_factory=list)
+    transforms: list[TransformValidity] = Field(default_factory=list)
+    cache: CacheCounts = Field(default_factory=CacheCounts)
+    errors: list[CaseError] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    limits: list[str] = Field(default_factory=list)
+    failing_cases: FailingCases | None = None
+
+    def metric(self, metric_id: str) -> RateRow | QuantileRow:
+        """The metric row with this id (KeyError naming the metrics there are)."""
+        for row in self.metrics:
+            if row.id == metric_id:
+                return row
+        raise KeyError(f"no metric {metric_id!r}; metrics: {[m.id for m in self.metrics]}")
+
+
+RateRow.model_rebuild()
+QuantileRow.model_rebuild()
