@@ -52,7 +52,7 @@ def _rows(outcomes: list[CaseOutcome], level: float = 0.95) -> list[dict[str, An
     for outcome in outcomes:
         analysis.add(outcome)
     metrics, _ = analysis.finish(level)
-    return metrics
+    return [m.to_json() for m in metrics]
 
 
 def test_the_suite_has_the_audits_shape() -> None:
