@@ -42,6 +42,7 @@ bench: install
 	$(PY) benchmarks/state_scale.py
 	$(PY) benchmarks/betting.py
 	$(PY) benchmarks/plan.py
+	$(PY) benchmarks/coverage.py
 
 clean:
 	rm -rf $(VENV) demo .pytest_cache
