@@ -43,7 +43,7 @@ from oloproof.project import LoadedSuite, describe_suite, load_suite
 from oloproof.report.limits import limits_for
 from oloproof.store.store import Store
 from oloproof.suite.config import load_suite_file
-from oloproof.suite.policy import Policy, check_rule_metrics, load_policy
+from oloproof.suite.policy import NO_RULES_WARNING, Policy, check_rule_metrics, load_policy
 from oloproof.suite.validity import transform_validity, validity_bound
 
 
@@ -213,7 +213,7 @@ def run(
                            CacheCounts.model_validate(engine.cache.to_json()),
                            [CaseError.model_validate(e) for e in engine.errors], suite.warnings)
         db.finish_run(run_id, "complete", analysis.cases, document.to_json())
-        return RunResult(document, list(suite.warnings))
+        return RunResult(document, list(document.warnings))
     finally:
         db.close()
 
@@ -227,6 +227,8 @@ def _decide(
     analysis.attach_missing_examples(metrics, _missing_messages(db, analysis, suite_info, errors))
     checked = {v.transform: v.checked for v in validity}
     decisions, gate = decide(policy, metrics, checked)
+    if not policy.rules:
+        warnings = [*warnings, NO_RULES_WARNING]
     if status != RunStatus.COMPLETE:
         # Figures of a run that did not complete describe only the cases that finished: they
         # can be read, never used to release (exit 5: the run could not complete).

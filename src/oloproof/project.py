@@ -26,6 +26,7 @@ from oloproof.suite.cases import Case, DatasetIndex, StateFiles, iter_cases, sca
 from oloproof.suite.config import SuiteFile, TransformConfig, load_suite_file
 from oloproof.suite.metamorphic import derive, transform_digest
 from oloproof.suite.policy import Policy, check_rule_metrics, load_policy
+from oloproof.suite.validity import check_labels_files
 from oloproof.suite.yaml_source import YamlDocument
 
 
@@ -106,6 +107,7 @@ def load_suite(config_path: Path, policy_path: Path | None = None) -> LoadedSuit
     _check_requirements(config, evaluators, target, doc)
     transforms = [(t, transform_digest(t)) for t in
                   (config.metamorphic.transforms if config.metamorphic else ())]
+    check_labels_files([t for t, _ in transforms], project_dir, doc)
     kinds = {e.criterion: "rate" for e in evaluators}
     kinds.update({m.id: "quantile" for m in config.metrics})
     check_rule_metrics(policy, policy_doc, kinds)
@@ -128,11 +130,6 @@ def load_suite(config_path: Path, policy_path: Path | None = None) -> LoadedSuit
         states=states, target=target, transforms=transforms,
     )
     suite.warnings.extend(_metamorphic_warnings(suite))
-    if not policy.rules:
-        suite.warnings.append(
-            f"{policy_path.name} has no rules, so nothing gates this run and it is allowed; "
-            "add rules to decide a release"
-        )
     return suite
 
 

@@ -108,6 +108,9 @@ def _pair_project(root: Path, cases: list[dict[str, Any]],
     project.policy["rules"] = [
         {"id": "injection", "metric": "same_state_under_injected", "min": 0.1}]
     (root / "labels").mkdir(parents=True, exist_ok=True)
+    for transform in transforms:  # an empty labels file: nobody has labelled yet
+        if transform.get("validity_labels"):
+            (root / transform["validity_labels"]).touch()
     return project.write(cases)
 
 

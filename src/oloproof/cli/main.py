@@ -376,18 +376,37 @@ def labels() -> None:
 @click.option("--transform", "transform", required=True, help="The transform's name.")
 @click.option("--config", default="oloproof.yaml", show_default=True)
 @click.option("--output", "-o", default=None, help="File to write (default: stdout).")
-def labels_export(transform: str, config: str, output: str | None) -> None:
-    """Write the current pairs of a transform (both texts and the digest) to label."""
+@click.option("--force", is_flag=True, help="Replace an output file that already holds labels.")
+def labels_export(transform: str, config: str, output: str | None, force: bool) -> None:
+    """Write the current pairs of a transform (both texts and the digest) to label.
+
+    An output file that already holds something is never replaced without --force: it may be
+    people's labels.
+    """
     from oloproof.suite.pairs import export_pairs
 
     rows = _guard(False, lambda: export_pairs(Path(config), transform))
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        target = Path(output)
+        if not force and target.is_file() and target.stat().st_size > 0:
+            _fail(UsageError(f"{output} already holds {_count_lines(target)} line(s), perhaps "
+                             "people's labels, and exporting would replace them; write to "
+                             "another file, or pass --force to replace it"), False)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            _fail(UsageError(f"cannot write {output}: {exc.strerror}"), False)
         click.echo(f"Wrote {len(rows)} pairs to {output}; fill in each `kept` and save it as "
                    "the transform's validity_labels file.", err=True)
     else:
         click.echo(text, nl=False)
+
+
+def _count_lines(path: Path) -> int:
+    with path.open("rb") as handle:
+        return sum(1 for line in handle if line.strip())
 
 
 # ---- report --------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import Field
 
@@ -35,6 +35,40 @@ def evaluator(name: str) -> Callable[[F], F]:
     return attach
 
 
+def _import_check(reference: str) -> CheckFunction:
+    """The function `module:attribute` names; LookupError saying what is wrong if it cannot be
+    had (a missing module, a module that fails to import, a missing or uncallable attribute)."""
+    module_name, _, attribute = reference.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and module_name.startswith(exc.name):
+            raise LookupError(
+                f"callable {reference!r}: there is no module {exc.name!r} (modules are imported "
+                "from the directory of oloproof.yaml)"
+            ) from None
+        raise LookupError(f"callable {reference!r}: importing {module_name!r} failed: {exc}") \
+            from None
+    except Exception as exc:  # the user's module raised while importing
+        raise LookupError(
+            f"callable {reference!r}: importing {module_name!r} raised "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+    target: Any = module
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            where = getattr(module, "__file__", None) or module_name
+            raise LookupError(
+                f"callable {reference!r}: {where} has no {attribute!r}; name the function "
+                "decorated with @oloproof.evaluator(name=...)"
+            )
+        target = getattr(target, part)
+    if not callable(target):
+        raise LookupError(f"callable {reference!r} is not a function (it is a "
+                          f"{type(target).__name__})")
+    return cast(CheckFunction, target)
+
+
 @register("custom")
 class Custom(Evaluator):
     """A user's check function, registered with `@oloproof.evaluator(name=...)`.
@@ -53,10 +87,7 @@ class Custom(Evaluator):
     def __init__(self, config: EvaluatorConfig, base_dir: Path | None = None) -> None:
         super().__init__(config, base_dir)
         if self.config.callable:
-            module_name, _, attribute = self.config.callable.partition(":")
-            module = importlib.import_module(module_name)
-            function = getattr(module, attribute)
-            CUSTOM_CHECKS.setdefault(self.config.name, function)
+            CUSTOM_CHECKS.setdefault(self.config.name, _import_check(self.config.callable))
         if self.config.name not in CUSTOM_CHECKS:
             known = ", ".join(sorted(CUSTOM_CHECKS)) or "none"
             raise LookupError(

@@ -157,14 +157,39 @@ class JsonSchema(Evaluator):
 
     def __init__(self, config: EvaluatorConfig, base_dir: Path | None = None) -> None:
         super().__init__(config, base_dir)
-        schema = self.config.schema_
+        schema: Any = self.config.schema_
+        what = "schema"
         if schema is None:
+            what = f"schema_file {self.config.schema_file!r}"
             path = Path(self.config.schema_file or "")
             if self.base_dir is not None and not path.is_absolute():
                 path = self.base_dir / path
-            schema = json.loads(path.read_text(encoding="utf-8"))
+            try:
+                text = path.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                raise LookupError(f"{what} does not exist (looked for {path}; the path is "
+                                  "relative to oloproof.yaml)") from None
+            except (OSError, UnicodeDecodeError) as exc:
+                raise LookupError(f"cannot read {what}: {exc}") from None
+            try:
+                schema = json.loads(text)
+            except ValueError as exc:
+                raise ValueError(f"{what} is not JSON: {exc}") from None
+            if not isinstance(schema, dict | bool):
+                raise ValueError(f"{what} must hold a JSON Schema (an object)")
+        # Checked against its metaschema now, so a typo (`type: objekt`) stops the run before
+        # any call instead of failing every case.
         validator_cls = jsonschema.validators.validator_for(schema)
-        validator_cls.check_schema(schema)
+        try:
+            validator_cls.check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            at = "/".join(str(p) for p in exc.absolute_path)
+            hint = ("; a type is one of array, boolean, integer, null, number, object, string"
+                    if exc.absolute_path and exc.absolute_path[-1] == "type" else "")
+            raise ValueError(
+                f"{what} is not a valid JSON Schema ({validator_cls.__name__}): {exc.message}"
+                + (f" (at {at})" if at else "") + hint
+            ) from None
         self._validator = validator_cls(schema)
 
     def judge(self, evidence: Evidence) -> Judgment:

@@ -63,10 +63,25 @@ class Policy(BaseModel):
         return self
 
 
+_DECIDES_NOTHING = "to decide nothing on purpose (every run is then allowed, and says so)"
+
+NO_RULES_WARNING = (
+    "the policy decides nothing (`rules: []`): no rule gates this run, so it is allowed "
+    "whatever its figures; add rules to decide a release"
+)
+
+
 def load_policy(path: Path) -> tuple[Policy, YamlDocument]:
     """Read and validate release.yaml."""
     doc = read_yaml(path, "policy (release.yaml)")
-    data = doc.data if doc.data is not None else {}
+    data = doc.data
+    if data is None:
+        # An empty policy would allow every release: fail closed (SPEC §11.1).
+        raise ConfigError(
+            "the policy is empty, so it would allow any release; write its rules "
+            f"(`rules:` with rules on the suite's metrics), or `rules: []` {_DECIDES_NOTHING}",
+            file=path, line=1,
+        )
     if not isinstance(data, dict):
         raise ConfigError("the policy must be a YAML mapping", file=path, line=1)
     for key in data:
@@ -77,6 +92,14 @@ def load_policy(path: Path) -> tuple[Policy, YamlDocument]:
                 file=path,
                 line=doc.line_of((key,)),
             )
+    if data.get("rules") is None:
+        given = "rules" in data
+        raise ConfigError(
+            ("`rules:` is given without any rule" if given else "the policy has no `rules:`")
+            + f", so it would allow any release; list its rules, or write `rules: []` "
+            f"{_DECIDES_NOTHING}",
+            file=path, line=doc.line_of(("rules",)) if given else 1,
+        )
     for i, rule in enumerate(data.get("rules") or ()):
         if isinstance(rule, dict) and "slice" in rule:
             raise ConfigError(

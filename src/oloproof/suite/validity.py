@@ -9,21 +9,50 @@ kept; several labels of one pair count as kept only if all say so.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from oloproof.errors import ConfigError
 from oloproof.stats import rate_interval
 from oloproof.suite.config import TransformConfig
+from oloproof.suite.yaml_source import YamlDocument
+
+
+def check_labels_files(
+    transforms: Sequence[TransformConfig], base_dir: Path, doc: YamlDocument
+) -> None:
+    """Every `validity_labels` file exists and reads, before any call (SPEC §11.1).
+
+    A file that is not there is not "nobody has labelled yet": a mistyped path would quietly
+    leave a transform unchecked, so it is a configuration error naming the suite's line.
+    """
+    for i, transform in enumerate(transforms):
+        if transform.validity_labels is None:
+            continue
+        path = base_dir / transform.validity_labels
+        if not path.is_file():
+            raise ConfigError(
+                f"transform {transform.name!r}: validity_labels file "
+                f"{transform.validity_labels!r} does not exist (looked for {path}; the path is "
+                "relative to oloproof.yaml). Write it with `oloproof labels export --transform "
+                f"{transform.name} -o {transform.validity_labels}` and label the pairs, or "
+                "remove validity_labels (the transform then stays unchecked)",
+                file=doc.path,
+                line=doc.line_of(("metamorphic", "transforms", i, "validity_labels")),
+            )
+        read_labels(path)
 
 
 def read_labels(path: Path) -> dict[tuple[str, str], list[bool | None]]:
-    """(case id, digest) -> every `kept` value given for it."""
+    """(case id, digest) -> every `kept` value given for it; ConfigError if it cannot be read."""
     labels: dict[tuple[str, str], list[bool | None]] = {}
-    if not path.is_file():
-        return labels
-    with path.open(encoding="utf-8") as handle:
-        for number, raw in enumerate(handle, 1):
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the labels file: {exc.strerror}", file=path) from None
+    with handle:
+        for number, raw in _numbered_lines(handle, path):
             if not raw.strip():
                 continue
             try:
@@ -42,6 +71,13 @@ def read_labels(path: Path) -> dict[tuple[str, str], list[bool | None]]:
                 raise ConfigError("kept must be true, false or null", file=path, line=number)
             labels.setdefault((row["case"], row["digest"]), []).append(kept)
     return labels
+
+
+def _numbered_lines(handle: TextIO, path: Path) -> Iterator[tuple[int, str]]:
+    try:
+        yield from enumerate(handle, 1)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"the labels file is not UTF-8 text: {exc}", file=path) from None
 
 
 def validity_bound(

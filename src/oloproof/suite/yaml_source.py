@@ -53,6 +53,7 @@ def read_yaml(path: Path, what: str) -> YamlDocument:
         raise _syntax_error(exc, path, text.splitlines()) from None
     if node is None:
         return YamlDocument(path, None, {(): 1})
+    _refuse_duplicate_keys(node, path)
     loader = yaml.SafeLoader("")
     try:
         data = loader.construct_document(node)
@@ -91,6 +92,41 @@ def _syntax_error(exc: yaml.YAMLError, path: Path, lines: list[str]) -> ConfigEr
         )
     return ConfigError(f"YAML syntax error: {problem}; fix the YAML at this line",
                        file=path, line=line)
+
+
+def _refuse_duplicate_keys(node: yaml.Node, path: Path) -> None:
+    """A key given twice in one mapping is an error naming both lines.
+
+    YAML loaders keep the last value silently, so a second `rules:` appended to a policy would
+    replace the first and change the gate without a word; here it stops the run instead.
+    Merge keys (`<<: *base`) are left to YAML's own rules: only keys written out are compared.
+    """
+    stack = [node]
+    visited: set[int] = set()  # an alias repeats a node; look at each node once
+    while stack:
+        current = stack.pop()
+        if id(current) in visited:
+            continue
+        visited.add(id(current))
+        if isinstance(current, yaml.MappingNode):
+            seen: dict[tuple[str, str], yaml.Node] = {}
+            for key_node, value_node in current.value:
+                stack.append(value_node)
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
+                    continue
+                key = (key_node.tag, key_node.value)  # `1` and "1" are different keys
+                first = seen.get(key)
+                if first is not None:
+                    raise ConfigError(
+                        f"key {key_node.value!r} is given twice in one mapping: first on line "
+                        f"{first.start_mark.line + 1}, again on line "
+                        f"{key_node.start_mark.line + 1}; YAML would keep only the last one, so "
+                        "remove or merge one of them",
+                        file=path, line=key_node.start_mark.line + 1,
+                    )
+                seen[key] = key_node
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend(current.value)
 
 
 def _indent(text: str) -> int:
