@@ -348,6 +348,63 @@ def test_fewer_than_20_clusters_cannot_decide(new_probe: Any) -> None:
     assert result.gate.exit_code == 3
 
 
+FINISH_SYSTEM = '''
+import asyncio
+from pathlib import Path
+
+from oloproof import current_case, system
+
+
+@system(name="probe")
+async def run(case_input):
+    await asyncio.sleep(case_input["sleep"])
+    with (Path(__file__).parent / "finished.log").open("a") as log:
+        log.write(current_case().case_id + "\\n")
+    return {"answer": case_input["answer"]}
+'''
+
+
+def test_identical_runs_give_identical_intervals_whatever_order_cases_finish_in(
+    new_probe: Any,
+) -> None:
+    # The audit's setting: 118 cases in 40 clusters, an async system, cases finishing in an
+    # order set by their sleeps. The bootstrap resampled clusters in finishing order and gave
+    # a different lower bound almost every run; over clusters in id-digest order it cannot.
+    probe = new_probe()
+    (probe.path / "finish.py").write_text(FINISH_SYSTEM, encoding="utf-8")
+    probe.suite["evaluators"] = probe.suite["evaluators"][:1]  # answer_correct only
+    probe.suite.pop("metrics")
+    probe.set_system(callable="finish:run", records=[], concurrency=16)
+    sizes = [2, 3, 4] * 12 + [3, 3, 2, 2]
+
+    def cases(sleeps: list[float]) -> list[dict[str, Any]]:
+        out, i = [], 0
+        for c, size in enumerate(sizes):
+            for k in range(size):
+                answer = "no" if (c * 7 + k) % 9 == 0 or c % 11 == 3 else "yes"
+                out.append({"id": f"cust-{c:02d}-{k}", "cluster": f"cust-{c:02d}",
+                            "input": {"answer": answer, "sleep": sleeps[i]},
+                            "expected": {"answer": "yes"}})
+                i += 1
+        return out
+
+    pattern = [((i * 37) % 23) / 4000.0 for i in range(118)]
+    rows, finish_orders = [], []
+    for sleeps in (pattern, pattern[::-1], sorted(pattern)):
+        probe.write_cases(cases(sleeps))
+        (probe.path / "finished.log").unlink(missing_ok=True)
+        result = oloproof.run(probe.path / "oloproof.yaml", no_cache=True)
+        row = metric(result, "answer_correct")
+        assert (row["clusters"], row["observed"], row["method"]) == (40, 118, "betting")
+        rows.append((row["estimate"], row["lower"], row["upper"]))
+        finish_orders.append((probe.path / "finished.log").read_text().split())
+        # `gate` re-reads the stored cases in dataset order: the same interval again.
+        again = metric(oloproof.redecide(config=probe.path / "oloproof.yaml"), "answer_correct")
+        assert (again["estimate"], again["lower"], again["upper"]) == rows[-1]
+    assert len({tuple(order) for order in finish_orders}) > 1  # cases did finish differently
+    assert rows[0] == rows[1] == rows[2]
+
+
 # ---- the load-time warning ---------------------------------------------------------------------
 
 @pytest.mark.parametrize(
