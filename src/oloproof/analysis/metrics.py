@@ -13,6 +13,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+import numpy as np
+import numpy.typing as npt
+
 from oloproof.analysis.facts import quantile_value
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.analysis.tally import QuantileTally, RateTally
@@ -34,6 +37,8 @@ from oloproof.stats import (
     quantile_interval,
     rate_interval,
 )
+
+FloatArray = npt.NDArray[np.float64]
 
 UNITS = {"agent_steps": "steps", "agent_tool_calls": "calls", "latency_ms": "ms"}
 MARK_LEVEL = 0.05
@@ -86,6 +91,7 @@ class Analysis:
         self.clusters: dict[str, list[list[int]]] = {}
         # Cases outside any named cluster, by id (only when the plan says some have one).
         self.singles: dict[str, str] = {}
+        self._table: tuple[tuple[int, int, int], npt.NDArray[np.int64]] | None = None
         self.cases = 0
         # Cases with a failed criterion or an error: how many, and the first few in case order
         # (cases finish in any order; the report must not depend on it).
@@ -231,7 +237,7 @@ class Analysis:
             row.transform = self.plan.relation_transforms[name]
         return row
 
-    def _cluster_shares(self, i: int, tally: RateTally) -> tuple[list[float], list[float]]:
+    def _cluster_shares(self, i: int, tally: RateTally) -> tuple[FloatArray, FloatArray]:
         """Each cluster's lowest and highest possible share of passing cases for criterion
         ``i`` (missing cases failed, then passed), clusters in the order of their ids' digests.
 
@@ -239,27 +245,47 @@ class Analysis:
         the outcomes (nor on the order cases finished in): the ids fix it, hashed so that ids
         named by difficulty ("hard-01", …, "easy-09") cannot line the failures up together.
         """
-        counts = {cid: list(c[i]) for cid, c in self.clusters.items()}
-        for case_id, codes in self.singles.items():
-            cell = counts.setdefault(case_id, [0, 0, 0])
-            code = codes[i]
-            cell[0] += code == "P"
-            cell[1] += code in "PF"
-            cell[2] += code == "M"
-        values = [(hashlib.sha256(cid.encode()).digest(), cid, c) for cid, c in counts.items()
-                  if c[1] + c[2] > 0]
-        values.sort()
-        lower = [p / (o + m) for _, _, (p, o, m) in values]
-        upper = [(p + m) / (o + m) for _, _, (p, o, m) in values]
-        singletons = _singletons(tally, [c for _, _, c in values])
-        if singletons is not None:
+        cells = self._cluster_table()[:, i, :]
+        size = cells[:, 1] + cells[:, 2]
+        counted = cells[size > 0]
+        size = size[size > 0].astype(np.float64)
+        left = tally.support - int(size.sum())
+        if left > 0:
             # Only when the plan said no case names a cluster and one did: their ids are
             # unknown, and any order made up from their counts would be chosen by outcome.
             raise RuntimeError(
-                f"{singletons} cases outside any named cluster were not kept by id; "
+                f"{left} cases outside any named cluster were not kept by id; "
                 "re-run the suite to decide this clustered metric"
             )
-        return lower, upper
+        return counted[:, 0] / size, (counted[:, 0] + counted[:, 2]) / size
+
+    def _cluster_table(self) -> npt.NDArray[np.int64]:
+        """[passed, observed, missing] per cluster (rows, in id-digest order) and criterion,
+        cases outside a named cluster counted as clusters of one named by their id; built once
+        per state of the tallies."""
+        key = (self.cases, len(self.clusters), len(self.singles))
+        if self._table is not None and self._table[0] == key:
+            return self._table[1]
+        order = _digest_order(list(self.clusters.keys() | self.singles.keys()))
+        position = {cid: row for row, cid in enumerate(order)}
+        table = np.zeros((len(order), len(self.plan.criteria), 3), dtype=np.int64)
+        if self.clusters:
+            rows = np.fromiter((position[cid] for cid in self.clusters), dtype=np.int64,
+                               count=len(self.clusters))
+            table[rows] = np.asarray(list(self.clusters.values()), dtype=np.int64)
+        if self.singles:
+            rows = np.fromiter((position[cid] for cid in self.singles), dtype=np.int64,
+                               count=len(self.singles))
+            codes = np.frombuffer("".join(self.singles.values()).encode("ascii"), dtype="S1")
+            codes = codes.reshape(len(self.singles), len(self.plan.criteria))
+            # A case id that is also a named cluster's id joins that cluster, as a source
+            # case joins its own when the loader names clusters after source ids. (Case ids
+            # are unique, so each row is added to once.)
+            table[rows, :, 0] += codes == b"P"
+            table[rows, :, 1] += (codes == b"P") | (codes == b"F")
+            table[rows, :, 2] += codes == b"M"
+        self._table = (key, table)
+        return table
 
     def _slice_rows(self, level: float) -> list[SliceRow]:
         rows: list[SliceRow] = []
@@ -373,10 +399,14 @@ def _number(value: float | None) -> float | int | None:
     return int(value) if float(value).is_integer() else float(value)
 
 
-def _singletons(tally: RateTally, counted: list[list[int]]) -> int | None:
-    """How many of the criterion's counted cases are in no cluster counted (None if none)."""
-    left = tally.support - sum(c[1] + c[2] for c in counted)
-    return left if left > 0 else None
+def _digest_order(ids: list[str]) -> list[str]:
+    """``ids`` sorted by their SHA-256 digests (by the first 8 bytes, in NumPy; by the whole
+    digest should two share them)."""
+    digests = [hashlib.sha256(cid.encode()).digest() for cid in ids]
+    prefixes = np.frombuffer(b"".join(d[:8] for d in digests), dtype=">u8")
+    if np.unique(prefixes).size < len(ids):
+        return [cid for _, cid in sorted(zip(digests, ids, strict=True))]
+    return [ids[k] for k in np.argsort(prefixes)]
 
 
 def _group_order(key: tuple[int, str]) -> tuple[int, int, str]:
