@@ -215,10 +215,10 @@ def test_coverage_at_least_nominal(kind: str, n: int) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("level", [0.8, 0.9, 0.95])
+@pytest.mark.parametrize("level", [0.9, 0.95])
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("n", [20, 50, 200])
 def test_coverage_at_least_nominal_many_repetitions(kind: str, n: int, level: float) -> None:
     rng = np.random.default_rng(777 + n)
-    samples, mean = _draw(kind, rng, (5_000, n))
+    samples, mean = _draw(kind, rng, (4_000, n))
     assert _coverage(samples, mean, level) >= level

@@ -157,4 +157,4 @@ def test_paired_coverage_at_least_nominal(shape: tuple[float, float, float], n: 
 @pytest.mark.parametrize("n", [30, 100, 400])
 def test_paired_coverage_many_repetitions(shape: tuple[float, float, float], n: int) -> None:
     rng = np.random.default_rng(17 + n)
-    assert _paired_coverage(shape, n, 5000, rng, level=0.9) >= 0.9
+    assert _paired_coverage(shape, n, 3000, rng, level=0.9) >= 0.9
