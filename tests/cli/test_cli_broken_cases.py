@@ -12,6 +12,7 @@ import json
 import time
 
 import pytest
+from terminal_text import table
 
 BROKEN = {
     "c002": ("raise", "exception"),
@@ -52,10 +53,10 @@ def test_the_run_completes_and_decides_on_what_was_measured(broken):
 def test_errored_cases_are_missing_in_the_n_column(broken):
     _, (_, out, _) = broken
 
-    rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 3}
-    assert "3 / 3 observed · 5 missing · 0 excluded" in rows["answer_correct"]
-    assert "3 / 3 observed · 5 missing · 0 excluded" in rows["agent_tool_lookup_called"]
-    assert "p50 of 3 observed · 5 missing · 0 excluded" in rows["steps_p50"]
+    rows = {r["Metric"]: r["N"] for r in table(out, "Metrics")}
+    assert rows["answer_correct"] == "3 / 3 observed · 5 missing · 0 excluded"
+    assert rows["agent_tool_lookup_called"] == "3 / 3 observed · 5 missing · 0 excluded"
+    assert rows["steps_p50"] == "p50 of 3 observed · 5 missing · 0 excluded"
 
 
 def test_what_broke_groups_the_errors_by_kind(broken):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from terminal_text import table
 
 STRICT = {"version": 1, "rules": [
     {"id": "no-wrong-answer", "metric": "answer_correct", "kind": "observed_count",
@@ -100,9 +101,12 @@ def test_runs_lists_newest_first_with_the_gate_in_words(project, cli):
 
     assert code == 0
     assert out.index(latest) < out.index(first)
-    rows = [line for line in out.splitlines() if line.startswith("│ run_")]
-    assert len(rows) == 2
-    assert all("complete" in row and "ALLOW (exit 0)" in row for row in rows)
+    rows = table(out, "Runs")
+    assert [r["Run"] for r in rows] == [latest, first]
+    assert all(r["Gate"] == "ALLOW (exit 0)" for r in rows)
+    assert all(" · complete · " in r["Started · status · system · cases"] for r in rows)
+    assert all(r["Started · status · system · cases"].split(" · ")[0].endswith(" UTC")
+               for r in rows)
 
 
 def test_inspect_latest_shows_the_report(project, cli):

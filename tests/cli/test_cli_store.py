@@ -13,6 +13,7 @@ import sqlite3
 import time
 
 import pytest
+from terminal_text import table
 
 from oloproof.store.schema import SCHEMA_VERSION
 
@@ -29,12 +30,9 @@ def _wait_for(condition, timeout: float = 30.0) -> None:
 
 def _runs_table(cli, probe) -> dict[str, dict[str, str]]:
     """`oloproof runs` as {run id: {column: text}}, in the order printed."""
-    code, out, err = cli("runs", cwd=probe.path)
+    code, out, err = cli("runs", cwd=probe.path, env={"COLUMNS": "200"})
     assert code == 0, err
-    columns = ("run", "started", "status", "system", "cases", "gate")
-    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines()
-            if line.startswith("│ run_")]
-    return {row[0]: dict(zip(columns, row, strict=True)) for row in rows}
+    return {r["Run"]: {k.lower(): v for k, v in r.items()} for r in table(out, "Runs")}
 
 
 @pytest.fixture

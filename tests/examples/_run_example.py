@@ -25,28 +25,17 @@ def copy_example(name: str, target: Path) -> Path:
 def run_cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, CI="1")
     env.pop("OLOPROOF_STORE", None)
+    env.pop("COLUMNS", None)  # the report as piped output shows it by default: 80 columns
     return subprocess.run([sys.executable, "-m", "oloproof.cli.main", *args], cwd=project,
                           capture_output=True, text=True, env=env, timeout=300)
 
 
-def table_row(output: str, *cells: str) -> str:
-    """The terminal line whose cells start with `cells`, in order (raises if absent)."""
-    for line in output.splitlines():
-        parts = [p.strip() for p in line.strip().strip("│").split("│")]
-        if len(parts) >= len(cells) and all(parts[i] == c for i, c in enumerate(cells)):
-            return line
-    raise AssertionError(f"no row starting with {cells!r} in:\n{output}")
-
-
-def cells(line: str) -> list[str]:
-    return [p.strip() for p in line.strip().strip("│").split("│")]
-
-
 def example_fixtures(name: str, exit_code: int) -> tuple[Callable[..., Any], ...]:
-    """Module fixtures `project`, `terminal` and `document` for one packaged example.
+    """Module fixtures `project`, `terminal`, `document` and `every_slice` for one example.
 
     The example is copied once per module, run once for the terminal report and once more
-    for `--json` (from the cache); both runs must exit with `exit_code`.
+    for `--json` (from the cache); both runs must exit with `exit_code`. `every_slice` is the
+    stored run's report with every slice row (`oloproof inspect latest --slices all`).
     """
 
     @pytest.fixture(scope="module")
@@ -65,4 +54,10 @@ def example_fixtures(name: str, exit_code: int) -> tuple[Callable[..., Any], ...
         assert done.returncode == exit_code, done.stderr
         return dict(json.loads(done.stdout))
 
-    return project, terminal, document
+    @pytest.fixture(scope="module")
+    def every_slice(project: Path, terminal: str) -> str:
+        done = run_cli(project, "inspect", "latest", "--slices", "all")
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    return project, terminal, document, every_slice

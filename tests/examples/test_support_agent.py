@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from _run_example import cells, example_fixtures, table_row
+from _run_example import example_fixtures
+from terminal_text import row, table
 
 from oloproof.stats import percent, percent_lower, percent_upper
 
@@ -37,7 +38,7 @@ DECISIONS = [
 ]
 
 
-project, terminal, document = example_fixtures("support_agent", exit_code=1)
+project, terminal, document, every_slice = example_fixtures("support_agent", exit_code=1)
 
 
 def test_gate_blocks_with_exit_1(terminal: str) -> None:
@@ -46,20 +47,45 @@ def test_gate_blocks_with_exit_1(terminal: str) -> None:
 
 @pytest.mark.parametrize(("metric", "estimate", "interval", "n"), METRICS)
 def test_metric_row(terminal: str, metric: str, estimate: str, interval: str, n: str) -> None:
-    assert cells(table_row(terminal, metric))[:4] == [metric, estimate, interval, n]
+    shown = row(terminal, "Metrics", Metric=metric)
+    assert [shown["Estimate"], shown["Interval"], shown["N"]] == [estimate, interval, n]
 
 
 @pytest.mark.parametrize(("group", "metric", "estimate", "interval", "n"), SLICES)
-def test_slice_row(terminal: str, group: str, metric: str, estimate: str, interval: str,
+def test_slice_row(every_slice: str, group: str, metric: str, estimate: str, interval: str,
                    n: str) -> None:
-    row = cells(table_row(terminal, group, metric))
-    assert row[2:4] == [estimate, interval]
-    assert row[4].startswith(n)
+    shown = row(every_slice, "Slices", Slice=group, Metric=metric)
+    assert [shown["Estimate"], shown["Interval"]] == [estimate, interval]
+    assert shown["N"].startswith(n)
+
+
+def test_the_run_shows_the_slice_rows_that_differ_and_says_how_to_see_all(
+        terminal: str, every_slice: str, document: dict) -> None:
+    shown = table(terminal, "Slices")
+    marked = [r for r in document["slices"] if r["mark"] == "*"]
+
+    assert len(shown) == len(marked) == 12 and all(r["Mark"] == "*" for r in shown)
+    assert len(table(every_slice, "Slices")) == len(document["slices"]) == 80
+    assert "12 of 80 rows: those marked *" in terminal
+    run_id = terminal.split()[1]  # "Run run_… · complete"
+    assert f"oloproof inspect {run_id} --slices all" in terminal
 
 
 @pytest.mark.parametrize(("rule", "metric", "state", "reason"), DECISIONS)
 def test_decision_row(terminal: str, rule: str, metric: str, state: str, reason: str) -> None:
-    assert cells(table_row(terminal, rule))[:4] == [rule, metric, state, reason]
+    shown = row(terminal, "Decisions", Rule=rule)
+    assert [shown["Metric"], shown["State"].split(" · ")[0], shown["Reasons"]] == \
+        [metric, state, reason]
+
+
+@pytest.mark.parametrize(("rule", "comparison"), [
+    ("answer-floor", "INSUFFICIENT_EVIDENCE · lower 67.2% < min 70.0% ≤ upper 92.7%"),
+    ("tool-sequence-floor", "INSUFFICIENT_EVIDENCE · lower 43.3% < min 70.0% ≤ upper 75.2%"),
+    ("no-deletion", "FAIL · 3 failures > max 0"),
+])
+def test_each_decision_shows_the_comparison_it_made(terminal: str, rule: str,
+                                                     comparison: str) -> None:
+    assert row(terminal, "Decisions", Rule=rule)["State"] == comparison
 
 
 def test_json_bounds_round_outward_to_the_figures(document: dict) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _run_example import cells, example_fixtures, run_cli, table_row
+from _run_example import example_fixtures, run_cli
+from terminal_text import row
 
 from oloproof.stats import percent, percent_lower, percent_upper
 
@@ -23,7 +24,7 @@ DECISIONS = [
 ]
 
 
-project, terminal, document = example_fixtures("triage_agents", exit_code=1)
+project, terminal, document, every_slice = example_fixtures("triage_agents", exit_code=1)
 
 
 def test_gate(terminal: str) -> None:
@@ -32,12 +33,15 @@ def test_gate(terminal: str) -> None:
 
 @pytest.mark.parametrize(("metric", "estimate", "interval", "n"), METRICS)
 def test_metric_row(terminal: str, metric: str, estimate: str, interval: str, n: str) -> None:
-    assert cells(table_row(terminal, metric))[:4] == [metric, estimate, interval, n]
+    shown = row(terminal, "Metrics", Metric=metric)
+    assert [shown["Estimate"], shown["Interval"], shown["N"]] == [estimate, interval, n]
 
 
 @pytest.mark.parametrize(("rule", "metric", "state", "reason"), DECISIONS)
 def test_decision_row(terminal: str, rule: str, metric: str, state: str, reason: str) -> None:
-    assert cells(table_row(terminal, rule))[:4] == [rule, metric, state, reason]
+    shown = row(terminal, "Decisions", Rule=rule)
+    assert [shown["Metric"], shown["State"].split(" · ")[0], shown["Reasons"]] == \
+        [metric, state, reason]
 
 
 def test_json_agrees(document: dict) -> None:

@@ -188,6 +188,10 @@ def init(directory: str, example: str | None, force: bool) -> None:
 
 _store_option = click.option("--store", default=None, help="Path to the store (default: the "
                              "project's .oloproof/store.sqlite).")
+_slices_option = click.option(
+    "--slices", "slices", type=click.Choice(["differing", "all"]), default="differing",
+    show_default=True,
+    help="Slice rows to show: those that differ from the rest of the suite (marked *), or all.")
 
 
 @cli.command("run")
@@ -199,8 +203,9 @@ _store_option = click.option("--store", default=None, help="Path to the store (d
               help="Cases in flight at once (overrides system.concurrency).")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document instead.")
 @_store_option
+@_slices_option
 def run_command(config: str, policy: str | None, no_cache: bool, concurrency: int | None,
-                as_json: bool, store: str | None) -> None:
+                as_json: bool, store: str | None, slices: str) -> None:
     """Run the suite, decide, store, print, and exit on the gate."""
     from oloproof import api
     from oloproof.report.progress import LiveProgress, wants_live_progress
@@ -230,7 +235,8 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
         if as_json:
             click.echo(json.dumps(result.to_json(), ensure_ascii=False))
         else:
-            render_run(result.document, console)
+            render_run(result.document, console, slices="all" if slices == "all" else
+                       "differing")
 
     _print_then_exit(show, result.gate.exit_code)
 
@@ -263,24 +269,9 @@ def runs(config: str, store: str | None, limit: int) -> None:
         rows = db.list_runs(limit)
     finally:
         db.close()
-    console = _console()
-    from rich.table import Table
+    from oloproof.report.terminal import render_runs
 
-    table = Table(title="Runs (newest first)", title_justify="left")
-    for column in ("Run", "Started", "Status", "System", "Cases", "Gate"):
-        table.add_column(column, no_wrap=True)
-    import datetime as dt
-
-    for r in rows:
-        started = dt.datetime.fromtimestamp(r["started_at"]).strftime("%Y-%m-%d %H:%M:%S")
-        summary = r["summary"] or {}
-        gate = summary.get("gate")
-        words = (f"{gate['action']} (exit {gate['exit_code']})" if gate
-                 else "not decided: the run did not complete")
-        table.add_row(r["run_id"], started, r["status"],
-                      f"{r['system_name']} {r['system_version']}",
-                      str(r["n_cases"] if r["n_cases"] is not None else "—"), words)
-    console.print(table)
+    render_runs(rows, _console())
 
 
 @cli.command()
@@ -307,26 +298,46 @@ def gate(run_ref: str, policy: str | None, config: str, store: str | None, as_js
                       + (policy or "the policy it ran with"))
         g = document.gate
         console.print(f"Gate: {g.action} (exit {int(g.exit_code)})")
-        render_decisions(document.decisions, console)
+        render_decisions(document.decisions, console, document.metrics)
 
     _print_then_exit(show, result.gate.exit_code)
+
+
+_criterion_option = click.option("--criterion", default=None,
+                                 help="Only cases failed or missing on this criterion.")
+_verdict_option = click.option("--verdict", type=click.Choice(["failed", "missing"]),
+                               default=None, help="Only cases with a verdict of this kind.")
 
 
 @cli.command()
 @click.argument("run_ref", default="latest")
 @click.option("--case", "case_id", default=None, help="Show one case whole.")
-@click.option("--failures", is_flag=True, help="Every failed, errored or missing case.")
+@click.option("--failures", is_flag=True,
+              help="Every failed, errored or missing case: one line each, then each whole.")
+@_criterion_option
+@_verdict_option
+@_slices_option
 @_config_option
 @_store_option
 @click.option("--json", "as_json", is_flag=True)
-def inspect(run_ref: str, case_id: str | None, failures: bool, config: str, store: str | None,
+def inspect(run_ref: str, case_id: str | None, failures: bool, criterion: str | None,
+            verdict: str | None, slices: str, config: str, store: str | None,
             as_json: bool) -> None:
-    """A stored run, one case whole, or every failed/errored/missing case."""
+    """A stored run, one case whole, or its failed/errored/missing cases.
+
+    --criterion and --verdict narrow --failures (and imply it): `--criterion answer_correct
+    --verdict missing` shows the cases missing on answer_correct.
+    """
     from oloproof import api
+    from oloproof.report.case_list import CaseSelection, render_case_list, select_cases
     from oloproof.report.case_panel import render_case
     from oloproof.report.case_view import case_view, iter_case_views
     from oloproof.report.terminal import render_run
     from oloproof.store.store import Store
+
+    selection = CaseSelection(failures=True, criterion=criterion,
+                              verdict="failed" if verdict == "failed" else
+                              "missing" if verdict == "missing" else None)
 
     def work() -> None:
         path = api.find_store(config, store)
@@ -343,24 +354,66 @@ def inspect(run_ref: str, case_id: str | None, failures: bool, config: str, stor
                 else:
                     render_case(view, console)
                 return
-            if failures:
-                views = iter_case_views(db, run_id, only_failures=True)
+            if failures or criterion is not None or verdict is not None:
+                criteria, chosen, total = select_cases(db, run_id, selection)
+                views = iter_case_views(db, run_id, cases=[c.case for c in chosen])
                 if as_json:
                     click.echo(json.dumps(views, ensure_ascii=False, default=str))
                     return
-                if not views:
-                    console.print("No failed, errored or missing case in this run.")
+                if not chosen:
+                    console.print(f"No case {selection.describe()} in run {run_id}.")
+                    return
+                render_case_list(console, run_id, criteria, chosen, total, selection)
                 for view in views:
-                    render_case(view, console)
                     console.print()
+                    render_case(view, console)
                 return
             document = api.load_run(run_id, config, store).document
             if as_json:
                 click.echo(json.dumps(document.to_json(), ensure_ascii=False))
             else:
-                render_run(document, console)
+                render_run(document, console, slices="all" if slices == "all" else "differing")
         finally:
             db.close()
+
+    _guard(as_json, work)
+
+
+@cli.command()
+@click.argument("run_ref", default="latest")
+@click.option("--failures", is_flag=True, help="Only failed, errored or missing cases.")
+@_criterion_option
+@_verdict_option
+@_config_option
+@_store_option
+@click.option("--json", "as_json", is_flag=True)
+def cases(run_ref: str, failures: bool, criterion: str | None, verdict: str | None,
+          config: str, store: str | None, as_json: bool) -> None:
+    """The case ids of a stored run, one line each with its verdict per criterion."""
+    from oloproof import api
+    from oloproof.report.case_list import CaseSelection, render_case_list, select_cases
+    from oloproof.store.store import Store
+
+    selection = CaseSelection(failures=failures, criterion=criterion,
+                              verdict="failed" if verdict == "failed" else
+                              "missing" if verdict == "missing" else None)
+
+    def work() -> None:
+        path = api.find_store(config, store)
+        if not path.is_file():
+            raise StoreError("no store here yet: run `oloproof run` first", file=path)
+        db = Store(path)
+        try:
+            run_id = db.resolve_run(run_ref)
+            criteria, chosen, total = select_cases(db, run_id, selection)
+        finally:
+            db.close()
+        if as_json:
+            click.echo(json.dumps({"run_id": run_id, "criteria": criteria,
+                                   "cases": [c.to_json(criteria) for c in chosen]},
+                                  ensure_ascii=False))
+            return
+        render_case_list(_console(), run_id, criteria, chosen, total, selection)
 
     _guard(as_json, work)
 

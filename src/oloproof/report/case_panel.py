@@ -1,4 +1,8 @@
-"""The case panel in the terminal (`oloproof inspect RUN --case ID`)."""
+"""The case panel in the terminal (`oloproof inspect RUN --case ID`).
+
+Everything shown comes from a case or a system: it is printed as Rich `Text` (never as markup),
+with invisible and direction-changing characters escaped (`escape.safe`).
+"""
 
 from __future__ import annotations
 
@@ -6,12 +10,18 @@ import json
 from typing import Any, TypeGuard
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from oloproof.report.escape import safe
+
 _VERDICT_STYLE = {"passed": "green", "failed": "bold red", "missing": "yellow",
                   "excluded": "dim"}
+
+
+def T(value: object, style: str = "") -> Text:
+    """Untrusted text as Rich text: no markup, invisible characters escaped."""
+    return Text(safe(value), style=style)
 
 
 def _short(value: Any, limit: int = 160) -> str:
@@ -26,8 +36,8 @@ def _block(console: Console, title: str, value: Any, limit: int = 4000) -> None:
     text = json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)
     if len(text) > limit:
         text = text[:limit] + f"\n… ({len(text) - limit} more characters)"
-    console.print(Text(title, style="bold"))
-    console.print(Text(text))
+    console.print(T(title, "bold"))
+    console.print(T(text))
 
 
 def render_case(view: dict[str, Any], console: Console) -> None:
@@ -35,11 +45,11 @@ def render_case(view: dict[str, Any], console: Console) -> None:
     title = f"Case {view['case']} · run {view['run_id']}"
     if view.get("transform"):
         title += f" · copy of {view['source']} under transform {view['transform']}"
-    console.print(Text(title, style="bold"))
+    console.print(T(title, "bold"))
     for error in view.get("errors") or []:
-        console.print(Text(f"errored ({error['kind']}): {error['message']}", style="bold red"))
+        console.print(T(f"errored ({error['kind']}): {error['message']}", "bold red"))
         if error.get("traceback"):
-            console.print(Text(error["traceback"].rstrip(), style="dim"))
+            console.print(T(error["traceback"].rstrip(), "dim"))
     _block(console, "Input", view.get("input"))
     _block(console, "Expected", view.get("expected"))
     _block(console, "Metadata", view.get("metadata"))
@@ -85,25 +95,25 @@ def render_trajectory(trajectory: dict[str, Any], console: Console) -> None:
         else:
             detail = _short(step.get("arguments")) if step.get("arguments") is not None else ""
         checks = [
-            Text(f"{c['name']}: {'ok' if c['passed'] else 'FAILED'}",
+            T(f"{c['name']}: {'ok' if c['passed'] else 'FAILED'}",
                  style="green" if c["passed"] else "bold red")
             for c in constraints_at.get(index, [])
         ]
-        marks = Text(" ").join(checks + [Text(f"⚑ {c}", style="cyan")
+        marks = Text(" ").join(checks + [T(f"⚑ {c}", "cyan")
                                          for c in checkpoints_at.get(index, [])])
-        row = [str(index)] + ([step.get("agent") or ""] if named else [])
-        row += [step["kind"], step.get("tool_name") or "", escape(detail), marks]
+        row = [T(index)] + ([T(step.get("agent") or "")] if named else [])
+        row += [T(step["kind"]), T(step.get("tool_name") or ""), T(detail), marks]
         table.add_row(*row)
     console.print(table)
     for check in constraints_at.get(None, []):
-        console.print(f"  constraint {check['name']}: {'ok' if check['passed'] else 'FAILED'} "
-                      "(whole trace)")
+        console.print(T(f"  constraint {check['name']}: "
+                        f"{'ok' if check['passed'] else 'FAILED'} (whole trace)"))
     if named:
         from oloproof.recording.trajectory import AgentTrajectory
 
         route = AgentTrajectory.model_validate(trajectory).route()
         if route:
-            console.print(f"  route: {'>'.join(route)}")
+            console.print(T(f"  route: {'>'.join(route)}"))
 
 
 def render_replay(replay: dict[str, Any], recording: dict[str, Any] | None,
@@ -111,15 +121,15 @@ def render_replay(replay: dict[str, Any], recording: dict[str, Any] | None,
     """The recording beside the replay from the checkpoint (SPEC §11)."""
     plan = replay.get("plan") or {}
     checkpoint = replay.get("checkpoint") or {}
-    console.print(Text(
+    console.print(T(
         f"Fault replay for {replay['criterion']}: {plan.get('fault')} at "
         f"{plan.get('tool')} (call #{plan.get('occurrence', 1)}) from checkpoint "
         f"{checkpoint.get('checkpoint_id')} (after step {checkpoint.get('step_index') or 0})"
         f" → {replay['verdict']}" + (f" ({replay['reason']})" if replay.get("reason") else ""),
-        style="bold"))
+        "bold"))
     if replay.get("status") != "ok":
-        console.print(Text(f"  replay {replay.get('status')}: {replay.get('message') or ''}",
-                           style="yellow"))
+        console.print(T(f"  replay {replay.get('status')}: {replay.get('message') or ''}",
+                        "yellow"))
     faulted = replay.get("fault_trajectory")
     if not faulted or not recording:
         return
@@ -133,12 +143,12 @@ def render_replay(replay: dict[str, Any], recording: dict[str, Any] | None,
     for i in range(max(len(left), len(right))):
         a = _step_text(left[i]) if i < len(left) else ""
         b = _step_text(right[i]) if i < len(right) else ""
-        table.add_row(str(at + i + 1), escape(a), escape(b),
+        table.add_row(str(at + i + 1), T(a), T(b),
                       style=None if a == b else "yellow")
     console.print(table)
-    console.print(f"  replay ended: {faulted.get('terminal_status')}; constraints: " + ", ".join(
+    console.print(T(f"  replay ended: {faulted.get('terminal_status')}; constraints: " + ", ".join(
         f"{c['name']}={'ok' if c['passed'] else 'FAILED'}"
-        for c in faulted.get("constraints") or []))
+        for c in faulted.get("constraints") or [])))
     if replay.get("end_state_patch"):
         _block(console, "  Sandbox after the fault replay (changes from the initial state)",
                replay["end_state_patch"])
@@ -155,11 +165,11 @@ def _step_text(step: dict[str, Any]) -> str:
 
 def render_pair(view: dict[str, Any], console: Console) -> None:
     source = view["source_case"]
-    console.print(Text(f"Source {source['case']} beside this copy:", style="bold"))
+    console.print(T(f"Source {source['case']} beside this copy:", "bold"))
     table = Table(box=None)
     table.add_column("")
-    table.add_column(f"source {source['case']}", overflow="fold")
-    table.add_column(f"copy {view['case']}", overflow="fold")
+    table.add_column(T(f"source {source['case']}"), overflow="fold")
+    table.add_column(T(f"copy {view['case']}"), overflow="fold")
     for label, left, right in (
         ("input", source.get("input"), view.get("input")),
         ("output", source.get("output"), view.get("output")),
@@ -169,7 +179,7 @@ def render_pair(view: dict[str, Any], console: Console) -> None:
         if label == "end state" and left is None and right is None:
             continue
         same = left == right
-        table.add_row(label + ("" if same else " ≠"), _short(left, 400), _short(right, 400),
+        table.add_row(label + ("" if same else " ≠"), T(_short(left, 400)), T(_short(right, 400)),
                       style=None if same else "yellow")
     console.print(table)
 
@@ -189,8 +199,8 @@ def render_verdicts(criteria: list[dict[str, Any]], console: Console) -> None:
         details = c.get("details") or {}
         shown = ({k: v for k, v in details.items() if not (k == "checks" and _compared(v))}
                  if details else None)
-        table.add_row(c["criterion"], Text(c["verdict"], style=_VERDICT_STYLE[c["verdict"]]),
-                      c.get("reason") or "", escape(_short(shown, 300)) if shown else "")
+        table.add_row(T(c["criterion"]), Text(c["verdict"], style=_VERDICT_STYLE[c["verdict"]]),
+                      T(c.get("reason") or ""), T(_short(shown, 300)) if shown else "")
     console.print(table)
     for c in criteria:
         details = c.get("details") or {}
@@ -212,8 +222,8 @@ def render_paths(criterion: str, checks: list[dict[str, Any]], details: dict[str
         table.add_column(column, overflow="fold")
     for check in checks:
         ok = check.get("agreed")
-        table.add_row(escape(str(check.get("path"))), escape(_short(check.get("expected"))),
-                      escape(_short(check.get("recorded"))),
+        table.add_row(T(str(check.get("path"))), T(_short(check.get("expected"))),
+                      T(_short(check.get("recorded"))),
                       Text(("agrees" if ok else "differs") + (
                           f" ({check['note']})" if check.get("note") else ""),
                           style="green" if ok else "bold red"))

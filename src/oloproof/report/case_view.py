@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from oloproof.analysis.outcome import judgment_keys
@@ -16,23 +17,29 @@ def case_view(store: Store, run_id: str, case_id: str) -> dict[str, Any]:
     """Everything about one case of a run: input, expected, states, trajectory, verdicts."""
     found = store.run_case(run_id, case_id)
     if found is None:
-        raise UsageError(f"run {run_id} has no case {case_id!r}; `oloproof inspect {run_id}` "
-                         "lists the run")
+        raise UsageError(f"run {run_id} has no case {case_id!r}; `oloproof cases {run_id}` "
+                         "lists its case ids")
     case_digest, exec_key, outcome = found
     record = store.run_record(run_id)
     return _assemble(store, record, case_id, case_digest, exec_key, outcome)
 
 
-def iter_case_views(store: Store, run_id: str, only_failures: bool = False) -> list[dict[str, Any]]:
-    """Case views for every case (or every failed / errored / missing one) of a run."""
+def iter_case_views(store: Store, run_id: str, only_failures: bool = False,
+                    cases: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Case views for every case (or every failed / errored / missing one) of a run; with
+    `cases`, those cases, in that order."""
     record = store.run_record(run_id)
-    views = []
+    wanted = set(cases) if cases is not None else None
+    rows = {}
     for case_id, case_digest, exec_key, outcome in store.iter_run_cases(run_id):
         codes = outcome["c"]
         if only_failures and not ("F" in codes or "M" in codes or outcome.get("e")):
             continue
-        views.append(_assemble(store, record, case_id, case_digest, exec_key, outcome))
-    return views
+        if wanted is None or case_id in wanted:
+            rows[case_id] = (case_digest, exec_key, outcome)
+    order = list(cases) if cases is not None else list(rows)
+    return [_assemble(store, record, case_id, *rows[case_id]) for case_id in order
+            if case_id in rows]
 
 
 def _assemble(

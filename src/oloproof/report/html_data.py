@@ -32,7 +32,7 @@ from oloproof.analysis.outcome import judgment_keys
 from oloproof.document import MetricRow, QuantileRow, RunDocument, SliceRow, TransformValidity
 from oloproof.errors import StoreError
 from oloproof.report.case_view import case_view
-from oloproof.report.terminal import estimate_text, interval_text, n_text
+from oloproof.report.numbers import estimate_text, interval_text, n_text
 from oloproof.stats import percent, percent_lower
 from oloproof.store.store import Store
 

@@ -1,78 +1,73 @@
-"""The terminal report of a run (SPEC §11), from the run's JSON document only.
+"""The terminal report of a run (SPEC §11), from the run's document only.
 
-Percentages show one decimal; interval bounds are rounded outward (a lower bound down, an upper
-bound up), so the printed interval always contains the computed one.
+In order: the run, what broke, the gate, Decisions (each with the comparison it made),
+Metrics, missing and excluded cases by reason, transforms, Slices (the rows that differ from the
+rest of the suite; `--slices all` for every row), the failing cases and where to read more, the
+cache, and the limits that apply to this suite. Tables fit the console (`layout`): drawn as
+tables when they fit, stacked when they do not, never cut. Every case-derived text is shown with
+invisible and direction-changing characters escaped (`escape`).
+
+The width is the terminal's; when the output is not a terminal (a pipe, a file, CI) it is
+`$COLUMNS` if set, else 80.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import os
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from oloproof.document import (
     CaseError,
     DecisionRow,
+    FailingCases,
     MetricRow,
-    QuantileRow,
     RateRow,
     RunDocument,
     SliceRow,
     TransformValidity,
 )
-from oloproof.stats import percent, percent_lower, percent_upper
+from oloproof.report.escape import safe_line
+from oloproof.report.layout import Column, print_wrapped, render_table, table_width
+from oloproof.report.numbers import (
+    NO_BOUND,
+    decision_comparison,
+    estimate_text,
+    interval_text,
+    n_text,
+)
+from oloproof.stats import percent, percent_lower
 
-Row = RateRow | QuantileRow | SliceRow
+__all__ = ["DEFAULT_WIDTH", "NO_BOUND", "estimate_text", "interval_text", "make_console",
+           "n_text", "render_decisions", "render_run"]
 
-NO_BOUND = "no bound"
+#: The width of output that is not a terminal, unless $COLUMNS says otherwise.
+DEFAULT_WIDTH = 80
+#: The narrowest width the report lays itself out for.
+MIN_WIDTH = 40
 
-
-def _number(value: Any) -> str:
-    if value is None:
-        return NO_BOUND
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def estimate_text(row: Row) -> str:
-    """`82.5%` for a rate, `10 steps` for a quantile, `—` when there is nothing to show."""
-    if row.estimate is None:
-        return "—"
-    if row.kind == "rate":
-        return percent(row.estimate)
-    return f"{_number(row.estimate)} {row.unit}"
+SliceMode = Literal["differing", "all"]
 
 
-def interval_text(row: Row) -> str:
-    """`[67.2%, 92.7%]`, `[10, no bound] steps`; empty below slice support."""
-    if getattr(row, "below_support", False):
-        return "—"
-    if row.kind == "rate":
-        if row.lower is None or row.upper is None:
-            return "—"
-        return f"[{percent_lower(row.lower)}, {percent_upper(row.upper)}]"
-    return f"[{_number(row.lower)}, {_number(row.upper)}] {row.unit}"
-
-
-def n_text(row: Row) -> str:
-    """`33 / 40 observed · 0 missing · 0 excluded` or `p95 of 39 observed · 1 missing · ...`."""
-    if row.kind == "rate":
-        head = f"{row.passed} / {row.observed} observed"
-    else:
-        head = f"p{row.quantile * 100:g} of {row.observed} observed"
-    return f"{head} · {row.missing} missing · {row.excluded} excluded"
+def output_width(environ: dict[str, str] | None = None) -> int | None:
+    """$COLUMNS when it is a number (at least MIN_WIDTH), else None."""
+    value = (environ if environ is not None else os.environ).get("COLUMNS", "").strip()
+    return max(int(value), MIN_WIDTH) if value.isdigit() else None
 
 
 def make_console(stream: Any = None) -> Console:
-    """A console that never wraps table rows when output is not a terminal."""
+    """The report's console: the terminal's width, or $COLUMNS, or 80 when not a terminal."""
     console = Console(file=stream, highlight=False, soft_wrap=False)
-    if not console.is_terminal:
-        console = Console(file=stream, highlight=False, width=200, soft_wrap=False)
+    width = output_width()
+    if width is None and not console.is_terminal:
+        width = DEFAULT_WIDTH
+    if width is not None:
+        console = Console(file=stream, highlight=False, soft_wrap=False, width=width)
     return console
 
 
@@ -81,62 +76,80 @@ _STATE_STYLE = {"PASS": "green", "FAIL": "bold red", "INSUFFICIENT_EVIDENCE": "y
 _ACTION_STYLE = {"ALLOW": "bold green", "WARN": "bold yellow", "BLOCK": "bold red"}
 
 
-def render_run(document: RunDocument, console: Console) -> None:
+def _cell(text: object, style: str = "") -> Text:
+    return Text(safe_line(text), style=style)
+
+
+def render_run(document: RunDocument, console: Console, *,
+               slices: SliceMode = "differing") -> None:
     """Print the whole report, in the SPEC's order."""
     status = document.status
-    console.print(
+    print_wrapped(console, _cell(
         f"Run {document.run_id} · {status}"
         + ("" if status == "complete" else " (did not complete: figures cover what finished)")
         + f" · {document.system.name} {document.system.version}"
         + f" · {document.cases} cases"
-    )
+    ))
     for warning in document.warnings:
-        console.print(Text(f"Warning: {warning}", style="yellow"))
-    render_errors(document.errors, console)
+        print_wrapped(console, _cell(f"Warning: {warning}", "yellow"))
+    render_errors(document.errors, console, document.run_id)
     gate = document.gate
     console.print(Text.assemble(
         "Gate: ", (gate.action, _ACTION_STYLE.get(gate.action, "")),
         f" (exit {int(gate.exit_code)})",
     ))
-    render_decisions(document.decisions, console)
+    render_decisions(document.decisions, console, document.metrics)
     render_metrics(document.metrics, console)
-    render_exclusions(document.metrics, console)
+    render_missing_and_excluded(document.metrics, console)
     render_transforms(document.transforms, console)
-    render_slices(document.slices, console)
+    render_slices(document.slices, console, mode=slices, run_id=document.run_id)
+    if document.failing_cases is not None:
+        render_failing(document.failing_cases, console, document.run_id)
     cache = document.cache
-    console.print(
-        f"Cache: execution {cache.execution.hit} hit/{cache.execution.miss} miss; "
-        f"judgment {cache.judgment.hit} hit/{cache.judgment.miss} miss"
-    )
+    print_wrapped(console,
+                  f"Cache: execution {cache.execution.hit} hit/{cache.execution.miss} miss; "
+                  f"judgment {cache.judgment.hit} hit/{cache.judgment.miss} miss")
     render_limits(document.limits, console)
 
 
-def render_errors(errors: Sequence[CaseError], console: Console) -> None:
+def render_errors(errors: Sequence[CaseError], console: Console, run_id: str = "latest") -> None:
+    """What broke: errored cases grouped by kind and first line of the message."""
     if not errors:
         return
     groups: dict[tuple[str, str], list[str]] = defaultdict(list)
     for error in errors:
         first_line = error.message.splitlines()[0] if error.message else ""
         groups[(error.kind, first_line)].append(error.case)
-    console.print(Text(f"What broke: {len(errors)} case(s) errored; they count as missing "
-                       "for every criterion that needed their output", style="bold red"))
+    print_wrapped(console, Text(f"What broke: {len(errors)} case(s) errored; they count as "
+                                "missing for every criterion that needed their output",
+                                style="bold red"))
     for (kind, message), cases in sorted(groups.items(), key=lambda g: -len(g[1])):
-        shown = ", ".join(cases[:8]) + (f" (+{len(cases) - 8} more)" if len(cases) > 8 else "")
-        console.print(Text(f"  {kind} × {len(cases)}: {message}"))
-        console.print(Text(f"    cases: {shown}"))
-    console.print("  (oloproof inspect latest --failures shows each with its traceback)")
+        shown = ", ".join(safe_line(c) for c in cases[:8]) + (
+            f" (+{len(cases) - 8} more)" if len(cases) > 8 else "")
+        print_wrapped(console, _cell(f"{kind} × {len(cases)}: {message}"), 2, 4)
+        print_wrapped(console, Text(f"cases: {shown}"), 4, 2)
+    _commands(console, "Each with its traceback:", f"oloproof inspect {run_id} --failures")
 
 
-def render_decisions(decisions: Sequence[DecisionRow], console: Console) -> None:
-    table = Table(title="Decisions", title_justify="left")
-    for column in ("Rule", "Metric", "State", "Reasons"):
-        table.add_column(column, no_wrap=True)
-    for d in decisions:
-        table.add_row(Text(d.rule), Text(d.metric), Text(d.state, style=_STATE_STYLE.get(
-            d.state, "")), Text(", ".join(d.reasons)))
-    if not decisions:
-        table.add_row("(no rules)", "", "", "")
-    console.print(table)
+def _state_cell(decision: DecisionRow, metric: MetricRow | None) -> Text:
+    out = Text(str(decision.state), style=_STATE_STYLE.get(decision.state, ""))
+    comparison = decision_comparison(decision, metric)
+    if comparison:
+        out.append(" · " + comparison)
+    return out
+
+
+def render_decisions(decisions: Sequence[DecisionRow], console: Console,
+                     metrics: Sequence[MetricRow] = ()) -> None:
+    """The Decisions table: rule, metric, state with the comparison it made, reasons."""
+    by_id = {m.id: m for m in metrics}
+    columns = [Column("Rule"), Column("Metric"), Column("State", stack=True),
+               Column("Reasons", stack=True)]
+    rows = [[_cell(d.rule), _cell(d.metric), _state_cell(d, by_id.get(d.metric)),
+             _cell(", ".join(d.reasons))] for d in decisions]
+    if not rows:
+        rows = [[Text("(no rules: the policy decides nothing)"), Text(""), Text(""), Text("")]]
+    render_table(console, Text("Decisions", style="bold"), columns, rows)
 
 
 def _approximate(row: MetricRow) -> bool:
@@ -144,64 +157,163 @@ def _approximate(row: MetricRow) -> bool:
 
 
 def render_metrics(metrics: Sequence[MetricRow], console: Console) -> None:
-    table = Table(title="Metrics", title_justify="left")
-    for column in ("Metric", "Estimate", "Interval", "N"):
-        table.add_column(column, no_wrap=True)
+    """The Metrics table: Metric, Estimate, Interval, N."""
+    columns = [Column("Metric"), Column("Estimate"), Column("Interval"), Column("N", stack=True)]
+    rows = []
     for m in metrics:
-        interval = interval_text(m)
-        if _approximate(m):
-            interval += " ≈"
-        table.add_row(Text(m.id), Text(estimate_text(m)), Text(interval), Text(n_text(m)))
-    console.print(table)
+        interval = interval_text(m) + (" ≈" if _approximate(m) else "")
+        rows.append([_cell(m.id), Text(estimate_text(m)), Text(interval), Text(n_text(m))])
+    render_table(console, Text("Metrics", style="bold"), columns, rows)
     if any(_approximate(m) for m in metrics):
-        console.print("  ≈ over clusters (betting interval): cases of one cluster are not "
-                      "independent")
+        print_wrapped(console, "≈ over clusters (betting interval): cases of one cluster are "
+                      "not independent", 2)
+
+
+def _reasons(counts: dict[str, int]) -> str:
+    return ", ".join(f"{reason} {count}" for reason, count in counts.items())
+
+
+def render_missing_and_excluded(metrics: Sequence[MetricRow], console: Console) -> None:
+    """Per metric, its missing cases by reason (with the first case missing for each, and its
+    error) and its excluded cases by reason."""
+    lines: list[Text] = []
+    for m in metrics:
+        parts = []
+        if m.missing_by_reason:
+            examples = m.missing_examples or {}
+            shown = []
+            for reason, count in m.missing_by_reason.items():
+                text = f"{reason} {count}"
+                example = examples.get(reason)
+                if example is not None:
+                    first = safe_line(example.case)
+                    if example.message and example.message.strip():
+                        first += ": " + safe_line(example.message.strip().splitlines()[0])
+                    text += f" (first: {first})"
+                shown.append(text)
+            parts.append(f"{m.missing} missing: " + "; ".join(shown))
+        if m.excluded_by_reason:
+            parts.append(f"{m.excluded} excluded: {_reasons(m.excluded_by_reason)}")
+        if parts:
+            lines.append(_cell(m.id).append(": " + " · ".join(parts)))
+    if lines:
+        print_wrapped(console, Text("Missing and excluded cases, by reason", style="bold"))
+        for line in lines:
+            print_wrapped(console, line, 2, 4)
 
 
 def render_exclusions(metrics: Sequence[MetricRow], console: Console) -> None:
-    lines = []
-    for m in metrics:
-        reasons = m.excluded_by_reason
-        if reasons:
-            parts = ", ".join(f"{reason} {count}" for reason, count in reasons.items())
-            lines.append(f"  {m.id}: {parts}")
-    if lines:
-        console.print("Exclusions by reason:")
-        for line in lines:
-            console.print(line)
+    """Kept for callers of the earlier name: missing and excluded cases by reason."""
+    render_missing_and_excluded(metrics, console)
 
 
 def render_transforms(validity: Sequence[TransformValidity], console: Console) -> None:
     for v in validity:
         lower = percent_lower(v.lower) if v.lower is not None else "—"
         state = "checked" if v.checked else "NOT checked (transform_not_checked)"
-        console.print(
+        print_wrapped(console, _cell(
             f"Transform {v.transform}: {v.kept} of {v.pairs} pairs labelled kept; "
             f"lower bound {lower} vs minimum_validity {percent(v.minimum_validity)} → {state}"
             + (f"; {v.stale_labels} stale label(s) ignored" if v.stale_labels else "")
-        )
+        ))
 
 
-def render_slices(rows: Sequence[SliceRow], console: Console) -> None:
+SLICES_TITLE = "Slices (exploratory: descriptive only, never gated)"
+
+
+def render_slices(rows: Sequence[SliceRow], console: Console, *, mode: SliceMode = "differing",
+                  run_id: str = "latest") -> None:
+    """The Slices table. By default only the rows marked `*` (a group that differs from the
+    rest of the suite, q ≤ 0.05 after Benjamini–Yekutieli); `mode="all"` shows every row."""
     if not rows:
         return
-    table = Table(title="Slices (exploratory: descriptive only, never gated)",
-                  title_justify="left")
-    for column in ("Slice", "Metric", "Estimate", "Interval", "N", "Mark"):
-        table.add_column(column, no_wrap=True)
+    shown = list(rows) if mode == "all" else [r for r in rows if r.mark]
+    more = f"oloproof inspect {run_id} --slices all"
+    if not shown:
+        print_wrapped(console, Text(SLICES_TITLE, style="bold"))
+        _commands(console, f"No slice row differs from the rest of the suite (q ≤ 0.05). All "
+                  f"{len(rows)} rows:", more)
+        return
+    columns = [Column("Slice", group=True), Column("Metric"), Column("Estimate"),
+               Column("Interval"), Column("N", stack=True), Column("Mark")]
+    table = [[_cell(f"{r.slice}={r.value}"), _cell(r.metric), Text(estimate_text(r)),
+              Text(interval_text(r)), Text(f"{n_text(r)} · support {r.support}"),
+              Text(r.mark or "")] for r in shown]
+    render_table(console, Text(SLICES_TITLE, style="bold"), columns, table)
+    if mode != "all":
+        _commands(console, f"{len(shown)} of {len(rows)} rows: those marked *, where the group "
+                  "differs from the rest of the suite. Every row:", more)
+    print_wrapped(console, "* = two-sided Fisher exact test against the rest of the suite, "
+                  "Benjamini–Yekutieli adjusted across all rows, q ≤ 0.05; rows with support "
+                  "below min_slice_support show counts only. Descriptive, never gated.", 2)
+
+
+def render_failing(failing: FailingCases, console: Console, run_id: str) -> None:
+    """The failing cases (up to ten, in case order) with what each failed, and where to read
+    more."""
+    if not failing.total:
+        return
+    n = len(failing.first)
+    head = f"Failing cases: {failing.total} failed a criterion or errored" + (
+        f" (the first {n} by case id)" if n < failing.total else "")
+    print_wrapped(console, Text(head, style="bold"))
+    for case in failing.first:
+        line = _cell(case.case)
+        parts = []
+        if case.error:
+            parts.append(f"errored ({safe_line(case.error)})")
+        if case.failed:
+            parts.append("failed " + ", ".join(safe_line(c) for c in case.failed))
+        if case.missing:
+            parts.append("missing " + ", ".join(safe_line(c) for c in case.missing))
+        line.append(": " + "; ".join(parts))
+        print_wrapped(console, line, 2, 4)
+    _commands(console, "Each whole, then every case with its verdicts:",
+              f"oloproof inspect {run_id} --failures", f"oloproof cases {run_id}")
+
+
+def started_text(timestamp: float | None) -> str:
+    """A stored time as every report shows it: UTC, to the second (`2025-12-03 09:21:07 UTC`)."""
+    if timestamp is None:
+        return "—"
+    return dt.datetime.fromtimestamp(timestamp, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def render_runs(rows: Sequence[dict[str, Any]], console: Console) -> None:
+    """`oloproof runs`: newest first, each with its gate in words."""
+    table = []
     for r in rows:
-        table.add_row(Text(f"{r.slice}={r.value}"), Text(r.metric),
-                      Text(estimate_text(r)), Text(interval_text(r)),
-                      Text(f"{n_text(r)} · support {r.support}"), Text(r.mark or ""))
-    console.print(table)
-    console.print("  Rows with support below min_slice_support show counts only. * = differs "
-                  "from the rest of the suite (two-sided Fisher exact test, Benjamini–Yekutieli "
-                  "adjusted across all rows, q ≤ 0.05); descriptive, never gated.")
+        gate = (r.get("summary") or {}).get("gate")
+        words = (f"{gate['action']} (exit {gate['exit_code']})" if gate
+                 else "not decided: the run did not complete")
+        cases = str(r["n_cases"]) if r.get("n_cases") is not None else "—"
+        table.append([Text(r["run_id"]), Text(started_text(r.get("started_at"))),
+                      Text(str(r["status"])), _cell(f"{r['system_name']} {r['system_version']}"),
+                      Text(cases), Text(words)])
+    columns = [Column(c) for c in ("Run", "Started", "Status", "System", "Cases", "Gate")]
+    title = Text("Runs (newest first)", style="bold")
+    if table_width(columns, table) <= console.width:
+        render_table(console, title, columns, table)
+        return
+    # Stacked: the run and its gate on one line, the rest on the next.
+    stacked = [[row[0], row[5], Text(f"{row[1].plain} · {row[2].plain} · "
+                                     f"{row[3].plain} · {row[4].plain} cases")]
+               for row in table]
+    render_table(console, title, [Column("Run"), Column("Gate"),
+                                  Column("Started · status · system · cases", stack=True)],
+                 stacked)
+
+
+def _commands(console: Console, lead: str, *commands: str) -> None:
+    """A sentence, then each command on a line of its own (so it can be copied whole)."""
+    print_wrapped(console, lead, 2)
+    for command in commands:
+        print_wrapped(console, command, 4, 0)
 
 
 def render_limits(limits: Sequence[str], console: Console) -> None:
     if not limits:
         return
-    console.print("What this run cannot tell you:")
+    print_wrapped(console, Text("What this run cannot tell you:", style="bold"))
     for line in limits:
-        console.print(f"  • {line}")
+        print_wrapped(console, f"• {line}", 2, 2)

@@ -18,40 +18,47 @@ import math
 __all__ = ["SCALED_TOLERANCE", "percent", "percent_lower", "percent_upper"]
 
 SCALED_TOLERANCE = 1e-9
-_STEPS_PER_UNIT = 1000  # one decimal of a percent = 1/1000 of the unit
 
 
-def _scaled(x: float) -> float:
+def _scaled(x: float, decimals: int) -> float:
     if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
         raise ValueError(f"a finite number is required, got {x!r}")
-    return float(x) * _STEPS_PER_UNIT
+    if not isinstance(decimals, int) or decimals < 0:
+        raise ValueError(f"decimals must be a whole number >= 0, got {decimals!r}")
+    # One display step of a percent with `decimals` decimals is 1 / (100 * 10**decimals).
+    return float(x) * 100.0 * float(10**decimals)
 
 
-def _format(steps: int) -> str:
+def _format(steps: int, decimals: int) -> str:
     sign = "-" if steps < 0 else ""
-    whole, tenth = divmod(abs(steps), 10)
-    return f"{sign}{whole}.{tenth}%"
+    if decimals == 0:
+        return f"{sign}{abs(steps)}%"
+    whole, part = divmod(abs(steps), 10**decimals)
+    return f"{sign}{whole}.{part:0{decimals}d}%"
 
 
-def percent_lower(x: float) -> str:
-    """Format a lower bound as a percentage rounded *down* to one decimal ("67.2%").
+def percent_lower(x: float, decimals: int = 1) -> str:
+    """Format a lower bound as a percentage rounded *down* to one decimal ("67.2%"), or to
+    `decimals` decimals.
 
-    Method: outward rounding (floor to 0.1 percentage point) with a 1e-9-step float tolerance.
+    Method: outward rounding (floor to the display step) with a 1e-9-step float tolerance.
     """
-    return _format(math.floor(_scaled(x) + SCALED_TOLERANCE))
+    return _format(math.floor(_scaled(x, decimals) + SCALED_TOLERANCE), decimals)
 
 
-def percent_upper(x: float) -> str:
-    """Format an upper bound as a percentage rounded *up* to one decimal ("92.7%").
+def percent_upper(x: float, decimals: int = 1) -> str:
+    """Format an upper bound as a percentage rounded *up* to one decimal ("92.7%"), or to
+    `decimals` decimals.
 
-    Method: outward rounding (ceiling to 0.1 percentage point) with a 1e-9-step float tolerance.
+    Method: outward rounding (ceiling to the display step) with a 1e-9-step float tolerance.
     """
-    return _format(math.ceil(_scaled(x) - SCALED_TOLERANCE))
+    return _format(math.ceil(_scaled(x, decimals) - SCALED_TOLERANCE), decimals)
 
 
-def percent(x: float) -> str:
-    """Format an estimate as a percentage rounded to the nearest 0.1 point, halves up ("82.5%").
+def percent(x: float, decimals: int = 1) -> str:
+    """Format an estimate as a percentage rounded to the nearest 0.1 point, halves up ("82.5%"),
+    or to `decimals` decimals.
 
-    Method: round-half-up to 0.1 percentage point with a 1e-9-step float tolerance on the half.
+    Method: round-half-up to the display step with a 1e-9-step float tolerance on the half.
     """
-    return _format(math.floor(_scaled(x) + 0.5 + SCALED_TOLERANCE))
+    return _format(math.floor(_scaled(x, decimals) + 0.5 + SCALED_TOLERANCE), decimals)

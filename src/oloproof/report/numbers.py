@@ -1,0 +1,235 @@
+"""Numbers as every report shows them (SPEC §5.1, §11): rounded for display, never for deciding.
+
+- Rates are percentages with one decimal; interval bounds round outward (a lower bound down,
+  an upper bound up), estimates to nearest.
+- Other quantities (steps, calls, milliseconds) show whole numbers as they are and fractions
+  with three significant digits of the row's largest value, bounds rounded outward the same way
+  (`0.0811 ms [0.0687, 0.0943] ms`, not `0.08107 ms [0.068742, 0.09425] ms`).
+- A decision prints the comparison it made: the threshold exactly as the rule gives it, the
+  bound rounded outward to the same number of decimals, and more decimals where that rounding
+  would print a comparison that is not the one made (`lower 69.99% < min 70.00%`, never
+  `lower 70.0% < min 70.0%`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from oloproof.decisions.rules import MIN_CLUSTERS
+from oloproof.document import (
+    DecisionReason,
+    DecisionRow,
+    MetricRow,
+    QuantileRow,
+    QuantileSliceRow,
+    RateRow,
+    RateSliceRow,
+)
+from oloproof.stats import percent, percent_lower, percent_upper
+from oloproof.stats.display import SCALED_TOLERANCE
+
+NO_BOUND = "no bound"
+#: Significant digits of a quantity that is not a whole number.
+SIGNIFICANT = 3
+#: The most decimals a decision's comparison is printed with.
+MAX_DECIMALS = 6
+
+Rounding = Literal["nearest", "down", "up"]
+
+
+def quantity_decimals(*values: float | int | None) -> int:
+    """Decimals that give the largest of `values` three significant digits (0 for whole
+    numbers, and never fewer than whole units)."""
+    present = [abs(float(v)) for v in values if v is not None]
+    if all(float(v).is_integer() for v in present):
+        return 0
+    largest = max(present)
+    if largest == 0:
+        return SIGNIFICANT
+    return max(0, SIGNIFICANT - 1 - math.floor(math.log10(largest)))
+
+
+def _steps(value: float, decimals: int, rounding: Rounding, scale: float) -> int:
+    scaled = float(value) * scale * float(10**decimals)
+    if rounding == "down":
+        return math.floor(scaled + SCALED_TOLERANCE)
+    if rounding == "up":
+        return math.ceil(scaled - SCALED_TOLERANCE)
+    return math.floor(scaled + 0.5 + SCALED_TOLERANCE)
+
+
+def quantity(value: float | int | None, decimals: int, rounding: Rounding = "nearest") -> str:
+    """A number (not a rate) at `decimals` decimals, rounded as asked; `no bound` for None."""
+    if value is None:
+        return NO_BOUND
+    if float(value).is_integer() and decimals == 0:
+        return str(int(value))
+    steps = _steps(value, decimals, rounding, 1)
+    sign = "-" if steps < 0 else ""
+    if decimals == 0:
+        return f"{sign}{abs(steps)}"
+    whole, part = divmod(abs(steps), 10**decimals)
+    return f"{sign}{whole}.{part:0{decimals}d}"
+
+
+def _rate(value: float, decimals: int, rounding: Rounding) -> str:
+    if rounding == "down":
+        return percent_lower(value, decimals)
+    if rounding == "up":
+        return percent_upper(value, decimals)
+    return percent(value, decimals)
+
+
+def _threshold_decimals(threshold: float, is_rate: bool) -> int:
+    """The decimals a rule's threshold is written with (0.875 → 87.5% → 1)."""
+    shown = round(threshold * 100 if is_rate else threshold, 9)
+    text = f"{shown:.9f}".rstrip("0").rstrip(".")
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def count_comparison(decision: DecisionRow) -> str:
+    """`3 failures > max 0`; `0 failures + 1 missing ≤ max 1`; `0 failures ≤ max 0 < 0 + 2
+    missing` (the missing cases could still exceed the limit)."""
+    failures, missing, limit = decision.failures, decision.missing, decision.limit
+    if failures is None or missing is None or limit is None:
+        return f"no metric {decision.metric} in this run"
+    if decision.state == "FAIL":
+        return f"{_plural(failures, 'failure')} > max {limit}"
+    if decision.state == "PASS":
+        if missing:
+            return f"{_plural(failures, 'failure')} + {missing} missing ≤ max {limit}"
+        return f"{_plural(failures, 'failure')} ≤ max {limit}"
+    return (f"{_plural(failures, 'failure')} ≤ max {limit}, but {failures} + {missing} missing "
+            f"> max {limit}")
+
+
+def interval_comparison(decision: DecisionRow, metric: MetricRow | None) -> str:
+    """The comparison of an interval rule, printed as it was made (see the module's text)."""
+    reason = decision.reasons[0] if decision.reasons else None
+    if metric is None:
+        return f"no metric {decision.metric} in this run"
+    if reason == DecisionReason.NO_OBSERVATIONS:
+        return "no observed case"
+    if reason == DecisionReason.TRANSFORM_NOT_CHECKED and isinstance(metric, RateRow):
+        return f"transform {metric.transform} is not checked by people's labels"
+    if reason == DecisionReason.APPROXIMATE_METHOD_NOT_PERMITTED:
+        return "the interval over clusters is approximate; allow_approximate_methods is off"
+    if reason == DecisionReason.INSUFFICIENT_CLUSTERS and isinstance(metric, RateRow):
+        return f"{metric.clusters or 0} clusters < {MIN_CLUSTERS}"
+    threshold = decision.threshold
+    if threshold is None:
+        return ""
+    is_rate = isinstance(metric, RateRow)
+    side = decision.threshold_side or "min"
+    unit = f" {metric.unit}" if isinstance(metric, QuantileRow) else ""
+    first = _threshold_decimals(threshold, is_rate)
+    if is_rate:
+        first = max(1, first)
+    else:
+        first = max(first, quantity_decimals(metric.lower, metric.upper))
+    scale = 100 if is_rate else 1
+    for decimals in range(first, max(first, MAX_DECIMALS) + 1):
+        t_steps = _steps(threshold, decimals, "nearest", scale)
+        low = None if metric.lower is None else _steps(metric.lower, decimals, "down", scale)
+        high = None if metric.upper is None else _steps(metric.upper, decimals, "up", scale)
+        if _printed_as_made(side, low, high, t_steps, decision.state):
+            break
+
+    def shown(value: float | int | None, rounding: Rounding) -> str:
+        if value is None:
+            return NO_BOUND
+        return _rate(value, decimals, rounding) if is_rate else quantity(value, decimals,
+                                                                           rounding) + unit
+
+    t = _rate(threshold, decimals, "nearest") if is_rate else \
+        quantity(threshold, decimals) + unit
+    lower, upper = shown(metric.lower, "down"), shown(metric.upper, "up")
+    if side == "min":
+        if decision.state == "PASS":
+            return f"lower {lower} ≥ min {t}"
+        if decision.state == "FAIL":
+            return f"upper {upper} < min {t}"
+        left = "no lower bound; " if metric.lower is None else f"lower {lower} < "
+        right = "; no upper bound" if metric.upper is None else f" ≤ upper {upper}"
+        return f"{left}min {t}{right}"
+    if decision.state == "PASS":
+        return f"upper {upper} ≤ max {t}"
+    if decision.state == "FAIL":
+        return f"lower {lower} > max {t}"
+    left = "no lower bound; " if metric.lower is None else f"lower {lower} ≤ "
+    right = "; no upper bound" if metric.upper is None else f" < upper {upper}"
+    return f"{left}max {t}{right}"
+
+
+def _printed_as_made(side: str, low: int | None, high: int | None, t: int, state: str) -> bool:
+    """Whether the rounded numbers (in display steps), compared as printed, say what the
+    unrounded ones said."""
+    if side == "min":
+        checks = {"PASS": [low is not None and low >= t],
+                  "FAIL": [high is not None and high < t],
+                  }.get(state, [low is None or low < t, high is None or t <= high])
+    else:
+        checks = {"PASS": [high is not None and high <= t],
+                  "FAIL": [low is not None and low > t],
+                  }.get(state, [low is None or low <= t, high is None or t < high])
+    return all(checks)
+
+
+def decision_comparison(decision: DecisionRow, metric: MetricRow | None) -> str:
+    """What a decision compared, in words and numbers (empty for a row stored without them)."""
+    if decision.kind == "observed_count":
+        return count_comparison(decision)
+    if decision.kind == "interval":
+        return interval_comparison(decision, metric)
+    return ""
+
+
+def decision_text(decision: DecisionRow, metric: MetricRow | None) -> str:
+    """`FAIL · upper 23.2% < min 80.0%`: the state and the comparison that made it."""
+    comparison = decision_comparison(decision, metric)
+    return f"{decision.state} · {comparison}" if comparison else str(decision.state)
+
+
+# ---- metric and slice rows --------------------------------------------------------------------
+
+Row = RateRow | QuantileRow | RateSliceRow | QuantileSliceRow
+
+
+def _decimals(row: QuantileRow | QuantileSliceRow) -> int:
+    return quantity_decimals(row.estimate, row.lower, row.upper)
+
+
+def estimate_text(row: Row) -> str:
+    """`82.5%` for a rate, `10 steps` for a quantile, `—` when there is nothing to show."""
+    if row.estimate is None:
+        return "—"
+    if isinstance(row, RateRow | RateSliceRow):
+        return percent(row.estimate)
+    return f"{quantity(row.estimate, _decimals(row))} {row.unit}"
+
+
+def interval_text(row: Row) -> str:
+    """`[67.2%, 92.7%]`, `[10, no bound] steps`; `—` below slice support."""
+    if isinstance(row, RateSliceRow | QuantileSliceRow) and row.below_support:
+        return "—"
+    if isinstance(row, RateRow | RateSliceRow):
+        if row.lower is None or row.upper is None:
+            return "—"
+        return f"[{percent_lower(row.lower)}, {percent_upper(row.upper)}]"
+    decimals = _decimals(row)
+    return (f"[{quantity(row.lower, decimals, 'down')}, "
+            f"{quantity(row.upper, decimals, 'up')}] {row.unit}")
+
+
+def n_text(row: Row) -> str:
+    """`33 / 40 observed · 0 missing · 0 excluded` or `p95 of 39 observed · 1 missing · ...`."""
+    if isinstance(row, RateRow | RateSliceRow):
+        head = f"{row.passed} / {row.observed} observed"
+    else:
+        head = f"p{row.quantile * 100:g} of {row.observed} observed"
+    return f"{head} · {row.missing} missing · {row.excluded} excluded"
