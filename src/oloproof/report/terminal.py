@@ -148,7 +148,9 @@ def render_decisions(decisions: Sequence[DecisionRow], console: Console,
     rows = [[_cell(d.rule), _cell(d.metric), _state_cell(d, by_id.get(d.metric)),
              _cell(", ".join(d.reasons))] for d in decisions]
     if not rows:
-        rows = [[Text("(no rules: the policy decides nothing)"), Text(""), Text(""), Text("")]]
+        print_wrapped(console, Text("Decisions", style="bold"))
+        print_wrapped(console, "(no rules)", 2)
+        return
     render_table(console, Text("Decisions", style="bold"), columns, rows)
 
 
