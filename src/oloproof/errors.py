@@ -90,3 +90,39 @@ class RunStopped(OloproofError):
     """The run was interrupted (Ctrl-C); what finished is stored."""
 
     kind = "stopped"
+
+
+class TraceError(OloproofError):
+    """A trace (an OTLP/JSON file, a list of spans or messages) cannot be read.
+
+    Names the file and line where it can, and the trace and span (or message) concerned.
+    """
+
+    kind = "trace"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | Path | None = None,
+        line: int | None = None,
+        trace: str | None = None,
+        span: str | None = None,
+    ) -> None:
+        super().__init__(message, file=file, line=line)
+        self.trace = trace
+        self.span = span
+
+    def location(self) -> str:
+        parts = [super().location()]
+        if self.trace:
+            parts.append(f"trace {self.trace}")
+        if self.span:
+            parts.append(self.span)
+        return ", ".join(p for p in parts if p)
+
+    def to_json(self) -> dict[str, object]:
+        body = super().to_json()
+        body["trace"] = self.trace
+        body["span"] = self.span
+        return body

@@ -1,0 +1,231 @@
+"""Spans as the OpenTelemetry adapter reads them, from SDK objects or from OTLP/JSON.
+
+One small record per span, whatever it came from: hex ids, nanosecond times, the status as
+`UNSET`/`OK`/`ERROR`, attributes as plain Python values, events as (name, time, attributes).
+
+OTLP/JSON comes in several shapes in practice, all read here:
+- the OTLP/JSON encoding of the spec: lowerCamelCase keys, hex ids, enums as integers, 64-bit
+  integers as decimal strings;
+- protobuf's `MessageToDict` / `MessageToJson` of the same messages: base64 ids and enum names
+  (`SPAN_KIND_INTERNAL`, `STATUS_CODE_ERROR`), and snake_case keys when
+  `preserving_proto_field_name=True`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from oloproof.errors import TraceError
+
+_STATUS_BY_NUMBER = {0: "UNSET", 1: "OK", 2: "ERROR"}
+
+
+@dataclass(slots=True)
+class SpanEvent:
+    """An event recorded on a span."""
+
+    name: str
+    time: int
+    attributes: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Span:
+    """One span: ids in lowercase hex, times in nanoseconds since the epoch (end 0: not ended)."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    start: int
+    end: int
+    status: str = "UNSET"
+    status_message: str | None = None
+    attributes: dict[str, Any] = field(default_factory=dict)
+    events: list[SpanEvent] = field(default_factory=list)
+
+
+# --- SDK span objects (opentelemetry.sdk.trace.ReadableSpan) -------------------------------
+
+
+def span_from_sdk(span: Any) -> Span:
+    """A `ReadableSpan` (what an exporter or InMemorySpanExporter receives) as a Span."""
+    context = getattr(span, "context", None)
+    if context is None:
+        raise TraceError(f"not a span: {type(span).__name__} has no context")
+    parent = getattr(span, "parent", None)
+    status = getattr(span, "status", None)
+    code = getattr(getattr(status, "status_code", None), "name", "UNSET")
+    return Span(
+        trace_id=format(context.trace_id, "032x"),
+        span_id=format(context.span_id, "016x"),
+        parent_id=format(parent.span_id, "016x") if parent is not None else None,
+        name=str(span.name),
+        start=int(span.start_time or 0),
+        end=int(span.end_time or 0),
+        status=str(code),
+        status_message=getattr(status, "description", None) or None,
+        attributes={k: _plain(v) for k, v in (span.attributes or {}).items()},
+        events=[
+            SpanEvent(str(e.name), int(e.timestamp or 0),
+                      {k: _plain(v) for k, v in (e.attributes or {}).items()})
+            for e in getattr(span, "events", ()) or ()
+        ],
+    )
+
+
+def _plain(value: Any) -> Any:
+    # SDK attribute values are str, bool, int, float or sequences of them (tuples).
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return value
+
+
+# --- OTLP/JSON ----------------------------------------------------------------------------
+
+
+def _get(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
+    value = obj.get(camel)
+    return obj.get(snake) if value is None else value
+
+
+def decode_id(value: Any, size: int) -> str:
+    """An id as lowercase hex: hex (the OTLP/JSON spec) or base64 (protobuf's JSON)."""
+    if not isinstance(value, str) or not value:
+        raise ValueError("missing")
+    if len(value) == 2 * size:
+        int(value, 16)  # raises ValueError if it is not hex
+        return value.lower()
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError(f"{value!r} is neither hex nor base64") from None
+    if len(raw) != size:
+        raise ValueError(f"{value!r} is {len(raw)} bytes, not {size}")
+    return raw.hex()
+
+
+def any_value(value: Any) -> Any:
+    """An OTLP `AnyValue` ({"stringValue": ...}, {"intValue": "3"}, ...) as a Python value."""
+    if not isinstance(value, Mapping) or not value:
+        return None
+    kind, inner = next(iter(value.items()))
+    if kind in ("stringValue", "string_value"):
+        return inner
+    if kind in ("intValue", "int_value"):
+        return int(inner)
+    if kind in ("doubleValue", "double_value"):
+        return float(inner)
+    if kind in ("boolValue", "bool_value"):
+        return bool(inner)
+    if kind in ("arrayValue", "array_value"):
+        return [any_value(v) for v in (inner or {}).get("values", [])]
+    if kind in ("kvlistValue", "kvlist_value"):
+        return {kv["key"]: any_value(kv.get("value")) for kv in (inner or {}).get("values", [])}
+    if kind in ("bytesValue", "bytes_value"):
+        return inner
+    raise ValueError(f"unknown attribute value type {kind!r}")
+
+
+def attributes_of(items: Any) -> dict[str, Any]:
+    """OTLP key/value attributes as a dict."""
+    return {kv["key"]: any_value(kv.get("value")) for kv in items or ()}
+
+
+def _status(raw: Any) -> tuple[str, str | None]:
+    if not isinstance(raw, Mapping):
+        return "UNSET", None
+    code = raw.get("code", 0)
+    if isinstance(code, str):
+        name = code.upper().removeprefix("STATUS_CODE_")
+        status = name if name in ("UNSET", "OK", "ERROR") else (
+            _STATUS_BY_NUMBER.get(int(code), "UNSET") if code.isdigit() else "UNSET")
+    else:
+        status = _STATUS_BY_NUMBER.get(int(code), "UNSET")
+    return status, raw.get("message") or None
+
+
+def span_from_otlp(raw: Mapping[str, Any]) -> Span:
+    """One OTLP/JSON span object as a Span (ValueError/KeyError/TypeError if malformed)."""
+    parent = _get(raw, "parentSpanId", "parent_span_id")
+    status, message = _status(raw.get("status"))
+    return Span(
+        trace_id=decode_id(_get(raw, "traceId", "trace_id"), 16),
+        span_id=decode_id(_get(raw, "spanId", "span_id"), 8),
+        parent_id=decode_id(parent, 8) if parent else None,
+        name=str(raw.get("name", "")),
+        start=int(_get(raw, "startTimeUnixNano", "start_time_unix_nano") or 0),
+        end=int(_get(raw, "endTimeUnixNano", "end_time_unix_nano") or 0),
+        status=status,
+        status_message=message,
+        attributes=attributes_of(raw.get("attributes")),
+        events=[
+            SpanEvent(str(e.get("name", "")), int(_get(e, "timeUnixNano", "time_unix_nano") or 0),
+                      attributes_of(e.get("attributes")))
+            for e in raw.get("events") or ()
+        ],
+    )
+
+
+def spans_from_document(doc: Any, *, file: str | Path | None = None,
+                        line: int | None = None) -> list[Span]:
+    """Every span of one `{"resourceSpans": [...]}` document.
+
+    Raises:
+        TraceError: naming the file and line (when given), the trace and the span that cannot
+            be read.
+    """
+    if not isinstance(doc, Mapping):
+        raise TraceError("an OTLP/JSON document is an object holding resourceSpans",
+                         file=file, line=line)
+    resources = _get(doc, "resourceSpans", "resource_spans")
+    if resources is None:
+        raise TraceError("no resourceSpans in this OTLP/JSON document", file=file, line=line)
+    spans: list[Span] = []
+    for r, resource in enumerate(resources):
+        scopes = _get(resource, "scopeSpans", "scope_spans")
+        if scopes is None:  # before OTLP 0.19 the level was called instrumentationLibrarySpans
+            scopes = _get(resource, "instrumentationLibrarySpans",
+                          "instrumentation_library_spans") or []
+        for s, scope in enumerate(scopes):
+            for n, raw in enumerate(scope.get("spans") or ()):
+                try:
+                    spans.append(span_from_otlp(raw))
+                except (KeyError, TypeError, ValueError) as exc:
+                    trace = raw.get("traceId", raw.get("trace_id")) if isinstance(
+                        raw, Mapping) else None
+                    name = raw.get("name") if isinstance(raw, Mapping) else None
+                    raise TraceError(
+                        f"span cannot be read: {exc}",
+                        file=file, line=line, trace=str(trace) if trace else None,
+                        span=f"span {n} of resourceSpans[{r}].scopeSpans[{s}]"
+                        + (f" ({name!r})" if name else ""),
+                    ) from None
+    return spans
+
+
+def spans_from(items: Iterable[Any] | Mapping[str, Any]) -> list[Span]:
+    """Spans from SDK span objects, OTLP/JSON span dicts, or a whole OTLP/JSON document."""
+    if isinstance(items, Mapping):
+        return spans_from_document(items)
+    spans: list[Span] = []
+    for n, item in enumerate(items):
+        if isinstance(item, Span):
+            spans.append(item)
+        elif isinstance(item, Mapping):
+            if "resourceSpans" in item or "resource_spans" in item:
+                spans.extend(spans_from_document(item))
+                continue
+            try:
+                spans.append(span_from_otlp(item))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise TraceError(f"span {n} cannot be read: {exc}",
+                                 span=f"span {n} ({item.get('name')!r})") from None
+        else:
+            spans.append(span_from_sdk(item))
+    return spans
