@@ -17,11 +17,12 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from oloproof.evaluators.base import Evaluator, EvaluatorConfig, register
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment, excluded, failed, missing, passed
+from oloproof.evaluators.tool_matching import ArgumentRule, ExpectedCall, Mode, judge_calls
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
 
 TRUNCATED = "truncated"
@@ -112,7 +113,8 @@ class _DeclaredToolsEvaluator(TrajectoryEvaluator):
 
     @staticmethod
     def expected_tools(evidence: Evidence) -> list[str]:
-        return list(evidence.case.expected["tools"])
+        """The names of `expected.tools` (an entry may be `{"name": ..., "arguments": ...}`)."""
+        return [ExpectedCall.of(e).name for e in evidence.case.expected["tools"]]
 
 
 # --- the evaluators -----------------------------------------------------------------------
@@ -190,52 +192,61 @@ class AgentNoToolLoop(TrajectoryEvaluator):
 
 @register("agent_tool_sequence")
 class AgentToolSequence(_DeclaredToolsEvaluator):
-    """Passes when the called tools equal `expected.tools`: the same list in order, or the
-    same multiset with `ordered: false`. `expected.tools: []` expects no call at all.
+    """Passes when the called tools fit `expected.tools` under `mode` (SPEC §16.1);
+    `expected.tools: []` expects no call at all (superset: any calls).
+
+    Modes: `exact` (the same list in order; the default, `ordered: true` is its alias),
+    `unordered` (the same multiset; `ordered: false`), `subset` (every call is an expected
+    entry, in order), `superset` (every expected entry was called, in order, other calls
+    between allowed). Entries are tool names, or with `arguments: exact | subset`
+    `{"name": ..., "arguments": {...}}` (a bare name matches any arguments). The judgment's
+    `alignment` pairs expected entries with calls, step by step.
 
     Cases without `expected.tools` are excluded (`no_declared_tools`). On a truncated trace:
-    a fail once the recorded calls depart from the expectation (ordered: not a prefix of it,
-    or already longer; unordered: some tool already called more often than expected), else
-    missing.
+    a fail once the recorded calls already depart from the expectation (exact: not a prefix
+    of it or already longer; unordered: a call fits no entry left; subset: a call fits no
+    later entry), a pass once superset already holds, else missing. A call recorded without
+    arguments never fails an argument check: the case is missing when it decides the verdict.
 
     Args:
-        ordered: compare in order (default true) or as a multiset.
+        mode: `exact` (default), `unordered`, `subset` or `superset`.
+        ordered: the older switch: true is `exact`, false is `unordered`.
+        arguments: `ignore` (default), `exact` or `subset`.
     """
 
     class Config(EvaluatorConfig):
-        ordered: bool = True
+        mode: Mode | None = None
+        ordered: bool | None = None
+        arguments: ArgumentRule = "ignore"
+
+        @model_validator(mode="after")
+        def _one_mode(self) -> AgentToolSequence.Config:
+            if self.ordered is not None and self.mode is not None and (
+                self.mode != ("exact" if self.ordered else "unordered")
+            ):
+                raise ValueError(
+                    f"ordered: {str(self.ordered).lower()} contradicts mode: {self.mode} "
+                    "(ordered: true means mode: exact, false means mode: unordered); give one"
+                )
+            return self
+
+        @property
+        def resolved_mode(self) -> Mode:
+            if self.mode is not None:
+                return self.mode
+            return "unordered" if self.ordered is False else "exact"
 
     config: Config
 
     def judge_trajectory(self, trajectory: AgentTrajectory, evidence: Evidence) -> Judgment:
-        expected = self.expected_tools(evidence)
-        called = [s.tool_name or "" for s in trajectory.tool_calls()]
-        if self.config.ordered:
-            return self._ordered(expected, called, trajectory.truncated)
-        return self._unordered(expected, called, trajectory.truncated)
-
-    @staticmethod
-    def _ordered(expected: list[str], called: list[str], truncated: bool) -> Judgment:
-        details: dict[str, Any] = {"ordered": True, "expected": expected, "called": called}
-        if called == expected and not truncated:
-            return passed(None, **details)
-        if truncated and is_prefix(called, expected):
-            return missing(TRUNCATED, **details)
-        return failed("sequence_differs", diverges_at=common_prefix_length(called, expected),
-                      **details)
-
-    @staticmethod
-    def _unordered(expected: list[str], called: list[str], truncated: bool) -> Judgment:
-        want, got = Counter(expected), Counter(called)
-        extra = {tool: got[tool] - want[tool] for tool in sorted(got) if got[tool] > want[tool]}
-        lacking = {tool: want[tool] - got[tool] for tool in sorted(want) if want[tool] > got[tool]}
-        details: dict[str, Any] = {"ordered": False, "expected": expected, "called": called}
-        if not extra and not lacking and not truncated:
-            return passed(None, **details)
-        if truncated and not extra:
-            return missing(TRUNCATED, not_yet_called=lacking, **details)
-        return failed("calls_differ", called_more_than_expected=extra,
-                      called_less_than_expected=lacking, **details)
+        expected = [ExpectedCall.of(e) for e in evidence.case.expected["tools"]]
+        outcome = judge_calls(self.config.resolved_mode, self.config.arguments, expected,
+                              trajectory.tool_calls(), trajectory.truncated)
+        if outcome.verdict == "passed":
+            return passed(None, **outcome.details)
+        if outcome.verdict == "missing":
+            return missing(outcome.reason or TRUNCATED, **outcome.details)
+        return failed(outcome.reason or "sequence_differs", **outcome.details)
 
 
 @register("agent_no_undeclared_tool")

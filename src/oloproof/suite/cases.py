@@ -155,6 +155,20 @@ class DatasetIndex:
         return len(self.ids)
 
 
+def _tool_entry_problem(entry: Any) -> str | None:
+    """Why an `expected.tools` object entry is not `{"name": str, "arguments": {...}}`."""
+    if not isinstance(entry, dict):
+        return "not a name or an object"
+    unknown = sorted(set(entry) - {"name", "arguments"})
+    if unknown:
+        return f"unknown key {unknown[0]!r} (an entry has name and arguments)"
+    if not isinstance(entry.get("name"), str) or not entry["name"]:
+        return "the entry has no name (a non-empty string)"
+    if "arguments" in entry and not isinstance(entry["arguments"], dict):
+        return "arguments must be an object"
+    return None
+
+
 def _problem(message: str, path: Path, line: int, case: str | None = None) -> ConfigError:
     return ConfigError(message, file=path, line=line, case=case)
 
@@ -201,10 +215,21 @@ def parse_case(
     for key in _LIST_FIELDS:
         if key in expected:
             value = expected[key]
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            def bad(v: Any, key: str = key) -> bool:
+                return not isinstance(v, str) and (
+                    key != "tools" or _tool_entry_problem(v) is not None)
+
+            wrong = next((v for v in value if bad(v)), None) if isinstance(
+                value, list) else value
+            if not isinstance(value, list) or wrong is not None:
+                detail = _tool_entry_problem(wrong) if key == "tools" and isinstance(
+                    wrong, dict) else None
+                form = ('strings (tool names) or {"name": ..., "arguments": {...}} objects'
+                        if key == "tools" else "strings")
                 raise _problem(
-                    f"expected.{key} must be a list of strings (got {json.dumps(value)}); use [] "
-                    f"for 'none at all' and leave it out when it does not apply",
+                    f"expected.{key} must be a list of {form} (got {json.dumps(wrong)}"
+                    + (f": {detail}" if detail else "") + "); use [] for 'none at all' and "
+                    "leave it out when it does not apply",
                     path, line, case_id,
                 )
     metadata = obj.get("metadata")

@@ -26,9 +26,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from oloproof.digest import canonical_json
 from oloproof.errors import TraceError
 from oloproof.recording.trajectory import AgentTrajectory, TerminalStatus
-from oloproof.suite.digest import canonical_json
 from oloproof.traces.reading import (
     Call,
     TraceReading,

@@ -1,0 +1,250 @@
+"""Matching called tools against `expected.tools` (SPEC §16.1), for `agent_tool_sequence`.
+
+An expected entry is a tool name (any arguments) or `{"name": ..., "arguments": {...}}`. A
+call matches an entry when the names agree and, under `arguments: exact`, its arguments equal
+the entry's, or under `subset`, every path the entry gives holds that value in the call.
+
+Four modes, each judging a complete trace and, on a truncated one (where later calls may
+follow), giving a settled verdict only when the recorded calls already decide it:
+
+- `exact`: the calls match the entries one to one, in order. Truncated: fail once a call
+  departs or there are more calls than entries, else missing.
+- `unordered`: one to one, in any order. Truncated: fail once a call fits no entry left.
+- `subset`: each call matches an entry later than the previous call's (calls ⊆ expected, in
+  order). Truncated: fail once a call fits no later entry, else missing.
+- `superset`: the entries match calls in order, other calls between allowed (expected ⊆
+  calls). Truncated: pass once every entry is matched (later calls cannot undo it), else
+  missing; never fails.
+
+A call recorded without arguments (a trace with content capture off) cannot be compared with
+an entry that gives arguments: the case is judged both ways, and when the verdicts differ it is
+missing (`arguments_not_recorded`), never failed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from oloproof.digest import canonical_json
+from oloproof.recording.trajectory import AgentStep
+
+Mode = Literal["exact", "unordered", "subset", "superset"]
+ArgumentRule = Literal["ignore", "exact", "subset"]
+Verdict = Literal["passed", "failed", "missing"]
+_ALIGNMENT_ROWS = 100
+
+
+@dataclass(frozen=True)
+class ExpectedCall:
+    """One entry of `expected.tools`: a tool, and the arguments it must have (None: any)."""
+
+    name: str
+    arguments: dict[str, Any] | None = None
+    given: Any = None  # the entry as the case wrote it
+
+    @staticmethod
+    def of(entry: Any) -> ExpectedCall:
+        if isinstance(entry, Mapping):
+            arguments = entry.get("arguments")
+            return ExpectedCall(str(entry["name"]),
+                                dict(arguments) if arguments is not None else None, entry)
+        return ExpectedCall(str(entry), None, entry)
+
+
+def contains(whole: Any, part: Any) -> bool:
+    """True when every leaf path of `part` holds the same value in `whole` (objects nest;
+    a list or scalar must be equal whole)."""
+    if isinstance(part, Mapping):
+        return isinstance(whole, Mapping) and all(
+            key in whole and contains(whole[key], value) for key, value in part.items()
+        )
+    return canonical_json(whole) == canonical_json(part)
+
+
+def call_matches(call: AgentStep, want: ExpectedCall, rule: ArgumentRule) -> bool | None:
+    """Whether a call fits an entry; None when it cannot be told (arguments not recorded)."""
+    if call.tool_name != want.name:
+        return False
+    if rule == "ignore" or want.arguments is None:
+        return True
+    if call.arguments is None:
+        return None
+    if rule == "exact":
+        return canonical_json(call.arguments) == canonical_json(want.arguments)
+    return contains(call.arguments, want.arguments)
+
+
+@dataclass
+class Outcome:
+    """A verdict with its reason and the details a judgment shows."""
+
+    verdict: Verdict
+    reason: str | None
+    details: dict[str, Any]
+
+
+Fits = Callable[[int, int], bool]
+
+
+def judge_calls(mode: Mode, rule: ArgumentRule, expected: Sequence[ExpectedCall],
+                calls: Sequence[AgentStep], truncated: bool) -> Outcome:
+    """The verdict of `agent_tool_sequence` for one case (see the module docstring)."""
+    table = [[call_matches(c, e, rule) for e in expected] for c in calls]
+    judge = _MODES[mode]
+
+    def fits(unknown: bool) -> Fits:
+        return lambda i, j: unknown if table[i][j] is None else bool(table[i][j])
+
+    sure = judge(expected, calls, fits(False), truncated)
+    if any(v is None for row in table for v in row):
+        hopeful = judge(expected, calls, fits(True), truncated)
+        if hopeful.verdict != sure.verdict:
+            sure = Outcome("missing", "arguments_not_recorded", sure.details)
+    sure.details["alignment"] = _marked(sure.details["alignment"], table, rule)
+    sure.details.update(mode=mode, arguments=rule)
+    return sure
+
+
+def _marked(rows: list[dict[str, Any]], table: list[list[bool | None]],
+            rule: ArgumentRule) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for row in rows[:_ALIGNMENT_ROWS]:
+        i, j = row.pop("_i", None), row.pop("_j", None)
+        if i is not None and j is not None and table[i][j] is None:
+            row["status"] = "arguments_not_recorded"
+        if rule == "ignore":
+            row.pop("arguments", None)
+        out.append(row)
+    if len(rows) > _ALIGNMENT_ROWS:
+        out.append({"status": "more", "rows": len(rows) - _ALIGNMENT_ROWS})
+    return out
+
+
+def _row(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep], i: int | None,
+         j: int | None, status: str) -> dict[str, Any]:
+    call = calls[i] if i is not None else None
+    return {
+        "expected": expected[j].given if j is not None else None,
+        "step": call.index if call is not None else None,
+        "called": call.tool_name if call is not None else None,
+        "arguments": call.arguments if call is not None else None,
+        "status": status, "_i": i, "_j": j,
+    }
+
+
+def _names(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep]) -> dict[str, Any]:
+    return {"expected": [e.given for e in expected], "called": [c.tool_name for c in calls]}
+
+
+def _exact(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep], fits: Fits,
+           truncated: bool) -> Outcome:
+    n, m = len(calls), len(expected)
+    parted = next((k for k in range(min(n, m)) if not fits(k, k)), min(n, m))
+    rows = []
+    for k in range(max(n, m)):
+        if k < n and k < m:
+            rows.append(_row(expected, calls, k, k, "matched" if fits(k, k) else "different"))
+        elif k < n:
+            rows.append(_row(expected, calls, k, None, "unexpected"))
+        else:
+            rows.append(_row(expected, calls, None, k, "not_called"))
+    details = {"ordered": True, **_names(expected, calls), "alignment": rows}
+    departed = parted < n  # a recorded call already differs, or comes past the entries
+    if not truncated and not departed and n == m:
+        return Outcome("passed", None, details)
+    if truncated and not departed:
+        return Outcome("missing", "truncated", details)
+    return Outcome("failed", "sequence_differs", {**details, "diverges_at": parted})
+
+
+def _unordered(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep], fits: Fits,
+               truncated: bool) -> Outcome:
+    pair = _max_matching(len(calls), len(expected), fits)  # call index -> entry index
+    taken = set(pair.values())
+    rows = [_row(expected, calls, i, pair.get(i), "matched" if i in pair else "unexpected")
+            for i in range(len(calls))]
+    rows += [_row(expected, calls, None, j, "not_called")
+             for j in range(len(expected)) if j not in taken]
+    extra = Counter(calls[i].tool_name or "" for i in range(len(calls)) if i not in pair)
+    lacking = Counter(expected[j].name for j in range(len(expected)) if j not in taken)
+    details = {"ordered": False, **_names(expected, calls), "alignment": rows}
+    if not extra and not lacking and not truncated:
+        return Outcome("passed", None, details)
+    if truncated and not extra:
+        return Outcome("missing", "truncated", {**details, "not_yet_called": dict(lacking)})
+    return Outcome("failed", "calls_differ", {
+        **details, "called_more_than_expected": dict(sorted(extra.items())),
+        "called_less_than_expected": dict(sorted(lacking.items())),
+    })
+
+
+def _max_matching(n: int, m: int, fits: Fits) -> dict[int, int]:
+    """A largest one-to-one pairing of calls with entries they fit (augmenting paths)."""
+    entry_of: dict[int, int] = {}  # entry -> call
+
+    def place(call: int, seen: set[int]) -> bool:
+        for j in range(m):
+            if j not in seen and fits(call, j):
+                seen.add(j)
+                if j not in entry_of or place(entry_of[j], seen):
+                    entry_of[j] = call
+                    return True
+        return False
+
+    for i in range(n):
+        place(i, set())
+    return {call: entry for entry, call in entry_of.items()}
+
+
+def _subset(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep], fits: Fits,
+            truncated: bool) -> Outcome:
+    # Greedy, each call to the earliest entry after the last one used: it finds a placement
+    # whenever one exists.
+    rows: list[dict[str, Any]] = []
+    j, outside = 0, None
+    for i in range(len(calls)):
+        k = next((k for k in range(j, len(expected)) if fits(i, k)), None)
+        if k is None:
+            rows.append(_row(expected, calls, i, None, "unexpected"))
+            outside = i if outside is None else outside
+            continue
+        rows += [_row(expected, calls, None, s, "not_called") for s in range(j, k)]
+        rows.append(_row(expected, calls, i, k, "matched"))
+        j = k + 1
+    rows += [_row(expected, calls, None, s, "not_called") for s in range(j, len(expected))]
+    details = {**_names(expected, calls), "alignment": rows}
+    if outside is not None:
+        return Outcome("failed", "called_outside_expected",
+                       {**details, "first_outside": calls[outside].index})
+    if truncated:
+        return Outcome("missing", "truncated", details)
+    return Outcome("passed", None, details)
+
+
+def _superset(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep], fits: Fits,
+              truncated: bool) -> Outcome:
+    rows: list[dict[str, Any]] = []
+    j = 0
+    for i in range(len(calls)):
+        if j < len(expected) and fits(i, j):
+            rows.append(_row(expected, calls, i, j, "matched"))
+            j += 1
+        else:
+            rows.append(_row(expected, calls, i, None, "other_call"))
+    rows += [_row(expected, calls, None, s, "not_called") for s in range(j, len(expected))]
+    details = {**_names(expected, calls), "alignment": rows}
+    if j == len(expected):
+        return Outcome("passed", None, details)  # later calls cannot undo it
+    not_called = [e.given for e in expected[j:]]
+    if truncated:
+        return Outcome("missing", "truncated", {**details, "not_yet_called": not_called})
+    return Outcome("failed", "expected_not_called", {**details, "not_called": not_called})
+
+
+_MODES: dict[str, Callable[[Sequence[ExpectedCall], Sequence[AgentStep], Fits, bool],
+                           Outcome]] = {
+    "exact": _exact, "unordered": _unordered, "subset": _subset, "superset": _superset,
+}
