@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from oloproof.errors import ConfigError, OloproofError, RecordingError, StoreError
 
 if TYPE_CHECKING:
-    from oloproof.api import RunResult, load_run, redecide, run
+    from oloproof.api import RunResult, load_run, redecide, run, run_async
     from oloproof.evaluators.custom import evaluator
     from oloproof.recording import (
         AgentCheckpoint,
@@ -37,6 +37,7 @@ _LAZY = {
     "load_run": "oloproof.api",
     "redecide": "oloproof.api",
     "run": "oloproof.api",
+    "run_async": "oloproof.api",
     "evaluator": "oloproof.evaluators.custom",
     "AgentCheckpoint": "oloproof.recording",
     "AgentConstraintCheck": "oloproof.recording",
@@ -82,5 +83,6 @@ __all__ = [
     "load_run",
     "redecide",
     "run",
+    "run_async",
     "system",
 ]

@@ -7,12 +7,9 @@ run; `redecide()` decides a stored run under another policy without running anyt
 from __future__ import annotations
 
 import asyncio
-import gc
+import contextlib
 import os
-import signal
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +34,7 @@ from oloproof.document import (
     SystemRef,
     TransformValidity,
 )
-from oloproof.errors import ConfigError, RunStopped, StoreError
+from oloproof.errors import ConfigError, RunStopped, StoreError, UsageError
 from oloproof.execution.engine import Progress, RunEngine
 from oloproof.project import LoadedSuite, describe_suite, load_suite
 from oloproof.report.limits import limits_for
@@ -107,63 +104,79 @@ def open_store(suite: LoadedSuite, store: str | Path | None = None) -> Store:
     return Store(Path(store) if store is not None else suite.store_path())
 
 
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM stops a run as Ctrl-C does: what finished is stored."""
-    def handler(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
+def _refuse_running_loop(name: str) -> None:
+    """`run()` owns its event loop: inside a running one (Jupyter, an async test) it cannot."""
     try:
-        previous = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread
-        yield
+        asyncio.get_running_loop()
+    except RuntimeError:
         return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    raise UsageError(
+        f"oloproof.{name}() was called inside a running event loop (a notebook, an async "
+        "test or server); nothing was run or stored. There, use "
+        "`result = await oloproof.run_async(...)`, which takes the same arguments"
+    )
 
 
-@contextmanager
-def _quiet_collector() -> Iterator[None]:
-    """Keep Python's cyclic garbage collector from rescanning the run's long-lived objects.
+class _Run:
+    """One run between registering it in the store and its result (shared by `run` and
+    `run_async`)."""
 
-    A run holds a few hundred thousand long-lived objects (cache keys, tallies); with default
-    thresholds every full collection walks all of them again, which made a 200,000-case run
-    grow faster than linearly (measured: 44 s instead of 29 s). Objects alive at the start are
-    frozen out of collection and young collections run ten times less often; both are undone
-    afterwards.
-    """
-    thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(max(thresholds[0], 10_000), max(thresholds[1], 20), thresholds[2])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
+    def __init__(
+        self, config: str | Path, policy: str | Path | None, *, no_cache: bool,
+        concurrency: int | None, on_progress: Callable[[Progress], None] | None,
+        on_start: Callable[[LoadedSuite, str], None] | None, store: str | Path | None,
+    ) -> None:
+        self.suite = load_suite(Path(config), Path(policy) if policy is not None else None)
+        self.db = open_store(self.suite, store)
+        self.run_id = f"run_{ULID()}"
+        self.progress = Progress(total=self.suite.case_count, on_change=on_progress)
+        self.no_cache = no_cache
+        self.concurrency = concurrency
+        self.on_start = on_start
 
+    def stopped(self) -> RunStopped:
+        return RunStopped(
+            f"run {self.run_id} stopped after {self.progress.done} of {self.progress.total} "
+            "cases; what finished is stored and the next `oloproof run` reuses it"
+        )
 
-# How long a thread may hold the GIL while another waits for it, during a run.
-RUN_SWITCH_INTERVAL_S = 0.001
-
-
-@contextmanager
-def _prompt_thread_switches() -> Iterator[None]:
-    """Let the store's writer thread have the GIL back soon after SQLite returns.
-
-    The writer thread holds the GIL only between SQLite calls, but each time it wants it back
-    it waits for the event loop's thread to yield it, which by default takes up to 5 ms. At
-    that pace the writer fell behind a busy loop and the run waited on its full queue
-    (measured on a 200,000-case run: the writer took 13.8 s for 3.1 s of work, and the run
-    29.2 s; at 1 ms, 20.6 s). Restored afterwards.
-    """
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(min(previous, RUN_SWITCH_INTERVAL_S))
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(previous)
+    async def execute(self) -> RunResult:
+        """Register, run, decide and store the run. On Ctrl-C or cancellation the run is
+        marked `stopped` and the interruption goes on; on an unexpected error it is marked
+        `failed` (what finished is stored) and the error goes on, with a note naming the run.
+        """
+        suite, db, run_id = self.suite, self.db, self.run_id
+        suite_info = describe_suite(suite)
+        db.begin_run(run_id, suite.config.project, suite.config.system.name,
+                     suite.config.system.version, suite_info,
+                     suite.policy.model_dump(mode="json"))
+        try:
+            if self.on_start is not None:
+                self.on_start(suite, run_id)
+            engine = RunEngine(suite, db, run_id, no_cache=self.no_cache,
+                               concurrency=self.concurrency, progress=self.progress)
+            analysis = Analysis(_plan(suite_info))
+            await engine.run(analysis)
+            validity = transform_validity(suite.transforms, engine.pairs, suite.project_dir,
+                                          suite.policy.confidence_level)
+            document = _decide(db, run_id, RunStatus.COMPLETE, suite_info, suite.policy,
+                               analysis,
+                               [TransformValidity.model_validate(v) for v in validity],
+                               CacheCounts.model_validate(engine.cache.to_json()),
+                               [CaseError.model_validate(e) for e in engine.errors],
+                               suite.warnings)
+            db.finish_run(run_id, "complete", analysis.cases, document.to_json())
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            db.finish_run(run_id, "stopped", self.progress.done, None)
+            raise
+        except Exception as exc:
+            with contextlib.suppress(Exception):  # the store itself may be what broke
+                db.finish_run(run_id, "failed", self.progress.done, None)
+            exc.add_note(f"oloproof: run {run_id} failed after {self.progress.done} of "
+                         f"{self.progress.total} cases and is marked `failed`; what finished "
+                         "is stored")
+            raise
+        return RunResult(document, list(document.warnings))
 
 
 def run(
@@ -181,41 +194,47 @@ def run(
     Raises ConfigError before any system call when the configuration is wrong, and RunStopped
     when interrupted (what finished is stored and reused by the next run). `store` moves the
     store for this run (default: $OLOPROOF_STORE, else `store:` in the suite, else
-    `.oloproof/store.sqlite` beside it).
+    `.oloproof/store.sqlite` beside it). An unexpected error marks the run `failed` and is
+    raised as it is. Inside a running event loop, use `run_async` instead (`run` refuses
+    before it loads or stores anything). The interpreter is left as it was found: no garbage
+    collector, thread switch interval or signal handler is changed.
     """
-    suite = load_suite(Path(config), Path(policy) if policy is not None else None)
-    db = open_store(suite, store)
+    _refuse_running_loop("run")
+    job = _Run(config, policy, no_cache=no_cache, concurrency=concurrency,
+               on_progress=on_progress, on_start=on_start, store=store)
     try:
-        run_id = f"run_{ULID()}"
-        suite_info = describe_suite(suite)
-        db.begin_run(run_id, suite.config.project, suite.config.system.name,
-                     suite.config.system.version, suite_info,
-                     suite.policy.model_dump(mode="json"))
-        if on_start is not None:
-            on_start(suite, run_id)
-        progress = Progress(total=suite.case_count, on_change=on_progress)
-        engine = RunEngine(suite, db, run_id, no_cache=no_cache, concurrency=concurrency,
-                           progress=progress)
-        analysis = Analysis(_plan(suite_info))
-        try:
-            with _sigterm_as_interrupt(), _quiet_collector(), _prompt_thread_switches():
-                asyncio.run(engine.run(analysis))
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            db.finish_run(run_id, "stopped", progress.done, None)
-            raise RunStopped(
-                f"run {run_id} stopped after {progress.done} of {progress.total} cases; what "
-                "finished is stored and the next `oloproof run` reuses it"
-            ) from None
-        validity = transform_validity(suite.transforms, engine.pairs, suite.project_dir,
-                                      suite.policy.confidence_level)
-        document = _decide(db, run_id, RunStatus.COMPLETE, suite_info, suite.policy, analysis,
-                           [TransformValidity.model_validate(v) for v in validity],
-                           CacheCounts.model_validate(engine.cache.to_json()),
-                           [CaseError.model_validate(e) for e in engine.errors], suite.warnings)
-        db.finish_run(run_id, "complete", analysis.cases, document.to_json())
-        return RunResult(document, list(document.warnings))
+        return asyncio.run(job.execute())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        raise job.stopped() from None
     finally:
-        db.close()
+        job.db.close()
+
+
+async def run_async(
+    config: str | Path = "oloproof.yaml",
+    policy: str | Path | None = None,
+    *,
+    no_cache: bool = False,
+    concurrency: int | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    on_start: Callable[[LoadedSuite, str], None] | None = None,
+    store: str | Path | None = None,
+) -> RunResult:
+    """`run`, awaited on the caller's event loop (a notebook, an async test or server).
+
+    Async systems run on that loop, sync systems in threads of their own. Cancelling the
+    awaiting task stops the run: it is marked `stopped`, what finished is stored, and the
+    cancellation goes on. Loading the suite and opening the store happen before the first
+    await, as in `run`.
+    """
+    job = _Run(config, policy, no_cache=no_cache, concurrency=concurrency,
+               on_progress=on_progress, on_start=on_start, store=store)
+    try:
+        return await job.execute()
+    except KeyboardInterrupt:
+        raise job.stopped() from None
+    finally:
+        job.db.close()
 
 
 def _decide(
@@ -416,5 +435,5 @@ def _validity_at(validity: TransformValidity, level: float) -> TransformValidity
 
 __all__ = [
     "ConfigError", "RunDocument", "RunResult", "find_store", "load_run", "redecide", "run",
-    "write_html_report",
+    "run_async", "write_html_report",
 ]

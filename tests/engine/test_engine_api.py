@@ -105,12 +105,152 @@ def test_load_run_without_a_store_is_a_clear_error(project):
         oloproof.load_run("latest")
 
 
-def test_a_run_lets_threads_switch_promptly_and_restores_the_interval_after(project):
-    """The store's writer thread gets the GIL back within 1 ms during a run (api.py)."""
-    before = sys.getswitchinterval()
-    seen: list[float] = []
+HOST_PROGRAM = """
+import gc, json, signal, sys
+import oloproof
 
-    oloproof.run("oloproof.yaml", on_progress=lambda _: seen.append(sys.getswitchinterval()))
+# A host that tuned its own interpreter before calling the library.
+keep = [{"n": i, "xs": [i]} for i in range(50_000)]
+gc.freeze()
+gc.set_threshold(1234, 17, 9)
+sys.setswitchinterval(0.0123)
+def on_term(signum, frame): pass
+def on_int(signum, frame): pass
+signal.signal(signal.SIGTERM, on_term)
+signal.signal(signal.SIGINT, on_int)
 
-    assert len(seen) == 10 and max(seen) <= 0.001
-    assert sys.getswitchinterval() == before
+mine = {id(d) for d in keep} | {id(d["xs"]) for d in keep}
+
+def settings(count=False):
+    # The host's own objects are still frozen: none is back in a collected generation.
+    unfrozen = sum(1 for o in gc.get_objects() if id(o) in mine) if count else 0
+    return {"unfrozen": unfrozen, "thresholds": list(gc.get_threshold()),
+            "enabled": gc.isenabled(), "switch": sys.getswitchinterval(),
+            "sigterm": signal.getsignal(signal.SIGTERM) is on_term,
+            "sigint": signal.getsignal(signal.SIGINT) is on_int}
+
+before = settings(count=True)
+frozen = gc.get_freeze_count()
+during = []
+result = oloproof.run(sys.argv[1], on_progress=lambda _: during.append(settings()))
+print(json.dumps({"before": before, "during": during, "after": settings(count=True),
+                  "frozen": [frozen, gc.get_freeze_count()], "status": result.status}))
+"""
+
+
+def test_a_run_leaves_the_host_interpreter_as_it_found_it(project):
+    """No garbage-collector, switch-interval or signal change, not even during the run."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", HOST_PROGRAM, "oloproof.yaml"],
+                         capture_output=True, text=True, check=True, timeout=120)
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+
+    before = seen["before"]
+    assert before["unfrozen"] == 0 and before["thresholds"] == [1234, 17, 9]
+    assert before["switch"] == 0.0123 and before["sigterm"] and before["sigint"]
+    assert seen["status"] == "complete" and len(seen["during"]) == 10
+    assert all(during == before for during in seen["during"])
+    assert seen["after"] == before
+    frozen_before, frozen_after = seen["frozen"]
+    # (a few frozen objects of the interpreter's own may be freed meanwhile, never unfrozen)
+    assert frozen_before >= 100_000 and frozen_after >= 0.99 * frozen_before
+
+
+def test_run_inside_a_running_event_loop_is_refused_before_anything_is_stored(project):
+    import asyncio
+
+    async def notebook_cell():
+        return oloproof.run("oloproof.yaml")
+
+    with pytest.raises(oloproof.OloproofError, match="run_async"):
+        asyncio.run(notebook_cell())
+
+    assert not project.store.exists(), "nothing was stored: no orphan run"
+    assert project.calls() == []
+
+
+def test_run_async_runs_on_the_callers_event_loop(project):
+    import asyncio
+
+    cases = project.plain_cases(10, sleep=0.05)  # a sync system that blocks: in threads
+    cases[3]["input"]["answer"] = "no"
+    project.write_cases(cases)
+
+    async def async_test():
+        ticks = 0
+
+        async def beside():  # the host's own task keeps running while the run is awaited
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.001)
+                ticks += 1
+
+        other = asyncio.create_task(beside())
+        result = await oloproof.run_async("oloproof.yaml", policy="release.yaml")
+        other.cancel()
+        return result, ticks
+
+    result, ticks = asyncio.run(async_test())
+
+    assert (result.status, result.gate.action) == ("complete", "ALLOW")
+    assert result.metric("answer_correct").passed == 9
+    assert oloproof.load_run("latest").run_id == result.run_id
+    assert len(project.calls()) == 10
+    assert ticks > 0
+
+
+def test_an_async_system_runs_on_the_loop_run_async_is_awaited_on(probe, monkeypatch):
+    import asyncio
+
+    probe.write_cases(probe.plain_cases(8, sleep=0.01))
+    probe.set_system(callable="app:run_async", concurrency=4)
+    monkeypatch.chdir(probe.path)
+
+    async def host():
+        return await oloproof.run_async("oloproof.yaml")
+
+    result = asyncio.run(host())
+    assert result.status == "complete" and len(probe.calls()) == 8
+
+
+def test_cancelling_run_async_marks_the_run_stopped(probe, monkeypatch):
+    import asyncio
+
+    probe.write_cases(probe.plain_cases(40, sleep=0.05))
+    probe.set_system(callable="app:run_async", concurrency=2)
+    monkeypatch.chdir(probe.path)
+
+    async def host():
+        task = asyncio.create_task(oloproof.run_async("oloproof.yaml"))
+        await asyncio.sleep(0.3)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(host())
+
+    stored = oloproof.load_run("latest")
+    assert stored.status == "stopped"
+    assert stored.gate.exit_code == 5
+
+
+def test_an_unexpected_error_during_a_run_marks_it_failed_and_is_raised(project):
+    class HostBug(Exception):
+        pass
+
+    def on_progress(progress):
+        if progress.done == 4:
+            raise HostBug("the progress display broke")
+
+    with pytest.raises(HostBug) as raised:
+        oloproof.run("oloproof.yaml", on_progress=on_progress)
+
+    stored = oloproof.load_run("latest")
+    assert stored.status == "failed"
+    assert (stored.gate.action, stored.gate.exit_code) == ("BLOCK", 5)
+    assert any(stored.run_id in note and "failed" in note
+               for note in getattr(raised.value, "__notes__", []))
+    # what finished is stored: the next run reuses it
+    again = oloproof.run("oloproof.yaml")
+    assert again.to_json()["cache"]["execution"]["hit"] >= 3

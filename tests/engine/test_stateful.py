@@ -219,14 +219,28 @@ def test_a_case_without_state_is_missing_for_every_state_criterion(tmp_path: Pat
 
     result = project.run()
 
-    assert result.to_json()["errors"] == []  # no state is not an error of the case
+    # A snapshot that fails is kept like a failing reset(): listed under what broke, with its
+    # text; the case's output is still judged, its state criteria are missing.
+    errors = result.to_json()["errors"]
+    assert [(e["case"], e["kind"]) for e in errors] == [
+        ("raises", "snapshot_failed"), ("not-json", "snapshot_failed"),
+        ("not-a-dict", "snapshot_failed")]
+    assert "RuntimeError: the sandbox cannot be read" in errors[0]["message"]
+    assert "not JSON serializable" in errors[1]["message"]
+    assert "returned list, not a dict" in errors[2]["message"]
     verdicts = project.verdicts(result.run_id)
     assert verdicts["fine"]["state_matches"] == ("passed", None)
     assert verdicts["fine"]["untouched"] == ("passed", None)
     for case in ("raises", "not-json", "not-a-dict"):
         assert verdicts[case]["answer_correct"] == ("passed", None)
-        assert verdicts[case]["state_matches"] == ("missing", "no_state")
-        assert verdicts[case]["untouched"] == ("missing", "no_state")
+        assert verdicts[case]["state_matches"] == ("missing", "snapshot_failed")
+        assert verdicts[case]["untouched"] == ("missing", "snapshot_failed")
+    view = project.view(result.run_id, "raises")
+    assert view["output"] == {"answer": "ok"} and view["end_state"] is None
+    assert view["errors"][0]["kind"] == "snapshot_failed"
+    assert "Traceback" in view["errors"][0]["traceback"]
+    state = next(c for c in view["criteria"] if c["criterion"] == "state_matches")
+    assert "the sandbox cannot be read" in state["details"]["error"]
     # a case without initial_state resets to {}; `other` was absent and stays absent
     assert verdicts["no-initial"]["state_matches"] == ("passed", None)
     assert verdicts["no-initial"]["untouched"] == ("passed", None)
@@ -238,6 +252,11 @@ def test_a_case_without_state_is_missing_for_every_state_criterion(tmp_path: Pat
 
     # the stored end state reads back exactly
     assert project.view(result.run_id, "fine")["end_state"] == {"other": 1, "done": True}
+
+    # an execution whose snapshot failed is never reused: the next run calls those again
+    again = project.run()
+    assert again.to_json()["cache"]["execution"] == {"hit": 2, "miss": 3}
+    assert metric(again, "state_matches")["missing"] == 3
 
 
 # ---- refusals before any call (acceptance 6) ---------------------------------------------------

@@ -1,5 +1,8 @@
-"""How sync systems are called: in the loop's thread while they are fast and CPU-bound, in
-worker threads as soon as a call waits (I/O) or when a timeout must be enforceable."""
+"""How sync systems are called: on worker threads, `concurrency` at once, from the first case.
+
+Real agents block on network calls, so a sync system never runs in the event loop's thread:
+each of `concurrency` lanes runs whole units (call, replays, judging) in a thread of its own.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,6 @@ import json
 from pathlib import Path
 
 import oloproof
-from oloproof.execution.calls import INLINE_WARM_UP, INLINE_WINDOW
 
 APP = '''
 import threading, time
@@ -48,23 +50,32 @@ def outputs(config: Path) -> list[dict]:
     return [json.loads(r[0]) for r in rows]
 
 
-def test_a_fast_cpu_bound_system_is_called_in_the_loops_thread(tmp_path: Path) -> None:
+def _in_flight_at(spans: list[tuple[float, float]], moment: float) -> int:
+    return sum(1 for start, end in spans if start <= moment < end)
+
+
+def test_a_blocking_sync_system_runs_concurrency_calls_at_once_from_the_first_case(
+    tmp_path: Path,
+) -> None:
+    config = project(tmp_path / "io", sleep=0.2)
+
+    assert oloproof.run(config).gate.exit_code == 0
+
+    rows = outputs(config)
+    assert len(rows) == 24
+    assert {o["thread"] for o in rows} == {"oloproof-case"}
+    spans = sorted((o["start"], o["end"]) for o in rows)
+    # The first eight calls all began before the first of them returned: no warm-up spent
+    # one after another in the loop's thread.
+    first_end = min(end for _, end in spans)
+    assert sum(1 for start, _ in spans if start < first_end) == 8
+    assert max(_in_flight_at(spans, start) for start, _ in spans) == 8
+
+
+def test_a_fast_cpu_bound_system_also_runs_on_worker_threads(tmp_path: Path) -> None:
     config = project(tmp_path / "cpu", sleep=0)
     assert oloproof.run(config).gate.exit_code == 0
-    threads = {o["thread"] for o in outputs(config)}
-    assert threads == {"MainThread"}
-
-
-def test_a_system_that_waits_moves_to_worker_threads_and_overlaps(tmp_path: Path) -> None:
-    config = project(tmp_path / "io", sleep=0.02, cases=60)
-    oloproof.run(config)
-    rows = outputs(config)
-    on_workers = [o for o in rows if o["thread"] == "oloproof-case"]
-    # at most the warm-up calls and the first window of eight ran inline
-    assert len(on_workers) >= len(rows) - (INLINE_WARM_UP + INLINE_WINDOW)
-    spans = sorted((o["start"], o["end"]) for o in on_workers)
-    overlapping = max(sum(1 for s, e in spans if s <= start < e) for start, _ in spans)
-    assert overlapping >= 4  # several calls in flight at once
+    assert {o["thread"] for o in outputs(config)} == {"oloproof-case"}
 
 
 def test_with_a_timeout_every_call_runs_on_a_worker_thread(tmp_path: Path) -> None:

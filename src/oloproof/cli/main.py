@@ -224,6 +224,7 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
             return api.run(config, policy, no_cache=no_cache, concurrency=concurrency,
                            on_progress=live.update, store=store)
 
+    _sigterm_stops_the_run()
     try:
         result = go()
     except RunStopped as stop:
@@ -239,6 +240,17 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
                        "differing")
 
     _print_then_exit(show, result.gate.exit_code)
+
+
+def _sigterm_stops_the_run() -> None:
+    """In the command's own process, SIGTERM stops a run as Ctrl-C does (what finished is
+    stored, exit 5). The library never installs a handler: that is its host's business."""
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 # ---- runs, gate, inspect -------------------------------------------------------------------

@@ -101,6 +101,8 @@ def judge_case(evaluator: Evaluator, evidence: Evidence) -> Judgment:
     if TRAJECTORY_KIND in reads and TRAJECTORY_KIND not in evidence.artifacts:
         return missing("no_trajectory")
     if STATE_KIND in reads and evidence.state is None:
+        if evidence.state_error is not None:
+            return missing("snapshot_failed", error=evidence.state_error)
         return missing("no_state")
     try:
         return evaluator.judge(evidence)

@@ -27,6 +27,7 @@ class Evidence:
     source: Evidence | None = None
     replays: dict[str, Any] = field(default_factory=dict)
     facts: dict[str, Any] | None = None  # trajectory facts, computed once by the engine
+    state_error: str | None = None  # why a Stateful system's end state is missing (snapshot)
     _trajectory: AgentTrajectory | None = None
 
     @property

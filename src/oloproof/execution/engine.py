@@ -1,40 +1,51 @@
-"""One run, end to end: cache lookup → execute → judge → tally → store (ARCHITECTURE flow).
+"""The coordinator of one run: cache lookups → jobs for workers → results → store and tallies.
 
-Cases stream through in chunks. For each chunk the caches are asked once (one query per table,
-not one per case); a case whose execution and judgments are all cached is tallied straight from
-the stored facts and verdicts without reading its output. The rest run as tasks, a bounded
-number at a time, each unit being a source case with its metamorphic copies (they are judged
-together). Finished work is written in batches, at least once a second.
+Units (a source case with its metamorphic copies) stream through in chunks. For each chunk the
+caches are asked once (one query per table, not one per case). A unit whose executions and
+judgments are all cached is tallied straight from the stored facts and verdicts, without
+reading its output; a unit that needs no system call (its executions and replays are cached,
+only some judgments are not) is judged here; the rest become `UnitJob`s, handed in batches to
+the transport, which runs them whole on a worker and returns `UnitResult`s in bulk. Results
+are written through the store's batched background writer, at least once a second.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from oloproof.analysis.facts import slice_group, trajectory_facts
+from oloproof.analysis.facts import slice_group
 from oloproof.analysis.metrics import Analysis
 from oloproof.analysis.outcome import CaseOutcome
-from oloproof.digest import canonical_json, combine, digest, sha256_text
-from oloproof.evaluators.base import judge_case
-from oloproof.evaluators.evidence import Evidence
+from oloproof.digest import combine, digest
 from oloproof.evaluators.faults import FaultRecovery
-from oloproof.execution.calls import CallResult, SystemCaller
+from oloproof.execution.lanes import local_transport
 from oloproof.execution.plan import SuiteToRun
-from oloproof.execution.replays import fault_replay
-from oloproof.recording.protocols import STATE_KIND
-from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
+from oloproof.execution.procedure import run_without_system
+from oloproof.execution.units import (
+    CachedExecution,
+    CaseError,
+    CaseJob,
+    CaseResult,
+    Execution,
+    ReplayJob,
+    UnitJob,
+    UnitResult,
+)
+from oloproof.execution.worker import Worker
 from oloproof.store.store import JUDGMENT_CASE_KEY, Store
 from oloproof.suite.cases import Case
 
 CHUNK = 512
 FLUSH_SECONDS = 1.0
 FLUSH_ROWS = 20_000
+# An execution kept for `inspect` but never reused (its snapshot failed) is stored under its
+# cache key with this prefix, which no cache lookup asks for.
+UNCACHED_PREFIX = "uncached:"
 
 
 @dataclass
@@ -78,6 +89,8 @@ class _Slot:
     exec_key: str
     cached: tuple[Any, float | None] | None = None  # (facts, latency_ms) if executed before
     judgment_keys: list[str] = field(default_factory=list)
+    hits: dict[int, tuple[str, str | None]] = field(default_factory=dict)  # cached verdicts
+    judge: tuple[int, ...] = ()  # the evaluators its job judges (those not in `hits`)
 
 
 def _batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
@@ -99,7 +112,7 @@ class RunEngine:
         self.no_cache = no_cache
         system = suite.config.system
         self.concurrency = concurrency or system.concurrency
-        self.caller = SystemCaller(suite.target, self.concurrency, system.timeout_s)
+        self.worker = Worker(suite.target, suite.evaluators, system.timeout_s)
         self.evaluators = suite.evaluators
         self.slices = list(suite.config.slices)
         self.progress = progress or Progress(total=suite.case_count)
@@ -110,11 +123,14 @@ class RunEngine:
         self._system_key = suite.system_key
         self._evaluator_keys = [e.cache_key for e in suite.evaluators]
         self._last_flush = time.monotonic()
-        self._state_hashes: dict[int, str] = {}
         self._next_seq = 0
+        self._next_unit = 0
+        self._in_flight: dict[int, list[_Slot]] = {}
         # transform -> derived case id -> pair digest (validity labels are matched on these)
         self.pairs: dict[str, dict[str, str]] = {t.name: {} for t, _ in suite.transforms}
-        self.fault_evaluators = [e for e in suite.evaluators if isinstance(e, FaultRecovery)]
+        self._faults = [(i, e, digest(e.plan())) for i, e in enumerate(suite.evaluators)
+                        if isinstance(e, FaultRecovery)]
+        self._judge_all = tuple(range(len(suite.evaluators)))
         self.replays_run = 0
 
     # ---- the run ---------------------------------------------------------------------------
@@ -123,23 +139,23 @@ class RunEngine:
         """Execute and judge every case; tallies go to `analysis`. Cancellation-safe."""
         self.analysis = analysis
         self.store.start_writer()  # commits happen beside the event loop, not in it
-        window = asyncio.Semaphore(max(4 * self.concurrency, 32))
-        tasks: set[asyncio.Task[None]] = set()
+        transport = local_transport(self.worker, self.concurrency)
         flusher = asyncio.create_task(self._flush_every_second())
         try:
             for chunk in _batched(self.suite.iter_units(), CHUNK):
-                await self._run_chunk(chunk, window, tasks)
+                jobs = self._plan_chunk(chunk)
+                if jobs:
+                    transport.submit(jobs)
+                # Keep about one chunk queued beyond the one being planned: workers never run
+                # dry, and memory stays bounded by two chunks.
+                while len(self._in_flight) > CHUNK:
+                    self._take_all(await transport.results())
                 self._maybe_flush()
-            if tasks:
-                await asyncio.gather(*tasks)
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+            while self._in_flight:
+                self._take_all(await transport.results())
         finally:
             flusher.cancel()
-            self.caller.close()
+            await transport.close()
             self.store.flush(wait=True)
 
     async def _flush_every_second(self) -> None:
@@ -154,6 +170,8 @@ class RunEngine:
         ):
             self.store.flush()
             self._last_flush = now
+
+    # ---- keys --------------------------------------------------------------------------------
 
     def _judgment_keys(self, slot: _Slot, source_key: str) -> list[str]:
         """The judgment cache key of each evaluator on this case (SPEC §4.2).
@@ -174,9 +192,13 @@ class RunEngine:
         transform = self.transform_digests.get(case.transform or "", "")
         return combine(self._system_key, case.exec_digest, transform)
 
-    async def _run_chunk(
-        self, units: list[list[Case]], window: asyncio.Semaphore, tasks: set[asyncio.Task[None]]
-    ) -> None:
+    def _replay_key(self, case: Case, plan_digest: str) -> str:
+        return combine(self._system_key, case.digest, plan_digest)
+
+    # ---- planning a chunk --------------------------------------------------------------------
+
+    def _plan_chunk(self, units: list[list[Case]]) -> list[UnitJob]:
+        """Ask the caches for a chunk; tally or judge what needs no system; return the jobs."""
         planned: list[list[_Slot]] = []
         for unit in units:
             slots = []
@@ -198,200 +220,163 @@ class RunEngine:
                     slot.judgment_keys = self._judgment_keys(slot, source_key)
                     wanted.extend(slot.judgment_keys)
         verdicts = self.store.lookup_judgments(wanted) if wanted else {}
-        need_payload: list[str] = []
         work: list[list[_Slot]] = []
         for slots in planned:
-            if all(s.cached is not None and all(k in verdicts for k in s.judgment_keys)
-                   for s in slots):
+            for slot in slots:
+                slot.hits = {i: verdicts[k] for i, k in enumerate(slot.judgment_keys)
+                             if k in verdicts}
+            if all(s.cached is not None and len(s.hits) == len(self.evaluators) for s in slots):
                 for slot in slots:
-                    self._tally_cached(slot, verdicts)
+                    self._tally_cached(slot)
             else:
                 work.append(slots)
-                need_payload.extend(s.exec_key for s in slots if s.cached is not None)
-        payloads = self.store.load_executions(need_payload) if need_payload else {}
-        for slots in work:
-            await window.acquire()
-            task = asyncio.create_task(self._run_unit(slots, payloads, verdicts))
-            tasks.add(task)
-
-            def finished(done: asyncio.Task[None]) -> None:
-                tasks.discard(done)
-                window.release()
-
-            task.add_done_callback(finished)
-
-    # ---- a unit: a source case and its copies ---------------------------------------------
-
-    async def _run_unit(
-        self, slots: list[_Slot], payloads: dict[str, dict[str, Any]],
-        verdicts: dict[str, tuple[str, str | None]],
-    ) -> None:
-        try:
-            if len(slots) == 1:  # most units: no metamorphic copies, no gather task needed
-                evidence = [await self._evidence(slots[0], payloads)]
+        if not work:
+            return []
+        payloads = self.store.load_executions(
+            [s.exec_key for slots in work for s in slots if s.cached is not None])
+        case_jobs = [[self._case_job(s, payloads) for s in slots] for slots in work]
+        wanted_replays = [self._replays_wanted(slots[0]) for slots in work]
+        keys = [key for each in wanted_replays for _, key, _ in each]
+        stored = {} if self.no_cache or not keys else self.store.lookup_replays(keys)
+        jobs: list[UnitJob] = []
+        for slots, cases, replays in zip(work, case_jobs, wanted_replays, strict=True):
+            job = UnitJob(self._next_unit, cases,
+                          [ReplayJob(i, key, plan, stored.get(key)) for i, key, plan in replays])
+            self._next_unit += 1
+            if job.needs_system:
+                self._in_flight[job.unit] = slots
+                jobs.append(job)
             else:
-                evidence = list(await asyncio.gather(
-                    *(self._evidence(s, payloads) for s in slots)))
-            source = evidence[0]
-            for item in evidence[1:]:
-                item.source = source
-            if self.fault_evaluators:
-                await self._replays(slots[0], source, verdicts)
-            for slot, item in zip(slots, evidence, strict=True):
-                self._judge_and_tally(slot, item, verdicts, source_key=slots[0].exec_key)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # an engine bug must not stop the run: the unit errors
-            text = "".join(traceback.format_exception(exc))
-            for slot in slots:
-                self._tally_errored(slot, "engine_error", f"{type(exc).__name__}: {exc}", text)
+                self._take(run_without_system(job, self.evaluators), slots)
+        return jobs
 
-    async def _evidence(self, slot: _Slot, payloads: dict[str, dict[str, Any]]) -> Evidence:
+    def _case_job(self, slot: _Slot, payloads: dict[str, dict[str, Any]]) -> CaseJob:
+        row = payloads.get(slot.exec_key) if slot.cached is not None else None
+        if row is None:
+            slot.cached, slot.hits = None, {}  # not readable after all: run it again
+            slot.judge = self._judge_all
+            return CaseJob(slot.case, slot.judge)
+        slot.judge = tuple(i for i in self._judge_all if i not in slot.hits)
+        return CaseJob(slot.case, slot.judge, CachedExecution(
+            row["output"], row["artifacts"], row["facts"], row["latency_ms"]))
+
+    def _replays_wanted(self, source: _Slot) -> list[tuple[int, str, dict[str, Any]]]:
+        """The fault replays this source case still needs (judged before: none)."""
+        return [(i, self._replay_key(source.case, plan_digest), evaluator.plan())
+                for i, evaluator, plan_digest in self._faults if i not in source.hits]
+
+    # ---- taking results ----------------------------------------------------------------------
+
+    def _take_all(self, results: list[UnitResult]) -> None:
+        for result in results:
+            self._take(result, self._in_flight.pop(result.unit))
+        self._maybe_flush()
+
+    def _take(self, result: UnitResult, slots: list[_Slot]) -> None:
+        """Store and tally one unit's result."""
+        if result.failure is not None:
+            for slot in slots:
+                self._tally_errored(slot, result.failure)
+            return
+        for key, record in result.replays:
+            self.replays_run += 1
+            self.store.add_replay(key, record)
+        source_key = slots[0].exec_key
+        for slot, case_result in zip(slots, result.cases, strict=True):
+            self._take_case(slot, case_result, source_key)
+
+    def _take_case(self, slot: _Slot, result: CaseResult, source_key: str) -> None:
         case = slot.case
         self.store.add_case(case)
-        row = payloads.get(slot.exec_key) if slot.cached is not None else None
-        if row is not None:
+        execution = result.execution
+        exec_key = slot.exec_key
+        errored = False
+        if execution is None:
             self.cache.execution_hit += 1
-            return Evidence(case, row["output"], row["artifacts"], latency_ms=row["latency_ms"],
-                            initial_state=case.initial_state, facts=row["facts"])
-        self.cache.execution_miss += 1
-        result = await self.caller.call(case)
-        return self._keep_execution(slot, result)
-
-    def _keep_execution(self, slot: _Slot, result: CallResult) -> Evidence:
-        case = slot.case
-        if result.error is not None:
-            self._record_error(case, result.error.kind, result.error.message,
-                               result.error.traceback)
-            return Evidence(case, None, {}, errored=f"{result.error.kind}: {result.error.message}",
-                            latency_ms=result.latency_ms, initial_state=case.initial_state)
-        assert result.output is not None
-        refs: dict[str, str] = {}
-        trajectory = result.trajectory
-        facts = trajectory_facts(trajectory) if trajectory is not None else None
-        for kind, payload in result.artifacts.items():
-            if kind == STATE_KIND:
-                refs[kind] = self._store_end_state(case, result)
-            elif kind == TRAJECTORY_KIND and isinstance(payload, AgentTrajectory):
-                # pydantic's own serialiser: deterministic for a given model and much faster
-                # than sorting keys in Python (equal trajectories built in another key order
-                # are stored twice, which costs space, never correctness).
-                text = payload.model_dump_json()
-                refs[kind] = sha256_text(text)
-                self.store.add_artifact_text(refs[kind], kind, None, text)
+            assert slot.cached is not None
+            facts, latency = slot.cached
+        else:
+            self.cache.execution_miss += 1
+            facts, latency = execution.facts, execution.latency_ms
+            if execution.error is not None:
+                errored = True
+                self._record_error(case, execution.error)
             else:
-                refs[kind] = self._store_artifact(kind, payload)
-        self.store.add_execution(slot.exec_key, case.digest, result.output, refs, facts,
-                                 result.latency_ms)
-        return Evidence(case, result.output, result.artifacts, latency_ms=result.latency_ms,
-                        initial_state=case.initial_state, facts=facts, _trajectory=trajectory)
-
-    async def _replays(
-        self, slot: _Slot, evidence: Evidence, verdicts: dict[str, tuple[str, str | None]]
-    ) -> None:
-        """Fault replays this source case still needs (cached by system version and case)."""
-        if evidence.errored is not None or evidence.trajectory is None:
-            return
-        wanted: list[tuple[Any, str]] = []
-        keys = dict(zip(self.evaluators, self._judgment_keys(slot, slot.exec_key), strict=True))
-        for evaluator in self.fault_evaluators:
-            if slot.cached is not None and keys[evaluator] in verdicts:
-                continue  # judged before: no replay needed
-            plan = evaluator.plan()
-            wanted.append((evaluator, combine(self.suite.system_key, slot.case.digest,
-                                              digest(plan))))
-        if not wanted:
-            return
-        stored = {} if self.no_cache else self.store.lookup_replays([k for _, k in wanted])
-        for evaluator, key in wanted:
-            record = stored.get(key)
-            if record is None:
-                record = await fault_replay(self.caller, slot.case, evidence.trajectory,
-                                            evaluator.plan())
-                self.replays_run += 1
-                self.store.add_replay(key, record)
-            evidence.replays[evaluator.criterion] = record | {"key": key}
-
-    def _store_artifact(self, kind: str, payload: Any) -> str:
-        text = canonical_json(payload)
-        content_hash = sha256_text(text)
-        self.store.add_artifact_text(content_hash, kind, None, text)
-        return content_hash
-
-    def _store_end_state(self, case: Case, result: CallResult) -> str:
-        """The end state as a diff against the content-addressed initial state."""
-        initial = case.initial_state or {}
-        base = self._state_hashes.get(id(initial))
-        if base is None:
-            base = case.state_ref or digest(initial)
-            self.store.add_artifact_text(base, "initial_state", None,
-                                         None if case.state_ref else canonical_json(initial),
-                                         lazy_payload=initial)
-            if case.state_ref is not None:  # shared by reference: hashed once per run
-                self._state_hashes[id(initial)] = base
-        patch = result.state_patch or "{}"
-        content_hash = combine(base, sha256_text(patch))
-        self.store.add_artifact_text(content_hash, STATE_KIND, base, patch)
-        return content_hash
-
-    def _record_error(self, case: Case, kind: str, message: str, text: str | None) -> None:
-        self.errors.append({"case": case.id, "kind": kind, "message": message})
-        self.store.add_error(self.run_id, case.id, kind, message, text)
-
-    # ---- judging ------------------------------------------------------------------------------
-
-    def _judge_and_tally(
-        self, slot: _Slot, evidence: Evidence, verdicts: dict[str, tuple[str, str | None]],
-        source_key: str,
-    ) -> None:
-        case = slot.case
-        errored = evidence.errored is not None
-        all_keys = [None] * len(self.evaluators) if errored \
-            else slot.judgment_keys or self._judgment_keys(slot, source_key)
+                exec_key = self._keep_execution(slot, execution)
+        judged = dict(zip(slot.judge, result.judgments, strict=True))
+        keys = None if errored else slot.judgment_keys or self._judgment_keys(slot, source_key)
         codes: list[str] = []
         reasons: list[str | None] = []
-        for evaluator, key in zip(self.evaluators, all_keys, strict=True):
-            hit = verdicts.get(key) if key is not None and slot.cached is not None else None
+        for i in self._judge_all:
+            hit = slot.hits.get(i)
             if hit is not None:
                 self.cache.judgment_hit += 1
-                verdict, reason = hit
-                codes.append(verdict)
-                reasons.append(reason)
-            else:
-                self.cache.judgment_miss += 1
-                judgment = judge_case(evaluator, evidence)
-                codes.append(judgment.code)
-                reasons.append(judgment.reason)
-                if key is not None:
-                    self.store.add_judgment(key, judgment.code, judgment.reason,
-                                            judgment.details)
-        facts = None if errored else evidence.facts
-        case_key = None if errored else str(all_keys[0])[:JUDGMENT_CASE_KEY]
-        self._tally(case, slot, "".join(codes), reasons, case_key, facts, evidence.latency_ms,
-                    error=evidence.errored.split(":", 1)[0] if evidence.errored else None,
-                    cached=False)
+                codes.append(hit[0])
+                reasons.append(hit[1])
+                continue
+            self.cache.judgment_miss += 1
+            judgment = judged[i]
+            codes.append(judgment.code)
+            reasons.append(judgment.reason)
+            if keys is not None:
+                self.store.add_judgment(keys[i], judgment.code, judgment.reason,
+                                        judgment.details)
+        error_kind = None
+        if errored:
+            assert execution is not None and execution.error is not None
+            error_kind = execution.error.kind
+        self._tally(case, slot, "".join(codes), reasons,
+                    None if keys is None else keys[0][:JUDGMENT_CASE_KEY],
+                    None if errored else facts, latency, error=error_kind,
+                    cached=False, exec_key=exec_key,
+                    noted=execution is not None and execution.snapshot_error is not None)
 
-    def _tally_cached(self, slot: _Slot, verdicts: dict[str, tuple[str, str | None]]) -> None:
+    def _keep_execution(self, slot: _Slot, execution: Execution) -> str:
+        """Write a fresh execution and its artifacts; the key it is stored under."""
+        case = slot.case
+        for text in execution.texts:
+            if text.text is None:  # a `$ref` initial state: serialised once per run, here
+                self.store.add_artifact_text(text.hash, text.kind, text.base, None,
+                                             lazy_payload=case.initial_state or {})
+            else:
+                self.store.add_artifact_text(text.hash, text.kind, text.base, text.text)
+        key = slot.exec_key
+        if execution.snapshot_error is not None:
+            self._record_error(case, execution.snapshot_error)
+            key = UNCACHED_PREFIX + key
+        assert execution.output is not None
+        self.store.add_execution(key, case.digest, execution.output, execution.artifacts,
+                                 execution.facts, execution.latency_ms)
+        return key
+
+    def _record_error(self, case: Case, error: CaseError) -> None:
+        self.errors.append({"case": case.id, "kind": error.kind, "message": error.message})
+        self.store.add_error(self.run_id, case.id, error.kind, error.message, error.traceback)
+
+    # ---- tallying ----------------------------------------------------------------------------
+
+    def _tally_cached(self, slot: _Slot) -> None:
         assert slot.cached is not None
         facts, latency = slot.cached
         self.cache.execution_hit += 1
         self.cache.judgment_hit += len(slot.judgment_keys)
-        codes = "".join(verdicts[k][0] for k in slot.judgment_keys)
-        reasons = [verdicts[k][1] for k in slot.judgment_keys]
+        codes = "".join(slot.hits[i][0] for i in self._judge_all)
+        reasons = [slot.hits[i][1] for i in self._judge_all]
         self._tally(slot.case, slot, codes, reasons, slot.judgment_keys[0][:JUDGMENT_CASE_KEY]
                     if slot.judgment_keys else None, facts, latency,
-                    error=None, cached=True)
+                    error=None, cached=True, exec_key=slot.exec_key)
 
-    def _tally_errored(self, slot: _Slot, kind: str, message: str, text: str) -> None:
-        self._record_error(slot.case, kind, message, text)
+    def _tally_errored(self, slot: _Slot, error: CaseError) -> None:
+        self.store.add_case(slot.case)
+        self._record_error(slot.case, error)
         n = len(self.evaluators)
         self._tally(slot.case, slot, "M" * n, ["case_errored"] * n, None, None, None,
-                    error=kind, cached=False)
+                    error=error.kind, cached=False, exec_key=slot.exec_key)
 
     def _tally(
         self, case: Case, slot: _Slot, codes: str, reasons: list[str | None],
         case_key: str | None, facts: dict[str, Any] | None, latency: float | None,
-        *, error: str | None, cached: bool,
+        *, error: str | None, cached: bool, exec_key: str, noted: bool = False,
     ) -> None:
         groups = [slice_group(spec, facts, case.metadata) for spec in self.slices]
         outcome = CaseOutcome(
@@ -401,9 +386,9 @@ class RunEngine:
         )
         assert self.analysis is not None
         self.analysis.add(outcome)
-        self.store.add_run_case(self.run_id, slot.seq, case.id, case.digest, slot.exec_key,
+        self.store.add_run_case(self.run_id, slot.seq, case.id, case.digest, exec_key,
                                 outcome.to_json())
-        self.progress.case_done(error is not None, cached)
+        self.progress.case_done(error is not None or noted, cached)
 
 
 __all__ = ["CacheCounts", "Progress", "RunEngine"]

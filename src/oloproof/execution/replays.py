@@ -3,13 +3,19 @@
 The runner never interprets a trajectory beyond what a replay needs: finding the faulted call,
 choosing the checkpoint, comparing the control replay with the recording, and joining the
 continuation to the recorded steps before the checkpoint.
+
+`fault_replay` is a generator: it yields each replay it needs (a `ReplayRequest`) and is sent
+back the `ReplayResult`, so a sync worker (in a thread) and an async worker (on the loop) run
+the same procedure, each calling the system its own way.
 """
 
 from __future__ import annotations
 
+from collections.abc import Generator
+from dataclasses import dataclass
 from typing import Any
 
-from oloproof.execution.calls import SystemCaller
+from oloproof.execution.calls import ReplayResult
 from oloproof.recording.protocols import FAULT_RESULTS, ReplayChange
 from oloproof.recording.trajectory import (
     AgentCheckpoint,
@@ -20,6 +26,16 @@ from oloproof.recording.trajectory import (
 )
 from oloproof.state.diff import diff
 from oloproof.suite.cases import Case
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayRequest:
+    """One replay to run around the sandbox: reset, `replay(...)`, snapshot."""
+
+    case: Case
+    recorded: AgentTrajectory
+    checkpoint: AgentCheckpoint
+    change: ReplayChange
 
 
 def choose_checkpoint(trajectory: AgentTrajectory, call_index: int) -> AgentCheckpoint | None:
@@ -37,28 +53,59 @@ def _comparable(step: AgentStep) -> tuple[Any, ...]:
     return (step.kind, step.tool_name, step.arguments, step.result)
 
 
-def join(recorded: AgentTrajectory, at: int, continuation: AgentTrajectory) -> AgentTrajectory:
+def continuation(recorded: AgentTrajectory, at: int, result: ReplayResult
+                 ) -> tuple[AgentTrajectory | None, str | None]:
+    """What the replay did after the checkpoint at step `at`, numbered from 1.
+
+    A trajectory recorded with the replay's step recorder is numbered as the recording: its
+    steps up to the checkpoint must retrace the recording (else the replay cannot be trusted,
+    and the message says where it departs), and the rest is the continuation.
+    """
+    replayed = result.trajectory
+    assert replayed is not None
+    if not result.whole:
+        return replayed, None
+    head = [_comparable(s) for s in replayed.steps if s.index <= at]
+    expected = [_comparable(s) for s in recorded.steps if s.index <= at]
+    if head != expected:
+        first = next((i for i, (a, b) in enumerate(zip(expected, head, strict=False)) if a != b),
+                     min(len(expected), len(head)))
+        return None, (f"the replay departs from the recording at step {first + 1}, before the "
+                      f"checkpoint at step {at}")
+    return AgentTrajectory(
+        steps=tuple(s.model_copy(update={"index": s.index - at})
+                    for s in replayed.steps if s.index > at),
+        terminal_status=replayed.terminal_status,
+        truncated=replayed.truncated,
+        step_limit=replayed.step_limit,
+        constraints=tuple(
+            c if c.step_index is None else c.model_copy(update={"step_index": c.step_index - at})
+            for c in replayed.constraints if c.step_index is None or c.step_index > at),
+    ), None
+
+
+def join(recorded: AgentTrajectory, at: int, tail_part: AgentTrajectory) -> AgentTrajectory:
     """Recorded steps up to the checkpoint, then the continuation renumbered after them."""
     head = [s for s in recorded.steps if s.index <= at]
-    tail = [s.model_copy(update={"index": s.index + at}) for s in continuation.steps]
+    tail = [s.model_copy(update={"index": s.index + at}) for s in tail_part.steps]
     constraints = [c for c in recorded.constraints
                    if c.step_index is not None and c.step_index <= at]
     constraints += [
         AgentConstraintCheck(name=c.name, passed=c.passed,
                              step_index=None if c.step_index is None else c.step_index + at)
-        for c in continuation.constraints
+        for c in tail_part.constraints
     ]
     return AgentTrajectory(
-        steps=tuple(head + tail), terminal_status=continuation.terminal_status,
-        truncated=continuation.truncated, step_limit=continuation.step_limit,
+        steps=tuple(head + tail), terminal_status=tail_part.terminal_status,
+        truncated=tail_part.truncated, step_limit=tail_part.step_limit,
         constraints=tuple(constraints), checkpoints=(),
     )
 
 
-async def fault_replay(
-    caller: SystemCaller, case: Case, recorded: AgentTrajectory, plan: dict[str, Any]
-) -> dict[str, Any]:
-    """Run the control and the fault replay of one case; the record the store keeps."""
+def fault_replay(
+    case: Case, recorded: AgentTrajectory, plan: dict[str, Any]
+) -> Generator[ReplayRequest, ReplayResult, dict[str, Any]]:
+    """Run the control and the fault replay of one case; returns the record the store keeps."""
     tool, fault, occurrence = plan["tool"], plan["fault"], plan["occurrence"]
     call_index = recorded.call_index(tool, occurrence)
     if call_index is None:
@@ -69,12 +116,15 @@ async def fault_replay(
     at = checkpoint.step_index or 0
     record: dict[str, Any] = {"checkpoint": checkpoint.model_dump(mode="json"),
                               "call_index": call_index, "plan": plan}
-    control = await caller.replay(case, recorded, checkpoint, ReplayChange(kind="none"))
+    control = yield ReplayRequest(case, recorded, checkpoint, ReplayChange(kind="none"))
     if control.trajectory is None:
         return record | {"status": "replay_failed", "message": control.error}
-    record["control"] = control.trajectory.model_dump(mode="json")
+    after, departed = continuation(recorded, at, control)
+    if after is None:
+        return record | {"status": "control_replay_diverged", "message": departed}
+    record["control"] = after.model_dump(mode="json")
     expected = [_comparable(s) for s in recorded.steps if s.index > at]
-    got = [_comparable(s) for s in control.trajectory.steps]
+    got = [_comparable(s) for s in after.steps]
     if got != expected:
         first = next((i for i, (a, b) in enumerate(zip(expected, got, strict=False)) if a != b),
                      min(len(expected), len(got)))
@@ -84,10 +134,13 @@ async def fault_replay(
         }
     change = ReplayChange(kind="inject_fault", step_index=call_index, tool_name=tool,
                           fault=fault, fault_result=FAULT_RESULTS[fault])
-    faulted = await caller.replay(case, recorded, checkpoint, change)
+    faulted = yield ReplayRequest(case, recorded, checkpoint, change)
     if faulted.trajectory is None:
         return record | {"status": "replay_failed", "message": faulted.error}
-    joined = join(recorded, at, faulted.trajectory)
+    after, departed = continuation(recorded, at, faulted)
+    if after is None:
+        return record | {"status": "replay_failed", "message": departed}
+    joined = join(recorded, at, after)
     problems = trajectory_problems(joined.steps)
     if problems:
         return record | {"status": "invalid_replay", "message": "; ".join(problems)}

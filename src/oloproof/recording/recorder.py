@@ -12,7 +12,13 @@ import re
 from typing import Any
 
 from oloproof.errors import RecordingError
-from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory, trajectory_problems
+from oloproof.recording.steps import Replaying, StepRecorder
+from oloproof.recording.trajectory import (
+    TRAJECTORY_KIND,
+    AgentCheckpoint,
+    AgentTrajectory,
+    trajectory_problems,
+)
 
 _ARTIFACT_KIND = re.compile(r"^[a-z][a-z0-9_.-]*/v[0-9]+$")
 
@@ -22,15 +28,55 @@ _current: contextvars.ContextVar[CaseRecorder | None] = contextvars.ContextVar(
 
 
 class CaseRecorder:
-    """Collects the artifacts one case records while its system runs."""
+    """Collects the artifacts one case records while its system runs.
 
-    __slots__ = ("_closed", "artifacts", "case_id", "metadata")
+    Inside `replay()` (SPEC §8) it is the recorder of the case being replayed: `replay` says
+    what the replay is about, and `steps()` records in the recording's numbering.
+    """
 
-    def __init__(self, case_id: str, metadata: dict[str, Any] | None = None) -> None:
+    __slots__ = ("_closed", "_replaying", "_steps", "artifacts", "case_id", "metadata")
+
+    def __init__(self, case_id: str, metadata: dict[str, Any] | None = None,
+                 replaying: Replaying | None = None) -> None:
         self.case_id = case_id
         self.metadata: dict[str, Any] = dict(metadata or {})
         self.artifacts: dict[str, Any] = {}
         self._closed = False
+        self._replaying = replaying
+        self._steps: StepRecorder | None = None
+
+    @property
+    def replay(self) -> Replaying | None:
+        """In a replay: the recorded trajectory, the checkpoint and the change; else None."""
+        return self._replaying
+
+    def steps(self, after: AgentCheckpoint | None = None) -> StepRecorder:
+        """The case's step recorder (the same one on every call within a case).
+
+        `after` (in a replay only) starts it with the recording's steps up to that
+        checkpoint, for a system that resumes from the checkpoint instead of working the
+        request again from the start.
+        """
+        if after is not None:
+            replaying = self._replaying
+            if replaying is None:
+                raise RecordingError("steps(after=...) is for a replay; in a case, call "
+                                     "current_case().steps()", case=self.case_id)
+            if after != replaying.checkpoint:
+                raise RecordingError(
+                    f"steps(after=...) must be given the replay's checkpoint "
+                    f"{replaying.checkpoint.checkpoint_id!r}, not {after.checkpoint_id!r}",
+                    case=self.case_id)
+        if self._steps is None:
+            self._steps = StepRecorder(self, self._replaying, resumed=after is not None)
+        elif after is not None and not self._steps.resumed:
+            raise RecordingError("steps(after=...) must come before any other steps() call "
+                                 "of the replay", case=self.case_id)
+        return self._steps
+
+    def built_by_steps(self, trajectory: AgentTrajectory) -> bool:
+        """Whether this case's step recorder built `trajectory` (engine use)."""
+        return self._steps is not None and self._steps.built(trajectory)
 
     def agent_trajectory(self, trajectory: AgentTrajectory) -> None:
         """Store the case's `agent_trajectory/v1` artifact (once per case)."""

@@ -1,0 +1,266 @@
+"""Transports: how unit jobs reach a worker and how its results come back to the coordinator.
+
+The coordinator sees only the `Transport` interface: `submit(jobs)` hands over a batch of
+jobs, `await results()` returns every result that is ready (waiting for at least one), and
+`await close()` stops. Two local transports run one worker in this process:
+
+- `ThreadLanes`, for a sync system: `lanes` threads, each taking the next job from a shared
+  queue and running the unit whole (every call, replay and judgment of it) in that thread.
+  Results are handed back in bulk: a lane wakes the event loop only when the outbox was
+  empty, so a busy coordinator is woken once per batch, not once per case, and no lane ever
+  waits for the loop's thread. With `timeout_s`, a watchdog thread abandons a call that runs
+  too long and lets a fresh lane carry on with the rest of its unit; the abandoned thread
+  keeps the sandbox (if any) until its call really returns, then ends.
+- `LoopLanes`, for an async system: `lanes` tasks on the event loop, each running units
+  whole.
+
+A Stateful worker gets one lane (its cases run one at a time around its sandbox); otherwise a
+transport has `concurrency` lanes. Issue 11's `processes` and `ray` executors are transports
+too: they ship jobs in batches to remote workers and return `UnitResult`s, which are plain data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import queue
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from oloproof.execution.calls import CallResult, ReplayResult
+from oloproof.execution.procedure import Procedure, Request, failed_unit, unit_procedure
+from oloproof.execution.units import UnitJob, UnitResult
+from oloproof.execution.worker import Worker
+
+
+class Transport(Protocol):
+    """Where the coordinator sends jobs that need the system, and gets their results."""
+
+    def submit(self, jobs: Sequence[UnitJob]) -> None:
+        """Hand over a batch of jobs (they run in any order)."""
+        ...
+
+    async def results(self) -> list[UnitResult]:
+        """Every result ready now; waits until there is at least one."""
+        ...
+
+    async def close(self) -> None:
+        """Stop: no new job starts (a call already running in a thread runs to its end)."""
+        ...
+
+
+def local_transport(worker: Worker, concurrency: int) -> Transport:
+    """The transport of one worker in this process: threads for a sync system, tasks for an
+    async one; a single lane when the worker holds a sandbox."""
+    lanes = 1 if worker.stateful else max(1, concurrency)
+    if worker.is_async:
+        return LoopLanes(worker, lanes)
+    return ThreadLanes(worker, lanes)
+
+
+class _Outbox:
+    """Results waiting for the coordinator, and the one wake-up that tells it about them."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        self._lock = threading.Lock()
+        self._items: list[UnitResult] = []
+        self._wake_pending = False
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put(self, result: UnitResult) -> None:
+        """From any thread: add a result; wake the loop only if nothing was waiting yet."""
+        with self._lock:
+            self._items.append(result)
+            if self._wake_pending:
+                return
+            self._wake_pending = True
+        if threading.get_ident() == self._loop_thread:
+            self._wake()
+            return
+        with contextlib.suppress(RuntimeError):  # the loop is closed: the run was stopped
+            self._loop.call_soon_threadsafe(self._wake)
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def take(self) -> list[UnitResult]:
+        while True:
+            with self._lock:
+                items, self._items = self._items, []
+                self._wake_pending = False
+            if items:
+                return items
+            self._waiter = self._loop.create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+
+
+# ---- sync systems: threads that run whole units ------------------------------------------------
+
+_ABANDONED = object()
+
+
+@dataclass(slots=True)
+class _Running:
+    """A call in flight on a lane, for the watchdog."""
+
+    deadline: float
+    request: Request
+    procedure: Procedure
+    job: UnitJob
+    abandoned: bool = False
+
+
+class ThreadLanes:
+    """`lanes` threads running whole units of a sync worker (see the module docstring)."""
+
+    def __init__(self, worker: Worker, lanes: int) -> None:
+        self.worker = worker
+        self.lanes = lanes
+        self._jobs: queue.SimpleQueue[UnitJob | None] = queue.SimpleQueue()
+        self._outbox = _Outbox()
+        self._started = 0
+        self._closed = False
+        self._running: dict[int, _Running] = {}
+        self._running_lock = threading.Lock()
+        self._watchdog: threading.Thread | None = None
+
+    def submit(self, jobs: Sequence[UnitJob]) -> None:
+        for job in jobs:
+            self._jobs.put(job)
+        while self._started < min(self.lanes, self._started + len(jobs)):
+            self._start_lane(None)
+        if self.worker.timeout_s is not None and self._watchdog is None:
+            self._watchdog = threading.Thread(target=self._watch, name="oloproof-watchdog",
+                                              daemon=True)
+            self._watchdog.start()
+
+    async def results(self) -> list[UnitResult]:
+        return await self._outbox.take()
+
+    async def close(self) -> None:
+        self._closed = True
+        for _ in range(self._started):
+            self._jobs.put(None)
+
+    # ---- a lane ------------------------------------------------------------------------
+
+    def _start_lane(self, resume: tuple[Procedure, UnitJob, Any] | None) -> None:
+        if resume is None:
+            self._started += 1
+        thread = threading.Thread(target=self._serve, args=(resume,), name="oloproof-case",
+                                  daemon=True)
+        thread.start()
+
+    def _serve(self, resume: tuple[Procedure, UnitJob, Any] | None) -> None:
+        if resume is not None:  # carry on with the unit of a lane whose call timed out
+            procedure, job, response = resume
+            if not self._finish(procedure, job, response):
+                return
+        while True:
+            next_job = self._jobs.get()
+            if next_job is None or self._closed:
+                return
+            if self.worker.timeout_s is None:
+                self._outbox.put(self.worker.run_unit(next_job))
+            elif not self._finish(unit_procedure(next_job, self.worker.evaluators), next_job,
+                                  None):
+                return
+
+    def _finish(self, procedure: Procedure, job: UnitJob, response: Any) -> bool:
+        """Drive a unit to its end under the watchdog; False if this lane was abandoned."""
+        try:
+            request = next(procedure) if response is None else procedure.send(response)
+            while True:
+                outcome = self._watched(request, procedure, job)
+                if outcome is _ABANDONED:
+                    return False
+                request = procedure.send(outcome)
+        except StopIteration as done:
+            self._outbox.put(done.value)
+        except Exception as exc:  # an engine bug must not stop the run: the unit errors
+            self._outbox.put(failed_unit(job, exc))
+        return True
+
+    def _watched(self, request: Request, procedure: Procedure, job: UnitJob) -> Any:
+        assert self.worker.timeout_s is not None
+        me = threading.get_ident()
+        # The clock starts once the sandbox is held: waiting for a timed-out call to give it
+        # back is not this call's time. An abandoned call keeps the sandbox until it returns.
+        with self.worker.sandbox:
+            running = _Running(time.monotonic() + self.worker.timeout_s, request, procedure,
+                               job)
+            with self._running_lock:
+                self._running[me] = running
+            try:
+                outcome: CallResult | ReplayResult = self.worker.perform_holding_sandbox(request)
+            finally:
+                with self._running_lock:
+                    self._running.pop(me, None)
+        return _ABANDONED if running.abandoned else outcome
+
+    # ---- the watchdog ------------------------------------------------------------------
+
+    def _watch(self) -> None:
+        """Abandon calls past `timeout_s`; a new lane takes their unit on from there."""
+        assert self.worker.timeout_s is not None
+        tick = min(0.05, max(0.005, self.worker.timeout_s / 20))
+        while not self._closed:
+            time.sleep(tick)
+            now = time.monotonic()
+            with self._running_lock:
+                late = [(ident, r) for ident, r in self._running.items() if r.deadline <= now]
+                for ident, running in late:
+                    running.abandoned = True
+                    del self._running[ident]
+            for _, running in late:
+                self._start_lane((running.procedure, running.job,
+                                  self.worker.timed_out(running.request)))
+
+
+# ---- async systems: tasks on the loop ---------------------------------------------------------
+
+
+class LoopLanes:
+    """`lanes` tasks on the event loop running whole units of an async worker."""
+
+    def __init__(self, worker: Worker, lanes: int) -> None:
+        self.worker = worker
+        self.lanes = lanes
+        self._jobs: asyncio.Queue[UnitJob | None] = asyncio.Queue()
+        self._outbox = _Outbox()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._closed = False
+
+    def submit(self, jobs: Sequence[UnitJob]) -> None:
+        for job in jobs:
+            self._jobs.put_nowait(job)
+        while len(self._tasks) < min(self.lanes, len(self._tasks) + len(jobs)):
+            self._tasks.append(asyncio.create_task(self._serve()))
+
+    async def results(self) -> list[UnitResult]:
+        return await self._outbox.take()
+
+    async def close(self) -> None:
+        # A cancellation can be swallowed (3.11's `wait_for` returns a result that was ready
+        # instead of raising), so a lane also stops at the flag or at its end-of-jobs marker.
+        self._closed = True
+        for task in self._tasks:
+            task.cancel()
+            self._jobs.put_nowait(None)
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _serve(self) -> None:
+        while not self._closed:
+            job = await self._jobs.get()
+            if job is None or self._closed:
+                return
+            self._outbox.put(await self.worker.run_unit_async(job))

@@ -1,0 +1,137 @@
+"""What the coordinator hands a worker, and what a worker hands back (plain, picklable data).
+
+A **unit** is a source case with its metamorphic copies: they are executed and judged together,
+because a copy is judged against its source. The coordinator (`engine.RunEngine`) asks the
+caches, then describes the work a unit still needs as a `UnitJob`; a worker
+(`worker.Worker`) runs the job whole and returns a `UnitResult`. Nothing here refers to the
+system, a sandbox, a store or an event loop, so a job and its result can cross a thread, a
+process or a Ray actor call unchanged (issue 11 adds those transports on this interface).
+
+Evaluators are referred to by their position in the suite's evaluator list: a worker holds the
+same list (it loaded the same suite), so only indices travel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from oloproof.suite.cases import Case
+
+
+@dataclass(slots=True)
+class CaseError:
+    """Why a case errored: kind (exception, timeout, invalid_output, invalid_artifact, ...)."""
+
+    kind: str
+    message: str
+    traceback: str | None = None
+
+
+@dataclass(slots=True)
+class CachedExecution:
+    """A stored execution read back from the store, for a case that need not run again."""
+
+    output: dict[str, Any]
+    artifacts: dict[str, Any]  # kind -> payload (a state already rebuilt from its diff)
+    facts: dict[str, Any] | None
+    latency_ms: float | None
+
+
+@dataclass(slots=True)
+class CaseJob:
+    """One case of a unit: run it (`cached` None) or reuse its stored execution, then judge
+    it with the evaluators at the positions in `judge` (the ones whose judgment is not
+    cached)."""
+
+    case: Case
+    judge: tuple[int, ...]
+    cached: CachedExecution | None = None
+
+
+@dataclass(slots=True)
+class ReplayJob:
+    """A fault replay of the unit's source case (SPEC §8), for one `fault_recovery` evaluator.
+
+    `record` is the stored replay when the replay cache holds it; otherwise the worker runs
+    the control and the fault replay and returns the new record.
+    """
+
+    evaluator: int
+    key: str
+    plan: dict[str, Any]
+    record: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class UnitJob:
+    """Everything a worker needs to run one unit: its cases (source first) and replays."""
+
+    unit: int  # the unit's number in this run (results are matched back by it)
+    cases: list[CaseJob]
+    replays: list[ReplayJob] = field(default_factory=list)
+
+    @property
+    def needs_system(self) -> bool:
+        """Whether running this job calls the system (else the coordinator judges it)."""
+        return (any(c.cached is None for c in self.cases)
+                or any(r.record is None for r in self.replays))
+
+
+@dataclass(slots=True)
+class StoredText:
+    """An artifact as the store keeps it: content hash, kind, base (for a diff) and text."""
+
+    hash: str
+    kind: str
+    base: str | None
+    text: str | None  # None: the coordinator writes the base state it holds (a `$ref` state)
+
+
+@dataclass(slots=True)
+class Execution:
+    """A fresh execution of one case, ready to store.
+
+    `error` set: the case errored (nothing of it is cached). `snapshot_error` set: the call
+    returned, but `snapshot()` failed, so the case has no state; its output and trajectory
+    are judged, and the execution is kept for `inspect` but never reused from the cache.
+    """
+
+    output: dict[str, Any] | None
+    artifacts: dict[str, str]  # kind -> content hash (the execution row's references)
+    texts: list[StoredText]
+    facts: dict[str, Any] | None
+    latency_ms: float | None
+    error: CaseError | None = None
+    snapshot_error: CaseError | None = None
+
+
+@dataclass(slots=True)
+class Judged:
+    """One evaluator's judgment of one case."""
+
+    code: str  # P F M X
+    reason: str | None
+    details: Any
+
+
+@dataclass(slots=True)
+class CaseResult:
+    """What became of one case of a unit: its execution if it ran, its new judgments."""
+
+    execution: Execution | None  # None when the job reused a cached execution
+    judgments: list[Judged]  # in the order of the job's `judge` positions
+
+
+@dataclass(slots=True)
+class UnitResult:
+    """What a worker returns for a `UnitJob`.
+
+    `failure` is set (with a traceback) when the unit could not be run at all -- an engine bug
+    or a dead worker; the coordinator then counts each of its cases errored.
+    """
+
+    unit: int
+    cases: list[CaseResult]
+    replays: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # new (key, record)
+    failure: CaseError | None = None

@@ -1,0 +1,154 @@
+"""A worker: one copy of the system with its own sandbox (SPEC §4.3, §14).
+
+A worker performs what a unit's procedure asks for -- one case around the sandbox (reset →
+call → snapshot) or one replay -- and runs units whole (`run_unit`, `run_unit_async`).
+Where units come from and where results go is the transport's business (`lanes.py`); a
+worker neither knows the store nor the coordinator.
+
+A Stateful worker has one sandbox, so its cases run one at a time; its lock is held from
+`reset` until `snapshot` has returned, and a sync call that timed out keeps it until the call
+really returns (a thread cannot be killed), so a late write can never land in another case's
+state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import pickle
+import threading
+from collections.abc import Coroutine, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from oloproof.evaluators.base import Evaluator
+from oloproof.execution.calls import (
+    CallResult,
+    ReplayResult,
+    call_async,
+    call_sync,
+    replay_async,
+    replay_sync,
+    replay_timed_out,
+    timed_out,
+)
+from oloproof.execution.procedure import (
+    CallRequest,
+    Request,
+    failed_unit,
+    unit_procedure,
+)
+from oloproof.execution.replays import ReplayRequest
+from oloproof.execution.target import SystemTarget
+from oloproof.execution.units import UnitJob, UnitResult
+from oloproof.suite.cases import Case
+
+
+class Worker:
+    """One copy of the system and its sandbox, with the suite's evaluators to judge by."""
+
+    def __init__(self, target: SystemTarget, evaluators: Sequence[Evaluator],
+                 timeout_s: float | None) -> None:
+        self.target = target
+        self.evaluators = list(evaluators)
+        self.timeout_s = timeout_s
+        self.is_async = target.is_async
+        self.stateful = target.stateful is not None
+        # Held from reset until snapshot (a no-op without a sandbox).
+        self.sandbox: AbstractContextManager[Any] = (
+            threading.Lock() if self.stateful else contextlib.nullcontext())
+        self._frozen_states: dict[str, bytes] = {}
+        self.calls = 0
+
+    def fresh_state(self, case: Case) -> dict[str, Any] | None:
+        """A private copy of the case's initial state for `reset` (None: not Stateful).
+
+        A state shared by `$ref` is pickled once per worker and each case gets `pickle.loads`
+        of it, several times faster than `deepcopy` on a multi-megabyte sandbox.
+        """
+        if not self.stateful:
+            return None
+        if case.state_ref is None or case.initial_state is None:
+            return copy.deepcopy(case.initial_state or {})
+        frozen = self._frozen_states.get(case.state_ref)
+        if frozen is None:
+            frozen = pickle.dumps(case.initial_state, protocol=pickle.HIGHEST_PROTOCOL)
+            self._frozen_states[case.state_ref] = frozen
+        state: dict[str, Any] = pickle.loads(frozen)
+        return state
+
+    # ---- sync systems (in a thread) ---------------------------------------------------------
+
+    def perform(self, request: Request) -> CallResult | ReplayResult:
+        """Do one request of a unit's procedure, holding the sandbox (no timeout here: a
+        thread transport enforces it from outside, see `lanes.ThreadLanes`)."""
+        with self.sandbox:
+            return self.perform_holding_sandbox(request)
+
+    def perform_holding_sandbox(self, request: Request) -> CallResult | ReplayResult:
+        """`perform`, for a caller that already holds `sandbox`."""
+        case = request.case
+        state = self.fresh_state(case)
+        if isinstance(request, CallRequest):
+            self.calls += 1
+            return call_sync(self.target, case, state)
+        return replay_sync(self.target, case, state, request.recorded, request.checkpoint,
+                           request.change)
+
+    def run_unit(self, job: UnitJob) -> UnitResult:
+        """Run one unit whole in this thread (a sync system, no timeout)."""
+        procedure = unit_procedure(job, self.evaluators)
+        try:
+            request = next(procedure)
+            while True:
+                request = procedure.send(self.perform(request))
+        except StopIteration as done:
+            result: UnitResult = done.value
+            return result
+        except Exception as exc:  # an engine bug must not stop the run: the unit errors
+            return failed_unit(job, exc)
+
+    def timed_out(self, request: Request) -> CallResult | ReplayResult:
+        """What a request that did not finish within `timeout_s` comes back as."""
+        if isinstance(request, CallRequest):
+            return timed_out(self.timeout_s)
+        return replay_timed_out(self.timeout_s)
+
+    # ---- async systems (on the event loop) ------------------------------------------------
+
+    async def perform_async(self, request: Request) -> CallResult | ReplayResult:
+        """Do one request of a unit's procedure on the loop, within `timeout_s`.
+
+        An async Stateful worker runs one unit at a time (one lane), so its sandbox needs no
+        lock: a timed-out call is cancelled, and `wait_for` returns only once it has ended.
+        """
+        case = request.case
+        state = self.fresh_state(case)
+        work: Coroutine[Any, Any, CallResult | ReplayResult]
+        if isinstance(request, CallRequest):
+            self.calls += 1
+            work = call_async(self.target, case, state)
+        else:
+            assert isinstance(request, ReplayRequest)
+            work = replay_async(self.target, case, state, request.recorded, request.checkpoint,
+                                request.change)
+        if self.timeout_s is None:
+            return await work
+        try:
+            return await asyncio.wait_for(work, self.timeout_s)
+        except TimeoutError:
+            return self.timed_out(request)
+
+    async def run_unit_async(self, job: UnitJob) -> UnitResult:
+        """Run one unit whole on the event loop (an async system)."""
+        procedure = unit_procedure(job, self.evaluators)
+        try:
+            request = next(procedure)
+            while True:
+                request = procedure.send(await self.perform_async(request))
+        except StopIteration as done:
+            result: UnitResult = done.value
+            return result
+        except Exception as exc:  # an engine bug must not stop the run: the unit errors
+            return failed_unit(job, exc)
