@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from oloproof.evaluators import agent  # noqa: F401  (registers the types)
+from oloproof.evaluators import agent  # registers the types
 from oloproof.evaluators.base import REGISTRY, Evaluator, judge_case
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment
@@ -175,6 +177,28 @@ def test_no_tool_loop_fails_on_a_run_longer_than_the_limit() -> None:
     assert j.details["repeated_call"] == {
         "tool": "search", "arguments": {"q": "a"}, "run_length": 3, "steps": [2, 4, 6]
     }
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 1)), max_size=12),
+       st.integers(1, 3))
+def test_no_tool_loop_judges_as_the_runs_of_identical_calls_say(
+    calls: list[tuple[str, int]], limit: int
+) -> None:
+    """The longest run, computed from the calls' keys, agrees with splitting the calls into
+    runs; a failure lists exactly the runs over the limit."""
+    t = traj(*[call(tool, q=q) for tool, q in calls])
+    runs = agent.call_runs(t)
+    assert agent.longest_run(t.call_keys()) == max((r.length for r in runs), default=0)
+    assert sum(r.length for r in runs) == len(calls)
+    j = judge(build("agent_no_tool_loop", max_repeats=limit), t)
+    over = [r.as_details() for r in runs if r.length > limit]
+    if over:
+        assert j.verdict == "failed" and j.details is not None
+        assert j.details["runs_over_limit"] == over[:10]
+    else:
+        assert j.verdict == "passed" and j.details == {
+            "max_repeats": limit, "longest_run": max((r.length for r in runs), default=0)}
 
 
 def test_no_tool_loop_needs_identical_calls_in_a_row() -> None:

@@ -14,6 +14,7 @@ call): `AgentTrajectory.call_keys()`.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +67,17 @@ def call_runs(trajectory: AgentTrajectory) -> list[CallRun]:
             runs.append(CallRun(step.tool_name or "", dict(step.arguments or {}), (step.index,)))
         key = this
     return runs
+
+
+def longest_run(keys: Sequence[tuple[str, str]]) -> int:
+    """The length of the longest run of identical consecutive calls (0 without a call)."""
+    longest = run = 0
+    previous: tuple[str, str] | None = None
+    for key in keys:
+        run = run + 1 if key == previous else 1
+        longest = max(longest, run)
+        previous = key
+    return longest
 
 
 def common_prefix_length(a: list[str], b: list[str]) -> int:
@@ -173,10 +185,10 @@ class AgentNoToolLoop(TrajectoryEvaluator):
     config: Config
 
     def judge_trajectory(self, trajectory: AgentTrajectory, evidence: Evidence) -> Judgment:
-        runs = call_runs(trajectory)
         limit = self.config.max_repeats
-        loops = [r for r in runs if r.length > limit]
-        if loops:
+        longest = longest_run(trajectory.call_keys())
+        if longest > limit:  # only then are the runs themselves needed, for the details
+            loops = [r for r in call_runs(trajectory) if r.length > limit]
             worst = max(loops, key=lambda r: r.length)
             return failed(
                 "repeated_call",
@@ -184,7 +196,6 @@ class AgentNoToolLoop(TrajectoryEvaluator):
                 repeated_call=worst.as_details(),
                 runs_over_limit=[r.as_details() for r in loops[:10]],
             )
-        longest = max((r.length for r in runs), default=0)
         if trajectory.truncated:
             return missing(TRUNCATED, max_repeats=limit, longest_run=longest)
         return passed(None, max_repeats=limit, longest_run=longest)
