@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from oloproof.evaluators import agent  # registers the types
-from oloproof.evaluators.base import REGISTRY, Evaluator, judge_case
+from oloproof.evaluators.base import Evaluator, judge_case
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment
+from oloproof.evaluators.registry import REGISTRY
 from oloproof.recording.trajectory import (
     TRAJECTORY_KIND,
     AgentConstraintCheck,
@@ -57,7 +58,7 @@ def traj(
 
 
 def build(type_name: str, **fields: Any) -> Evaluator:
-    cls = REGISTRY[type_name]
+    cls = REGISTRY.evaluator_type(type_name)
     return cls(cls.Config(type=type_name, **fields))
 
 
@@ -82,7 +83,7 @@ AGENT_TYPES = (
 
 @pytest.mark.parametrize("type_name", AGENT_TYPES)
 def test_registered_reading_the_trajectory_with_args_documented(type_name: str) -> None:
-    cls = REGISTRY[type_name]
+    cls = REGISTRY.evaluator_type(type_name)
     assert cls.reads == frozenset({TRAJECTORY_KIND})
     assert cls.__doc__ is not None and "Args:" in cls.__doc__
 

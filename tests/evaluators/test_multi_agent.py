@@ -6,10 +6,11 @@ from typing import Any
 
 import pytest
 
-from oloproof.evaluators.base import REGISTRY, Evaluator, judge_case
+from oloproof.evaluators.base import Evaluator, judge_case
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment
 from oloproof.evaluators.multi_agent import handoffs_of
+from oloproof.evaluators.registry import REGISTRY
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentStep, AgentTrajectory
 from oloproof.suite.cases import Case
 
@@ -45,7 +46,7 @@ def traj(*specs: dict[str, Any], truncated: bool = False) -> AgentTrajectory:
 
 
 def build(type_name: str, **fields: Any) -> Evaluator:
-    cls = REGISTRY[type_name]
+    cls = REGISTRY.evaluator_type(type_name)
     return cls(cls.Config(type=type_name, **fields))
 
 
@@ -201,7 +202,7 @@ def test_max_handoffs_on_truncated_trace() -> None:
 def test_unnamed_trajectory_is_missing_for_every_criterion(
     type_name: str, fields: dict[str, Any], expected: dict[str, Any] | None
 ) -> None:
-    cls = REGISTRY[type_name]
+    cls = REGISTRY.evaluator_type(type_name)
     assert cls.reads == frozenset({TRAJECTORY_KIND})
     assert cls.__doc__ is not None and "Args:" in cls.__doc__
     t = traj(msg(None), call(None, "issue_refund"))

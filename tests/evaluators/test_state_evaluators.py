@@ -17,9 +17,10 @@ from pydantic import ValidationError
 
 import oloproof
 from oloproof.evaluators import state  # noqa: F401  (registers the types)
-from oloproof.evaluators.base import REGISTRY, Evaluator, judge_case
+from oloproof.evaluators.base import Evaluator, judge_case
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment
+from oloproof.evaluators.registry import REGISTRY
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.suite.cases import Case
 
@@ -47,7 +48,7 @@ def refunded(**changes: Any) -> dict[str, Any]:
 
 
 def make(type_name: str, **config: Any) -> Evaluator:
-    cls = REGISTRY[type_name]
+    cls = REGISTRY.evaluator_type(type_name)
     return cls(cls.Config.model_validate({"type": type_name, **config}))
 
 
@@ -154,7 +155,7 @@ def test_tolerance_applies_to_numbers_in_every_mode(mode: str, extra: dict[str, 
 
 
 def test_state_matches_configuration_is_strict() -> None:
-    cls = REGISTRY["state_matches"]
+    cls = REGISTRY.evaluator_type("state_matches")
     with pytest.raises(ValidationError, match="needs `paths"):
         cls.Config.model_validate({"type": "state_matches", "mode": "paths"})
     with pytest.raises(ValidationError, match="only used with mode `paths`"):
@@ -197,7 +198,7 @@ def test_state_unchanged_on_present_and_absent_paths() -> None:
 
 
 def test_state_unchanged_needs_valid_paths() -> None:
-    cls = REGISTRY["state_unchanged"]
+    cls = REGISTRY.evaluator_type("state_unchanged")
     with pytest.raises(ValidationError):
         cls.Config.model_validate({"type": "state_unchanged", "paths": []})
     with pytest.raises(ValidationError):

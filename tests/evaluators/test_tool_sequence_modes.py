@@ -11,15 +11,17 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from oloproof.evaluators import agent  # noqa: F401  (registers the types)
-from oloproof.evaluators.base import REGISTRY, Evaluator, judge_case
+from oloproof.evaluators.base import Evaluator, judge_case
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment
+from oloproof.evaluators.registry import REGISTRY
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentStep, AgentTrajectory
 from oloproof.suite.cases import Case
 
 
 def sequence(**fields: Any) -> Evaluator:
-    cls = REGISTRY["agent_tool_sequence"]
+    cls = REGISTRY.evaluator_type("agent_tool_sequence")
+    assert cls is not None
     return cls(cls.Config(type="agent_tool_sequence", **fields))
 
 

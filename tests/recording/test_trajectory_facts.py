@@ -12,8 +12,9 @@ import pytest
 
 import oloproof.digest
 from oloproof.analysis.facts import trajectory_facts
-from oloproof.evaluators.base import REGISTRY, judge_case
+from oloproof.evaluators.base import judge_case
 from oloproof.evaluators.evidence import Evidence
+from oloproof.evaluators.registry import REGISTRY
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentStep, AgentTrajectory
 from oloproof.suite.cases import Case
 
@@ -122,7 +123,7 @@ def make_case() -> Case:
 def test_canonical_argument_text_is_computed_once_per_call_for_facts_and_evaluators(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    loop = REGISTRY["agent_no_tool_loop"]
+    loop = REGISTRY.evaluator_type("agent_no_tool_loop")
     no_loop = loop(loop.Config(type="agent_no_tool_loop"))
     # Every canonical JSON text in the engine goes through this one encoder: count its uses.
     texts: list[Any] = []

@@ -1,7 +1,8 @@
-"""The evaluator contract and registry.
+"""The evaluator contract.
 
 An evaluator type is a class with a pydantic `Config` (unknown fields rejected) registered under
-its YAML `type` with `@register`. An instance judges one case at a time, purely, from Evidence.
+its YAML `type` with `@register` (in the one registry, `oloproof.evaluators.registry`). An
+instance judges one case at a time, purely, from Evidence.
 What a whole family needs (the output, a trajectory, a state, a replay, the pair's source) is
 declared in `reads`, so missing evidence is handled in one place (`judge_case`).
 """
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from oloproof.digest import digest
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment, excluded, missing
+from oloproof.evaluators.registry import REGISTRY
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND
 
@@ -68,17 +70,16 @@ class Evaluator:
         return {"criterion": self.criterion, **self.config.model_dump(exclude_none=True)}
 
 
-REGISTRY: dict[str, type[Evaluator]] = {}
-
-
 def register(type_name: str) -> Any:
-    """Class decorator: make an evaluator usable as `{type: <type_name>}` in oloproof.yaml."""
+    """Class decorator: make an evaluator usable as `{type: <type_name>}` in oloproof.yaml.
+
+    The name joins the one registry (`oloproof.evaluators.registry`): a name registered
+    elsewhere already is an error naming both places.
+    """
 
     def attach(cls: type[Evaluator]) -> type[Evaluator]:
-        if type_name in REGISTRY:
-            raise ValueError(f"evaluator type {type_name!r} is registered twice")
+        REGISTRY.add(type_name, "type", cls)
         cls.type_name = type_name
-        REGISTRY[type_name] = cls
         return cls
 
     return attach

@@ -16,7 +16,8 @@ from oloproof.evaluators import (  # noqa: F401  (importing registers the types)
     output,
     state,
 )
-from oloproof.evaluators.base import REGISTRY, Evaluator
+from oloproof.evaluators.base import Evaluator
+from oloproof.evaluators.registry import REGISTRY
 from oloproof.suite.validation import validate_model
 from oloproof.suite.yaml_source import YamlDocument
 
@@ -34,17 +35,24 @@ def build_evaluators(
                 "each evaluator is a mapping with a type", file=doc.path, line=doc.line_of(loc)
             )
         type_name = entry.get("type")
-        cls = REGISTRY.get(type_name) if isinstance(type_name, str) else None
+        cls = REGISTRY.evaluator_type(type_name) if isinstance(type_name, str) else None
         if cls is None:
+            hint = ""
+            if isinstance(type_name, str) and REGISTRY.check(type_name) is not None:
+                hint = f" ({type_name!r} is a custom check: write type: custom, name: {type_name})"
             raise ConfigError(
-                f"unknown evaluator type {type_name!r}; accepted types: "
-                + ", ".join(sorted(REGISTRY)),
+                f"unknown evaluator type {type_name!r}{hint}; accepted types: "
+                + ", ".join(REGISTRY.names("type")),
                 file=doc.path,
                 line=doc.line_of(loc + ("type",)),
             )
         config = validate_model(cls.Config, entry, doc, loc, what=f"evaluator {type_name}")
         try:
             evaluator = cls(config, base_dir)
+        except ConfigError as exc:  # e.g. a name the registry already holds elsewhere
+            raise ConfigError(
+                f"evaluator {type_name}: {exc.message}", file=doc.path, line=doc.line_of(loc)
+            ) from None
         except (LookupError, ValueError, OSError, ImportError) as exc:
             raise ConfigError(
                 f"evaluator {type_name}: {exc}", file=doc.path, line=doc.line_of(loc)

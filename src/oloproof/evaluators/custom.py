@@ -15,21 +15,24 @@ from typing import Any, TypeVar, cast
 
 from pydantic import Field
 
+from oloproof.errors import ConfigError
 from oloproof.evaluators.base import Evaluator, EvaluatorConfig, register
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment, failed, missing, passed
+from oloproof.evaluators.registry import REGISTRY, CheckFunction
 
-CheckFunction = Callable[[dict[str, Any], dict[str, Any] | None, dict[str, Any]], bool | None]
 F = TypeVar("F", bound=CheckFunction)
-
-CUSTOM_CHECKS: dict[str, CheckFunction] = {}
 
 
 def evaluator(name: str) -> Callable[[F], F]:
-    """Register `check(case, output, artifacts) -> bool | None` as custom evaluator `name`."""
+    """Register `check(case, output, artifacts) -> bool | None` as custom evaluator `name`.
+
+    A name is registered once (`oloproof.evaluators.registry`): a check or an evaluator type
+    registered under the same name elsewhere is a `ConfigError` naming both places.
+    """
 
     def attach(function: F) -> F:
-        CUSTOM_CHECKS[name] = function
+        REGISTRY.add(name, "check", function)
         return function
 
     return attach
@@ -41,6 +44,8 @@ def _import_check(reference: str) -> CheckFunction:
     module_name, _, attribute = reference.partition(":")
     try:
         module = importlib.import_module(module_name)
+    except ConfigError:  # raised on purpose while importing (a name registered twice)
+        raise
     except ModuleNotFoundError as exc:
         if exc.name is not None and module_name.startswith(exc.name):
             raise LookupError(
@@ -86,16 +91,25 @@ class Custom(Evaluator):
 
     def __init__(self, config: EvaluatorConfig, base_dir: Path | None = None) -> None:
         super().__init__(config, base_dir)
+        name = self.config.name
         if self.config.callable:
-            CUSTOM_CHECKS.setdefault(self.config.name, _import_check(self.config.callable))
-        if self.config.name not in CUSTOM_CHECKS:
-            known = ", ".join(sorted(CUSTOM_CHECKS)) or "none"
+            # Importing the module registers what it decorates; a function it names without
+            # decorating it is registered under `name` here, by the same rule.
+            REGISTRY.add(name, "check", _import_check(self.config.callable))
+        entry = REGISTRY.get(name)
+        if entry is not None and entry.kind == "type":
             raise LookupError(
-                f"no custom evaluator named {self.config.name!r} is registered (registered: "
+                f"{name!r} is an evaluator type, not a custom check: write {{type: {name}}}"
+            )
+        check = REGISTRY.check(name)
+        if check is None:
+            known = ", ".join(REGISTRY.names("check")) or "none"
+            raise LookupError(
+                f"no custom evaluator named {name!r} is registered (registered: "
                 f"{known}); decorate it with @oloproof.evaluator(name=...) and give "
                 "callable: module:function"
             )
-        self._check = CUSTOM_CHECKS[self.config.name]
+        self._check = check
 
     def default_criterion(self) -> str:
         return self.config.name
@@ -105,3 +119,4 @@ class Custom(Evaluator):
         if result is None:
             return missing("check_returned_none")
         return passed() if result else failed()
+

@@ -43,6 +43,8 @@ def load_target(config: SystemConfig, project_dir: Path, doc: YamlDocument) -> S
     _forget_foreign(module_name, Path(root))
     try:
         module = importlib.import_module(module_name)
+    except ConfigError:  # raised on purpose while importing (an evaluator name taken twice)
+        raise
     except Exception as exc:
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         raise ConfigError(
