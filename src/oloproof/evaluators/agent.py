@@ -252,7 +252,7 @@ class AgentToolSequence(_DeclaredToolsEvaluator):
     def judge_trajectory(self, trajectory: AgentTrajectory, evidence: Evidence) -> Judgment:
         expected = [ExpectedCall.of(e) for e in evidence.case.expected["tools"]]
         outcome = judge_calls(self.config.resolved_mode, self.config.arguments, expected,
-                              trajectory.tool_calls(), trajectory.truncated)
+                              trajectory)
         if outcome.verdict == "passed":
             return passed(None, **outcome.details)
         if outcome.verdict == "missing":

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from oloproof.digest import canonical_json
-from oloproof.recording.trajectory import AgentStep
+from oloproof.recording.trajectory import AgentStep, AgentTrajectory
 
 Mode = Literal["exact", "unordered", "subset", "superset"]
 ArgumentRule = Literal["ignore", "exact", "subset"]
@@ -44,13 +44,16 @@ class ExpectedCall:
     name: str
     arguments: dict[str, Any] | None = None
     given: Any = None  # the entry as the case wrote it
+    arguments_text: str | None = None  # canonical JSON of `arguments`, made once per entry
 
     @staticmethod
     def of(entry: Any) -> ExpectedCall:
         if isinstance(entry, Mapping):
             arguments = entry.get("arguments")
-            return ExpectedCall(str(entry["name"]),
-                                dict(arguments) if arguments is not None else None, entry)
+            if arguments is None:
+                return ExpectedCall(str(entry["name"]), None, entry)
+            return ExpectedCall(str(entry["name"]), dict(arguments), entry,
+                                canonical_json(arguments))
         return ExpectedCall(str(entry), None, entry)
 
 
@@ -64,8 +67,13 @@ def contains(whole: Any, part: Any) -> bool:
     return canonical_json(whole) == canonical_json(part)
 
 
-def call_matches(call: AgentStep, want: ExpectedCall, rule: ArgumentRule) -> bool | None:
-    """Whether a call fits an entry; None when it cannot be told (arguments not recorded)."""
+def call_matches(call: AgentStep, key: tuple[str, str], want: ExpectedCall,
+                 rule: ArgumentRule) -> bool | None:
+    """Whether a call fits an entry; None when it cannot be told (arguments not recorded).
+
+    `key` is the call's identity from `AgentTrajectory.call_keys()` (tool name, canonical
+    arguments text), so no call's arguments are serialised again here.
+    """
     if call.tool_name != want.name:
         return False
     if rule == "ignore" or want.arguments is None:
@@ -73,7 +81,7 @@ def call_matches(call: AgentStep, want: ExpectedCall, rule: ArgumentRule) -> boo
     if call.arguments is None:
         return None
     if rule == "exact":
-        return canonical_json(call.arguments) == canonical_json(want.arguments)
+        return key[1] == want.arguments_text
     return contains(call.arguments, want.arguments)
 
 
@@ -90,9 +98,11 @@ Fits = Callable[[int, int], bool]
 
 
 def judge_calls(mode: Mode, rule: ArgumentRule, expected: Sequence[ExpectedCall],
-                calls: Sequence[AgentStep], truncated: bool) -> Outcome:
+                trajectory: AgentTrajectory) -> Outcome:
     """The verdict of `agent_tool_sequence` for one case (see the module docstring)."""
-    table = [[call_matches(c, e, rule) for e in expected] for c in calls]
+    calls, truncated = trajectory.tool_calls(), trajectory.truncated
+    table = [[call_matches(c, key, e, rule) for e in expected]
+             for c, key in zip(calls, trajectory.call_keys(), strict=True)]
     judge = _MODES[mode]
 
     def fits(unknown: bool) -> Fits:

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from oloproof.recording.trajectory import trajectory_from_payload
 from oloproof.report.escape import safe
 
 _VERDICT_STYLE = {"passed": "green", "failed": "bold red", "missing": "yellow",
@@ -185,10 +186,10 @@ def render_pair(view: dict[str, Any], console: Console) -> None:
 
 
 def _actions(trajectory: dict[str, Any] | None) -> list[Any] | None:
+    """The actions `same_actions` compares (`AgentTrajectory.actions()`), from a stored one."""
     if not trajectory:
         return None
-    return [[s.get("tool_name"), s.get("arguments")] for s in trajectory.get("steps") or []
-            if s["kind"] == "tool_call"]
+    return trajectory_from_payload(trajectory).actions()
 
 
 def render_verdicts(criteria: list[dict[str, Any]], console: Console) -> None:

@@ -260,22 +260,12 @@ def iter_views(store: Store, run_id: str) -> Iterator[tuple[str, dict[str, Any],
 # ---- the page's data ---------------------------------------------------------------------------
 
 
-def _route(trajectory: Any) -> list[str] | None:
-    """The agents that held control, in order (as `route_of`), from a stored trajectory."""
-    if not isinstance(trajectory, dict):
-        return None
-    steps = [s for s in trajectory.get("steps") or [] if isinstance(s, dict)]
-    if not any(s.get("agent") for s in steps):
-        return None
-    route: list[str] = []
-    for step in steps:
-        holders = [step.get("agent")]
-        if step.get("kind") == "handoff":
-            holders.append(step.get("to_agent"))
-        for agent in holders:
-            if agent and (not route or route[-1] != agent):
-                route.append(str(agent))
-    return route
+def _route(view: dict[str, Any]) -> list[str] | None:
+    """The case's route as the engine computed it once (`AgentTrajectory.route()`, stored with
+    the case's facts): the page shows it, never works it out again."""
+    facts = view.get("facts")
+    route = facts.get("route") if isinstance(facts, dict) else None
+    return route if isinstance(route, list) else None
 
 
 class _Builder:
@@ -321,7 +311,7 @@ class _Builder:
                 parts.append('"source_case":{' + inner + "}")
             else:
                 parts.append(dumps(key) + ":" + self._value(key, value, refs, cut))
-        route = _route(view.get("trajectory"))
+        route = _route(view)
         if route:
             parts.append('"route":' + dumps(route))
         if refs:
