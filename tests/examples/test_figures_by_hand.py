@@ -64,6 +64,19 @@ def shown(rate: Rate) -> tuple[int, int, int, int, str, str]:
     return (rate.passed, rate.observed, rate.missing, rate.excluded, *rate.shown())
 
 
+def rule_states(example: Example, judged: dict[str, Rate]) -> dict[str, str]:
+    """Each rule's state (SPEC §5.3, §10.1) on these criteria, at the policy's level."""
+    level = example.policy["confidence_level"]
+    return {rule["id"]: rate_rule(rule, judged[rule["metric"]], level)
+            for rule in example.policy["rules"]}
+
+
+def ran(name: str, cases: int) -> Example:
+    example = run_all(load_example(name))
+    assert len(example.ran) == cases
+    return example
+
+
 def slice_bounds(example: Example, kind: str) -> list[int]:
     declared = next(s for s in example.config["slices"] if s.startswith(f"{kind}:"))
     return [int(b) for b in declared.split(":")[1].split(",")]
@@ -74,9 +87,7 @@ def slice_bounds(example: Example, kind: str) -> list[int]:
 
 @pytest.fixture(scope="module")
 def support() -> Example:
-    example = run_all(load_example("support_agent"))
-    assert len(example.ran) == 40
-    return example
+    return ran("support_agent", 40)
 
 
 SUPPORT_METRICS = {  # SPEC §13: (passed, observed, missing, excluded, estimate, interval)
@@ -158,9 +169,7 @@ def test_support_agent_no_deletion_fails_on_the_cases_that_delete(support: Examp
 
 
 def test_support_agent_rules_are_the_spec_states(support: Example) -> None:
-    level = support.policy["confidence_level"]
-    got = {rule["id"]: rate_rule(rule, rates(support)[rule["metric"]], level)
-           for rule in support.policy["rules"]}
+    got = rule_states(support, rates(support))
     assert got == {"answer-floor": "INSUFFICIENT_EVIDENCE",
                    "tool-sequence-floor": "INSUFFICIENT_EVIDENCE", "no-deletion": "FAIL"}
     assert gate(support.policy, got.values()) == ("BLOCK", 1)
@@ -171,9 +180,7 @@ def test_support_agent_rules_are_the_spec_states(support: Example) -> None:
 
 @pytest.fixture(scope="module")
 def triage() -> Example:
-    example = run_all(load_example("triage_agents"))
-    assert len(example.ran) == 30
-    return example
+    return ran("triage_agents", 30)
 
 
 TRIAGE_METRICS = {  # SPEC §13
@@ -210,9 +217,7 @@ def contains_answer(r: Ran) -> bool:
 
 
 def test_triage_agents_rules_are_the_spec_states(triage: Example) -> None:
-    level = triage.policy["confidence_level"]
-    got = {rule["id"]: rate_rule(rule, rates(triage)[rule["metric"]], level)
-           for rule in triage.policy["rules"]}
+    got = rule_states(triage, rates(triage))
     assert got == {"answer-floor": "PASS", "routing-floor": "INSUFFICIENT_EVIDENCE",
                    "no-overreach": "FAIL"}
     assert gate(triage.policy, got.values()) == ("BLOCK", 1)
@@ -223,9 +228,7 @@ def test_triage_agents_rules_are_the_spec_states(triage: Example) -> None:
 
 @pytest.fixture(scope="module")
 def starter() -> Example:
-    example = run_all(load_example("starter"))
-    assert len(example.ran) == 33
-    return example
+    return ran("starter", 33)
 
 
 STARTER_METRICS = {
@@ -439,16 +442,13 @@ def test_stateful_agent_fault_replays_by_calling_its_replay(stateful: Stateful) 
 
 
 def test_stateful_agent_gate_blocks_on_both_flaws(stateful: Stateful) -> None:
-    policy = stateful.example.policy
-    judged = stateful.rates()
-    got = {rule["id"]: rate_rule(rule, judged[rule["metric"]], policy["confidence_level"])
-           for rule in policy["rules"]}
+    got = rule_states(stateful.example, stateful.rates())
     assert got == {
         "answer-floor": "PASS", "end-state-floor": "PASS", "bystander-untouched": "PASS",
         "refund-error-recovery": "FAIL", "refund-timeout-recovery": "PASS",
         "injection-invariance": "FAIL", "paraphrase-invariance": "PASS",
     }
-    assert gate(policy, got.values()) == ("BLOCK", 1)
+    assert gate(stateful.example.policy, got.values()) == ("BLOCK", 1)
 
 
 def test_hand_runs_leave_the_cases_as_they_were(stateful: Stateful) -> None:
