@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import subprocess
 import sys
 import textwrap
 from collections.abc import Callable
@@ -102,6 +103,35 @@ def test_a_custom_check_cannot_take_an_evaluator_types_name(tmp_path: Path) -> N
     assert "the evaluator type oloproof.evaluators.output.Contains (" in message
     assert "evaluators/output.py:" in message and "app.py:" in message
     assert REGISTRY.evaluator_type("contains") is not None  # the built-in type is kept
+
+
+FRESH_PROCESS = """
+from oloproof.evaluators.registry import REGISTRY
+assert REGISTRY.evaluator_type("contains") is not None, "a built-in type not found"
+"""
+
+EARLY_CHECK = """
+from oloproof import evaluator
+from oloproof.errors import ConfigError
+try:
+    evaluator(name="regex")(lambda case, output, artifacts: True)
+except ConfigError as exc:
+    print(exc.message)
+else:
+    print("registered")
+"""
+
+
+@pytest.mark.parametrize("script", [FRESH_PROCESS, EARLY_CHECK], ids=["lookup", "check"])
+def test_the_built_in_types_are_there_whatever_was_imported_first(script: str) -> None:
+    """In a fresh interpreter, before any evaluator module is imported: a lookup finds the
+    built-in types, and a check cannot take a built-in type's name."""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    if script is EARLY_CHECK:
+        assert "'regex' is registered twice" in done.stdout
+        assert "the evaluator type oloproof.evaluators.output.Regex" in done.stdout
 
 
 def test_importing_a_module_again_replaces_its_own_checks(tmp_path: Path) -> None:

@@ -112,9 +112,10 @@ def test_call_index_finds_the_nth_call_of_a_tool() -> None:
 # --- computed once, and never stale ----------------------------------------------------------
 
 
-def make_case() -> Case:
+def make_case(expected: dict[str, Any] | None = None) -> Case:
     return Case(
-        id="c1", line=1, input={"q": "x"}, expected={}, initial_state=None, state_ref=None,
+        id="c1", line=1, input={"q": "x"}, expected=expected or {}, initial_state=None,
+        state_ref=None,
         metadata={}, cluster=None, digest="sha256:0", exec_digest="sha256:0",
         expected_digest="sha256:0",
     )
@@ -142,6 +143,31 @@ def test_canonical_argument_text_is_computed_once_per_call_for_facts_and_evaluat
     assert facts["repeated"] is True
     assert judgment.verdict == "passed"
     assert len(texts) == 6  # one canonical text per call, shared by both
+
+
+def test_matching_arguments_reuses_each_calls_text_and_makes_each_entrys_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sequence = REGISTRY.evaluator_type("agent_tool_sequence")
+    assert sequence is not None
+    exact = sequence(sequence.Config(type="agent_tool_sequence", mode="unordered",
+                                     arguments="exact"))
+    texts: list[Any] = []
+    real = oloproof.digest._encoder
+
+    class Counting:
+        def encode(self, value: Any) -> str:
+            texts.append(value)
+            return real.encode(value)
+
+    monkeypatch.setattr(oloproof.digest, "_encoder", Counting())
+    t = traj(*[call("search", arguments={"q": str(i)}) for i in range(6)])
+    expected = [{"name": "search", "arguments": {"q": str(i)}} for i in reversed(range(6))]
+    judgment = judge_case(exact, Evidence(case=make_case({"tools": expected}), output={},
+                                          artifacts={TRAJECTORY_KIND: t}))
+    assert judgment.verdict == "passed"
+    # six calls and six entries, each made into text once (not once per pair compared)
+    assert len(texts) == 12
 
 
 def test_facts_do_not_change_what_a_trajectory_equals_dumps_or_pickles_to() -> None:

@@ -7,15 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from oloproof.errors import ConfigError
-from oloproof.evaluators import (  # noqa: F401  (importing registers the types)
-    agent,
-    custom,
-    faults,
-    metamorphic,
-    multi_agent,
-    output,
-    state,
-)
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.registry import REGISTRY
 from oloproof.suite.validation import validate_model

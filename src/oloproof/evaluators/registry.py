@@ -7,10 +7,15 @@ one rule: **a name is registered once**. Registering it again from the same plac
 module and qualified name, as when a module is imported again or a notebook cell is run again —
 replaces the earlier entry; from anywhere else it is a `ConfigError` naming both places, never
 "the last one wins".
+
+Every lookup sees the built-in types: the registry imports the modules that define them the
+first time it is asked (or given a custom check), so what a name means never depends on which
+modules happened to be imported first.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import sys
 from collections.abc import Callable
@@ -27,6 +32,9 @@ CheckFunction = Callable[[dict[str, Any], dict[str, Any] | None, dict[str, Any]]
 (missing)."""
 
 Kind = Literal["type", "check"]
+
+BUILT_IN_MODULES = ("output", "agent", "multi_agent", "state", "faults", "metamorphic", "custom")
+"""The modules of `oloproof.evaluators` that register the built-in evaluator types."""
 
 
 @dataclass(frozen=True)
@@ -62,9 +70,20 @@ class Registry:
 
     def __init__(self) -> None:
         self._entries: dict[str, Entry] = {}
+        self._built_ins_loaded = False
+
+    def _load_built_ins(self) -> None:
+        """Import the built-in types' modules once (they register themselves as they load)."""
+        if self._built_ins_loaded:
+            return
+        self._built_ins_loaded = True  # first: the modules call `add` while they load
+        for module in BUILT_IN_MODULES:
+            importlib.import_module(f"oloproof.evaluators.{module}")
 
     def add(self, name: str, kind: Kind, value: Any) -> None:
         """Register `value` under `name`; raises `ConfigError` when another place has it."""
+        if kind == "check":  # a check may not take a built-in type's name: load those first
+            self._load_built_ins()
         if not isinstance(name, str) or not name:
             raise ConfigError(f"an evaluator name is a non-empty string, not {name!r}")
         entry = Entry(name, kind, value, getattr(value, "__module__", "?"),
@@ -83,20 +102,24 @@ class Registry:
 
     def get(self, name: str) -> Entry | None:
         """The entry registered under `name`, or None."""
+        self._load_built_ins()
         return self._entries.get(name)
 
     def evaluator_type(self, name: str) -> type[Evaluator] | None:
         """The evaluator type registered as `name`, or None."""
+        self._load_built_ins()
         entry = self._entries.get(name)
         return entry.value if entry is not None and entry.kind == "type" else None
 
     def check(self, name: str) -> CheckFunction | None:
         """The custom check registered as `name`, or None."""
+        self._load_built_ins()
         entry = self._entries.get(name)
         return entry.value if entry is not None and entry.kind == "check" else None
 
     def names(self, kind: Kind) -> list[str]:
         """The registered names of one kind, sorted."""
+        self._load_built_ins()
         return sorted(n for n, e in self._entries.items() if e.kind == kind)
 
 
