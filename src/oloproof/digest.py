@@ -8,16 +8,60 @@ from __future__ import annotations
 
 import hashlib
 import json
+import json.encoder
+from collections.abc import Callable
 from typing import Any
 
-_encoder = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-)
+
+def _not_json(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+class JsonWriter:
+    """A compact, NaN-refusing JSON writer that keeps non-ASCII text as it is.
+
+    The C encoder is made once, not once per call as `JSONEncoder.encode` does (half the cost
+    of a small value, and this runs several times per case). It keeps no state between calls
+    (no `markers`), so threads can share it; a circular structure, which the markers would
+    have caught, exhausts the recursion limit instead and is reported as the same ValueError.
+    """
+
+    def __init__(self, *, sort_keys: bool) -> None:
+        make = getattr(json.encoder, "c_make_encoder", None)
+        self._quote = json.encoder.encode_basestring
+        self._chunks: Callable[[Any, int], Any] | None = None
+        self._fallback = json.JSONEncoder(sort_keys=sort_keys, separators=(",", ":"),
+                                          ensure_ascii=False, allow_nan=False)
+        if make is not None:  # (an interpreter without the C accelerator uses the fallback)
+            self._chunks = make(None, _not_json, self._quote, None, ":", ",", sort_keys, False,
+                                False)
+
+    def encode(self, value: Any) -> str:
+        """`value` as JSON text; TypeError or ValueError when it is not JSON."""
+        if self._chunks is None:
+            return self._fallback.encode(value)
+        if isinstance(value, str):
+            return self._quote(value)
+        try:
+            return "".join(self._chunks(value, 0))
+        except RecursionError:
+            raise ValueError("Circular reference detected") from None
+
+
+# Every canonical text is made by this one writer (tests count its uses).
+_encoder = JsonWriter(sort_keys=True)
+_compact = JsonWriter(sort_keys=False)
 
 
 def canonical_json(value: Any) -> str:
     """The canonical JSON text of `value`."""
     return _encoder.encode(value)
+
+
+def compact_json(value: Any) -> str:
+    """`value` as compact JSON (keys in their order); raises TypeError or ValueError when it is
+    not JSON (a type JSON has no form for, NaN or infinity, a circular structure)."""
+    return _compact.encode(value)
 
 
 _GIL_FREE_BELOW = 2000

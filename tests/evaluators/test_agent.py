@@ -190,7 +190,7 @@ def test_no_tool_loop_judges_as_the_runs_of_identical_calls_say(
     runs; a failure lists exactly the runs over the limit."""
     t = traj(*[call(tool, q=q) for tool, q in calls])
     runs = agent.call_runs(t)
-    assert agent.longest_run(t.call_keys()) == max((r.length for r in runs), default=0)
+    assert agent.longest_run(t) == max((r.length for r in runs), default=0)
     assert sum(r.length for r in runs) == len(calls)
     j = judge(build("agent_no_tool_loop", max_repeats=limit), t)
     over = [r.as_details() for r in runs if r.length > limit]

@@ -170,6 +170,31 @@ def test_matching_arguments_reuses_each_calls_text_and_makes_each_entrys_once(
     assert len(texts) == 12
 
 
+def test_calls_of_different_tools_need_no_argument_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    loop = REGISTRY.evaluator_type("agent_no_tool_loop")
+    no_loop = loop(loop.Config(type="agent_no_tool_loop"))
+    sequence = REGISTRY.evaluator_type("agent_tool_sequence")
+    in_order = sequence(sequence.Config(type="agent_tool_sequence"))
+    texts: list[Any] = []
+    real = oloproof.digest._encoder
+
+    class Counting:
+        def encode(self, value: Any) -> str:
+            texts.append(value)
+            return real.encode(value)
+
+    monkeypatch.setattr(oloproof.digest, "_encoder", Counting())
+    t = traj(call("lookup", arguments={"id": 1}), call("refund", arguments={"id": 1}))
+    facts = trajectory_facts(t)
+    evidence = Evidence(case=make_case({"tools": ["lookup", "refund"]}), output={},
+                        artifacts={TRAJECTORY_KIND: t}, facts=facts)
+    assert facts["repeated"] is False
+    assert judge_case(no_loop, evidence).verdict == "passed"
+    assert judge_case(in_order, evidence).verdict == "passed"
+    assert texts == []  # two different tools, names compared only: no argument text made
+    assert t.call_keys() == (("lookup", '{"id":1}'), ("refund", '{"id":1}'))
+
+
 def test_facts_do_not_change_what_a_trajectory_equals_dumps_or_pickles_to() -> None:
     t = traj(msg("triage"), hand("triage", "billing"), call("lookup", "billing", {"id": 1}))
     fresh = AgentTrajectory.model_validate_json(t.model_dump_json())

@@ -14,6 +14,7 @@ is not a quantile).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from oloproof.recording.trajectory import AgentTrajectory
@@ -43,6 +44,9 @@ def trajectory_facts(trajectory: AgentTrajectory) -> dict[str, Any]:
     }
 
 
+SliceGrouper = Callable[[dict[str, Any] | None, dict[str, Any]], str | None]
+
+
 def slice_group(spec: str, facts: dict[str, Any] | None, metadata: dict[str, Any]) -> str | None:
     """The group a case joins for the declared slice `spec`, or None when it joins none.
 
@@ -52,26 +56,30 @@ def slice_group(spec: str, facts: dict[str, Any] | None, metadata: dict[str, Any
     the case has no trajectory (`facts` None), and on a truncated trace unless the recorded part
     settles the group.
     """
+    return slice_grouper(spec)(facts, metadata)
+
+
+def slice_grouper(spec: str) -> SliceGrouper:
+    """`slice_group` for one slice, with its spec read once (a run places every case)."""
     if spec.startswith(METADATA_PREFIX):
-        return _metadata_group(spec[len(METADATA_PREFIX):], metadata)
+        key = spec[len(METADATA_PREFIX):]
+        return lambda facts, metadata: _metadata_group(key, metadata)
     kind, _, bounds_text = spec.partition(":")
     if kind in ("trajectory_length", "tool_calls"):
         bounds = _bounds(spec, bounds_text)
-        if facts is None:
-            return None
         if kind == "trajectory_length":
             # Truncation stopped the agent: the true step count exceeds the recorded one.
-            return _bucket(facts["steps"], bounds, facts["truncated"], strictly_more=True)
-        return _bucket(facts["tool_calls"], bounds, facts["truncated"], strictly_more=False)
+            return lambda facts, metadata: None if facts is None else _bucket(
+                facts["steps"], bounds, facts["truncated"], strictly_more=True)
+        return lambda facts, metadata: None if facts is None else _bucket(
+            facts["tool_calls"], bounds, facts["truncated"], strictly_more=False)
     if bounds_text:
         raise ValueError(f"unknown slice {spec!r}")
-    if kind == "first_tool":
-        return None if facts is None else _first_tool_group(facts)
-    if kind == "repeated_action":
-        return None if facts is None else _repeated_group(facts)
-    if kind == "route":
-        return None if facts is None else _route_group(facts)
-    raise ValueError(f"unknown slice {spec!r}")
+    by_facts = {"first_tool": _first_tool_group, "repeated_action": _repeated_group,
+                "route": _route_group}.get(kind)
+    if by_facts is None:
+        raise ValueError(f"unknown slice {spec!r}")
+    return lambda facts, metadata: None if facts is None else by_facts(facts)
 
 
 def quantile_value(

@@ -14,7 +14,7 @@ call): `AgentTrajectory.call_keys()`.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +24,7 @@ from oloproof.evaluators.base import Evaluator, EvaluatorConfig, register
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment, excluded, failed, missing, passed
 from oloproof.evaluators.tool_matching import ArgumentRule, ExpectedCall, Mode, judge_calls
-from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
+from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentStep, AgentTrajectory
 
 TRUNCATED = "truncated"
 NO_DECLARED_TOOLS = "no_declared_tools"
@@ -55,28 +55,40 @@ class CallRun:
         }
 
 
+def _repeats(trajectory: AgentTrajectory) -> Iterator[tuple[AgentStep, bool]]:
+    """Each `tool_call` step, and whether it is identical to the call before it.
+
+    Arguments are compared (as canonical text) only between neighbours that call the same
+    tool: a trace that never calls one tool twice in a row needs no argument text at all.
+    """
+    calls = trajectory.tool_calls()
+    keys: tuple[tuple[str, str], ...] | None = None
+    for i, step in enumerate(calls):
+        same = False
+        if i and step.tool_name == calls[i - 1].tool_name:
+            keys = keys or trajectory.call_keys()
+            same = keys[i] == keys[i - 1]
+        yield step, same
+
+
 def call_runs(trajectory: AgentTrajectory) -> list[CallRun]:
     """Split the `tool_call` steps into runs of identical consecutive calls, in order."""
     runs: list[CallRun] = []
-    key: tuple[str, str] | None = None
-    for step, this in zip(trajectory.tool_calls(), trajectory.call_keys(), strict=True):
-        if runs and this == key:
+    for step, same in _repeats(trajectory):
+        if same:
             last = runs[-1]
             runs[-1] = CallRun(last.tool_name, last.arguments, last.steps + (step.index,))
         else:
             runs.append(CallRun(step.tool_name or "", dict(step.arguments or {}), (step.index,)))
-        key = this
     return runs
 
 
-def longest_run(keys: Sequence[tuple[str, str]]) -> int:
+def longest_run(trajectory: AgentTrajectory) -> int:
     """The length of the longest run of identical consecutive calls (0 without a call)."""
     longest = run = 0
-    previous: tuple[str, str] | None = None
-    for key in keys:
-        run = run + 1 if key == previous else 1
+    for _, same in _repeats(trajectory):
+        run = run + 1 if same else 1
         longest = max(longest, run)
-        previous = key
     return longest
 
 
@@ -186,7 +198,7 @@ class AgentNoToolLoop(TrajectoryEvaluator):
 
     def judge_trajectory(self, trajectory: AgentTrajectory, evidence: Evidence) -> Judgment:
         limit = self.config.max_repeats
-        longest = longest_run(trajectory.call_keys())
+        longest = longest_run(trajectory)
         if longest > limit:  # only then are the runs themselves needed, for the details
             loops = [r for r in call_runs(trajectory) if r.length > limit]
             worst = max(loops, key=lambda r: r.length)

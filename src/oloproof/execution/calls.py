@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from oloproof.digest import canonical_json
+from oloproof.digest import canonical_json, compact_json
 from oloproof.errors import RecordingError
 from oloproof.execution.target import SystemTarget
 from oloproof.execution.units import CaseError
@@ -31,8 +31,6 @@ from oloproof.recording.trajectory import (
 )
 from oloproof.state import diff as state_diff
 from oloproof.suite.cases import Case
-
-_check_json = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
 
 
 @dataclass(slots=True)
@@ -238,7 +236,7 @@ def _finish(recorder: CaseRecorder, output: Any, latency: float) -> CallResult:
             latency_ms=latency,
         )
     try:
-        _check_json(output)
+        compact_json(output)
     except (TypeError, ValueError) as exc:
         return CallResult(
             None, error=CaseError("invalid_output", f"the output is not JSON: {exc}"),

@@ -12,13 +12,14 @@ are written through the store's batched background writer, at least once a secon
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from oloproof.analysis.facts import slice_group
+from oloproof.analysis.facts import slice_grouper
 from oloproof.analysis.metrics import Analysis
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.digest import combine, digest
@@ -114,7 +115,7 @@ class RunEngine:
         self.concurrency = concurrency or system.concurrency
         self.worker = Worker(suite.target, suite.evaluators, system.timeout_s)
         self.evaluators = suite.evaluators
-        self.slices = list(suite.config.slices)
+        self.slices = [slice_grouper(spec) for spec in suite.config.slices]
         self.progress = progress or Progress(total=suite.case_count)
         self.cache = CacheCounts()
         self.errors: list[dict[str, Any]] = []
@@ -156,6 +157,9 @@ class RunEngine:
         finally:
             flusher.cancel()
             await transport.close()
+            if self._in_flight:  # stopped or broken: keep what finished all the same
+                with contextlib.suppress(Exception):  # (the error that stopped it goes on)
+                    self._take_all([r for r in transport.ready() if r.unit in self._in_flight])
             self.store.flush(wait=True)
 
     async def _flush_every_second(self) -> None:
@@ -378,7 +382,7 @@ class RunEngine:
         case_key: str | None, facts: dict[str, Any] | None, latency: float | None,
         *, error: str | None, cached: bool, exec_key: str, noted: bool = False,
     ) -> None:
-        groups = [slice_group(spec, facts, case.metadata) for spec in self.slices]
+        groups = [group(facts, case.metadata) for group in self.slices]
         outcome = CaseOutcome(
             case_id=case.id, codes=codes, reasons=reasons, case_key=case_key, facts=facts,
             latency_ms=latency, groups=groups, error=error, source=case.source_id,

@@ -56,6 +56,10 @@ class Transport(Protocol):
         """Every result ready now; waits until there is at least one."""
         ...
 
+    def ready(self) -> list[UnitResult]:
+        """Every result ready now, without waiting (what finished when a run stops)."""
+        ...
+
     async def close(self) -> None:
         """Stop: no new job starts (a call already running in a thread runs to its end)."""
         ...
@@ -111,11 +115,15 @@ class _Outbox:
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
 
+    def ready(self) -> list[UnitResult]:
+        with self._lock:
+            items, self._items = self._items, []
+            self._wake_pending = False
+        return items
+
     async def take(self) -> list[UnitResult]:
         while True:
-            with self._lock:
-                items, self._items = self._items, []
-                self._wake_pending = False
+            items = self.ready()
             if items:
                 return items
             self._waiter = self._loop.create_future()
@@ -182,6 +190,9 @@ class ThreadLanes:
 
     async def results(self) -> list[UnitResult]:
         return await self._outbox.take()
+
+    def ready(self) -> list[UnitResult]:
+        return self._outbox.ready()
 
     async def close(self) -> None:
         with self._lanes_lock:
@@ -305,6 +316,9 @@ class LoopLanes:
 
     async def results(self) -> list[UnitResult]:
         return await self._outbox.take()
+
+    def ready(self) -> list[UnitResult]:
+        return self._outbox.ready()
 
     async def close(self) -> None:
         # A cancellation can be swallowed (3.11's `wait_for` returns a result that was ready

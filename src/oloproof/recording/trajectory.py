@@ -94,7 +94,11 @@ class AgentTrajectory(_Frozen):
 
     def has_repeated_call(self) -> bool:
         """Whether some identical call occurs twice or more anywhere (not only in a row)."""
-        keys = self._facts().call_keys
+        facts = self._facts()
+        names = [s.tool_name for s in facts.calls]
+        if len(set(names)) == len(names):
+            return False  # no tool called twice: no need to compare arguments
+        keys = facts.call_keys
         return len(set(keys)) < len(keys)
 
     def route(self) -> list[str] | None:
@@ -143,15 +147,22 @@ _FACTS = "_step_facts"
 class _StepFacts:
     """The tool calls, their identity keys and the route of one tuple of steps."""
 
-    __slots__ = ("call_keys", "calls", "route", "steps")
+    __slots__ = ("_call_keys", "calls", "route", "steps")
 
     def __init__(self, steps: tuple[AgentStep, ...]) -> None:
         self.steps = steps
         self.calls = tuple(s for s in steps if s.kind == "tool_call")
-        self.call_keys = tuple(
-            (s.tool_name or "", canonical_json(s.arguments or {})) for s in self.calls
-        )
+        self._call_keys: tuple[tuple[str, str], ...] | None = None
         self.route = _route(steps)
+
+    @property
+    def call_keys(self) -> tuple[tuple[str, str], ...]:
+        """Computed when first asked for: most traces never call one tool twice, and then
+        no arguments need to be compared."""
+        if self._call_keys is None:
+            self._call_keys = tuple(
+                (s.tool_name or "", canonical_json(s.arguments or {})) for s in self.calls)
+        return self._call_keys
 
 
 def _route(steps: tuple[AgentStep, ...]) -> tuple[str, ...] | None:
