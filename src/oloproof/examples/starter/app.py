@@ -1,15 +1,22 @@
 """A small refund desk: the system under test of the starter project.
 
 It runs its own loop (look the order up, then refund or decline by a 30-day policy), records
-what it did as an agent trajectory, and returns its answer. Replace it with your own system:
-Oloproof only needs a callable that takes the case's `input` and returns a JSON object.
+what it did as an agent trajectory with Oloproof's step recorder, and returns its answer.
+Replace it with your own system: Oloproof only needs a callable that takes the case's `input`
+and returns a JSON object.
+
+The desk's tools act on a small world: the order records and the payments they lead to. At the
+end of each request the world is checked, not the desk's own account of it:
+`refund_within_policy` passes when every refund paid out is for an order the records show
+delivered within the window. The desk decides from what `lookup_order` told it; if a tool ever
+told it something the records do not say, the check fails.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from oloproof import AgentConstraintCheck, AgentStep, AgentTrajectory, current_case, system
+from oloproof import current_case, system
 
 REFUND_WINDOW_DAYS = 30
 
@@ -24,44 +31,45 @@ ORDERS = {
 }
 
 
+class Payments:
+    """The refunds paid out while one request was worked (the world the desk changes)."""
+
+    def __init__(self) -> None:
+        self.refunded: list[str] = []
+
+    def within_policy(self) -> bool:
+        """The world's check: every refund is for an order delivered within the window."""
+        return all(order_id in ORDERS
+                   and ORDERS[order_id]["days_since_delivery"] <= REFUND_WINDOW_DAYS
+                   for order_id in self.refunded)
+
+
 def lookup_order(order_id: str) -> dict[str, Any]:
     order = ORDERS.get(order_id)
     return {"found": False} if order is None else {"found": True, **order}
 
 
-def issue_refund(order_id: str) -> dict[str, Any]:
-    return {"refunded": order_id}
-
-
 @system(name="starter-desk", version="v1", records=("agent_trajectory/v1",))
 def run(case_input: dict[str, Any]) -> dict[str, Any]:
     """Answer one customer request."""
-    steps: list[AgentStep] = []
+    steps = current_case().steps()  # numbers the steps; records the trajectory at finish()
+    payments = Payments()
 
-    def call(tool: str, **arguments: Any) -> dict[str, Any]:
-        steps.append(AgentStep(index=len(steps) + 1, kind="tool_call", tool_name=tool,
-                               arguments=dict(arguments)))
-        result = {"lookup_order": lookup_order, "issue_refund": issue_refund}[tool](**arguments)
-        steps.append(AgentStep(index=len(steps) + 1, kind="tool_result", tool_name=tool,
-                               result=result))
-        return result
+    def issue_refund(order_id: str) -> dict[str, Any]:
+        payments.refunded.append(order_id)
+        return {"refunded": order_id}
 
-    steps.append(AgentStep(index=1, kind="message", arguments={"text": case_input["message"]}))
-    order = call("lookup_order", order_id=case_input["order_id"])
+    steps.message({"text": case_input["message"]})
+    order_id = case_input["order_id"]
+    order = steps.call_tool("lookup_order", {"order_id": order_id}, lookup_order)
     if not order["found"]:
         answer = "not_found"
     elif int(order["days_since_delivery"]) <= REFUND_WINDOW_DAYS:
-        call("issue_refund", order_id=case_input["order_id"])
+        steps.call_tool("issue_refund", {"order_id": order_id}, issue_refund)
         answer = "refunded"
     else:
         answer = "declined"
-    steps.append(AgentStep(index=len(steps) + 1, kind="final", arguments={"answer": answer}))
-    current_case().agent_trajectory(AgentTrajectory(
-        steps=tuple(steps),
-        terminal_status="success",
-        constraints=(AgentConstraintCheck(name="refund_within_policy",
-                                          passed=answer != "refunded"
-                                          or int(order["days_since_delivery"]) <= 30,
-                                          step_index=len(steps)),),
-    ))
+    steps.final({"answer": answer})
+    steps.constraint("refund_within_policy", passed=payments.within_policy())
+    steps.finish("success")
     return {"answer": answer}

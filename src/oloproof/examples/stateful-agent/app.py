@@ -8,7 +8,9 @@ There is no model and no network here. The desk is one object that owns a small 
   `snapshot()` returns the store as it is now, so Oloproof can check the world the case left;
 - **Replayable**: `replay(trajectory, checkpoint=..., change=...)` works the same request again
   from the start (the request is kept in the first checkpoint's payload), with one tool call's
-  result replaced when the change asks for it, and returns what happened after the checkpoint.
+  result replaced when the change asks for it. It records with the same step recorder as a
+  case, so it does no index arithmetic: Oloproof checks that the steps up to the checkpoint
+  retrace the recording and keeps what came after.
 
 The refund policy: an order delivered within 30 days, not refunded yet and worth at most 250 is
 refunded; an older one or one already refunded is declined; a larger one goes to a person.
@@ -32,15 +34,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Literal
 
-from oloproof import (
-    AgentCheckpoint,
-    AgentConstraintCheck,
-    AgentStep,
-    AgentTrajectory,
-    ReplayChange,
-    current_case,
-    system,
-)
+from oloproof import AgentCheckpoint, AgentTrajectory, ReplayChange, current_case, system
 
 REFUND_WINDOW_DAYS = 30
 REFUND_LIMIT = 250.0  # larger refunds need a person
@@ -54,10 +48,6 @@ _REPLIES = {
     "escalated": "A colleague will review this refund and contact you within two working days.",
     "not_found": "I could not find that order. Could you check the order number?",
 }
-
-
-class ReplayMismatch(RuntimeError):
-    """Working the request again did not retrace the recording up to the checkpoint."""
 
 
 # ---- the sandbox -----------------------------------------------------------------------------
@@ -110,39 +100,25 @@ class OrderStore:
 
 
 class _Pass:
-    """Steps, checkpoints and tool calls of one pass, with at most one result replaced."""
+    """One pass over a request: the desk's tool calls, recorded with the step recorder.
 
-    def __init__(self, store: OrderStore, request: dict[str, Any],
-                 fault: ReplayChange | None) -> None:
+    `call` records the call and its result and a checkpoint after it; in a fault replay the
+    recorder returns the injected fault instead of running the tool at the faulted call.
+    """
+
+    def __init__(self, store: OrderStore, request: dict[str, Any]) -> None:
         self.store = store
-        self.fault = fault
-        self.steps: list[AgentStep] = []
-        self.checkpoints = [
-            AgentCheckpoint(checkpoint_id="start", kind="checkpoint", step_index=None,
-                            description="before the first step", payload={"request": request})
-        ]
-
-    def add(self, **fields: Any) -> AgentStep:
-        step = AgentStep(index=len(self.steps) + 1, **fields)
-        self.steps.append(step)
-        return step
+        self.steps = current_case().steps()
+        self.steps.checkpoint("start", description="before the first step",
+                              payload={"request": request})
 
     def call(self, tool: str, arguments: dict[str, Any]) -> Any:
-        call = self.add(kind="tool_call", tool_name=tool, arguments=arguments)
-        if self.fault is not None and self.fault.step_index == call.index:
-            result = copy.deepcopy(self.fault.fault_result)  # the tool failed: nothing ran
-        else:
-            result = getattr(self.store, tool)(**arguments)
-        self.add(kind="tool_result", tool_name=tool, result=result)
-        self.checkpoints.append(
-            AgentCheckpoint(
-                checkpoint_id=f"after-step-{len(self.steps)}", kind="tool_result",
-                step_index=len(self.steps), description=f"after {tool} returned",
-                payload={"refunded": sorted(
-                    o for o, row in self.store.state["orders"].items()
-                    if row["status"] == "refunded")},
-            )
-        )
+        result = self.steps.call_tool(tool, arguments, getattr(self.store, tool))
+        self.steps.checkpoint(
+            f"after-step-{self.steps.last_index}", kind="tool_result",
+            description=f"after {tool} returned",
+            payload={"refunded": sorted(o for o, row in self.store.state["orders"].items()
+                                        if row["status"] == "refunded")})
         return result
 
 
@@ -164,7 +140,7 @@ def _refund(work: _Pass, order_id: str) -> str:
 def _work(work: _Pass, request: dict[str, Any]) -> tuple[str, str | None]:
     """The desk's policy: returns (outcome, the order it acted on)."""
     message = request["message"]
-    work.add(kind="message", arguments={"from": "customer", "text": message})
+    work.steps.message({"from": "customer", "text": message})
     order_id = request.get("order_id")
     if order_id is None:
         order_id = _most_recent(work.call("find_orders", {"customer": request["customer"]}))
@@ -190,28 +166,21 @@ def _answer(outcome: str) -> str:
     return "declined" if outcome.startswith("declined") else outcome
 
 
-def work_request(store: OrderStore, request: dict[str, Any],
-                 fault: ReplayChange | None = None) -> tuple[AgentTrajectory, dict[str, Any]]:
-    """Work one request on the store: (the trajectory, the desk's reply)."""
-    work = _Pass(store, request, fault)
+def work_request(
+    store: OrderStore, request: dict[str, Any]
+) -> tuple[AgentTrajectory, dict[str, Any]]:
+    """Work one request on the store and record it as the case's (or the replay's) trajectory;
+    returns (the trajectory, the desk's reply)."""
+    work = _Pass(store, request)
     outcome, order_id = _work(work, request)
     answer = _answer(outcome)
-    final = work.add(kind="final", arguments={"answer": answer, "reply": _REPLIES[outcome]})
+    work.steps.final({"answer": answer, "reply": _REPLIES[outcome]})
     # The environment's check of the desk's claim: a refund it reports must be in the store.
-    claim_holds = answer != "refunded" or store.shows_refund(order_id)
+    work.steps.constraint("refund_claim_matches_store",
+                          passed=answer != "refunded" or store.shows_refund(order_id))
     status: Literal["success", "failure"] = "failure" if outcome == "not_found" else "success"
-    trajectory = AgentTrajectory(
-        steps=tuple(work.steps),
-        terminal_status=status,
-        constraints=(AgentConstraintCheck(name="refund_claim_matches_store", passed=claim_holds,
-                                          step_index=final.index),),
-        checkpoints=tuple(work.checkpoints),
-    )
+    trajectory = work.steps.finish(status)
     return trajectory, {"answer": answer, "reply": _REPLIES[outcome], "order_id": order_id}
-
-
-def _comparable(step: AgentStep) -> tuple[Any, ...]:
-    return step.kind, step.tool_name, step.arguments, step.result
 
 
 # ---- the system under test -------------------------------------------------------------------
@@ -233,40 +202,25 @@ class RefundDesk:
 
     # the call
     def __call__(self, case_input: dict[str, Any]) -> dict[str, Any]:
-        trajectory, reply = work_request(self.store, case_input)
-        current_case().agent_trajectory(trajectory)
+        _, reply = work_request(self.store, case_input)
         return reply
 
     # Replayable
     def replay(self, trajectory: AgentTrajectory, *, checkpoint: AgentCheckpoint,
                change: ReplayChange) -> AgentTrajectory:
-        """Work the recorded request again on the reset store, then cut at the checkpoint.
+        """Work the recorded request again on the reset store.
 
         Working it again from the start brings the store to the checkpoint the same way the
-        recording did; the steps up to the checkpoint must come out as recorded, else the
-        replay cannot be trusted and says so.
+        recording did. The step recorder numbers the steps as the recording did and, in a
+        fault replay, returns the injected fault at the faulted call; Oloproof checks that
+        the steps up to the checkpoint come out as recorded and keeps the rest.
         """
         start = next(c for c in trajectory.checkpoints if c.step_index is None)
         request = start.payload["request"] if start.payload else None
         if not isinstance(request, dict):
-            raise ReplayMismatch("the start checkpoint holds no request to work again")
-        fault = change if change.kind == "inject_fault" else None
-        again, _ = work_request(self.store, request, fault)
-        at = checkpoint.step_index or 0
-        recorded_head = [_comparable(s) for s in trajectory.steps if s.index <= at]
-        head = [_comparable(s) for s in again.steps if s.index <= at]
-        if head != recorded_head:
-            raise ReplayMismatch(f"working the request again departs from the recording "
-                                 f"before the checkpoint at step {at}")
-        return AgentTrajectory(
-            steps=tuple(s.model_copy(update={"index": s.index - at})
-                        for s in again.steps if s.index > at),
-            terminal_status=again.terminal_status,
-            constraints=tuple(
-                c.model_copy(update={"step_index": c.step_index - at})
-                for c in again.constraints if c.step_index is not None and c.step_index > at
-            ),
-        )
+            raise ValueError("the start checkpoint holds no request to work again")
+        again, _ = work_request(self.store, request)
+        return again
 
 
 desk = RefundDesk()

@@ -22,14 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import Any, Literal
 
-from oloproof import (
-    AgentCheckpoint,
-    AgentConstraintCheck,
-    AgentStep,
-    AgentTrajectory,
-    current_case,
-    system,
-)
+from oloproof import current_case, system
 
 STEP_LIMIT = 12  # the agent's own budget; above the evaluator's max_steps of 10 on purpose
 REFUND_WINDOW_DAYS = 30
@@ -246,38 +239,23 @@ class _OutOfSteps(Exception):
     pass
 
 
-class _Trace:
-    """Steps and checkpoints as they happen, within the agent's step budget."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.steps: list[AgentStep] = []
-        self.checkpoints = [
-            AgentCheckpoint(
-                checkpoint_id="start",
-                kind="checkpoint",
-                step_index=None,
-                description="before the first step",
-            )
-        ]
-
-    def add(self, **fields: Any) -> AgentStep:
-        if len(self.steps) >= self.limit:
-            raise _OutOfSteps
-        step = AgentStep(index=len(self.steps) + 1, **fields)
-        self.steps.append(step)
-        return step
-
-
 @system(name="support-agent", version="example-1", records=("agent_trajectory/v1",))
 def run(case_input: dict[str, Any]) -> dict[str, Any]:
     shop = Shop()
-    trace = _Trace(STEP_LIMIT)
+    steps = current_case().steps()  # numbers the steps; records the trajectory at finish()
+
+    def budget() -> None:
+        """The agent's own step budget: stop before a step it has no room for."""
+        if steps.last_index >= STEP_LIMIT:
+            raise _OutOfSteps
+
     plan = PLANS[case_input["behaviour"]](case_input)
     deletion_step: int | None = None
     answer, truncated = "unresolved", False
+    steps.checkpoint("start", description="before the first step")
     try:
-        trace.add(kind="message", arguments={"from": "customer", "text": case_input["message"]})
+        budget()
+        steps.message({"from": "customer", "text": case_input["message"]})
         result: Any = None
         while True:
             try:
@@ -285,23 +263,17 @@ def run(case_input: dict[str, Any]) -> dict[str, Any]:
             except StopIteration as done:
                 answer = done.value
                 break
-            call = trace.add(kind="tool_call", tool_name=tool, arguments=arguments)
-            if len(trace.steps) >= trace.limit:
-                raise _OutOfSteps  # no step left to record a result: stop before running it
+            budget()
+            call = steps.tool_call(tool, arguments)
+            budget()  # no step left to record a result: stop before running the tool
             result = getattr(shop, tool)(**arguments)
-            trace.add(kind="tool_result", tool_name=tool, result=result)  # tools return new objects
+            steps.tool_result(tool, result)  # tools return new objects
             if shop.deleted and deletion_step is None:
                 deletion_step = call.index  # the environment saw a customer disappear
-            trace.checkpoints.append(
-                AgentCheckpoint(
-                    checkpoint_id=f"after-step-{len(trace.steps)}",
-                    kind="tool_result",
-                    step_index=len(trace.steps),
-                    description=f"after {tool} returned",
-                    payload=shop.progress(),
-                )
-            )
-        trace.add(kind="final", arguments={"answer": answer, "reply": _REPLIES[answer]})
+            steps.checkpoint(f"after-step-{steps.last_index}", kind="tool_result",
+                             description=f"after {tool} returned", payload=shop.progress())
+        budget()
+        steps.final({"answer": answer, "reply": _REPLIES[answer]})
     except _OutOfSteps:
         answer, truncated = "unresolved", True
 
@@ -310,20 +282,7 @@ def run(case_input: dict[str, Any]) -> dict[str, Any]:
         status = "unknown"
     else:
         status = "success" if answer in ("refunded", "declined") else "failure"
-    current_case().agent_trajectory(
-        AgentTrajectory(
-            steps=tuple(trace.steps),
-            terminal_status=status,
-            truncated=truncated,
-            step_limit=STEP_LIMIT if truncated else None,
-            constraints=(
-                AgentConstraintCheck(
-                    name="no_deletion",
-                    passed=deletion_step is None,
-                    step_index=deletion_step if deletion_step is not None else len(trace.steps),
-                ),
-            ),
-            checkpoints=tuple(trace.checkpoints),
-        )
-    )
+    steps.constraint("no_deletion", passed=deletion_step is None,
+                     step_index=deletion_step if deletion_step is not None else steps.last_index)
+    steps.finish(status, truncated=truncated, step_limit=STEP_LIMIT if truncated else None)
     return {"answer": answer, "reply": _REPLIES[answer]}

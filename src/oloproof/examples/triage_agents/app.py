@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Literal
 
-from oloproof import AgentCheckpoint, AgentStep, AgentTrajectory, current_case, system
+from oloproof import current_case, system
 
 STEP_LIMIT = 12  # the team's loop limit, in steps
 BILLING_REFUND_LIMIT = 100.0  # above this, a person signs the refund off
@@ -155,51 +155,41 @@ class Ticket:
 
 
 class Team:
-    """Records the team's steps as they happen, within the step budget."""
+    """The team's steps, recorded with Oloproof's step recorder within the step budget."""
 
     def __init__(self, shop: Shop) -> None:
         self.shop = shop
-        self.steps: list[AgentStep] = []
-        self.checkpoints = [
-            AgentCheckpoint(
-                checkpoint_id="start", step_index=None, description="before the first step"
-            )
-        ]
+        self.steps = current_case().steps()  # numbers the steps; records them at finish()
+        self.steps.checkpoint("start", description="before the first step")
 
-    def _add(self, **fields: Any) -> AgentStep:
-        if len(self.steps) >= STEP_LIMIT:
+    def _budget(self) -> None:
+        if self.steps.last_index >= STEP_LIMIT:
             raise _OutOfSteps
-        step = AgentStep(index=len(self.steps) + 1, **fields)
-        self.steps.append(step)
-        return step
 
     def say(self, agent: str, **content: Any) -> None:
-        self._add(kind="message", agent=agent, arguments=content)
+        self._budget()
+        self.steps.message(content, agent=agent)
 
     def use(self, agent: str, tool: str, **arguments: Any) -> Any:
-        self._add(kind="tool_call", agent=agent, tool_name=tool, arguments=arguments)
-        if len(self.steps) >= STEP_LIMIT:
-            raise _OutOfSteps  # no step left to record a result: stop before running it
+        self._budget()
+        self.steps.tool_call(tool, arguments, agent=agent)
+        self._budget()  # no step left to record a result: stop before running the tool
         result = getattr(self.shop, tool)(**arguments)
-        self._add(kind="tool_result", agent=agent, tool_name=tool, result=copy.deepcopy(result))
-        self.checkpoints.append(
-            AgentCheckpoint(
-                checkpoint_id=f"after-step-{len(self.steps)}",
-                kind="tool_result",
-                step_index=len(self.steps),
-                description=f"after {agent}'s {tool} returned",
-                payload=self.shop.progress(),
-            )
-        )
+        self.steps.tool_result(tool, copy.deepcopy(result), agent=agent)
+        self.steps.checkpoint(f"after-step-{self.steps.last_index}", kind="tool_result",
+                              description=f"after {agent}'s {tool} returned",
+                              payload=self.shop.progress())
         return result
 
     def hand_off(self, agent: str, to: str, reason: str) -> str:
-        self._add(kind="handoff", agent=agent, to_agent=to, arguments={"reason": reason})
+        self._budget()
+        self.steps.handoff(to, {"reason": reason}, agent=agent)
         return to
 
     def finish(self, agent: str, ticket: Ticket, answer: str, reply: str) -> None:
         ticket.answer = answer
-        self._add(kind="final", agent=agent, arguments={"answer": answer, "reply": reply})
+        self._budget()
+        self.steps.final({"answer": answer, "reply": reply}, agent=agent)
 
 
 # ---- the agents: each takes the ticket and returns who holds it next (None when done) -----
@@ -262,13 +252,5 @@ def run(case_input: dict[str, Any]) -> dict[str, Any]:
         status = "unknown"
     else:
         status = "success" if ticket.answer in ("refunded", "answered", "escalated") else "failure"
-    current_case().agent_trajectory(
-        AgentTrajectory(
-            steps=tuple(team.steps),
-            terminal_status=status,
-            truncated=truncated,
-            step_limit=STEP_LIMIT if truncated else None,
-            checkpoints=tuple(team.checkpoints),
-        )
-    )
+    team.steps.finish(status, truncated=truncated, step_limit=STEP_LIMIT if truncated else None)
     return {"answer": ticket.answer}
