@@ -17,6 +17,7 @@ from typing import Any
 from ulid import ULID
 
 from oloproof.analysis.metrics import Analysis, MetricPlan, QuantileSpec
+from oloproof.analysis.trials import TrialMetricSpec
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.decisions import decide
 from oloproof.document import (
@@ -87,8 +88,9 @@ class RunResult:
 def _plan(suite_info: dict[str, Any]) -> MetricPlan:
     relation = {e["criterion"]: e["transform"] for e in suite_info["evaluators"]
                 if e.get("type") == "metamorphic_relation"}
+    criteria = list(suite_info["criteria"])
     return MetricPlan(
-        criteria=list(suite_info["criteria"]),
+        criteria=criteria,
         quantiles=[QuantileSpec(m["id"], m["source"], m["quantile"])
                    for m in suite_info["metrics"]],
         slices=list(suite_info["slices"]),
@@ -96,6 +98,10 @@ def _plan(suite_info: dict[str, Any]) -> MetricPlan:
         relation_transforms=relation,
         # Runs stored before the key existed: keep cases by id, as a clustered suite needs.
         case_clusters=bool(suite_info.get("case_clusters", True)),
+        trials=int(suite_info.get("trials", 1)),
+        trial_metrics=[TrialMetricSpec(m["id"], m["type"], criteria.index(m["criterion"]),
+                                       int(m["k"]))
+                       for m in suite_info.get("trial_metrics", ())],
     )
 
 
@@ -125,19 +131,23 @@ class _Run:
         self, config: str | Path, policy: str | Path | None, *, no_cache: bool,
         concurrency: int | None, on_progress: Callable[[Progress], None] | None,
         on_start: Callable[[LoadedSuite, str], None] | None, store: str | Path | None,
+        trials: int | None = None,
     ) -> None:
-        self.suite = load_suite(Path(config), Path(policy) if policy is not None else None)
+        self.suite = load_suite(Path(config), Path(policy) if policy is not None else None,
+                                trials=trials)
         self.db = open_store(self.suite, store)
         self.run_id = f"run_{ULID()}"
-        self.progress = Progress(total=self.suite.case_count, on_change=on_progress)
+        # With trials, progress counts executions: every case, each trial.
+        self.progress = Progress(total=self.suite.execution_count, on_change=on_progress)
         self.no_cache = no_cache
         self.concurrency = concurrency
         self.on_start = on_start
 
     def stopped(self) -> RunStopped:
+        done = "cases" if self.suite.trials == 1 else "case trials"
         return RunStopped(
             f"run {self.run_id} stopped after {self.progress.done} of {self.progress.total} "
-            "cases; what finished is stored and the next `oloproof run` reuses it"
+            f"{done}; what finished is stored and the next `oloproof run` reuses it"
         )
 
     async def execute(self) -> RunResult:
@@ -188,8 +198,11 @@ def run(
     on_progress: Callable[[Progress], None] | None = None,
     on_start: Callable[[LoadedSuite, str], None] | None = None,
     store: str | Path | None = None,
+    trials: int | None = None,
 ) -> RunResult:
     """Run a suite: load, execute, judge, analyse, decide, store. Returns the run's result.
+
+    `trials` runs every case that many times (SPEC §15), instead of the suite's `trials:`.
 
     Raises ConfigError before any system call when the configuration is wrong, and RunStopped
     when interrupted (what finished is stored and reused by the next run). `store` moves the
@@ -201,7 +214,7 @@ def run(
     """
     _refuse_running_loop("run")
     job = _Run(config, policy, no_cache=no_cache, concurrency=concurrency,
-               on_progress=on_progress, on_start=on_start, store=store)
+               on_progress=on_progress, on_start=on_start, store=store, trials=trials)
     try:
         return asyncio.run(job.execute())
     except (KeyboardInterrupt, asyncio.CancelledError):
@@ -219,6 +232,7 @@ async def run_async(
     on_progress: Callable[[Progress], None] | None = None,
     on_start: Callable[[LoadedSuite, str], None] | None = None,
     store: str | Path | None = None,
+    trials: int | None = None,
 ) -> RunResult:
     """`run`, awaited on the caller's event loop (a notebook, an async test or server).
 
@@ -228,7 +242,7 @@ async def run_async(
     await, as in `run`.
     """
     job = _Run(config, policy, no_cache=no_cache, concurrency=concurrency,
-               on_progress=on_progress, on_start=on_start, store=store)
+               on_progress=on_progress, on_start=on_start, store=store, trials=trials)
     try:
         return await job.execute()
     except KeyboardInterrupt:
@@ -272,6 +286,8 @@ def _decide(
         warnings=warnings,
         limits=limits_for(suite_info),
         failing_cases=analysis.failing_cases(),
+        trials=int(suite_info.get("trials", 1)) if int(suite_info.get("trials", 1)) > 1
+        else None,
     )
 
 
@@ -355,7 +371,9 @@ def _document_of(db: Store, record: dict[str, Any]) -> RunDocument:
     # An incomplete run: decide what was stored, and say that it did not complete.
     suite_info, policy = record["suite"], Policy.model_validate(record["policy"])
     analysis = _reanalyse(db, record["run_id"], suite_info)
-    errors = [CaseError(case=e["case"], kind=e["kind"], message=e["message"])
+    trials = int(record["suite"].get("trials", 1))
+    errors = [CaseError(case=e["case"], kind=e["kind"], message=e["message"],
+                        trial=e["trial"] if trials > 1 else None)
               for e in db.run_errors(record["run_id"])]
     return _decide(db, record["run_id"], record["status"], suite_info, policy, analysis,
                    [], CacheCounts(), errors, [])
@@ -363,8 +381,8 @@ def _document_of(db: Store, record: dict[str, Any]) -> RunDocument:
 
 def _reanalyse(db: Store, run_id: str, suite_info: dict[str, Any]) -> Analysis:
     analysis = Analysis(_plan(suite_info))
-    for case_id, _digest, _key, outcome in db.iter_run_cases(run_id):
-        analysis.add(CaseOutcome.from_json(case_id, outcome))
+    for case_id, digest, _key, outcome in db.iter_run_cases(run_id):
+        analysis.add(CaseOutcome.from_json(case_id, outcome, digest))
     return analysis
 
 
@@ -408,9 +426,7 @@ def redecide(
             chosen = Policy.model_validate(record["policy"])
         else:
             chosen, doc = load_policy(Path(policy))
-            kinds = {c: "rate" for c in suite_info["criteria"]}
-            kinds.update({m["id"]: "quantile" for m in suite_info["metrics"]})
-            check_rule_metrics(chosen, doc, kinds)
+            check_rule_metrics(chosen, doc, stored_metric_kinds(suite_info))
         analysis = _reanalyse(db, record["run_id"], suite_info)
         old = RunDocument.model_validate(record["summary"]) if record["summary"] else None
         validity = list(old.transforms) if old is not None else []
@@ -424,6 +440,16 @@ def redecide(
         return RunResult(document)
     finally:
         db.close()
+
+
+def stored_metric_kinds(suite_info: dict[str, Any]) -> dict[str, str]:
+    """Each metric of a stored run's suite with its kind (see `project.metric_kinds`)."""
+    trials = int(suite_info.get("trials", 1))
+    kinds = {c: "rate" for c in suite_info["criteria"]}
+    kinds.update({m["id"]: "rate" if int(m["k"]) == trials else "fraction"
+                  for m in suite_info.get("trial_metrics", ())})
+    kinds.update({m["id"]: "quantile" for m in suite_info["metrics"]})
+    return kinds
 
 
 def _validity_at(validity: TransformValidity, level: float) -> TransformValidity:

@@ -201,9 +201,18 @@ class DecisionRow(_Model):
 
 
 class RateRow(_Model):
-    """A pass-rate metric (SPEC §5.1): counts and the exact interval, bounds unrounded."""
+    """A pass-rate metric (SPEC §5.1): counts and the exact interval, bounds unrounded.
 
-    _OPTIONAL = frozenset({"approximate", "clusters", "transform", "missing_examples"})
+    With repeated trials (SPEC §15) a criterion's row counts *trials* in `passed`, `observed`,
+    `missing` and `excluded` (and their reasons), `trials` is k and `cases` the cases it
+    counts (`excluded_cases` had every trial excluded); its estimate and interval are over the
+    cases' shares of passing trials (`method: "betting"`). A `pass_hat_k` / `pass_at_k` row
+    (`metric_type`, `criterion`, `k`) counts *cases*: `observed` are the cases whose value
+    missing trials cannot change, `passed` those whose value is 1.
+    """
+
+    _OPTIONAL = frozenset({"approximate", "clusters", "transform", "missing_examples", "trials",
+                           "cases", "excluded_cases", "metric_type", "criterion", "k"})
 
     id: str
     kind: Literal["rate"] = "rate"
@@ -221,12 +230,22 @@ class RateRow(_Model):
     clusters: int | None = None
     transform: str | None = None
     missing_examples: dict[str, MissingExample] | None = None
+    trials: int | None = None
+    cases: int | None = None
+    excluded_cases: int | None = None
+    metric_type: Literal["pass_hat_k", "pass_at_k"] | None = None
+    criterion: str | None = None
+    k: int | None = None
 
 
 class QuantileRow(_Model):
-    """A quantile metric (SPEC §5.2): order-statistic interval, `None` for no bound."""
+    """A quantile metric (SPEC §5.2): order-statistic interval, `None` for no bound.
 
-    _OPTIONAL = frozenset({"missing_examples"})
+    With repeated trials each trial's value counts (`observed`, `missing`, `excluded` are
+    trials) and the interval is clustered by case (SPEC §5.4: `approximate`, `clusters`).
+    """
+
+    _OPTIONAL = frozenset({"missing_examples", "approximate", "clusters", "trials", "cases"})
 
     id: str
     kind: Literal["quantile"] = "quantile"
@@ -242,6 +261,10 @@ class QuantileRow(_Model):
     missing_by_reason: dict[str, int] = Field(default_factory=dict)
     method: str = ""
     missing_examples: dict[str, MissingExample] | None = None
+    approximate: bool = False
+    clusters: int | None = None
+    trials: int | None = None
+    cases: int | None = None
 
 
 MetricRow = Annotated[RateRow | QuantileRow, Field(discriminator="kind")]
@@ -261,9 +284,11 @@ class RateSliceRow(_Model):
 
     Below `min_slice_support` the row has counts and no interval (`below_support`). A row
     tested against the rest of the suite carries its Fisher `p_value` and adjusted `q_value`.
+    With repeated trials (`trials`) the counts are the group's trials, `support` the cases
+    with a trial in the group, and the interval is over those cases (never tested).
     """
 
-    _OPTIONAL = frozenset({"method", "below_support", "p_value", "q_value"})
+    _OPTIONAL = frozenset({"method", "below_support", "p_value", "q_value", "trials"})
 
     slice: str
     value: str
@@ -284,12 +309,13 @@ class RateSliceRow(_Model):
     mark: Literal["*"] | None = None
     p_value: float | None = None
     q_value: float | None = None
+    trials: int | None = None
 
 
 class QuantileSliceRow(_Model):
     """A quantile restated on one slice group (SPEC §10.2)."""
 
-    _OPTIONAL = frozenset({"method", "below_support"})
+    _OPTIONAL = frozenset({"method", "below_support", "trials"})
 
     slice: str
     value: str
@@ -309,6 +335,7 @@ class QuantileSliceRow(_Model):
     below_support: bool = False
     support: int
     mark: Literal["*"] | None = None
+    trials: int | None = None
 
 
 SliceRow = Annotated[RateSliceRow | QuantileSliceRow, Field(discriminator="kind")]
@@ -341,11 +368,15 @@ class CacheCounts(_Model):
 
 
 class CaseError(_Model):
-    """An errored case: its id, the kind of error and the message."""
+    """An errored case: its id, the kind of error and the message (and, with repeated
+    trials, which trial errored)."""
+
+    _OPTIONAL = frozenset({"trial"})
 
     case: str
     kind: str
     message: str
+    trial: int | None = None
 
 
 class FailingCase(_Model):
@@ -367,9 +398,12 @@ class FailingCases(_Model):
 
 
 class RunDocument(_Model):
-    """The whole run document (SPEC §11): `to_json()` is what `oloproof run --json` prints."""
+    """The whole run document (SPEC §11): `to_json()` is what `oloproof run --json` prints.
 
-    _OPTIONAL = frozenset({"failing_cases"})
+    `trials` (written when above 1) is how many times each of the `cases` ran (SPEC §15).
+    """
+
+    _OPTIONAL = frozenset({"failing_cases", "trials"})
 
     run_id: str
     status: RunStatus
@@ -387,6 +421,7 @@ class RunDocument(_Model):
     warnings: list[str] = Field(default_factory=list)
     limits: list[str] = Field(default_factory=list)
     failing_cases: FailingCases | None = None
+    trials: int | None = None
 
     def metric(self, metric_id: str) -> RateRow | QuantileRow:
         """The metric row with this id (KeyError naming the metrics there are)."""

@@ -23,7 +23,15 @@ from oloproof.execution.target import SystemTarget, load_target, put_on_path
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND
 from oloproof.suite.cases import Case, DatasetIndex, StateFiles, iter_cases, scan_dataset
-from oloproof.suite.config import SuiteFile, TransformConfig, load_suite_file
+from oloproof.suite.config import (
+    MAX_TRIALS,
+    SuiteFile,
+    TransformConfig,
+    TrialMetricConfig,
+    load_suite_file,
+    quantile_metrics,
+    trial_metrics,
+)
 from oloproof.suite.metamorphic import derive, transform_digest
 from oloproof.suite.policy import Policy, check_rule_metrics, load_policy
 from oloproof.suite.validity import check_labels_files
@@ -47,6 +55,8 @@ class LoadedSuite:
     target: SystemTarget
     transforms: list[tuple[TransformConfig, str]]
     warnings: list[str] = field(default_factory=list)
+    #: How many times each case runs (SPEC §15): `trials:` in the suite, or the run's override.
+    trials: int = 1
 
     @property
     def system_key(self) -> str:
@@ -62,6 +72,11 @@ class LoadedSuite:
     def case_count(self) -> int:
         """How many cases the run has, metamorphic copies included."""
         return len(self.dataset) * (1 + len(self.transforms))
+
+    @property
+    def execution_count(self) -> int:
+        """How many executions the run has: every case, each trial."""
+        return self.case_count * self.trials
 
     def store_path(self) -> Path:
         """The store: $OLOPROOF_STORE, else `store:` in the suite, else `.oloproof/store.sqlite`."""
@@ -86,16 +101,35 @@ class LoadedSuite:
             yield unit
 
     def metric_kinds(self) -> dict[str, str]:
-        """Each metric's kind: `rate` for a criterion, `quantile` for a declared metric."""
-        kinds = {c: "rate" for c in self.criteria}
-        kinds.update({m.id: "quantile" for m in self.config.metrics})
-        return kinds
+        """Each metric's kind (see `metric_kinds`)."""
+        return metric_kinds(self.config, self.criteria, self.trials)
 
 
-def load_suite(config_path: Path, policy_path: Path | None = None) -> LoadedSuite:
-    """Read and check everything; raises ConfigError (nothing has been called yet)."""
+def metric_kinds(config: SuiteFile, criteria: list[str], trials: int) -> dict[str, str]:
+    """Each metric's kind: `rate` for a criterion and for a `pass_hat_k` / `pass_at_k` whose
+    per-case values are 0 or 1 (k = trials), `fraction` for one whose values are fractions,
+    `quantile` for a quantile metric."""
+    kinds = {c: "rate" for c in criteria}
+    for metric in config.metrics:
+        if metric.type == "quantile":
+            kinds[metric.id] = "quantile"
+        else:
+            kinds[metric.id] = "rate" if getattr(metric, "k", 0) == trials else "fraction"
+    return kinds
+
+
+def load_suite(config_path: Path, policy_path: Path | None = None, *,
+               trials: int | None = None) -> LoadedSuite:
+    """Read and check everything; raises ConfigError (nothing has been called yet).
+
+    `trials` (from `--trials` or `oloproof.run(trials=...)`) replaces the suite's `trials:`.
+    """
     config_path = config_path.resolve()
     config, doc = load_suite_file(config_path)
+    if trials is not None and not (isinstance(trials, int) and 1 <= trials <= MAX_TRIALS):
+        raise ConfigError(f"trials={trials!r} was asked for; trials is a whole number from 1 to "
+                          f"{MAX_TRIALS} (how many times each case runs)", file=config_path)
+    run_trials = trials if trials is not None else config.trials
     project_dir = config_path.parent
     policy_path = (policy_path or project_dir / "release.yaml").resolve()
     policy, policy_doc = load_policy(policy_path)
@@ -104,13 +138,13 @@ def load_suite(config_path: Path, policy_path: Path | None = None) -> LoadedSuit
     target = load_target(config.system, project_dir, doc)
     evaluators = build_evaluators(config.evaluators, doc, project_dir)
     _check_metric_ids(config, evaluators, doc)
+    _check_trial_metrics(config, evaluators, doc, run_trials, trials is not None)
     _check_requirements(config, evaluators, target, doc)
     transforms = [(t, transform_digest(t)) for t in
                   (config.metamorphic.transforms if config.metamorphic else ())]
     check_labels_files([t for t, _ in transforms], project_dir, doc)
-    kinds = {e.criterion: "rate" for e in evaluators}
-    kinds.update({m.id: "quantile" for m in config.metrics})
-    check_rule_metrics(policy, policy_doc, kinds)
+    check_rule_metrics(policy, policy_doc,
+                       metric_kinds(config, [e.criterion for e in evaluators], run_trials))
     dataset_path = (project_dir / config.dataset).resolve()
     states = StateFiles(dataset_path.parent)
     try:
@@ -127,7 +161,7 @@ def load_suite(config_path: Path, policy_path: Path | None = None) -> LoadedSuit
     suite = LoadedSuite(
         path=config_path, project_dir=project_dir, config=config, doc=doc, policy=policy,
         policy_path=policy_path, policy_doc=policy_doc, evaluators=evaluators, dataset=index,
-        states=states, target=target, transforms=transforms,
+        states=states, target=target, transforms=transforms, trials=run_trials,
     )
     suite.warnings.extend(_metamorphic_warnings(suite))
     return suite
@@ -144,6 +178,31 @@ def _check_metric_ids(config: SuiteFile, evaluators: list[Evaluator], doc: YamlD
                 file=doc.path, line=doc.line_of(("metrics", i, "id")),
             )
         seen.add(metric.id)
+
+
+def _check_trial_metrics(config: SuiteFile, evaluators: list[Evaluator], doc: YamlDocument,
+                         trials: int, overridden: bool) -> None:
+    """A `pass_hat_k` / `pass_at_k` names a criterion some evaluator produces, and its `k` is
+    at most the number of trials (SPEC §15.1: C(c, k) / C(trials, k) needs k ≤ trials)."""
+    criteria = [e.criterion for e in evaluators]
+    for at, metric in enumerate(config.metrics):
+        if not isinstance(metric, TrialMetricConfig):
+            continue
+        if metric.criterion not in criteria:
+            raise ConfigError(
+                f"metric {metric.id!r} ({metric.type}) names criterion {metric.criterion!r}, "
+                "which no evaluator produces; criteria in this suite: " + ", ".join(criteria),
+                file=doc.path, line=doc.line_of(("metrics", at, "criterion")),
+            )
+        if metric.k > trials:
+            given = (f"this run asks for {trials} trial(s) (--trials)" if overridden
+                     else f"the suite runs trials: {trials}")
+            raise ConfigError(
+                f"metric {metric.id!r} ({metric.type}) has k: {metric.k}, but {given}; k counts "
+                f"trials of one case, so it must be at most trials — raise `trials:` to at "
+                f"least {metric.k} or lower k",
+                file=doc.path, line=doc.line_of(("metrics", at, "k")),
+            )
 
 
 def _check_requirements(
@@ -185,7 +244,7 @@ def _check_requirements(
                 + (", ".join(sorted(declared)) or "none"),
                 file=doc.path, line=doc.line_of(("evaluators", i, "transform")),
             )
-    for metric in config.metrics:
+    for metric in quantile_metrics(config):
         if metric.source != "latency_ms" and TRAJECTORY_KIND not in records:
             raise ConfigError(
                 f"metric {metric.id!r} reads {metric.source} from {TRAJECTORY_KIND}, which the "
@@ -228,7 +287,9 @@ def describe_suite(suite: LoadedSuite) -> dict[str, Any]:
         "criteria": suite.criteria,
         "evaluator_keys": [e.cache_key for e in suite.evaluators],
         "evaluators": [e.describe() | {"type": e.type_name} for e in suite.evaluators],
-        "metrics": [m.model_dump(mode="json") for m in suite.config.metrics],
+        "metrics": [m.model_dump(mode="json") for m in quantile_metrics(suite.config)],
+        "trial_metrics": [m.model_dump(mode="json") for m in trial_metrics(suite.config)],
+        "trials": suite.trials,
         "slices": list(suite.config.slices),
         "min_slice_support": suite.config.min_slice_support,
         "transforms": [t.model_dump(mode="json") | {"digest": d} for t, d in suite.transforms],

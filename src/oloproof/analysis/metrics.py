@@ -8,17 +8,28 @@ into metric and slice rows using `oloproof.stats`. The same code serves a run in
 from __future__ import annotations
 
 import bisect
-import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from oloproof.analysis.facts import quantile_value
+from oloproof.analysis.ordering import digest_order as _digest_order
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.analysis.tally import QuantileTally, RateTally
+from oloproof.analysis.trials import (
+    TOO_FEW_TRIALS,
+    TRIAL_NOT_RUN,
+    CaseTrials,
+    TrialAnalysis,
+    TrialMetricSpec,
+    case_values,
+    quantile_over_cases,
+    rate_over_cases,
+)
 from oloproof.document import (
     FailingCase,
     FailingCases,
@@ -74,6 +85,10 @@ class MetricPlan:
     # Some dataset cases name a `cluster`: the others are clusters of one, and a clustered
     # metric takes clusters in an order fixed by their ids, so their codes are kept by id.
     case_clusters: bool = False
+    # Repeated trials (SPEC §15): how many times each case ran, and the declared
+    # pass_hat_k / pass_at_k metrics.
+    trials: int = 1
+    trial_metrics: list[TrialMetricSpec] = field(default_factory=list)
 
 
 class Analysis:
@@ -100,14 +115,26 @@ class Analysis:
         # (criterion index, missing reason) -> (order, case id, case key) of its first case.
         self._first_missing: dict[tuple[int, str], tuple[tuple[tuple[int, int | str], ...],
                                                         str, str | None]] = {}
+        # With trials > 1 every outcome is one trial: folded per case (analysis/trials.py).
+        self.trials: TrialAnalysis | None = None
+        if plan.trials > 1:
+            self.trials = TrialAnalysis(plan.criteria, plan.trials, len(plan.quantiles),
+                                        len(plan.slices), plan.case_clusters,
+                                        self._quantile_values, on_case=self._case_folded)
 
     def add(self, outcome: CaseOutcome) -> None:
-        """Count one case. Verdicts are counted by their combination (most cases of a suite
-        share a handful), so a case costs one dictionary update per group it joins."""
-        self.cases += 1
+        """Count one case (with trials: one trial of a case). Verdicts are counted by their
+        combination (most cases of a suite share a handful), so a case costs one dictionary
+        update per group it joins."""
         combo = (outcome.codes, tuple(outcome.reasons))
         self._combos[combo] += 1
         codes = outcome.codes
+        if self.trials is not None:
+            if "M" in codes:
+                self._note_missing(outcome)
+            self.trials.add(outcome)
+            return
+        self.cases += 1
         if "F" in codes or "M" in codes or outcome.error is not None:
             self._note_failing(outcome)
         values = self._quantile_values(outcome) if self.quantiles else []
@@ -141,30 +168,48 @@ class Analysis:
                 elif code == "M":
                     counts[i][2] += 1
 
-    def _note_failing(self, outcome: CaseOutcome) -> None:
-        """Remember the first case missing for each reason, and the first failing cases."""
+    def _note_missing(self, outcome: CaseOutcome) -> None:
+        """Remember the first case missing for each reason."""
         order = case_order(outcome.case_id)
-        criteria = self.plan.criteria
         for i, code in enumerate(outcome.codes):
             if code == "M":
                 key = (i, outcome.reasons[i] or "unknown")
                 known = self._first_missing.get(key)
                 if known is None or order < known[0]:
                     self._first_missing[key] = (order, outcome.case_id, outcome.case_key)
+
+    def _note_failing(self, outcome: CaseOutcome) -> None:
+        """Remember the first case missing for each reason, and the first failing cases."""
+        self._note_missing(outcome)
         if "F" not in outcome.codes and outcome.error is None:
             return
+        self._note_failing_case(outcome.case_id, outcome.codes, outcome.error)
+
+    def _note_failing_case(self, case_id: str, codes: str, error: str | None) -> None:
+        order = case_order(case_id)
+        criteria = self.plan.criteria
         self.failing += 1
         shown = self._first_failing
         if len(shown) >= FAILING_SHOWN and order >= shown[-1][0]:
             return
         case = FailingCase(
-            case=outcome.case_id,
-            failed=[c for c, code in zip(criteria, outcome.codes, strict=True) if code == "F"],
-            missing=[c for c, code in zip(criteria, outcome.codes, strict=True) if code == "M"],
-            error=outcome.error,
+            case=case_id,
+            failed=[c for c, code in zip(criteria, codes, strict=True) if code == "F"],
+            missing=[c for c, code in zip(criteria, codes, strict=True) if code == "M"],
+            error=error,
         )
         bisect.insort(shown, (order, case), key=lambda item: item[0])
         del shown[FAILING_SHOWN:]
+
+    def _case_folded(self, case: CaseTrials) -> None:
+        """A case whose trials are all in: counted once, failing if any trial failed a
+        criterion or errored (missing where no trial failed but one is missing)."""
+        self.cases += 1
+        codes = "".join("F" if c.failed else "M" if c.missing else "P" if c.passed else "X"
+                        for c in case.counts)
+        error = case.errors[0] if case.errors else None
+        if "F" in codes or error is not None:
+            self._note_failing_case(case.case_id, codes, error)
 
     def failing_cases(self) -> FailingCases:
         """How many cases failed a criterion or errored, and the first of them."""
@@ -206,8 +251,15 @@ class Analysis:
 
     def finish(self, level: float) -> tuple[list[MetricRow], list[SliceRow]]:
         """(metric rows, slice rows), with unrounded bounds."""
+        if self.trials is not None:
+            self.trials.finish_pending()
+            self._materialize()
+            return trial_rows(self, self.trials, level)
         self._materialize()
         metrics: list[MetricRow] = [self._rate_metric(i, level) for i in range(len(self.rates))]
+        # With one trial pass^1 and pass@1 are the criterion itself (C(c, 1) / C(1, 1) = c).
+        metrics += [_single_trial_row(spec, metrics[spec.criterion])
+                    for spec in self.plan.trial_metrics]
         metrics += [
             _quantile_row(spec, tally, level)
             for spec, tally in zip(self.plan.quantiles, self.quantiles, strict=True)
@@ -333,6 +385,12 @@ class Analysis:
             row.missing_examples = found or None
 
 
+def _single_trial_row(spec: TrialMetricSpec, row: MetricRow) -> RateRow:
+    assert isinstance(row, RateRow)
+    return row.model_copy(update={"id": spec.id, "metric_type": spec.type,
+                                  "criterion": row.id, "k": spec.k, "missing_examples": None})
+
+
 def _rate_slice(slice_name: str, group: str, metric: str, tally: RateTally,
                 level: float | None) -> RateSliceRow:
     """A rate slice row; with `level` None (below support) its counts and no interval."""
@@ -399,14 +457,141 @@ def _number(value: float | None) -> float | int | None:
     return int(value) if float(value).is_integer() else float(value)
 
 
-def _digest_order(ids: list[str]) -> list[str]:
-    """``ids`` sorted by their SHA-256 digests (by the first 8 bytes, in NumPy; by the whole
-    digest should two share them)."""
-    digests = [hashlib.sha256(cid.encode()).digest() for cid in ids]
-    prefixes = np.frombuffer(b"".join(d[:8] for d in digests), dtype=">u8")
-    if np.unique(prefixes).size < len(ids):
-        return [cid for _, cid in sorted(zip(digests, ids, strict=True))]
-    return [ids[k] for k in np.argsort(prefixes)]
+# ---- rows with repeated trials (SPEC §15; the per-case values are in analysis/trials.py) ----
+
+
+def trial_rows(analysis: Analysis, folding: TrialAnalysis, level: float
+               ) -> tuple[list[MetricRow], list[SliceRow]]:
+    """Metric and slice rows of a run with trials: every interval over cases."""
+    plan = analysis.plan
+    k = plan.trials
+    counts = folding.counts()
+    table = folding.table
+    order = table.order()
+    clusters = table.clusters
+    metrics: list[MetricRow] = []
+    for i, name in enumerate(plan.criteria):
+        c, f, m = counts[:, i, 0], counts[:, i, 1], counts[:, i, 2]
+        figures = rate_over_cases(case_values(c, f, m, None), order, level, binary=False,
+                                  clusters=clusters)
+        tally = analysis.rates[i]  # the trials that ran, with their reasons
+        trials_missing = Counter(tally.missing_by_reason)
+        not_run = int(m.sum()) - tally.missing
+        if not_run > 0:
+            trials_missing[TRIAL_NOT_RUN] += not_run
+        passed, failed, missing = int(c.sum()), int(f.sum()), int(m.sum())
+        metrics.append(RateRow(
+            id=name, estimate=figures.estimate, lower=figures.lower, upper=figures.upper,
+            passed=passed, observed=passed + failed, missing=missing,
+            excluded=len(table) * k - passed - failed - missing,
+            excluded_by_reason=_sorted(tally.excluded_by_reason),
+            missing_by_reason=_sorted(trials_missing), method=figures.method,
+            approximate=figures.clusters is not None, clusters=figures.clusters,
+            transform=plan.relation_transforms.get(name), trials=k, cases=figures.cases,
+            excluded_cases=figures.excluded,
+        ))
+    for spec in plan.trial_metrics:
+        i = spec.criterion
+        c, f, m = counts[:, i, 0], counts[:, i, 1], counts[:, i, 2]
+        values = case_values(c, f, m, spec.type, spec.k)
+        figures = rate_over_cases(values, order, level, binary=spec.k == k, clusters=clusters)
+        missing_by_reason: Counter[str] = Counter()
+        excluded_by_reason: Counter[str] = Counter()
+        for row in np.flatnonzero(values.counted & ~values.observed).tolist():
+            missing_by_reason[TOO_FEW_TRIALS if values.too_few[row] else
+                              table.missing_reasons.get((row, i), "unknown")] += 1
+        for row in np.flatnonzero(~values.counted).tolist():
+            excluded_by_reason[table.excluded_reasons.get((row, i), "unknown")] += 1
+        criterion = plan.criteria[i]
+        metrics.append(RateRow(
+            id=spec.id, estimate=figures.estimate, lower=figures.lower, upper=figures.upper,
+            passed=figures.passed, observed=figures.observed, missing=figures.missing,
+            excluded=figures.excluded, excluded_by_reason=_sorted(excluded_by_reason),
+            missing_by_reason=_sorted(missing_by_reason), method=figures.method,
+            approximate=figures.clusters is not None, clusters=figures.clusters,
+            transform=plan.relation_transforms.get(criterion), trials=k, cases=figures.cases,
+            metric_type="pass_hat_k" if spec.type == "pass_hat_k" else "pass_at_k",
+            criterion=criterion, k=spec.k,
+        ))
+    for s, quantile in enumerate(plan.quantiles):
+        cases = [folding.quantiles[s][row] for row in order]
+        metrics.append(_trial_quantile_row(quantile, cases, k, level))
+    return metrics, _trial_slice_rows(analysis, folding, level)
+
+
+def _trial_quantile_row(spec: QuantileSpec, cases: list[Any], k: int,
+                        level: float | None, slice_of: tuple[str, str] | None = None
+                        ) -> Any:
+    """A quantile over every trial's value, clustered by case (a metric row, or with
+    `slice_of` a slice row); `level` None: below support, counts only."""
+    counted = [c for c in cases if c.values or c.missing]
+    observed = sum(len(c.values) for c in counted)
+    missing = sum(c.missing for c in counted)
+    excluded = sum(c.excluded for c in cases)
+    excluded_by: Counter[str] = Counter()
+    missing_by: Counter[str] = Counter()
+    for c in cases:
+        if c.excluded:
+            excluded_by[c.excluded_reason or "unknown"] += c.excluded
+        missing_by.update(c.missing_reasons)
+    interval = None if level is None or not counted else \
+        quantile_over_cases(counted, spec.quantile, level)
+    estimate = _number(interval.estimate) if interval else None
+    lower = _number(interval.lower) if interval else None
+    upper = _number(interval.upper) if interval else None
+    method = interval.method if interval else None
+    if slice_of is not None:
+        return QuantileSliceRow(
+            slice=slice_of[0], value=slice_of[1], metric=spec.id, quantile=spec.quantile,
+            unit=UNITS[spec.source], estimate=estimate, lower=lower, upper=upper,
+            observed=observed, missing=missing, excluded=excluded,
+            excluded_by_reason=_sorted(excluded_by), missing_by_reason=_sorted(missing_by),
+            method=method, below_support=level is None, support=len(counted), trials=k)
+    return QuantileRow(
+        id=spec.id, quantile=spec.quantile, unit=UNITS[spec.source], estimate=estimate,
+        lower=lower, upper=upper, observed=observed, missing=missing, excluded=excluded,
+        excluded_by_reason=_sorted(excluded_by), missing_by_reason=_sorted(missing_by),
+        method=method or "", approximate=True, clusters=len(counted), trials=k,
+        cases=len(counted))
+
+
+def _trial_slice_rows(analysis: Analysis, folding: TrialAnalysis, level: float
+                      ) -> list[SliceRow]:
+    """Each group over the cases with a trial in it, a case's value its share among those
+    trials (see analysis/trials.py); no group is tested against the rest."""
+    plan = analysis.plan
+    table = folding.table
+    rows: list[SliceRow] = []
+    for key in sorted(folding.groups, key=_group_order):
+        s, group = key
+        members = folding.groups[key]
+        counts = members.matrix(len(plan.criteria))
+        local = sorted(range(len(members.rows)),
+                       key=lambda r: (table.digests[members.rows[r]] or "",
+                                      table.ids[members.rows[r]]))
+        slice_name = plan.slices[s]
+        for i, name in enumerate(plan.criteria):
+            c, f, m, x = (counts[:, i, n] for n in range(4))
+            values = case_values(c, f, m, None)
+            support = int(values.counted.sum())
+            shown = support >= plan.min_slice_support
+            figures = rate_over_cases(values, local, level, binary=False) if shown else None
+            rows.append(RateSliceRow(
+                slice=slice_name, value=group, metric=name,
+                estimate=figures.estimate if figures else None,
+                lower=figures.lower if figures else None,
+                upper=figures.upper if figures else None,
+                passed=int(c.sum()), observed=int(c.sum() + f.sum()), missing=int(m.sum()),
+                excluded=int(x.sum()), method=figures.method if figures else None,
+                below_support=not shown, support=support, trials=plan.trials,
+            ))
+        for q, spec in enumerate(plan.quantiles):
+            cases = [members.quantiles[r][q] for r in local]
+            support = sum(1 for c in cases if c.values or c.missing)
+            rows.append(_trial_quantile_row(
+                spec, cases, plan.trials,
+                level if support >= plan.min_slice_support else None, (slice_name, group)))
+    return rows
 
 
 def _group_order(key: tuple[int, str]) -> tuple[int, int, str]:

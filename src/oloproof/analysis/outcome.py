@@ -27,6 +27,10 @@ class CaseOutcome:
     transform: str | None = None
     cluster: str | None = None
     cached: bool = False
+    trial: int = 1                  # which trial of the case (SPEC §15)
+    # The case's content digest (kept in its own column of `run_cases`, not in the outcome):
+    # trial metrics take cases in digest order.
+    digest: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"c": self.codes, "r": self.reasons, "k": self.case_key,
@@ -40,15 +44,19 @@ class CaseOutcome:
             body["cl"] = self.cluster
         if self.cached:
             body["h"] = 1
+        if self.trial != 1:
+            body["tr"] = self.trial
         return body
 
     @classmethod
-    def from_json(cls, case_id: str, body: dict[str, Any]) -> CaseOutcome:
+    def from_json(cls, case_id: str, body: dict[str, Any],
+                  digest: str | None = None) -> CaseOutcome:
         return cls(
             case_id=case_id, codes=body["c"], reasons=body["r"], case_key=body.get("k"),
             facts=body.get("f"), latency_ms=body.get("l"), groups=body.get("s") or [],
             error=body.get("e"), source=body.get("src"), transform=body.get("t"),
-            cluster=body.get("cl"), cached=bool(body.get("h")),
+            cluster=body.get("cl"), cached=bool(body.get("h")), trial=int(body.get("tr", 1)),
+            digest=digest,
         )
 
 

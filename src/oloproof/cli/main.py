@@ -201,11 +201,13 @@ _slices_option = click.option(
 @click.option("--no-cache", is_flag=True, help="Execute every case again.")
 @click.option("--concurrency", type=click.IntRange(1, 4096), default=None,
               help="Cases in flight at once (overrides system.concurrency).")
+@click.option("--trials", type=click.IntRange(1, 1000), default=None,
+              help="Run every case this many times (overrides `trials:` in the suite).")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document instead.")
 @_store_option
 @_slices_option
 def run_command(config: str, policy: str | None, no_cache: bool, concurrency: int | None,
-                as_json: bool, store: str | None, slices: str) -> None:
+                trials: int | None, as_json: bool, store: str | None, slices: str) -> None:
     """Run the suite, decide, store, print, and exit on the gate."""
     from oloproof import api
     from oloproof.report.progress import LiveProgress, wants_live_progress
@@ -219,10 +221,10 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
     def go() -> RunResult:
         if live is None:
             return api.run(config, policy, no_cache=no_cache, concurrency=concurrency,
-                           store=store)
+                           store=store, trials=trials)
         with live:
             return api.run(config, policy, no_cache=no_cache, concurrency=concurrency,
-                           on_progress=live.update, store=store)
+                           on_progress=live.update, store=store, trials=trials)
 
     _sigterm_stops_the_run()
     try:

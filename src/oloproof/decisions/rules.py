@@ -61,7 +61,7 @@ def decide_rule(
         return out(S.INSUFFICIENT_EVIDENCE, R.TRANSFORM_NOT_CHECKED)
     if rule.kind == "observed_count":
         return _observed_count(rule, metric)
-    if isinstance(metric, RateRow) and metric.approximate:
+    if metric.approximate:  # over clusters (SPEC §5.4), a rate or a quantile over trials
         if not policy.allow_approximate_methods:
             return out(S.MANUAL_REVIEW, R.APPROXIMATE_METHOD_NOT_PERMITTED)
         if int(metric.clusters or 0) < MIN_CLUSTERS:

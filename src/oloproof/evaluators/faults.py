@@ -6,10 +6,12 @@ The engine runs the replays (control, then fault) and puts the result in
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
+from oloproof.digest import digest
 from oloproof.evaluators.base import Evaluator, EvaluatorConfig, register
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment, excluded, failed, missing, passed
@@ -26,6 +28,12 @@ class FaultRecovery(Evaluator):
         occurrence: which call of the tool (default 1).
         escalate_tools: tools that hand the case to a person; calling one after the fault
             passes.
+        control: what makes the control replay trustworthy. `exact` (SPEC §8; the default
+            with one trial): the steps after the checkpoint come back exactly as recorded.
+            `world` (SPEC §15.3; the default with `trials` above 1): every tool result up to
+            the agent's first different choice equals the recording's, so an agent that
+            samples its replies can still be replayed, while a sandbox that was not restored
+            still cannot.
     """
 
     class Config(EvaluatorConfig):
@@ -33,18 +41,41 @@ class FaultRecovery(Evaluator):
         fault: Literal["error", "timeout", "malformed"]
         occurrence: int = Field(default=1, ge=1)
         escalate_tools: tuple[str, ...] = ()
+        control: Literal["exact", "world"] | None = None
 
     config: Config
     reads = frozenset({TRAJECTORY_KIND})
     needs_replayable = True
 
+    def __init__(self, config: EvaluatorConfig, base_dir: Path | None = None) -> None:
+        super().__init__(config, base_dir)
+        if self.config.control is None:
+            # Unset, `control` is not part of the config's digest: judgments stored before the
+            # key existed stay cached.
+            self.config_digest = digest(config.model_dump(mode="json", exclude={"control"}))
+            self.cache_key = self.config_digest[7:31]
+
     def default_criterion(self) -> str:
         return f"recovers_from_{self.config.fault}_at_{self.config.tool}"
 
-    def plan(self) -> dict[str, Any]:
-        """What the replay does (its cache key), independent of how it is judged."""
-        return {"tool": self.config.tool, "fault": self.config.fault,
-                "occurrence": self.config.occurrence}
+    def plan(self, trials: int = 1) -> dict[str, Any]:
+        """What the replay does (its cache key), independent of how it is judged.
+
+        `control` is in the plan only when it is `world` (the control replay is then checked
+        by another rule), so plans — and replay keys — of one trial stay as they were.
+        """
+        plan: dict[str, Any] = {"tool": self.config.tool, "fault": self.config.fault,
+                                "occurrence": self.config.occurrence}
+        if self.control_mode(trials) == "world":
+            plan["control"] = "world"
+        return plan
+
+    def control_mode(self, trials: int) -> str:
+        """`exact` or `world`: the configured one, else `world` exactly when cases run more
+        than one trial (SPEC §15.3)."""
+        if self.config.control is not None:
+            return self.config.control
+        return "world" if trials > 1 else "exact"
 
     def judge(self, evidence: Evidence) -> Judgment:
         trajectory = evidence.trajectory

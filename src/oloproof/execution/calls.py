@@ -64,9 +64,13 @@ class ReplayResult:
 # ---- a case ------------------------------------------------------------------------------------
 
 
-def call_sync(target: SystemTarget, case: Case, state: dict[str, Any] | None) -> CallResult:
-    """Reset the sandbox to `state` (a Stateful system), call the system, take the snapshot."""
-    recorder = CaseRecorder(case.id, case.metadata)
+def call_sync(target: SystemTarget, case: Case, state: dict[str, Any] | None,
+              trial: int = 1, trials: int = 1) -> CallResult:
+    """Reset the sandbox to `state` (a Stateful system), call the system, take the snapshot.
+
+    `trial` of `trials` is what `current_case().trial` / `.trials` read inside the call.
+    """
+    recorder = CaseRecorder(case.id, case.metadata, trial=trial, trials=trials)
     token = set_current(recorder)
     try:
         stateful = target.stateful
@@ -89,9 +93,10 @@ def call_sync(target: SystemTarget, case: Case, state: dict[str, Any] | None) ->
         reset_current(token)
 
 
-async def call_async(target: SystemTarget, case: Case, state: dict[str, Any] | None) -> CallResult:
+async def call_async(target: SystemTarget, case: Case, state: dict[str, Any] | None,
+                     trial: int = 1, trials: int = 1) -> CallResult:
     """`call_sync` for an async system (its reset and snapshot may be async too)."""
-    recorder = CaseRecorder(case.id, case.metadata)
+    recorder = CaseRecorder(case.id, case.metadata, trial=trial, trials=trials)
     token = set_current(recorder)
     try:
         stateful = target.stateful
@@ -133,13 +138,14 @@ def timed_out(timeout_s: float | None) -> CallResult:
 
 def replay_sync(
     target: SystemTarget, case: Case, state: dict[str, Any] | None, recorded: AgentTrajectory,
-    checkpoint: AgentCheckpoint, change: ReplayChange,
+    checkpoint: AgentCheckpoint, change: ReplayChange, trial: int = 1, trials: int = 1,
 ) -> ReplayResult:
     """Reset the sandbox, call `replay`, take the snapshot (SPEC §8 steps 2 and 3)."""
     replayable = target.replayable
     assert replayable is not None
     stateful = target.stateful
-    recorder = CaseRecorder(case.id, case.metadata, Replaying(recorded, checkpoint, change))
+    recorder = CaseRecorder(case.id, case.metadata, Replaying(recorded, checkpoint, change),
+                            trial=trial, trials=trials)
     token = set_current(recorder)
     try:
         if stateful is not None:
@@ -158,13 +164,14 @@ def replay_sync(
 
 async def replay_async(
     target: SystemTarget, case: Case, state: dict[str, Any] | None, recorded: AgentTrajectory,
-    checkpoint: AgentCheckpoint, change: ReplayChange,
+    checkpoint: AgentCheckpoint, change: ReplayChange, trial: int = 1, trials: int = 1,
 ) -> ReplayResult:
     """`replay_sync` for a system whose `replay` (and perhaps reset and snapshot) are async."""
     replayable = target.replayable
     assert replayable is not None
     stateful = target.stateful
-    recorder = CaseRecorder(case.id, case.metadata, Replaying(recorded, checkpoint, change))
+    recorder = CaseRecorder(case.id, case.metadata, Replaying(recorded, checkpoint, change),
+                            trial=trial, trials=trials)
     token = set_current(recorder)
     try:
         if stateful is not None:

@@ -88,6 +88,7 @@ class _Slot:
     case: Case
     seq: int
     exec_key: str
+    trial: int = 1
     cached: tuple[Any, float | None] | None = None  # (facts, latency_ms) if executed before
     judgment_keys: list[str] = field(default_factory=list)
     hits: dict[int, tuple[str, str | None]] = field(default_factory=dict)  # cached verdicts
@@ -116,7 +117,8 @@ class RunEngine:
         self.worker = Worker(suite.target, suite.evaluators, system.timeout_s)
         self.evaluators = suite.evaluators
         self.slices = [slice_grouper(spec) for spec in suite.config.slices]
-        self.progress = progress or Progress(total=suite.case_count)
+        self.trials = suite.trials
+        self.progress = progress or Progress(total=suite.case_count * suite.trials)
         self.cache = CacheCounts()
         self.errors: list[dict[str, Any]] = []
         self.analysis: Analysis | None = None
@@ -129,8 +131,8 @@ class RunEngine:
         self._in_flight: dict[int, list[_Slot]] = {}
         # transform -> derived case id -> pair digest (validity labels are matched on these)
         self.pairs: dict[str, dict[str, str]] = {t.name: {} for t, _ in suite.transforms}
-        self._faults = [(i, e, digest(e.plan())) for i, e in enumerate(suite.evaluators)
-                        if isinstance(e, FaultRecovery)]
+        self._faults = [(i, e, digest(e.plan(self.trials)))
+                        for i, e in enumerate(suite.evaluators) if isinstance(e, FaultRecovery)]
         self._judge_all = tuple(range(len(suite.evaluators)))
         self.replays_run = 0
 
@@ -143,7 +145,10 @@ class RunEngine:
         transport = local_transport(self.worker, self.concurrency)
         flusher = asyncio.create_task(self._flush_every_second())
         try:
-            for chunk in _batched(self.suite.iter_units(), CHUNK):
+            # A chunk holds about CHUNK jobs: with trials, fewer units, each run `trials` times
+            # in a row, so a case's trials finish close together and its tallies are folded
+            # (and forgotten) soon after.
+            for chunk in _batched(self.suite.iter_units(), max(1, CHUNK // self.trials)):
                 jobs = self._plan_chunk(chunk)
                 if jobs:
                     transport.submit(jobs)
@@ -192,12 +197,17 @@ class RunEngine:
         extra = source_key if slot.case.is_derived else ""
         return combine(slot.exec_key, slot.case.digest, extra)[7 : 7 + JUDGMENT_CASE_KEY]
 
-    def _execution_key(self, case: Case) -> str:
+    def _execution_key(self, case: Case, trial: int = 1) -> str:
+        """SPEC §4.2's key; trial t > 1 adds its number (trial 1 keeps the key a run without
+        trials has, so `trials: 1` reuses every stored execution, and raising `trials` runs
+        only the new trials)."""
         transform = self.transform_digests.get(case.transform or "", "")
-        return combine(self._system_key, case.exec_digest, transform)
+        key = combine(self._system_key, case.exec_digest, transform)
+        return key if trial == 1 else combine(key, f"trial:{trial}")
 
-    def _replay_key(self, case: Case, plan_digest: str) -> str:
-        return combine(self._system_key, case.digest, plan_digest)
+    def _replay_key(self, case: Case, plan_digest: str, trial: int = 1) -> str:
+        key = combine(self._system_key, case.digest, plan_digest)
+        return key if trial == 1 else combine(key, f"trial:{trial}")
 
     # ---- planning a chunk --------------------------------------------------------------------
 
@@ -205,13 +215,16 @@ class RunEngine:
         """Ask the caches for a chunk; tally or judge what needs no system; return the jobs."""
         planned: list[list[_Slot]] = []
         for unit in units:
-            slots = []
             for case in unit:
-                slots.append(_Slot(case, self._next_seq, self._execution_key(case)))
-                self._next_seq += 1
                 if case.transform is not None and case.pair_digest is not None:
                     self.pairs[case.transform][case.id] = case.pair_digest
-            planned.append(slots)
+            for trial in range(1, self.trials + 1):
+                slots = []
+                for case in unit:
+                    slots.append(_Slot(case, self._next_seq, self._execution_key(case, trial),
+                                       trial))
+                    self._next_seq += 1
+                planned.append(slots)
         every = [slot for slots in planned for slot in slots]
         cached = {} if self.no_cache else self.store.lookup_executions(
             [s.exec_key for s in every])
@@ -245,7 +258,8 @@ class RunEngine:
         jobs: list[UnitJob] = []
         for slots, cases, replays in zip(work, case_jobs, wanted_replays, strict=True):
             job = UnitJob(self._next_unit, cases,
-                          [ReplayJob(i, key, plan, stored.get(key)) for i, key, plan in replays])
+                          [ReplayJob(i, key, plan, stored.get(key)) for i, key, plan in replays],
+                          trial=slots[0].trial, trials=self.trials)
             self._next_unit += 1
             if job.needs_system:
                 self._in_flight[job.unit] = slots
@@ -266,7 +280,8 @@ class RunEngine:
 
     def _replays_wanted(self, source: _Slot) -> list[tuple[int, str, dict[str, Any]]]:
         """The fault replays this source case still needs (judged before: none)."""
-        return [(i, self._replay_key(source.case, plan_digest), evaluator.plan())
+        return [(i, self._replay_key(source.case, plan_digest, source.trial),
+                 evaluator.plan(self.trials))
                 for i, evaluator, plan_digest in self._faults if i not in source.hits]
 
     # ---- taking results ----------------------------------------------------------------------
@@ -304,7 +319,7 @@ class RunEngine:
             facts, latency = execution.facts, execution.latency_ms
             if execution.error is not None:
                 errored = True
-                self._record_error(case, execution.error)
+                self._record_error(case, execution.error, slot.trial)
             else:
                 exec_key = self._keep_execution(slot, execution)
         judged = dict(zip(slot.judge, result.judgments, strict=True))
@@ -346,16 +361,20 @@ class RunEngine:
                 self.store.add_artifact_text(text.hash, text.kind, text.base, text.text)
         key = slot.exec_key
         if execution.snapshot_error is not None:
-            self._record_error(case, execution.snapshot_error)
+            self._record_error(case, execution.snapshot_error, slot.trial)
             key = UNCACHED_PREFIX + key
         assert execution.output is not None
         self.store.add_execution(key, case.digest, execution.output, execution.artifacts,
                                  execution.facts, execution.latency_ms)
         return key
 
-    def _record_error(self, case: Case, error: CaseError) -> None:
-        self.errors.append({"case": case.id, "kind": error.kind, "message": error.message})
-        self.store.add_error(self.run_id, case.id, error.kind, error.message, error.traceback)
+    def _record_error(self, case: Case, error: CaseError, trial: int) -> None:
+        entry: dict[str, Any] = {"case": case.id, "kind": error.kind, "message": error.message}
+        if self.trials > 1:
+            entry["trial"] = trial
+        self.errors.append(entry)
+        self.store.add_error(self.run_id, case.id, error.kind, error.message, error.traceback,
+                             trial=trial)
 
     # ---- tallying ----------------------------------------------------------------------------
 
@@ -372,7 +391,7 @@ class RunEngine:
 
     def _tally_errored(self, slot: _Slot, error: CaseError) -> None:
         self.store.add_case(slot.case)
-        self._record_error(slot.case, error)
+        self._record_error(slot.case, error, slot.trial)
         n = len(self.evaluators)
         self._tally(slot.case, slot, "M" * n, ["case_errored"] * n, None, None, None,
                     error=error.kind, cached=False, exec_key=slot.exec_key)
@@ -386,7 +405,8 @@ class RunEngine:
         outcome = CaseOutcome(
             case_id=case.id, codes=codes, reasons=reasons, case_key=case_key, facts=facts,
             latency_ms=latency, groups=groups, error=error, source=case.source_id,
-            transform=case.transform, cluster=case.cluster, cached=cached,
+            transform=case.transform, cluster=case.cluster, cached=cached, trial=slot.trial,
+            digest=case.digest,
         )
         assert self.analysis is not None
         self.analysis.add(outcome)

@@ -39,6 +39,10 @@ class SuiteToRun(Protocol):
         """The system's name and version as one cache-key part."""
 
     @property
+    def trials(self) -> int:
+        """How many times each case runs (SPEC §15)."""
+
+    @property
     def case_count(self) -> int:
         """How many cases the run has, metamorphic copies included."""
 

@@ -38,9 +38,11 @@ from oloproof.suite.cases import Case
 
 @dataclass(frozen=True, slots=True)
 class CallRequest:
-    """Run one case around the sandbox: reset, call, snapshot."""
+    """Run one case around the sandbox: reset, call, snapshot (trial `trial` of `trials`)."""
 
     case: Case
+    trial: int = 1
+    trials: int = 1
 
 
 Request = CallRequest | ReplayRequest
@@ -56,7 +58,7 @@ def unit_procedure(job: UnitJob, evaluators: Sequence[Evaluator]) -> Procedure:
             evidence.append(_cached_evidence(case_job))
             executions.append(None)
             continue
-        call = yield CallRequest(case_job.case)
+        call = yield CallRequest(case_job.case, job.trial, job.trials)
         assert isinstance(call, CallResult)
         execution, item = keep(case_job.case, call)
         evidence.append(item)
@@ -70,7 +72,8 @@ def unit_procedure(job: UnitJob, evaluators: Sequence[Evaluator]) -> Procedure:
         for replay in job.replays:
             record = replay.record
             if record is None:
-                record = yield from _replay(source.case, trajectory, replay.plan)
+                record = yield from _replay(source.case, trajectory, replay.plan, job.trial,
+                                            job.trials)
                 new_replays.append((replay.key, record))
             source.replays[evaluators[replay.evaluator].criterion] = record | {"key": replay.key}
     cases = [
@@ -80,9 +83,9 @@ def unit_procedure(job: UnitJob, evaluators: Sequence[Evaluator]) -> Procedure:
     return UnitResult(job.unit, cases, new_replays)
 
 
-def _replay(case: Case, trajectory: AgentTrajectory, plan: dict[str, Any]
-            ) -> Generator[Request, CallResult | ReplayResult, dict[str, Any]]:
-    steps = fault_replay(case, trajectory, plan)
+def _replay(case: Case, trajectory: AgentTrajectory, plan: dict[str, Any], trial: int,
+            trials: int) -> Generator[Request, CallResult | ReplayResult, dict[str, Any]]:
+    steps = fault_replay(case, trajectory, plan, trial=trial, trials=trials)
     try:
         request = next(steps)
         while True:

@@ -36,6 +36,41 @@ class ReplayRequest:
     recorded: AgentTrajectory
     checkpoint: AgentCheckpoint
     change: ReplayChange
+    trial: int = 1  # whose recording is replayed (SPEC §15.3)
+    trials: int = 1
+
+
+#: `control: exact` (SPEC §8): the control replay must repeat the recording step for step.
+EXACT = "exact"
+#: `control: world` (SPEC §15.3): up to the agent's first different choice, every tool result
+#: must equal the recording's — what shows the sandbox was restored, for an agent that samples.
+WORLD = "world"
+
+
+def world_not_restored(expected: list[tuple[Any, ...]], got: list[tuple[Any, ...]]
+                       ) -> int | None:
+    """Where (0-based, after the checkpoint) a control replay shows the world was not
+    restored, or None when it was (the `control: world` rule of SPEC §15.3).
+
+    Steps are compared in order as (kind, tool, arguments, result). A `tool_result` is the
+    world's answer: while the agent has made the same choices as in the recording, it must
+    equal the recording's. Any other step is the agent's choice (a message, a tool call with
+    its arguments, a decision, its final answer); the first one that differs ends the
+    comparison — from there on the agent is on another path and the world owes it nothing.
+    A replay that stops where the recording's world was still to answer (a tool result) did
+    not get that answer: not restored.
+    """
+    for i, recorded in enumerate(expected):
+        if i >= len(got):
+            return i if recorded[0] == "tool_result" else None
+        replayed = got[i]
+        if recorded[0] == "tool_result" or replayed[0] == "tool_result":
+            if replayed != recorded:
+                return i
+            continue
+        if replayed != recorded:
+            return None  # the agent chose differently: the world was right up to here
+    return None
 
 
 def choose_checkpoint(trajectory: AgentTrajectory, call_index: int) -> AgentCheckpoint | None:
@@ -103,9 +138,11 @@ def join(recorded: AgentTrajectory, at: int, tail_part: AgentTrajectory) -> Agen
 
 
 def fault_replay(
-    case: Case, recorded: AgentTrajectory, plan: dict[str, Any]
+    case: Case, recorded: AgentTrajectory, plan: dict[str, Any], *, trial: int = 1,
+    trials: int = 1,
 ) -> Generator[ReplayRequest, ReplayResult, dict[str, Any]]:
-    """Run the control and the fault replay of one case; returns the record the store keeps."""
+    """Run the control and the fault replay of one case (of its trial `trial`, whose
+    recording `recorded` is); returns the record the store keeps."""
     tool, fault, occurrence = plan["tool"], plan["fault"], plan["occurrence"]
     call_index = recorded.call_index(tool, occurrence)
     if call_index is None:
@@ -116,7 +153,8 @@ def fault_replay(
     at = checkpoint.step_index or 0
     record: dict[str, Any] = {"checkpoint": checkpoint.model_dump(mode="json"),
                               "call_index": call_index, "plan": plan}
-    control = yield ReplayRequest(case, recorded, checkpoint, ReplayChange(kind="none"))
+    control = yield ReplayRequest(case, recorded, checkpoint, ReplayChange(kind="none"), trial,
+                                  trials)
     if control.trajectory is None:
         return record | {"status": "replay_failed", "message": control.error}
     after, departed = continuation(recorded, at, control)
@@ -125,7 +163,15 @@ def fault_replay(
     record["control"] = after.model_dump(mode="json")
     expected = [_comparable(s) for s in recorded.steps if s.index > at]
     got = [_comparable(s) for s in after.steps]
-    if got != expected:
+    if plan.get("control", EXACT) == WORLD:
+        differs = world_not_restored(expected, got)
+        if differs is not None:
+            return record | {
+                "status": "control_replay_diverged",
+                "message": f"a tool answered differently at step {at + differs + 1} before "
+                           "the agent chose differently: the sandbox was not restored",
+            }
+    elif got != expected:
         first = next((i for i, (a, b) in enumerate(zip(expected, got, strict=False)) if a != b),
                      min(len(expected), len(got)))
         return record | {
@@ -134,7 +180,7 @@ def fault_replay(
         }
     change = ReplayChange(kind="inject_fault", step_index=call_index, tool_name=tool,
                           fault=fault, fault_result=FAULT_RESULTS[fault])
-    faulted = yield ReplayRequest(case, recorded, checkpoint, change)
+    faulted = yield ReplayRequest(case, recorded, checkpoint, change, trial, trials)
     if faulted.trajectory is None:
         return record | {"status": "replay_failed", "message": faulted.error}
     after, departed = continuation(recorded, at, faulted)

@@ -65,11 +65,19 @@ class ReplayJob:
 
 @dataclass(slots=True)
 class UnitJob:
-    """Everything a worker needs to run one unit: its cases (source first) and replays."""
+    """Everything a worker needs to run one trial of one unit: its cases (source first) and
+    replays.
 
-    unit: int  # the unit's number in this run (results are matched back by it)
+    With `trials: k` (SPEC §15) a unit is run k times, one job per trial: a copy's trial t is
+    judged against its source's trial t, and the source's trial t is what its fault replays
+    replay. `trial` and `trials` are what `current_case().trial` / `.trials` read.
+    """
+
+    unit: int  # the job's number in this run (results are matched back by it)
     cases: list[CaseJob]
     replays: list[ReplayJob] = field(default_factory=list)
+    trial: int = 1
+    trials: int = 1
 
     @property
     def needs_system(self) -> bool:

@@ -92,9 +92,9 @@ class Worker:
         state = self.fresh_state(case)
         if isinstance(request, CallRequest):
             self.calls += 1
-            return call_sync(self.target, case, state)
+            return call_sync(self.target, case, state, request.trial, request.trials)
         return replay_sync(self.target, case, state, request.recorded, request.checkpoint,
-                           request.change)
+                           request.change, request.trial, request.trials)
 
     def run_unit(self, job: UnitJob) -> UnitResult:
         """Run one unit whole in this thread (a sync system, no timeout)."""
@@ -128,11 +128,11 @@ class Worker:
         work: Coroutine[Any, Any, CallResult | ReplayResult]
         if isinstance(request, CallRequest):
             self.calls += 1
-            work = call_async(self.target, case, state)
+            work = call_async(self.target, case, state, request.trial, request.trials)
         else:
             assert isinstance(request, ReplayRequest)
             work = replay_async(self.target, case, state, request.recorded, request.checkpoint,
-                                request.change)
+                                request.change, request.trial, request.trials)
         if self.timeout_s is None:
             return await work
         try:

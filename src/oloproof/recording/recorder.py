@@ -31,14 +31,23 @@ class CaseRecorder:
     """Collects the artifacts one case records while its system runs.
 
     Inside `replay()` (SPEC §8) it is the recorder of the case being replayed: `replay` says
-    what the replay is about, and `steps()` records in the recording's numbering.
+    what the replay is about, and `steps()` records in the recording's numbering. `trial`
+    and `trials` say which trial of the case is running (or, in a replay, whose recording is
+    replayed).
     """
 
-    __slots__ = ("_closed", "_replaying", "_steps", "artifacts", "case_id", "metadata")
+    __slots__ = ("_closed", "_replaying", "_steps", "artifacts", "case_id", "metadata", "trial",
+                 "trials")
 
     def __init__(self, case_id: str, metadata: dict[str, Any] | None = None,
-                 replaying: Replaying | None = None) -> None:
+                 replaying: Replaying | None = None, *, trial: int = 1,
+                 trials: int = 1) -> None:
         self.case_id = case_id
+        #: Which trial of the case this is, 1 … `trials` (SPEC §15): a system that samples
+        #: can seed its randomness from (case_id, trial) to make a run reproducible.
+        self.trial = trial
+        #: How many trials each case of this run has.
+        self.trials = trials
         self.metadata: dict[str, Any] = dict(metadata or {})
         self.artifacts: dict[str, Any] = {}
         self._closed = False

@@ -119,7 +119,7 @@ def interval_comparison(decision: DecisionRow, metric: MetricRow | None) -> str:
         return f"transform {metric.transform} is not checked by people's labels"
     if reason == DecisionReason.APPROXIMATE_METHOD_NOT_PERMITTED:
         return "the interval over clusters is approximate; allow_approximate_methods is off"
-    if reason == DecisionReason.INSUFFICIENT_CLUSTERS and isinstance(metric, RateRow):
+    if reason == DecisionReason.INSUFFICIENT_CLUSTERS:
         return f"{metric.clusters or 0} clusters < {MIN_CLUSTERS}"
     threshold = decision.threshold
     if threshold is None:
@@ -227,7 +227,29 @@ def interval_text(row: Row) -> str:
 
 
 def n_text(row: Row) -> str:
-    """`33 / 40 observed · 0 missing · 0 excluded` or `p95 of 39 observed · 1 missing · ...`."""
+    """`33 / 40 observed · 0 missing · 0 excluded` or `p95 of 39 observed · 1 missing · ...`.
+
+    With repeated trials (SPEC §15.2): a criterion reads `40 cases × 5 trials · 3 missing
+    trials · 0 excluded` (excluded trials), a pass^k / pass@k counts cases (`12 / 38 cases
+    observed · 2 missing · 0 excluded`), a quantile `p95 of 40 cases × 5 trials · ...`, and a
+    slice row its group's trials.
+    """
+    trials = row.trials if row.trials and row.trials > 1 else None
+    if trials is not None:
+        if isinstance(row, RateRow) and row.metric_type is not None:
+            head = (f"{row.passed} / {row.observed} cases observed" if row.k == trials
+                    else f"{row.observed} cases observed")
+            return f"{head} · {row.missing} missing · {row.excluded} excluded"
+        if isinstance(row, RateRow | QuantileRow):
+            head = f"{row.cases or 0} cases × {trials} trials"
+            if isinstance(row, QuantileRow):
+                head = f"p{row.quantile * 100:g} of {head}"
+            return f"{head} · {row.missing} missing trials · {row.excluded} excluded"
+        if isinstance(row, RateSliceRow):
+            return (f"{row.passed} / {row.observed} trials observed · {row.missing} missing · "
+                    f"{row.excluded} excluded")
+        return (f"p{row.quantile * 100:g} of {row.observed} trials observed · {row.missing} "
+                f"missing · {row.excluded} excluded")
     if isinstance(row, RateRow | RateSliceRow):
         head = f"{row.passed} / {row.observed} observed"
     else:

@@ -155,7 +155,7 @@ def render_decisions(decisions: Sequence[DecisionRow], console: Console,
 
 
 def _approximate(row: MetricRow) -> bool:
-    return isinstance(row, RateRow) and row.approximate
+    return row.approximate
 
 
 def render_metrics(metrics: Sequence[MetricRow], console: Console) -> None:
@@ -166,9 +166,20 @@ def render_metrics(metrics: Sequence[MetricRow], console: Console) -> None:
         interval = interval_text(m) + (" ≈" if _approximate(m) else "")
         rows.append([_cell(m.id), Text(estimate_text(m)), Text(interval), Text(n_text(m))])
     render_table(console, Text("Metrics", style="bold"), columns, rows)
+    if any(m.trials and m.trials > 1 for m in metrics):
+        methods = sorted({m.method for m in metrics if isinstance(m, RateRow)})
+        print_wrapped(console, "Intervals over cases (a case's trials are not independent): "
+                      + "; ".join(_METHOD_WORDS.get(method, method) for method in methods), 2)
     if any(_approximate(m) for m in metrics):
         print_wrapped(console, "≈ over clusters (betting interval): cases of one cluster are "
                       "not independent", 2)
+
+
+_METHOD_WORDS = {
+    "clopper_pearson": "clopper_pearson (exact) where a case's value is 0 or 1",
+    "betting": "betting (Waudby-Smith & Ramdas 2023) where a case's value is a share of its "
+               "trials",
+}
 
 
 def _reasons(counts: dict[str, int]) -> str:
@@ -177,7 +188,7 @@ def _reasons(counts: dict[str, int]) -> str:
 
 def render_missing_and_excluded(metrics: Sequence[MetricRow], console: Console) -> None:
     """Per metric, its missing cases by reason (with the first case missing for each, and its
-    error) and its excluded cases by reason."""
+    error) and its excluded cases by reason (trials, where a row counts trials)."""
     lines: list[Text] = []
     for m in metrics:
         parts = []
@@ -193,15 +204,23 @@ def render_missing_and_excluded(metrics: Sequence[MetricRow], console: Console) 
                         first += ": " + safe_line(example.message.strip().splitlines()[0])
                     text += f" (first: {first})"
                 shown.append(text)
-            parts.append(f"{m.missing} missing: " + "; ".join(shown))
+            parts.append(f"{m.missing} missing{_unit(m)}: " + "; ".join(shown))
         if m.excluded_by_reason:
-            parts.append(f"{m.excluded} excluded: {_reasons(m.excluded_by_reason)}")
+            parts.append(f"{m.excluded} excluded{_unit(m)}: {_reasons(m.excluded_by_reason)}")
         if parts:
             lines.append(_cell(m.id).append(": " + " · ".join(parts)))
     if lines:
         print_wrapped(console, Text("Missing and excluded cases, by reason", style="bold"))
         for line in lines:
             print_wrapped(console, line, 2, 4)
+
+
+def _unit(row: MetricRow) -> str:
+    """` trials` where a row counts trials (a criterion or a quantile with trials), else ``
+    (cases: also a pass^k / pass@k row)."""
+    if not row.trials or row.trials < 2:
+        return ""
+    return "" if isinstance(row, RateRow) and row.metric_type is not None else " trials"
 
 
 def render_exclusions(metrics: Sequence[MetricRow], console: Console) -> None:
@@ -231,6 +250,12 @@ def render_slices(rows: Sequence[SliceRow], console: Console, *, mode: SliceMode
         return
     shown = list(rows) if mode == "all" else [r for r in rows if r.mark]
     more = f"oloproof inspect {run_id} --slices all"
+    if not shown and any(r.trials for r in rows):
+        print_wrapped(console, Text(SLICES_TITLE, style="bold"))
+        _commands(console, "With repeated trials no slice row is tested against the rest of "
+                  "the suite (a case's trials are not independent). All "
+                  f"{len(rows)} rows:", more)
+        return
     if not shown:
         print_wrapped(console, Text(SLICES_TITLE, style="bold"))
         _commands(console, f"No slice row differs from the rest of the suite (q ≤ 0.05). All "
@@ -239,7 +264,9 @@ def render_slices(rows: Sequence[SliceRow], console: Console, *, mode: SliceMode
     columns = [Column("Slice", group=True), Column("Metric"), Column("Estimate"),
                Column("Interval"), Column("N", stack=True), Column("Mark")]
     table = [[_cell(f"{r.slice}={r.value}"), _cell(r.metric), Text(estimate_text(r)),
-              Text(interval_text(r)), Text(f"{n_text(r)} · support {r.support}"),
+              Text(interval_text(r)),
+              Text(f"{n_text(r)} · " + (f"{r.support} cases" if r.trials else
+                                         f"support {r.support}")),
               Text(r.mark or "")] for r in shown]
     render_table(console, Text(SLICES_TITLE, style="bold"), columns, table)
     if mode != "all":

@@ -15,7 +15,7 @@ from oloproof.stats._lazy import scipy_special as _scipy_special
 
 __all__ = ["RATE_METHOD", "RateInterval", "clopper_pearson", "rate_interval"]
 
-RATE_METHOD = "clopper-pearson with missingness bounds"
+RATE_METHOD = "clopper_pearson"
 
 
 @dataclass(frozen=True)

@@ -158,7 +158,8 @@ class RunsRegistry:
     def run_errors(self, run_id: str) -> list[dict[str, Any]]:
         """What broke in a run's cases, in the order it was recorded."""
         rows = self.conn.execute(
-            "SELECT case_id, kind, message, traceback FROM run_errors WHERE run_id=? "
+            "SELECT case_id, kind, message, traceback, trial FROM run_errors WHERE run_id=? "
             "ORDER BY rowid", (run_id,),
         ).fetchall()
-        return [dict(zip(("case", "kind", "message", "traceback"), r, strict=True)) for r in rows]
+        return [dict(zip(("case", "kind", "message", "traceback", "trial"),
+                         (*r[:4], r[4] or 1), strict=True)) for r in rows]

@@ -103,6 +103,15 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX run_errors_run ON run_errors(run_id);
         """,
     ),
+    (
+        2,
+        # Repeated trials (SPEC §15): an error belongs to one trial of a case (NULL: trial 1,
+        # as every row stored before trials existed). A case's trials share its `run_cases`
+        # case id; the outcome names its trial.
+        """
+        ALTER TABLE run_errors ADD COLUMN trial INTEGER;
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

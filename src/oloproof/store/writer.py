@@ -114,10 +114,12 @@ class Writer:
         self._add("run_cases", (run_id, seq, case_id, case_digest, exec_key, dumps(outcome)))
 
     def add_error(
-        self, run_id: str, case_id: str, kind: str, message: str, traceback: str | None
+        self, run_id: str, case_id: str, kind: str, message: str, traceback: str | None,
+        trial: int = 1,
     ) -> None:
-        """Keep what broke in one case of a run."""
-        self._add("run_errors", (run_id, case_id, kind, message, traceback))
+        """Keep what broke in one case (one trial of it) of a run."""
+        self._add("run_errors", (run_id, case_id, kind, message, traceback,
+                                 None if trial == 1 else trial))
 
     # Each pending table: (statement up to VALUES, columns per row).
     _INSERTS = {
@@ -129,7 +131,7 @@ class Writer:
         "executions": ("INSERT INTO stage_executions VALUES", 7),
         "replays": ("INSERT OR REPLACE INTO replays VALUES", 2),
         "run_cases": ("INSERT OR REPLACE INTO run_cases VALUES", 6),
-        "run_errors": ("INSERT INTO run_errors VALUES", 5),
+        "run_errors": ("INSERT INTO run_errors VALUES", 6),
     }
 
     # Merging staged rows into the keyed tables, in key order (one transaction).

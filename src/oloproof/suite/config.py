@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -63,6 +63,23 @@ class QuantileMetricConfig(_Strict):
     quantile: float = Field(gt=0, lt=1)
 
 
+class TrialMetricConfig(_Strict):
+    """A reliability metric over a case's trials (SPEC §15.1): `pass_hat_k` (the chance that
+    `k` fresh trials all pass, τ-bench's pass^k) or `pass_at_k` (that at least one of `k`
+    passes); `criterion` names the evaluator's criterion it is computed from."""
+
+    id: str = Field(min_length=1)
+    type: Literal["pass_hat_k", "pass_at_k"]
+    criterion: str = Field(min_length=1)
+    k: int = Field(ge=1)
+
+
+MetricConfig = Annotated[QuantileMetricConfig | TrialMetricConfig, Field(discriminator="type")]
+METRIC_TYPES = ("quantile", "pass_hat_k", "pass_at_k")
+#: The most trials a suite may ask for (each is a whole execution of every case).
+MAX_TRIALS = 1000
+
+
 class TransformConfig(_Strict):
     """A metamorphic transform (SPEC §9): `template` or `replace` on one input field."""
 
@@ -94,7 +111,8 @@ class SuiteFile(_Strict):
     dataset: str = Field(min_length=1)
     system: SystemConfig
     evaluators: tuple[dict[str, Any], ...] = Field(min_length=1)
-    metrics: tuple[QuantileMetricConfig, ...] = ()
+    trials: int = Field(default=1, ge=1, le=MAX_TRIALS)
+    metrics: tuple[MetricConfig, ...] = ()
     slices: tuple[str, ...] = ()
     min_slice_support: int = Field(default=5, ge=1)
     metamorphic: MetamorphicConfig | None = None
@@ -138,12 +156,22 @@ def load_suite_file(path: Path) -> tuple[SuiteFile, YamlDocument]:
     metrics = doc.data.get("metrics") or ()
     if isinstance(metrics, list):
         for i, entry in enumerate(metrics):
-            if isinstance(entry, dict) and entry.get("type") not in (None, "quantile"):
+            if isinstance(entry, dict) and entry.get("type") not in METRIC_TYPES:
                 raise ConfigError(
-                    f"unknown metric type {entry.get('type')!r}; accepted types: quantile "
-                    "(pass rates come from evaluators)",
+                    f"unknown metric type {entry.get('type')!r}; accepted types: "
+                    + ", ".join(METRIC_TYPES) + " (pass rates come from evaluators)",
                     file=path,
                     line=doc.line_of(("metrics", i, "type")),
                 )
     suite = validate_model(SuiteFile, doc.data, doc)
     return suite, doc
+
+
+def quantile_metrics(suite: SuiteFile) -> list[QuantileMetricConfig]:
+    """The suite's quantile metrics, in order."""
+    return [m for m in suite.metrics if isinstance(m, QuantileMetricConfig)]
+
+
+def trial_metrics(suite: SuiteFile) -> list[TrialMetricConfig]:
+    """The suite's `pass_hat_k` / `pass_at_k` metrics, in order."""
+    return [m for m in suite.metrics if isinstance(m, TrialMetricConfig)]

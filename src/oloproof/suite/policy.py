@@ -112,7 +112,8 @@ def load_policy(path: Path) -> tuple[Policy, YamlDocument]:
 
 
 def check_rule_metrics(policy: Policy, doc: YamlDocument, metrics: dict[str, str]) -> None:
-    """Every rule names a metric the suite produces; `metrics` maps id → kind (rate/quantile)."""
+    """Every rule names a metric the suite produces; `metrics` maps id → kind (rate, fraction
+    — a pass_hat_k / pass_at_k with k below trials —, or quantile)."""
     for i, rule in enumerate(policy.rules):
         line = doc.line_of(("rules", i, "metric"))
         kind = metrics.get(rule.metric)
@@ -125,6 +126,14 @@ def check_rule_metrics(policy: Policy, doc: YamlDocument, metrics: dict[str, str
             raise ConfigError(
                 f"rule {rule.id!r} names metric {rule.metric!r}, which nothing produces{hint}; "
                 "metrics in this suite: " + ", ".join(sorted(metrics)),
+                file=doc.path,
+                line=line,
+            )
+        if rule.kind == "observed_count" and kind == "fraction":
+            raise ConfigError(
+                f"rule {rule.id!r}: observed_count rules count failures, and {rule.metric!r} "
+                "is a pass_hat_k / pass_at_k with k below trials, whose per-case values are "
+                "fractions; count failing trials on its criterion instead, or use k = trials",
                 file=doc.path,
                 line=line,
             )
