@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from oloproof.errors import ConfigError, OloproofError, RecordingError, StoreError
 
 if TYPE_CHECKING:
-    from oloproof.api import RunResult, load_run, redecide, run, run_async
+    from oloproof.api import RunResult, load_case_trials, load_run, redecide, run, run_async
     from oloproof.evaluators.custom import evaluator
     from oloproof.recording import (
         AgentCheckpoint,
@@ -34,6 +34,7 @@ __version__ = "0.1.0"
 # Each lazily imported public name, and the module that defines it.
 _LAZY = {
     "RunResult": "oloproof.api",
+    "load_case_trials": "oloproof.api",
     "load_run": "oloproof.api",
     "redecide": "oloproof.api",
     "run": "oloproof.api",
@@ -80,6 +81,7 @@ __all__ = [
     "StoreError",
     "current_case",
     "evaluator",
+    "load_case_trials",
     "load_run",
     "redecide",
     "run",

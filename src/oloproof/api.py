@@ -17,8 +17,8 @@ from typing import Any
 from ulid import ULID
 
 from oloproof.analysis.metrics import Analysis, MetricPlan, QuantileSpec
-from oloproof.analysis.trials import TrialMetricSpec
 from oloproof.analysis.outcome import CaseOutcome
+from oloproof.analysis.trials import CaseTrials, TrialMetricSpec, iter_case_trials
 from oloproof.decisions import decide
 from oloproof.document import (
     CacheCounts,
@@ -386,6 +386,30 @@ def _reanalyse(db: Store, run_id: str, suite_info: dict[str, Any]) -> Analysis:
     return analysis
 
 
+def load_case_trials(
+    ref: str = "latest", config: str | Path = "oloproof.yaml", store: str | Path | None = None
+) -> list[CaseTrials]:
+    """Every case of a stored run with its trials folded (SPEC §15.1), in stored order.
+
+    Each `CaseTrials` holds, per criterion (in the suite's `criteria` order), the case's
+    passed, failed, missing (errored or never run) and excluded trials — the `c`, `f`, `m`
+    and `x` every per-case value is computed from (`oloproof.analysis.trials.case_values`),
+    with the case's digest (the order intervals take cases in). A run without trials gives
+    one trial per case. Reads only the stored run.
+    """
+    db = _open_existing(config, store)
+    try:
+        run_id = db.resolve_run(ref)
+        record = db.run_record(run_id)
+        suite = record["suite"]
+        outcomes = (CaseOutcome.from_json(case_id, outcome, digest)
+                    for case_id, digest, _key, outcome in db.iter_run_cases(run_id))
+        return list(iter_case_trials(outcomes, len(suite["criteria"]),
+                                     int(suite.get("trials", 1))))
+    finally:
+        db.close()
+
+
 def write_html_report(
     run_ref: str,
     path: str | Path,
@@ -460,6 +484,6 @@ def _validity_at(validity: TransformValidity, level: float) -> TransformValidity
 
 
 __all__ = [
-    "ConfigError", "RunDocument", "RunResult", "find_store", "load_run", "redecide", "run",
-    "run_async", "write_html_report",
+    "ConfigError", "RunDocument", "RunResult", "find_store", "load_case_trials", "load_run",
+    "redecide", "run", "run_async", "write_html_report",
 ]

@@ -111,9 +111,13 @@ class CaseTrials:
 # ---- per-case values -------------------------------------------------------------------------
 
 
-def _ratio_table(j: int, n: int) -> FloatArray:
-    """``C(a, j) / C(n, j)`` for a = 0 … n (exact integers, divided once, correctly rounded)."""
+def _ratio_table(j: int, n: int, complement: bool) -> FloatArray:
+    """``C(a, j) / C(n, j)`` (or ``1 −`` it, with `complement`) for a = 0 … n, from exact
+    integers divided once, so each value is the correctly rounded float of the fraction."""
     whole = math.comb(n, j)
+    if complement:
+        return np.asarray([(whole - math.comb(a, j)) / whole for a in range(n + 1)],
+                          dtype=np.float64)
     return np.asarray([math.comb(a, j) / whole for a in range(n + 1)], dtype=np.float64)
 
 
@@ -150,14 +154,14 @@ def case_values(c: IntArray, f: IntArray, m: IntArray, metric_type: str | None,
     too_few = counted & (n < j)
     able = counted & ~too_few
     for size in np.unique(n[able]):
-        table = _ratio_table(j, int(size))
+        table = _ratio_table(j, int(size), complement=metric_type != PASS_HAT_K)
         rows = able & (n == size)
         if metric_type == PASS_HAT_K:
             lower[rows] = table[c[rows]]
             upper[rows] = table[(c + m)[rows]]
-        else:
-            lower[rows] = 1.0 - table[(f + m)[rows]]
-            upper[rows] = 1.0 - table[f[rows]]
+        else:  # 1 − C(n − c, j) / C(n, j), and n − c = f + m
+            lower[rows] = table[(f + m)[rows]]
+            upper[rows] = table[f[rows]]
     # Exactly (not by comparing floats): the two ends agree when nothing is missing, or when
     # both binomials are 0 — fewer than j trials could still pass (pass^j) or fail (pass@j).
     if metric_type == PASS_HAT_K:
