@@ -486,3 +486,21 @@ def quantile_over_cases(cases: Sequence[Any], q: float, level: float) -> Quantil
     """A quantile over every trial's value, clustered by case (cases in the caller's order)."""
     return clustered_quantile_interval([c.values for c in cases], [c.missing for c in cases],
                                        q, level)
+
+
+def pass_hat_curve(cases: Sequence[CaseTrials], criterion: int, level: float
+                   ) -> list[RateOverCases]:
+    """pass^j for j = 1 … trials of one criterion, each with its interval over cases (what the
+    HTML report draws against j): exact where j = trials, betting below."""
+    trials = max((c.trials for c in cases), default=1)
+    ordered = sorted(cases, key=lambda c: _order_key(c.digest, c.case_id))
+    counts = [c.counts[criterion] for c in ordered]
+    passed = np.asarray([c.passed for c in counts], dtype=np.int64)
+    failed = np.asarray([c.failed for c in counts], dtype=np.int64)
+    missing = np.asarray([c.missing for c in counts], dtype=np.int64)
+    clusters = [c.cluster for c in ordered]
+    order = list(range(len(ordered)))
+    named = len({c for c in clusters if c is not None}) < sum(1 for c in clusters if c)
+    return [rate_over_cases(case_values(passed, failed, missing, PASS_HAT_K, j), order, level,
+                            binary=j == trials, clusters=clusters if named else None)
+            for j in range(1, trials + 1)]

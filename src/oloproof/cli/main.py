@@ -328,15 +328,18 @@ _verdict_option = click.option("--verdict", type=click.Choice(["failed", "missin
 @click.option("--case", "case_id", default=None, help="Show one case whole.")
 @click.option("--failures", is_flag=True,
               help="Every failed, errored or missing case: one line each, then each whole.")
+@click.option("--flaky", is_flag=True,
+              help="With trials: the cases whose trials disagree, c / k per criterion, most "
+              "divided first.")
 @_criterion_option
 @_verdict_option
 @_slices_option
 @_config_option
 @_store_option
 @click.option("--json", "as_json", is_flag=True)
-def inspect(run_ref: str, case_id: str | None, failures: bool, criterion: str | None,
-            verdict: str | None, slices: str, config: str, store: str | None,
-            as_json: bool) -> None:
+def inspect(run_ref: str, case_id: str | None, failures: bool, flaky: bool,
+            criterion: str | None, verdict: str | None, slices: str, config: str,
+            store: str | None, as_json: bool) -> None:
     """A stored run, one case whole, or its failed/errored/missing cases.
 
     --criterion and --verdict narrow --failures (and imply it): `--criterion answer_correct
@@ -367,6 +370,18 @@ def inspect(run_ref: str, case_id: str | None, failures: bool, criterion: str | 
                     click.echo(json.dumps(view, ensure_ascii=False, default=str))
                 else:
                     render_case(view, console)
+                return
+            if flaky:
+                from oloproof.report.flaky import flaky_cases, render_flaky
+
+                criteria, trials, total, found = flaky_cases(db, run_id)
+                if as_json:
+                    click.echo(json.dumps({"run_id": run_id, "trials": trials,
+                                           "criteria": criteria, "cases": total,
+                                           "flaky": [f.to_json(criteria) for f in found]},
+                                          ensure_ascii=False))
+                else:
+                    render_flaky(console, run_id, criteria, trials, total, found)
                 return
             if failures or criterion is not None or verdict is not None:
                 criteria, chosen, total = select_cases(db, run_id, selection)

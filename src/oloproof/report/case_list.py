@@ -88,11 +88,28 @@ def run_cases(store: Store, run_id: str) -> tuple[list[str], list[CaseVerdicts]]
     """(criteria in suite order, every case of the run in case-id order)."""
     record = store.run_record(run_id)
     criteria = list((record.get("suite") or {}).get("criteria") or [])
-    cases = [CaseVerdicts(case_id, str(outcome.get("c") or ""), outcome.get("e"),
-                          outcome.get("src"))
-             for case_id, _digest, _key, outcome in store.iter_run_cases(run_id)]
-    cases.sort(key=lambda c: case_order(c.case))
+    # With repeated trials a case has one row per trial: one line per case, each criterion's
+    # letter F if any trial failed it, else M if any is missing, else P (X: all excluded).
+    by_case: dict[str, CaseVerdicts] = {}
+    for case_id, _digest, _key, outcome in store.iter_run_cases(run_id):
+        mine = CaseVerdicts(case_id, str(outcome.get("c") or ""), outcome.get("e"),
+                            outcome.get("src"))
+        known = by_case.get(case_id)
+        by_case[case_id] = mine if known is None else _merged(known, mine)
+    cases = sorted(by_case.values(), key=lambda c: case_order(c.case))
     return criteria, cases
+
+
+def _merged(a: CaseVerdicts, b: CaseVerdicts) -> CaseVerdicts:
+    """Two trials of one case as one line (see `run_cases`)."""
+    def worst(x: str, y: str) -> str:
+        for code in "FMP":
+            if code in (x, y):
+                return code
+        return "X"
+
+    codes = "".join(worst(x, y) for x, y in zip(a.codes, b.codes, strict=False))
+    return CaseVerdicts(a.case, codes, a.error or b.error, a.source)
 
 
 def select_cases(store: Store, run_id: str, selection: CaseSelection

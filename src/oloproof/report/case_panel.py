@@ -47,6 +47,8 @@ def render_case(view: dict[str, Any], console: Console) -> None:
     if view.get("transform"):
         title += f" · copy of {view['source']} under transform {view['transform']}"
     console.print(T(title, "bold"))
+    if view.get("trials"):
+        render_trials(view, console)
     for error in view.get("errors") or []:
         console.print(T(f"errored ({error['kind']}): {error['message']}", "bold red"))
         if error.get("traceback"):
@@ -66,6 +68,80 @@ def render_case(view: dict[str, Any], console: Console) -> None:
     for kind, payload in (view.get("other_artifacts") or {}).items():
         _block(console, f"Artifact {kind}", payload)
     render_verdicts(view["criteria"], console)
+
+
+#: At most this many steps are shown side by side.
+SIDE_BY_SIDE_STEPS = 40
+
+
+def render_trials(view: dict[str, Any], console: Console) -> None:
+    """A case's trials side by side (SPEC §15.3): each criterion's verdict per trial, where
+    the trajectories part, and their steps; the rest of the panel is trial 1."""
+    trials = view["trials"]
+    criteria = [c["criterion"] for c in view["criteria"]]
+    console.print(T(f"Trials side by side: {len(trials)} trials (trial 1 is shown whole "
+                    "below)", "bold"))
+    table = Table(box=None, pad_edge=False)
+    table.add_column("criterion", overflow="fold")
+    for t in trials:
+        table.add_column(f"T{t['trial']}", justify="center")
+    table.add_column("passed", justify="right")
+    for i, name in enumerate(criteria):
+        codes = [t["codes"][i] if i < len(t["codes"]) else "" for t in trials]
+        counted = sum(1 for code in codes if code in "PFM" and code)
+        passed = sum(1 for code in codes if code == "P")
+        style = "yellow" if "P" in codes and "F" in codes else None
+        table.add_row(T(name), *[Text(code, style=_CODE_STYLE.get(code, "")) for code in codes],
+                      Text(f"{passed} / {counted}" if counted else "excluded"), style=style)
+    console.print(table)
+    outputs = [t.get("output") for t in trials]
+    if any(o != outputs[0] for o in outputs):
+        console.print(T("Outputs differ:", "bold"))
+        for t in trials:
+            console.print(T(f"  T{t['trial']}: {_short(t.get('output'), 200)}"))
+    for t in trials:
+        for error in t.get("errors") or []:
+            console.print(T(f"  T{t['trial']} errored ({error['kind']}): {error['message']}",
+                            "red"))
+    parting = view.get("parting")
+    if parting is None:
+        if any(t["steps"] for t in trials):
+            console.print(T("Every trial took the same steps.", "dim"))
+        return
+    _parting_lines(console, f"The trials part at step {parting['step']}:", parting)
+    if view.get("parting_actions"):
+        acting = view["parting_actions"]
+        _parting_lines(console, f"Their actions part at step {acting['step']}:", acting)
+    # One line per step, each trial a column cut to fit (the step where they part is printed
+    # whole above; each trial's steps whole: `--json`, or the HTML report).
+    steps = Table(box=None, pad_edge=False)
+    steps.add_column("#", justify="right", no_wrap=True, min_width=2)
+    cell = max(8, (console.width - 4) // len(trials) - 1)
+    for t in trials:
+        steps.add_column(f"trial {t['trial']}", no_wrap=True, overflow="ellipsis",
+                         max_width=cell)
+    longest = max(len(t["steps"]) for t in trials)
+    for i in range(min(longest, SIDE_BY_SIDE_STEPS)):
+        full = [t["steps"][i] if i < len(t["steps"]) else "" for t in trials]
+        cells = [t["brief"][i] if i < len(t.get("brief") or ()) else "" for t in trials]
+        steps.add_row(str(i + 1), *[T(c) for c in cells],
+                      style="yellow" if i + 1 >= parting["step"] and len(set(full)) > 1
+                      else None)
+    console.print(steps)
+    if longest > SIDE_BY_SIDE_STEPS:
+        console.print(T(f"  … {longest - SIDE_BY_SIDE_STEPS} more steps (the trajectory of "
+                        "trial 1 is below whole)", "dim"))
+
+
+def _parting_lines(console: Console, head: str, parting: dict[str, Any]) -> None:
+    console.print(T(head, "bold"))
+    for group in parting["groups"]:
+        who = ", ".join(str(n) for n in group["trials"])
+        console.print(T(f"  trial{'s' if len(group['trials']) > 1 else ''} {who}: "
+                        f"{group['step']}"))
+
+
+_CODE_STYLE = {"P": "green", "F": "bold red", "M": "yellow", "X": "dim"}
 
 
 def render_trajectory(trajectory: dict[str, Any], console: Console) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,7 +22,9 @@ def case_view(store: Store, run_id: str, case_id: str) -> dict[str, Any]:
                          "lists its case ids")
     case_digest, exec_key, outcome = found
     record = store.run_record(run_id)
-    return _assemble(store, record, case_id, case_digest, exec_key, outcome)
+    view = _assemble(store, record, case_id, case_digest, exec_key, outcome)
+    add_trials(store, record, view)
+    return view
 
 
 def iter_case_views(store: Store, run_id: str, only_failures: bool = False,
@@ -30,16 +33,24 @@ def iter_case_views(store: Store, run_id: str, only_failures: bool = False,
     `cases`, those cases, in that order."""
     record = store.run_record(run_id)
     wanted = set(cases) if cases is not None else None
-    rows = {}
+    rows: dict[str, tuple[str, str | None, dict[str, Any]]] = {}
+    failing: set[str] = set()
     for case_id, case_digest, exec_key, outcome in store.iter_run_cases(run_id):
         codes = outcome["c"]
-        if only_failures and not ("F" in codes or "M" in codes or outcome.get("e")):
-            continue
-        if wanted is None or case_id in wanted:
-            rows[case_id] = (case_digest, exec_key, outcome)
+        if "F" in codes or "M" in codes or outcome.get("e"):
+            failing.add(case_id)
+        if (wanted is None or case_id in wanted) and case_id not in rows:
+            rows[case_id] = (case_digest, exec_key, outcome)  # its first trial
+    if only_failures:
+        rows = {case_id: row for case_id, row in rows.items() if case_id in failing}
     order = list(cases) if cases is not None else list(rows)
-    return [_assemble(store, record, case_id, *rows[case_id]) for case_id in order
-            if case_id in rows]
+    views = []
+    for case_id in order:
+        if case_id in rows:
+            view = _assemble(store, record, case_id, *rows[case_id])
+            add_trials(store, record, view)
+            views.append(view)
+    return views
 
 
 def _assemble(
@@ -52,7 +63,9 @@ def _assemble(
     if isinstance(initial, dict) and set(initial) == {"$state"}:
         initial = store.load_artifacts([initial["$state"]]).get(initial["$state"])
     execution = store.load_executions([exec_key]).get(exec_key) if exec_key else None
-    errors = [e for e in store.run_errors(record["run_id"]) if e["case"] == case_id]
+    trial = int(outcome.get("tr", 1))
+    errors = [e for e in store.run_errors(record["run_id"])
+              if e["case"] == case_id and int(e.get("trial") or 1) == trial]
     keys = judgment_keys(outcome, suite.get("evaluator_keys") or [])
     judgments = store.load_judgments(k for k in keys if k)
     criteria = []
@@ -125,3 +138,123 @@ def _source_side(store: Store, run_id: str, source_id: str) -> dict[str, Any] | 
         "trajectory": artifacts.get(TRAJECTORY_KIND),
         "end_state": artifacts.get(STATE_KIND),
     }
+
+
+# ---- repeated trials -------------------------------------------------------------------------
+
+#: Characters of one step in the trials-side-by-side view.
+STEP_TEXT = 120
+
+
+def step_text(step: dict[str, Any], limit: int = STEP_TEXT) -> str:
+    """One step in a line: `tool_call lookup_order {"order_id": "A1"}`, `tool_result … → …`."""
+    text = str(step.get("kind")) + (f" {step['tool_name']}" if step.get("tool_name") else "")
+    value = step.get("result") if step.get("result") is not None else step.get("arguments")
+    if value is not None:
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
+                                                                sort_keys=True)
+        text += (" → " if step.get("result") is not None else " ") + shown
+    if step.get("kind") == "handoff":
+        text += f" → {step.get('to_agent')}"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _comparable(step: dict[str, Any]) -> tuple[Any, ...]:
+    return (step.get("kind"), step.get("agent"), step.get("tool_name"),
+            json.dumps(step.get("arguments"), sort_keys=True),
+            json.dumps(step.get("result"), sort_keys=True), step.get("to_agent"))
+
+
+def _action(step: dict[str, Any]) -> tuple[Any, ...]:
+    """A step as an action: tool calls with their arguments, tool results, hand-offs; what a
+    message or a final answer says is left out."""
+    kind = step.get("kind")
+    if kind in ("tool_call", "tool_result", "handoff"):
+        return _comparable(step)
+    return (kind, step.get("agent"))
+
+
+def step_brief(step: dict[str, Any], limit: int = 40) -> str:
+    """A step in a few words, for a column of its own: `call lookup_order`, `result
+    lookup_order`, `message: Thanks for…`, `final: refunded`."""
+    kind = step.get("kind")
+    if kind == "tool_call":
+        text = f"call {step.get('tool_name')}"
+    elif kind == "tool_result":
+        text = f"result {step.get('tool_name')}"
+    elif kind == "handoff":
+        text = f"handoff → {step.get('to_agent')}"
+    else:
+        content = step.get("arguments")
+        words = ""
+        if isinstance(content, dict):
+            first = next((v for k, v in content.items() if k in ("answer", "text")), None)
+            words = first if isinstance(first, str) else ""
+        text = f"{kind}: {words}" if words else str(kind)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def parting_step(trajectories: Sequence[dict[str, Any] | None], *,
+                 actions: bool = False) -> dict[str, Any] | None:
+    """Where the trials' trajectories part: the first step at which two of them differ (a
+    trial that has already ended differs from one that goes on), with the trials grouped by
+    what they did there. None when every trial took the same steps (or none recorded any).
+    With `actions`, steps are compared as actions only (`_action`): what a message says
+    does not part them."""
+    steps = [list((t or {}).get("steps") or []) for t in trajectories]
+    if not any(steps):
+        return None
+    longest = max(len(s) for s in steps)
+    same = _action if actions else _comparable
+    for i in range(longest):
+        keys = [same(s[i]) if i < len(s) else None for s in steps]
+        if len(set(keys)) > 1:
+            groups: dict[Any, list[int]] = {}
+            texts: dict[Any, str] = {}
+            for trial, (key, trial_steps) in enumerate(zip(keys, steps, strict=True), start=1):
+                groups.setdefault(key, []).append(trial)
+                texts[key] = step_text(trial_steps[i]) if key is not None else "(ended)"
+            return {"step": i + 1,
+                    "groups": [{"trials": trials, "step": texts[key]}
+                               for key, trials in groups.items()]}
+    return None
+
+
+def add_trials(store: Store, record: dict[str, Any], view: dict[str, Any]) -> None:
+    """With repeated trials, add each trial side by side to a case view (SPEC §15.3):
+    `view["trials"]` (per trial: verdicts, output, steps, errors) and `view["parting"]` (the
+    first step at which two trials differ). The rest of the view is trial 1."""
+    suite = record["suite"]
+    trials = int(suite.get("trials", 1))
+    if trials < 2:
+        return
+    rows = store.run_case_trials(record["run_id"], view["case"])
+    keys = [key for _, key, _ in rows if key]
+    executions = store.load_executions(keys) if keys else {}
+    errors = [e for e in store.run_errors(record["run_id"]) if e["case"] == view["case"]]
+    side = []
+    trajectories = []
+    for _digest, key, outcome in rows:
+        trial = int(outcome.get("tr", 1))
+        execution = executions.get(key) if key else None
+        artifacts = (execution or {}).get("artifacts") or {}
+        trajectory = artifacts.get(TRAJECTORY_KIND)
+        trajectories.append(trajectory)
+        side.append({
+            "trial": trial,
+            "codes": outcome["c"],
+            "verdicts": [CODE_VERDICTS[code] for code in outcome["c"]],
+            "reasons": outcome["r"],
+            "output": (execution or {}).get("output"),
+            "terminal_status": (trajectory or {}).get("terminal_status"),
+            "steps": [step_text(step) for step in (trajectory or {}).get("steps") or []],
+            "brief": [step_brief(step) for step in (trajectory or {}).get("steps") or []],
+            "errors": [e for e in errors if int(e.get("trial") or 1) == trial],
+        })
+    view["trials"] = side
+    view["parting"] = parting_step(trajectories)
+    # A sampled agent rarely words two replies alike; where its *actions* part says more.
+    acting = parting_step(trajectories, actions=True)
+    parted = view["parting"]
+    view["parting_actions"] = (acting if acting is not None and parted is not None
+                               and acting["step"] != parted["step"] else None)

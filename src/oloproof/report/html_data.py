@@ -28,12 +28,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from oloproof.analysis.outcome import judgment_keys
+from oloproof.analysis.outcome import CaseOutcome, judgment_keys
+from oloproof.analysis.trials import iter_case_trials, pass_hat_curve
 from oloproof.document import MetricRow, QuantileRow, RunDocument, SliceRow, TransformValidity
 from oloproof.errors import StoreError
 from oloproof.report.case_view import case_view
 from oloproof.report.numbers import estimate_text, interval_text, n_text
-from oloproof.stats import percent, percent_lower
+from oloproof.stats import percent, percent_lower, percent_upper
 from oloproof.store.store import Store
 
 #: Cases read from the store per batch.
@@ -235,15 +236,31 @@ class _Prefetched:
         return found
 
 
+def _worst_codes(a: str, b: str) -> str:
+    """Two trials' verdict codes as the case list shows a case: F if either failed, else M if
+    either is missing, else P (X: both excluded)."""
+    out = []
+    for x, y in zip(a, b, strict=False):
+        out.append(next((code for code in "FMP" if code in (x, y)), "X"))
+    return "".join(out)
+
+
 def iter_views(store: Store, run_id: str) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
     """(case id, outcome, case view) for every case of a run, in run order, read in batches."""
     record = store.run_record(run_id)
     rows: dict[str, tuple[str, str | None, dict[str, Any]]] = {}
     order: list[str] = []
+    merged: dict[str, dict[str, Any]] = {}
     for case_id, digest, key, outcome in store.iter_run_cases(run_id):
         if case_id not in rows:
             order.append(case_id)
-        rows[case_id] = (digest, key, outcome)
+            rows[case_id] = (digest, key, outcome)
+            merged[case_id] = outcome
+        else:  # another trial: the view shows trial 1 (and each trial side by side), the
+            # case list the worst of its trials
+            first = merged[case_id]
+            merged[case_id] = dict(first, c=_worst_codes(first["c"], outcome["c"]),
+                                   e=first.get("e") or outcome.get("e"))
     errors: dict[str, list[dict[str, Any]]] = {}
     for error in store.run_errors(run_id):
         errors.setdefault(error["case"], []).append(error)
@@ -254,7 +271,7 @@ def iter_views(store: Store, run_id: str) -> Iterator[tuple[str, dict[str, Any],
         for case_id in batch:
             reader.current = case_id
             view = case_view(reader, run_id, case_id)  # type: ignore[arg-type]
-            yield case_id, rows[case_id][2], view
+            yield case_id, merged[case_id], view
 
 
 # ---- the page's data ---------------------------------------------------------------------------
@@ -338,6 +355,39 @@ class _Builder:
         self.raw_chars += len(text)
 
 
+def reliability_curves(store: Store, run_id: str, record: dict[str, Any], level: float
+                       ) -> dict[str, Any] | None:
+    """With repeated trials: pass^k against k = 1 … trials for each criterion, each point with
+    its interval over cases (computed here; the page only draws them). None without trials."""
+    suite = record.get("suite") or {}
+    trials = int(suite.get("trials", 1))
+    if trials < 2:
+        return None
+    criteria = list(suite.get("criteria") or [])
+    outcomes = (CaseOutcome.from_json(case_id, outcome, digest)
+                for case_id, digest, _key, outcome in store.iter_run_cases(run_id))
+    cases = list(iter_case_trials(outcomes, len(criteria), trials))
+    curves = []
+    for i, name in enumerate(criteria):
+        points = []
+        for k, figures in enumerate(pass_hat_curve(cases, i, level), start=1):
+            if not figures.cases:
+                break
+            points.append({
+                "k": k, "estimate": figures.estimate, "lower": figures.lower,
+                "upper": figures.upper, "method": figures.method,
+                "observed": figures.observed, "missing": figures.missing,
+                "text": {"estimate": "—" if figures.estimate is None
+                         else percent(figures.estimate),
+                         "interval": "—" if figures.lower is None or figures.upper is None
+                         else f"[{percent_lower(figures.lower)}, "
+                              f"{percent_upper(figures.upper)}]"},
+            })
+        if points:
+            curves.append({"criterion": name, "points": points})
+    return {"trials": trials, "level": level, "curves": curves}
+
+
 def _encode(text: str, encoding: str) -> str:
     if encoding == "json":
         return text
@@ -364,8 +414,12 @@ def build_report_data(
     encoding = "gzip" if compress else "json"
     chunks = [_encode("[" + ",".join(c) + "]", encoding) for c in builder.chunks if c]
     shared = [_encode(s, encoding) for s in builder.shared]
+    summary = build_summary(document, record)
+    reliability = reliability_curves(store, run_id, record, document.confidence_level)
+    if reliability is not None:
+        summary["reliability"] = reliability
     return ReportData(
-        summary=build_summary(document, record),
+        summary=summary,
         index=builder.index,
         chunks=chunks,
         shared=shared,

@@ -146,14 +146,28 @@ class RunsRegistry:
             yield case_id, case_digest, exec_key, json.loads(outcome)
 
     def run_case(self, run_id: str, case_id: str) -> tuple[str, str | None, dict[str, Any]] | None:
-        """(case digest, execution key, outcome) of one case of a run, or None."""
+        """(case digest, execution key, outcome) of one case of a run (its first trial), or
+        None."""
         row = self.conn.execute(
-            "SELECT case_digest, exec_key, outcome FROM run_cases WHERE run_id=? AND case_id=?",
+            "SELECT case_digest, exec_key, outcome FROM run_cases WHERE run_id=? AND case_id=? "
+            "ORDER BY seq LIMIT 1",
             (run_id, case_id),
         ).fetchone()
         if row is None:
             return None
         return row[0], row[1], json.loads(row[2])
+
+    def run_case_trials(self, run_id: str, case_id: str
+                        ) -> list[tuple[str, str | None, dict[str, Any]]]:
+        """(case digest, execution key, outcome) of each trial of one case of a run, in trial
+        order (one row for a run without trials; none for a case the run does not have)."""
+        rows = self.conn.execute(
+            "SELECT case_digest, exec_key, outcome FROM run_cases WHERE run_id=? AND case_id=? "
+            "ORDER BY seq", (run_id, case_id),
+        ).fetchall()
+        found = [(row[0], row[1], json.loads(row[2])) for row in rows]
+        found.sort(key=lambda row: int(row[2].get("tr", 1)))
+        return found
 
     def run_errors(self, run_id: str) -> list[dict[str, Any]]:
         """What broke in a run's cases, in the order it was recorded."""

@@ -433,6 +433,128 @@
         "Missing cases stay in the denominator and widen the interval; excluded cases leave it."));
   }
 
+  /* pass^k against k (1 … trials), one small chart per criterion: the points and intervals are
+   * the report's data (computed in Python, SPEC §15.1–15.2); this only draws them. */
+  function reliabilityChart(curve, trials) {
+    var W = 300, H = 150, L = 38, R = W - 10, T = 12, B = H - 26;
+    function x(k) { return trials > 1 ? L + (R - L) * (k - 1) / (trials - 1) : (L + R) / 2; }
+    function y(v) { return B - (B - T) * v; }
+    var label = curve.criterion + ": pass^k for k = 1 to " + trials + ": " +
+      curve.points.map(function (p) {
+        return "k=" + p.k + " " + p.text.estimate + " " + p.text.interval;
+      }).join("; ");
+    var svg = s("svg", { class: "reliability", width: W, height: H,
+      viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": label });
+    svg.appendChild(s("title", { text: label }));
+    [0, 0.5, 1].forEach(function (v) {
+      svg.appendChild(s("line", { class: "grid", x1: L, x2: R, y1: y(v), y2: y(v) }));
+      svg.appendChild(s("text", { class: "tick", x: L - 4, y: y(v) + 3, "text-anchor": "end",
+        text: Math.round(v * 100) + "%" }));
+    });
+    for (var k = 1; k <= trials; k++) {
+      svg.appendChild(s("text", { class: "tick", x: x(k), y: B + 12, "text-anchor": "middle",
+        text: String(k) }));
+    }
+    svg.appendChild(s("text", { class: "tick", x: (L + R) / 2, y: H - 2,
+      "text-anchor": "middle", text: "k (trials that must all pass)" }));
+    var line = [];
+    curve.points.forEach(function (p) {
+      if (typeof p.lower === "number" && typeof p.upper === "number") {
+        svg.appendChild(s("line", { class: "whisker", x1: x(p.k), x2: x(p.k), y1: y(p.lower),
+          y2: y(p.upper) }));
+        [p.lower, p.upper].forEach(function (v) {
+          svg.appendChild(s("line", { class: "whisker", x1: x(p.k) - 3, x2: x(p.k) + 3,
+            y1: y(v), y2: y(v) }));
+        });
+      }
+      if (typeof p.estimate === "number") line.push([x(p.k), y(p.estimate)]);
+    });
+    if (line.length > 1) {
+      svg.appendChild(s("polyline", { class: "trend", points: line.map(function (pt) {
+        return pt[0].toFixed(1) + "," + pt[1].toFixed(1); }).join(" ") }));
+    }
+    line.forEach(function (pt) {
+      svg.appendChild(s("circle", { class: "est", cx: pt[0], cy: pt[1], r: 3 }));
+    });
+    return svg;
+  }
+
+  function renderReliability() {
+    var rel = S.reliability;
+    if (!rel || !rel.curves || !rel.curves.length) return null;
+    return h("section", { id: "reliability" },
+      h("h2", null, "Reliability over " + rel.trials + " trials: pass^k against k"),
+      h("p", { class: "note" }, "pass^k is the chance that k fresh trials of a case all pass " +
+        "(C(c, k) / C(n, k) per case, averaged over cases). Bars are " +
+        Math.round(rel.level * 100) + "% intervals over cases: exact at k = " + rel.trials +
+        ", betting below; missing trials count the worst way for the lower end and the best " +
+        "for the upper."),
+      h("div", { class: "reliability-grid" }, rel.curves.map(function (c) {
+        return h("figure", { class: "reliability-item" },
+          h("figcaption", { class: "mono" }, c.criterion),
+          reliabilityChart(c, rel.trials),
+          h("table", { class: "reliability-table" },
+            h("thead", null, h("tr", null, h("th", null, "k"), h("th", { class: "num" },
+              "pass^k"), h("th", { class: "num" }, "interval"))),
+            h("tbody", null, c.points.map(function (p) {
+              return h("tr", null, h("td", null, String(p.k)),
+                h("td", { class: "num" }, p.text.estimate),
+                h("td", { class: "num" }, p.text.interval));
+            }))));
+      })));
+  }
+
+  /* A case's trials side by side (SPEC §15.3): each criterion's verdict per trial, where the
+   * trajectories part, and their steps (the rest of the panel is trial 1). */
+  function renderTrials(d) {
+    var trials = d.trials;
+    var head = h("tr", null, h("th", null, "Criterion"), trials.map(function (t) {
+      return h("th", { class: "num" }, "T" + t.trial);
+    }), h("th", { class: "num" }, "passed"));
+    var rows = CRITERIA.map(function (name, i) {
+      var codes = trials.map(function (t) { return t.codes.charAt(i); });
+      var counted = codes.filter(function (c) { return c === "P" || c === "F" || c === "M"; });
+      var passed = codes.filter(function (c) { return c === "P"; }).length;
+      var divided = codes.indexOf("P") >= 0 && codes.indexOf("F") >= 0;
+      return h("tr", { class: divided ? "divided" : null }, h("td", { class: "mono" }, name),
+        codes.map(function (c) {
+          return h("td", { class: "num" }, h("span", { class: "pill " + VERDICT[c] }, c));
+        }),
+        h("td", { class: "num" }, counted.length ? passed + " / " + counted.length : "excluded"));
+    });
+    var out = [h("h3", null, "Trials side by side (" + trials.length +
+      " trials; trial 1 is shown whole below)"),
+      h("div", { class: "table-scroll" }, h("table", { class: "trials" }, h("thead", null, head),
+        h("tbody", null, rows)))];
+    var p = d.parting;
+    function parting(head, q) {
+      return h("p", { class: "parting" }, h("strong", null, head + q.step + ": "),
+        q.groups.map(function (g, i) {
+          return h("span", null, (i ? " · " : "") + "trial" + (g.trials.length > 1 ? "s " : " ") +
+            g.trials.join(", ") + ": ", h("span", { class: "mono" }, g.step));
+        }));
+    }
+    if (p) {
+      out.push(parting("The trials part at step ", p));
+      if (d.parting_actions) out.push(parting("Their actions part at step ", d.parting_actions));
+      var longest = Math.max.apply(null, trials.map(function (t) { return t.steps.length; }));
+      var stepRows = [];
+      for (var i = 0; i < Math.min(longest, 60); i++) {
+        var cells = trials.map(function (t) { return i < t.steps.length ? t.steps[i] : ""; });
+        var same = cells.every(function (c) { return c === cells[0]; });
+        stepRows.push(h("tr", { class: same ? null : "differs" }, h("td", { class: "num" },
+          String(i + 1)), cells.map(function (c) { return h("td", { class: "mono step" }, c); })));
+      }
+      out.push(h("div", { class: "table-scroll" }, h("table", { class: "trial-steps" },
+        h("thead", null, h("tr", null, h("th", null, "#"), trials.map(function (t) {
+          return h("th", null, "trial " + t.trial);
+        }))), h("tbody", null, stepRows))));
+    } else if (trials.some(function (t) { return t.steps.length; })) {
+      out.push(h("p", { class: "note" }, "Every trial took the same steps."));
+    }
+    return h("div", { class: "trials-box" }, out);
+  }
+
   function renderExclusions() {
     var lines = (S.metrics || []).filter(function (m) {
       return m.excluded_by_reason && Object.keys(m.excluded_by_reason).length;
@@ -835,6 +957,7 @@
       Math.round(d.latency_ms) + " ms"));
     if (d.cached) facts.push(h("span", null, "execution from the cache"));
     if (facts.length) out.push(h("div", { class: "meta-line" }, facts));
+    if (Array.isArray(d.trials) && d.trials.length) out.push(renderTrials(d));
     out.push(h("div", { class: "verdicts" }, (d.criteria || []).map(function (c) {
       return h("span", { class: "pill " + c.verdict, title: c.reason || "" },
         c.criterion + ": " + c.verdict);
@@ -881,7 +1004,8 @@
     out.push(cutBoxes);
     var known = ["case", "input", "expected", "metadata", "initial_state", "source", "transform",
       "output", "latency_ms", "trajectory", "end_state", "other_artifacts", "facts", "slices",
-      "criteria", "errors", "cached", "source_case", "replays", "route", "$cut", "$refs"];
+      "criteria", "errors", "cached", "source_case", "replays", "route", "$cut", "$refs",
+      "trials", "parting", "parting_actions"];
     Object.keys(d).forEach(function (k) {
       if (known.indexOf(k) < 0 && !isEmpty(d[k])) out.push(box(k, d[k], cut[k]));
     });
@@ -1270,8 +1394,8 @@
     var main = h("main", { class: "wrap" });
     add(main, renderErrors(S.errors));
     (S.warnings || []).forEach(function (w) { add(main, h("p", { class: "warning" }, "Warning: " + w)); });
-    add(main, [renderDecisions(), renderMetrics(), renderExclusions(), renderTransforms(),
-      renderSlices()]);
+    add(main, [renderDecisions(), renderMetrics(), renderReliability(), renderExclusions(),
+      renderTransforms(), renderSlices()]);
     add(main, [h("h2", null, "Cache"), renderCache()]);
     add(main, renderCases());
     add(main, renderLimits());
