@@ -9,13 +9,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_html import ARTIFACTS, EXAMPLES, Page, _report, browser  # noqa: F401 (fixture)
+from test_html import ARGS, ARTIFACTS, CHROMIUM, EXAMPLES, Page, _report
 
 import oloproof
 from oloproof.analysis.trials import pass_hat_curve
 from oloproof.stats import percent, percent_lower, percent_upper
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
 
 
 @pytest.fixture(scope="module")

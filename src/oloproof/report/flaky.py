@@ -4,7 +4,7 @@ A case is flaky on a criterion when some of its trials passed it and some failed
 is read from the stored outcomes only (one small row per trial), each case with `c / k` per
 criterion — passed trials of the trials that count (excluded trials do not) — and comes most
 divided first: by how close its most divided criterion is to half its trials passing, then by
-how many criteria it is divided on, then by case id.
+the same summed over the criteria it is divided on, then by case id.
 """
 
 from __future__ import annotations
@@ -39,6 +39,13 @@ class FlakyCase:
         return max(min(c.passed, c.failed) / (c.passed + c.failed)
                    for c in (self.counts[i] for i in self.divided))
 
+    @property
+    def spread(self) -> float:
+        """The divisions of all its divided criteria, summed (the tie-break: 2/5 and 2/5 is
+        more divided than 4/5 and 3/5)."""
+        return sum(min(c.passed, c.failed) / (c.passed + c.failed)
+                   for c in (self.counts[i] for i in self.divided))
+
     def to_json(self, criteria: Sequence[str]) -> dict[str, Any]:
         return {
             "case": self.case,
@@ -56,7 +63,7 @@ def flaky_of(cases: Sequence[CaseTrials]) -> list[FlakyCase]:
         divided = tuple(i for i, c in enumerate(case.counts) if c.divided)
         if divided:
             found.append(FlakyCase(case.case_id, case.counts, divided))
-    found.sort(key=lambda f: (-f.division, -len(f.divided), case_order(f.case)))
+    found.sort(key=lambda f: (-f.division, -f.spread, case_order(f.case)))
     return found
 
 

@@ -27,6 +27,9 @@ LENGTH = ("A trend of errors with length: length and tool-call slices are descri
           "show it caused a failure).")
 BLAME = ("Which agent is to blame: a route divergence shows where two routes part, not who "
          "caused a failure.")
+TRIALS = ("How the agent behaves beyond these trials: each case's trials estimate its chance "
+          "of passing, never pass^k for k above the trials run; a second run reuses the stored "
+          "trials (raise `trials`, or run with --no-cache, to draw new ones).")
 NO_SANDBOX = ("Anything about a sandbox the engine does not hold: this system has none (it is "
               "not Stateful), so no world it changes was reset, recorded or compared.")
 
@@ -38,6 +41,7 @@ LIMITS: list[str] = [
     LENGTH, BLAME,
     "Anything about a sandbox the engine does not hold: a worker runs the system's own "
     "sandbox, and none is provided for a system that has none.",
+    TRIALS,
 ]
 
 
@@ -72,4 +76,6 @@ def limits_for(suite: Mapping[str, Any]) -> list[str]:
         out.append(BLAME)
     if not stateful:
         out.append(NO_SANDBOX)
+    if int(suite.get("trials", 1)) > 1:
+        out.append(TRIALS)
     return out

@@ -272,6 +272,12 @@ def render_slices(rows: Sequence[SliceRow], console: Console, *, mode: SliceMode
     if mode != "all":
         _commands(console, f"{len(shown)} of {len(rows)} rows: those marked *, where the group "
                   "differs from the rest of the suite. Every row:", more)
+    if any(r.trials for r in shown):
+        print_wrapped(console, "With trials a trial joins the group its own trajectory puts it "
+                      "in; a row is over the cases with a trial in the group (betting "
+                      "interval), never tested against the rest. Rows with fewer cases than "
+                      "min_slice_support show counts only. Descriptive, never gated.", 2)
+        return
     print_wrapped(console, "* = two-sided Fisher exact test against the rest of the suite, "
                   "Benjamini–Yekutieli adjusted across all rows, q ≤ 0.05; rows with support "
                   "below min_slice_support show counts only. Descriptive, never gated.", 2)
