@@ -182,7 +182,7 @@ class _Run:
         except Exception as exc:
             with contextlib.suppress(Exception):  # the store itself may be what broke
                 db.finish_run(run_id, "failed", self.progress.done, None)
-            exc.add_note(f"oloproof: run {run_id} failed after {self.progress.done} of "
+            exc.add_note(f"oloproof: the run {run_id} failed after {self.progress.done} of "
                          f"{self.progress.total} cases and is marked `failed`; what finished "
                          "is stored")
             raise

@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 from conftest import cli_env
 
+import oloproof
+
 
 def _with_closed_stdout(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     read_end, write_end = os.pipe()
@@ -126,6 +128,51 @@ def test_an_internal_error_exits_5_with_one_paragraph_and_the_traceback_in_a_fil
     assert "ZeroDivisionError: an engine bug" in text
     # No project store yet: the file is in the temporary directory.
     assert report.parent == probe.path
+
+
+# An engine bug that strikes half-way through a run: tallying the sixth case raises.
+_BREAKS_MID_RUN = """
+import oloproof.analysis.metrics as metrics
+
+real_add = metrics.Analysis.add
+
+def add(self, outcome):
+    if self.cases == 5:
+        raise ZeroDivisionError("a tally bug")
+    real_add(self, outcome)
+
+metrics.Analysis.add = add
+from oloproof.cli.main import main
+main()
+"""
+
+
+@pytest.mark.slow
+def test_a_run_that_breaks_half_way_is_marked_failed_and_keeps_what_finished(probe, cli):
+    probe.write_cases(probe.plain_cases(40))
+    done = subprocess.run([sys.executable, "-c", _BREAKS_MID_RUN, "run"], cwd=probe.path,
+                          env=cli_env(), stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=120, check=False)
+
+    assert done.returncode == 5
+    message = done.stderr.strip()
+    assert message.startswith("Internal error:") and "\n" not in message, message
+    assert "ZeroDivisionError: a tally bug" in message
+    found = re.search(r"The run (run_\w+) failed after (\d+) of 40 cases and is marked `failed`; "
+                      r"what finished is stored\.", message)
+    assert found, message
+    assert re.search(r"the traceback is in \S+\.txt", message)
+    stored = oloproof.load_run("latest", config=probe.path / "oloproof.yaml")
+    assert (stored.run_id, stored.status) == (found.group(1), "failed")
+    assert (stored.gate.action, stored.gate.exit_code) == ("BLOCK", 5)
+    code, out, _ = cli("runs", cwd=probe.path)
+    assert found.group(1)[-6:] in out and "failed" in out
+    # the executions that finished are stored: the next run reuses them
+    probe.forget_calls()
+    code, out, _ = cli("run", "--json", cwd=probe.path)
+    assert code == 0
+    assert json.loads(out)["cache"]["execution"]["hit"] >= 5
+    assert len(probe.calls()) == json.loads(out)["cache"]["execution"]["miss"]
 
 
 @pytest.mark.slow

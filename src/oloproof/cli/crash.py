@@ -84,8 +84,15 @@ def crash_paragraph(error: BaseException, argv: list[str], report: Path | None) 
     what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
     where = (f"the traceback is in {report}" if report is not None
              else "the traceback could not be written to a file, so it follows")
+    # What Oloproof itself noted on the way out (a run says it is marked `failed`).
+    notes = [note[len(_NOTE):].strip().rstrip(".") for note in getattr(error, "__notes__", ())
+             if isinstance(note, str) and note.startswith(_NOTE)]
+    noted = "".join(f" {note[:1].upper()}{note[1:]}." for note in notes if note)
     return (
-        f"Internal error: `{command}` failed unexpectedly ({what}). This is a bug in Oloproof, "
-        f"not a verdict on your system: {where} — please attach it to a bug report. Exit "
-        f"{EXIT_INCOMPLETE}: the command could not complete."
+        f"Internal error: `{command}` failed unexpectedly ({what}).{noted} This is a bug in "
+        f"Oloproof, not a verdict on your system: {where} — please attach it to a bug report. "
+        f"Exit {EXIT_INCOMPLETE}: the command could not complete."
     )
+
+
+_NOTE = "oloproof:"
