@@ -284,6 +284,9 @@ def describe_suite(suite: LoadedSuite) -> dict[str, Any]:
         "config_path": str(suite.path),
         "dataset": str(suite.dataset.path),
         "system": suite.config.system.model_dump(mode="json"),
+        # Whether the engine reset and recorded a sandbox (a Stateful system records its end
+        # state without declaring it under `records`).
+        "stateful": suite.target.stateful is not None,
         "criteria": suite.criteria,
         "evaluator_keys": [e.cache_key for e in suite.evaluators],
         "evaluators": [e.describe() | {"type": e.type_name} for e in suite.evaluators],

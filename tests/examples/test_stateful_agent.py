@@ -62,6 +62,16 @@ def _policy_rule(project: Path, metric: str) -> dict[str, Any]:
     return next(r for r in policy["rules"] if r["metric"] == metric)
 
 
+def test_the_limits_are_those_of_a_system_with_a_sandbox(
+    example_run: tuple[Path, dict[str, Any]],
+) -> None:
+    _, document = example_run
+    limits = " ".join(document["limits"])
+    assert "Whether the sandbox behaves like production" in limits
+    assert "a Stateful system resets a sandbox it owns" in limits
+    assert "this system has none" not in limits
+
+
 def test_the_gate_blocks_on_both_flaws(example_run: tuple[Path, dict[str, Any]]) -> None:
     project, document = example_run
     assert document["status"] == "complete"

@@ -62,7 +62,8 @@ def limits_for(suite: Mapping[str, Any]) -> list[str]:
     evaluators = [e.get("type") for e in suite.get("evaluators") or []]
     slices = [str(s) for s in suite.get("slices") or []]
     records = (suite.get("system") or {}).get("records") or []
-    stateful = STATE_KIND in records
+    # (runs stored before the suite said whether the system is Stateful: by its records)
+    stateful = bool(suite.get("stateful")) or STATE_KIND in records
     out = [WHY, LIVE_STATEFUL if stateful else LIVE]
     if stateful:
         out.append(SANDBOX)
