@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import os
+import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,6 +126,18 @@ def _refuse_running_loop(name: str) -> None:
     )
 
 
+def _import_beside_the_run() -> None:
+    """Import what deciding needs (scipy.special, a fifth of a second) in a thread of its own
+    while the cases run: a system that waits on the network leaves the interpreter idle for
+    it, and the decision need not wait. (The import happens once per process either way; if
+    it is not done when the run decides, deciding waits for it, as it would have imported it.)
+    """
+    if "scipy.special" in sys.modules:
+        return
+    threading.Thread(target=importlib.import_module, args=("scipy.special",),
+                     name="oloproof-import", daemon=True).start()
+
+
 class _Run:
     """One run between registering it in the store and its result (shared by `run` and
     `run_async`)."""
@@ -156,6 +171,7 @@ class _Run:
         `failed` (what finished is stored) and the error goes on, with a note naming the run.
         """
         suite, db, run_id = self.suite, self.db, self.run_id
+        _import_beside_the_run()
         suite_info = describe_suite(suite)
         db.begin_run(run_id, suite.config.project, suite.config.system.name,
                      suite.config.system.version, suite_info,

@@ -7,16 +7,17 @@ jobs, `await results()` returns every result that is ready (waiting for at least
 - `ThreadLanes`, for a sync system: up to `lanes` threads, each taking the next job from a
   shared queue and running the unit whole (every call, replay and judgment of it) in that
   thread. Every call runs on a lane, from the first case. Lanes exist to overlap *waiting*
-  (a system blocked on the network or a sleep): the run starts with one, and the keeper
-  thread doubles them, up to `lanes`, after each 10 ms in which jobs were queued and the
-  process used less than a quarter of a core — a sync system that waits reaches full
+  (a system blocked on the network or a sleep): the run starts with one, and they double, up
+  to `lanes`, after each 10 ms in which jobs were queued and the process used less than a
+  quarter of a core (the coordinator looks while it waits for results, at least every
+  `POLL_SECONDS`; no thread wakes up just to look) — a sync system that waits reaches full
   concurrency within a few windows, while one that computes keeps a single lane: Python
   threads that all want the interpreter only hand it to each other (on two cores that cost
   0.15 ms per case for an agent that reads a file per call, more than the engine's own work).
   Results are handed back in bulk: a lane wakes the event loop only once `WAKE_AT` results
   are waiting, and the loop collects smaller batches itself every `POLL_SECONDS`, so the
-  coordinator takes the interpreter once per batch, not once per case. With `timeout_s`, the
-  keeper also abandons a call that runs too long and lets a fresh lane carry on with the rest
+  coordinator takes the interpreter once per batch, not once per case. With `timeout_s`, a
+  watchdog thread abandons a call that runs too long and lets a fresh lane carry on with the rest
   of its unit; the abandoned thread keeps the sandbox (if any) until its call really returns,
   then ends.
 - `LoopLanes`, for an async system: `lanes` tasks on the event loop, each running units
@@ -35,7 +36,7 @@ import contextlib
 import queue
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -121,11 +122,15 @@ class _Outbox:
             self._wake_pending = False
         return items
 
-    async def take(self) -> list[UnitResult]:
+    async def take(self, on_wait: Callable[[], None] | None = None) -> list[UnitResult]:
+        """The results ready, waiting until there is one; `on_wait` runs before each wait
+        (at least every POLL_SECONDS while the coordinator waits)."""
         while True:
             items = self.ready()
             if items:
                 return items
+            if on_wait is not None:
+                on_wait()
             self._waiter = self._loop.create_future()
             poll = self._loop.call_later(POLL_SECONDS, self._wake)
             try:
@@ -138,13 +143,12 @@ class _Outbox:
 # ---- sync systems: threads that run whole units ------------------------------------------------
 
 _ABANDONED = object()
-# The keeper doubles the lanes after a window in which jobs were queued and the process used
-# less than IDLE_SHARE of one core: its lanes are waiting (on the network, a sleep), not
-# computing. (A window is long enough that being scheduled out by other processes on a busy
-# machine rarely looks like waiting.)
+# The lanes double after a window in which jobs were queued and the process used less than
+# IDLE_SHARE of one core: its lanes are waiting (on the network, a sleep), not computing. (A
+# window is long enough that being scheduled out by other processes on a busy machine rarely
+# looks like waiting.)
 GROW_WINDOW_SECONDS = 0.01
 IDLE_SHARE = 0.25
-TICK_SECONDS = 0.005
 
 
 @dataclass(slots=True)
@@ -171,7 +175,8 @@ class ThreadLanes:
         self._running: dict[int, _Running] = {}
         self._running_lock = threading.Lock()
         self._lanes_lock = threading.Lock()  # starting lanes and closing, one at a time
-        self._keeper: threading.Thread | None = None
+        self._watchdog: threading.Thread | None = None
+        self._window = (time.monotonic(), time.process_time())
 
     @property
     def started(self) -> int:
@@ -182,14 +187,15 @@ class ThreadLanes:
         for job in jobs:
             self._jobs.put(job)
         if self._started == 0 and jobs:
+            self._window = (time.monotonic(), time.process_time())
             self._start_lane(None)
-        if self._keeper is None and (self.lanes > 1 or self.worker.timeout_s is not None):
-            self._keeper = threading.Thread(target=self._keep, name="oloproof-lanes",
+        if self._watchdog is None and self.worker.timeout_s is not None:
+            self._watchdog = threading.Thread(target=self._watch, name="oloproof-watchdog",
                                             daemon=True)
-            self._keeper.start()
+            self._watchdog.start()
 
     async def results(self) -> list[UnitResult]:
-        return await self._outbox.take()
+        return await self._outbox.take(self._grow if self._started < self.lanes else None)
 
     def ready(self) -> list[UnitResult]:
         return self._outbox.ready()
@@ -259,29 +265,31 @@ class ThreadLanes:
                     self._running.pop(me, None)
         return _ABANDONED if running.abandoned else outcome
 
-    # ---- the keeper: more lanes while the process waits, and timeouts --------------------
+    # ---- more lanes while the process waits --------------------------------------------
 
-    def _keep(self) -> None:
-        """Every tick: double the lanes if jobs wait while the process is mostly idle; abandon
-        calls past `timeout_s` (a new lane takes their unit on from there)."""
-        timeout_s = self.worker.timeout_s
-        tick = TICK_SECONDS
-        if timeout_s is not None:
-            tick = min(tick, max(0.001, timeout_s / 20))
-        wall, cpu = time.monotonic(), time.process_time()
+    def _grow(self) -> None:
+        """Double the lanes if, since the last window, jobs waited while the process used less
+        than IDLE_SHARE of a core. Called by the coordinator while it waits for results (so
+        no thread of ours wakes up just to look)."""
+        now, used = time.monotonic(), time.process_time()
+        wall, cpu = self._window
+        if now - wall < GROW_WINDOW_SECONDS:
+            return
+        if (self._started < self.lanes and not self._jobs.empty()
+                and used - cpu < IDLE_SHARE * (now - wall)):
+            for _ in range(min(self._started, self.lanes - self._started)):
+                self._start_lane(None)
+        self._window = (now, used)
+
+    # ---- the watchdog: timeouts ------------------------------------------------------------
+
+    def _watch(self) -> None:
+        """Abandon calls past `timeout_s`; a new lane takes their unit on from there."""
+        assert self.worker.timeout_s is not None
+        tick = min(0.05, max(0.005, self.worker.timeout_s / 20))
         while not self._closed:
             time.sleep(tick)
-            now, used = time.monotonic(), time.process_time()
-            if now - wall >= GROW_WINDOW_SECONDS:
-                if (self._started < self.lanes and not self._jobs.empty()
-                        and used - cpu < IDLE_SHARE * (now - wall)):
-                    for _ in range(min(self._started, self.lanes - self._started)):
-                        self._start_lane(None)
-                wall, cpu = now, used
-            if timeout_s is not None:
-                self._abandon_late(now)
-            elif self._started >= self.lanes:
-                return  # every lane has started and nothing can time out: nothing to keep
+            self._abandon_late(time.monotonic())
 
     def _abandon_late(self, now: float) -> None:
         with self._running_lock:
