@@ -27,6 +27,7 @@ from oloproof.document import (
     CacheCounts,
     CaseError,
     DecisionRow,
+    Execution,
     ExitCode,
     Gate,
     GateAction,
@@ -40,6 +41,7 @@ from oloproof.document import (
 )
 from oloproof.errors import ConfigError, RunStopped, StoreError, UsageError
 from oloproof.execution.engine import Progress, RunEngine
+from oloproof.execution.executors import open_transport
 from oloproof.project import LoadedSuite, describe_suite, load_suite
 from oloproof.report.limits import limits_for
 from oloproof.store.store import Store
@@ -146,10 +148,10 @@ class _Run:
         self, config: str | Path, policy: str | Path | None, *, no_cache: bool,
         concurrency: int | None, on_progress: Callable[[Progress], None] | None,
         on_start: Callable[[LoadedSuite, str], None] | None, store: str | Path | None,
-        trials: int | None = None,
+        trials: int | None = None, workers: int | None = None, executor: str | None = None,
     ) -> None:
         self.suite = load_suite(Path(config), Path(policy) if policy is not None else None,
-                                trials=trials)
+                                trials=trials, workers=workers, executor=executor)
         self.db = open_store(self.suite, store)
         self.run_id = f"run_{ULID()}"
         # With trials, progress counts executions: every case, each trial.
@@ -173,16 +175,26 @@ class _Run:
         suite, db, run_id = self.suite, self.db, self.run_id
         _import_beside_the_run()
         suite_info = describe_suite(suite)
-        db.begin_run(run_id, suite.config.project, suite.config.system.name,
-                     suite.config.system.version, suite_info,
-                     suite.policy.model_dump(mode="json"))
+        # The workers start (and load the system) before the run is registered: a worker that
+        # cannot start is a configuration error, with nothing run and nothing stored.
+        transport = await open_transport(suite, self.concurrency)
+        try:
+            db.begin_run(run_id, suite.config.project, suite.config.system.name,
+                         suite.config.system.version, suite_info,
+                         suite.policy.model_dump(mode="json"))
+        except BaseException:
+            await transport.close()
+            raise
         try:
             if self.on_start is not None:
                 self.on_start(suite, run_id)
             engine = RunEngine(suite, db, run_id, no_cache=self.no_cache,
-                               concurrency=self.concurrency, progress=self.progress)
+                               concurrency=self.concurrency, progress=self.progress,
+                               transport=transport)
             analysis = Analysis(_plan(suite_info))
             await engine.run(analysis)
+            execution = Execution(executor=suite.execution.executor,
+                                  workers=suite.execution.workers, retried=engine.retried)
             validity = transform_validity(suite.transforms, engine.pairs, suite.project_dir,
                                           suite.policy.confidence_level)
             document = _decide(db, run_id, RunStatus.COMPLETE, suite_info, suite.policy,
@@ -190,7 +202,7 @@ class _Run:
                                [TransformValidity.model_validate(v) for v in validity],
                                CacheCounts.model_validate(engine.cache.to_json()),
                                [CaseError.model_validate(e) for e in engine.errors],
-                               suite.warnings)
+                               suite.warnings, execution)
             db.finish_run(run_id, "complete", analysis.cases, document.to_json())
         except (KeyboardInterrupt, asyncio.CancelledError):
             db.finish_run(run_id, "stopped", self.progress.done, None)
@@ -215,10 +227,14 @@ def run(
     on_start: Callable[[LoadedSuite, str], None] | None = None,
     store: str | Path | None = None,
     trials: int | None = None,
+    workers: int | None = None,
+    executor: str | None = None,
 ) -> RunResult:
     """Run a suite: load, execute, judge, analyse, decide, store. Returns the run's result.
 
-    `trials` runs every case that many times (SPEC §15), instead of the suite's `trials:`.
+    `trials` runs every case that many times (SPEC §15), instead of the suite's `trials:`;
+    `workers` and `executor` (`local`, `processes` or `ray`) replace `execution.workers` and
+    `execution.executor` (SPEC §14).
 
     Raises ConfigError before any system call when the configuration is wrong, and RunStopped
     when interrupted (what finished is stored and reused by the next run). `store` moves the
@@ -230,7 +246,8 @@ def run(
     """
     _refuse_running_loop("run")
     job = _Run(config, policy, no_cache=no_cache, concurrency=concurrency,
-               on_progress=on_progress, on_start=on_start, store=store, trials=trials)
+               on_progress=on_progress, on_start=on_start, store=store, trials=trials,
+               workers=workers, executor=executor)
     try:
         return asyncio.run(job.execute())
     except (KeyboardInterrupt, asyncio.CancelledError):
@@ -249,6 +266,8 @@ async def run_async(
     on_start: Callable[[LoadedSuite, str], None] | None = None,
     store: str | Path | None = None,
     trials: int | None = None,
+    workers: int | None = None,
+    executor: str | None = None,
 ) -> RunResult:
     """`run`, awaited on the caller's event loop (a notebook, an async test or server).
 
@@ -258,7 +277,8 @@ async def run_async(
     await, as in `run`.
     """
     job = _Run(config, policy, no_cache=no_cache, concurrency=concurrency,
-               on_progress=on_progress, on_start=on_start, store=store, trials=trials)
+               on_progress=on_progress, on_start=on_start, store=store, trials=trials,
+               workers=workers, executor=executor)
     try:
         return await job.execute()
     except KeyboardInterrupt:
@@ -270,7 +290,7 @@ async def run_async(
 def _decide(
     db: Store, run_id: str, status: RunStatus | str, suite_info: dict[str, Any], policy: Policy,
     analysis: Analysis, validity: list[TransformValidity], cache: CacheCounts,
-    errors: list[CaseError], warnings: list[str],
+    errors: list[CaseError], warnings: list[str], execution: Execution | None = None,
 ) -> RunDocument:
     metrics, slices = analysis.finish(policy.confidence_level)
     analysis.attach_missing_examples(metrics, _missing_messages(db, analysis, suite_info, errors))
@@ -304,7 +324,16 @@ def _decide(
         failing_cases=analysis.failing_cases(),
         trials=int(suite_info.get("trials", 1)) if int(suite_info.get("trials", 1)) > 1
         else None,
+        execution=execution if execution is not None else _stored_execution(suite_info),
     )
+
+
+def _stored_execution(suite_info: dict[str, Any]) -> Execution | None:
+    """Where a stored run ran, from its suite record (runs stored before workers: none)."""
+    stored = suite_info.get("execution")
+    if not isinstance(stored, dict):
+        return None
+    return Execution(executor=str(stored["executor"]), workers=int(stored["workers"]))
 
 
 def _missing_messages(

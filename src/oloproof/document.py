@@ -24,6 +24,7 @@ __all__ = [
     "CaseError",
     "DecisionReason",
     "DecisionRow",
+    "Execution",
     "ExitCode",
     "FailingCase",
     "FailingCases",
@@ -367,6 +368,15 @@ class CacheCounts(_Model):
     judgment: HitMiss = Field(default_factory=HitMiss)
 
 
+class Execution(_Model):
+    """Where the run's cases ran (SPEC §14): the executor, how many workers, and how many
+    cases were tried again because the worker running them was lost."""
+
+    executor: str
+    workers: int
+    retried: int = 0
+
+
 class CaseError(_Model):
     """An errored case: its id, the kind of error and the message (and, with repeated
     trials, which trial errored)."""
@@ -403,7 +413,7 @@ class RunDocument(_Model):
     `trials` (written when above 1) is how many times each of the `cases` ran (SPEC §15).
     """
 
-    _OPTIONAL = frozenset({"failing_cases", "trials"})
+    _OPTIONAL = frozenset({"failing_cases", "trials", "execution"})
 
     run_id: str
     status: RunStatus
@@ -422,6 +432,7 @@ class RunDocument(_Model):
     limits: list[str] = Field(default_factory=list)
     failing_cases: FailingCases | None = None
     trials: int | None = None
+    execution: Execution | None = None
 
     def metric(self, metric_id: str) -> RateRow | QuantileRow:
         """The metric row with this id (KeyError naming the metrics there are)."""

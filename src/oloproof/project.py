@@ -19,12 +19,15 @@ from oloproof.digest import combine
 from oloproof.errors import ConfigError
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.catalog import build_evaluators
-from oloproof.execution.target import SystemTarget, load_target, put_on_path
+from oloproof.execution.target import SystemTarget, load_targets, put_on_path
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND
 from oloproof.suite.cases import Case, DatasetIndex, StateFiles, iter_cases, scan_dataset
 from oloproof.suite.config import (
+    EXECUTORS,
     MAX_TRIALS,
+    MAX_WORKERS,
+    ExecutionConfig,
     SuiteFile,
     TransformConfig,
     TrialMetricConfig,
@@ -57,6 +60,11 @@ class LoadedSuite:
     warnings: list[str] = field(default_factory=list)
     #: How many times each case runs (SPEC §15): `trials:` in the suite, or the run's override.
     trials: int = 1
+    #: Where the workers run and how many (SPEC §14), the run's overrides applied.
+    execution: ExecutionConfig = field(default_factory=ExecutionConfig)
+    #: One system per local worker (`executor: local`); else the coordinator's own copy, which
+    #: only tells what the system is (workers elsewhere import their own).
+    targets: list[SystemTarget] = field(default_factory=list)
 
     @property
     def system_key(self) -> str:
@@ -119,10 +127,14 @@ def metric_kinds(config: SuiteFile, criteria: list[str], trials: int) -> dict[st
 
 
 def load_suite(config_path: Path, policy_path: Path | None = None, *,
-               trials: int | None = None) -> LoadedSuite:
+               trials: int | None = None, workers: int | None = None,
+               executor: str | None = None) -> LoadedSuite:
     """Read and check everything; raises ConfigError (nothing has been called yet).
 
-    `trials` (from `--trials` or `oloproof.run(trials=...)`) replaces the suite's `trials:`.
+    `trials` (from `--trials` or `oloproof.run(trials=...)`) replaces the suite's `trials:`;
+    `workers` and `executor` (`--workers`, `--executor`) replace `execution.workers` and
+    `execution.executor`. On `executor: local` the system's factory is called once per worker
+    here, so a factory that fails is found before anything runs.
     """
     config_path = config_path.resolve()
     config, doc = load_suite_file(config_path)
@@ -134,8 +146,13 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
     policy_path = (policy_path or project_dir / "release.yaml").resolve()
     policy, policy_doc = load_policy(policy_path)
     put_on_path(project_dir)  # the system and custom evaluators import from the project
+    execution = _execution(config, doc, workers, executor)
     # The system module first: it may register custom evaluators with @oloproof.evaluator.
-    target = load_target(config.system, project_dir, doc)
+    local = execution.executor == "local"
+    targets = load_targets(config.system, project_dir, doc,
+                           execution.workers if local else 1)
+    target = targets[0]
+    _check_workers(config, doc, execution, target, workers is not None)
     evaluators = build_evaluators(config.evaluators, doc, project_dir)
     _check_metric_ids(config, evaluators, doc)
     _check_trial_metrics(config, evaluators, doc, run_trials, trials is not None)
@@ -162,9 +179,62 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
         path=config_path, project_dir=project_dir, config=config, doc=doc, policy=policy,
         policy_path=policy_path, policy_doc=policy_doc, evaluators=evaluators, dataset=index,
         states=states, target=target, transforms=transforms, trials=run_trials,
+        execution=execution, targets=targets if local else [target],
     )
     suite.warnings.extend(_metamorphic_warnings(suite))
     return suite
+
+
+def _execution(config: SuiteFile, doc: YamlDocument, workers: int | None,
+               executor: str | None) -> ExecutionConfig:
+    """`execution:` with the run's `--workers` / `--executor` applied, and the executor
+    available (Ray installed)."""
+    execution = config.execution
+    if workers is not None:
+        if not (isinstance(workers, int) and not isinstance(workers, bool)
+                and 1 <= workers <= MAX_WORKERS):
+            raise ConfigError(f"workers={workers!r} was asked for; workers is a whole number "
+                              f"from 1 to {MAX_WORKERS} (copies of the system, each with its own "
+                              "sandbox)", file=doc.path)
+        execution = execution.model_copy(update={"workers": workers})
+    if executor is not None:
+        if executor not in EXECUTORS:
+            raise ConfigError(f"executor={executor!r} was asked for; the executors are "
+                              + ", ".join(EXECUTORS), file=doc.path)
+        execution = execution.model_copy(update={"executor": executor})
+    if execution.executor == "ray":
+        try:
+            import ray  # noqa: F401 - only whether it is there
+        except ImportError:
+            where = "--executor ray" if executor is not None else "execution.executor: ray"
+            raise ConfigError(
+                f"{where} needs Ray, which is not installed in this environment; install the "
+                "extra with `pip install -e '.[ray]'` (from a checkout) or "
+                "`pip install 'oloproof[ray]'`, or choose executor local or processes",
+                file=doc.path,
+                line=doc.line_of(("execution", "executor")) if executor is None else None,
+            ) from None
+    return execution
+
+
+def _check_workers(config: SuiteFile, doc: YamlDocument, execution: ExecutionConfig,
+                   target: SystemTarget, overridden: bool) -> None:
+    """A Stateful system given as one object cannot be several local workers: one object is
+    one sandbox (SPEC §14)."""
+    if (execution.executor != "local" or execution.workers == 1 or target.stateful is None
+            or config.system.factory is not None):
+        return
+    asked = (f"--workers {execution.workers}" if overridden
+             else f"execution.workers: {execution.workers}")
+    raise ConfigError(
+        f"{asked} on executor local needs system.factory: system.callable "
+        f"{config.system.callable!r} is one Stateful object, and one object is one sandbox. "
+        "Give `factory: module:function` (a zero-argument callable returning a fresh system) "
+        "instead of `callable:`, or use executor processes, where each worker imports its own",
+        file=doc.path,
+        line=doc.line_of(("system", "callable")) if overridden
+        else doc.line_of(("execution", "workers")),
+    )
 
 
 def _check_metric_ids(config: SuiteFile, evaluators: list[Evaluator], doc: YamlDocument) -> None:
@@ -223,14 +293,14 @@ def _check_requirements(
         if (STATE_KIND in evaluator.reads or evaluator.needs_stateful) and target.stateful is None:
             raise ConfigError(
                 f"evaluator {evaluator.type_name} ({evaluator.criterion}) reads the sandbox's end "
-                f"state, but {config.system.callable} is not Stateful; implement "
+                f"state, but {config.system.entry} is not Stateful; implement "
                 "reset(state) and snapshot() on the system object (oloproof.Stateful)",
                 file=doc.path, line=line,
             )
         if evaluator.needs_replayable and target.replayable is None:
             raise ConfigError(
                 f"evaluator {evaluator.type_name} ({evaluator.criterion}) replays cases, but "
-                f"{config.system.callable} is not Replayable; implement "
+                f"{config.system.entry} is not Replayable; implement "
                 "replay(trajectory, *, checkpoint, change) (oloproof.Replayable)",
                 file=doc.path, line=line,
             )
@@ -297,4 +367,5 @@ def describe_suite(suite: LoadedSuite) -> dict[str, Any]:
         "min_slice_support": suite.config.min_slice_support,
         "transforms": [t.model_dump(mode="json") | {"digest": d} for t, d in suite.transforms],
         "case_clusters": suite.dataset.clustered,
+        "execution": {"executor": suite.execution.executor, "workers": suite.execution.workers},
     }

@@ -203,11 +203,18 @@ _slices_option = click.option(
               help="Cases in flight at once (overrides system.concurrency).")
 @click.option("--trials", type=click.IntRange(1, 1000), default=None,
               help="Run every case this many times (overrides `trials:` in the suite).")
+@click.option("--workers", type=click.IntRange(1, 4096), default=None,
+              help="Copies of the system, each with its own sandbox (overrides "
+              "execution.workers).")
+@click.option("--executor", type=click.Choice(["local", "processes", "ray"]), default=None,
+              help="Where the workers run: this process, worker processes on this machine, "
+              "or Ray actors (overrides execution.executor).")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document instead.")
 @_store_option
 @_slices_option
 def run_command(config: str, policy: str | None, no_cache: bool, concurrency: int | None,
-                trials: int | None, as_json: bool, store: str | None, slices: str) -> None:
+                trials: int | None, workers: int | None, executor: str | None, as_json: bool,
+                store: str | None, slices: str) -> None:
     """Run the suite, decide, store, print, and exit on the gate."""
     from oloproof import api
     from oloproof.report.progress import LiveProgress, wants_live_progress
@@ -221,10 +228,11 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
     def go() -> RunResult:
         if live is None:
             return api.run(config, policy, no_cache=no_cache, concurrency=concurrency,
-                           store=store, trials=trials)
+                           store=store, trials=trials, workers=workers, executor=executor)
         with live:
             return api.run(config, policy, no_cache=no_cache, concurrency=concurrency,
-                           on_progress=live.update, store=store, trials=trials)
+                           on_progress=live.update, store=store, trials=trials,
+                           workers=workers, executor=executor)
 
     _sigterm_stops_the_run()
     try:

@@ -24,7 +24,7 @@ from oloproof.analysis.metrics import Analysis
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.digest import combine, digest
 from oloproof.evaluators.faults import FaultRecovery
-from oloproof.execution.lanes import local_transport
+from oloproof.execution.lanes import Transport, local_transport
 from oloproof.execution.plan import SuiteToRun
 from oloproof.execution.procedure import run_without_system
 from oloproof.execution.units import (
@@ -51,13 +51,19 @@ UNCACHED_PREFIX = "uncached:"
 
 @dataclass
 class Progress:
-    """Counts a progress display reads; `on_change` is called after each case."""
+    """Counts a progress display reads; `on_change` is called after each case.
+
+    `workers` is how many copies of the system the run has, `busy` how many of them were
+    running a unit when the last results came in.
+    """
 
     total: int
     done: int = 0
     errors: int = 0
     cache_hits: int = 0
     on_change: Callable[[Progress], None] | None = None
+    workers: int = 1
+    busy: int = 0
 
     def case_done(self, errored: bool, cached: bool) -> None:
         self.done += 1
@@ -107,6 +113,7 @@ class RunEngine:
     def __init__(
         self, suite: SuiteToRun, store: Store, run_id: str, *, no_cache: bool = False,
         concurrency: int | None = None, progress: Progress | None = None,
+        transport: Transport | None = None,
     ) -> None:
         self.suite = suite
         self.store = store
@@ -114,7 +121,10 @@ class RunEngine:
         self.no_cache = no_cache
         system = suite.config.system
         self.concurrency = concurrency or system.concurrency
-        self.worker = Worker(suite.target, suite.evaluators, system.timeout_s)
+        # Where jobs go: the workers the executor started (`executors.open_transport`), or by
+        # default the suite's own system in this process.
+        self.transport = transport if transport is not None else local_transport(
+            [Worker(suite.target, suite.evaluators, system.timeout_s)], self.concurrency)
         self.evaluators = suite.evaluators
         self.slices = [slice_grouper(spec) for spec in suite.config.slices]
         self.trials = suite.trials
@@ -142,7 +152,8 @@ class RunEngine:
         """Execute and judge every case; tallies go to `analysis`. Cancellation-safe."""
         self.analysis = analysis
         self.store.start_writer()  # commits happen beside the event loop, not in it
-        transport = local_transport(self.worker, self.concurrency)
+        transport = self.transport
+        self.progress.workers = transport.workers
         flusher = asyncio.create_task(self._flush_every_second())
         try:
             # A chunk holds about CHUNK jobs: with trials, fewer units, each run `trials` times
@@ -287,9 +298,19 @@ class RunEngine:
     # ---- taking results ----------------------------------------------------------------------
 
     def _take_all(self, results: list[UnitResult]) -> None:
+        self.progress.busy = self.transport.busy()
         for result in results:
-            self._take(result, self._in_flight.pop(result.unit))
+            # A result that arrives twice (a worker lost after it sent it, its job sent again)
+            # is taken once: the first one is stored and tallied, the second is dropped.
+            slots = self._in_flight.pop(result.unit, None)
+            if slots is not None:
+                self._take(result, slots)
         self._maybe_flush()
+
+    @property
+    def retried(self) -> int:
+        """How many cases were sent to a worker again because theirs was lost."""
+        return self.transport.retried
 
     def _take(self, result: UnitResult, slots: list[_Slot]) -> None:
         """Store and tally one unit's result."""

@@ -2,7 +2,8 @@
 
 The coordinator sees only the `Transport` interface: `submit(jobs)` hands over a batch of
 jobs, `await results()` returns every result that is ready (waiting for at least one), and
-`await close()` stops. Two local transports run one worker in this process:
+`await close()` stops. Two local transports run the workers of this process (one, or
+`execution.workers` of them on `executor: local`, each with its own system and sandbox):
 
 - `ThreadLanes`, for a sync system: up to `lanes` threads, each taking the next job from a
   shared queue and running the unit whole (every call, replay and judgment of it) in that
@@ -24,9 +25,10 @@ jobs, `await results()` returns every result that is ready (waiting for at least
   whole.
 
 A Stateful worker gets one lane (its cases run one at a time around its sandbox); otherwise a
-transport has up to `concurrency` lanes. Issue 11's `processes` and `ray` executors are
-transports too: they ship jobs in batches to remote workers and return `UnitResult`s, which
-are plain data.
+worker has up to `concurrency` lanes. Lane k serves worker k mod `workers`, so the lanes that
+start first are spread over the workers. The `processes` and `ray` executors are transports
+too (`pool.py`): they ship jobs in batches to workers elsewhere, each of which runs them on
+one of these local transports.
 """
 
 from __future__ import annotations
@@ -65,14 +67,48 @@ class Transport(Protocol):
         """Stop: no new job starts (a call already running in a thread runs to its end)."""
         ...
 
+    @property
+    def workers(self) -> int:
+        """How many workers (copies of the system) this transport has."""
+        ...
 
-def local_transport(worker: Worker, concurrency: int) -> Transport:
-    """The transport of one worker in this process: threads for a sync system, tasks for an
-    async one; a single lane when the worker holds a sandbox."""
-    lanes = 1 if worker.stateful else max(1, concurrency)
-    if worker.is_async:
-        return LoopLanes(worker, lanes)
-    return ThreadLanes(worker, lanes)
+    def busy(self) -> int:
+        """How many workers are running a unit now."""
+        ...
+
+    @property
+    def retried(self) -> int:
+        """How many cases were sent again because the worker running them was lost."""
+        ...
+
+
+def local_transport(workers: Sequence[Worker], concurrency: int) -> Transport:
+    """The transport of the workers in this process: threads for a sync system, tasks for an
+    async one; a single lane per worker when it holds a sandbox."""
+    first = workers[0]
+    lanes = 1 if first.stateful else max(1, concurrency)
+    if first.is_async:
+        return LoopLanes(workers, lanes)
+    return ThreadLanes(workers, lanes)
+
+
+class _Busy:
+    """How many units each worker is running (read by the progress display)."""
+
+    def __init__(self, workers: int) -> None:
+        self._running = [0] * workers
+        self._lock = threading.Lock()
+
+    def start(self, worker: int) -> None:
+        with self._lock:
+            self._running[worker] += 1
+
+    def stop(self, worker: int) -> None:
+        with self._lock:
+            self._running[worker] -= 1
+
+    def count(self) -> int:
+        return sum(1 for n in self._running if n > 0)
 
 
 # A lane wakes the event loop once this many results wait; smaller batches are collected by the
@@ -159,15 +195,19 @@ class _Running:
     request: Request
     procedure: Procedure
     job: UnitJob
+    worker: int
     abandoned: bool = False
 
 
 class ThreadLanes:
-    """Up to `lanes` threads running whole units of a sync worker (see the module docstring)."""
+    """Up to `lanes` threads per worker running whole units of sync workers (see the module
+    docstring)."""
 
-    def __init__(self, worker: Worker, lanes: int) -> None:
-        self.worker = worker
-        self.lanes = lanes
+    def __init__(self, workers: Sequence[Worker], lanes: int) -> None:
+        self._workers = list(workers)
+        self.worker = self._workers[0]  # what every worker shares: timeout, evaluators
+        self.lanes = lanes * len(self._workers)
+        self._busy = _Busy(len(self._workers))
         self._jobs: queue.SimpleQueue[UnitJob | None] = queue.SimpleQueue()
         self._outbox = _Outbox()
         self._started = 0
@@ -182,6 +222,17 @@ class ThreadLanes:
     def started(self) -> int:
         """How many lanes have started so far (lanes that replaced abandoned ones aside)."""
         return self._started
+
+    @property
+    def workers(self) -> int:
+        return len(self._workers)
+
+    def busy(self) -> int:
+        return self._busy.count()
+
+    @property
+    def retried(self) -> int:
+        return 0  # a worker in this process is never lost without the process
 
     def submit(self, jobs: Sequence[UnitJob]) -> None:
         for job in jobs:
@@ -208,58 +259,70 @@ class ThreadLanes:
 
     # ---- a lane ------------------------------------------------------------------------
 
-    def _start_lane(self, resume: tuple[Procedure, UnitJob, Any] | None) -> None:
+    def _start_lane(self, resume: tuple[Procedure, UnitJob, Any, int] | None) -> None:
         with self._lanes_lock:
             if self._closed:
                 return  # (each started lane gets one end-of-jobs marker at close)
+            # A new lane serves the next worker in turn; a lane that carries on after a
+            # timeout serves the worker of the lane it replaces (whose sandbox it waits for).
+            worker = self._started % len(self._workers) if resume is None else resume[3]
             if resume is None:
                 self._started += 1
-            thread = threading.Thread(target=self._serve, args=(resume,), name="oloproof-case",
-                                      daemon=True)
+            thread = threading.Thread(target=self._serve, args=(worker, resume),
+                                      name="oloproof-case", daemon=True)
             thread.start()
 
-    def _serve(self, resume: tuple[Procedure, UnitJob, Any] | None) -> None:
+    def _serve(self, at: int, resume: tuple[Procedure, UnitJob, Any, int] | None) -> None:
+        worker = self._workers[at]
         if resume is not None:  # carry on with the unit of a lane whose call timed out
-            procedure, job, response = resume
-            if not self._finish(procedure, job, response):
+            procedure, job, response, _ = resume
+            if not self._finish(at, procedure, job, response):
                 return
         while True:
             next_job = self._jobs.get()
             if next_job is None or self._closed:
                 return
-            if self.worker.timeout_s is None:
-                self._outbox.put(self.worker.run_unit(next_job))
-            elif not self._finish(unit_procedure(next_job, self.worker.evaluators), next_job,
-                                  None):
+            self._busy.start(at)
+            if worker.timeout_s is None:
+                self._outbox.put(worker.run_unit(next_job))
+                self._busy.stop(at)
+            elif not self._finish(at, unit_procedure(next_job, worker.evaluators), next_job,
+                                  None, started=True):
                 return
 
-    def _finish(self, procedure: Procedure, job: UnitJob, response: Any) -> bool:
-        """Drive a unit to its end under the watchdog; False if this lane was abandoned."""
+    def _finish(self, at: int, procedure: Procedure, job: UnitJob, response: Any,
+                started: bool = False) -> bool:
+        """Drive a unit to its end under the watchdog; False if this lane was abandoned
+        (the lane that takes the unit on counts it busy from then on)."""
+        if not started:
+            self._busy.start(at)
         try:
             request = next(procedure) if response is None else procedure.send(response)
             while True:
-                outcome = self._watched(request, procedure, job)
+                outcome = self._watched(at, request, procedure, job)
                 if outcome is _ABANDONED:
+                    self._busy.stop(at)
                     return False
                 request = procedure.send(outcome)
         except StopIteration as done:
             self._outbox.put(done.value)
         except Exception as exc:  # an engine bug must not stop the run: the unit errors
             self._outbox.put(failed_unit(job, exc))
+        self._busy.stop(at)
         return True
 
-    def _watched(self, request: Request, procedure: Procedure, job: UnitJob) -> Any:
-        assert self.worker.timeout_s is not None
+    def _watched(self, at: int, request: Request, procedure: Procedure, job: UnitJob) -> Any:
+        worker = self._workers[at]
+        assert worker.timeout_s is not None
         me = threading.get_ident()
         # The clock starts once the sandbox is held: waiting for a timed-out call to give it
         # back is not this call's time. An abandoned call keeps the sandbox until it returns.
-        with self.worker.sandbox:
-            running = _Running(time.monotonic() + self.worker.timeout_s, request, procedure,
-                               job)
+        with worker.sandbox:
+            running = _Running(time.monotonic() + worker.timeout_s, request, procedure, job, at)
             with self._running_lock:
                 self._running[me] = running
             try:
-                outcome: CallResult | ReplayResult = self.worker.perform_holding_sandbox(request)
+                outcome: CallResult | ReplayResult = worker.perform_holding_sandbox(request)
             finally:
                 with self._running_lock:
                     self._running.pop(me, None)
@@ -299,34 +362,48 @@ class ThreadLanes:
                 del self._running[ident]
         for _, running in late:
             self._start_lane((running.procedure, running.job,
-                              self.worker.timed_out(running.request)))
+                              self.worker.timed_out(running.request), running.worker))
 
 
 # ---- async systems: tasks on the loop ---------------------------------------------------------
 
 
 class LoopLanes:
-    """`lanes` tasks on the event loop running whole units of an async worker."""
+    """`lanes` tasks per worker on the event loop running whole units of async workers (an
+    async Stateful system with 32 workers runs 32 sandboxes at once on this one loop)."""
 
-    def __init__(self, worker: Worker, lanes: int) -> None:
-        self.worker = worker
-        self.lanes = lanes
+    def __init__(self, workers: Sequence[Worker], lanes: int) -> None:
+        self._workers = list(workers)
+        self.lanes = lanes * len(self._workers)
         self._jobs: asyncio.Queue[UnitJob | None] = asyncio.Queue()
         self._outbox = _Outbox()
         self._tasks: list[asyncio.Task[None]] = []
         self._closed = False
+        self._busy = _Busy(len(self._workers))
 
     def submit(self, jobs: Sequence[UnitJob]) -> None:
         for job in jobs:
             self._jobs.put_nowait(job)
         while len(self._tasks) < min(self.lanes, len(self._tasks) + len(jobs)):
-            self._tasks.append(asyncio.create_task(self._serve()))
+            at = len(self._tasks) % len(self._workers)
+            self._tasks.append(asyncio.create_task(self._serve(at)))
 
     async def results(self) -> list[UnitResult]:
         return await self._outbox.take()
 
     def ready(self) -> list[UnitResult]:
         return self._outbox.ready()
+
+    @property
+    def workers(self) -> int:
+        return len(self._workers)
+
+    def busy(self) -> int:
+        return self._busy.count()
+
+    @property
+    def retried(self) -> int:
+        return 0
 
     async def close(self) -> None:
         # A cancellation can be swallowed (3.11's `wait_for` returns a result that was ready
@@ -337,9 +414,15 @@ class LoopLanes:
             self._jobs.put_nowait(None)
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    async def _serve(self) -> None:
+    async def _serve(self, at: int) -> None:
+        worker = self._workers[at]
         while not self._closed:
             job = await self._jobs.get()
             if job is None or self._closed:
                 return
-            self._outbox.put(await self.worker.run_unit_async(job))
+            self._busy.start(at)
+            try:
+                result = await worker.run_unit_async(job)
+            finally:
+                self._busy.stop(at)
+            self._outbox.put(result)

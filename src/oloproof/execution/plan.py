@@ -7,12 +7,13 @@ the engine sits below that composition, so it names only the parts it reads.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Protocol
 
 from oloproof.evaluators.base import Evaluator
 from oloproof.execution.target import SystemTarget
 from oloproof.suite.cases import Case
-from oloproof.suite.config import SuiteFile, TransformConfig
+from oloproof.suite.config import ExecutionConfig, SuiteFile, TransformConfig
 
 
 class SuiteToRun(Protocol):
@@ -23,8 +24,24 @@ class SuiteToRun(Protocol):
         """The suite file: the system, slices, metrics."""
 
     @property
+    def path(self) -> Path:
+        """The suite file (a worker in another process loads the system from it)."""
+
+    @property
+    def project_dir(self) -> Path:
+        """The project folder (what a Ray cluster is sent)."""
+
+    @property
     def target(self) -> SystemTarget:
         """The imported system and what it declares."""
+
+    @property
+    def targets(self) -> list[SystemTarget]:
+        """One system per local worker (`executor: local`)."""
+
+    @property
+    def execution(self) -> ExecutionConfig:
+        """Where the workers run and how many (SPEC §14)."""
 
     @property
     def evaluators(self) -> list[Evaluator]:

@@ -1,4 +1,5 @@
-"""Load the system under test from `system.callable` and check its declaration (SPEC §3.1)."""
+"""Load the system under test from `system.callable` or `system.factory` and check its
+declaration (SPEC §3.1, §14)."""
 
 from __future__ import annotations
 
@@ -36,35 +37,84 @@ def _is_async(target: Any) -> bool:
 
 
 def load_target(config: SystemConfig, project_dir: Path, doc: YamlDocument) -> SystemTarget:
-    """Import `module:attribute` with the project directory on sys.path."""
-    module_name, _, attribute = config.callable.partition(":")
-    line = doc.line_of(("system", "callable"))
+    """Import the system (`system.callable`, or one instance from `system.factory`)."""
+    return load_targets(config, project_dir, doc, 1)[0]
+
+
+def load_targets(config: SystemConfig, project_dir: Path, doc: YamlDocument,
+                 count: int) -> list[SystemTarget]:
+    """Import `module:attribute` with the project directory on sys.path; `count` systems.
+
+    With `system.factory` the factory is called `count` times, and each call must return a
+    new object (each is one worker's system and sandbox, SPEC §14). With `system.callable`
+    there is one object, whatever `count` is.
+    """
+    key = config.entry_key
+    entry = _import_entry(config, project_dir, doc)
+    line = doc.line_of(("system", key))
+    if config.factory is None:
+        made = [entry() if inspect.isclass(entry) else entry]
+    else:
+        if not callable(entry):
+            raise ConfigError(
+                f"system.factory {config.factory!r} is not callable; point it at a function (or "
+                "class) that takes no arguments and returns a fresh system",
+                file=doc.path, line=line,
+            )
+        made = []
+        for call in range(count):
+            try:
+                system = entry()
+            except Exception as exc:
+                detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+                raise ConfigError(
+                    f"system.factory {config.factory!r} raised when called (call {call + 1} of "
+                    f"{count}): {detail}", file=doc.path, line=line,
+                ) from None
+            if any(system is other for other in made):
+                raise ConfigError(
+                    f"system.factory {config.factory!r} returned the same object twice; each "
+                    "worker needs its own system with its own sandbox, so the factory must "
+                    "build a new one on every call", file=doc.path, line=line,
+                )
+            made.append(system)
+    return [_target_of(system, config, doc) for system in made]
+
+
+def _import_entry(config: SystemConfig, project_dir: Path, doc: YamlDocument) -> Any:
+    key = config.entry_key
+    module_name, _, attribute = config.entry.partition(":")
+    line = doc.line_of(("system", key))
     root = put_on_path(project_dir)
     _forget_foreign(module_name, Path(root))
     try:
         module = importlib.import_module(module_name)
-    except ConfigError:  # raised on purpose while importing (an evaluator name taken twice)
-        raise
     except Exception as exc:
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         raise ConfigError(
-            f"cannot import the system module {module_name!r} (system.callable): {detail}",
+            f"cannot import the system module {module_name!r} (system.{key}): {detail}",
             file=doc.path, line=line,
         ) from None
     target: Any = module
     for part in attribute.split("."):
         if not hasattr(target, part):
             raise ConfigError(
-                f"module {module_name!r} has no attribute {attribute!r} (system.callable)",
+                f"module {module_name!r} has no attribute {attribute!r} (system.{key})",
                 file=doc.path, line=line,
             )
         target = getattr(target, part)
-    if inspect.isclass(target):
-        target = target()
+    return target
+
+
+def _target_of(target: Any, config: SystemConfig, doc: YamlDocument) -> SystemTarget:
+    key = config.entry_key
+    line = doc.line_of(("system", key))
     if not callable(target):
+        what = (f"system.callable {config.callable!r} is not callable" if key == "callable"
+                else f"system.factory {config.factory!r} returned a {type(target).__name__}, "
+                "which is not callable")
         raise ConfigError(
-            f"system.callable {config.callable!r} is not callable; point it at a function or "
-            "an object with __call__",
+            f"{what}; point it at a function or an object with __call__",
             file=doc.path, line=line,
         )
     _check_declaration(target, config, doc)
@@ -74,7 +124,7 @@ def load_target(config: SystemConfig, project_dir: Path, doc: YamlDocument) -> S
         for method in ("reset", "snapshot"):
             if inspect.iscoroutinefunction(getattr(stateful, method)):
                 raise ConfigError(
-                    f"{config.callable}.{method}() is async but the system call is sync, so "
+                    f"{config.entry}.{method}() is async but the system call is sync, so "
                     "it would never be awaited and the sandbox would not be reset; make "
                     f"{method}() a plain method, or make the call async",
                     file=doc.path, line=line,
@@ -84,7 +134,7 @@ def load_target(config: SystemConfig, project_dir: Path, doc: YamlDocument) -> S
         is_async=_is_async(target),
         stateful=stateful,
         replayable=replayable,
-        label=config.callable,
+        label=config.entry,
     )
 
 

@@ -26,6 +26,7 @@ class LiveProgress:
             TextColumn("{task.completed}/{task.total} cases"),
             TextColumn("· {task.fields[errors]} errors · {task.fields[hits]} cached"),
             TextColumn("· {task.fields[rate]}/s"),
+            TextColumn("· {task.fields[workers]} workers busy"),
             TimeElapsedColumn(),
             console=console,
             transient=True,
@@ -45,10 +46,11 @@ class LiveProgress:
         now = time.monotonic()
         if self._task is None:
             self._task = self._bar.add_task("run", total=progress.total, errors=0, hits=0,
-                                            rate="0")
+                                            rate="0", workers=f"0/{progress.workers}")
         if now - self._last < 0.1 and progress.done < progress.total:
             return
         self._last = now
         elapsed = max(now - self._start, 1e-6)
         self._bar.update(self._task, completed=progress.done, errors=progress.errors,
-                         hits=progress.cache_hits, rate=f"{progress.done / elapsed:.0f}")
+                         hits=progress.cache_hits, rate=f"{progress.done / elapsed:.0f}",
+                         workers=f"{progress.busy}/{progress.workers}")

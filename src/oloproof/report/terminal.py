@@ -109,7 +109,22 @@ def render_run(document: RunDocument, console: Console, *,
     print_wrapped(console,
                   f"Cache: execution {cache.execution.hit} hit/{cache.execution.miss} miss; "
                   f"judgment {cache.judgment.hit} hit/{cache.judgment.miss} miss")
+    render_execution(document, console)
     render_limits(document.limits, console)
+
+
+def render_execution(document: RunDocument, console: Console) -> None:
+    """Where the cases ran, when it was anything but one worker in this process, and how many
+    cases were tried again because their worker was lost (SPEC §14)."""
+    execution = document.execution
+    if execution is None or (execution.executor == "local" and execution.workers == 1
+                             and not execution.retried):
+        return
+    line = f"Workers: {execution.workers} ({execution.executor})"
+    if execution.retried:
+        line += (f"; {execution.retried} case(s) retried on another worker after theirs was "
+                 "lost")
+    print_wrapped(console, line)
 
 
 def render_errors(errors: Sequence[CaseError], console: Console, run_id: str = "latest") -> None:

@@ -16,6 +16,10 @@ from oloproof.errors import ConfigError
 from oloproof.suite.validation import accepted_fields, validate_model
 from oloproof.suite.yaml_source import YamlDocument, read_yaml
 
+ENTRY_POINT = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
+#: Where a run's workers live (SPEC §14).
+EXECUTORS = ("local", "processes", "ray")
+MAX_WORKERS = 4096
 ARTIFACT_KIND = re.compile(r"^[a-z][a-z0-9_.-]*/v[0-9]+$")
 QUANTILE_SOURCES = ("agent_steps", "agent_tool_calls", "latency_ms")
 SLICE_PATTERN = re.compile(
@@ -33,7 +37,10 @@ class SystemConfig(_Strict):
 
     name: str = Field(min_length=1)
     version: str = Field(min_length=1)
-    callable: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+    # Exactly one of the two (SPEC §14): `callable` is the system itself, `factory` a
+    # zero-argument callable returning a fresh system (one per worker, each with its sandbox).
+    callable: str | None = Field(default=None, pattern=ENTRY_POINT)
+    factory: str | None = Field(default=None, pattern=ENTRY_POINT)
     records: tuple[str, ...] = ()
     concurrency: int = Field(default=8, ge=1, le=4096)
     timeout_s: float | None = Field(default=None, gt=0)
@@ -44,6 +51,26 @@ class SystemConfig(_Strict):
         # `version: 3` in YAML is a number; a version is a label, so take it as text.
         return str(value) if isinstance(value, int | float) and not isinstance(value, bool) \
             else value
+
+    @model_validator(mode="after")
+    def _one_entry_point(self) -> SystemConfig:
+        if (self.callable is None) == (self.factory is None):
+            raise ValueError(
+                "give exactly one of system.callable (the system object or function) and "
+                "system.factory (a zero-argument callable returning a fresh system)")
+        return self
+
+    @property
+    def entry(self) -> str:
+        """`module:attribute` of the system (its callable or its factory)."""
+        entry = self.callable if self.callable is not None else self.factory
+        assert entry is not None
+        return entry
+
+    @property
+    def entry_key(self) -> str:
+        """Which key names the system: `callable` or `factory`."""
+        return "callable" if self.callable is not None else "factory"
 
     @field_validator("records")
     @classmethod
@@ -103,6 +130,24 @@ class MetamorphicConfig(_Strict):
     transforms: tuple[TransformConfig, ...] = ()
 
 
+class RayConfig(_Strict):
+    """`execution.ray:` — how a run uses Ray (only with `executor: ray`)."""
+
+    # Absent: a local Ray instance for this run; `auto` or `ray://host:port` (or host:port):
+    # an existing cluster, which the project folder is shipped to.
+    address: str | None = Field(default=None, min_length=1)
+    num_cpus_per_worker: float = Field(default=1, gt=0)
+    runtime_env: dict[str, Any] = Field(default_factory=dict)
+
+
+class ExecutionConfig(_Strict):
+    """`execution:` — how many copies of the system run, and where (SPEC §14)."""
+
+    workers: int = Field(default=1, ge=1, le=MAX_WORKERS)
+    executor: Literal["local", "processes", "ray"] = "local"
+    ray: RayConfig = Field(default_factory=RayConfig)
+
+
 class SuiteFile(_Strict):
     """The top level of oloproof.yaml. `evaluators` is validated by the registry."""
 
@@ -117,6 +162,7 @@ class SuiteFile(_Strict):
     min_slice_support: int = Field(default=5, ge=1)
     metamorphic: MetamorphicConfig | None = None
     store: str | None = None
+    execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
 
     @field_validator("slices")
     @classmethod

@@ -1,0 +1,34 @@
+"""Start the workers a run's executor asks for, behind the one `Transport` the engine reads.
+
+- `local`: the suite's systems (one per worker, from `system.factory`) in this process, on
+  threads (a sync system) or on this event loop (an async one): `lanes.local_transport`.
+- `processes`: one worker process per worker on this machine (`processes.py`).
+- `ray`: one Ray actor per worker, on a local Ray instance or a cluster (`ray_workers.py`).
+
+Workers elsewhere are started before the run is registered, and each must report that it
+loaded the system and the evaluators before any case is sent, so a system that cannot be
+imported there, a factory that raises or a cluster that cannot be reached is a configuration
+error, with nothing run and nothing stored.
+"""
+
+from __future__ import annotations
+
+from oloproof.errors import ConfigError
+from oloproof.execution.lanes import Transport, local_transport
+from oloproof.execution.plan import SuiteToRun
+from oloproof.execution.worker import Worker
+
+
+async def open_transport(suite: SuiteToRun, concurrency: int | None = None) -> Transport:
+    """The started workers of the suite's executor (`suite.execution`)."""
+    execution = suite.execution
+    system = suite.config.system
+    lanes = concurrency or system.concurrency
+    if execution.executor == "local":
+        workers = [Worker(target, suite.evaluators, system.timeout_s)
+                   for target in suite.targets]
+        return local_transport(workers, lanes)
+    # The processes and ray executors land next (issue 11); until then they are refused
+    # before anything runs rather than run somewhere else.
+    raise ConfigError(f"executor {execution.executor} is not available in this version; use "
+                      "executor local", file=suite.path)

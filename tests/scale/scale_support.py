@@ -1,0 +1,194 @@
+"""A project on disk whose system is built by a factory, for the tests of workers (SPEC §14).
+
+The system module (`app.py`) holds sandboxed desks: each desk is one sandbox (reset → call →
+snapshot) that raises if a case ever sees a state that is not its own, and logs every call --
+which process and which desk object ran it, and when it began and ended -- to `calls.log`, so
+a test can tell how many sandboxes ran at once, in how many processes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+import oloproof
+
+APP = '''
+import asyncio
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).parent
+_made = []
+
+
+def log(entry):
+    line = (json.dumps(entry, sort_keys=True) + "\\n").encode()
+    fd = os.open(HERE / "calls.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
+class _Desk:
+    """One sandbox. A case's input says what to do: sleep (seconds), spin (seconds of Python),
+    die (kill this worker process with SIGKILL, once per marker file), raise."""
+
+    def __init__(self):
+        self.state = None
+        self.inside = 0
+        self.lock = threading.Lock()
+        _made.append(self)
+
+    def reset(self, state):
+        if self.inside:
+            raise RuntimeError("reset() while a case is inside the sandbox")
+        self.state = state
+
+    def snapshot(self):
+        return self.state
+
+    def _enter(self, case_input):
+        with self.lock:
+            self.inside += 1
+            if self.inside > 1:
+                raise RuntimeError("two cases inside one sandbox at once")
+        me = case_input["me"]
+        if self.state.get("owner") != me or self.state.get("marks") != []:
+            raise RuntimeError(f"{me} saw a state that is not its own: {self.state!r}")
+        self.state["marks"].append(me)
+        marker = case_input.get("die")
+        if marker and not (HERE / marker).exists():
+            (HERE / marker).write_text(str(os.getpid()))
+            os.kill(os.getpid(), 9)
+        if case_input.get("raise"):
+            raise ValueError(case_input["raise"])
+        return me, time.time()
+
+    def _leave(self, me, began, case_input):
+        spin = case_input.get("spin", 0)
+        end = time.perf_counter() + spin
+        while time.perf_counter() < end:
+            pass
+        self.state["n"] = self.state.get("n", 0) + 1
+        log({"case": me, "pid": os.getpid(), "desk": id(self), "began": began,
+             "ended": time.time()})
+        with self.lock:
+            self.inside -= 1
+        return {"owner": me, "pid": os.getpid()}
+
+
+class Desk(_Desk):
+    def __call__(self, case_input):
+        me, began = self._enter(case_input)
+        time.sleep(case_input.get("sleep", 0))
+        return self._leave(me, began, case_input)
+
+
+class AsyncDesk(_Desk):
+    async def __call__(self, case_input):
+        me, began = self._enter(case_input)
+        await asyncio.sleep(case_input.get("sleep", 0))
+        return self._leave(me, began, case_input)
+
+
+def make_desk():
+    return Desk()
+
+
+def make_async_desk():
+    return AsyncDesk()
+
+
+_one = Desk()
+
+
+def same_desk():
+    return _one
+
+
+def broken_factory():
+    raise RuntimeError("the sandbox database is not reachable")
+
+
+desk = Desk()
+'''
+
+
+class DeskProject:
+    """A project directory around `app.py`'s desks: cases, oloproof.yaml, release.yaml."""
+
+    def __init__(self, root: Path, *, factory: str | None = "app:make_desk",
+                 callable_: str | None = None) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        (root / "data").mkdir(exist_ok=True)
+        (root / "app.py").write_text(APP, encoding="utf-8")
+        system: dict[str, Any] = {"name": "desk", "version": "v1", "concurrency": 4,
+                                  "timeout_s": 30}
+        if factory is not None:
+            system["factory"] = factory
+        if callable_ is not None:
+            system["callable"] = callable_
+        self.suite: dict[str, Any] = {
+            "version": 1, "project": root.name, "dataset": "data/cases.jsonl",
+            "system": system,
+            "evaluators": [{"type": "state_matches", "mode": "whole"}],
+        }
+        self.policy: dict[str, Any] = {"version": 1, "rules": [
+            {"id": "states", "metric": "state_matches", "min": 0.5}]}
+
+    def write(self, cases: list[dict[str, Any]] | None = None) -> DeskProject:
+        (self.root / "oloproof.yaml").write_text(yaml.safe_dump(self.suite, sort_keys=False),
+                                                 encoding="utf-8")
+        (self.root / "release.yaml").write_text(yaml.safe_dump(self.policy, sort_keys=False),
+                                                encoding="utf-8")
+        if cases is not None:
+            text = "".join(json.dumps(c) + "\n" for c in cases)
+            (self.root / "data" / "cases.jsonl").write_text(text, encoding="utf-8")
+        return self
+
+    def run(self, **options: Any) -> oloproof.RunResult:
+        return oloproof.run(self.root / "oloproof.yaml", policy=self.root / "release.yaml",
+                            **options)
+
+    def calls(self) -> list[dict[str, Any]]:
+        path = self.root / "calls.log"
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+    def forget_calls(self) -> None:
+        (self.root / "calls.log").unlink(missing_ok=True)
+
+
+def desk_cases(n: int, **input_fields: Any) -> list[dict[str, Any]]:
+    """n cases, each expecting its own state back with its mark and one more visit."""
+    cases = []
+    for i in range(n):
+        me = f"c{i:03d}"
+        cases.append({
+            "id": me,
+            "input": {"me": me, **input_fields},
+            "initial_state": {"owner": me, "marks": []},
+            "expected": {"state": {"owner": me, "marks": [me], "n": 1}},
+        })
+    return cases
+
+
+def most_at_once(calls: list[dict[str, Any]]) -> int:
+    """How many calls were inside a sandbox at the same moment, at most."""
+    events = sorted([(c["began"], 1) for c in calls] + [(c["ended"], -1) for c in calls],
+                    key=lambda e: (e[0], e[1]))
+    inside = best = 0
+    for _, step in events:
+        inside += step
+        best = max(best, inside)
+    return best
