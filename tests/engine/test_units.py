@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import oloproof
-from oloproof.execution import engine
+from oloproof.execution import executors
 from oloproof.execution.units import UnitJob, UnitResult
 from oloproof.execution.worker import Worker
 
@@ -29,9 +29,15 @@ class PicklingTransport:
 
     shipped: list[tuple[int, int]] = []  # (job bytes, result bytes) per unit
 
-    def __init__(self, worker: Worker, concurrency: int) -> None:
-        self.worker = worker
+    workers = 1
+    retried = 0
+
+    def __init__(self, workers: Sequence[Worker], concurrency: int) -> None:
+        self.worker = workers[0]
         self._ready: list[UnitResult] = []
+
+    def busy(self) -> int:
+        return 0
 
     def submit(self, jobs: Sequence[UnitJob]) -> None:
         for job in jobs:
@@ -68,7 +74,7 @@ def test_a_run_through_pickled_units_gives_the_same_document(
     expected = oloproof.run(threads / "oloproof.yaml", policy=threads / "release.yaml")
 
     PicklingTransport.shipped = []
-    monkeypatch.setattr(engine, "local_transport", PicklingTransport)
+    monkeypatch.setattr(executors, "local_transport", PicklingTransport)
     got = oloproof.run(pickled / "oloproof.yaml", policy=pickled / "release.yaml")
 
     assert _comparable(got, pickled) == _comparable(expected, threads)
