@@ -218,3 +218,25 @@ def test_current_case_trial_is_readable_in_an_async_system_too(trial_project, tr
 
     row = result.metric("first")
     assert (row.passed, row.observed) == (1, trials), "only trial 1 answers 1/k"
+
+
+def test_a_quantile_over_trials_is_clustered_by_case_and_its_rules_need_approximate_methods(
+        trial_project):
+    trial_project.suite["system"]["records"] = []
+    trial_project.suite["metrics"] = [{"id": "latency_p50", "type": "quantile",
+                                       "source": "latency_ms", "quantile": 0.5}]
+    trial_project.policy["rules"] = [{"id": "fast", "metric": "latency_p50", "max": 10_000}]
+    trial_project.write()
+    trial_project.cases({f"c{i:02d}": "PPPP" for i in range(25)})
+
+    strict = oloproof.run(trial_project.config)
+
+    row = strict.metric("latency_p50")
+    assert (row.approximate, row.clusters, row.observed, row.trials) == (True, 25, 100, 4)
+    assert strict.decisions[0].state == "MANUAL_REVIEW"
+    assert strict.decisions[0].reasons == ["approximate_method_not_permitted"]
+    trial_project.policy["allow_approximate_methods"] = True
+    trial_project.write()
+    allowed = oloproof.redecide("latest", policy=trial_project.root / "release.yaml",
+                                config=trial_project.config)
+    assert allowed.decisions[0].state == "PASS"
