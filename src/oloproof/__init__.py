@@ -15,7 +15,17 @@ from typing import TYPE_CHECKING, Any
 from oloproof.errors import ConfigError, OloproofError, RecordingError, StoreError
 
 if TYPE_CHECKING:
-    from oloproof.api import RunResult, load_case_trials, load_run, redecide, run, run_async
+    from oloproof.api import (
+        RunResult,
+        compare,
+        load_case_trials,
+        load_run,
+        plan,
+        redecide,
+        run,
+        run_async,
+        write_ci_reports,
+    )
     from oloproof.evaluators.custom import evaluator
     from oloproof.recording import (
         AgentCheckpoint,
@@ -34,11 +44,14 @@ __version__ = "0.1.0"
 # Each lazily imported public name, and the module that defines it.
 _LAZY = {
     "RunResult": "oloproof.api",
+    "compare": "oloproof.api",
     "load_case_trials": "oloproof.api",
     "load_run": "oloproof.api",
+    "plan": "oloproof.api",
     "redecide": "oloproof.api",
     "run": "oloproof.api",
     "run_async": "oloproof.api",
+    "write_ci_reports": "oloproof.api",
     "evaluator": "oloproof.evaluators.custom",
     "AgentCheckpoint": "oloproof.recording",
     "AgentConstraintCheck": "oloproof.recording",
@@ -79,12 +92,15 @@ __all__ = [
     "RunResult",
     "Stateful",
     "StoreError",
+    "compare",
     "current_case",
     "evaluator",
     "load_case_trials",
     "load_run",
+    "plan",
     "redecide",
     "run",
     "run_async",
     "system",
+    "write_ci_reports",
 ]

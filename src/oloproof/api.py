@@ -22,16 +22,21 @@ from ulid import ULID
 from oloproof.analysis.metrics import Analysis, MetricPlan, QuantileSpec
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.analysis.trials import CaseTrials, TrialMetricSpec, iter_case_trials
+from oloproof.comparison import compare_sides, read_side
 from oloproof.decisions import decide
+from oloproof.decisions.plan import plan_decisions
 from oloproof.document import (
+    BaselineSummary,
     CacheCounts,
     CaseError,
+    Comparison,
     DecisionRow,
     Execution,
     ExitCode,
     Gate,
     GateAction,
     MetricRow,
+    Plan,
     QuantileRow,
     RateRow,
     RunDocument,
@@ -46,7 +51,13 @@ from oloproof.project import LoadedSuite, describe_suite, load_suite
 from oloproof.report.limits import limits_for
 from oloproof.store.store import Store
 from oloproof.suite.config import load_suite_file
-from oloproof.suite.policy import NO_RULES_WARNING, Policy, check_rule_metrics, load_policy
+from oloproof.suite.policy import (
+    NO_RULES_WARNING,
+    Policy,
+    check_baseline_given,
+    check_rule_metrics,
+    load_policy,
+)
 from oloproof.suite.validity import transform_validity, validity_bound
 
 
@@ -60,6 +71,8 @@ class RunResult:
 
     document: RunDocument
     warnings: list[str] = field(default_factory=list)
+    #: The policy the run was decided under (its `block_on` says which states block).
+    policy: Policy | None = None
 
     @property
     def run_id(self) -> str:
@@ -149,10 +162,25 @@ class _Run:
         concurrency: int | None, on_progress: Callable[[Progress], None] | None,
         on_start: Callable[[LoadedSuite, str], None] | None, store: str | Path | None,
         trials: int | None = None, workers: int | None = None, executor: str | None = None,
+        baseline: str | None = None,
     ) -> None:
         self.suite = load_suite(Path(config), Path(policy) if policy is not None else None,
                                 trials=trials, workers=workers, executor=executor)
+        check_baseline_given(self.suite.policy, self.suite.policy_doc, baseline)
         self.db = open_store(self.suite, store)
+        # The baseline is resolved before the run is registered, as `oloproof run` means it:
+        # the run being made is `latest` (SPEC §17). A bad baseline stops here, before any call.
+        reference = baseline if baseline is not None else self.suite.policy.baseline
+        self.baseline: str | None = None
+        if reference is not None:
+            try:
+                self.baseline = _check_baseline(self.db, self.db.resolve_baseline(reference, None),
+                                                self.suite.config.project,
+                                                set(self.suite.dataset.ids),
+                                                gating=self.suite.policy.compares)
+            except BaseException:
+                self.db.close()
+                raise
         self.run_id = f"run_{ULID()}"
         # With trials, progress counts executions: every case, each trial.
         self.progress = Progress(total=self.suite.execution_count, on_change=on_progress)
@@ -175,13 +203,17 @@ class _Run:
         suite, db, run_id = self.suite, self.db, self.run_id
         _import_beside_the_run()
         suite_info = describe_suite(suite)
+        # The policy is stored with its baseline resolved to a run id, so `gate` re-decides
+        # this run against the same baseline whatever runs come after it.
+        policy = suite.policy if self.baseline is None else \
+            suite.policy.model_copy(update={"baseline": self.baseline})
         # The workers start (and load the system) before the run is registered: a worker that
         # cannot start is a configuration error, with nothing run and nothing stored.
         transport = await open_transport(suite, self.concurrency)
         try:
             db.begin_run(run_id, suite.config.project, suite.config.system.name,
                          suite.config.system.version, suite_info,
-                         suite.policy.model_dump(mode="json"))
+                         policy.model_dump(mode="json"))
         except BaseException:
             await transport.close()
             raise
@@ -197,12 +229,18 @@ class _Run:
                                   workers=suite.execution.workers, retried=engine.retried)
             validity = transform_validity(suite.transforms, engine.pairs, suite.project_dir,
                                           suite.policy.confidence_level)
+            against = None
+            if self.baseline is not None:
+                db.stop_writer()  # the run's cases must be committed to be paired
+                against = _compare_stored(db, self.baseline, run_id,
+                                          suite.policy.confidence_level,
+                                          candidate_complete=True).summary()
             document = _decide(db, run_id, RunStatus.COMPLETE, suite_info, suite.policy,
                                analysis,
                                [TransformValidity.model_validate(v) for v in validity],
                                CacheCounts.model_validate(engine.cache.to_json()),
                                [CaseError.model_validate(e) for e in engine.errors],
-                               suite.warnings, execution)
+                               suite.warnings, execution, against)
             db.finish_run(run_id, "complete", analysis.cases, document.to_json())
         except (KeyboardInterrupt, asyncio.CancelledError):
             db.finish_run(run_id, "stopped", self.progress.done, None)
@@ -214,7 +252,7 @@ class _Run:
                          f"{self.progress.total} cases and is marked `failed`; what finished "
                          "is stored")
             raise
-        return RunResult(document, list(document.warnings))
+        return RunResult(document, list(document.warnings), suite.policy)
 
 
 def run(
@@ -229,12 +267,18 @@ def run(
     trials: int | None = None,
     workers: int | None = None,
     executor: str | None = None,
+    baseline: str | None = None,
 ) -> RunResult:
     """Run a suite: load, execute, judge, analyse, decide, store. Returns the run's result.
 
     `trials` runs every case that many times (SPEC §15), instead of the suite's `trials:`;
     `workers` and `executor` (`local`, `processes` or `ray`) replace `execution.workers` and
     `execution.executor` (SPEC §14).
+    `baseline` (a run reference) is the run `non_inferiority` rules compare with, instead of
+    the policy's `baseline:` (SPEC §17); the run being made counts as `latest`, so
+    `latest~1` — or `latest`, which cannot name the run itself — is the newest run before it.
+    A baseline that does not exist, is of another project or shares no case id with the suite
+    raises UsageError before any system call.
 
     Raises ConfigError before any system call when the configuration is wrong, and RunStopped
     when interrupted (what finished is stored and reused by the next run). `store` moves the
@@ -247,7 +291,7 @@ def run(
     _refuse_running_loop("run")
     job = _Run(config, policy, no_cache=no_cache, concurrency=concurrency,
                on_progress=on_progress, on_start=on_start, store=store, trials=trials,
-               workers=workers, executor=executor)
+               workers=workers, executor=executor, baseline=baseline)
     try:
         return asyncio.run(job.execute())
     except (KeyboardInterrupt, asyncio.CancelledError):
@@ -268,6 +312,7 @@ async def run_async(
     trials: int | None = None,
     workers: int | None = None,
     executor: str | None = None,
+    baseline: str | None = None,
 ) -> RunResult:
     """`run`, awaited on the caller's event loop (a notebook, an async test or server).
 
@@ -278,7 +323,7 @@ async def run_async(
     """
     job = _Run(config, policy, no_cache=no_cache, concurrency=concurrency,
                on_progress=on_progress, on_start=on_start, store=store, trials=trials,
-               workers=workers, executor=executor)
+               workers=workers, executor=executor, baseline=baseline)
     try:
         return await job.execute()
     except KeyboardInterrupt:
@@ -287,15 +332,51 @@ async def run_async(
         job.db.close()
 
 
+def _check_baseline(db: Store, baseline: str, project: str, case_ids: set[str], *,
+                    gating: bool) -> str:
+    """A baseline for the run about to be made: of this project, sharing case ids with the
+    suite, and complete when a rule decides on it (a UsageError saying which is not so)."""
+    record = db.run_record(baseline)
+    if record["project"] != project:
+        raise UsageError(
+            f"the baseline run {baseline} is of project {record['project']!r}, and this suite is "
+            f"project {project!r}: a baseline must be a run of the same project (`oloproof runs` "
+            "lists this store's runs)")
+    if not any(case_id in case_ids for case_id, *_ in db.iter_run_verdicts(baseline)):
+        raise UsageError(
+            f"the baseline run {baseline} shares no case id with this suite: they have no case "
+            "in common, so nothing can be paired; name a baseline run of this suite")
+    if gating and record["status"] != "complete":
+        raise UsageError(
+            f"the baseline run {baseline} is {record['status']}: a release cannot be decided "
+            "against a run that did not complete; name a complete run as the baseline")
+    return baseline
+
+
+def _compare_stored(db: Store, baseline: str, candidate: str, level: float, *,
+                    candidate_complete: bool = False) -> Comparison:
+    """Compare two stored runs. `candidate_complete`: the candidate is the run being decided
+    (still registered as running), so no warning says it did not complete."""
+    cand = read_side(db, candidate)
+    if candidate_complete:
+        cand.record["status"] = "complete"
+    return compare_sides(db, read_side(db, baseline), cand, level)
+
+
 def _decide(
     db: Store, run_id: str, status: RunStatus | str, suite_info: dict[str, Any], policy: Policy,
     analysis: Analysis, validity: list[TransformValidity], cache: CacheCounts,
     errors: list[CaseError], warnings: list[str], execution: Execution | None = None,
+    baseline: BaselineSummary | None = None,
 ) -> RunDocument:
     metrics, slices = analysis.finish(policy.confidence_level)
     analysis.attach_missing_examples(metrics, _missing_messages(db, analysis, suite_info, errors))
     checked = {v.transform: v.checked for v in validity}
-    decisions, gate = decide(policy, metrics, checked)
+    if baseline is None and policy.compares:
+        raise ConfigError("the policy has a non_inferiority rule, and no baseline run was "
+                          "given to compare with: give --baseline REF (or `baseline:` in the "
+                          "policy)")
+    decisions, gate = decide(policy, metrics, checked, baseline)
     if not policy.rules:
         warnings = [*warnings, NO_RULES_WARNING]
     if status != RunStatus.COMPLETE:
@@ -325,6 +406,7 @@ def _decide(
         trials=int(suite_info.get("trials", 1)) if int(suite_info.get("trials", 1)) > 1
         else None,
         execution=execution if execution is not None else _stored_execution(suite_info),
+        baseline=baseline,
     )
 
 
@@ -400,7 +482,8 @@ def load_run(
     db = _open_existing(config, store)
     try:
         record = db.run_record(db.resolve_run(ref))
-        return RunResult(_document_of(db, record))
+        return RunResult(_document_of(db, record), [],
+                         Policy.model_validate(record["policy"]))
     finally:
         db.close()
 
@@ -420,8 +503,12 @@ def _document_of(db: Store, record: dict[str, Any]) -> RunDocument:
     errors = [CaseError(case=e["case"], kind=e["kind"], message=e["message"],
                         trial=e["trial"] if trials > 1 else None)
               for e in db.run_errors(record["run_id"])]
+    against = None
+    if policy.compares and policy.baseline is not None:
+        against = _compare_stored(db, db.resolve_run(policy.baseline), record["run_id"],
+                                  policy.confidence_level).summary()
     return _decide(db, record["run_id"], record["status"], suite_info, policy, analysis,
-                   [], CacheCounts(), errors, [])
+                   [], CacheCounts(), errors, [], baseline=against)
 
 
 def _reanalyse(db: Store, run_id: str, suite_info: dict[str, Any]) -> Analysis:
@@ -462,11 +549,14 @@ def write_html_report(
     store: str | Path | None = None,
     *,
     compress: bool | None = None,
+    baseline: str | None = None,
 ) -> Path:
     """Write the HTML report of a stored run to `path`; returns the path written.
 
     `compress` forces (True) or forbids (False) gzip-compressed case details; by default only
-    large runs are compressed.
+    large runs are compressed. `baseline` (a run reference) adds the comparison with that run
+    (SPEC §17): the broken cases first, each opening both runs' case panels side by side; a
+    reference naming the run itself means the newest run before it.
     """
     # Imported here: the report's modules are not needed by a run.
     from oloproof.report.html import render_page, write_page
@@ -476,39 +566,141 @@ def write_html_report(
     try:
         record = db.run_record(db.resolve_run(run_ref))
         document = _document_of(db, record)
-        data = build_report_data(db, record["run_id"], document, compress=compress)
+        comparison = None
+        if baseline is not None:
+            baseline_id = db.resolve_baseline(baseline, record["run_id"])
+            comparison = _compare_stored(db, baseline_id, record["run_id"],
+                                         document.confidence_level)
+        data = build_report_data(db, record["run_id"], document, compress=compress,
+                                 comparison=comparison)
     finally:
         db.close()
     return write_page(render_page(data), Path(path))
 
 
+def write_ci_reports(
+    target: RunResult | Comparison, *, junit: str | Path | None = None,
+    markdown: str | Path | None = None, config: str | Path = "oloproof.yaml",
+    store: str | Path | None = None,
+) -> list[Path]:
+    """Write a run's (or a comparison's) results where CI systems read them (SPEC §19): JUnit
+    XML to `junit`, GitHub-flavoured Markdown to `markdown`. A run's cases are read from the
+    store, like every report. Returns the paths written."""
+    from oloproof.report.html import write_page
+    from oloproof.report.junit import case_records, comparison_junit, run_junit
+    from oloproof.report.markdown import comparison_markdown, run_markdown
+
+    written = []
+    if junit is not None:
+        if isinstance(target, Comparison):
+            xml = comparison_junit(target)
+        else:
+            db = _open_existing(config, store)
+            try:
+                records = case_records(db, target.run_id)
+            finally:
+                db.close()
+            block_on = target.policy.block_on if target.policy is not None else \
+                Policy().block_on
+            xml = run_junit(target.document, records, block_on)
+        written.append(write_page(xml, Path(junit)))
+    if markdown is not None:
+        text = comparison_markdown(target) if isinstance(target, Comparison) else \
+            run_markdown(target.document)
+        written.append(write_page(text, Path(markdown)))
+    return written
+
+
 def redecide(
     ref: str = "latest", policy: str | Path | None = None, config: str | Path = "oloproof.yaml",
-    store: str | Path | None = None,
+    store: str | Path | None = None, baseline: str | None = None,
 ) -> RunResult:
-    """Decide a stored run again, under its own policy or another one; runs nothing."""
+    """Decide a stored run again, under its own policy or another one; runs nothing.
+
+    `baseline` (a run reference) is the run `non_inferiority` rules compare with, instead of
+    the policy's `baseline:`; a reference that names the run itself (`latest` for `gate
+    latest`) means the newest run before it (SPEC §17).
+    """
     db = _open_existing(config, store)
     try:
         record = db.run_record(db.resolve_run(ref))
         suite_info = record["suite"]
         if policy is None:
             chosen = Policy.model_validate(record["policy"])
+            if chosen.compares and baseline is None and chosen.baseline is None:
+                raise ConfigError("the run's own policy has a non_inferiority rule and no "
+                                  "baseline; give --baseline REF")
         else:
             chosen, doc = load_policy(Path(policy))
             check_rule_metrics(chosen, doc, stored_metric_kinds(suite_info))
+            check_baseline_given(chosen, doc, baseline)
         analysis = _reanalyse(db, record["run_id"], suite_info)
         old = RunDocument.model_validate(record["summary"]) if record["summary"] else None
         validity = list(old.transforms) if old is not None else []
         if validity and policy is not None:
             validity = [_validity_at(v, chosen.confidence_level) for v in validity]
+        reference = baseline if baseline is not None else chosen.baseline
+        against = None
+        if reference is not None:
+            baseline_id = db.resolve_baseline(reference, record["run_id"])
+            _check_baseline(db, baseline_id, record["project"],
+                            {case_id for case_id, *_ in db.iter_run_verdicts(record["run_id"])},
+                            gating=chosen.compares)
+            against = _compare_stored(db, baseline_id, record["run_id"],
+                                      chosen.confidence_level).summary()
         document = _decide(
             db, record["run_id"], record["status"], suite_info, chosen, analysis, validity,
             old.cache if old is not None else CacheCounts(),
-            list(old.errors) if old is not None else [], [],
+            list(old.errors) if old is not None else [], [], baseline=against,
         )
-        return RunResult(document)
+        return RunResult(document, [], chosen)
     finally:
         db.close()
+
+
+def compare(
+    baseline: str = "latest~1", candidate: str = "latest", config: str | Path = "oloproof.yaml",
+    store: str | Path | None = None,
+) -> Comparison:
+    """A candidate run against its baseline, case by case (SPEC §17); runs nothing.
+
+    Both are run references (`latest`, `latest~N`, a unique prefix or suffix of an id),
+    resolved among the stored runs. Returns the `Comparison`: per criterion both passed,
+    fixed, broken, both failed and missing pairs, the difference in pass rate (candidate −
+    baseline) with its interval and McNemar's exact p; the changed and unpaired cases; the
+    broken and fixed cases with what changed in each. Its level is the candidate's policy's.
+    A baseline of another project, the candidate itself, or one sharing no case id with the
+    candidate raises UsageError.
+    """
+    db = _open_existing(config, store)
+    try:
+        base, cand = db.resolve_run(baseline), db.resolve_run(candidate)
+        record = db.run_record(cand)
+        level = float((record.get("policy") or {}).get("confidence_level", 0.95))
+        if base == cand:
+            from oloproof.comparison import check_comparable
+
+            check_comparable(base, "", cand, "")
+        return compare_sides(db, read_side(db, base), read_side(db, cand), level)
+    finally:
+        db.close()
+
+
+def plan(
+    ref: str = "latest", policy: str | Path | None = None, config: str | Path = "oloproof.yaml",
+    store: str | Path | None = None, baseline: str | None = None,
+) -> Plan:
+    """What it would take to decide each undecided rule of a stored run (SPEC §18).
+
+    The run is decided under its own policy (or `policy`) as `redecide` does; each rule that
+    is INSUFFICIENT_EVIDENCE gets a projection — the smallest number of observed cases whose
+    exact interval at the current rate would settle it — or the reason there is none. A
+    projection, not a promise; nothing is run.
+    """
+    result = redecide(ref, policy, config, store, baseline)
+    document = result.document
+    chosen = result.policy if result.policy is not None else Policy()
+    return plan_decisions(document.run_id, chosen, document.decisions, document.metrics)
 
 
 def stored_metric_kinds(suite_info: dict[str, Any]) -> dict[str, str]:
@@ -529,6 +721,7 @@ def _validity_at(validity: TransformValidity, level: float) -> TransformValidity
 
 
 __all__ = [
-    "ConfigError", "RunDocument", "RunResult", "find_store", "load_case_trials", "load_run",
-    "redecide", "run", "run_async", "write_html_report",
+    "Comparison", "ConfigError", "Plan", "RunDocument", "RunResult", "compare", "find_store",
+    "load_case_trials", "load_run", "plan", "redecide", "run", "run_async",
+    "write_ci_reports", "write_html_report",
 ]

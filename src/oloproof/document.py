@@ -20,8 +20,12 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 __all__ = [
+    "BaselineSummary",
     "CacheCounts",
+    "CaseChange",
     "CaseError",
+    "Comparison",
+    "CriterionComparison",
     "DecisionReason",
     "DecisionRow",
     "Execution",
@@ -33,6 +37,8 @@ __all__ = [
     "HitMiss",
     "MetricRow",
     "MissingExample",
+    "Plan",
+    "PlanRow",
     "QuantileRow",
     "QuantileSliceRow",
     "RateRow",
@@ -42,8 +48,10 @@ __all__ = [
     "RunStatus",
     "SliceRow",
     "SystemRef",
+    "TrajectoryParting",
     "TransformValidity",
     "Verdict",
+    "VerdictChange",
 ]
 
 
@@ -83,6 +91,11 @@ class DecisionReason(StrEnum):
     MISSING_COULD_CHANGE_OUTCOME = "missing_could_change_outcome"
     OBSERVED_FAILURES_EXCEED_LIMIT = "observed_failures_exceed_limit"
     OBSERVED_FAILURES_WITHIN_LIMIT = "observed_failures_within_limit"
+    # non_inferiority rules (SPEC §17): the paired difference candidate − baseline
+    DIFFERENCE_LOWER_BOUND_WITHIN_MARGIN = "difference_lower_bound_within_margin"
+    DIFFERENCE_UPPER_BOUND_BELOW_MARGIN = "difference_upper_bound_below_margin"
+    DIFFERENCE_INTERVAL_OVERLAPS_MARGIN = "difference_interval_overlaps_margin"
+    NO_PAIRED_CASES = "no_paired_cases"
 
 
 class GateAction(StrEnum):
@@ -165,17 +178,21 @@ class DecisionRow(_Model):
 
     An interval rule carries `bound` (the bound compared, `None` for "no bound"), `bound_side`
     (`lower` / `upper`), `threshold` and `threshold_side` (`min` / `max`). An observed-count
-    rule carries `failures`, `missing` and `limit` (`max_failures`).
+    rule carries `failures`, `missing` and `limit` (`max_failures`). A `non_inferiority` rule
+    (SPEC §17) carries the bound of the paired difference candidate − baseline it compared,
+    `threshold` −margin (`threshold_side` `min`: the difference must be at least −margin), the
+    `baseline` run and how many cases were `paired`.
     """
 
     _INTERVAL: ClassVar[tuple[str, ...]] = ("bound", "bound_side", "threshold", "threshold_side")
     _COUNT: ClassVar[tuple[str, ...]] = ("failures", "missing", "limit")
+    _BASELINE: ClassVar[tuple[str, ...]] = ("baseline", "paired")
 
     rule: str
     metric: str
     state: RuleState
     reasons: list[DecisionReason]
-    kind: Literal["interval", "observed_count"] | None = None
+    kind: Literal["interval", "observed_count", "non_inferiority"] | None = None
     bound: Number | None = None
     bound_side: Literal["lower", "upper"] | None = None
     threshold: Number | None = None
@@ -183,6 +200,8 @@ class DecisionRow(_Model):
     failures: int | None = None
     missing: int | None = None
     limit: int | None = None
+    baseline: str | None = None
+    paired: int | None = None
 
     @model_serializer(mode="wrap")
     def _drop_empty_optionals(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -191,11 +210,13 @@ class DecisionRow(_Model):
             # Each kind of rule keeps its own numbers; a row stored before decisions carried
             # numbers (no kind) has none.
             if self.kind == "interval":
-                drop = self._COUNT
+                drop = (*self._COUNT, *self._BASELINE)
             elif self.kind == "observed_count":
-                drop = self._INTERVAL
+                drop = (*self._INTERVAL, *self._BASELINE)
+            elif self.kind == "non_inferiority":
+                drop = self._COUNT
             else:
-                drop = ("kind", *self._INTERVAL, *self._COUNT)
+                drop = ("kind", *self._INTERVAL, *self._COUNT, *self._BASELINE)
             for key in drop:
                 data.pop(key, None)
         return data
@@ -407,13 +428,178 @@ class FailingCases(_Model):
     first: list[FailingCase] = Field(default_factory=list)
 
 
+class CriterionComparison(_Model):
+    """One criterion (or pass^k / pass@k metric) of a candidate against its baseline (SPEC §17).
+
+    Over the `paired` cases (same id and digest in both runs, counted — not excluded — in
+    both): `both_passed`, `fixed` (failed → passed), `broken` (passed → failed), `both_failed`,
+    and `missing` (a side missing); `excluded` pairs (a side excluded) are not paired. The
+    `difference` in pass rate candidate − baseline has its interval `lower`–`upper` over the
+    paired cases (`method` `betting`: SPEC §15.2 on the differences mapped to [0, 1], a side
+    missing resolved the worst way for each bound); `mcnemar_p` is the exact McNemar p-value
+    on the discordant pairs (`broken`, `fixed`), descriptive only.
+
+    With trials a case's value is its share of passing trials (SPEC §15.1): `fixed` and
+    `broken` are the pairs whose share rose or fell, `unchanged` those with the same share
+    strictly between 0 and 1, and `mcnemar_p` the exact sign test on the pairs that moved
+    (which is McNemar's test when every value is 0 or 1).
+    """
+
+    _OPTIONAL = frozenset({"unchanged", "metric_type", "k"})
+
+    criterion: str
+    paired: int
+    both_passed: int
+    fixed: int
+    broken: int
+    both_failed: int
+    missing: int
+    difference: float | None
+    lower: float | None
+    upper: float | None
+    method: str
+    mcnemar_p: float | None
+    excluded: int = 0
+    unchanged: int | None = None
+    metric_type: Literal["pass_hat_k", "pass_at_k"] | None = None
+    k: int | None = None
+
+
+class VerdictChange(_Model):
+    """How one criterion's verdict on one case moved between the runs: the verdicts (one
+    trial), or with trials each side's share of passing trials (`None` while missing trials
+    could change it)."""
+
+    _OPTIONAL = frozenset({"baseline_value", "candidate_value"})
+
+    criterion: str
+    baseline: Verdict | None
+    candidate: Verdict | None
+    baseline_value: float | None = None
+    candidate_value: float | None = None
+
+
+class TrajectoryParting(_Model):
+    """The first step at which a case's trajectories differ between the runs (1-based), each
+    side's step there in a line (`None`: that trajectory had already ended, or none was
+    recorded), and the first tool call whose tool or arguments differ (`None`: the calls are
+    the same)."""
+
+    step: int
+    baseline: str | None
+    candidate: str | None
+    action: int | None = None
+
+
+class CaseChange(_Model):
+    """A case whose verdicts moved: each criterion that changed, and where the trajectories
+    part (`None` when they are the same step by step, or neither run recorded one)."""
+
+    case: str
+    criteria: list[VerdictChange]
+    parting: TrajectoryParting | None = None
+
+
+class Comparison(_Model):
+    """A candidate run against its baseline (SPEC §17): `compare --json` prints `to_json()`.
+
+    Cases are paired by id. `changed` cases have another digest in the candidate (their input
+    or expected changed) and are not paired; `baseline_only` and `candidate_only` are in one
+    run only. `broken_cases` and `fixed_cases` name, per criterion, the cases that broke or
+    were fixed (by case id); `changes` says what changed in the broken cases (the first
+    `CHANGES_SHOWN` by case id), then in the fixed ones.
+    """
+
+    baseline: str
+    candidate: str
+    project: str
+    confidence_level: float
+    baseline_system: SystemRef
+    candidate_system: SystemRef
+    criteria: list[CriterionComparison] = Field(default_factory=list)
+    changed: list[str] = Field(default_factory=list)
+    baseline_only: list[str] = Field(default_factory=list)
+    candidate_only: list[str] = Field(default_factory=list)
+    broken_cases: dict[str, list[str]] = Field(default_factory=dict)
+    fixed_cases: dict[str, list[str]] = Field(default_factory=dict)
+    changes: list[CaseChange] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+    def criterion(self, name: str) -> CriterionComparison:
+        """The row of this criterion (KeyError naming the rows there are)."""
+        for row in self.criteria:
+            if row.criterion == name:
+                return row
+        raise KeyError(f"no criterion {name!r} in both runs; compared: "
+                       f"{[r.criterion for r in self.criteria]}")
+
+    def summary(self) -> BaselineSummary:
+        """What a run document keeps of the comparison its rules were decided on."""
+        return BaselineSummary(baseline=self.baseline, criteria=list(self.criteria),
+                               changed=len(self.changed), baseline_only=len(self.baseline_only),
+                               candidate_only=len(self.candidate_only),
+                               warnings=list(self.warnings))
+
+
+class BaselineSummary(_Model):
+    """In a run document: the baseline its `non_inferiority` rules were decided against, the
+    paired figures per criterion, and how many cases were changed or in one run only."""
+
+    baseline: str
+    criteria: list[CriterionComparison] = Field(default_factory=list)
+    changed: int = 0
+    baseline_only: int = 0
+    candidate_only: int = 0
+    warnings: list[str] = Field(default_factory=list)
+
+
+class PlanRow(_Model):
+    """`oloproof plan` (SPEC §18), one undecided rule: what would settle it *if the rate stayed
+    at its estimate* — a projection, not a promise.
+
+    `total` is the smallest number of observed cases whose exact interval at the same rate
+    would decide the rule, reaching `state`; `more` is `total − observed`. Both are `None` when
+    no number would, or when no projection is made for the rule's kind of metric: `reason`
+    says which, and `note` says it in words.
+    """
+
+    _OPTIONAL = frozenset({"total", "more", "state", "estimate", "threshold"})
+
+    rule: str
+    metric: str
+    reasons: list[DecisionReason]
+    observed: int | None = None
+    passed: int | None = None
+    estimate: float | None = None
+    threshold: float | None = None
+    total: int | None = None
+    more: int | None = None
+    state: RuleState | None = None
+    reason: str | None = None
+    method: str | None = None
+    note: str = ""
+
+
+class Plan(_Model):
+    """`oloproof plan RUN`: each rule that is INSUFFICIENT_EVIDENCE, with its projection."""
+
+    run_id: str
+    confidence_level: float
+    projection: Literal[True] = True
+    rules: list[PlanRow] = Field(default_factory=list)
+    decided: int = 0
+    note: str = ""
+
+
 class RunDocument(_Model):
     """The whole run document (SPEC §11): `to_json()` is what `oloproof run --json` prints.
 
     `trials` (written when above 1) is how many times each of the `cases` ran (SPEC §15).
+    `baseline` (written when a `non_inferiority` rule was decided) holds the paired figures
+    against the baseline run (SPEC §17).
     """
 
-    _OPTIONAL = frozenset({"failing_cases", "trials", "execution"})
+    _OPTIONAL = frozenset({"failing_cases", "trials", "execution", "baseline"})
 
     run_id: str
     status: RunStatus
@@ -433,6 +619,7 @@ class RunDocument(_Model):
     failing_cases: FailingCases | None = None
     trials: int | None = None
     execution: Execution | None = None
+    baseline: BaselineSummary | None = None
 
     def metric(self, metric_id: str) -> RateRow | QuantileRow:
         """The metric row with this id (KeyError naming the metrics there are)."""
@@ -443,4 +630,5 @@ class RunDocument(_Model):
 
 
 RateRow.model_rebuild()
+Comparison.model_rebuild()
 QuantileRow.model_rebuild()

@@ -188,6 +188,33 @@ def init(directory: str, example: str | None, force: bool) -> None:
 
 _store_option = click.option("--store", default=None, help="Path to the store (default: the "
                              "project's .oloproof/store.sqlite).")
+_baseline_option = click.option(
+    "--baseline", "baseline", default=None, metavar="REF",
+    help="The baseline run non_inferiority rules compare with (latest, latest~N, an id "
+    "prefix or suffix), instead of `baseline:` in the policy.")
+_junit_option = click.option("--junit", "junit", default=None, metavar="FILE",
+                             help="Also write the results as JUnit XML (for CI).")
+_markdown_option = click.option("--markdown", "markdown", default=None, metavar="FILE",
+                                help="Also write a GitHub-flavoured Markdown summary "
+                                "(a pull-request comment, $GITHUB_STEP_SUMMARY).")
+
+
+def _write_ci(target: Any, junit: str | None, markdown: str | None, as_json: bool,
+              config: str = "oloproof.yaml", store: str | None = None) -> None:
+    """Write the --junit / --markdown files of a run or a comparison (before its report is
+    printed, so a CI step that reads them finds them whatever the exit code)."""
+    if junit is None and markdown is None:
+        return
+    from oloproof import api
+
+    written = _guard(as_json, lambda: api.write_ci_reports(target, junit=junit,
+                                                           markdown=markdown, config=config,
+                                                           store=store))
+    if not as_json:
+        for path in written:
+            click.echo(f"Wrote {path}", err=True)
+
+
 _slices_option = click.option(
     "--slices", "slices", type=click.Choice(["differing", "all"]), default="differing",
     show_default=True,
@@ -210,12 +237,21 @@ _slices_option = click.option(
               help="Where the workers run: this process, worker processes on this machine, "
               "or Ray actors (overrides execution.executor).")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document instead.")
+@_baseline_option
+@_junit_option
+@_markdown_option
 @_store_option
 @_slices_option
 def run_command(config: str, policy: str | None, no_cache: bool, concurrency: int | None,
                 trials: int | None, workers: int | None, executor: str | None, as_json: bool,
+                baseline: str | None, junit: str | None, markdown: str | None,
                 store: str | None, slices: str) -> None:
-    """Run the suite, decide, store, print, and exit on the gate."""
+    """Run the suite, decide, store, print, and exit on the gate.
+
+    With --baseline REF (or `baseline:` in the policy) the run is paired case by case with
+    that run for its non_inferiority rules; the run being made counts as `latest`, so
+    `latest~1` (or `latest`) is the newest run before it.
+    """
     from oloproof import api
     from oloproof.report.progress import LiveProgress, wants_live_progress
     from oloproof.report.terminal import render_run
@@ -228,11 +264,12 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
     def go() -> RunResult:
         if live is None:
             return api.run(config, policy, no_cache=no_cache, concurrency=concurrency,
-                           store=store, trials=trials, workers=workers, executor=executor)
+                           store=store, trials=trials, workers=workers, executor=executor,
+                           baseline=baseline)
         with live:
             return api.run(config, policy, no_cache=no_cache, concurrency=concurrency,
                            on_progress=live.update, store=store, trials=trials,
-                           workers=workers, executor=executor)
+                           workers=workers, executor=executor, baseline=baseline)
 
     _sigterm_stops_the_run()
     try:
@@ -241,6 +278,7 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
         _fail(stop, as_json)
     except OloproofError as error:
         _fail(error, as_json)
+    _write_ci(result, junit, markdown, as_json, config, store)
 
     def show() -> None:
         if as_json:
@@ -299,14 +337,23 @@ def runs(config: str, store: str | None, limit: int) -> None:
 @cli.command()
 @click.argument("run_ref", default="latest")
 @click.option("--policy", default=None, help="Decide under this policy instead of the run's own.")
+@_baseline_option
+@_junit_option
+@_markdown_option
 @_config_option
 @_store_option
 @click.option("--json", "as_json", is_flag=True)
-def gate(run_ref: str, policy: str | None, config: str, store: str | None, as_json: bool) -> None:
-    """Re-decide a stored run (optionally under another policy) without running anything."""
+def gate(run_ref: str, policy: str | None, baseline: str | None, junit: str | None,
+         markdown: str | None, config: str, store: str | None, as_json: bool) -> None:
+    """Re-decide a stored run (optionally under another policy) without running anything.
+
+    --baseline REF names the run non_inferiority rules compare with; a reference naming the
+    run itself (`latest` for `gate latest`) means the newest run before it.
+    """
     from oloproof import api
 
-    result = _guard(as_json, lambda: api.redecide(run_ref, policy, config, store))
+    result = _guard(as_json, lambda: api.redecide(run_ref, policy, config, store, baseline))
+    _write_ci(result, junit, markdown, as_json, config, store)
 
     def show() -> None:
         if as_json:
@@ -320,9 +367,74 @@ def gate(run_ref: str, policy: str | None, config: str, store: str | None, as_js
                       + (policy or "the policy it ran with"))
         g = document.gate
         console.print(f"Gate: {g.action} (exit {int(g.exit_code)})")
-        render_decisions(document.decisions, console, document.metrics)
+        render_decisions(document.decisions, console, document.metrics, document.baseline)
+        if document.baseline is not None:
+            from oloproof.report.comparison import render_baseline_summary
+
+            render_baseline_summary(document.baseline, console)
 
     _print_then_exit(show, result.gate.exit_code)
+
+
+@cli.command("compare")
+@click.argument("baseline_ref", metavar="BASELINE")
+@click.argument("candidate_ref", metavar="CANDIDATE", default="latest")
+@_junit_option
+@_markdown_option
+@_config_option
+@_store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison document instead.")
+def compare_command(baseline_ref: str, candidate_ref: str, junit: str | None,
+                    markdown: str | None, config: str, store: str | None,
+                    as_json: bool) -> None:
+    """Compare a CANDIDATE run with its BASELINE run, case by case; runs nothing.
+
+    Cases pair by id (a case whose input or expected changed is listed, not paired). Per
+    criterion: both passed, fixed, broken, both failed, a side missing; the difference in pass
+    rate (candidate − baseline) with its interval; McNemar's exact p (descriptive). Then the
+    broken cases, each with what changed. `oloproof compare latest~1 latest`.
+    """
+    from oloproof import api
+
+    comparison = _guard(as_json, lambda: api.compare(baseline_ref, candidate_ref, config,
+                                                      store))
+    _write_ci(comparison, junit, markdown, as_json, config, store)
+
+    def show() -> None:
+        if as_json:
+            click.echo(json.dumps(comparison.to_json(), ensure_ascii=False))
+            return
+        from oloproof.report.comparison import render_comparison
+
+        render_comparison(comparison, _console())
+
+    _print_then_exit(show, 0)
+
+
+@cli.command("plan")
+@click.argument("run_ref", default="latest")
+@click.option("--policy", default=None, help="Plan under this policy instead of the run's own.")
+@_baseline_option
+@_config_option
+@_store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the plan document instead.")
+def plan_command(run_ref: str, policy: str | None, baseline: str | None, config: str,
+                 store: str | None, as_json: bool) -> None:
+    """For each undecided rule, how many observed cases would settle it if the rate stayed at
+    its estimate — a projection, not a promise. Runs nothing."""
+    from oloproof import api
+
+    plan = _guard(as_json, lambda: api.plan(run_ref, policy, config, store, baseline))
+
+    def show() -> None:
+        if as_json:
+            click.echo(json.dumps(plan.to_json(), ensure_ascii=False))
+            return
+        from oloproof.report.plan import render_plan
+
+        render_plan(plan, _console())
+
+    _print_then_exit(show, 0)
 
 
 _criterion_option = click.option("--criterion", default=None,
@@ -504,13 +616,18 @@ def _count_lines(path: Path) -> int:
 @cli.command()
 @click.argument("run_ref", default="latest")
 @click.option("--html", "html_path", required=True, help="The HTML file to write.")
+@click.option("--baseline", "baseline", default=None, metavar="REF",
+              help="Add the comparison with this baseline run: broken cases first, each "
+              "opening both runs' case panels side by side.")
 @_config_option
 @_store_option
-def report(run_ref: str, html_path: str, config: str, store: str | None) -> None:
+def report(run_ref: str, html_path: str, baseline: str | None, config: str,
+           store: str | None) -> None:
     """Write one self-contained offline HTML report of a run."""
     from oloproof.api import write_html_report
 
-    written = _guard(False, lambda: write_html_report(run_ref, Path(html_path), config, store))
+    written = _guard(False, lambda: write_html_report(run_ref, Path(html_path), config, store,
+                                                      baseline=baseline))
     click.echo(f"Wrote {written}")
 
 

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from typing import Literal
 
 from oloproof.document import (
+    BaselineSummary,
+    CriterionComparison,
     DecisionReason,
     DecisionRow,
     ExitCode,
@@ -108,13 +110,52 @@ def _observed_count(rule: Rule, metric: MetricRow) -> DecisionRow:
     return _count_row(rule, metric, state, reason)
 
 
+def decide_non_inferiority(rule: Rule, row: CriterionComparison | None,
+                           baseline: str | None) -> DecisionRow:
+    """SPEC §17: the paired difference candidate − baseline against −margin.
+
+    PASS when its lower bound ≥ −margin; FAIL when its upper bound < −margin; otherwise
+    INSUFFICIENT_EVIDENCE; no paired case (or the metric not in the baseline) →
+    INSUFFICIENT_EVIDENCE (`no_paired_cases`).
+    """
+    threshold = -float(rule.margin or 0.0)
+
+    def out(state: RuleState, reason: DecisionReason,
+            side: Literal["lower", "upper"] = "lower") -> DecisionRow:
+        bound = None if row is None else (row.lower if side == "lower" else row.upper)
+        return DecisionRow(rule=rule.id, metric=rule.metric, state=state, reasons=[reason],
+                           kind="non_inferiority", bound=bound, bound_side=side,
+                           threshold=threshold, threshold_side="min", baseline=baseline,
+                           paired=0 if row is None else row.paired)
+
+    if row is None or not row.paired or row.lower is None or row.upper is None:
+        return out(S.INSUFFICIENT_EVIDENCE, R.NO_PAIRED_CASES)
+    if row.lower >= threshold:
+        return out(S.PASS, R.DIFFERENCE_LOWER_BOUND_WITHIN_MARGIN)
+    if row.upper < threshold:
+        return out(S.FAIL, R.DIFFERENCE_UPPER_BOUND_BELOW_MARGIN, "upper")
+    return out(S.INSUFFICIENT_EVIDENCE, R.DIFFERENCE_INTERVAL_OVERLAPS_MARGIN)
+
+
 def decide(
-    policy: Policy, metrics: Sequence[MetricRow], checked_transforms: dict[str, bool]
+    policy: Policy, metrics: Sequence[MetricRow], checked_transforms: dict[str, bool],
+    baseline: BaselineSummary | None = None,
 ) -> tuple[list[DecisionRow], Gate]:
-    """Every rule's decision and the release gate."""
+    """Every rule's decision and the release gate.
+
+    `baseline` holds the paired figures against the baseline run that `non_inferiority` rules
+    decide on (SPEC §17); a policy with such a rule and no baseline is refused before this
+    (a configuration error), so here a missing one is a bug.
+    """
     by_id = {m.id: m for m in metrics}
     decisions = []
     for rule in policy.rules:
+        if rule.kind == "non_inferiority":
+            if baseline is None:
+                raise ValueError(f"rule {rule.id!r} needs the comparison with a baseline run")
+            row = next((r for r in baseline.criteria if r.criterion == rule.metric), None)
+            decisions.append(decide_non_inferiority(rule, row, baseline.baseline))
+            continue
         metric = by_id.get(rule.metric)
         if metric is None:  # a stored run re-decided under a policy naming an unknown metric
             if rule.kind == "observed_count":

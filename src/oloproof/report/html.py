@@ -62,7 +62,8 @@ def render_page(data: ReportData, generated_at: float | None = None) -> str:
         "shared": len(data.shared),
         "generated_at": generated_at if generated_at is not None else time.time(),
     }
-    main = dumps({"meta": meta, "summary": summary, "index": data.index})
+    main = dumps({"meta": meta, "summary": summary, "index": data.index,
+                  "baseline_index": data.baseline_index})
     blocks = [f'<script type="application/json" id="oloproof-data">{script_safe(main)}</script>']
     kind = "application/json" if data.encoding == "json" else "application/octet-stream"
     for i, chunk in enumerate(data.chunks):

@@ -30,10 +30,24 @@ from typing import Any
 
 from oloproof.analysis.outcome import CaseOutcome, judgment_keys
 from oloproof.analysis.trials import iter_case_trials, pass_hat_curve
-from oloproof.document import MetricRow, QuantileRow, RunDocument, SliceRow, TransformValidity
+from oloproof.document import (
+    Comparison,
+    MetricRow,
+    QuantileRow,
+    RunDocument,
+    SliceRow,
+    TransformValidity,
+)
 from oloproof.errors import StoreError
 from oloproof.report.case_view import case_view
-from oloproof.report.numbers import estimate_text, interval_text, n_text
+from oloproof.report.comparison import verdict_words
+from oloproof.report.numbers import (
+    difference_text,
+    estimate_text,
+    interval_text,
+    n_text,
+    p_value_text,
+)
 from oloproof.stats import percent, percent_lower, percent_upper
 from oloproof.store.store import Store
 
@@ -61,6 +75,9 @@ class ReportData:
     summary: dict[str, Any]
     index: list[list[Any]]
     chunks: list[str] = field(default_factory=list)
+    #: With a baseline (SPEC §17): index rows of the baseline run's cases shown side by side
+    #: with the candidate's (their details are in the same chunks).
+    baseline_index: list[list[Any]] = field(default_factory=list)
     shared: list[str] = field(default_factory=list)
     encoding: str = "json"
     raw_chars: int = 0
@@ -94,6 +111,9 @@ def _finite(value: Any) -> Any:
 def _threshold_text(rule: dict[str, Any], metric: MetricRow | None) -> str:
     if rule.get("kind") == "observed_count":
         return f"at most {rule.get('max_failures')} observed failure(s)"
+    if rule.get("kind") == "non_inferiority":
+        return (f"difference from the baseline ≥ -{percent(float(rule.get('margin') or 0))} "
+                "(non-inferiority margin)")
     bound = "min" if rule.get("min") is not None else "max"
     value = rule.get(bound)
     if value is None:
@@ -314,8 +334,10 @@ class _Builder:
             return "null"
         return text
 
-    def add(self, case_id: str, outcome: dict[str, Any], view: dict[str, Any]) -> None:
-        """Add one case: its index row, and its detail to the current chunk."""
+    def add(self, case_id: str, outcome: dict[str, Any], view: dict[str, Any],
+            index: list[list[Any]] | None = None) -> None:
+        """Add one case: its index row (to `index`, by default the case list's), and its detail
+        to the current chunk."""
         refs: dict[str, int] = {}
         cut: dict[str, int] = {}
         parts = ['"case":' + dumps(case_id)]
@@ -341,7 +363,7 @@ class _Builder:
             self.chunks.append([])
             self._chunk_chars = 0
         errors = view.get("errors") or []
-        self.index.append([
+        (self.index if index is None else index).append([
             case_id,
             outcome.get("c") or "",
             outcome.get("e") or (errors[0].get("kind") if errors else None),
@@ -395,13 +417,45 @@ def _encode(text: str, encoding: str) -> str:
     return base64.b64encode(packed).decode("ascii")
 
 
+def comparison_summary(comparison: Comparison) -> dict[str, Any]:
+    """The comparison as the page shows it: the document, with the terminal's display strings
+    (each criterion's difference and p-value, each change in words), computed here."""
+    summary = comparison.to_json()
+    summary["criteria"] = [dict(row.to_json(), text={"difference": difference_text(row),
+                                                     "p": p_value_text(row.mcnemar_p)})
+                           for row in comparison.criteria]
+    changes = []
+    for change in comparison.changes:
+        item = change.to_json()
+        item["words"] = [verdict_words(c) for c in change.criteria]
+        changes.append(item)
+    summary["changes"] = changes
+    return summary
+
+
+def _baseline_views(store: Store, comparison: Comparison
+                    ) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """The baseline run's case views of the cases whose verdicts moved (those `changes`
+    describes), with their stored outcomes."""
+    out = []
+    for change in comparison.changes:
+        found = store.run_case(comparison.baseline, change.case)
+        if found is not None:
+            out.append((change.case, found[2], case_view(store, comparison.baseline,
+                                                         change.case)))
+    return out
+
+
 def build_report_data(
-    store: Store, run_id: str, document: RunDocument, compress: bool | None = None
+    store: Store, run_id: str, document: RunDocument, compress: bool | None = None,
+    comparison: Comparison | None = None,
 ) -> ReportData:
     """Read a run whole and shape it for the page.
 
     `compress=None` compresses case details only when they are large (above COMPRESS_OVER
     characters), so small reports stay readable by any browser without DecompressionStream.
+    With `comparison` (this run as the candidate), the page gains the comparison and the
+    baseline's panels of the cases whose verdicts moved.
     """
     record = store.run_record(run_id)
     if record is None:  # pragma: no cover - run_record raises
@@ -409,12 +463,18 @@ def build_report_data(
     builder = _Builder()
     for case_id, outcome, view in iter_views(store, run_id):
         builder.add(case_id, outcome, view)
+    baseline_index: list[list[Any]] = []
+    if comparison is not None:
+        for case_id, outcome, view in _baseline_views(store, comparison):
+            builder.add(case_id, outcome, view, baseline_index)
     if compress is None:
         compress = builder.raw_chars > COMPRESS_OVER
     encoding = "gzip" if compress else "json"
     chunks = [_encode("[" + ",".join(c) + "]", encoding) for c in builder.chunks if c]
     shared = [_encode(s, encoding) for s in builder.shared]
     summary = build_summary(document, record)
+    if comparison is not None:
+        summary["comparison"] = comparison_summary(comparison)
     reliability = reliability_curves(store, run_id, record, document.confidence_level)
     if reliability is not None:
         summary["reliability"] = reliability
@@ -425,4 +485,5 @@ def build_report_data(
         shared=shared,
         encoding=encoding,
         raw_chars=builder.raw_chars,
+        baseline_index=baseline_index,
     )

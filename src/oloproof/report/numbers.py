@@ -18,6 +18,7 @@ from typing import Literal
 
 from oloproof.decisions.rules import MIN_CLUSTERS
 from oloproof.document import (
+    CriterionComparison,
     DecisionReason,
     DecisionRow,
     MetricRow,
@@ -180,8 +181,45 @@ def _printed_as_made(side: str, low: int | None, high: int | None, t: int, state
     return all(checks)
 
 
-def decision_comparison(decision: DecisionRow, metric: MetricRow | None) -> str:
-    """What a decision compared, in words and numbers (empty for a row stored without them)."""
+def difference_comparison(decision: DecisionRow, row: CriterionComparison | None) -> str:
+    """A `non_inferiority` rule's comparison (SPEC §17), printed as it was made: `difference
+    lower -0.6% ≥ -2.0%`, `difference upper -5.1% < -2.0%`, `difference lower -3.1% < -2.0% ≤
+    upper 1.2%`; `row` (the paired figures) gives the other bound where both are printed."""
+    reason = decision.reasons[0] if decision.reasons else None
+    against = ""
+    if reason == DecisionReason.NO_PAIRED_CASES or decision.threshold is None:
+        return "no paired case" + (f" with baseline {decision.baseline}"
+                                   if decision.baseline else "")
+    threshold = float(decision.threshold)
+    lower = row.lower if row is not None else (
+        decision.bound if decision.bound_side == "lower" else None)
+    upper = row.upper if row is not None else (
+        decision.bound if decision.bound_side == "upper" else None)
+    first = max(1, _threshold_decimals(abs(threshold), True))
+    for decimals in range(first, max(first, MAX_DECIMALS) + 1):
+        t_steps = _steps(threshold, decimals, "nearest", 100)
+        low = None if lower is None else _steps(lower, decimals, "down", 100)
+        high = None if upper is None else _steps(upper, decimals, "up", 100)
+        if _printed_as_made("min", low, high, t_steps, decision.state):
+            break
+    t = _rate(threshold, decimals, "nearest")
+    shown_lower = NO_BOUND if lower is None else _rate(lower, decimals, "down")
+    shown_upper = NO_BOUND if upper is None else _rate(upper, decimals, "up")
+    if decision.state == "PASS":
+        return f"difference lower {shown_lower} ≥ {t}{against}"
+    if decision.state == "FAIL":
+        return f"difference upper {shown_upper} < {t}{against}"
+    if upper is None:
+        return f"difference lower {shown_lower} < {t}{against}"
+    return f"difference lower {shown_lower} < {t} ≤ upper {shown_upper}{against}"
+
+
+def decision_comparison(decision: DecisionRow, metric: MetricRow | None,
+                        paired: CriterionComparison | None = None) -> str:
+    """What a decision compared, in words and numbers (empty for a row stored without them).
+    A `non_inferiority` rule's numbers are the paired figures `paired`."""
+    if decision.kind == "non_inferiority":
+        return difference_comparison(decision, paired)
     if decision.kind == "observed_count":
         return count_comparison(decision)
     if decision.kind == "interval":
@@ -189,9 +227,10 @@ def decision_comparison(decision: DecisionRow, metric: MetricRow | None) -> str:
     return ""
 
 
-def decision_text(decision: DecisionRow, metric: MetricRow | None) -> str:
+def decision_text(decision: DecisionRow, metric: MetricRow | None,
+                  paired: CriterionComparison | None = None) -> str:
     """`FAIL · upper 23.2% < min 80.0%`: the state and the comparison that made it."""
-    comparison = decision_comparison(decision, metric)
+    comparison = decision_comparison(decision, metric, paired)
     return f"{decision.state} · {comparison}" if comparison else str(decision.state)
 
 
@@ -255,3 +294,32 @@ def n_text(row: Row) -> str:
     else:
         head = f"p{row.quantile * 100:g} of {row.observed} observed"
     return f"{head} · {row.missing} missing · {row.excluded} excluded"
+
+
+def signed_percent(value: float | None, rounding: Rounding = "nearest", decimals: int = 1
+                   ) -> str:
+    """A difference of rates as a signed percentage (`+0.5%`, `-2.1%`, `0.0%`); `—` for
+    None. Bounds round outward like every bound."""
+    if value is None:
+        return "—"
+    text = _rate(value, decimals, rounding)
+    return text if text.startswith("-") or _steps(value, decimals, rounding, 100) == 0 \
+        else "+" + text
+
+
+def difference_text(row: CriterionComparison) -> str:
+    """`+0.5% [-0.7%, +2.1%]`: a paired difference with its interval (outward)."""
+    if row.lower is None or row.upper is None:
+        return "—"
+    estimate = "—" if row.difference is None else signed_percent(row.difference)
+    return (f"{estimate} [{signed_percent(row.lower, 'down')}, "
+            f"{signed_percent(row.upper, 'up')}]")
+
+
+def p_value_text(p: float | None) -> str:
+    """A descriptive p-value in three significant digits (`0.5`, `0.0312`, `< 0.0001`)."""
+    if p is None:
+        return "—"
+    if p < 0.0001:
+        return "< 0.0001"
+    return f"{p:.3g}"

@@ -23,7 +23,9 @@ from rich.console import Console
 from rich.text import Text
 
 from oloproof.document import (
+    BaselineSummary,
     CaseError,
+    CriterionComparison,
     DecisionRow,
     FailingCases,
     MetricRow,
@@ -98,7 +100,11 @@ def render_run(document: RunDocument, console: Console, *,
         "Gate: ", (gate.action, _ACTION_STYLE.get(gate.action, "")),
         f" (exit {int(gate.exit_code)})",
     ))
-    render_decisions(document.decisions, console, document.metrics)
+    render_decisions(document.decisions, console, document.metrics, document.baseline)
+    if document.baseline is not None:
+        from oloproof.report.comparison import render_baseline_summary
+
+        render_baseline_summary(document.baseline, console)
     render_metrics(document.metrics, console)
     render_missing_and_excluded(document.metrics, console)
     render_transforms(document.transforms, console)
@@ -146,21 +152,26 @@ def render_errors(errors: Sequence[CaseError], console: Console, run_id: str = "
     _commands(console, "Each with its traceback:", f"oloproof inspect {run_id} --failures")
 
 
-def _state_cell(decision: DecisionRow, metric: MetricRow | None) -> Text:
+def _state_cell(decision: DecisionRow, metric: MetricRow | None,
+                paired: CriterionComparison | None = None) -> Text:
     out = Text(str(decision.state), style=_STATE_STYLE.get(decision.state, ""))
-    comparison = decision_comparison(decision, metric)
+    comparison = decision_comparison(decision, metric, paired)
     if comparison:
         out.append(" · " + comparison)
     return out
 
 
 def render_decisions(decisions: Sequence[DecisionRow], console: Console,
-                     metrics: Sequence[MetricRow] = ()) -> None:
-    """The Decisions table: rule, metric, state with the comparison it made, reasons."""
+                     metrics: Sequence[MetricRow] = (),
+                     baseline: BaselineSummary | None = None) -> None:
+    """The Decisions table: rule, metric, state with the comparison it made, reasons.
+    `baseline` gives a `non_inferiority` rule's paired figures."""
     by_id = {m.id: m for m in metrics}
+    paired = {r.criterion: r for r in (baseline.criteria if baseline is not None else ())}
     columns = [Column("Rule"), Column("Metric"), Column("State", stack=True),
                Column("Reasons", stack=True)]
-    rows = [[_cell(d.rule), _cell(d.metric), _state_cell(d, by_id.get(d.metric)),
+    rows = [[_cell(d.rule), _cell(d.metric),
+             _state_cell(d, by_id.get(d.metric), paired.get(d.metric)),
              _cell(", ".join(d.reasons))] for d in decisions]
     if not rows:
         print_wrapped(console, Text("Decisions", style="bold"))

@@ -91,34 +91,41 @@ class RunsRegistry:
                 pass
         return "running"
 
+    def _run_ids(self) -> list[str]:
+        return [r[0] for r in self.conn.execute(
+            "SELECT run_id FROM runs ORDER BY started_at DESC, run_id DESC")]
+
     def resolve_run(self, ref: str) -> str:
         """`latest`, `latest~N`, or a unique prefix or suffix of a run id."""
-        ids: list[str] = [r[0] for r in self.conn.execute(
-            "SELECT run_id FROM runs ORDER BY started_at DESC, run_id DESC")]
+        ids = self._run_ids()
         if not ids:
             raise StoreError("no runs are stored yet; run `oloproof run` first", file=self.path)
-        if ref == "latest" or ref.startswith("latest~"):
-            back = 0
-            if ref != "latest":
-                try:
-                    back = int(ref.split("~", 1)[1])
-                except ValueError:
-                    raise UsageError(f"{ref!r}: write latest~N with a number N") from None
-            if back < 0 or back >= len(ids):
-                raise UsageError(f"{ref!r}: only {len(ids)} run(s) are stored")
-            return ids[back]
-        if ref in ids:
-            return ref
-        matches = [i for i in ids if i.startswith(ref) or i.endswith(ref)
-                   or i.removeprefix("run_").startswith(ref)]
-        if len(matches) == 1:
-            return matches[0]
-        if not matches:
-            raise UsageError(f"no run matches {ref!r}; `oloproof runs` lists them")
-        raise UsageError(
-            f"{ref!r} matches {len(matches)} runs ({', '.join(matches[:4])}...); "
-            "give more of the id"
-        )
+        return _resolve_in(ids, ref)
+
+    def resolve_baseline(self, ref: str, candidate: str | None) -> str:
+        """A baseline reference resolved beside its candidate run (SPEC §17).
+
+        It resolves as every run reference does, with the candidate counted among the runs:
+        while `oloproof run` makes the candidate (`candidate` None: not registered yet), the
+        run being made is `latest`, so `latest~1` is the newest run before it — the same run
+        `latest~1` names once it is stored. A reference that names the candidate itself
+        (`latest` in a policy `oloproof run` decides) means the newest run started before it.
+        """
+        stored = self._run_ids()
+        ids = [_BEING_MADE, *stored] if candidate is None else stored
+        if candidate is None and not stored:
+            raise UsageError(f"baseline {ref!r}: no run is stored yet to compare this one with; "
+                             "run the baseline first (without the non_inferiority rule or "
+                             "--baseline), then the candidate")
+        found = _resolve_in(ids, ref, what="baseline ")
+        me = _BEING_MADE if candidate is None else candidate
+        if found != me:
+            return found
+        at = ids.index(me)
+        if at + 1 >= len(ids):
+            raise UsageError(f"baseline {ref!r} names the candidate run itself, and no run "
+                             "started before it; run the baseline first")
+        return ids[at + 1]
 
     def run_record(self, run_id: str) -> dict[str, Any]:
         """One run whole: its row, with suite, policy and summary parsed, and its live status."""
@@ -144,6 +151,17 @@ class RunsRegistry:
         )
         for case_id, case_digest, exec_key, outcome in cursor:
             yield case_id, case_digest, exec_key, json.loads(outcome)
+
+    def iter_run_verdicts(self, run_id: str) -> Iterator[tuple[str, str, str | None, str, int]]:
+        """(case id, case digest, execution key, verdict codes, trial) of each case (each trial
+        of a case) of a run, in order: what a comparison of two runs reads, taken out of the
+        stored outcomes by SQLite rather than parsing each one."""
+        cursor = self.conn.execute(
+            "SELECT case_id, case_digest, exec_key, json_extract(outcome, '$.c'), "
+            "coalesce(json_extract(outcome, '$.tr'), 1) FROM run_cases WHERE run_id=? "
+            "ORDER BY seq", (run_id,),
+        )
+        yield from cursor
 
     def run_case(self, run_id: str, case_id: str) -> tuple[str, str | None, dict[str, Any]] | None:
         """(case digest, execution key, outcome) of one case of a run (its first trial), or
@@ -177,3 +195,34 @@ class RunsRegistry:
         ).fetchall()
         return [dict(zip(("case", "kind", "message", "traceback", "trial"),
                          (*r[:4], r[4] or 1), strict=True)) for r in rows]
+
+
+# Stands for the run `oloproof run` is about to make, while its baseline is resolved.
+_BEING_MADE = "\x00the run being made"
+
+
+def _resolve_in(ids: list[str], ref: str, what: str = "") -> str:
+    """`ref` among `ids` (newest first): `latest`, `latest~N`, a unique prefix or suffix."""
+    if ref == "latest" or ref.startswith("latest~"):
+        back = 0
+        if ref != "latest":
+            try:
+                back = int(ref.split("~", 1)[1])
+            except ValueError:
+                raise UsageError(f"{what}{ref!r}: write latest~N with a number N") from None
+        if back < 0 or back >= len(ids):
+            raise UsageError(f"{what}{ref!r}: only {len(ids)} run(s) are stored"
+                             + (" (counting the run being made)" if _BEING_MADE in ids else ""))
+        return ids[back]
+    if ref in ids:
+        return ref
+    matches = [i for i in ids if i.startswith(ref) or i.endswith(ref)
+               or i.removeprefix("run_").startswith(ref)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise UsageError(f"no run matches {what}{ref!r}; `oloproof runs` lists them")
+    raise UsageError(
+        f"{what}{ref!r} matches {len(matches)} runs ({', '.join(matches[:4])}...); "
+        "give more of the id"
+    )

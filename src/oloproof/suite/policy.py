@@ -15,19 +15,35 @@ RuleState = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"]
 
 
 class Rule(BaseModel):
-    """One release rule over one metric (never a slice)."""
+    """One release rule over one metric (never a slice).
+
+    `kind: non_inferiority` (SPEC §17) compares the metric with the policy's baseline run: it
+    passes when the paired difference candidate − baseline is shown to be at least −`margin`.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(min_length=1)
     metric: str = Field(min_length=1)
-    kind: Literal["interval", "observed_count"] = "interval"
+    kind: Literal["interval", "observed_count", "non_inferiority"] = "interval"
     min: float | None = None
     max: float | None = None
     max_failures: int | None = Field(default=None, ge=0)
+    # How far below the baseline's pass rate the candidate may be, a fraction in [0, 1).
+    margin: float | None = Field(default=None, ge=0, lt=1)
 
     @model_validator(mode="after")
     def _shape(self) -> Rule:
+        if self.kind == "non_inferiority":
+            if self.margin is None:
+                raise ValueError("a non_inferiority rule takes margin (e.g. margin: 0.02, a "
+                                 "fraction in [0, 1))")
+            if self.min is not None or self.max is not None or self.max_failures is not None:
+                raise ValueError("a non_inferiority rule takes margin, not min/max/"
+                                 "max_failures")
+            return self
+        if self.margin is not None:
+            raise ValueError("margin needs kind: non_inferiority")
         if self.kind == "observed_count":
             if self.max_failures is None:
                 raise ValueError("an observed_count rule takes max_failures")
@@ -51,7 +67,14 @@ class Policy(BaseModel):
     block_on: tuple[RuleState, ...] = ("FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW")
     warn_on: tuple[RuleState, ...] = ()
     allow_approximate_methods: bool = False
+    # The run `non_inferiority` rules compare with (SPEC §17): a run reference (§4.2).
+    baseline: str | None = Field(default=None, min_length=1)
     rules: tuple[Rule, ...] = ()
+
+    @property
+    def compares(self) -> bool:
+        """Whether some rule needs a baseline run."""
+        return any(rule.kind == "non_inferiority" for rule in self.rules)
 
     @model_validator(mode="after")
     def _unique(self) -> Policy:
@@ -101,6 +124,16 @@ def load_policy(path: Path) -> tuple[Policy, YamlDocument]:
             file=path, line=doc.line_of(("rules",)) if given else 1,
         )
     for i, rule in enumerate(data.get("rules") or ()):
+        margin = rule.get("margin") if isinstance(rule, dict) else None
+        if isinstance(margin, int | float) and not isinstance(margin, bool) \
+                and not 0 <= margin < 1:
+            raise ConfigError(
+                f"rule {rule.get('id', i + 1)!r}: margin {margin!r} is outside [0, 1); a "
+                "margin is how far below the baseline's pass rate the candidate may be, as a "
+                "fraction (margin: 0.02 allows 2 percentage points)",
+                file=path,
+                line=doc.line_of(("rules", i, "margin")),
+            )
         if isinstance(rule, dict) and "slice" in rule:
             raise ConfigError(
                 "a rule cannot name a slice: slices are exploratory and never gate; "
@@ -129,6 +162,14 @@ def check_rule_metrics(policy: Policy, doc: YamlDocument, metrics: dict[str, str
                 file=doc.path,
                 line=line,
             )
+        if rule.kind == "non_inferiority" and kind == "quantile":
+            raise ConfigError(
+                f"rule {rule.id!r}: non_inferiority rules compare pass rates case by case, "
+                f"and {rule.metric!r} is a quantile; name a criterion (or a pass_hat_k / "
+                "pass_at_k metric)",
+                file=doc.path,
+                line=line,
+            )
         if rule.kind == "observed_count" and kind == "fraction":
             raise ConfigError(
                 f"rule {rule.id!r}: observed_count rules count failures, and {rule.metric!r} "
@@ -143,4 +184,20 @@ def check_rule_metrics(policy: Policy, doc: YamlDocument, metrics: dict[str, str
                 f"and {rule.metric!r} is a {kind}",
                 file=doc.path,
                 line=line,
+            )
+
+
+def check_baseline_given(policy: Policy, doc: YamlDocument, baseline: str | None) -> None:
+    """A policy with a `non_inferiority` rule needs a baseline run: `baseline:` in the policy
+    or `baseline` given (`--baseline REF`). A ConfigError at the first such rule otherwise."""
+    if baseline is not None or policy.baseline is not None:
+        return
+    for i, rule in enumerate(policy.rules):
+        if rule.kind == "non_inferiority":
+            raise ConfigError(
+                f"rule {rule.id!r} is a non_inferiority rule, which compares this run with a "
+                "baseline run, and no baseline is given; add `baseline: latest~1` (any run "
+                "reference) at the top of the policy, or pass --baseline REF",
+                file=doc.path,
+                line=doc.line_of(("rules", i, "kind")),
             )

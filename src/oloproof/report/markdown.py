@@ -1,0 +1,192 @@
+"""GitHub-flavoured Markdown for a pull request or `$GITHUB_STEP_SUMMARY` (SPEC §19).
+
+A run: the gate, the Decisions table (each with the comparison it made), the Metrics table, the
+paired figures against a baseline when rules were decided on one, what broke, and the first
+failing cases. A comparison: the criteria table, the broken cases with what changed, then the
+fixed, changed and unpaired cases. Figures are the terminal's (same rounding).
+
+Every text from a case or a configuration is written with `text()`: control and
+direction-changing characters as `\\uXXXX`, newlines as `\\n`, and every ASCII punctuation
+character backslash-escaped — so `|` cannot split a table cell, a backtick cannot open code,
+`<` and `&` cannot start HTML or an entity, and nothing can become a link or a heading.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from oloproof.document import (
+    BaselineSummary,
+    Comparison,
+    CriterionComparison,
+    RunDocument,
+)
+from oloproof.report.comparison import verdict_words
+from oloproof.report.escape import safe_line
+from oloproof.report.numbers import (
+    decision_comparison,
+    difference_text,
+    estimate_text,
+    interval_text,
+    n_text,
+    p_value_text,
+)
+
+#: Failing or broken cases listed before `… and N more`.
+CASES_SHOWN = 10
+
+_PUNCTUATION = re.compile(r"""([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])""")
+
+_GATE_WORDS = {0: "release allowed", 1: "blocked with a FAIL",
+               3: "blocked on INSUFFICIENT_EVIDENCE only", 4: "blocked with MANUAL_REVIEW",
+               5: "the run could not complete"}
+_STATE_MARK = {"PASS": "✅", "FAIL": "❌", "INSUFFICIENT_EVIDENCE": "⚠️", "MANUAL_REVIEW": "👀"}
+
+
+def text(value: object) -> str:
+    """Untrusted text made inert in Markdown (see the module's text)."""
+    return _PUNCTUATION.sub(r"\\\1", safe_line(value))
+
+
+def _plain(value: str) -> str:
+    """Our own figures and words: only what could split a table cell is escaped."""
+    return value.replace("|", "\\|")
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """A GFM table; cells are already escaped."""
+    out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    return out
+
+
+def criteria_table(rows: Sequence[CriterionComparison]) -> list[str]:
+    """The paired figures, one row per criterion."""
+    return table(["Criterion", "Paired", "Both passed", "Fixed", "Broken", "Both failed",
+                  "Missing", "Difference [interval]", "McNemar p"],
+                 [[text(r.criterion), str(r.paired), str(r.both_passed), str(r.fixed),
+                   f"**{r.broken}**" if r.broken else "0", str(r.both_failed), str(r.missing),
+                   _plain(difference_text(r)), _plain(p_value_text(r.mcnemar_p))]
+                  for r in rows])
+
+
+def _ids(ids: Sequence[str], shown: int = CASES_SHOWN) -> str:
+    listed = ", ".join(text(i) for i in ids[:shown])
+    return listed + (f" … and {len(ids) - shown} more" if len(ids) > shown else "")
+
+
+def _baseline(summary: BaselineSummary) -> list[str]:
+    out = ["", f"### Against baseline `{summary.baseline}`", "",
+           "This run − baseline over the cases paired by id"
+           + (f" ({summary.changed} changed, {summary.baseline_only} in the baseline only, "
+              f"{summary.candidate_only} in this run only: not paired)"
+              if summary.changed or summary.baseline_only or summary.candidate_only else "")
+           + ".", ""]
+    out += criteria_table(summary.criteria)
+    out += [f"> {text(w)}" for w in summary.warnings]
+    return out
+
+
+def run_markdown(document: RunDocument) -> str:
+    """The Markdown summary of a run (see the module's text)."""
+    gate = document.gate
+    out = [f"## Oloproof: {gate.action} (exit {int(gate.exit_code)})", "",
+           f"{_GATE_WORDS.get(int(gate.exit_code), '')} · run `{document.run_id}` · "
+           f"{document.status} · {text(document.system.name)} {text(document.system.version)}"
+           f" · {document.cases} cases · confidence level {document.confidence_level:g}"]
+    for warning in document.warnings:
+        out += ["", f"> **Warning:** {text(warning)}"]
+    metrics = {m.id: m for m in document.metrics}
+    paired = {r.criterion: r for r in (document.baseline.criteria if document.baseline else ())}
+    out += ["", "### Decisions", ""]
+    if document.decisions:
+        out += table(["Rule", "Metric", "State", "Compared", "Reasons"], [
+            [text(d.rule), text(d.metric), f"{_STATE_MARK.get(d.state, '')} **{d.state}**",
+             _plain(decision_comparison(d, metrics.get(d.metric), paired.get(d.metric))),
+             _plain(", ".join(d.reasons))]
+            for d in document.decisions])
+    else:
+        out.append("(no rules)")
+    out += ["", "### Metrics", ""]
+    out += table(["Metric", "Estimate", "Interval", "N"],
+                 [[text(m.id), _plain(estimate_text(m)), _plain(interval_text(m)),
+                   _plain(n_text(m))] for m in document.metrics])
+    if document.baseline is not None:
+        out += _baseline(document.baseline)
+    if document.errors:
+        groups: dict[tuple[str, str], list[str]] = {}
+        for error in document.errors:
+            first = error.message.splitlines()[0] if error.message.strip() else ""
+            groups.setdefault((error.kind, first), []).append(error.case)
+        out += ["", f"### What broke: {len(document.errors)} case(s) errored", ""]
+        out += [f"- {text(kind)} × {len(cases)}: {text(message)} (cases: {_ids(cases)})"
+                for (kind, message), cases in sorted(groups.items(), key=lambda g: -len(g[1]))]
+    failing = document.failing_cases
+    if failing is not None and failing.total:
+        out += ["", f"### Failing cases: {failing.total}", ""]
+        for case in failing.first:
+            parts = []
+            if case.error:
+                parts.append(f"errored ({text(case.error)})")
+            if case.failed:
+                parts.append("failed " + ", ".join(text(c) for c in case.failed))
+            if case.missing:
+                parts.append("missing " + ", ".join(text(c) for c in case.missing))
+            out.append(f"- {text(case.case)}: " + "; ".join(parts))
+        if failing.total > len(failing.first):
+            out.append(f"- … and {failing.total - len(failing.first)} more: "
+                       f"`oloproof inspect {document.run_id} --failures`")
+    return "\n".join(out) + "\n"
+
+
+def comparison_markdown(comparison: Comparison) -> str:
+    """The Markdown summary of a comparison (see the module's text)."""
+    total_broken = len({i for ids in comparison.broken_cases.values() for i in ids})
+    total_fixed = len({i for ids in comparison.fixed_cases.values() for i in ids})
+    out = [f"## Oloproof compare: {total_broken} broken, {total_fixed} fixed", "",
+           f"Candidate `{comparison.candidate}` ({text(comparison.candidate_system.name)} "
+           f"{text(comparison.candidate_system.version)}) against baseline "
+           f"`{comparison.baseline}` ({text(comparison.baseline_system.name)} "
+           f"{text(comparison.baseline_system.version)}) · confidence level "
+           f"{comparison.confidence_level:g}", ""]
+    for warning in comparison.warnings:
+        out += [f"> **Warning:** {text(warning)}", ""]
+    out += criteria_table(comparison.criteria)
+    out += ["", "Difference = candidate − baseline over paired cases (betting interval, a "
+            "missing side resolved the worst way for each bound); McNemar's exact p is "
+            "descriptive."]
+    changes = {c.case: c for c in comparison.changes}
+    if total_broken:
+        out += ["", f"### Broken cases: {total_broken}", ""]
+        for criterion, ids in comparison.broken_cases.items():
+            if ids:
+                out.append(f"- **{text(criterion)}**: {_ids(ids)}")
+        described = [changes[i] for ids in comparison.broken_cases.values() for i in ids
+                     if i in changes]
+        seen: set[str] = set()
+        lines = []
+        for change in described:
+            if change.case in seen or len(seen) >= CASES_SHOWN:
+                continue
+            seen.add(change.case)
+            line = f"- {text(change.case)}: " + "; ".join(text(verdict_words(c))
+                                                         for c in change.criteria)
+            if change.parting is not None:
+                line += (f" · trajectories part at step {change.parting.step} (baseline: "
+                         f"{text(change.parting.baseline or '(ended)')}; candidate: "
+                         f"{text(change.parting.candidate or '(ended)')})")
+            lines.append(line)
+        if lines:
+            out += ["", "What changed:", "", *lines]
+    if total_fixed:
+        out += ["", f"### Fixed cases: {total_fixed}", ""]
+        out += [f"- **{text(c)}**: {_ids(ids)}" for c, ids in comparison.fixed_cases.items()
+                if ids]
+    unpaired = [("Changed (input or expected changed; not paired)", comparison.changed),
+                ("In the baseline only", comparison.baseline_only),
+                ("In the candidate only", comparison.candidate_only)]
+    if any(ids for _, ids in unpaired):
+        out += ["", "### Not paired", ""]
+        out += [f"- {label}: {_ids(ids)}" for label, ids in unpaired if ids]
+    return "\n".join(out) + "\n"
