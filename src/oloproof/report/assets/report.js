@@ -12,6 +12,9 @@
   var META = DATA.meta;
   var S = DATA.summary;
   var INDEX = DATA.index;              // [id, codes, errorKind, groups[], source, chunk, pos]
+  // With a baseline: the baseline run's cases whose verdicts moved (same row shape).
+  var BASE_INDEX = DATA.baseline_index || [];
+  var CMP = S.comparison || null;
   var CRITERIA = S.criteria || [];
   var SLICES = S.slice_names || [];
   var PAGE = 100;
@@ -183,8 +186,9 @@
     return sharedCache.get(k);
   }
 
-  function loadCase(pos) {
-    var row = INDEX[pos];
+  function loadCase(pos) { return loadRow(INDEX[pos]); }
+
+  function loadRow(row) {
     return loadChunk(row[5]).then(function (chunk) {
       var detail = chunk[row[6]];
       var refs = detail["$refs"] || {};
@@ -334,8 +338,9 @@
             ((S.policy.warn_on || []).length ? " · warn on: " + S.policy.warn_on.join(", ") : "")
           ))),
       h("nav", { class: "toc" },
-        [["#decisions", "Decisions"], ["#metrics", "Metrics"], ["#slices", "Slices"],
-          ["#cases", "Cases"], ["#limits", "What a run cannot tell you"]].map(function (l) {
+        [["#decisions", "Decisions"]].concat(CMP ? [["#comparison", "Comparison"]] : [],
+          [["#metrics", "Metrics"], ["#slices", "Slices"], ["#cases", "Cases"],
+          ["#limits", "What a run cannot tell you"]]).map(function (l) {
           return h("a", { href: l[0] }, l[1]);
         }))));
   }
@@ -928,8 +933,9 @@
     goToCase(INDEX[filtered[next]][0]);
   }
 
-  function renderPanel(d, pos) {
-    var row = INDEX[pos];
+  function renderPanel(d, pos, opts) {
+    opts = opts || {};
+    var row = opts.row || INDEX[pos];
     var cut = d["$cut"] || {};
     var out = [];
     // A structured value cut for size is shown as the text it was cut to, at the end.
@@ -941,8 +947,9 @@
         d[kv[0]] = kv[1];
       }
     });
-    var title = h("h2", null, "Case ", h("span", { class: "cid" }, d["case"]));
-    var nav = h("div", { class: "panel-nav" },
+    var title = h("h2", null, opts.label ? opts.label + " · case " : "Case ",
+      h("span", { class: "cid" }, d["case"]));
+    var nav = opts.label ? null : h("div", { class: "panel-nav" },
       h("button", { type: "button", title: "previous case in the list",
         onclick: function () { stepCase(-1); } }, "‹"),
       h("button", { type: "button", title: "next case in the list",
@@ -1374,9 +1381,133 @@
       h("p", { class: "note" }, "A replay shows what changed after the fault, never why."));
   }
 
+  // ---- the comparison with a baseline (SPEC §17) ---------------------------------------------
+
+  var cmpEls = {};
+
+  function baseRowOf(id) {
+    for (var i = 0; i < BASE_INDEX.length; i++) if (BASE_INDEX[i][0] === id) return BASE_INDEX[i];
+    return null;
+  }
+
+  function idList(ids) {
+    if (!ids || !ids.length) return h("span", { class: "note" }, "none");
+    return h("span", null, ids.map(function (id, i) {
+      return [i ? ", " : null, h("span", { class: "mono" }, id)];
+    }));
+  }
+
+  function changeRow(c, kind) {
+    var part = c.parting;
+    return h("tr", { class: kind === "broken" ? "row-failed" : "", "data-compare-case": c["case"] },
+      h("td", { class: "cid" }, c["case"]),
+      h("td", null, pill(kind, kind === "broken" ? "failed" : "passed")),
+      h("td", null, (c.words || []).map(function (w) { return h("div", null, w); })),
+      h("td", null, part ? [h("div", null, "step " + part.step +
+        (part.action ? " (tool calls from call " + part.action + ")" : " (same tool calls)")),
+        h("div", { class: "mono note" }, "baseline: " + (part.baseline === null ?
+          "(no step: it had ended)" : part.baseline)),
+        h("div", { class: "mono note" }, "candidate: " + (part.candidate === null ?
+          "(no step: it had ended)" : part.candidate))] :
+        h("span", { class: "note" }, "the same step by step")),
+      h("td", null, h("button", { type: "button", class: "link",
+        onclick: function () { location.hash = "#compare=" + encodeURIComponent(c["case"]); } },
+        "both panels")));
+  }
+
+  function renderComparison() {
+    if (!CMP) return null;
+    var broken = {}, fixed = {};
+    Object.keys(CMP.broken_cases || {}).forEach(function (k) {
+      (CMP.broken_cases[k] || []).forEach(function (id) { broken[id] = true; });
+    });
+    Object.keys(CMP.fixed_cases || {}).forEach(function (k) {
+      (CMP.fixed_cases[k] || []).forEach(function (id) { if (!broken[id]) fixed[id] = true; });
+    });
+    var changes = CMP.changes || [];
+    var rows = changes.filter(function (c) { return broken[c["case"]]; }).map(function (c) {
+      return changeRow(c, "broken");
+    }).concat(changes.filter(function (c) { return fixed[c["case"]]; }).map(function (c) {
+      return changeRow(c, "fixed");
+    }));
+    var nBroken = Object.keys(broken).length, nFixed = Object.keys(fixed).length;
+    var described = changes.length;
+    var criteria = (CMP.criteria || []).map(function (r) {
+      return h("tr", { "data-criterion": r.criterion }, h("td", { class: "mono" }, r.criterion),
+        h("td", null, fmtInt(r.paired)), h("td", null, fmtInt(r.both_passed)),
+        h("td", null, fmtInt(r.fixed)),
+        h("td", { class: r.broken ? "bad" : "" }, fmtInt(r.broken)),
+        h("td", null, fmtInt(r.both_failed)), h("td", null, fmtInt(r.missing)),
+        h("td", { class: "mono" }, r.text.difference), h("td", null, r.text.p));
+    });
+    cmpEls.panel = h("div", { id: "compare-panel", class: "compare-panel" });
+    return h("section", { id: "comparison" },
+      h("h2", null, "Compared with baseline ", h("span", { class: "mono" }, CMP.baseline)),
+      h("p", { class: "note" }, "This run (candidate, " + CMP.candidate_system.name + " " +
+        CMP.candidate_system.version + ") against the baseline (" + CMP.baseline_system.name +
+        " " + CMP.baseline_system.version + "), cases paired by id. Difference = candidate − " +
+        "baseline over paired cases, with its betting interval (a missing side resolved the " +
+        "worst way for each bound); McNemar's exact p is descriptive and never gates."),
+      (CMP.warnings || []).map(function (w) { return h("p", { class: "warning" }, "Warning: " + w); }),
+      h("div", { class: "table-scroll" }, h("table", { id: "compare-criteria" },
+        h("thead", null, h("tr", null, ["Criterion", "Paired", "Both passed", "Fixed", "Broken",
+          "Both failed", "Missing", "Difference [interval]", "McNemar p"].map(function (c) {
+          return h("th", null, c);
+        }))), h("tbody", null, criteria))),
+      h("h3", null, "Broken cases first (" + fmtInt(nBroken) + " broken, " + fmtInt(nFixed) +
+        " fixed" + (described < nBroken + nFixed ? "; the first " + described + " described" :
+        "") + ")"),
+      rows.length ? h("div", { class: "table-scroll" }, h("table", { id: "compare-cases" },
+        h("thead", null, h("tr", null, ["Case", "", "What changed", "Where the trajectories " +
+          "part", ""].map(function (c) { return h("th", null, c); }))),
+        h("tbody", null, rows))) : h("p", { class: "note" }, "No case broke or was fixed."),
+      h("div", { class: "note" }, h("div", null, "Changed (input or expected changed; not " +
+        "paired): ", idList(CMP.changed)), h("div", null, "In the baseline only: ",
+        idList(CMP.baseline_only)), h("div", null, "In the candidate only: ",
+        idList(CMP.candidate_only))),
+      cmpEls.panel);
+  }
+
+  var compareToken = 0;
+
+  function openCompare(id) {
+    var panel = cmpEls.panel;
+    if (!panel) return;
+    var token = ++compareToken;
+    var pos = positionOf(id), brow = baseRowOf(id);
+    clear(panel);
+    add(panel, h("p", { class: "note" }, "Reading case " + id + " in both runs…"));
+    var sides = [brow ? loadRow(brow) : Promise.resolve(null),
+      pos >= 0 ? loadCase(pos) : Promise.resolve(null)];
+    Promise.all(sides).then(function (details) {
+      if (token !== compareToken) return;
+      clear(panel);
+      panel.setAttribute("data-case", id);
+      add(panel, h("h3", null, "Case ", h("span", { class: "mono" }, id), " in both runs"),
+        h("div", { class: "side-by-side" },
+          h("div", { class: "panel", "data-side": "baseline" }, details[0] ?
+            renderPanel(details[0], -1, { row: brow, label: "baseline " + CMP.baseline }) :
+            h("p", { class: "note" }, "Not in the baseline's embedded cases.")),
+          h("div", { class: "panel", "data-side": "candidate" }, details[1] ?
+            renderPanel(details[1], pos, { label: "candidate " + CMP.candidate }) :
+            h("p", { class: "note" }, "Not in this run."))));
+      panel.scrollIntoView();
+    }, function (err) {
+      if (token !== compareToken) return;
+      clear(panel);
+      add(panel, h("div", { class: "error-box" }, h("div", { class: "msg" }, String(err.message ||
+        err))));
+    });
+  }
+
   // ---- start --------------------------------------------------------------------------------
 
   function onHash() {
+    var c = /^#compare=(.*)$/.exec(location.hash);
+    if (c) {
+      try { openCompare(decodeURIComponent(c[1])); } catch (e) { /* a malformed hash */ }
+      return;
+    }
     var m = /^#case=(.*)$/.exec(location.hash);
     if (!m) return;
     var id;
@@ -1394,8 +1525,8 @@
     var main = h("main", { class: "wrap" });
     add(main, renderErrors(S.errors));
     (S.warnings || []).forEach(function (w) { add(main, h("p", { class: "warning" }, "Warning: " + w)); });
-    add(main, [renderDecisions(), renderMetrics(), renderReliability(), renderExclusions(),
-      renderTransforms(), renderSlices()]);
+    add(main, [renderDecisions(), renderComparison(), renderMetrics(), renderReliability(),
+      renderExclusions(), renderTransforms(), renderSlices()]);
     add(main, [h("h2", null, "Cache"), renderCache()]);
     add(main, renderCases());
     add(main, renderLimits());
