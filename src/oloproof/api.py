@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import importlib
 import os
+import sqlite3
 import sys
 import threading
 from collections.abc import Callable
@@ -44,11 +45,12 @@ from oloproof.document import (
     SystemRef,
     TransformValidity,
 )
-from oloproof.errors import ConfigError, RunStopped, StoreError, UsageError
+from oloproof.errors import ConfigError, RunStopped, UsageError
 from oloproof.execution.engine import Progress, RunEngine
 from oloproof.execution.executors import open_transport
 from oloproof.project import LoadedSuite, describe_suite, load_suite
 from oloproof.report.limits import limits_for
+from oloproof.store.sql import store_error
 from oloproof.store.store import Store
 from oloproof.suite.config import load_suite_file
 from oloproof.suite.policy import (
@@ -248,6 +250,8 @@ class _Run:
         except Exception as exc:
             with contextlib.suppress(Exception):  # the store itself may be what broke
                 db.finish_run(run_id, "failed", self.progress.done, None)
+            if isinstance(exc, sqlite3.DatabaseError):  # a read of the store failed
+                raise store_error(exc, db.path, "read") from None
             exc.add_note(f"oloproof: the run {run_id} failed after {self.progress.done} of "
                          f"{self.progress.total} cases and is marked `failed`; what finished "
                          "is stored")
@@ -467,25 +471,18 @@ def find_store(config: str | Path = "oloproof.yaml", store: str | Path | None = 
 
 
 def _open_existing(config: str | Path, store: str | Path | None) -> Store:
-    path = find_store(config, store)
-    if not path.is_file():
-        raise StoreError(
-            "no store here yet: run `oloproof run` in the project directory first", file=path
-        )
-    return Store(path)
+    """The project's store, opened read-only: reading a run never writes (SPEC §11.1)."""
+    return Store(find_store(config, store), read_only=True)
 
 
 def load_run(
     ref: str = "latest", config: str | Path = "oloproof.yaml", store: str | Path | None = None
 ) -> RunResult:
     """Read a stored run (`latest`, `latest~N`, or a unique prefix or suffix of its id)."""
-    db = _open_existing(config, store)
-    try:
+    with _open_existing(config, store) as db:
         record = db.run_record(db.resolve_run(ref))
         return RunResult(_document_of(db, record), [],
                          Policy.model_validate(record["policy"]))
-    finally:
-        db.close()
 
 
 def _document_of(db: Store, record: dict[str, Any]) -> RunDocument:
@@ -529,8 +526,7 @@ def load_case_trials(
     with the case's digest (the order intervals take cases in). A run without trials gives
     one trial per case. Reads only the stored run.
     """
-    db = _open_existing(config, store)
-    try:
+    with _open_existing(config, store) as db:
         run_id = db.resolve_run(ref)
         record = db.run_record(run_id)
         suite = record["suite"]
@@ -538,8 +534,6 @@ def load_case_trials(
                     for case_id, digest, _key, outcome in db.iter_run_cases(run_id))
         return list(iter_case_trials(outcomes, len(suite["criteria"]),
                                      int(suite.get("trials", 1))))
-    finally:
-        db.close()
 
 
 def write_html_report(
@@ -562,8 +556,7 @@ def write_html_report(
     from oloproof.report.html import render_page, write_page
     from oloproof.report.html_data import build_report_data
 
-    db = _open_existing(config, store)
-    try:
+    with _open_existing(config, store) as db:
         record = db.run_record(db.resolve_run(run_ref))
         document = _document_of(db, record)
         comparison = None
@@ -573,8 +566,6 @@ def write_html_report(
                                          document.confidence_level)
         data = build_report_data(db, record["run_id"], document, compress=compress,
                                  comparison=comparison)
-    finally:
-        db.close()
     return write_page(render_page(data), Path(path))
 
 
@@ -595,11 +586,8 @@ def write_ci_reports(
         if isinstance(target, Comparison):
             xml = comparison_junit(target)
         else:
-            db = _open_existing(config, store)
-            try:
+            with _open_existing(config, store) as db:
                 records = case_records(db, target.run_id)
-            finally:
-                db.close()
             block_on = target.policy.block_on if target.policy is not None else \
                 Policy().block_on
             xml = run_junit(target.document, records, block_on)
@@ -621,8 +609,7 @@ def redecide(
     the policy's `baseline:`; a reference that names the run itself (`latest` for `gate
     latest`) means the newest run before it (SPEC §17).
     """
-    db = _open_existing(config, store)
-    try:
+    with _open_existing(config, store) as db:
         record = db.run_record(db.resolve_run(ref))
         suite_info = record["suite"]
         if policy is None:
@@ -654,8 +641,6 @@ def redecide(
             list(old.errors) if old is not None else [], [], baseline=against,
         )
         return RunResult(document, [], chosen)
-    finally:
-        db.close()
 
 
 def compare(
@@ -672,8 +657,7 @@ def compare(
     A baseline of another project, the candidate itself, or one sharing no case id with the
     candidate raises UsageError.
     """
-    db = _open_existing(config, store)
-    try:
+    with _open_existing(config, store) as db:
         base, cand = db.resolve_run(baseline), db.resolve_run(candidate)
         record = db.run_record(cand)
         level = float((record.get("policy") or {}).get("confidence_level", 0.95))
@@ -682,8 +666,6 @@ def compare(
 
             check_comparable(base, "", cand, "")
         return compare_sides(db, read_side(db, base), read_side(db, cand), level)
-    finally:
-        db.close()
 
 
 def plan(

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from oloproof.cli import crash
-from oloproof.errors import ConfigError, OloproofError, RunStopped, StoreError, UsageError
+from oloproof.errors import ConfigError, OloproofError, RunStopped, UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -324,11 +324,8 @@ def runs(config: str, store: str | None, limit: int) -> None:
             sys.exit(EXIT_CONFIG)
         click.echo("No runs yet: `oloproof run` makes the first one.")
         return
-    db = _guard(False, lambda: Store(path))
-    try:
+    with _guard(False, lambda: Store(path, read_only=True)) as db:
         rows = db.list_runs(limit)
-    finally:
-        db.close()
     from oloproof.report.terminal import render_runs
 
     render_runs(rows, _console())
@@ -477,11 +474,7 @@ def inspect(run_ref: str, case_id: str | None, failures: bool, flaky: bool,
                               "missing" if verdict == "missing" else None)
 
     def work() -> None:
-        path = api.find_store(config, store)
-        if not path.is_file():
-            raise StoreError("no store here yet: run `oloproof run` first", file=path)
-        db = Store(path)
-        try:
+        with Store(api.find_store(config, store), read_only=True) as db:
             run_id = db.resolve_run(run_ref)
             console = _console()
             if case_id is not None:
@@ -522,8 +515,6 @@ def inspect(run_ref: str, case_id: str | None, failures: bool, flaky: bool,
                 click.echo(json.dumps(document.to_json(), ensure_ascii=False))
             else:
                 render_run(document, console, slices="all" if slices == "all" else "differing")
-        finally:
-            db.close()
 
     _guard(as_json, work)
 
@@ -548,15 +539,9 @@ def cases(run_ref: str, failures: bool, criterion: str | None, verdict: str | No
                               "missing" if verdict == "missing" else None)
 
     def work() -> None:
-        path = api.find_store(config, store)
-        if not path.is_file():
-            raise StoreError("no store here yet: run `oloproof run` first", file=path)
-        db = Store(path)
-        try:
+        with Store(api.find_store(config, store), read_only=True) as db:
             run_id = db.resolve_run(run_ref)
             criteria, chosen, total = select_cases(db, run_id, selection)
-        finally:
-            db.close()
         if as_json:
             click.echo(json.dumps({"run_id": run_id, "criteria": criteria,
                                    "cases": [c.to_json(criteria) for c in chosen]},

@@ -1,14 +1,17 @@
-"""SQLite used plainly: the connection, one transaction helper, chunked `IN (…)` reads, multi-row
-inserts, and the store's error for a failed write."""
+"""SQLite used plainly: the connections (read-write, and read-only for the reading commands), one
+transaction helper, chunked `IN (…)` reads, multi-row inserts, and the store's errors in words
+that say what to do."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from pydantic_core import to_json
 
@@ -27,6 +30,87 @@ def connect(path: Path) -> sqlite3.Connection:
     # Cache keys are random digests: a larger page cache keeps index inserts in memory.
     conn.execute("PRAGMA cache_size=-65536")
     return conn
+
+
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that never writes: `mode=ro`, or `immutable=1` where SQLite cannot make its
+    shared-memory file beside the store (a read-only directory).
+
+    A WAL store is read through its `-shm` file, which a read-only open must find or create;
+    in a directory nobody may write, `immutable=1` reads the database file alone (the last
+    writer to close checkpointed its WAL into it).
+    """
+    uri = "file:" + quote(str(path.resolve()))
+    try:
+        conn = sqlite3.connect(uri + "?mode=ro", uri=True, timeout=60.0, isolation_level=None,
+                               check_same_thread=False)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError as exc:
+        # SQLITE_READONLY_DIRECTORY (or CANTOPEN, in older SQLite): no `-shm` file can be made.
+        if getattr(exc, "sqlite_errorcode", 0) & 0xFF not in (sqlite3.SQLITE_CANTOPEN,
+                                                              sqlite3.SQLITE_READONLY):
+            raise
+        conn = sqlite3.connect(uri + "?immutable=1", uri=True, isolation_level=None,
+                               check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout=60000")
+    return conn
+
+
+_ELSEWHERE = ("--store PATH, $OLOPROOF_STORE or `store:` in oloproof.yaml")
+
+
+def damaged_store_error(path: Path, detail: str) -> StoreError:
+    """The error for a store file SQLite cannot read as a database, with the way out."""
+    return StoreError(
+        f"the store is damaged or is not an Oloproof store ({detail}). Move it aside "
+        f"(`mv {path} {path}.damaged`) and the next `oloproof run` starts a new store, "
+        "executing every case again (the runs and cache stay in the moved file; "
+        "`sqlite3 FILE .recover` may save them)",
+        file=path)
+
+
+def store_error(exc: sqlite3.Error, path: Path, doing: str = "write to") -> StoreError:
+    """A `StoreError` naming the store, what went wrong in words, and what to do about it."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None  # the primary result code
+    text = str(exc)
+    if primary == sqlite3.SQLITE_FULL or "disk is full" in text:
+        return StoreError(
+            f"cannot {doing} the store: the disk that holds it is full ({text}). Free space "
+            f"on that disk, or put the store on another one ({_ELSEWHERE}), and run again; "
+            "cases stored before the disk filled are kept and reused from the cache",
+            file=path)
+    if primary in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM):
+        return StoreError(
+            f"cannot {doing} the store: it is read-only ({text}). Reading commands (runs, "
+            "inspect, cases, gate, compare, report) still work on it; to run, make the file "
+            f"and its directory writable, or point the store elsewhere ({_ELSEWHERE})",
+            file=path)
+    if primary in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return StoreError(
+            f"cannot {doing} the store: another process has held it locked for over a minute "
+            f"({text}); wait for that process (another `oloproof run`?) and run again",
+            file=path)
+    if primary in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        return damaged_store_error(path, text)
+    if primary == sqlite3.SQLITE_CANTOPEN and path.exists() and doing != "read" and not (
+            os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
+        # SQLite opens a file it may not write read-only, then cannot open its WAL beside it.
+        return StoreError(
+            f"cannot {doing} the store for writing: it is read-only (the file or its "
+            "directory may not be written). Reading commands (runs, inspect, cases, gate, "
+            "compare, report) still work on it; to run, make the file and its directory "
+            f"writable, or point the store elsewhere ({_ELSEWHERE})", file=path)
+    if primary == sqlite3.SQLITE_CANTOPEN:
+        return StoreError(
+            f"cannot open the store ({text}): check that its directory exists and may be "
+            f"read, or point the store elsewhere ({_ELSEWHERE})", file=path)
+    if primary == sqlite3.SQLITE_IOERR:
+        return StoreError(
+            f"cannot {doing} the store: the disk reported an error ({text}); check the disk "
+            f"(is it full, removed, or a network drive that dropped?), or point the store "
+            f"elsewhere ({_ELSEWHERE}), and run again", file=path)
+    return StoreError(f"cannot {doing} the store: {text}", file=path)
 
 
 def dumps(value: Any) -> str:
@@ -58,7 +142,7 @@ def writing(path: Path) -> Iterator[None]:
     try:
         yield
     except sqlite3.DatabaseError as exc:
-        raise StoreError(f"cannot write to the store: {exc}", file=path) from None
+        raise store_error(exc, path) from None
 
 
 def select_in(conn: sqlite3.Connection, query: str, keys: Iterable[str]) -> Iterator[Any]:

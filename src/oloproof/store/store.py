@@ -9,6 +9,10 @@
 `schema` holds the one schema and its migrations, `sql` the SQLite plumbing they share (one
 transaction helper, chunked `IN (…)` reads, multi-row inserts). WAL mode lets readers run beside
 a writer, and a busy timeout lets two runs share one store.
+
+The reading commands open the store read-only (`Store(path, read_only=True)`), so a store
+nobody may write (a CI artifact, a colleague's copy) can still be listed, inspected, gated and
+reported on.
 """
 
 from __future__ import annotations
@@ -19,8 +23,8 @@ from pathlib import Path
 from oloproof.errors import StoreError
 from oloproof.store.caches import CacheReads
 from oloproof.store.runs import RunsRegistry
-from oloproof.store.schema import JUDGMENT_CASE_KEY, migrate
-from oloproof.store.sql import connect
+from oloproof.store.schema import JUDGMENT_CASE_KEY, SCHEMA_VERSION, migrate
+from oloproof.store.sql import connect, connect_read_only, damaged_store_error, store_error
 from oloproof.store.writer import Writer
 
 __all__ = ["JUDGMENT_CASE_KEY", "Store"]
@@ -29,20 +33,101 @@ __all__ = ["JUDGMENT_CASE_KEY", "Store"]
 class Store(Writer, RunsRegistry, CacheReads):
     """One project's store. Not thread-safe: use it from one thread (the run's event loop)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
+        self.read_only = read_only
+        if read_only:
+            self.conn = self._open_for_reading(path)
+            Writer.__init__(self)
+            return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot make the store's directory {path.parent}: "
+                             f"{exc.strerror}; point the store elsewhere (--store PATH, "
+                             "$OLOPROOF_STORE or `store:` in oloproof.yaml)", file=path) from None
+        try:
             self.conn = connect(path)
+            _check_is_a_store(self.conn, path, empty_ok=True)
             migrate(self.conn)
-        except (sqlite3.DatabaseError, OSError) as exc:
-            raise StoreError(f"cannot open the store: {exc}", file=path) from None
+        except sqlite3.DatabaseError as exc:
+            raise store_error(exc, path, "open") from None
         Writer.__init__(self)
-        self.merge_staged()  # rows a killed run staged become cache entries now
+        try:
+            self.merge_staged()  # rows a killed run staged become cache entries now
+        except sqlite3.DatabaseError as exc:
+            self.conn.close()
+            raise store_error(exc, path, "open") from None
+
+    @staticmethod
+    def _open_for_reading(path: Path) -> sqlite3.Connection:
+        """A read-only connection to an existing store at the current schema.
+
+        A store that needs upkeep first (a migration, or staged rows a killed run left) gets it
+        from a writing handle when the store can be written; otherwise it is read as it is.
+        """
+        if not path.is_file():
+            raise StoreError("no store here yet: run `oloproof run` in the project directory "
+                             "first", file=path)
+        try:
+            conn = connect_read_only(path)
+            version = _check_is_a_store(conn, path, empty_ok=False)
+            if version < SCHEMA_VERSION or _has_staged_rows(conn):
+                try:
+                    Store(path).close()  # migrate and merge, then read
+                except StoreError:
+                    if version < SCHEMA_VERSION:
+                        raise StoreError(
+                            f"the store was written by an older Oloproof (schema {version}, "
+                            f"this one reads {SCHEMA_VERSION}) and cannot be upgraded here "
+                            "because it is read-only; run any command once where it can be "
+                            "written", file=path) from None
+                    return conn  # staged rows stay staged: their cache entries show later
+                conn.close()
+                conn = connect_read_only(path)
+            return conn
+        except sqlite3.DatabaseError as exc:
+            raise store_error(exc, path, "read") from None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: object) -> None:
+        """Close; an SQLite error met while reading (a page damaged after the header, say)
+        becomes a `StoreError` that names the store and what to do."""
+        self.close()
+        if isinstance(error, sqlite3.DatabaseError):
+            raise store_error(error, self.path, "read") from None
 
     def close(self) -> None:
         """Commit what is pending, stop the writer thread, close the connection."""
         try:
-            self.stop_writer()
+            if not self.read_only:
+                self.stop_writer()
         finally:
             self.conn.close()
+
+
+def _check_is_a_store(conn: sqlite3.Connection, path: Path, *, empty_ok: bool) -> int:
+    """The store's schema version, after checking the file is a database with our tables."""
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE "
+                                             "type = 'table'")}
+    if version == 0 and not tables and empty_ok:
+        return 0  # a new store
+    if version == 0 or "runs" not in tables or version > SCHEMA_VERSION:
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"the store was written by a newer Oloproof (schema {version}, "
+                             f"this one reads up to {SCHEMA_VERSION}); upgrade Oloproof, or "
+                             "point the store elsewhere", file=path)
+        raise damaged_store_error(path, "it has no Oloproof tables" if not tables
+                                  else "its tables are not an Oloproof store's")
+    return version
+
+
+def _has_staged_rows(conn: sqlite3.Connection) -> bool:
+    return bool(conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM stage_executions) OR EXISTS (SELECT 1 FROM "
+        "stage_judgments) OR EXISTS (SELECT 1 FROM stage_cases) OR EXISTS "
+        "(SELECT 1 FROM stage_artifacts)").fetchone()[0])
