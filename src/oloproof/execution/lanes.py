@@ -5,16 +5,14 @@ jobs, `await results()` returns every result that is ready (waiting for at least
 `await close()` stops. Two local transports run the workers of this process (one, or
 `execution.workers` of them on `executor: local`, each with its own system and sandbox):
 
-- `ThreadLanes`, for a sync system: up to `lanes` threads, each taking the next job from a
-  shared queue and running the unit whole (every call, replay and judgment of it) in that
-  thread. Every call runs on a lane, from the first case. Lanes exist to overlap *waiting*
-  (a system blocked on the network or a sleep): the run starts with one, and they double, up
-  to `lanes`, after each 10 ms in which jobs were queued and the process used less than a
-  quarter of a core (the coordinator looks while it waits for results, at least every
-  `POLL_SECONDS`; no thread wakes up just to look) — a sync system that waits reaches full
-  concurrency within a few windows, while one that computes keeps a single lane: Python
-  threads that all want the interpreter only hand it to each other (on two cores that cost
-  0.15 ms per case for an agent that reads a file per call, more than the engine's own work).
+- `ThreadLanes`, for a sync system: a plain pool of `lanes` threads, started as the first jobs
+  arrive, each taking the next job from a shared queue and running the unit whole (every call,
+  replay and judgment of it) in that thread. Every call runs on a lane, from the first case:
+  real agents block on the network, and `concurrency` threads overlap their waits from the
+  start. (A run used to start with one lane and add more when the process looked idle; that
+  guess failed whenever anything else in the process was busy — importing, loading — and a
+  blocking system then ran at half its concurrency. The pool costs a system that only
+  computes no more: measured in `benchmarks/RESULTS.md`.)
   Results are handed back in bulk: a lane wakes the event loop only once `WAKE_AT` results
   are waiting, and the loop collects smaller batches itself every `POLL_SECONDS`, so the
   coordinator takes the interpreter once per batch, not once per case. With `timeout_s`, a
@@ -38,7 +36,7 @@ import contextlib
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -158,15 +156,13 @@ class _Outbox:
             self._wake_pending = False
         return items
 
-    async def take(self, on_wait: Callable[[], None] | None = None) -> list[UnitResult]:
-        """The results ready, waiting until there is one; `on_wait` runs before each wait
-        (at least every POLL_SECONDS while the coordinator waits)."""
+    async def take(self) -> list[UnitResult]:
+        """The results ready, waiting until there is one (looking at least every
+        POLL_SECONDS)."""
         while True:
             items = self.ready()
             if items:
                 return items
-            if on_wait is not None:
-                on_wait()
             self._waiter = self._loop.create_future()
             poll = self._loop.call_later(POLL_SECONDS, self._wake)
             try:
@@ -179,14 +175,6 @@ class _Outbox:
 # ---- sync systems: threads that run whole units ------------------------------------------------
 
 _ABANDONED = object()
-# The lanes double after a window in which jobs were queued and the process used less than
-# IDLE_SHARE of one core: its lanes are waiting (on the network, a sleep), not computing. (A
-# window is long enough that being scheduled out by other processes on a busy machine rarely
-# looks like waiting.)
-GROW_WINDOW_SECONDS = 0.01
-IDLE_SHARE = 0.25
-
-
 @dataclass(slots=True)
 class _Running:
     """A call in flight on a lane, for the watchdog."""
@@ -200,7 +188,7 @@ class _Running:
 
 
 class ThreadLanes:
-    """Up to `lanes` threads per worker running whole units of sync workers (see the module
+    """`lanes` threads per worker running whole units of sync workers (see the module
     docstring)."""
 
     def __init__(self, workers: Sequence[Worker], lanes: int) -> None:
@@ -216,12 +204,6 @@ class ThreadLanes:
         self._running_lock = threading.Lock()
         self._lanes_lock = threading.Lock()  # starting lanes and closing, one at a time
         self._watchdog: threading.Thread | None = None
-        self._window = (time.monotonic(), time.process_time())
-
-    @property
-    def started(self) -> int:
-        """How many lanes have started so far (lanes that replaced abandoned ones aside)."""
-        return self._started
 
     @property
     def workers(self) -> int:
@@ -237,8 +219,7 @@ class ThreadLanes:
     def submit(self, jobs: Sequence[UnitJob]) -> None:
         for job in jobs:
             self._jobs.put(job)
-        if self._started == 0 and jobs:
-            self._window = (time.monotonic(), time.process_time())
+        for _ in range(min(len(jobs), self.lanes - self._started)):
             self._start_lane(None)
         if self._watchdog is None and self.worker.timeout_s is not None:
             self._watchdog = threading.Thread(target=self._watch, name="oloproof-watchdog",
@@ -246,7 +227,7 @@ class ThreadLanes:
             self._watchdog.start()
 
     async def results(self) -> list[UnitResult]:
-        return await self._outbox.take(self._grow if self._started < self.lanes else None)
+        return await self._outbox.take()
 
     def ready(self) -> list[UnitResult]:
         return self._outbox.ready()
@@ -327,22 +308,6 @@ class ThreadLanes:
                 with self._running_lock:
                     self._running.pop(me, None)
         return _ABANDONED if running.abandoned else outcome
-
-    # ---- more lanes while the process waits --------------------------------------------
-
-    def _grow(self) -> None:
-        """Double the lanes if, since the last window, jobs waited while the process used less
-        than IDLE_SHARE of a core. Called by the coordinator while it waits for results (so
-        no thread of ours wakes up just to look)."""
-        now, used = time.monotonic(), time.process_time()
-        wall, cpu = self._window
-        if now - wall < GROW_WINDOW_SECONDS:
-            return
-        if (self._started < self.lanes and not self._jobs.empty()
-                and used - cpu < IDLE_SHARE * (now - wall)):
-            for _ in range(min(self._started, self.lanes - self._started)):
-                self._start_lane(None)
-        self._window = (now, used)
 
     # ---- the watchdog: timeouts ------------------------------------------------------------
 
