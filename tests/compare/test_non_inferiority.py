@@ -169,7 +169,8 @@ def test_a_baseline_that_does_not_exist(desk_with_runs: Desk, cli: Any) -> None:
     code, err = _calls_made(desk_with_runs, cli, "--baseline", "run_nope")
     assert code == 2 and "no run matches baseline 'run_nope'" in err
     code, err = _calls_made(desk_with_runs, cli, "--baseline", "latest~5")
-    assert code == 2 and "baseline 'latest~5': only 2 run(s) are stored" in err
+    assert code == 2 and "baseline 'latest~5' names the run 5 before the newest" in err
+    assert "use latest to latest~1" in err
     code, _, err = cli("gate", "latest", "--baseline", "nope", cwd=desk_with_runs.root)
     assert code == 2 and "no run matches baseline 'nope'" in err
     code, _, err = cli("compare", "nope", "latest", cwd=desk_with_runs.root)

@@ -45,7 +45,7 @@ def test_zero_workers_is_refused_with_its_line(cli, tmp_path: Path) -> None:
     err = _refused(cli, project)
 
     assert f"oloproof.yaml:{_line_of(project, 'workers')}" in err
-    assert "execution.workers" in err and "greater than or equal to 1" in err
+    assert "execution.workers" in err and "must be at least 1 (got 0)" in err
 
 
 def test_an_unknown_executor_is_refused_naming_the_executors(cli, tmp_path: Path) -> None:

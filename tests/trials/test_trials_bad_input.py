@@ -36,7 +36,7 @@ def test_trials_zero_names_the_key(cli, project):
     error = _error(cli, project)
 
     assert error["message"].startswith("trials:")
-    assert "greater than or equal to 1" in error["message"]
+    assert "must be at least 1 (got 0)" in error["message"]
     assert error["line"] == _line_of(project, "trials: 0")
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from oloproof.digest import digest
 from oloproof.evaluators.evidence import Evidence
@@ -20,14 +20,13 @@ from oloproof.evaluators.judgment import Judgment, excluded, missing
 from oloproof.evaluators.registry import REGISTRY
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND
+from oloproof.suite.validation import ConfigModel
 
 OUTPUT = "output"
 
 
-class EvaluatorConfig(BaseModel):
-    """Fields every evaluator takes."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class EvaluatorConfig(ConfigModel):
+    """Fields every evaluator takes (strict, see `ConfigModel`)."""
 
     type: str
     criterion: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+$")

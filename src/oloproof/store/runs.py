@@ -210,9 +210,18 @@ def _resolve_in(ids: list[str], ref: str, what: str = "") -> str:
                 back = int(ref.split("~", 1)[1])
             except ValueError:
                 raise UsageError(f"{what}{ref!r}: write latest~N with a number N") from None
-        if back < 0 or back >= len(ids):
-            raise UsageError(f"{what}{ref!r}: only {len(ids)} run(s) are stored"
-                             + (" (counting the run being made)" if _BEING_MADE in ids else ""))
+        if back < 0:
+            raise UsageError(f"{what}{ref!r}: latest~N counts back from the newest run, so N "
+                             "is 0 or more (latest is the newest run, latest~1 the one before "
+                             "it); `oloproof runs` lists them")
+        if back >= len(ids):
+            being_made = _BEING_MADE in ids
+            stored = len(ids) - int(being_made)
+            runs = f"{stored} run{'s are' if stored != 1 else ' is'} stored" + (
+                " besides the run being made" if being_made else "")
+            newest = "latest" if len(ids) == 1 else f"latest to latest~{len(ids) - 1}"
+            raise UsageError(f"{what}{ref!r} names the run {back} before the newest, and only "
+                             f"{runs}: use {newest}; `oloproof runs` lists them")
         return ids[back]
     if ref in ids:
         return ref

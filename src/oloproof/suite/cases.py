@@ -191,8 +191,15 @@ def parse_case(
     if not isinstance(obj, dict):
         raise _problem("each line must be a JSON object with at least id and input", path, line)
     case_id = obj.get("id")
-    if not isinstance(case_id, str) or not case_id:
-        raise _problem("the case has no id (a non-empty string is required)", path, line)
+    if "id" not in obj:
+        raise _problem('the case has no "id" (a non-empty string is required)', path, line)
+    if not isinstance(case_id, str):
+        hint = f' (write "id": "{case_id}")' if isinstance(case_id, int | float) and \
+            not isinstance(case_id, bool) else ""
+        raise _problem(f"the case id must be a string, not {json.dumps(case_id)}{hint}",
+                       path, line)
+    if not case_id:
+        raise _problem("the case id is empty; give each case a non-empty string id", path, line)
     if "~" in case_id:
         raise _problem("case ids may not contain '~' (it marks metamorphic copies)", path, line,
                        case_id)

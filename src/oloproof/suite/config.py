@@ -10,10 +10,10 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from oloproof.errors import ConfigError
-from oloproof.suite.validation import accepted_fields, validate_model
+from oloproof.suite.validation import ConfigModel, accepted_fields, validate_model
 from oloproof.suite.yaml_source import YamlDocument, read_yaml
 
 ENTRY_POINT = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
@@ -28,8 +28,8 @@ SLICE_PATTERN = re.compile(
 )
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Strict(ConfigModel):
+    """A mapping of the suite file (see `ConfigModel`)."""
 
 
 class SystemConfig(_Strict):

@@ -5,23 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from oloproof.errors import ConfigError
-from oloproof.suite.validation import accepted_fields, validate_model
+from oloproof.suite.validation import ConfigModel, accepted_fields, validate_model
 from oloproof.suite.yaml_source import YamlDocument, read_yaml
 
 RuleState = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"]
 
 
-class Rule(BaseModel):
+class Rule(ConfigModel):
     """One release rule over one metric (never a slice).
 
     `kind: non_inferiority` (SPEC §17) compares the metric with the policy's baseline run: it
     passes when the paired difference candidate − baseline is shown to be at least −`margin`.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(min_length=1)
     metric: str = Field(min_length=1)
@@ -57,10 +55,8 @@ class Rule(BaseModel):
         return self
 
 
-class Policy(BaseModel):
+class Policy(ConfigModel):
     """The release policy: confidence level, rules, and which states block or warn."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     version: Literal[1] = 1
     confidence_level: float = Field(default=0.95, gt=0.5, lt=1)

@@ -1,16 +1,52 @@
-"""Turn pydantic validation errors into one ConfigError that says where and what to do."""
+"""The base of every configuration model, and pydantic's validation errors turned into one
+ConfigError that says where and what to do, in plain words."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, TypeVar
+import types
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, Union, get_args, get_origin
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from oloproof.errors import ConfigError
 from oloproof.suite.yaml_source import Loc, YamlDocument
 
 M = TypeVar("M", bound=BaseModel)
+
+STRICT_BOOL = "strict_bool"
+"""The error type of a quoted or numeric value where true or false is wanted; its context
+names the key (the error is raised for the mapping, before its fields are read)."""
+
+
+def _takes_bool(annotation: Any) -> bool:
+    if annotation is bool:
+        return True
+    if get_origin(annotation) in (Union, types.UnionType):
+        return bool in get_args(annotation)
+    return False
+
+
+class ConfigModel(BaseModel):
+    """A model of a YAML mapping: unknown keys are errors, and a field that takes true or false
+    takes only those (pydantic would read `ordered: "no"`, `"off"` or `0` as false)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _strict_booleans(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name, field in cls.model_fields.items():
+                key = field.alias or name
+                value = data.get(key)
+                if value is not None and not isinstance(value, bool) \
+                        and _takes_bool(field.annotation):
+                    raise PydanticCustomError(
+                        STRICT_BOOL, "must be true or false, unquoted (got {got})",
+                        {"key": key, "got": repr(value)})
+        return data
 
 
 def accepted_fields(model: type[BaseModel]) -> list[str]:
@@ -34,6 +70,8 @@ def _to_config_error(
 ) -> ConfigError:
     first = exc.errors()[0]
     err_loc: Sequence[str | int] = _without_tags(data, tuple(first["loc"]))
+    if first["type"] == STRICT_BOOL:
+        err_loc = (*err_loc, first["ctx"]["key"])
     full_loc = tuple(loc) + tuple(err_loc)
     where = _dotted(full_loc) or (what or "the document")
     kind = first["type"]
@@ -46,8 +84,9 @@ def _to_config_error(
     elif kind == "missing":
         message = f"{where} is required but missing"
     else:
-        message = f"{where}: {first['msg']}"
-        if "input" in first and not isinstance(first["input"], dict | list):
+        message = f"{where}: {plain_message(first)}"
+        if "input" in first and not isinstance(first["input"], dict | list) \
+                and "(got " not in message:
             message += f" (got {first['input']!r})"
     extra = len(exc.errors()) - 1
     if extra > 0:
@@ -62,10 +101,10 @@ def _without_tags(data: Any, loc: Sequence[str | int]) -> tuple[str | int, ...]:
         return tuple(loc)
     out: list[str | int] = []
     current = data
-    for part in loc:
-        if isinstance(current, dict) and isinstance(part, str) and part not in current \
+    for at, part in enumerate(loc):
+        if isinstance(current, dict) and isinstance(part, str) and at + 1 < len(loc) \
                 and current.get("type") == part:
-            continue  # the union's tag: not a key of the document
+            continue  # the union's tag (followed by the key it concerns): not a YAML key
         out.append(part)
         if isinstance(current, dict) and isinstance(part, str):
             current = current.get(part)
@@ -146,3 +185,58 @@ def _dotted(loc: Sequence[str | int]) -> str:
         else:
             out += ("." if out else "") + str(part)
     return out
+
+
+def _items(count: Any, noun: str = "item") -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+# pydantic's error types, in the words of a YAML file (its own messages speak of Python:
+# "Tuple should have at least 1 item after validation", "Input should be a valid dictionary").
+_PLAIN: dict[str, Callable[[dict[str, Any]], str]] = {
+    "too_short": lambda c: f"needs at least {_items(c.get('min_length'))}",
+    "too_long": lambda c: f"takes at most {_items(c.get('max_length'))}",
+    "string_too_short": lambda c: "must not be empty" if c.get("min_length") == 1
+    else f"needs at least {_items(c.get('min_length'), 'character')}",
+    "string_too_long": lambda c: f"takes at most {_items(c.get('max_length'), 'character')}",
+    "string_type": lambda c: "must be a string (text)",
+    "string_pattern_mismatch": lambda c: f"must match the pattern {c.get('pattern')}",
+    "bool_type": lambda c: "must be true or false",
+    "bool_parsing": lambda c: "must be true or false",
+    "int_type": lambda c: "must be a whole number",
+    "int_parsing": lambda c: "must be a whole number",
+    "int_from_float": lambda c: "must be a whole number",
+    "float_type": lambda c: "must be a number",
+    "float_parsing": lambda c: "must be a number",
+    "finite_number": lambda c: "must be a finite number",
+    "list_type": lambda c: "must be a list",
+    "tuple_type": lambda c: "must be a list",
+    "set_type": lambda c: "must be a list",
+    "dict_type": lambda c: "must be a mapping (keys with values)",
+    "model_type": lambda c: "must be a mapping (keys with values)",
+    "model_attributes_type": lambda c: "must be a mapping (keys with values)",
+    "literal_error": lambda c: f"must be {c.get('expected')}",
+    "enum": lambda c: f"must be {c.get('expected')}",
+    "greater_than": lambda c: f"must be greater than {c.get('gt')}",
+    "greater_than_equal": lambda c: f"must be at least {c.get('ge')}",
+    "less_than": lambda c: f"must be less than {c.get('lt')}",
+    "less_than_equal": lambda c: f"must be at most {c.get('le')}",
+    "union_tag_invalid": lambda c: f"type {c.get('tag')!r} is not one of "
+    f"{c.get('expected_tags')}",
+    "union_tag_not_found": lambda c: f"needs a {c.get('discriminator', 'type')!s} key",
+    STRICT_BOOL: lambda c: f"must be true or false, unquoted (got {c.get('got')})",
+}
+
+
+def plain_message(error: Any) -> str:
+    """One pydantic error in plain words: what the value must be (validators' own texts as
+    they are, without pydantic's "Value error, " prefix)."""
+    kind = str(error.get("type", ""))
+    if kind in ("value_error", "assertion_error"):
+        text = str(error.get("msg", ""))
+        return text.split(", ", 1)[1] if text.startswith(("Value error, ", "Assertion failed, "))\
+            else text
+    plain = _PLAIN.get(kind)
+    if plain is None:
+        return str(error.get("msg", "is not valid"))
+    return plain(dict(error.get("ctx") or {}))

@@ -56,21 +56,43 @@ def read_labels(path: Path) -> dict[tuple[str, str], list[bool | None]]:
             if not raw.strip():
                 continue
             try:
-                row = json.loads(raw)
-            except ValueError as exc:
-                raise ConfigError(f"labels line is not JSON: {exc}", file=path,
-                                  line=number) from None
-            if not isinstance(row, dict) or not isinstance(row.get("case"), str) \
-                    or not isinstance(row.get("digest"), str):
-                raise ConfigError(
-                    'each label is {"case": ..., "digest": ..., "kept": true|false}',
-                    file=path, line=number,
-                )
+                row = json.loads(raw.rstrip("\r\n"))
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"not valid JSON at column {exc.colno}: {exc.msg}; {_LABEL}",
+                                  file=path, line=number) from None
+            if not isinstance(row, dict):
+                raise ConfigError(f"a label is a JSON object, not {_json_kind(row)}; {_LABEL}",
+                                  file=path, line=number)
+            for key in ("case", "digest"):
+                if not isinstance(row.get(key), str):
+                    got = "is missing" if key not in row else \
+                        f"is {_json_kind(row[key])}, not a string"
+                    raise ConfigError(f"the label's {key!r} {got}; {_LABEL}", file=path,
+                                      line=number)
             kept = row.get("kept")
             if kept is not None and not isinstance(kept, bool):
-                raise ConfigError("kept must be true, false or null", file=path, line=number)
+                raise ConfigError(f"kept must be true, false or null (got {json.dumps(kept)}); "
+                                  "write true if the copy keeps the request's meaning, false "
+                                  "if not", file=path, line=number, case=row["case"])
             labels.setdefault((row["case"], row["digest"]), []).append(kept)
     return labels
+
+
+_LABEL = ('each line is one label, {"case": ..., "digest": ..., "kept": true|false}, as '
+          "`oloproof labels export` writes them")
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in words (`a list`, `the number 2`)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{json.dumps(value)}"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    return "a list" if isinstance(value, list) else "an object"
 
 
 def _numbered_lines(handle: TextIO, path: Path) -> Iterator[tuple[int, str]]:
