@@ -383,6 +383,11 @@ def _decide(
     decisions, gate = decide(policy, metrics, checked, baseline)
     if not policy.rules:
         warnings = [*warnings, NO_RULES_WARNING]
+    if analysis.unread_cases:
+        warnings = [*warnings, (
+            f"{analysis.unread_items} trace item(s) in {analysis.unread_cases} case(s) were "
+            "not understood and are not in those trajectories; `oloproof inspect --case ID` "
+            "lists them by kind (trace_reading/v1)")]
     if status != RunStatus.COMPLETE:
         # Figures of a run that did not complete describe only the cases that finished: they
         # can be read, never used to release (exit 5: the run could not complete).
@@ -411,6 +416,7 @@ def _decide(
         else None,
         execution=execution if execution is not None else _stored_execution(suite_info),
         baseline=baseline,
+        usage=analysis.usage_totals(),
     )
 
 

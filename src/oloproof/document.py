@@ -398,6 +398,20 @@ class Execution(_Model):
     retried: int = 0
 
 
+class UsageTotals(_Model):
+    """Tokens and cost the run's cases recorded (SPEC §16.2), summed over every execution
+    the run judged — each trial, metamorphic copies, cached executions included.
+
+    `cases` counts the executions that recorded any usage; a total is None when no case
+    recorded that field (never 0 for "not recorded").
+    """
+
+    cases: int
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost: float | None = None
+
+
 class CaseError(_Model):
     """An errored case: its id, the kind of error and the message (and, with repeated
     trials, which trial errored)."""
@@ -596,10 +610,11 @@ class RunDocument(_Model):
 
     `trials` (written when above 1) is how many times each of the `cases` ran (SPEC §15).
     `baseline` (written when a `non_inferiority` rule was decided) holds the paired figures
-    against the baseline run (SPEC §17).
+    against the baseline run (SPEC §17). `usage` (written when a case recorded tokens or
+    cost) holds the run's totals (SPEC §16.2).
     """
 
-    _OPTIONAL = frozenset({"failing_cases", "trials", "execution", "baseline"})
+    _OPTIONAL = frozenset({"failing_cases", "trials", "execution", "baseline", "usage"})
 
     run_id: str
     status: RunStatus
@@ -620,6 +635,7 @@ class RunDocument(_Model):
     trials: int | None = None
     execution: Execution | None = None
     baseline: BaselineSummary | None = None
+    usage: UsageTotals | None = None
 
     def metric(self, metric_id: str) -> RateRow | QuantileRow:
         """The metric row with this id (KeyError naming the metrics there are)."""

@@ -22,6 +22,7 @@ from oloproof.evaluators.catalog import build_evaluators
 from oloproof.execution.target import SystemTarget, load_targets, put_on_path
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND
+from oloproof.recording.usage import USAGE_KIND
 from oloproof.suite.cases import Case, DatasetIndex, StateFiles, iter_cases, scan_dataset
 from oloproof.suite.config import (
     EXECUTORS,
@@ -279,7 +280,7 @@ def _check_requirements(
     config: SuiteFile, evaluators: list[Evaluator], target: SystemTarget, doc: YamlDocument
 ) -> None:
     """Evaluators that read an artifact refuse to run unless the system provides it."""
-    records = set(config.system.records)
+    records = config.system.recorded
     for i, evaluator in enumerate(evaluators):
         line = doc.line_of(("evaluators", i))
         if TRAJECTORY_KIND in evaluator.reads and TRAJECTORY_KIND not in records:
@@ -315,7 +316,16 @@ def _check_requirements(
                 file=doc.path, line=doc.line_of(("evaluators", i, "transform")),
             )
     for metric in quantile_metrics(config):
-        if metric.source != "latency_ms" and TRAJECTORY_KIND not in records:
+        if metric.source in ("tokens", "cost") and USAGE_KIND not in records:
+            raise ConfigError(
+                f"metric {metric.id!r} reads {metric.source} from {USAGE_KIND}, which the "
+                f"system does not declare; add `records: [{USAGE_KIND}]` under system: and "
+                "record it with current_case().usage(input_tokens=..., output_tokens=..., "
+                "cost=...), or set `trace: otel` to read it from the spans",
+                file=doc.path, line=doc.line_of(("metrics",)),
+            )
+        reads_steps = metric.source in ("agent_steps", "agent_tool_calls")
+        if reads_steps and TRAJECTORY_KIND not in records:
             raise ConfigError(
                 f"metric {metric.id!r} reads {metric.source} from {TRAJECTORY_KIND}, which the "
                 f"system does not declare; add `records: [{TRAJECTORY_KIND}]` under system:",

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from oloproof.analysis.facts import quantile_value, slice_group, trajectory_facts
+from oloproof.analysis.facts import case_facts, quantile_value, slice_group, trajectory_facts
 from oloproof.recording.trajectory import AgentStep, AgentTrajectory
 
 
@@ -193,4 +193,22 @@ def test_quantile_values_missing_without_facts_or_on_truncated_trace() -> None:
     assert quantile_value("agent_steps", None, 5.0) is None
     assert quantile_value("latency_ms", truncated, 5.0) == 5.0
     with pytest.raises(ValueError):
-        quantile_value("tokens", truncated, 5.0)
+        quantile_value("joules", truncated, 5.0)
+
+
+def test_tokens_and_cost_come_from_usage_whatever_the_trajectory() -> None:
+    # A truncated trace still says what its model calls cost; a case without usage/v1 has no
+    # value, and one that recorded only some fields has only those.
+    truncated = case_facts(traj(msg(), call("a"), truncated=True),
+                           {"input_tokens": 90, "cost": 0.5})
+    assert quantile_value("tokens", truncated, None) == 90.0
+    assert quantile_value("cost", truncated, None) == 0.5
+    assert quantile_value("agent_steps", truncated, None) is None
+    only_usage = case_facts(None, {"output_tokens": 7})
+    assert only_usage == {"usage": {"output_tokens": 7}}
+    assert quantile_value("tokens", only_usage, None) == 7.0
+    assert quantile_value("cost", only_usage, None) is None
+    assert quantile_value("agent_steps", only_usage, None) is None
+    assert slice_group("first_tool", only_usage, {}) is None  # no trajectory: no group
+    assert quantile_value("tokens", facts_of(msg()), None) is None
+    assert case_facts(None, None) is None

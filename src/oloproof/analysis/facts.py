@@ -9,17 +9,21 @@ steps is larger than the recorded one; the true number of tool calls is at least
 one). A truncated case joins a trajectory-derived slice only when the recorded part already
 settles its group, never a route group, and gives no quantile value (a quantile of a lower bound
 is not a quantile).
+
+A case that recorded `usage/v1` (SPEC §16.2) has its tokens and cost under the key `usage`;
+the trajectory's keys are there only when it recorded a trajectory (`has_trajectory`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard
 
 from oloproof.recording.trajectory import AgentTrajectory
+from oloproof.recording.usage import usage_tokens
 
-QUANTILE_SOURCES = ("agent_steps", "agent_tool_calls", "latency_ms")
+QUANTILE_SOURCES = ("agent_steps", "agent_tool_calls", "latency_ms", "tokens", "cost")
 METADATA_PREFIX = "metadata."
 
 
@@ -42,6 +46,24 @@ def trajectory_facts(trajectory: AgentTrajectory) -> dict[str, Any]:
         "route": route,
         "named": route is not None,
     }
+
+
+def case_facts(trajectory: AgentTrajectory | None, usage: dict[str, Any] | None,
+               unread: int = 0) -> dict[str, Any] | None:
+    """The stored facts of an executed case: its trajectory's facts, its `usage/v1` payload
+    (under `usage`) and, for a trajectory read from a trace, how many of the trace's items
+    the reader did not understand (`unread`, when not 0); None when it recorded none."""
+    facts = trajectory_facts(trajectory) if trajectory is not None else None
+    if usage is not None:
+        facts = {**(facts or {}), "usage": dict(usage)}
+    if unread and facts is not None:
+        facts["unread"] = unread
+    return facts
+
+
+def has_trajectory(facts: dict[str, Any] | None) -> TypeGuard[dict[str, Any]]:
+    """Whether these facts hold a trajectory's (a case may have recorded only usage)."""
+    return facts is not None and "steps" in facts
 
 
 SliceGrouper = Callable[[dict[str, Any] | None, dict[str, Any]], str | None]
@@ -69,9 +91,9 @@ def slice_grouper(spec: str) -> SliceGrouper:
         bounds = _bounds(spec, bounds_text)
         if kind == "trajectory_length":
             # Truncation stopped the agent: the true step count exceeds the recorded one.
-            return lambda facts, metadata: None if facts is None else _bucket(
+            return lambda facts, metadata: None if not has_trajectory(facts) else _bucket(
                 facts["steps"], bounds, facts["truncated"], strictly_more=True)
-        return lambda facts, metadata: None if facts is None else _bucket(
+        return lambda facts, metadata: None if not has_trajectory(facts) else _bucket(
             facts["tool_calls"], bounds, facts["truncated"], strictly_more=False)
     if bounds_text:
         raise ValueError(f"unknown slice {spec!r}")
@@ -79,7 +101,7 @@ def slice_grouper(spec: str) -> SliceGrouper:
                 "route": _route_group}.get(kind)
     if by_facts is None:
         raise ValueError(f"unknown slice {spec!r}")
-    return lambda facts, metadata: None if facts is None else by_facts(facts)
+    return lambda facts, metadata: None if not has_trajectory(facts) else by_facts(facts)
 
 
 def quantile_value(
@@ -88,13 +110,22 @@ def quantile_value(
     """A case's number for a quantile metric, or None (missing).
 
     `agent_steps` and `agent_tool_calls` are missing without a trajectory or on a truncated
-    trace; `latency_ms` is the system call's wall time.
+    trace; `latency_ms` is the system call's wall time; `tokens` (input plus output, as far
+    as recorded) and `cost` come from `usage/v1`, missing when the case recorded none.
     """
     if source == "latency_ms":
         return None if latency_ms is None else float(latency_ms)
+    if source in ("tokens", "cost"):
+        usage = facts.get("usage") if facts is not None else None
+        if usage is None:
+            return None
+        if source == "cost":
+            return None if usage.get("cost") is None else float(usage["cost"])
+        tokens = usage_tokens(usage)
+        return None if tokens is None else float(tokens)
     if source not in ("agent_steps", "agent_tool_calls"):
         raise ValueError(f"unknown quantile source {source!r}; one of {QUANTILE_SOURCES}")
-    if facts is None or facts["truncated"]:
+    if not has_trajectory(facts) or facts["truncated"]:
         return None
     return float(facts["steps" if source == "agent_steps" else "tool_calls"])
 

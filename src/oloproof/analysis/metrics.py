@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from oloproof.analysis.facts import quantile_value
+from oloproof.analysis.facts import has_trajectory, quantile_value
 from oloproof.analysis.ordering import digest_order as _digest_order
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.analysis.tally import QuantileTally, RateTally
@@ -40,6 +40,7 @@ from oloproof.document import (
     RateRow,
     RateSliceRow,
     SliceRow,
+    UsageTotals,
 )
 from oloproof.stats import (
     benjamini_yekutieli,
@@ -51,7 +52,8 @@ from oloproof.stats import (
 
 FloatArray = npt.NDArray[np.float64]
 
-UNITS = {"agent_steps": "steps", "agent_tool_calls": "calls", "latency_ms": "ms"}
+UNITS = {"agent_steps": "steps", "agent_tool_calls": "calls", "latency_ms": "ms",
+         "tokens": "tokens", "cost": "cost"}
 MARK_LEVEL = 0.05
 #: How many failing cases the run document names (the rest: `oloproof inspect --failures`).
 FAILING_SHOWN = 10
@@ -116,6 +118,12 @@ class Analysis:
         self._first_missing: dict[tuple[int, str], tuple[tuple[tuple[int, int | str], ...],
                                                         str, str | None]] = {}
         # With trials > 1 every outcome is one trial: folded per case (analysis/trials.py).
+        # Usage totals (SPEC §16.2): executions that recorded any, and per-field sums.
+        self.usage_cases = 0
+        self.usage_sums: dict[str, float] = {}
+        # Trajectories read from traces: cases with items the reader did not understand.
+        self.unread_cases = 0
+        self.unread_items = 0
         self.trials: TrialAnalysis | None = None
         if plan.trials > 1:
             self.trials = TrialAnalysis(plan.criteria, plan.trials, len(plan.quantiles),
@@ -129,6 +137,13 @@ class Analysis:
         combo = (outcome.codes, tuple(outcome.reasons))
         self._combos[combo] += 1
         codes = outcome.codes
+        facts = outcome.facts
+        if facts is not None:
+            if "usage" in facts:
+                self._add_usage(facts["usage"])
+            if "unread" in facts:
+                self.unread_cases += 1
+                self.unread_items += int(facts["unread"])
         if self.trials is not None:
             if "M" in codes:
                 self._note_missing(outcome)
@@ -167,6 +182,23 @@ class Analysis:
                     counts[i][1] += 1
                 elif code == "M":
                     counts[i][2] += 1
+
+    def _add_usage(self, usage: dict[str, Any]) -> None:
+        self.usage_cases += 1
+        for key, value in usage.items():
+            self.usage_sums[key] = self.usage_sums.get(key, 0) + value
+
+    def usage_totals(self) -> UsageTotals | None:
+        """What the run's executions recorded of tokens and cost, or None if none did."""
+        if not self.usage_cases:
+            return None
+        sums = self.usage_sums
+        return UsageTotals(
+            cases=self.usage_cases,
+            input_tokens=int(sums["input_tokens"]) if "input_tokens" in sums else None,
+            output_tokens=int(sums["output_tokens"]) if "output_tokens" in sums else None,
+            cost=float(sums["cost"]) if "cost" in sums else None,
+        )
 
     def _note_missing(self, outcome: CaseOutcome) -> None:
         """Remember the first case missing for each reason."""
@@ -435,7 +467,9 @@ def _gap(spec: QuantileSpec, outcome: CaseOutcome) -> str:
     """Why a case has no value for a quantile metric."""
     if spec.source == "latency_ms":
         return "no_latency"
-    if outcome.facts is None:
+    if spec.source in ("tokens", "cost"):
+        return "no_usage" if spec.source == "tokens" else "no_cost"
+    if not has_trajectory(outcome.facts):
         return "no_trajectory"
     return "truncated"
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from oloproof.digest import canonical_json, compact_json
 from oloproof.errors import RecordingError
+from oloproof.execution.otel_trace import CaseSpans, record_from_spans
 from oloproof.execution.target import SystemTarget
 from oloproof.execution.units import CaseError
 from oloproof.recording.protocols import STATE_KIND, ReplayChange, Stateful
@@ -81,10 +82,16 @@ def call_sync(target: SystemTarget, case: Case, state: dict[str, Any] | None,
                 return _failure("reset_failed", exc, "the sandbox's reset() raised")
         start = time.perf_counter()
         try:
-            output = target.call(case.input)
+            if target.trace is None:
+                output = target.call(case.input)
+            else:
+                with target.trace.case(case.id) as spans:
+                    output = target.call(case.input)
         except Exception as exc:
             return _failure_from(exc)
         result = _finish(recorder, output, (time.perf_counter() - start) * 1000.0)
+        if target.trace is not None:
+            _from_spans(result, spans, recorder)
         if stateful is not None and result.error is None:
             _take_snapshot(stateful.snapshot, case.initial_state, result)
         return result
@@ -107,10 +114,16 @@ async def call_async(target: SystemTarget, case: Case, state: dict[str, Any] | N
                 return _failure("reset_failed", exc, "the sandbox's reset() raised")
         start = time.perf_counter()
         try:
-            output = await target.call(case.input)
+            if target.trace is None:
+                output = await target.call(case.input)
+            else:
+                with target.trace.case(case.id) as spans:
+                    output = await target.call(case.input)
         except Exception as exc:
             return _failure_from(exc)
         result = _finish(recorder, output, (time.perf_counter() - start) * 1000.0)
+        if target.trace is not None:
+            _from_spans(result, spans, recorder)
         if stateful is not None and result.error is None:
             try:
                 snap = await _maybe_await(stateful.snapshot())
@@ -254,6 +267,17 @@ def _finish(recorder: CaseRecorder, output: Any, latency: float) -> CallResult:
     if trajectory is not None and not isinstance(trajectory, AgentTrajectory):
         trajectory = AgentTrajectory.model_validate(trajectory)
     return CallResult(output, artifacts, trajectory, None, latency)
+
+
+def _from_spans(result: CallResult, spans: CaseSpans, recorder: CaseRecorder) -> None:
+    """`system.trace: otel`: the trajectory and usage read from the case's spans."""
+    if result.error is not None:
+        return
+    error = record_from_spans(spans, result.artifacts, recorder.uses_steps)
+    if error is not None:
+        result.output, result.artifacts, result.error = None, {}, error
+        return
+    result.trajectory = result.artifacts[TRAJECTORY_KIND]
 
 
 def _take_snapshot(snapshot: Callable[[], Any], initial: dict[str, Any] | None,

@@ -15,7 +15,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from oloproof.analysis.facts import trajectory_facts
+from oloproof.analysis.facts import case_facts
 from oloproof.digest import canonical_json, combine, sha256_text
 from oloproof.evaluators.base import Evaluator, judge_case
 from oloproof.evaluators.evidence import Evidence
@@ -33,7 +33,9 @@ from oloproof.execution.units import (
 )
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
+from oloproof.recording.usage import USAGE_KIND
 from oloproof.suite.cases import Case
+from oloproof.traces.reading import READING_KIND
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +140,9 @@ def keep(case: Case, call: CallResult) -> tuple[Execution, Evidence]:
     refs: dict[str, str] = {}
     texts: list[StoredText] = []
     trajectory = call.trajectory
-    facts = trajectory_facts(trajectory) if trajectory is not None else None
+    reading = call.artifacts.get(READING_KIND)
+    unread = sum(reading["skipped"].values()) if isinstance(reading, dict) else 0
+    facts = case_facts(trajectory, call.artifacts.get(USAGE_KIND), unread)
     for kind, payload in call.artifacts.items():
         if kind == STATE_KIND:
             base = _state_base(case, texts)

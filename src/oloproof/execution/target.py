@@ -9,13 +9,16 @@ import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import ConfigError
 from oloproof.recording.declaration import declaration_of
 from oloproof.recording.protocols import Replayable, Stateful
 from oloproof.suite.config import SystemConfig
 from oloproof.suite.yaml_source import YamlDocument
+
+if TYPE_CHECKING:
+    from oloproof.execution.otel_trace import OtelTrace
 
 
 @dataclass
@@ -27,6 +30,8 @@ class SystemTarget:
     stateful: Stateful | None
     replayable: Replayable | None
     label: str
+    # `system.trace: otel`: the engine records the trajectory from the system's spans.
+    trace: OtelTrace | None = None
 
 
 def _is_async(target: Any) -> bool:
@@ -129,12 +134,18 @@ def _target_of(target: Any, config: SystemConfig, doc: YamlDocument) -> SystemTa
                     f"{method}() a plain method, or make the call async",
                     file=doc.path, line=line,
                 )
+    trace = None
+    if config.trace == "otel":
+        from oloproof.execution.otel_trace import otel_trace
+
+        trace = otel_trace(doc.path, doc.line_of(("system", "trace")))
     return SystemTarget(
         call=target,
         is_async=_is_async(target),
         stateful=stateful,
         replayable=replayable,
         label=config.entry,
+        trace=trace,
     )
 
 

@@ -19,6 +19,7 @@ from oloproof.recording.trajectory import (
     AgentTrajectory,
     trajectory_problems,
 )
+from oloproof.recording.usage import USAGE_FIELDS, USAGE_KIND, add_usage, usage_problems
 
 _ARTIFACT_KIND = re.compile(r"^[a-z][a-z0-9_.-]*/v[0-9]+$")
 
@@ -83,6 +84,11 @@ class CaseRecorder:
                                  "of the replay", case=self.case_id)
         return self._steps
 
+    @property
+    def uses_steps(self) -> bool:
+        """Whether the system opened the case's step recorder (engine use)."""
+        return self._steps is not None
+
     def built_by_steps(self, trajectory: AgentTrajectory) -> bool:
         """Whether this case's step recorder built `trajectory` (engine use)."""
         return self._steps is not None and self._steps.built(trajectory)
@@ -103,6 +109,25 @@ class CaseRecorder:
         # Kept as the model; the engine serialises it once, when it stores it.
         self._put(TRAJECTORY_KIND, trajectory)
 
+    def usage(self, *, input_tokens: int | None = None, output_tokens: int | None = None,
+              cost: float | None = None) -> None:
+        """Add tokens and cost to the case's `usage/v1` artifact (SPEC §16.2).
+
+        Any of the three; called again, the fields are summed (one call per model request is
+        fine). A field never given stays absent: it is not 0, and a `tokens` or `cost`
+        quantile is missing for a case that recorded none.
+        """
+        given = {k: v for k, v in (("input_tokens", input_tokens),
+                                   ("output_tokens", output_tokens), ("cost", cost))
+                 if v is not None}
+        problems = usage_problems(given)
+        if problems:
+            raise RecordingError("usage(): " + "; ".join(problems), case=self.case_id)
+        if self._closed:
+            raise RecordingError(f"{USAGE_KIND} recorded after the case had finished",
+                                 case=self.case_id)
+        self.artifacts[USAGE_KIND] = add_usage(self.artifacts.get(USAGE_KIND), given)
+
     def record(self, kind: str, payload: Any) -> None:
         """Store any other typed artifact; `kind` is `name/vN`, the payload JSON."""
         if not isinstance(kind, str) or not _ARTIFACT_KIND.match(kind):
@@ -115,6 +140,13 @@ class CaseRecorder:
                 return
             self.agent_trajectory(AgentTrajectory.model_validate(payload))
             return
+        if kind == USAGE_KIND:
+            problems = usage_problems(payload)
+            if problems:
+                raise RecordingError(f"invalid {USAGE_KIND}: " + "; ".join(problems) + "; or "
+                                     "call current_case().usage(input_tokens=..., "
+                                     "output_tokens=..., cost=...)", case=self.case_id)
+            payload = {k: payload[k] for k in USAGE_FIELDS if k in payload}
         try:
             json.dumps(payload, allow_nan=False)
         except (TypeError, ValueError) as exc:

@@ -115,8 +115,25 @@ def render_run(document: RunDocument, console: Console, *,
     print_wrapped(console,
                   f"Cache: execution {cache.execution.hit} hit/{cache.execution.miss} miss; "
                   f"judgment {cache.judgment.hit} hit/{cache.judgment.miss} miss")
+    render_usage(document, console)
     render_execution(document, console)
     render_limits(document.limits, console)
+
+
+def render_usage(document: RunDocument, console: Console) -> None:
+    """The run's token and cost totals (SPEC §16.2), when any case recorded them."""
+    usage = document.usage
+    if usage is None:
+        return
+    parts = []
+    if usage.input_tokens is not None:
+        parts.append(f"{usage.input_tokens:,} input tokens")
+    if usage.output_tokens is not None:
+        parts.append(f"{usage.output_tokens:,} output tokens")
+    if usage.cost is not None:
+        parts.append(f"cost {usage.cost:.4g}")
+    what = "execution" if usage.cases == 1 else "executions"
+    print_wrapped(console, f"Usage: {' · '.join(parts)} (recorded by {usage.cases} {what})")
 
 
 def render_execution(document: RunDocument, console: Console) -> None:

@@ -21,7 +21,7 @@ ENTRY_POINT = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
 EXECUTORS = ("local", "processes", "ray")
 MAX_WORKERS = 4096
 ARTIFACT_KIND = re.compile(r"^[a-z][a-z0-9_.-]*/v[0-9]+$")
-QUANTILE_SOURCES = ("agent_steps", "agent_tool_calls", "latency_ms")
+QUANTILE_SOURCES = ("agent_steps", "agent_tool_calls", "latency_ms", "tokens", "cost")
 SLICE_PATTERN = re.compile(
     r"^(metadata\.[^\s]+|first_tool|repeated_action|route|"
     r"(trajectory_length|tool_calls):\d+(,\d+)*)$"
@@ -42,6 +42,9 @@ class SystemConfig(_Strict):
     callable: str | None = Field(default=None, pattern=ENTRY_POINT)
     factory: str | None = Field(default=None, pattern=ENTRY_POINT)
     records: tuple[str, ...] = ()
+    # `otel` (SPEC §16): the engine records the trajectory and usage from the OpenTelemetry
+    # spans the system emits under a per-case span; the system records neither itself.
+    trace: Literal["otel"] | None = None
     concurrency: int = Field(default=8, ge=1, le=4096)
     timeout_s: float | None = Field(default=None, gt=0)
 
@@ -72,6 +75,15 @@ class SystemConfig(_Strict):
         """Which key names the system: `callable` or `factory`."""
         return "callable" if self.callable is not None else "factory"
 
+    @property
+    def recorded(self) -> frozenset[str]:
+        """The artifact kinds a case has: those declared, and with `trace: otel` the
+        trajectory and usage the engine records from the spans."""
+        kinds = set(self.records)
+        if self.trace == "otel":
+            kinds.update(("agent_trajectory/v1", "usage/v1"))
+        return frozenset(kinds)
+
     @field_validator("records")
     @classmethod
     def _kinds(cls, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -86,7 +98,7 @@ class QuantileMetricConfig(_Strict):
 
     id: str = Field(min_length=1)
     type: Literal["quantile"]
-    source: Literal["agent_steps", "agent_tool_calls", "latency_ms"]
+    source: Literal["agent_steps", "agent_tool_calls", "latency_ms", "tokens", "cost"]
     quantile: float = Field(gt=0, lt=1)
 
 

@@ -10,13 +10,13 @@ when it is called).
 """
 
 from oloproof.errors import TraceError
+from oloproof.recording.usage import USAGE_KIND
 from oloproof.traces.langchain_messages import from_langchain_messages, read_langchain_messages
 from oloproof.traces.openai_agents import from_openai_agents, read_openai_agents
 from oloproof.traces.openai_messages import from_openai_messages, read_openai_messages
 from oloproof.traces.otel import from_otel, read_otel, read_otel_traces
 from oloproof.traces.otlp_json import read_otlp_file, read_otlp_spans
 from oloproof.traces.reading import (
-    USAGE_KIND,
     StepNote,
     TraceReading,
     TraceUsage,

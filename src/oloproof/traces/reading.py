@@ -30,8 +30,6 @@ from oloproof.recording.trajectory import (
     trajectory_problems,
 )
 
-USAGE_KIND = "usage/v1"
-
 NoteKind = Literal[
     "arguments_not_json",  # kept as {"_raw": text}
     "arguments_not_object",  # valid JSON but not an object: kept as {"_raw": text}
@@ -40,6 +38,10 @@ NoteKind = Literal[
     "call_without_result",  # no result at all: the trajectory is marked truncated
     "agent_by_control",  # the step lies outside every agent's span/message: see docs/traces.md
 ]
+
+
+#: The artifact beside a trajectory read from a trace: what the reader did not understand.
+READING_KIND = "trace_reading/v1"
 
 
 class TraceWarning(UserWarning):
@@ -100,6 +102,18 @@ class TraceReading:
     trace_id: str | None = None
     input: Any = None
     output: Any = None
+
+    def artifact(self) -> dict[str, Any]:
+        """The `trace_reading/v1` payload: the trace, what was not understood (`skipped`,
+        counted by kind), what was deliberately not a step (`ignored`), the marked steps."""
+        return {
+            "source": self.source,
+            "trace_id": self.trace_id,
+            "skipped": dict(self.skipped),
+            "ignored": dict(self.ignored),
+            "notes": [{"step": n.step, "kind": n.kind, "detail": n.detail}
+                      for n in self.notes],
+        }
 
     def report(self) -> str:
         """One line saying what was skipped and marked (empty when nothing was)."""
