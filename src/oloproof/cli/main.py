@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from oloproof.cli import crash
-from oloproof.errors import ConfigError, OloproofError, RunStopped, UsageError
+from oloproof.errors import (
+    ConfigError,
+    OloproofError,
+    RunStopped,
+    TraceError,
+    UsageError,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,12 +35,13 @@ EXIT_INCOMPLETE = crash.EXIT_INCOMPLETE
 
 
 def _fail(error: OloproofError, as_json: bool) -> NoReturn:
-    code = EXIT_CONFIG if isinstance(error, ConfigError | UsageError) else EXIT_INCOMPLETE
+    code = (EXIT_CONFIG if isinstance(error, ConfigError | UsageError | TraceError)
+            else EXIT_INCOMPLETE)
     if as_json:
         click.echo(json.dumps({"error": error.to_json()}, ensure_ascii=False))
     else:
         label = {"configuration": "Configuration error", "store": "Store error",
-                 "usage": "Usage error",
+                 "usage": "Usage error", "trace": "Trace error",
                  "stopped": "Run stopped", "recording": "Recording error"}.get(error.kind, "Error")
         click.echo(f"{label}: {error}", err=True)
     sys.exit(code)
@@ -594,6 +601,44 @@ def labels_export(transform: str, config: str, output: str | None, force: bool) 
 def _count_lines(path: Path) -> int:
     with path.open("rb") as handle:
         return sum(1 for line in handle if line.strip())
+
+
+# ---- traces --------------------------------------------------------------------------------
+
+@cli.group()
+def traces() -> None:
+    """Suites over the traces agents recorded in production (SPEC §16)."""
+
+
+@traces.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False),
+              help="The directory to write the suite into (new, or without a suite).")
+@click.option("--project", "project", default=None,
+              help="The suite's project name (default: the file's name).")
+@click.option("--json", "as_json", is_flag=True, help="Print what was imported as JSON.")
+def traces_import(file: str, out: str, project: str | None, as_json: bool) -> None:
+    """Write a suite over the traces of an OTLP/JSON file: one case per trace, judged from
+    its recording (nothing is re-run). A file that cannot be read exits 2, naming the line,
+    trace and span."""
+    from oloproof.traces.suite_writer import import_traces
+
+    summary = _guard(as_json, lambda: import_traces(file, out, project=project))
+    if as_json:
+        click.echo(json.dumps(summary.to_json(), ensure_ascii=False))
+        return
+    click.echo(f"Imported {summary.traces} trace(s) from {file} into {out}: "
+               f"{summary.traces} case(s), {summary.steps} step(s)"
+               + (f", usage in {summary.with_usage}" if summary.with_usage else "") + ".")
+    if summary.skipped:
+        counts = ", ".join(f"{n} × {kind}" for kind, n in summary.skipped.items())
+        click.echo(f"Not understood, left out of the trajectories: {counts}.")
+    if summary.without_steps:
+        click.echo(f"{len(summary.without_steps)} trace(s) gave no step (no GenAI or "
+                   "OpenInference span): " + ", ".join(summary.without_steps[:5])
+                   + (" ..." if len(summary.without_steps) > 5 else ""))
+    click.echo("Fill in `expected` in data/cases.jsonl to judge answers and tool sequences;"
+               f" then: cd {out} && oloproof run")
 
 
 # ---- report --------------------------------------------------------------------------------
