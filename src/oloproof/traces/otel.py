@@ -154,13 +154,13 @@ def _genai_messages(value: Any, builder: TrajectoryBuilder, what: str) -> list[_
         return []
     messages: list[_Message] = []
     for entry in value:
-        if not isinstance(entry, Mapping):
+        if not isinstance(entry, dict):  # parsed JSON: objects are dicts
             builder.skipped[f"{what} entry"] += 1
             continue
         message = _Message(str(entry.get("role") or "assistant"))
         texts: list[str] = []
-        for part in entry.get("parts") or []:
-            kind = part.get("type") if isinstance(part, Mapping) else None
+        for part in entry.get("parts") or ():
+            kind = part.get("type") if isinstance(part, dict) else None
             if kind == "text":
                 texts.append(str(part.get("content", "")))
             elif kind == "tool_call":
@@ -232,19 +232,33 @@ def _openinference_messages(attributes: Mapping[str, Any], prefix: str) -> list[
     return messages
 
 
-def _messages(span: Span, builder: TrajectoryBuilder, which: str) -> list[_Message]:
-    attributes = span.attributes
-    key = INPUT_MESSAGES if which == "input" else OUTPUT_MESSAGES
-    value = attributes.get(key)
+def _genai_value(span: Span, key: str) -> Any:
+    """The GenAI messages attribute `key`, on the span or on its operation-details event."""
+    value = span.attributes.get(key)
     if value is None:
         for event in span.events:
             if event.name == DETAILS_EVENT and key in event.attributes:
-                value = event.attributes[key]
-                break
+                return event.attributes[key]
+    return value
+
+
+def _messages(span: Span, builder: TrajectoryBuilder, which: str) -> list[_Message]:
+    key = INPUT_MESSAGES if which == "input" else OUTPUT_MESSAGES
+    value = _genai_value(span, key)
     if value is not None:
         return _genai_messages(value, builder, key)
     prefix = OI_INPUT_MESSAGES if which == "input" else OI_OUTPUT_MESSAGES
-    return _openinference_messages(attributes, prefix)
+    return _openinference_messages(span.attributes, prefix)
+
+
+def _continuation(text: str, previous: str) -> str | None:
+    """When `text` is the JSON list `previous` with messages appended (a model call shown
+    the history of the one before it), the appended messages as a JSON list; else None."""
+    end = len(previous) - 1
+    if (len(text) > end + 1 and previous.endswith("]") and text[end] == ","
+            and text.startswith(previous[:end])):
+        return "[" + text[end + 1:]
+    return None
 
 
 # --- the walk ------------------------------------------------------------------------------
@@ -257,24 +271,40 @@ class _Walk:
         self.spans = spans
         self.trace_id = trace_id
         self.builder = TrajectoryBuilder("otel")
-        self.said: Counter[tuple[str, str]] = Counter()  # user/system messages already steps
+        self.said: Counter[tuple[str, int, str]] = Counter()  # user/system messages in steps
         self.by_tool_span: set[int] = set()  # calls a tool span has claimed
         self.model_calls: dict[str | None, list[Call]] = defaultdict(list)  # by model's parent
         self.assistant_messages = 0
+        # Per agent: the last model call's input text and what it had seen, so the next
+        # call's history is read only where it is new (see `_model_input`).
+        self.last_input: dict[str | None, tuple[str, Counter[tuple[str, int, str]]]] = {}
 
     def run(self) -> TraceReading:
+        builder = self.builder
         by_id = {s.span_id: s for s in self.spans}
+        roles: dict[str, str | None] = {}
         children: dict[str, list[Span]] = defaultdict(list)
         roots: list[Span] = []
+        models: list[Span] = []
+        agents: list[Span] = []
         for span in self.spans:
+            role = roles[span.span_id] = _role(span, builder)  # counted here, once
+            if role == MODEL:
+                models.append(span)
+            elif role == AGENT:
+                agents.append(span)
             if span.parent_id is not None and span.parent_id in by_id:
                 children[span.parent_id].append(span)
             else:
                 roots.append(span)
         order = lambda s: (s.start, s.span_id)  # noqa: E731
         roots.sort(key=order)
-        for kids in children.values():
-            kids.sort(key=order)
+        for parent, kids in children.items():
+            # A span that is no step and has no child gives nothing: it is not walked (most
+            # spans of a service — its queries and requests — are such leaves).
+            kept = [k for k in kids if roles[k.span_id] != CONTAINER or k.span_id in children]
+            kept.sort(key=order)
+            children[parent] = kept
         # An explicit stack: a trace may nest deeper than Python's recursion allows.
         stack: list[tuple[bool, Span, str | None, Any]] = [
             (True, root, None, None) for root in reversed(roots)
@@ -282,19 +312,20 @@ class _Walk:
         while stack:
             entering, span, agent, state = stack.pop()
             if entering:
-                role = _role(span, self.builder)
+                role = roles[span.span_id]
                 agent = self._agent(span, role, agent)
                 state = self._enter(span, role, agent)
                 stack.append((False, span, agent, (role, state)))
-                stack.extend((True, child, agent, None)
-                             for child in reversed(children.get(span.span_id, ())))
+                below = children.get(span.span_id)
+                if below:
+                    stack.extend((True, child, agent, None) for child in reversed(below))
             else:
                 role, inner = state
                 self._leave(span, role, agent, inner)
         first = roots[0] if roots else None
         terminal: TerminalStatus = "failure" if first and first.status == "ERROR" else "unknown"
-        return self.builder.finish(terminal_status=terminal, usage=_usage(self.spans),
-                                   trace_id=self.trace_id)
+        return builder.finish(terminal_status=terminal, usage=_usage(models, agents, by_id),
+                              trace_id=self.trace_id)
 
     @staticmethod
     def _agent(span: Span, role: str | None, inherited: str | None) -> str | None:
@@ -308,7 +339,7 @@ class _Walk:
             self._input(_messages(span, self.builder, "input"), agent)
             return self.assistant_messages
         if role == MODEL:
-            self._input(_messages(span, self.builder, "input"), agent)
+            self._model_input(span, agent)
         elif role == TOOL:
             return self._tool_call(span, agent)
         elif role == HANDOFF:
@@ -326,21 +357,49 @@ class _Walk:
 
     # messages in and out
 
-    def _input(self, messages: list[_Message], agent: str | None) -> None:
-        seen: Counter[tuple[str, str]] = Counter()
+    def _model_input(self, span: Span, agent: str | None) -> None:
+        """A model call's input. Each call is shown the whole conversation again; when its
+        text continues the previous call's, only the appended messages are parsed and read
+        on from what the previous call had seen (the same steps, without reading the history
+        once per call)."""
+        value = _genai_value(span, INPUT_MESSAGES)
+        if not isinstance(value, str):
+            self._input(_messages(span, self.builder, "input"), agent)
+            return
+        text = value.strip()
+        last = self.last_input.get(agent)
+        if last is not None:
+            if text == last[0]:
+                return
+            appended = _continuation(text, last[0])
+            if appended is not None:
+                seen = self._input(_genai_messages(appended, self.builder, INPUT_MESSAGES),
+                                   agent, Counter(last[1]))
+                self.last_input[agent] = (text, seen)
+                return
+        seen = self._input(_genai_messages(text, self.builder, INPUT_MESSAGES), agent)
+        self.last_input[agent] = (text, seen)
+
+    def _input(self, messages: list[_Message], agent: str | None,
+               seen: Counter[tuple[str, int, str]] | None = None,
+               ) -> Counter[tuple[str, int, str]]:
+        seen = Counter() if seen is None else seen
         for message in messages:
             for call_id, result in message.results:
                 # A result the model is shown, for a call no tool span answered.
                 call = self.builder.known_call(call_id)
                 if call is not None and not call.answered:
                     self.builder.result(call, maybe_json(result))
-            if message.role in _MESSAGE_ROLES and message.content is not None:
-                key = (message.role, canonical_json(message.content))
+            content = message.content
+            if message.role in _MESSAGE_ROLES and content is not None:
+                key = ((message.role, 0, content) if isinstance(content, str)
+                       else (message.role, 1, canonical_json(content)))
                 seen[key] += 1
                 # Each model call sees the whole history again: only what is new is a step.
                 if seen[key] > self.said[key]:
                     self.said[key] += 1
-                    self.builder.message(message.role, message.content, agent=agent)
+                    self.builder.message(message.role, content, agent=agent)
+        return seen
 
     def _output(self, messages: list[_Message], agent: str | None, span: Span) -> None:
         for message in messages:
@@ -433,7 +492,8 @@ def _error(span: Span, output: Any) -> dict[str, Any]:
     return body
 
 
-def _usage(spans: list[Span]) -> TraceUsage | None:
+def _usage(models: list[Span], agents: list[Span],
+           by_id: Mapping[str, Span]) -> TraceUsage | None:
     """Tokens and cost summed over model calls; agent spans only when no model call has any
     (agent spans may repeat their model calls' totals: summing both would count twice)."""
     def total(candidates: Iterable[Span]) -> TraceUsage | None:
@@ -453,18 +513,11 @@ def _usage(spans: list[Span]) -> TraceUsage | None:
             return None
         return TraceUsage(inputs, outputs, cost)
 
-    def is_model(span: Span) -> bool:
-        a = span.attributes
-        return a.get(OPERATION) in MODEL_OPERATIONS or str(a.get(OI_KIND, "")).upper() == "LLM"
-
-    found = total(s for s in spans if is_model(s))
+    found = total(models)
     if found is not None:
         return found
-    agents = {s.span_id: s for s in spans if s.attributes.get(OPERATION) == "invoke_agent"
-              or str(s.attributes.get(OI_KIND, "")).upper() == "AGENT"}
-    by_id = {s.span_id: s for s in spans}
-    outermost = [s for s in agents.values() if not _has_ancestor_in(s, agents, by_id)]
-    return total(outermost)
+    among = {s.span_id: s for s in agents}
+    return total(s for s in agents if not _has_ancestor_in(s, among, by_id))
 
 
 def _has_ancestor_in(span: Span, among: Mapping[str, Span], by_id: Mapping[str, Span]) -> bool:

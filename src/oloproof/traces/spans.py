@@ -99,8 +99,12 @@ def decode_id(value: Any, size: int) -> str:
     if not isinstance(value, str) or not value:
         raise ValueError("missing")
     if len(value) == 2 * size:
-        int(value, 16)  # raises ValueError if it is not hex
-        return value.lower()
+        try:
+            int(value, 16)
+        except ValueError:
+            pass  # 2·size characters but not hex: perhaps base64 of another size
+        else:
+            return value if value.islower() or value.isdigit() else value.lower()
     try:
         raw = base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError):
@@ -110,35 +114,41 @@ def decode_id(value: Any, size: int) -> str:
     return raw.hex()
 
 
+_SCALARS = {"stringValue": str, "string_value": str, "boolValue": bool, "bool_value": bool,
+            "intValue": int, "int_value": int, "doubleValue": float, "double_value": float,
+            "bytesValue": str, "bytes_value": str}
+
+
 def any_value(value: Any) -> Any:
     """An OTLP `AnyValue` ({"stringValue": ...}, {"intValue": "3"}, ...) as a Python value."""
-    if not isinstance(value, Mapping) or not value:
+    if not isinstance(value, dict) or not value:
         return None
-    kind, inner = next(iter(value.items()))
-    if kind in ("stringValue", "string_value"):
-        return inner
-    if kind in ("intValue", "int_value"):
-        return int(inner)
-    if kind in ("doubleValue", "double_value"):
-        return float(inner)
-    if kind in ("boolValue", "bool_value"):
-        return bool(inner)
-    if kind in ("arrayValue", "array_value"):
-        return [any_value(v) for v in (inner or {}).get("values", [])]
-    if kind in ("kvlistValue", "kvlist_value"):
-        return {kv["key"]: any_value(kv.get("value")) for kv in (inner or {}).get("values", [])}
-    if kind in ("bytesValue", "bytes_value"):
-        return inner
-    raise ValueError(f"unknown attribute value type {kind!r}")
+    for kind, inner in value.items():  # one key: the value's type
+        convert = _SCALARS.get(kind)
+        if convert is not None:
+            return inner if convert is str else convert(inner)
+        if kind in ("arrayValue", "array_value"):
+            return [any_value(v) for v in (inner or {}).get("values", [])]
+        if kind in ("kvlistValue", "kvlist_value"):
+            return {kv["key"]: any_value(kv.get("value"))
+                    for kv in (inner or {}).get("values", [])}
+        raise ValueError(f"unknown attribute value type {kind!r}")
+    return None
 
 
 def attributes_of(items: Any) -> dict[str, Any]:
     """OTLP key/value attributes as a dict."""
-    return {kv["key"]: any_value(kv.get("value")) for kv in items or ()}
+    out: dict[str, Any] = {}
+    for kv in items or ():
+        value = kv.get("value")
+        # Most attributes are strings: taken without the general conversion.
+        text = value.get("stringValue") if isinstance(value, dict) else None
+        out[kv["key"]] = text if text is not None else any_value(value)
+    return out
 
 
 def _status(raw: Any) -> tuple[str, str | None]:
-    if not isinstance(raw, Mapping):
+    if not raw or not isinstance(raw, Mapping):
         return "UNSET", None
     code = raw.get("code", 0)
     if isinstance(code, str):
@@ -152,23 +162,30 @@ def _status(raw: Any) -> tuple[str, str | None]:
 
 def span_from_otlp(raw: Mapping[str, Any]) -> Span:
     """One OTLP/JSON span object as a Span (ValueError/KeyError/TypeError if malformed)."""
-    parent = _get(raw, "parentSpanId", "parent_span_id")
+    if "traceId" in raw:  # the spec's (and protobuf's default) lowerCamelCase keys
+        trace, span, parent = raw["traceId"], raw.get("spanId"), raw.get("parentSpanId")
+        start, end = raw.get("startTimeUnixNano"), raw.get("endTimeUnixNano")
+    else:
+        trace, span = raw.get("trace_id"), raw.get("span_id")
+        parent = raw.get("parent_span_id")
+        start, end = raw.get("start_time_unix_nano"), raw.get("end_time_unix_nano")
     status, message = _status(raw.get("status"))
+    events = raw.get("events")
     return Span(
-        trace_id=decode_id(_get(raw, "traceId", "trace_id"), 16),
-        span_id=decode_id(_get(raw, "spanId", "span_id"), 8),
+        trace_id=decode_id(trace, 16),
+        span_id=decode_id(span, 8),
         parent_id=decode_id(parent, 8) if parent else None,
         name=str(raw.get("name", "")),
-        start=int(_get(raw, "startTimeUnixNano", "start_time_unix_nano") or 0),
-        end=int(_get(raw, "endTimeUnixNano", "end_time_unix_nano") or 0),
+        start=int(start or 0),
+        end=int(end or 0),
         status=status,
         status_message=message,
         attributes=attributes_of(raw.get("attributes")),
         events=[
             SpanEvent(str(e.get("name", "")), int(_get(e, "timeUnixNano", "time_unix_nano") or 0),
                       attributes_of(e.get("attributes")))
-            for e in raw.get("events") or ()
-        ],
+            for e in events
+        ] if events else [],
     )
 
 
