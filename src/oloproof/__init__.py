@@ -44,7 +44,7 @@ __version__ = "0.1.0"
 # Each lazily imported public name, and the module that defines it.
 _LAZY = {
     "RunResult": "oloproof.api",
-    "compare": "oloproof.api",
+    "compare": "oloproof.comparison",
     "load_case_trials": "oloproof.api",
     "load_run": "oloproof.api",
     "plan": "oloproof.api",

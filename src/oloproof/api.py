@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
-import os
 import sqlite3
 import sys
 import threading
@@ -24,6 +23,7 @@ from oloproof.analysis.metrics import Analysis, MetricPlan, QuantileSpec
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.analysis.trials import CaseTrials, TrialMetricSpec, iter_case_trials
 from oloproof.comparison import compare_sides, read_side
+from oloproof.comparison.stored import compare
 from oloproof.decisions import decide
 from oloproof.decisions.plan import plan_decisions
 from oloproof.document import (
@@ -50,9 +50,9 @@ from oloproof.execution.engine import Progress, RunEngine
 from oloproof.execution.executors import open_transport
 from oloproof.project import LoadedSuite, describe_suite, load_suite
 from oloproof.report.limits import limits_for
+from oloproof.store.location import find_store, open_existing_store
 from oloproof.store.sql import store_error
 from oloproof.store.store import Store
-from oloproof.suite.config import load_suite_file
 from oloproof.suite.policy import (
     NO_RULES_WARNING,
     Policy,
@@ -461,24 +461,9 @@ def _missing_messages(
     return messages
 
 
-def find_store(config: str | Path = "oloproof.yaml", store: str | Path | None = None) -> Path:
-    """Where the project's store is: `store`, $OLOPROOF_STORE, `store:` in the suite, default."""
-    if store is not None:
-        return Path(store)
-    env = os.environ.get("OLOPROOF_STORE")
-    if env:
-        return Path(env)
-    config_path = Path(config).resolve()
-    if config_path.is_file():
-        suite_file, _ = load_suite_file(config_path)
-        if suite_file.store:
-            return (config_path.parent / suite_file.store).resolve()
-    return config_path.parent / ".oloproof" / "store.sqlite"
-
-
 def _open_existing(config: str | Path, store: str | Path | None) -> Store:
     """The project's store, opened read-only: reading a run never writes (SPEC §11.1)."""
-    return Store(find_store(config, store), read_only=True)
+    return open_existing_store(config, store)
 
 
 def load_run(
@@ -647,31 +632,6 @@ def redecide(
             list(old.errors) if old is not None else [], [], baseline=against,
         )
         return RunResult(document, [], chosen)
-
-
-def compare(
-    baseline: str = "latest~1", candidate: str = "latest", config: str | Path = "oloproof.yaml",
-    store: str | Path | None = None,
-) -> Comparison:
-    """A candidate run against its baseline, case by case (SPEC §17); runs nothing.
-
-    Both are run references (`latest`, `latest~N`, a unique prefix or suffix of an id),
-    resolved among the stored runs. Returns the `Comparison`: per criterion both passed,
-    fixed, broken, both failed and missing pairs, the difference in pass rate (candidate −
-    baseline) with its interval and McNemar's exact p; the changed and unpaired cases; the
-    broken and fixed cases with what changed in each. Its level is the candidate's policy's.
-    A baseline of another project, the candidate itself, or one sharing no case id with the
-    candidate raises UsageError.
-    """
-    with _open_existing(config, store) as db:
-        base, cand = db.resolve_run(baseline), db.resolve_run(candidate)
-        record = db.run_record(cand)
-        level = float((record.get("policy") or {}).get("confidence_level", 0.95))
-        if base == cand:
-            from oloproof.comparison import check_comparable
-
-            check_comparable(base, "", cand, "")
-        return compare_sides(db, read_side(db, base), read_side(db, cand), level)
 
 
 def plan(

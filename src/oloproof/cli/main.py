@@ -398,10 +398,9 @@ def compare_command(baseline_ref: str, candidate_ref: str, junit: str | None,
     rate (candidate − baseline) with its interval; McNemar's exact p (descriptive). Then the
     broken cases, each with what changed. `oloproof compare latest~1 latest`.
     """
-    from oloproof import api
+    from oloproof.comparison import compare
 
-    comparison = _guard(as_json, lambda: api.compare(baseline_ref, candidate_ref, config,
-                                                      store))
+    comparison = _guard(as_json, lambda: compare(baseline_ref, candidate_ref, config, store))
     _write_ci(comparison, junit, markdown, as_json, config, store)
 
     def show() -> None:

@@ -49,22 +49,17 @@ def pair_cases(baseline: RunSide, candidate: RunSide) -> Pairs:
     """Pair the cases of two runs by id (see the module's text); lists in case-id order."""
     base_at = baseline.position()
     cand_at = candidate.position()
-    paired: list[tuple[str, str, int, int]] = []
-    changed: list[str] = []
-    for case_id, c_row in cand_at.items():
-        b_row = base_at.get(case_id)
-        if b_row is None:
-            continue
-        digest = candidate.digests[c_row]
-        if baseline.digests[b_row] != digest:
-            changed.append(case_id)
-        else:
-            paired.append((digest, case_id, b_row, c_row))
-    paired.sort()
+    b_digests, c_digests = baseline.digests, candidate.digests
+    shared = [(case_id, base_at[case_id], c_row) for case_id, c_row in cand_at.items()
+              if case_id in base_at]
+    changed = [case_id for case_id, b_row, c_row in shared
+               if b_digests[b_row] != c_digests[c_row]]
+    paired = sorted((c_digests[c_row], case_id, b_row, c_row) for case_id, b_row, c_row in shared
+                    if b_digests[b_row] == c_digests[c_row])
     return Pairs(
         ids=[p[1] for p in paired],
-        baseline_rows=np.asarray([p[2] for p in paired], dtype=np.int64),
-        candidate_rows=np.asarray([p[3] for p in paired], dtype=np.int64),
+        baseline_rows=np.fromiter((p[2] for p in paired), dtype=np.int64, count=len(paired)),
+        candidate_rows=np.fromiter((p[3] for p in paired), dtype=np.int64, count=len(paired)),
         changed=sorted(changed, key=case_order),
         baseline_only=sorted((c for c in base_at if c not in cand_at), key=case_order),
         candidate_only=sorted((c for c in cand_at if c not in base_at), key=case_order),

@@ -58,6 +58,7 @@ class RunSide:
     metrics: list[MetricSpec]
     codes: list[str] = field(default_factory=list)  # trial 1's verdict codes, per case
     _values: dict[str, CaseValues] = field(default_factory=dict)
+    _position: dict[str, int] | None = None
 
     @property
     def project(self) -> str:
@@ -68,8 +69,10 @@ class RunSide:
         return dict(self.record["suite"] or {})
 
     def position(self) -> dict[str, int]:
-        """Case id → its row."""
-        return {case_id: i for i, case_id in enumerate(self.ids)}
+        """Case id → its row (built once: pairing and the changes both look cases up)."""
+        if self._position is None or len(self._position) != len(self.ids):
+            self._position = {case_id: i for i, case_id in enumerate(self.ids)}
+        return self._position
 
     def metric(self, metric_id: str) -> MetricSpec | None:
         return next((m for m in self.metrics if m.id == metric_id), None)
@@ -107,26 +110,30 @@ def read_side(store: Store, run_id: str) -> RunSide:
     suite = record["suite"] or {}
     criteria = list(suite.get("criteria") or [])
     trials = int(suite.get("trials", 1))
-    ids: list[str] = []
-    digests: list[str] = []
-    exec_keys: list[str | None] = []
-    first_codes: list[str] = []
-    where: dict[str, int] = {}
-    rows: list[int] = []
-    codes: list[str] = []
-    for case_id, digest, exec_key, case_codes, trial in store.iter_run_verdicts(run_id):
-        at = where.get(case_id)
-        if at is None:
-            at = where[case_id] = len(ids)
-            ids.append(case_id)
-            digests.append(digest)
-            exec_keys.append(exec_key)
-            first_codes.append(case_codes)
-        elif int(trial) == 1:  # trial 1 is what the case panel shows
-            exec_keys[at] = exec_key
-            first_codes[at] = case_codes
-        rows.append(at)
-        codes.append(case_codes)
+    stored = list(store.iter_run_verdicts(run_id, trials=trials > 1))
+    columns = list(zip(*stored, strict=True)) if stored else [[]] * 5
+    codes: list[str] = list(columns[3])
+    ids: list[str] = list(columns[0])
+    if len(set(ids)) == len(ids):  # one row per case: the rows are the cases
+        digests: list[str] = list(columns[1])
+        exec_keys: list[str | None] = list(columns[2])
+        first_codes = codes
+        rows = list(range(len(ids)))
+    else:
+        ids, digests, exec_keys, first_codes, rows = [], [], [], [], []
+        where: dict[str, int] = {}
+        for case_id, digest, exec_key, case_codes, trial in stored:
+            at = where.get(case_id)
+            if at is None:
+                at = where[case_id] = len(ids)
+                ids.append(case_id)
+                digests.append(digest)
+                exec_keys.append(exec_key)
+                first_codes.append(case_codes)
+            elif int(trial) == 1:  # trial 1 is what the case panel shows
+                exec_keys[at] = exec_key
+                first_codes[at] = case_codes
+            rows.append(at)
     n, k = len(ids), len(criteria)
     counts = np.zeros((n, k, 3), dtype=np.int64)
     if codes and k:

@@ -7,6 +7,7 @@ Cases are paired by id; a pair's difference is candidate − baseline of the per
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -14,7 +15,6 @@ import numpy as np
 import numpy.typing as npt
 
 from oloproof.stats._checks import count
-from oloproof.stats._lazy import scipy_special as _scipy_special
 from oloproof.stats.betting import MeanInterval, bounded_mean_interval
 
 __all__ = [
@@ -26,6 +26,8 @@ __all__ = [
 ]
 
 MCNEMAR_METHOD = "exact mcnemar"
+#: Discordant pairs up to which the binomial tail starts from an exact integer term.
+EXACT_TERM_UP_TO = 20_000
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -47,10 +49,11 @@ def mcnemar_exact(b: int, c: int) -> McNemarTest:
     is Binomial(n, 1/2) when the two runs pass at the same rate, and the p-value is the
     two-sided exact binomial test of ``b`` — the sum of the probabilities of the outcomes no
     likelier than ``b``, which by symmetry is ``min(1, 2·P(X ≤ min(b, c)))`` (and 1 when
-    ``b = c``). Equals ``scipy.stats.binomtest(b, b + c, 0.5).pvalue``; computed with
-    scipy.special's binomial CDF (``bdtr``) so no command imports scipy.stats. With no
-    discordant pair (``n = 0``) nothing speaks against equal rates: 1.0. Symmetric in ``b``
-    and ``c`` (e.g. the fixed and the broken cases, in either order).
+    ``b = c``). Equals ``scipy.stats.binomtest(b, b + c, 0.5).pvalue``. The tail is summed
+    here (:func:`_binomial_half_tail`) rather than taken from scipy.special, whose import
+    would cost a comparison more than its arithmetic. With no discordant pair (``n = 0``)
+    nothing speaks against equal rates: 1.0. Symmetric in ``b`` and ``c`` (e.g. the fixed and
+    the broken cases, in either order).
     """
     b = count("b", b)
     c = count("c", c)
@@ -59,8 +62,33 @@ def mcnemar_exact(b: int, c: int) -> McNemarTest:
     if n == 0 or 2 * low == n:
         p_value = 1.0
     else:
-        p_value = min(1.0, 2.0 * float(_scipy_special().bdtr(low, n, 0.5)))
+        p_value = min(1.0, 2.0 * _binomial_half_tail(low, n))
     return McNemarTest(b=b, c=c, p_value=p_value, method=MCNEMAR_METHOD)
+
+
+def _binomial_half_tail(k: int, n: int) -> float:
+    """``P(X ≤ k)`` for ``X ~ Binomial(n, 1/2)`` and ``k < n/2``.
+
+    The largest term ``C(n, k) / 2ⁿ`` is exact and correctly rounded (Python divides integers
+    exactly) up to ``n = EXACT_TERM_UP_TO``; above, where the integers take longer than the
+    rest of a comparison, it is ``exp`` of log-gamma differences (relative error about
+    ``n · log n · 2⁻⁵³``, 1e-9 at a million pairs — a description shown to three digits). The
+    smaller terms follow by ``P(X = i − 1) = P(X = i) · i / (n − i + 1)``, summed stopping
+    once a term no longer changes the sum; each step adds about one rounding error. A tail
+    below the smallest double is 0.0, as scipy's is.
+    """
+    if n <= EXACT_TERM_UP_TO:
+        term = math.comb(n, k) / (1 << n)
+    else:
+        term = math.exp(math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+                        - n * math.log(2.0))
+    terms = [term]
+    for i in range(k, 0, -1):
+        term *= i / (n - i + 1)
+        if term < terms[0] * 1e-17 or term == 0.0:
+            break
+        terms.append(term)
+    return math.fsum(terms)
 
 
 def _differences(name: str, values: Sequence[float] | npt.ArrayLike) -> FloatArray:

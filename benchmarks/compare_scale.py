@@ -1,0 +1,182 @@
+"""Comparing two stored 20,000-case runs (issue 14, acceptance 6: at most 2 s).
+
+A synthetic project of N cases whose system records a three-step trajectory and answers
+wrongly the cases a file names. The baseline run gets every case right but 1 in 50; the
+candidate breaks 1 in 50 others and fixes 1 in 100 of the baseline's failures (so hundreds of
+broken cases, their trajectories read for "what changed"), and between the runs 10 cases
+change their input, 10 are dropped and 10 added. Both runs are stored once; then, alternately
+in rounds (this VM's speed drifts, so every figure of a round is taken in the same minute):
+
+- `oloproof compare latest~1 latest` as a user types it — a fresh process, terminal report
+  at 80 columns to a pipe — and the same with `--json`, and with `--junit` and `--markdown`;
+- `oloproof.compare("latest~1", "latest")` in a fresh process, the call alone (imports apart),
+  then called again in that process.
+
+Usage: python benchmarks/compare_scale.py [--cases 20000] [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+APP = '''
+import json
+from pathlib import Path
+
+from oloproof import AgentStep, AgentTrajectory, current_case, system
+
+WRONG = set(json.loads((Path(__file__).parent / "wrong.json").read_text()))
+
+
+@system(name="bench-agent", version="{version}", records=("agent_trajectory/v1",))
+def run(case_input):
+    case = current_case()
+    bad = case.case_id in WRONG
+    answer = "no" if bad else case_input["q"].upper()
+    case.agent_trajectory(AgentTrajectory(steps=(
+        AgentStep(index=1, kind="tool_call", tool_name="lookup", arguments={"q": case_input["q"]}),
+        AgentStep(index=2, kind="tool_result", tool_name="lookup", result={"found": not bad}),
+        AgentStep(index=3, kind="final", arguments={"answer": answer}),
+    ), terminal_status="success"))
+    return {"answer": answer}
+'''
+
+SUITE = """version: 1
+project: compare-bench
+dataset: data/cases.jsonl
+system: {{name: bench-agent, version: {version}, callable: "app:run",
+         records: [agent_trajectory/v1]}}
+evaluators:
+  - {{type: exact_match, criterion: answer_correct, field: answer}}
+  - {{type: agent_tool_called, tool_name: lookup}}
+  - {{type: agent_max_steps, max_steps: 5}}
+"""
+
+POLICY = """version: 1
+rules:
+  - {id: answers, metric: answer_correct, min: 0.9}
+"""
+
+CALL = """
+import json, sys, time
+t0 = time.perf_counter()
+import oloproof
+t1 = time.perf_counter()
+first = oloproof.compare("latest~1", "latest")
+t2 = time.perf_counter()
+again = oloproof.compare("latest~1", "latest")
+t3 = time.perf_counter()
+row = first.criteria[0]
+print(json.dumps({"import": t1 - t0, "call": t2 - t1, "again": t3 - t2,
+                  "paired": row.paired, "broken": row.broken, "fixed": row.fixed,
+                  "changed": len(first.changed), "baseline_only": len(first.baseline_only),
+                  "candidate_only": len(first.candidate_only),
+                  "same": again.to_json() == first.to_json()}))
+"""
+
+
+def _cases(n: int, changed: bool) -> list[dict[str, object]]:
+    rows = []
+    for i in range(n + 10 if changed else n):
+        if changed and i < 10:
+            continue  # dropped from the candidate's suite
+        q = f"question {i} about order ord-{i % 977}"
+        if changed and 100 <= i < 110:
+            q += " (reworded)"
+        rows.append({"id": f"case-{i:06d}", "input": {"q": q}, "expected": {"answer": q.upper()}})
+    return rows
+
+
+def _write(root: Path, n: int, candidate: bool) -> None:
+    (root / "data").mkdir(parents=True, exist_ok=True)
+    (root / "app.py").write_text(APP.replace("{version}", "v2" if candidate else "v1"))
+    (root / "oloproof.yaml").write_text(SUITE.format(version="v2" if candidate else "v1"))
+    (root / "release.yaml").write_text(POLICY)
+    with (root / "data" / "cases.jsonl").open("w") as out:
+        for case in _cases(n, candidate):
+            out.write(json.dumps(case) + "\n")
+    if candidate:  # 1 in 50 others broken; 1 in 100 of the baseline's failures fixed
+        wrong = [i for i in range(n + 10) if i % 50 == 25 or (i % 50 == 0 and i % 100 != 0)]
+    else:
+        wrong = [i for i in range(n) if i % 50 == 0]
+    (root / "wrong.json").write_text(json.dumps([f"case-{i:06d}" for i in wrong]))
+
+
+def _store_runs(root: Path, n: int) -> None:
+    for candidate in (False, True):
+        _write(root, n, candidate)
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "oloproof.cli.main", "run"],
+                              cwd=root, capture_output=True, text=True)
+        if done.returncode not in (0, 1, 3):
+            raise SystemExit(done.stderr)
+        print(f"stored the {'candidate' if candidate else 'baseline'} run "
+              f"({time.perf_counter() - started:.1f} s)", file=sys.stderr)
+
+
+def _timed(args: list[str], root: Path, env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(args, cwd=root, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} exited {done.returncode}: {done.stderr}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cases", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="oloproof-compare-bench-"))
+    try:
+        _store_runs(root, args.cases)
+        env = {**os.environ, "COLUMNS": "80"}
+        oloproof = str(Path(sys.executable).with_name("oloproof"))
+        commands = {
+            "compare (terminal, 80 columns)": [oloproof, "compare", "latest~1", "latest"],
+            "compare --json": [oloproof, "compare", "latest~1", "latest", "--json"],
+            "compare --junit --markdown": [oloproof, "compare", "latest~1", "latest",
+                                           "--junit", "c.xml", "--markdown", "c.md"],
+        }
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        calls: list[dict[str, float]] = []
+        for _ in range(args.rounds):
+            for name, command in commands.items():
+                times[name].append(_timed(command, root, env))
+            done = subprocess.run([sys.executable, "-c", CALL], cwd=root, env=env,
+                                  capture_output=True, text=True, check=True)
+            calls.append(json.loads(done.stdout))
+        facts = calls[0]
+        print(f"{args.cases:,} cases per run: {facts['paired']:,} paired, "
+              f"{facts['broken']} broken and {facts['fixed']} fixed on answer_correct, "
+              f"{facts['changed']} changed, {facts['baseline_only']} in the baseline only, "
+              f"{facts['candidate_only']} in the candidate only; the second call gave the same "
+              f"document: {all(c['same'] for c in calls)}\n")
+        print(f"| measured ({args.rounds} rounds) | median s | min s | max s |")
+        print("|---|---|---|---|")
+        for name, values in times.items():
+            print(f"| `oloproof {' '.join(commands[name][1:])}` | {statistics.median(values):.2f}"
+                  f" | {min(values):.2f} | {max(values):.2f} |")
+        for key, label in (("import", "`import oloproof` (in that process)"),
+                           ("call", "`oloproof.compare(...)`, first call in a fresh process"),
+                           ("again", "`oloproof.compare(...)`, called again")):
+            values = [c[key] for c in calls]
+            print(f"| {label} | {statistics.median(values):.2f} | {min(values):.2f} | "
+                  f"{max(values):.2f} |")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

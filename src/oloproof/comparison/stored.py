@@ -1,0 +1,40 @@
+"""`compare(baseline, candidate)`: two stored runs, named by reference, compared (SPEC §17).
+
+The library call behind `oloproof compare`; it reads the store only, so it imports neither the
+engine nor the policy machinery (`oloproof.compare` is this function).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from oloproof.comparison.runs import check_comparable, compare_sides
+from oloproof.comparison.sides import read_side
+from oloproof.document import Comparison
+from oloproof.store.location import open_existing_store
+
+
+def compare(
+    baseline: str = "latest~1", candidate: str = "latest", config: str | Path = "oloproof.yaml",
+    store: str | Path | None = None,
+) -> Comparison:
+    """A candidate run against its baseline, case by case (SPEC §17); runs nothing.
+
+    Both are run references (`latest`, `latest~N`, a unique prefix or suffix of an id),
+    resolved among the stored runs. Returns the `Comparison`: per criterion both passed,
+    fixed, broken, both failed and missing pairs, the difference in pass rate (candidate −
+    baseline) with its interval and McNemar's exact p; the changed and unpaired cases; the
+    broken and fixed cases with what changed in each. Its level is the candidate's policy's.
+    A baseline of another project, the candidate itself, or one sharing no case id with the
+    candidate raises UsageError.
+    """
+    db = open_existing_store(config, store)
+    try:
+        base, cand = db.resolve_run(baseline), db.resolve_run(candidate)
+        if base == cand:
+            check_comparable(base, "", cand, "")
+        candidate_side = read_side(db, cand)
+        level = float((candidate_side.record.get("policy") or {}).get("confidence_level", 0.95))
+        return compare_sides(db, read_side(db, base), candidate_side, level)
+    finally:
+        db.close()
