@@ -111,7 +111,7 @@ def read_side(store: Store, run_id: str) -> RunSide:
     criteria = list(suite.get("criteria") or [])
     trials = int(suite.get("trials", 1))
     stored = list(store.iter_run_verdicts(run_id, trials=trials > 1))
-    columns = list(zip(*stored, strict=True)) if stored else [[]] * 5
+    columns: list[tuple[Any, ...]] = list(zip(*stored, strict=True)) if stored else [()] * 5
     codes: list[str] = list(columns[3])
     ids: list[str] = list(columns[0])
     if len(set(ids)) == len(ids):  # one row per case: the rows are the cases
