@@ -241,3 +241,51 @@ def test_a_tool_named_like_a_handoff_is_not_one_without_the_library_s_marker() -
         ToolMessage(json.dumps({"ok": True}), tool_call_id="h1", name="transfer_to_bob"),
     ])
     assert [s.kind for s in t.steps] == ["message", "tool_call", "tool_result"]
+
+
+def test_streamed_chat_completion_chunks_are_joined() -> None:
+    # The chunks the `openai` package yields for a streamed response: content and tool-call
+    # argument fragments, joined by index into the one assistant message they make up.
+    pytest.importorskip("openai")
+    from openai.types.chat import ChatCompletionChunk
+
+    def chunk(delta: dict[str, Any], cid: str = "chatcmpl-1") -> ChatCompletionChunk:
+        return ChatCompletionChunk.model_validate({
+            "id": cid, "object": "chat.completion.chunk", "created": 0, "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+
+    def fragment(index: int, arguments: str, cid: str | None = None,
+                 name: str | None = None) -> dict[str, Any]:
+        function: dict[str, Any] = {"arguments": arguments}
+        if name:
+            function["name"] = name
+        body: dict[str, Any] = {"index": index, "function": function}
+        if cid:
+            body.update(id=cid, type="function")
+        return body
+
+    stream = [
+        chunk({"role": "assistant", "tool_calls": [fragment(0, "", "c1", "lookup_order")]}),
+        chunk({"tool_calls": [fragment(0, '{"order_')]}),
+        chunk({"tool_calls": [fragment(1, "", "c2", "search")]}),
+        chunk({"tool_calls": [fragment(0, 'id": "o1"}'), fragment(1, '{"query": "po')]}),
+        chunk({"tool_calls": [fragment(1, 'licy"}')]}),
+        ChatCompletionChunk.model_validate({"id": "chatcmpl-1", "object":
+                                            "chat.completion.chunk", "created": 0,
+                                            "model": "m", "choices": []}),
+    ]
+    answer = [chunk({"role": "assistant", "content": "Re"}, "chatcmpl-2"),
+              chunk({"content": "funded."}, "chatcmpl-2")]
+    messages = [{"role": "user", "content": "Refund o1"}, *stream,
+                {"role": "tool", "tool_call_id": "c1", "content": '{"status": "ok"}'},
+                {"role": "tool", "tool_call_id": "c2", "content": "[]"}, *answer]
+    reading = read_openai_messages(messages)
+    assert rows(reading.trajectory) == [
+        ("message", None, None, None, {"role": "user", "content": "Refund o1"}, None),
+        ("tool_call", None, None, "lookup_order", {"order_id": "o1"}, None),
+        ("tool_call", None, None, "search", {"query": "policy"}, None),
+        ("tool_result", None, None, "lookup_order", None, {"status": "ok"}),
+        ("tool_result", None, None, "search", None, []),
+        ("final", None, None, None, {"role": "assistant", "content": "Refunded."}, None),
+    ]
+    assert reading.skipped == {} and reading.ignored == {"chunk without delta": 1}

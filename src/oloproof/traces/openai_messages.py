@@ -4,7 +4,10 @@ Reads the messages a system sends to and gets back from the chat-completions API
 dicts or as the `openai` package's objects (anything with `model_dump`). The mapping is in
 docs/traces.md; in short: assistant `tool_calls` → `tool_call` steps, `role: tool` replies →
 `tool_result` steps matched by `tool_call_id`, other messages → `message` steps, the last
-assistant message (when it calls nothing) → `final`.
+assistant message (when it calls nothing) → `final`. Streamed chunks
+(`chat.completion.chunk`, each `choices[0].delta` a fragment) are joined first into the
+assistant message they make up: content concatenated, `tool_calls` fragments joined by
+`index` (the id and name from the first fragment, the arguments text concatenated).
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ def read_openai_messages(messages: Iterable[Any], *,
     """
     builder = TrajectoryBuilder("openai_messages")
     by_function: dict[str, list[Call]] = {}  # legacy `function_call` replies match by name
-    for position, item in enumerate(messages):
+    for position, item in enumerate(_joined(messages, builder)):
         message = as_mapping(item)
         if message is None:
             builder.skipped[f"message:{type(item).__name__}"] += 1
@@ -86,6 +89,46 @@ def read_openai_messages(messages: Iterable[Any], *,
         else:
             builder.skipped[f"message:role={role}"] += 1
     return builder.finish(usage=usage)
+
+
+CHUNK = "chat.completion.chunk"
+
+
+def _joined(messages: Iterable[Any], builder: TrajectoryBuilder) -> list[Any]:
+    """The messages, with each streamed response's chunks joined into one assistant message
+    (consecutive chunks of one response share its `id`)."""
+    out: list[Any] = []
+    current: tuple[Any, dict[str, Any], dict[int, dict[str, Any]]] | None = None
+    for item in messages:
+        chunk = as_mapping(item)
+        if chunk is None or chunk.get("object") != CHUNK:
+            out.append(item)
+            current = None
+            continue
+        choices = chunk.get("choices") or []
+        delta = as_mapping(choices[0].get("delta")) if choices and isinstance(
+            choices[0], Mapping) else None
+        if delta is None:
+            builder.ignored["chunk without delta"] += 1  # e.g. the closing usage chunk
+            continue
+        if current is None or current[0] != chunk.get("id"):
+            joined: dict[str, Any] = {"role": "assistant", "content": None}
+            current = (chunk.get("id"), joined, {})
+            out.append(joined)
+        _, joined, calls = current
+        if delta.get("content"):
+            joined["content"] = (joined["content"] or "") + str(delta["content"])
+        for fragment in delta.get("tool_calls") or []:
+            part = as_mapping(fragment) or {}
+            index = int(part.get("index") or 0)
+            function = as_mapping(part.get("function")) or {}
+            call = calls.setdefault(index, {"id": None, "type": "function",
+                                            "function": {"name": None, "arguments": ""}})
+            call["id"] = call["id"] or part.get("id")
+            call["function"]["name"] = call["function"]["name"] or function.get("name")
+            call["function"]["arguments"] += str(function.get("arguments") or "")
+            joined["tool_calls"] = [calls[i] for i in sorted(calls)]
+    return out
 
 
 def _call(builder: TrajectoryBuilder, tool_call: Any, position: int) -> None:
