@@ -180,6 +180,20 @@ def test_no_tool_loop_fails_on_a_run_longer_than_the_limit() -> None:
     }
 
 
+def test_no_tool_loop_is_missing_where_only_calls_without_arguments_repeat() -> None:
+    # A trace read with content capture off: three lookups whose arguments nobody recorded
+    # cannot be told apart, so they are not a loop anyone saw; a run with arguments still is.
+    ev = build("agent_no_tool_loop")
+    blind = {"kind": "tool_call", "tool_name": "lookup", "arguments": None}
+    j = judge(ev, traj(blind, result("lookup"), blind, result("lookup"), blind,
+                       result("lookup")))
+    assert (j.verdict, j.reason) == ("missing", "arguments_not_recorded")
+    j = judge(ev, traj(blind, blind, blind, call("s", q="a"), call("s", q="a"),
+                       call("s", q="a")))
+    assert j.verdict == "failed"
+    assert j.details is not None and j.details["repeated_call"]["tool"] == "s"
+
+
 @settings(max_examples=200)
 @given(st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 1)), max_size=12),
        st.integers(1, 3))

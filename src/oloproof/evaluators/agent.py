@@ -185,7 +185,9 @@ class AgentNoToolLoop(TrajectoryEvaluator):
     `max_repeats` times in a row among the `tool_call` steps.
 
     On a truncated trace: a fail once a longer run is recorded, else missing (a run reaching
-    the end of the trace may go on).
+    the end of the trace may go on). A run over the limit made only of calls recorded without
+    arguments (a trace read with content capture off) is missing (`arguments_not_recorded`):
+    such calls cannot be told apart.
 
     Args:
         max_repeats: the most identical calls allowed in a row (default 2).
@@ -200,7 +202,14 @@ class AgentNoToolLoop(TrajectoryEvaluator):
         limit = self.config.max_repeats
         longest = longest_run(trajectory)
         if longest > limit:  # only then are the runs themselves needed, for the details
-            loops = [r for r in call_runs(trajectory) if r.length > limit]
+            runs = [r for r in call_runs(trajectory) if r.length > limit]
+            steps = trajectory.steps
+            # Calls of one tool whose arguments the trace did not record (content capture
+            # off) look identical whether or not they were: not a loop anyone saw.
+            loops = [r for r in runs if any(steps[i - 1].arguments is not None for i in r.steps)]
+            if not loops:
+                return missing("arguments_not_recorded", max_repeats=limit,
+                               repeated_call=max(runs, key=lambda r: r.length).as_details())
             worst = max(loops, key=lambda r: r.length)
             return failed(
                 "repeated_call",
