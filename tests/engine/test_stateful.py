@@ -196,7 +196,8 @@ desk = Desk()
 '''
 
 
-def test_a_case_without_state_is_missing_for_every_state_criterion(tmp_path: Path) -> None:
+def test_a_case_without_state_is_missing_for_every_state_criterion(tmp_path: Path,
+                                                                   cli: Any) -> None:
     project = StatefulProject(tmp_path / "nostate", NO_STATE_SYSTEM)
     project.suite["system"]["records"] = []
     project.suite["evaluators"] = [
@@ -228,6 +229,14 @@ def test_a_case_without_state_is_missing_for_every_state_criterion(tmp_path: Pat
     assert "RuntimeError: the sandbox cannot be read" in errors[0]["message"]
     assert "not JSON serializable" in errors[1]["message"]
     assert "returned list, not a dict" in errors[2]["message"]
+    # ... and the terminal report shows them under "What broke", with the snapshot's text.
+    code, out, err = cli("inspect", result.run_id, cwd=project.root, env={"COLUMNS": "100"})
+    assert code == 0, err
+    broke = out[out.index("What broke"):out.index("Gate:")]
+    assert broke.startswith("What broke: 3 case(s) left no end state (snapshot() failed)")
+    assert "errored" not in broke and "their output is judged" in broke
+    assert "snapshot_failed × 1: the sandbox's snapshot() failed: RuntimeError: the" in broke
+    assert "cases: raises" in broke
     verdicts = project.verdicts(result.run_id)
     assert verdicts["fine"]["state_matches"] == ("passed", None)
     assert verdicts["fine"]["untouched"] == ("passed", None)

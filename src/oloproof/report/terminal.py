@@ -158,9 +158,17 @@ def render_errors(errors: Sequence[CaseError], console: Console, run_id: str = "
     for error in errors:
         first_line = error.message.splitlines()[0] if error.message else ""
         groups[(error.kind, first_line)].append(error.case)
-    print_wrapped(console, Text(f"What broke: {len(errors)} case(s) errored; they count as "
-                                "missing for every criterion that needed their output",
-                                style="bold red"))
+    no_state = sum(1 for e in errors if e.kind == "snapshot_failed")
+    said = []
+    if len(errors) > no_state:
+        said.append(f"{len(errors) - no_state} case(s) errored; they count as missing for every "
+                    "criterion that needed their output")
+    if no_state:
+        # The output of such a case was judged: only what reads the end state lacks it.
+        said.append(f"{no_state} case(s) left no end state (snapshot() failed); their output is "
+                    "judged, and they count as missing for every criterion that reads the end "
+                    "state")
+    print_wrapped(console, Text("What broke: " + ". ".join(said), style="bold red"))
     for (kind, message), cases in sorted(groups.items(), key=lambda g: -len(g[1])):
         shown = ", ".join(safe_line(c) for c in cases[:8]) + (
             f" (+{len(cases) - 8} more)" if len(cases) > 8 else "")
