@@ -11,6 +11,7 @@ from oloproof.errors import UsageError
 from oloproof.evaluators.judgment import CODE_VERDICTS
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND
+from oloproof.report.differences import pair_rows, replay_step_rows
 from oloproof.store.store import Store
 
 
@@ -119,6 +120,14 @@ def _assemble(
     }
     if body.get("source"):
         view["source_case"] = _source_side(store, record["run_id"], body["source"])
+        if view["source_case"] is not None:
+            view["pair"] = pair_rows(view["source_case"], view)
+    for replay in replays:
+        checkpoint = replay.get("checkpoint")
+        after = checkpoint.get("step_index") if isinstance(checkpoint, dict) else None
+        replay["steps_differ"] = replay_step_rows(
+            view["trajectory"], replay.get("fault_trajectory"),
+            after if isinstance(after, int) else 0)
     return view
 
 

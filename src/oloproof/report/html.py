@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from oloproof.errors import OloproofError
+from oloproof.report.escape import UNSAFE
 from oloproof.report.html_data import ReportData, dumps
 
 _ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
@@ -61,6 +62,9 @@ def render_page(data: ReportData, generated_at: float | None = None) -> str:
         "chunks": len(data.chunks),
         "shared": len(data.shared),
         "generated_at": generated_at if generated_at is not None else time.time(),
+        # The characters the terminal shows as \uXXXX (bidi controls, zero-width, control
+        # characters): the page marks the same ones, from this one definition.
+        "unsafe": UNSAFE.pattern,
     }
     main = dumps({"meta": meta, "summary": summary, "index": data.index,
                   "baseline_index": data.baseline_index})

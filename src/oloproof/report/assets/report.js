@@ -30,7 +30,7 @@
         var v = attrs[key];
         if (v === null || v === undefined || v === false) continue;
         if (key === "class") el.className = v;
-        else if (key === "text") el.textContent = v;
+        else if (key === "text") addOne(el, String(v));
         else if (key.slice(0, 2) === "on" && typeof v === "function") {
           el.addEventListener(key.slice(2), v);
         } else el.setAttribute(key, v === true ? "" : String(v));
@@ -52,10 +52,33 @@
       return;
     }
     if (typeof child === "string" || typeof child === "number") {
-      el.appendChild(document.createTextNode(String(child)));
+      addText(el, String(child));
       return;
     }
     el.appendChild(child);
+  }
+
+  /* Text, with each character that would change how the text around it looks without being
+   * seen (a bidi override turns `trip-\u202egnp.exe` into `trip-exe.png`; a zero-width space
+   * hides in an id) shown as a marked `\uXXXX`, as the terminal shows it. */
+  var UNSAFE = new RegExp(META.unsafe, "g");
+  function addText(el, text) {
+    UNSAFE.lastIndex = 0;
+    if (!UNSAFE.test(text)) { el.appendChild(document.createTextNode(text)); return; }
+    UNSAFE.lastIndex = 0;
+    var at = 0, m;
+    while ((m = UNSAFE.exec(text)) !== null) {
+      if (m.index > at) el.appendChild(document.createTextNode(text.slice(at, m.index)));
+      var code = "\\u" + ("000" + m[0].charCodeAt(0).toString(16)).slice(-4);
+      var mark = document.createElement("span");
+      mark.className = "unsafe-char";
+      mark.title = "an invisible or direction-changing character (" + code.slice(1).toUpperCase()
+        .replace("U", "U+") + "), shown escaped";
+      mark.textContent = code;
+      el.appendChild(mark);
+      at = m.index + m[0].length;
+    }
+    if (at < text.length) el.appendChild(document.createTextNode(text.slice(at)));
   }
 
   var SVGNS = "http://www.w3.org/2000/svg";
@@ -99,16 +122,6 @@
     return h("details", { class: "json" },
       h("summary", null, h("span", { class: "json" }, one.slice(0, limit - 1) + "…")),
       h("pre", null, jsonText(value, true)));
-  }
-
-  /* A leaf of a flattened value: a string as itself, anything else as JSON. */
-  function leafText(value, limit) {
-    if (typeof value !== "string") return inlineJson(value, limit);
-    limit = limit || 400;
-    if (value.length <= limit) return h("span", { class: "json" }, value);
-    return h("details", { class: "json" },
-      h("summary", null, h("span", { class: "json" }, value.slice(0, limit - 1) + "…")),
-      h("pre", null, value));
   }
 
   /* A block of JSON (pretty), long ones folded behind "show all". */
@@ -683,14 +696,15 @@
   var filtered = [];
   var listEls = {};
 
+  /* A case's one status on the chosen criterion (or over all): failed if it failed any, else
+   * missing if any is missing, else passed if it passed any, else excluded (excluded from
+   * every one). The four partition the cases: All = Failed + Missing + Excluded + Passed.
+   * Errored cases (missing wherever their output was needed) are a filter of their own. */
   function category(row, crit) {
     var codes = crit >= 0 ? row[1].charAt(crit) : row[1];
-    return {
-      failed: codes.indexOf("F") >= 0,
-      missing: codes.indexOf("M") >= 0,
-      excluded: codes.indexOf("X") >= 0,
-      errored: !!row[2]
-    };
+    var status = codes.indexOf("F") >= 0 ? "failed" : codes.indexOf("M") >= 0 ? "missing" :
+      codes.indexOf("P") >= 0 || !codes ? "passed" : "excluded";
+    return { status: status, errored: !!row[2] };
   }
 
   function applyFilters() {
@@ -703,15 +717,11 @@
       if (q && row[0].toLowerCase().indexOf(q) < 0) continue;
       if (g && String(row[3][g.s]) !== g.v) continue;
       var c = category(row, state.crit);
-      var passed = !c.failed && !c.missing && !c.errored;
       counts.all++;
-      if (c.failed) counts.failed++;
+      counts[c.status]++;
       if (c.errored) counts.errored++;
-      if (c.missing) counts.missing++;
-      if (c.excluded) counts.excluded++;
-      if (passed) counts.passed++;
       var st = state.status;
-      if (st === "all" || (st === "passed" ? passed : c[st])) out.push(i);
+      if (st === "all" || st === c.status || (st === "errored" && c.errored)) out.push(i);
     }
     filtered = out;
     var pages = Math.max(1, Math.ceil(out.length / PAGE));
@@ -752,13 +762,10 @@
         title: CRITERIA[i] + ": " + VERDICT[code] }));
     }
     var c = category(row, -1);
-    var words = [];
-    if (c.failed) words.push("failed");
-    if (c.missing) words.push("missing");
-    if (c.errored) words.push("errored");
-    var tr = h("tr", { tabindex: "0", "data-case": row[0],
-      class: (pos === state.current ? "current " : "") + (c.failed || c.errored ? "row-failed" : ""),
-      "aria-label": row[0] + ": " + (words.join(", ") || "passed") },
+    var tr = h("tr", { tabindex: "0", "data-case": row[0], "data-status": c.status,
+      class: (pos === state.current ? "current " : "") +
+        (c.status === "failed" || c.errored ? "row-failed" : ""),
+      "aria-label": row[0] + ": " + c.status + (c.errored ? ", errored" : "") },
       h("td", { class: "cid" }, row[0]),
       h("td", null, strip),
       h("td", { class: "flag" }, row[2] ? pill("errored: " + row[2], "errored") : null,
@@ -813,11 +820,13 @@
     });
     var chips = {};
     var chipRow = h("div", { class: "chips", role: "group", "aria-label": "status filter" },
-      [["all", "All"], ["failed", "Failed"], ["errored", "Errored"], ["missing", "Missing"],
-        ["excluded", "Excluded"], ["passed", "Passed"]].map(function (c) {
-        var b = h("button", { type: "button", class: "chip", "data-status": c[0],
-          "aria-pressed": c[0] === state.status ? "true" : "false" }, c[1],
-        h("span", { class: "count" }));
+      [["all", "All"], ["failed", "Failed"], ["missing", "Missing"], ["excluded", "Excluded"],
+        ["passed", "Passed"], ["errored", "Errored"]].map(function (c) {
+        var b = h("button", { type: "button", class: "chip" + (c[0] === "errored" ? " apart" : ""),
+          "data-status": c[0], "aria-pressed": c[0] === state.status ? "true" : "false",
+          title: c[0] === "errored" ? "cases whose call failed: also counted under Missing " +
+            "(or Failed)" : c[0] === "all" ? "All = Failed + Missing + Excluded + Passed" : null },
+        c[1], h("span", { class: "count" }));
         b.addEventListener("click", function () {
           state.status = c[0]; state.page = 0;
           Object.keys(chips).forEach(function (k) {
@@ -880,16 +889,27 @@
           h("div", { class: "pager" }, prev, listEls.page, next),
           h("table", null, h("thead", null, h("tr", null, h("th", null, "Case"),
             h("th", null, "Verdicts"), h("th", null, ""))), tbody),
-          h("div", { class: "note" }, "Each square is one criterion, in the suite's order: " +
-            "green passed, red failed, amber missing, grey excluded.")),
+          verdictLegend()),
         panel));
+  }
+
+  /* What the squares of the Verdicts column mean, drawn with the squares themselves. */
+  function verdictLegend() {
+    return h("div", { class: "note verdict-legend", id: "verdict-legend" },
+      "Each square is one criterion, in the suite's order (" + CRITERIA.join(", ") + "): ",
+      ["P", "F", "M", "X"].map(function (code) {
+        return h("span", { class: "key" }, h("span", { class: "strip", "aria-hidden": "true" },
+          h("span", { class: code })), " " + VERDICT[code]);
+      }),
+      ". A case is Failed if it failed any criterion, else Missing if any is missing, else " +
+      "Passed, or Excluded when every criterion excluded it.");
   }
 
   // ---- the case panel -------------------------------------------------------------------
 
   var openToken = 0;
 
-  function openCase(pos) {
+  function openCase(pos, scroll) {
     var panel = listEls.panel;
     if (pos < 0) {
       clear(panel).className = "panel empty";
@@ -911,12 +931,20 @@
       clear(panel);
       add(panel, renderPanel(detail, pos));
       panel.setAttribute("data-case", INDEX[pos][0]);
+      if (scroll) scrollToPanel(panel);
     }, function (err) {
       if (token !== openToken) return;
       clear(panel);
       add(panel, h("div", { class: "error-box" }, h("div", { class: "msg" }, String(err.message ||
         err))));
     });
+  }
+
+  /* Bring the panel into view unless its top already is (a row clicked beside it). */
+  function scrollToPanel(panel) {
+    var top = panel.getBoundingClientRect().top;
+    if (top < 0 || top > window.innerHeight * 0.6) panel.scrollIntoView({ block: "start" });
+    panel.setAttribute("data-scrolled", "1");
   }
 
   function cssEscape(v) {
@@ -1193,85 +1221,32 @@
 
   // -- a metamorphic copy beside its source --
 
-  function flatten(value, prefix, out, limit) {
-    if (out.length >= limit) return out;
-    if (value && typeof value === "object" && Object.keys(value).length) {
-      var keys = Array.isArray(value) ? value.map(function (_, i) { return i; }) :
-        Object.keys(value).sort();
-      keys.forEach(function (k) {
-        var p = Array.isArray(value) ? prefix + "[" + k + "]" : (prefix ? prefix + "." : "") + k;
-        flatten(value[k], p, out, limit);
-      });
-    } else {
-      out.push([prefix || "(value)", value]);
-    }
-    return out;
-  }
-
-  function actions(t) {
-    if (!t || !Array.isArray(t.steps)) return null;
-    return t.steps.filter(function (s) { return s.kind === "tool_call"; }).map(function (s) {
-      return [s.tool_name, s.arguments];
-    });
-  }
-
-  /* Both texts with the part that differs marked (common prefix and suffix left plain). */
-  function markedPair(a, b) {
-    if (typeof a !== "string" || typeof b !== "string") {
-      return [leafText(a, 400), leafText(b, 400)];
-    }
-    var p = 0;
-    while (p < a.length && p < b.length && a.charAt(p) === b.charAt(p)) p++;
-    var q = 0;
-    while (q < a.length - p && q < b.length - p &&
-      a.charAt(a.length - 1 - q) === b.charAt(b.length - 1 - q)) q++;
-    function piece(t) {
-      return h("span", { class: "json" }, t.slice(0, p),
-        t.length - q > p ? h("mark", null, t.slice(p, t.length - q)) : null, t.slice(t.length - q));
-    }
-    return [piece(a), piece(b)];
+  /* One side of a row as Python made it: its text, the words that differ marked. */
+  function pairCell(cell, empty) {
+    if (!cell) return h("span", { class: "empty-value" }, empty);
+    if (!cell.parts) return h("span", { class: "json" }, cell.text);
+    return h("span", { class: "json" }, cell.parts.map(function (p) {
+      return p[1] ? h("mark", null, p[0]) : p[0];
+    }));
   }
 
   function renderPair(d) {
     var src = d.source_case || {};
-    var rows = [];
-    var same = 0;
-    function section(label, left, right) {
-      var lf = flatten(left, "", [], 400), rf = flatten(right, "", [], 400);
-      var lm = new Map(lf), rm = new Map(rf);
-      var keys = [];
-      lf.concat(rf).forEach(function (e) { if (keys.indexOf(e[0]) < 0) keys.push(e[0]); });
-      keys.forEach(function (k) {
-        var a = lm.get(k), b = rm.get(k);
-        var differs = jsonText(a) !== jsonText(b);
-        if (!differs && label === "end state") { same++; return; }
-        var cells = differs ? markedPair(a, b) : [leafText(a, 400), leafText(b, 400)];
-        rows.push(h("tr", { class: differs ? "changed" : "" },
-          h("td", { class: "path" }, label + (k === "(value)" ? "" : " " + k)),
-          h("td", null, lm.has(k) ? cells[0] : h("span", { class: "empty-value" }, "(absent)")),
-          h("td", null, rm.has(k) ? cells[1] : h("span", { class: "empty-value" }, "(absent)"))));
-      });
-    }
-    section("input", src.input, d.input);
-    section("output", src.output, d.output);
-    var la = actions(src.trajectory), ra = actions(d.trajectory);
-    var n = Math.max((la || []).length, (ra || []).length);
-    for (var i = 0; i < n; i++) {
-      var a = la && la[i], b = ra && ra[i];
-      var differs = jsonText(a) !== jsonText(b);
-      rows.push(h("tr", { class: differs ? "changed" : "" },
-        h("td", { class: "path" }, "action " + (i + 1)),
-        h("td", null, a ? inlineJson(a, 300) : h("span", { class: "empty-value" }, "(none)")),
-        h("td", null, b ? inlineJson(b, 300) : h("span", { class: "empty-value" }, "(none)"))));
-    }
-    if (src.end_state !== undefined || d.end_state !== undefined) {
-      section("end state", src.end_state, d.end_state);
-    }
+    var pair = d.pair || { rows: [], agreeing_end_state_paths: 0 };
+    var same = pair.agreeing_end_state_paths || 0;
+    var rows = pair.rows.map(function (r) {
+      var action = r.label === "action";
+      return h("tr", { class: r.differs ? "changed" : "" },
+        h("td", { class: "path" }, r.label + (r.path ? " " + r.path : "")),
+        h("td", null, pairCell(r.left, action ? "(none)" : "(absent)")),
+        h("td", null, pairCell(r.right, action ? "(none)" : "(absent)")));
+    });
     return h("div", { id: "panel-pair" },
       h("h3", null, "Source beside this copy"),
       h("p", { class: "note" }, "Source ", caseLink(src["case"]), " and this copy under transform ",
         h("strong", { class: "mono" }, d.transform || "?"),
-        ". Rows marked ≠ differ; the differing part of a text is highlighted." +
+        ". Rows marked ≠ differ, compared as the evaluators compare them; the words that " +
+        "differ are highlighted." +
         (same ? " " + same + " end-state path(s) agree and are not shown." : "")),
       h("div", { class: "table-scroll" }, h("table", null,
         h("thead", null, h("tr", null, h("th", null, ""),
@@ -1282,12 +1257,6 @@
   // -- fault replays --
 
   function isTrajectory(v) { return v && typeof v === "object" && Array.isArray(v.steps); }
-
-  function stepKey(step) {
-    return jsonText([step.kind, step.agent || null, step.to_agent || null, step.tool_name || null,
-      step.arguments === undefined ? null : step.arguments,
-      step.result === undefined ? null : step.result]);
-  }
 
   /* One fault replay: what was planned, then the recording and the replay side by side from the
    * checkpoint on, the steps where they part marked; the control replay folded below. */
@@ -1329,7 +1298,7 @@
       var rows = [];
       for (var k = 0; k < n; k++) {
         var a = left[k], b = right[k];
-        var differs = !a || !b || stepKey(a) !== stepKey(b);
+        var differs = (r.steps_differ || [])[k] === true;  // compared in Python
         var isFault = change && b && b.index === change.step_index + 1;
         rows.push(h("tr", { class: differs ? "changed" : "" },
           h("td", { class: "path" }, String(at + k + 1)),
@@ -1513,9 +1482,8 @@
     var id;
     try { id = decodeURIComponent(m[1]); } catch (e) { return; }
     var pos = positionOf(id);
-    openCase(pos);
-    var panel = listEls.panel;
-    if (panel && panel.getBoundingClientRect().top < 0) panel.scrollIntoView();
+    openCase(pos, true);
+    if (pos < 0) scrollToPanel(listEls.panel);
   }
 
   function start() {
