@@ -254,3 +254,24 @@ def test_an_unexpected_error_during_a_run_marks_it_failed_and_is_raised(project)
     # what finished is stored: the next run reuses it
     again = oloproof.run("oloproof.yaml")
     assert again.to_json()["cache"]["execution"]["hit"] >= 3
+
+
+def test_run_ids_are_ulids_of_the_time_they_were_made() -> None:
+    import re
+    import time
+
+    from oloproof.api import new_run_id
+
+    before = time.time_ns() // 1_000_000
+    made = [new_run_id() for _ in range(200)]
+    after = time.time_ns() // 1_000_000
+    alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+    for run_id in made:
+        assert re.fullmatch(r"run_[0-7][0-9A-HJKMNP-TV-Z]{25}", run_id), run_id
+        value = 0
+        for char in run_id[4:]:
+            value = value * 32 + alphabet.index(char)
+        assert before <= value >> 80 <= after
+    assert len(set(made)) == 200
+    time.sleep(0.002)
+    assert new_run_id() > max(made)
