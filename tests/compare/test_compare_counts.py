@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import scipy.stats
+from rich.cells import cell_len
 from compare_desk import Desk
 
 import oloproof
@@ -157,6 +158,27 @@ def test_the_terminal_lists_broken_cases_with_what_changed(runs: tuple[Desk, str
     assert "In the baseline only: c39" in out and "In the candidate only: c41" in out
     broken_at, fixed_at = out.index("Broken cases"), out.index("Fixed cases")
     assert broken_at < fixed_at
+
+
+def test_at_80_columns_every_line_fits_and_commands_copy_whole(runs: tuple[Desk, str, str],
+                                                               cli: Any) -> None:
+    desk, baseline, candidate = runs
+    code, out, err = cli("compare", "latest~1", "latest", cwd=desk.root, env={"COLUMNS": "80"})
+    assert code == 0, err
+    lines = out.splitlines()
+    assert max(cell_len(line) for line in lines) <= 80
+    # The report command is longer than a line: it is broken before an option with a
+    # shell continuation, so the copied lines run as the one command.
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith("oloproof report"))
+    command = []
+    for line in lines[at:]:
+        command.append(line.strip().removesuffix("\\").strip())
+        if not line.endswith(" \\"):
+            break
+    assert len(command) > 1
+    assert " ".join(command) == (f"oloproof report {candidate} --baseline {baseline} "
+                                 "--html comparison.html")
+    assert f"    oloproof inspect {baseline} --case c10" in lines
 
 
 def test_with_trials_per_case_values_are_paired(tmp_path_factory: pytest.TempPathFactory,

@@ -88,6 +88,9 @@ def test_no_change_passes_a_wide_margin_and_straddles_a_narrow_one(unchanged: De
                          env={"COLUMNS": "200"})
     assert "PASS · difference lower" in out and "≥ -30.0%" in out
     assert "INSUFFICIENT_EVIDENCE · difference lower" in out and "< -2.0% ≤ upper" in out
+    # The upper bound above zero carries its sign, as in the comparison table beside it.
+    upper = next(line for line in out.splitlines() if "< -2.0% ≤ upper" in line)
+    assert row["upper"] > 0 and "≤ upper +" in upper
 
 
 def test_no_paired_case_is_insufficient_evidence(tmp_path_factory: pytest.TempPathFactory,

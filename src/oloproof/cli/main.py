@@ -364,10 +364,11 @@ def gate(run_ref: str, policy: str | None, baseline: str | None, junit: str | No
             click.echo(json.dumps(result.to_json(), ensure_ascii=False))
             return
         console = _console()
+        from oloproof.report.layout import print_wrapped
         from oloproof.report.terminal import render_decisions
 
         document = result.document
-        console.print(f"Run {document.run_id} · {document.status} · decided under "
+        print_wrapped(console, f"Run {document.run_id} · {document.status} · decided under "
                       + (policy or "the policy it ran with"))
         g = document.gate
         console.print(f"Gate: {g.action} (exit {int(g.exit_code)})")

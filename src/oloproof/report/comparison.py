@@ -9,6 +9,7 @@ Case-derived text (ids, steps) is escaped as everywhere.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 
 from rich.console import Console
@@ -23,7 +24,7 @@ from oloproof.document import (
     VerdictChange,
 )
 from oloproof.report.escape import safe_line
-from oloproof.report.layout import Column, print_wrapped, render_table
+from oloproof.report.layout import Column, print_command, print_wrapped, render_table
 from oloproof.report.numbers import difference_text, p_value_text
 from oloproof.stats import percent
 
@@ -160,12 +161,13 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
             print_wrapped(console, Text(f"{label}: ", style="bold").append(ids_text(ids)))
     first = sorted(broken_ids, key=case_order)[:1] if broken_ids else []
     print_wrapped(console, "  Each case whole, side by side in one page:")
-    print_wrapped(console, f"oloproof report {comparison.candidate} --baseline "
-                  f"{comparison.baseline} --html comparison.html", 4, 0)
+    print_command(console, f"oloproof report {comparison.candidate} --baseline "
+                  f"{comparison.baseline} --html comparison.html")
     if first:
         print_wrapped(console, "  One case in each run:")
         for run in (comparison.baseline, comparison.candidate):
-            print_wrapped(console, f"oloproof inspect {run} --case {safe_line(first[0])}", 4, 0)
+            print_command(console, f"oloproof inspect {run} --case "
+                          f"{shlex.quote(safe_line(first[0]))}")
 
 
 def render_baseline_summary(summary: BaselineSummary, console: Console) -> None:

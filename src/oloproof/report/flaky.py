@@ -9,6 +9,7 @@ the same summed over the criteria it is divided on, then by case id.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +21,7 @@ from oloproof.analysis.metrics import case_order
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.analysis.trials import CaseTrials, TrialCounts, iter_case_trials
 from oloproof.report.escape import safe_line
-from oloproof.report.layout import print_wrapped
+from oloproof.report.layout import print_command, print_wrapped
 from oloproof.store.store import Store
 
 
@@ -110,4 +111,5 @@ def render_flaky(console: Console, run_id: str, criteria: Sequence[str], trials:
         line.append(" · ".join(parts), style="yellow")
         print_wrapped(console, line, 2, width + 4)
     print_wrapped(console, "Each case's trials side by side, and the step where they part:", 2)
-    print_wrapped(console, f"oloproof inspect {run_id} --case {safe_line(cases[0].case)}", 4, 0)
+    print_command(console,
+                  f"oloproof inspect {run_id} --case {shlex.quote(safe_line(cases[0].case))}")

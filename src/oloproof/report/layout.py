@@ -75,6 +75,33 @@ def print_wrapped(console: Console, text: Cell, indent: int = 0, hang: int = 2) 
         console.print(Text(" " * pad) + line, overflow="fold", no_wrap=True, crop=False)
 
 
+def print_command(console: Console, command: str, indent: int = 4) -> None:
+    """A shell command, whole, to be copied: on one line when it fits the width, else broken
+    before its options (`--baseline REF` stays together) with each line but the last ending
+    in ` \\`, so that the copied lines still run as one command."""
+    if indent + cell_len(command) <= console.width:
+        console.print(Text(" " * indent + command), no_wrap=True, overflow="ignore", crop=False)
+        return
+    chunks: list[str] = []  # the program with its arguments, then each option with its value
+    for word in command.split(" "):
+        last = chunks[-1] if chunks else None
+        if last is not None and not word.startswith("--") and (
+                not last.startswith("--") or " " not in last):
+            chunks[-1] += " " + word
+        else:
+            chunks.append(word)
+    lines = [chunks[0]]
+    for chunk in chunks[1:]:
+        pad = indent + (2 if len(lines) > 1 else 0)
+        if pad + cell_len(lines[-1]) + 1 + cell_len(chunk) + 2 <= console.width:
+            lines[-1] += " " + chunk
+        else:
+            lines.append(chunk)
+    for n, line in enumerate(lines):
+        text = " " * (indent + (2 if n else 0)) + line + (" \\" if n < len(lines) - 1 else "")
+        console.print(Text(text), no_wrap=True, overflow="ignore", crop=False)
+
+
 def render_table(console: Console, title: Cell | None, columns: Sequence[Column],
                  rows: Sequence[Sequence[Cell]]) -> None:
     """Draw `rows` under `title`: as a table when it fits the console, else stacked."""

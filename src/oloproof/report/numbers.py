@@ -181,10 +181,15 @@ def _printed_as_made(side: str, low: int | None, high: int | None, t: int, state
     return all(checks)
 
 
+def _signed(shown: str) -> str:
+    """`+4.0%` for a difference shown above zero (as the comparison table shows it)."""
+    return "+" + shown if shown[0] != "-" and any(c in "123456789" for c in shown) else shown
+
+
 def difference_comparison(decision: DecisionRow, row: CriterionComparison | None) -> str:
     """A `non_inferiority` rule's comparison (SPEC §17), printed as it was made: `difference
     lower -0.6% ≥ -2.0%`, `difference upper -5.1% < -2.0%`, `difference lower -3.1% < -2.0% ≤
-    upper 1.2%`; `row` (the paired figures) gives the other bound where both are printed."""
+    upper +1.2%`; `row` (the paired figures) gives the other bound where both are printed."""
     reason = decision.reasons[0] if decision.reasons else None
     against = ""
     if reason == DecisionReason.NO_PAIRED_CASES or decision.threshold is None:
@@ -203,8 +208,8 @@ def difference_comparison(decision: DecisionRow, row: CriterionComparison | None
         if _printed_as_made("min", low, high, t_steps, decision.state):
             break
     t = _rate(threshold, decimals, "nearest")
-    shown_lower = NO_BOUND if lower is None else _rate(lower, decimals, "down")
-    shown_upper = NO_BOUND if upper is None else _rate(upper, decimals, "up")
+    shown_lower = NO_BOUND if lower is None else _signed(_rate(lower, decimals, "down"))
+    shown_upper = NO_BOUND if upper is None else _signed(_rate(upper, decimals, "up"))
     if decision.state == "PASS":
         return f"difference lower {shown_lower} ≥ {t}{against}"
     if decision.state == "FAIL":

@@ -35,7 +35,13 @@ from oloproof.document import (
     TransformValidity,
 )
 from oloproof.report.escape import safe_line
-from oloproof.report.layout import Column, print_wrapped, render_table, table_width
+from oloproof.report.layout import (
+    Column,
+    print_command,
+    print_wrapped,
+    render_table,
+    table_width,
+)
 from oloproof.report.numbers import (
     NO_BOUND,
     decision_comparison,
@@ -394,7 +400,7 @@ def _commands(console: Console, lead: str, *commands: str) -> None:
     """A sentence, then each command on a line of its own (so it can be copied whole)."""
     print_wrapped(console, lead, 2)
     for command in commands:
-        print_wrapped(console, command, 4, 0)
+        print_command(console, command)
 
 
 def render_limits(limits: Sequence[str], console: Console) -> None:
