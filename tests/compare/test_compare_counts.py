@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 import scipy.stats
-from rich.cells import cell_len
 from compare_desk import Desk
+from rich.cells import cell_len
 
 import oloproof
 from oloproof.document import Comparison, Verdict

@@ -226,3 +226,92 @@ def test_a_baseline_of_another_project_or_with_no_shared_case(tmp_path: Path, cl
     assert code == 2 and "shares no case id with the candidate" in err
     code, _, err = cli("compare", "latest", "latest", cwd=fresh.root, env=env)
     assert code == 2 and "the same run" in err
+
+
+@pytest.mark.parametrize(("margin", "says"), [
+    ("2%", "rules[0].margin: must be a number (got '2%')"),
+    (False, "rules[0].margin: must be a number, not true or false"),
+    (True, "rules[0].margin: must be a number, not true or false"),
+    (None, "a non_inferiority rule takes margin (e.g. margin: 0.02"),
+])
+def test_a_margin_that_is_not_a_fraction(desk_with_runs: Desk, cli: Any, margin: Any,
+                                         says: str) -> None:
+    rule = _rule(0.02)
+    if margin is None:
+        del rule["margin"]
+    else:
+        rule["margin"] = margin
+    desk_with_runs.policy = {"version": 1, "baseline": "latest~1", "rules": [rule]}
+    desk_with_runs.write()
+    code, err = _calls_made(desk_with_runs, cli)
+    assert code == 2 and says in err
+    # The line is the margin's, or the rule's when it has none.
+    line = _line_of(desk_with_runs, "margin:" if margin is not None else "id: no-regression")
+    assert f"release.yaml:{line}:" in err
+    # gate stops the same way, before reading any run.
+    code, out, _ = cli("gate", "latest", "--policy", "release.yaml", "--json",
+                       cwd=desk_with_runs.root)
+    assert code == 2 and says in json.loads(out)["error"]["message"]
+
+
+def test_a_rule_on_a_quantile_or_on_nothing(desk_with_runs: Desk, cli: Any) -> None:
+    desk_with_runs.suite["metrics"] = [{"id": "steps_p50", "type": "quantile",
+                                        "source": "agent_steps", "quantile": 0.5}]
+    for metric, says in (("steps_p50", "'steps_p50' is a quantile"),
+                         ("answers_right", "names metric 'answers_right', which nothing "
+                                           "produces")):
+        rule = {**_rule(0.02), "metric": metric}
+        desk_with_runs.policy = {"version": 1, "baseline": "latest~1", "rules": [rule]}
+        desk_with_runs.write()
+        code, err = _calls_made(desk_with_runs, cli)
+        assert code == 2 and says in err, err
+
+
+def test_a_baseline_of_another_project_named_to_gate_and_compare(tmp_path: Path,
+                                                                  cli: Any) -> None:
+    """The same through `gate --baseline` and `compare`: the message names both runs and
+    both projects, and nothing is decided."""
+    env = {"OLOPROOF_STORE": str(tmp_path / "shared.sqlite")}
+    one = Desk(tmp_path / "one", n=6)
+    assert cli("run", cwd=one.root, env=env)[0] == 0
+    other = Desk(tmp_path / "two", n=6, project="other")
+    assert cli("run", cwd=other.root, env=env)[0] == 0
+    runs = [r["run_id"] for r in Store(tmp_path / "shared.sqlite").list_runs()]
+    desk_run, other_run = runs[1], runs[0]
+    other.write_policy("ni.yaml", {"version": 1, "rules": [_rule(0.05)]})
+    code, out, err = cli("gate", "latest", "--policy", "ni.yaml", "--baseline", "latest~1",
+                         cwd=other.root, env=env)
+    assert code == 2 and out == ""
+    assert f"the baseline run {desk_run} is of project 'desk'" in err
+    assert "a baseline must be a run of the same project" in err
+    code, out, err = cli("compare", desk_run, other_run, cwd=other.root, env=env)
+    assert code == 2 and out == ""
+    assert (f"the baseline run {desk_run} is of project 'desk' and the candidate {other_run} "
+            "of project 'other'") in err
+    code, out, _ = cli("compare", desk_run, other_run, "--json", cwd=other.root, env=env)
+    assert code == 2 and "is of project 'desk'" in json.loads(out)["error"]["message"]
+
+
+def test_a_baseline_sharing_no_case_named_to_gate(tmp_path: Path, cli: Any) -> None:
+    env = {"OLOPROOF_STORE": str(tmp_path / "shared.sqlite")}
+    old = Desk(tmp_path / "old", n=6)
+    assert cli("run", cwd=old.root, env=env)[0] == 0
+    new = Desk(tmp_path / "new", n=0)
+    new.cases = [Desk.case(f"x{i}") for i in range(5)]
+    new.write()
+    assert cli("run", cwd=new.root, env=env)[0] in (0, 3)
+    new.write_policy("ni.yaml", {"version": 1, "rules": [_rule(0.05)]})
+    code, _, err = cli("gate", "latest", "--policy", "ni.yaml", "--baseline", "latest~1",
+                       cwd=new.root, env=env)
+    assert code == 2 and "shares no case id" in err and "nothing can be paired" in err
+
+
+def test_the_first_run_with_a_baseline_rule(tmp_path: Path, cli: Any) -> None:
+    """An empty store has no run to compare with: exit 2 saying to run the baseline first,
+    before the system is called."""
+    desk = Desk(tmp_path / "desk", n=4)
+    desk.policy = {"version": 1, "baseline": "latest~1", "rules": [_rule(0.05)]}
+    desk.write()
+    code, _, err = cli("run", cwd=desk.root)
+    assert code == 2 and desk.calls() == 0
+    assert "no run is stored yet to compare this one with; run the baseline first" in err

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from oloproof.errors import ConfigError
 from oloproof.suite.validation import ConfigModel, accepted_fields, validate_model
@@ -29,6 +29,14 @@ class Rule(ConfigModel):
     max_failures: int | None = Field(default=None, ge=0)
     # How far below the baseline's pass rate the candidate may be, a fraction in [0, 1).
     margin: float | None = Field(default=None, ge=0, lt=1)
+
+    @field_validator("min", "max", "max_failures", "margin", mode="before")
+    @classmethod
+    def _not_a_boolean(cls, value: object) -> object:
+        # YAML's true/false would pass as 1 and 0: a threshold must be written as a number.
+        if isinstance(value, bool):
+            raise ValueError("must be a number, not true or false")
+        return value
 
     @model_validator(mode="after")
     def _shape(self) -> Rule:
