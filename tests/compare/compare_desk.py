@@ -36,7 +36,8 @@ def run(case_input):
     case = current_case()
     with open(HERE / "calls.log", "a") as log:
         log.write(case.case_id + "\\n")
-    if case.case_id in _ids("raise.json"):
+    if case.case_id in _ids("raise.json") or \\
+            f"{case.case_id}#{case.trial}" in _ids("raise_trials.json"):
         raise RuntimeError(case_input.get("error", "the desk is down"))
     trial_wrong = _ids("wrong_trials.json")
     bad = case.case_id in _ids("wrong.json") or f"{case.case_id}#{case.trial}" in trial_wrong
@@ -110,6 +111,10 @@ class Desk:
         """How many times the system was called so far."""
         log = self.root / "calls.log"
         return len(log.read_text().splitlines()) if log.exists() else 0
+
+    def raising_trials(self, *ids: str) -> None:
+        """`c4#2`: case c4 raises in its trial 2 (that trial is missing)."""
+        (self.root / "raise_trials.json").write_text(json.dumps(list(ids)), encoding="utf-8")
 
     def raising(self, *ids: str) -> None:
         (self.root / "raise.json").write_text(json.dumps(list(ids)), encoding="utf-8")

@@ -216,3 +216,54 @@ def test_with_trials_per_case_values_are_paired(tmp_path_factory: pytest.TempPat
     c3 = next(c for c in broken if c["case"] == "c3")
     share = next(v for v in c3["criteria"] if v["criterion"] == "answer_correct")
     assert share["baseline_value"] == pytest.approx(2 / 3) and share["candidate_value"] == 0
+
+
+def test_with_trials_a_missing_trial_is_resolved_the_worst_way_for_each_bound(
+        tmp_path_factory: pytest.TempPathFactory, cli: Any) -> None:
+    """SPEC §15.1 and §17: with trials each case's lowest and highest share are paired; a
+    trial that raised leaves a share open, so the pair is missing and its difference bounds
+    span what the trial could have been. Built by hand: 10 cases × 3 trials."""
+    desk = Desk(tmp_path_factory.mktemp("open_trials"), n=10)
+    desk.suite["trials"] = 3
+    desk.suite["metrics"] = [{"id": "answer_pass_at_2", "type": "pass_at_k",
+                              "criterion": "answer_correct", "k": 2}]
+    desk.policy = {"version": 1, "rules": []}
+    desk.write()
+    desk.wrong_trials("c1#1", "c2#1", "c2#2")
+    assert cli("run", cwd=desk.root)[0] == 0
+    desk.version("v2")
+    desk.wrong_trials("c2#1", "c3#1", "c3#2", "c3#3")
+    desk.raising_trials("c1#3", "c4#2")
+    assert cli("run", cwd=desk.root)[0] == 0
+    # (lowest, highest) share of passing trials per case, baseline then candidate.
+    rest = {f"c{i}": ((1.0, 1.0), (1.0, 1.0)) for i in range(5, 11)}
+    shares = {"c1": ((2 / 3, 2 / 3), (2 / 3, 1.0)),  # 2 passed, one raised: open
+              "c2": ((1 / 3, 1 / 3), (2 / 3, 2 / 3)),  # fixed (rose)
+              "c3": ((1.0, 1.0), (0.0, 0.0)),  # broken
+              "c4": ((1.0, 1.0), (2 / 3, 1.0)),  # open
+              **rest}
+    comparison = oloproof.compare("latest~1", "latest", desk.config)
+    row = comparison.criterion("answer_correct")
+    assert (row.paired, row.both_passed, row.fixed, row.broken, row.both_failed, row.missing,
+            row.unchanged) == (10, 6, 1, 1, 0, 2, 0)
+    # The estimate is over the eight settled pairs: (+1/3 − 1) / 8.
+    assert row.difference == pytest.approx(-1 / 12, abs=1e-15)
+    digests = {c.case_id: c.digest or "" for c in oloproof.load_case_trials("latest",
+                                                                             desk.config)}
+    order = sorted(shares, key=lambda case_id: (digests[case_id], case_id))
+    low = [shares[c][1][0] - shares[c][0][1] for c in order]
+    high = [shares[c][1][1] - shares[c][0][0] for c in order]
+    assert low[order.index("c1")] == 0.0 and high[order.index("c1")] == pytest.approx(1 / 3)
+    expected = paired_difference_interval(low, high, 0.95)
+    assert (row.lower, row.upper) == pytest.approx((expected.lower, expected.upper),
+                                                   abs=1e-12)
+    assert row.lower is not None and row.upper is not None
+    assert row.lower <= row.difference <= row.upper
+    # pass@2 = 1 − C(3 − c, 2) / C(3, 2): 1 with two or three passing trials, so c1 and c4
+    # are settled at 1 whatever their missing trial; c2 rises 2/3 → 1, c3 falls 1 → 0.
+    at2 = comparison.criterion("answer_pass_at_2")
+    assert (at2.both_passed, at2.fixed, at2.broken, at2.missing, at2.unchanged) == (
+        8, 1, 1, 0, 0)
+    assert at2.difference == pytest.approx((1 / 3 - 1) / 10, abs=1e-15)
+    assert comparison.broken_cases["answer_correct"] == ["c3"]
+    assert comparison.fixed_cases["answer_correct"] == ["c2"]
