@@ -36,7 +36,9 @@ test: $(VENV)/.installed-test browser
 	$(PY) -m pytest -q
 
 bench: install
+	$(PY) benchmarks/startup.py
 	$(PY) benchmarks/engine_scale.py
+	$(PY) benchmarks/case_overhead.py
 	$(PY) benchmarks/concurrency.py
 	$(PY) benchmarks/support_agent_scale.py
 	$(PY) benchmarks/state_scale.py
