@@ -45,6 +45,7 @@ bench: install
 	$(PY) benchmarks/betting.py
 	$(PY) benchmarks/plan.py
 	$(PY) benchmarks/coverage.py
+	$(PY) benchmarks/compare_scale.py
 
 clean:
 	rm -rf $(VENV) demo .pytest_cache

@@ -12,7 +12,12 @@ in rounds (this VM's speed drifts, so every figure of a round is taken in the sa
 - `oloproof.compare("latest~1", "latest")` in a fresh process, the call alone (imports apart),
   then called again in that process.
 
-Usage: python benchmarks/compare_scale.py [--cases 20000] [--rounds 5]
+Each figure is wall time and, beside it, the CPU time the process used (user + system, from
+`getrusage`): on this shared 2-core VM the wall time grows with the neighbours' load, the CPU
+time much less. `--before REF` also times the same command with REF's `src/` (exported by
+`_versions`) in the same rounds, so the before/after ratio is measured in one run.
+
+Usage: python benchmarks/compare_scale.py [--cases 20000] [--rounds 5] [--before REF]
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -27,6 +33,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _versions import child_env, load, revision, versions
 
 APP = '''
 import json
@@ -123,57 +132,86 @@ def _store_runs(root: Path, n: int) -> None:
               f"({time.perf_counter() - started:.1f} s)", file=sys.stderr)
 
 
-def _timed(args: list[str], root: Path, env: dict[str, str]) -> float:
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _timed(args: list[str], root: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds of one child process."""
+    cpu = _cpu()
     started = time.perf_counter()
-    done = subprocess.run(args, cwd=root, env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(args, cwd=root, env=env, capture_output=True,
+                          text=True)
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(args)} exited {done.returncode}: {done.stderr}")
-    return elapsed
+    return elapsed, _cpu() - cpu
+
+
+def _row(label: str, values: list[tuple[float, float]]) -> str:
+    wall = [w for w, _ in values]
+    cpu = [c for _, c in values]
+    return (f"| {label} | {statistics.median(wall):.2f} | {min(wall):.2f} | {max(wall):.2f} | "
+            f"{statistics.median(cpu):.2f} |")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cases", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--before", default=None, metavar="REF")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="oloproof-compare-bench-"))
     try:
         _store_runs(root, args.cases)
-        env = {**os.environ, "COLUMNS": "80"}
-        oloproof = str(Path(sys.executable).with_name("oloproof"))
-        commands = {
-            "compare (terminal, 80 columns)": [oloproof, "compare", "latest~1", "latest"],
-            "compare --json": [oloproof, "compare", "latest~1", "latest", "--json"],
-            "compare --junit --markdown": [oloproof, "compare", "latest~1", "latest",
-                                           "--junit", "c.xml", "--markdown", "c.md"],
-        }
-        times: dict[str, list[float]] = {name: [] for name in commands}
+        builds = versions([args.before] if args.before else [])
+        compare = [sys.executable, "-m", "oloproof.cli.main", "compare", "latest~1", "latest"]
+        commands: dict[str, tuple[list[str], dict[str, str]]] = {}
+        for label, env in builds:
+            env = {**env, "COLUMNS": "80", "HOME": os.environ.get("HOME", "/tmp")}
+            tag = "" if label == "this" else f" ({label}, {revision(label)})"
+            commands[f"`oloproof compare latest~1 latest`{tag}"] = (compare, env)
+            if label == "this":
+                commands["`oloproof compare latest~1 latest --json`"] = (compare + ["--json"], env)
+                commands["`oloproof compare latest~1 latest --junit c.xml --markdown c.md`"] = (
+                    compare + ["--junit", "c.xml", "--markdown", "c.md"], env)
+        call_env = {**child_env(Path(__file__).resolve().parents[1] / "src"), "COLUMNS": "80"}
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
         calls: list[dict[str, float]] = []
+        loads = [load()]
         for _ in range(args.rounds):
-            for name, command in commands.items():
+            for name, (command, env) in commands.items():
                 times[name].append(_timed(command, root, env))
-            done = subprocess.run([sys.executable, "-c", CALL], cwd=root, env=env,
+            done = subprocess.run([sys.executable, "-c", CALL], cwd=root, env=call_env,
                                   capture_output=True, text=True, check=True)
             calls.append(json.loads(done.stdout))
+        loads.append(load())
         facts = calls[0]
         print(f"{args.cases:,} cases per run: {facts['paired']:,} paired, "
               f"{facts['broken']} broken and {facts['fixed']} fixed on answer_correct, "
               f"{facts['changed']} changed, {facts['baseline_only']} in the baseline only, "
               f"{facts['candidate_only']} in the candidate only; the second call gave the same "
-              f"document: {all(c['same'] for c in calls)}\n")
-        print(f"| measured ({args.rounds} rounds) | median s | min s | max s |")
-        print("|---|---|---|---|")
+              f"document: {all(c['same'] for c in calls)}. This checkout: {revision()}; "
+              f"{loads[0]} before, {loads[1]} after.\n")
+        print(f"| measured ({args.rounds} rounds) | median wall s | min | max | median CPU s |")
+        print("|---|---|---|---|---|")
         for name, values in times.items():
-            print(f"| `oloproof {' '.join(commands[name][1:])}` | {statistics.median(values):.2f}"
-                  f" | {min(values):.2f} | {max(values):.2f} |")
+            print(_row(name, values))
         for key, label in (("import", "`import oloproof` (in that process)"),
                            ("call", "`oloproof.compare(...)`, first call in a fresh process"),
                            ("again", "`oloproof.compare(...)`, called again")):
             values = [c[key] for c in calls]
             print(f"| {label} | {statistics.median(values):.2f} | {min(values):.2f} | "
-                  f"{max(values):.2f} |")
+                  f"{max(values):.2f} | |")
+        if args.before:
+            name = next(n for n in times if args.before in n)
+            ratios = [b[0] / t[0] for b, t in zip(times[name],
+                                                  times["`oloproof compare latest~1 latest`"],
+                                                  strict=True)]
+            print("\nBefore / after, per round (wall): "
+                  + ", ".join(f"{r:.2f}×" for r in ratios)
+                  + f"; median {statistics.median(ratios):.2f}×")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
