@@ -621,8 +621,14 @@ def traces_import(file: str, out: str, project: str | None, as_json: bool) -> No
     """Write a suite over the traces of an OTLP/JSON file: one case per trace, judged from
     its recording (nothing is re-run). A file that cannot be read exits 2, naming the line,
     trace and span."""
+    import gc
+
     from oloproof.traces.suite_writer import import_traces
 
+    # The command's own process: the file's millions of small objects all stay alive until
+    # the suite is written, so the cyclic collector would only walk them again and again
+    # (it more than doubled the time of reading 100,000 spans; benchmarks/RESULTS.md).
+    gc.disable()
     summary = _guard(as_json, lambda: import_traces(file, out, project=project))
     if as_json:
         click.echo(json.dumps(summary.to_json(), ensure_ascii=False))

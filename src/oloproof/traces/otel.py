@@ -287,8 +287,15 @@ class _Walk:
         roots: list[Span] = []
         models: list[Span] = []
         agents: list[Span] = []
+        plain = 0  # spans of no GenAI or OpenInference kind (HTTP, database, ...)
         for span in self.spans:
-            role = roles[span.span_id] = _role(span, builder)  # counted here, once
+            attributes = span.attributes
+            role: str | None
+            if OPERATION not in attributes and OI_KIND not in attributes:
+                role = roles[span.span_id] = CONTAINER
+                plain += 1
+            else:
+                role = roles[span.span_id] = _role(span, builder)  # counted here, once
             if role == MODEL:
                 models.append(span)
             elif role == AGENT:
@@ -297,6 +304,8 @@ class _Walk:
                 children[span.parent_id].append(span)
             else:
                 roots.append(span)
+        if plain:
+            builder.ignored["span:other"] += plain
         order = lambda s: (s.start, s.span_id)  # noqa: E731
         roots.sort(key=order)
         for parent, kids in children.items():

@@ -17,8 +17,11 @@ from oloproof.traces.reading import TraceReading
 from oloproof.traces.spans import Span, spans_from_document
 
 
-def read_otlp_spans(path: str | Path) -> list[Span]:
+def read_otlp_spans(path: str | Path, *, lean: bool = False) -> list[Span]:
     """Every span in an OTLP/JSON or OTLP/JSON Lines file.
+
+    `lean` leaves unread the attributes of spans that are neither GenAI nor OpenInference
+    spans (what the trajectory readers do: such spans are only nodes of the tree to them).
 
     Raises:
         TraceError: naming the file, the line, and the trace and span that cannot be read.
@@ -38,11 +41,11 @@ def read_otlp_spans(path: str | Path) -> list[Span]:
         if exc.msg != "Extra data":
             raise TraceError(f"not valid JSON at column {exc.colno}: {exc.msg}", file=file,
                              line=exc.lineno) from None
-        return _json_lines(text, file)
-    return spans_from_document(whole, file=file, line=None)
+        return _json_lines(text, file, lean)
+    return spans_from_document(whole, file=file, line=None, lean=lean)
 
 
-def _json_lines(text: str, file: Path) -> list[Span]:
+def _json_lines(text: str, file: Path, lean: bool) -> list[Span]:
     spans: list[Span] = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -55,11 +58,11 @@ def _json_lines(text: str, file: Path) -> list[Span]:
                 "line is one complete {\"resourceSpans\": [...]} document",
                 file=file, line=number,
             ) from None
-        spans.extend(spans_from_document(doc, file=file, line=number))
+        spans.extend(spans_from_document(doc, file=file, line=number, lean=lean))
     return spans
 
 
 def read_otlp_file(path: str | Path) -> list[TraceReading]:
     """One TraceReading per trace in an OTLP/JSON (or JSON Lines) file, in start order."""
     return [read_trace(group, trace_id)
-            for trace_id, group in group_by_trace(read_otlp_spans(path)).items()]
+            for trace_id, group in group_by_trace(read_otlp_spans(path, lean=True)).items()]

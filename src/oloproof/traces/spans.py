@@ -160,8 +160,16 @@ def _status(raw: Any) -> tuple[str, str | None]:
     return status, raw.get("message") or None
 
 
-def span_from_otlp(raw: Mapping[str, Any]) -> Span:
-    """One OTLP/JSON span object as a Span (ValueError/KeyError/TypeError if malformed)."""
+#: Attributes that make a span one the trajectory readers look at (GenAI or OpenInference).
+MARKERS = frozenset({"gen_ai.operation.name", "openinference.span.kind", "gen_ai.agent.name"})
+
+
+def span_from_otlp(raw: Mapping[str, Any], *, lean: bool = False) -> Span:
+    """One OTLP/JSON span object as a Span (ValueError/KeyError/TypeError if malformed).
+
+    `lean` (what the trajectory readers use) leaves the attributes and events of a span that
+    carries none of `MARKERS` unread: such a span is only a node of the tree to them.
+    """
     if "traceId" in raw:  # the spec's (and protobuf's default) lowerCamelCase keys
         trace, span, parent = raw["traceId"], raw.get("spanId"), raw.get("parentSpanId")
         start, end = raw.get("startTimeUnixNano"), raw.get("endTimeUnixNano")
@@ -171,6 +179,9 @@ def span_from_otlp(raw: Mapping[str, Any]) -> Span:
         start, end = raw.get("start_time_unix_nano"), raw.get("end_time_unix_nano")
     status, message = _status(raw.get("status"))
     events = raw.get("events")
+    items = raw.get("attributes")
+    if lean and (not items or not any(kv.get("key") in MARKERS for kv in items)):
+        items = events = None
     return Span(
         trace_id=decode_id(trace, 16),
         span_id=decode_id(span, 8),
@@ -180,7 +191,7 @@ def span_from_otlp(raw: Mapping[str, Any]) -> Span:
         end=int(end or 0),
         status=status,
         status_message=message,
-        attributes=attributes_of(raw.get("attributes")),
+        attributes=attributes_of(items) if items else {},
         events=[
             SpanEvent(str(e.get("name", "")), int(_get(e, "timeUnixNano", "time_unix_nano") or 0),
                       attributes_of(e.get("attributes")))
@@ -190,8 +201,8 @@ def span_from_otlp(raw: Mapping[str, Any]) -> Span:
 
 
 def spans_from_document(doc: Any, *, file: str | Path | None = None,
-                        line: int | None = None) -> list[Span]:
-    """Every span of one `{"resourceSpans": [...]}` document.
+                        line: int | None = None, lean: bool = False) -> list[Span]:
+    """Every span of one `{"resourceSpans": [...]}` document (`lean`: see `span_from_otlp`).
 
     Raises:
         TraceError: naming the file and line (when given), the trace and the span that cannot
@@ -212,7 +223,7 @@ def spans_from_document(doc: Any, *, file: str | Path | None = None,
         for s, scope in enumerate(scopes):
             for n, raw in enumerate(scope.get("spans") or ()):
                 try:
-                    spans.append(span_from_otlp(raw))
+                    spans.append(span_from_otlp(raw, lean=lean))
                 except (KeyError, TypeError, ValueError) as exc:
                     trace = raw.get("traceId", raw.get("trace_id")) if isinstance(
                         raw, Mapping) else None

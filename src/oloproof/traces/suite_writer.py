@@ -60,7 +60,7 @@ def import_traces(path: str | Path, out: str | Path, *,
     if in_the_way:
         raise UsageError(f"{directory} already holds {', '.join(in_the_way)}; nothing was "
                          "written — import into a new or empty directory")
-    groups = group_by_trace(read_otlp_spans(source))
+    groups = group_by_trace(read_otlp_spans(source, lean=True))
     if not groups:
         raise TraceError("the file holds no span (resourceSpans is empty)", file=source)
     lines: list[str] = []
