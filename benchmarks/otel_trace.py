@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -114,11 +115,11 @@ def plain(request):
 _CHILD = """
 import sys, time
 import oloproof
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 result = oloproof.run(sys.argv[1], no_cache=True)
-took = time.perf_counter() - t0
+took, cpu = time.perf_counter() - t0, time.process_time() - c0
 assert not result.document.errors, result.document.errors[:3]
-print(took)
+print(took, cpu)
 """
 
 
@@ -153,22 +154,29 @@ def main() -> None:
     args = parser.parse_args()
     variants = ["by-hand", "otel", "plain"]
     times: dict[str, list[float]] = {v: [] for v in variants}
+    cpus: dict[str, list[float]] = {v: [] for v in variants}
     with tempfile.TemporaryDirectory() as tmp:
         configs = {v: make(Path(tmp) / v, v, args.cases) for v in variants}
         for _ in range(args.repeat):
             for variant in variants:
                 out = subprocess.run([sys.executable, "-c", _CHILD, str(configs[variant])],
                                      check=True, capture_output=True, text=True).stdout
-                times[variant].append(float(out.split()[-1]))
+                wall, cpu = out.split()[-2:]
+                times[variant].append(float(wall))
+                cpus[variant].append(float(cpu))
     median = {v: statistics.median(t) for v, t in times.items()}
+    cpu_median = {v: statistics.median(t) for v, t in cpus.items()}
     for variant in variants:
         shown = ", ".join(f"{t:.2f}" for t in times[variant])
-        print(f"{variant:8} {args.cases} cases: median {median[variant]:.2f} s "
-              f"({1000 * median[variant] / args.cases:.3f} ms/case; runs {shown})")
-    extra = 1000 * (median["otel"] - median["by-hand"]) / args.cases
-    spans = 1000 * (median["by-hand"] - median["plain"]) / args.cases
-    print(f"trace: otel over recording by hand: {extra:+.3f} ms per case")
-    print(f"(the desk's own spans over no spans: {spans:+.3f} ms per case)")
+        print(f"{variant:8} {args.cases} cases: median {median[variant]:.2f} s wall "
+              f"({1000 * median[variant] / args.cases:.3f} ms/case; runs {shown}), "
+              f"{cpu_median[variant]:.2f} s CPU")
+    for what, m in (("wall", median), ("CPU", cpu_median)):
+        extra = 1000 * (m["otel"] - m["by-hand"]) / args.cases
+        spans = 1000 * (m["by-hand"] - m["plain"]) / args.cases
+        print(f"trace: otel over recording by hand ({what}): {extra:+.3f} ms per case; "
+              f"the desk's own spans over none: {spans:+.3f} ms per case")
+    print(f"load average {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
