@@ -138,3 +138,16 @@ def test_a_run_without_usage_writes_no_usage_key(tmp_path: Path) -> None:
     (tmp_path / "p" / "release.yaml").write_text("version: 1\nrules: []\n")
     doc = oloproof.run(config).document
     assert doc.usage is None and "usage" not in doc.to_json()
+
+
+def test_the_html_report_carries_the_same_totals(tmp_path: Path) -> None:
+    cases = [{"id": "a", "input": {"calls": [{"input_tokens": 7, "cost": 0.5}]},
+              "expected": {"answer": "ok"}}]
+    config = project(tmp_path / "p", cases)
+    result = oloproof.run(config)
+    from oloproof.api import write_html_report
+
+    page = write_html_report(result.run_id, tmp_path / "r.html", config, compress=False)
+    html = Path(page).read_text(encoding="utf-8")
+    assert "Usage: 7 input tokens · cost 0.5 (recorded by 1 execution)" in html
+    assert "S.usage_text" in html  # the page draws it

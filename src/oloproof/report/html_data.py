@@ -47,6 +47,7 @@ from oloproof.report.numbers import (
     interval_text,
     n_text,
     p_value_text,
+    usage_text,
 )
 from oloproof.stats import percent, percent_lower, percent_upper
 from oloproof.store.store import Store
@@ -159,6 +160,8 @@ def build_summary(document: RunDocument, record: dict[str, Any]) -> dict[str, An
     }
     suite = record.get("suite") or {}
     summary["criteria"] = list(suite.get("criteria") or [])
+    if document.usage is not None:
+        summary["usage_text"] = usage_text(document.usage)
     summary["slice_names"] = list(suite.get("slices") or [])
     summary["started_at"] = record.get("started_at")
     summary["finished_at"] = record.get("finished_at")

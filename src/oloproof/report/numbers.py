@@ -26,6 +26,7 @@ from oloproof.document import (
     QuantileSliceRow,
     RateRow,
     RateSliceRow,
+    UsageTotals,
 )
 from oloproof.stats import percent, percent_lower, percent_upper
 from oloproof.stats.display import SCALED_TOLERANCE
@@ -328,3 +329,16 @@ def p_value_text(p: float | None) -> str:
     if p < 0.0001:
         return "< 0.0001"
     return f"{p:.3g}"
+
+
+def usage_text(usage: UsageTotals) -> str:
+    """The run's usage totals as both reports print them (SPEC §16.2)."""
+    parts = []
+    if usage.input_tokens is not None:
+        parts.append(f"{usage.input_tokens:,} input tokens")
+    if usage.output_tokens is not None:
+        parts.append(f"{usage.output_tokens:,} output tokens")
+    if usage.cost is not None:
+        parts.append(f"cost {usage.cost:.4g}")
+    what = "execution" if usage.cases == 1 else "executions"
+    return f"Usage: {' · '.join(parts)} (recorded by {usage.cases} {what})"

@@ -48,6 +48,7 @@ from oloproof.report.numbers import (
     estimate_text,
     interval_text,
     n_text,
+    usage_text,
 )
 from oloproof.stats import percent, percent_lower
 
@@ -128,18 +129,8 @@ def render_run(document: RunDocument, console: Console, *,
 
 def render_usage(document: RunDocument, console: Console) -> None:
     """The run's token and cost totals (SPEC §16.2), when any case recorded them."""
-    usage = document.usage
-    if usage is None:
-        return
-    parts = []
-    if usage.input_tokens is not None:
-        parts.append(f"{usage.input_tokens:,} input tokens")
-    if usage.output_tokens is not None:
-        parts.append(f"{usage.output_tokens:,} output tokens")
-    if usage.cost is not None:
-        parts.append(f"cost {usage.cost:.4g}")
-    what = "execution" if usage.cases == 1 else "executions"
-    print_wrapped(console, f"Usage: {' · '.join(parts)} (recorded by {usage.cases} {what})")
+    if document.usage is not None:
+        print_wrapped(console, usage_text(document.usage))
 
 
 def render_execution(document: RunDocument, console: Console) -> None:

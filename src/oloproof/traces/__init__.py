@@ -23,9 +23,11 @@ from oloproof.traces.reading import (
     TraceWarning,
 )
 from oloproof.traces.spans import Span, SpanEvent
+from oloproof.traces.suite_writer import ImportedSuite, import_traces
 
 __all__ = [
     "USAGE_KIND",
+    "ImportedSuite",
     "Span",
     "SpanEvent",
     "StepNote",
@@ -37,6 +39,7 @@ __all__ = [
     "from_openai_agents",
     "from_openai_messages",
     "from_otel",
+    "import_traces",
     "read_langchain_messages",
     "read_openai_agents",
     "read_openai_messages",

@@ -1496,6 +1496,7 @@
     add(main, [renderDecisions(), renderComparison(), renderMetrics(), renderReliability(),
       renderExclusions(), renderTransforms(), renderSlices()]);
     add(main, [h("h2", null, "Cache"), renderCache()]);
+    if (S.usage_text) add(main, [h("h2", null, "Usage"), h("p", { id: "usage", class: "mono" }, S.usage_text)]);
     add(main, renderCases());
     add(main, renderLimits());
     add(app, main);
