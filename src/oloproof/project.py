@@ -10,7 +10,7 @@ the system only to fail on its configuration later. This is the composition abov
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from oloproof.errors import ConfigError
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.catalog import build_evaluators
 from oloproof.execution.target import SystemTarget, load_targets, put_on_path
+from oloproof.execution.worker_host import WorkerParts
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND
 from oloproof.recording.usage import USAGE_KIND
@@ -68,6 +69,12 @@ class LoadedSuite:
     targets: list[SystemTarget] = field(default_factory=list)
 
     @property
+    def worker_loader(self) -> WorkerLoader:
+        """What a worker elsewhere (a process, a Ray actor) calls to load the system and the
+        evaluators from the suite file (`load_worker_parts`)."""
+        return load_worker_parts
+
+    @property
     def system_key(self) -> str:
         """The system's name and version as one cache-key part."""
         return combine(self.config.system.name, self.config.system.version)
@@ -112,6 +119,25 @@ class LoadedSuite:
     def metric_kinds(self) -> dict[str, str]:
         """Each metric's kind (see `metric_kinds`)."""
         return metric_kinds(self.config, self.criteria, self.trials)
+
+
+WorkerLoader = Callable[[str, str | None], "WorkerParts"]
+
+
+def load_worker_parts(config: str, project_dir: str | None) -> WorkerParts:
+    """A worker's own copy of the system (one factory call, or the callable) and the suite's
+    evaluators in order, loaded from the suite file `config` (relative to `project_dir`, or to
+    the working directory -- a Ray cluster's shipped project folder -- when that is None).
+
+    The coordinator has checked the suite whole already; a worker only loads what it runs.
+    """
+    root = Path(project_dir) if project_dir is not None else Path.cwd()
+    path = root / config
+    suite_file, doc = load_suite_file(path)
+    put_on_path(root)
+    target = load_targets(suite_file.system, root, doc, 1)[0]
+    evaluators = build_evaluators(suite_file.evaluators, doc, root)
+    return target, evaluators, suite_file.system.timeout_s, suite_file.system.concurrency
 
 
 def metric_kinds(config: SuiteFile, criteria: list[str], trials: int) -> dict[str, str]:

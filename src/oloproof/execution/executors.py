@@ -17,6 +17,7 @@ from oloproof.errors import ConfigError
 from oloproof.execution.lanes import Transport, local_transport
 from oloproof.execution.plan import SuiteToRun
 from oloproof.execution.worker import Worker
+from oloproof.execution.worker_host import WorkerSpec
 
 
 async def open_transport(suite: SuiteToRun, concurrency: int | None = None) -> Transport:
@@ -28,7 +29,18 @@ async def open_transport(suite: SuiteToRun, concurrency: int | None = None) -> T
         workers = [Worker(target, suite.evaluators, system.timeout_s)
                    for target in suite.targets]
         return local_transport(workers, lanes)
-    # The processes and ray executors land next (issue 11); until then they are refused
-    # before anything runs rather than run somewhere else.
-    raise ConfigError(f"executor {execution.executor} is not available in this version; use "
-                      "executor local", file=suite.path)
+    if execution.executor == "processes":
+        from oloproof.execution.processes import ProcessWorkers
+
+        spec = WorkerSpec(suite.worker_loader, suite.path.name, str(suite.project_dir),
+                          concurrency)
+        pool = ProcessWorkers(spec, execution.workers, suite.path)
+        await pool.start()
+        return pool
+    if execution.executor == "ray":
+        from oloproof.execution.ray_workers import RayWorkers
+
+        ray_pool = RayWorkers(suite, concurrency)
+        await ray_pool.start()
+        return ray_pool
+    raise ConfigError(f"unknown executor {execution.executor!r}", file=suite.path)

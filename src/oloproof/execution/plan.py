@@ -6,12 +6,13 @@ the engine sits below that composition, so it names only the parts it reads.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol
 
 from oloproof.evaluators.base import Evaluator
 from oloproof.execution.target import SystemTarget
+from oloproof.execution.worker_host import WorkerParts
 from oloproof.suite.cases import Case
 from oloproof.suite.config import ExecutionConfig, SuiteFile, TransformConfig
 
@@ -50,6 +51,11 @@ class SuiteToRun(Protocol):
     @property
     def transforms(self) -> list[tuple[TransformConfig, str]]:
         """The metamorphic transforms with their digests."""
+
+    @property
+    def worker_loader(self) -> Callable[[str, str | None], WorkerParts]:
+        """A module-level function a worker elsewhere calls with the suite file's name and the
+        project folder, to load its own system and the evaluators."""
 
     @property
     def system_key(self) -> str:

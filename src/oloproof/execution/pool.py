@@ -1,0 +1,160 @@
+"""Batches for workers elsewhere, and what happens to them when a worker is lost (SPEC §14).
+
+`Dispatch` is the bookkeeping the `processes` and `ray` transports share, with no I/O of its
+own: jobs wait in one queue; a worker gets a batch when it has fewer than `IN_FLIGHT` batches
+out (two: one running, one ready behind it, so a worker never waits for the coordinator);
+results are matched back to their batch; a lost worker's unfinished jobs go to the front of
+the queue for another worker, once -- a job whose worker is lost a second time comes back as
+a `worker_lost` failure (its cases are errored, missing, and not cached).
+
+Batch size. A call per case is too dear (a Ray actor call costs about a millisecond), so
+batches hold up to `MAX_BATCH` jobs; but a batch is also the unit of loss and of balance at
+the end of a run, so it is sized to about `BATCH_SECONDS` of the worker's measured time per
+job, and never more than a fair share of what is left in the queue.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from oloproof.execution.units import CaseError, UnitJob, UnitResult
+
+IN_FLIGHT = 2
+MAX_BATCH = 64
+BATCH_SECONDS = 0.2
+
+
+@dataclass
+class Batch:
+    """Jobs sent to one worker in one go, and those of them not back yet."""
+
+    jobs: dict[int, UnitJob]
+    size: int
+    sent: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class _Slot:
+    batches: list[Batch] = field(default_factory=list)
+    alive: bool = True
+    coming: bool = False  # dead, a replacement starting
+
+
+class Dispatch:
+    """Jobs waiting, batches out per worker, losses counted (see the module docstring)."""
+
+    def __init__(self, workers: int) -> None:
+        self._queue: deque[UnitJob] = deque()
+        self._slots = [_Slot() for _ in range(workers)]
+        self._losses: dict[int, int] = {}
+        self.retried = 0
+        self._seconds_per_job: float | None = None
+
+    @property
+    def workers(self) -> int:
+        return len(self._slots)
+
+    def add(self, jobs: list[UnitJob]) -> None:
+        self._queue.extend(jobs)
+
+    @property
+    def waiting(self) -> int:
+        return len(self._queue)
+
+    def busy(self) -> int:
+        return sum(1 for s in self._slots if s.alive and s.batches)
+
+    def in_flight(self, worker: int) -> int:
+        return sum(len(b.jobs) for b in self._slots[worker].batches)
+
+    def idle(self) -> bool:
+        """Nothing waiting and nothing out."""
+        return not self._queue and not any(s.batches for s in self._slots)
+
+    # ---- sending ------------------------------------------------------------------------
+
+    def next_batch(self, worker: int) -> list[UnitJob] | None:
+        """The next batch for `worker` if it may take one now (alive, under IN_FLIGHT out)."""
+        slot = self._slots[worker]
+        if not slot.alive or len(slot.batches) >= IN_FLIGHT or not self._queue:
+            return None
+        size = self._batch_size()
+        jobs = [self._queue.popleft() for _ in range(min(size, len(self._queue)))]
+        slot.batches.append(Batch({job.unit: job for job in jobs}, len(jobs)))
+        return jobs
+
+    def _batch_size(self) -> int:
+        alive = max(1, sum(1 for s in self._slots if s.alive))
+        fair = math.ceil(len(self._queue) / (IN_FLIGHT * alive))
+        if self._seconds_per_job is None:
+            by_time = 1  # the first batch measures how long a job takes
+        else:
+            by_time = int(BATCH_SECONDS / max(self._seconds_per_job, 1e-6))
+        return max(1, min(MAX_BATCH, by_time, fair))
+
+    # ---- results and losses -------------------------------------------------------------
+
+    def returned(self, worker: int, results: list[UnitResult]) -> list[UnitResult]:
+        """Take results from `worker`; the ones that were still expected (a job sent again
+        after a loss may come back twice: the coordinator keeps the first)."""
+        slot = self._slots[worker]
+        for result in results:
+            for batch in slot.batches:
+                if batch.jobs.pop(result.unit, None) is not None:
+                    break
+        now = time.monotonic()
+        done = [b for b in slot.batches if not b.jobs]
+        for batch in done:
+            slot.batches.remove(batch)
+            self._measure(batch, now)
+        return results
+
+    def _measure(self, batch: Batch, now: float) -> None:
+        # A batch waits behind the one before it, so its time from sending is at most two
+        # batches' work: an estimate that errs towards smaller batches.
+        per_job = (now - batch.sent) / max(1, batch.size)
+        self._seconds_per_job = per_job if self._seconds_per_job is None else (
+            0.7 * self._seconds_per_job + 0.3 * per_job)
+
+    def lost(self, worker: int, *, replaced: bool) -> list[UnitResult]:
+        """`worker` died: its unfinished jobs go back to the front of the queue, except those
+        that had lost a worker before, which fail `worker_lost` (returned). `replaced`: a new
+        worker is starting for the slot (`revive` once it is ready); else the slot stays dead."""
+        slot = self._slots[worker]
+        failed: list[UnitResult] = []
+        again: list[UnitJob] = []
+        for batch in slot.batches:
+            for job in batch.jobs.values():
+                losses = self._losses.get(job.unit, 0) + 1
+                self._losses[job.unit] = losses
+                if losses >= 2:
+                    failed.append(UnitResult(job.unit, [], failure=CaseError(
+                        "worker_lost", "the worker running this case was lost twice (killed, "
+                        "crashed or out of memory); the case is not cached, so the next run "
+                        "tries it again")))
+                else:
+                    again.append(job)
+                    self.retried += len(job.cases)
+        slot.batches = []
+        slot.alive, slot.coming = False, replaced
+        self._queue.extendleft(reversed(again))
+        if not any(s.alive or s.coming for s in self._slots):
+            # No worker left to try anything: what waits fails as lost.
+            while self._queue:
+                job = self._queue.popleft()
+                failed.append(UnitResult(job.unit, [], failure=CaseError(
+                    "worker_lost", "every worker of the run was lost; the case is not cached, "
+                    "so the next run tries it again")))
+        return failed
+
+    def revive(self, worker: int) -> None:
+        """A replacement for `worker` is ready."""
+        slot = self._slots[worker]
+        slot.alive, slot.coming = True, False
+
+    def give_up(self, worker: int) -> list[UnitResult]:
+        """The replacement for `worker` could not start: the slot stays dead."""
+        return self.lost(worker, replaced=False)
