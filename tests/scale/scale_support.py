@@ -39,7 +39,8 @@ def log(entry):
 
 class _Desk:
     """One sandbox. A case's input says what to do: sleep (seconds), spin (seconds of Python),
-    die (kill this worker process with SIGKILL, once per marker file), raise."""
+    die (kill this worker process with SIGKILL, once per marker file), die_always (every time),
+    raise, fds (say whether this process has the store open)."""
 
     def __init__(self):
         self.state = None
@@ -68,6 +69,8 @@ class _Desk:
         if marker and not (HERE / marker).exists():
             (HERE / marker).write_text(str(os.getpid()))
             os.kill(os.getpid(), 9)
+        if case_input.get("die_always"):
+            os.kill(os.getpid(), 9)
         if case_input.get("raise"):
             raise ValueError(case_input["raise"])
         return me, time.time()
@@ -82,7 +85,16 @@ class _Desk:
              "ended": time.time()})
         with self.lock:
             self.inside -= 1
-        return {"owner": me, "pid": os.getpid()}
+        answer = {"owner": me, "pid": os.getpid()}
+        if case_input.get("fds"):  # which files this process has open (the store must not be)
+            names = []
+            for fd in os.listdir("/proc/self/fd"):
+                try:
+                    names.append(os.readlink(f"/proc/self/fd/{fd}"))
+                except OSError:
+                    pass
+            answer["opens_store"] = any("store.sqlite" in name for name in names)
+        return answer
 
 
 class Desk(_Desk):
@@ -116,6 +128,12 @@ def same_desk():
 
 def broken_factory():
     raise RuntimeError("the sandbox database is not reachable")
+
+
+def factory_for_the_coordinator_only():
+    if os.getpid() != int(os.environ["DESK_COORDINATOR_PID"]):
+        raise RuntimeError("no sandbox licence on this worker")
+    return Desk()
 
 
 desk = Desk()

@@ -316,6 +316,10 @@ class RunEngine:
         """Store and tally one unit's result."""
         if result.failure is not None:
             for slot in slots:
+                if slot.cached is None:  # (it was looked up, and will be again next run)
+                    self.cache.execution_miss += 1
+                else:
+                    self.cache.execution_hit += 1
                 self._tally_errored(slot, result.failure)
             return
         for key, record in result.replays:

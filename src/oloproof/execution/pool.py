@@ -3,8 +3,9 @@
 `Dispatch` is the bookkeeping the `processes` and `ray` transports share, with no I/O of its
 own: jobs wait in one queue; a worker gets a batch when it has fewer than `IN_FLIGHT` batches
 out (two: one running, one ready behind it, so a worker never waits for the coordinator);
-results are matched back to their batch; a lost worker's unfinished jobs go to the front of
-the queue for another worker, once -- a job whose worker is lost a second time comes back as
+results are matched back to their batch; a lost worker's unfinished jobs are sent once more,
+each alone to a worker that has nothing else out (so a job that kills its worker takes no
+bystander with it the second time) -- a job whose worker is lost a second time comes back as
 a `worker_lost` failure (its cases are errored, missing, and not cached).
 
 Batch size. A call per case is too dear (a Ray actor call costs about a millisecond), so
@@ -33,6 +34,7 @@ class Batch:
 
     jobs: dict[int, UnitJob]
     size: int
+    retry: bool = False  # a job sent again after a loss, alone
     sent: float = field(default_factory=time.monotonic)
 
 
@@ -48,6 +50,7 @@ class Dispatch:
 
     def __init__(self, workers: int) -> None:
         self._queue: deque[UnitJob] = deque()
+        self._retry: deque[UnitJob] = deque()
         self._slots = [_Slot() for _ in range(workers)]
         self._losses: dict[int, int] = {}
         self.retried = 0
@@ -62,7 +65,7 @@ class Dispatch:
 
     @property
     def waiting(self) -> int:
-        return len(self._queue)
+        return len(self._queue) + len(self._retry)
 
     def busy(self) -> int:
         return sum(1 for s in self._slots if s.alive and s.batches)
@@ -72,14 +75,22 @@ class Dispatch:
 
     def idle(self) -> bool:
         """Nothing waiting and nothing out."""
-        return not self._queue and not any(s.batches for s in self._slots)
+        return not self.waiting and not any(s.batches for s in self._slots)
 
     # ---- sending ------------------------------------------------------------------------
 
     def next_batch(self, worker: int) -> list[UnitJob] | None:
         """The next batch for `worker` if it may take one now (alive, under IN_FLIGHT out)."""
         slot = self._slots[worker]
-        if not slot.alive or len(slot.batches) >= IN_FLIGHT or not self._queue:
+        if not slot.alive or any(b.retry for b in slot.batches):
+            return None
+        if self._retry:
+            if slot.batches:
+                return None  # a retry goes to a worker with nothing else out
+            job = self._retry.popleft()
+            slot.batches.append(Batch({job.unit: job}, 1, retry=True))
+            return [job]
+        if len(slot.batches) >= IN_FLIGHT or not self._queue:
             return None
         size = self._batch_size()
         jobs = [self._queue.popleft() for _ in range(min(size, len(self._queue)))]
@@ -120,8 +131,8 @@ class Dispatch:
             0.7 * self._seconds_per_job + 0.3 * per_job)
 
     def lost(self, worker: int, *, replaced: bool) -> list[UnitResult]:
-        """`worker` died: its unfinished jobs go back to the front of the queue, except those
-        that had lost a worker before, which fail `worker_lost` (returned). `replaced`: a new
+        """`worker` died: its unfinished jobs are to be sent again, except those that had lost
+        a worker before, which fail `worker_lost` (returned). `replaced`: a new
         worker is starting for the slot (`revive` once it is ready); else the slot stays dead."""
         slot = self._slots[worker]
         failed: list[UnitResult] = []
@@ -140,11 +151,11 @@ class Dispatch:
                     self.retried += len(job.cases)
         slot.batches = []
         slot.alive, slot.coming = False, replaced
-        self._queue.extendleft(reversed(again))
+        self._retry.extend(again)
         if not any(s.alive or s.coming for s in self._slots):
             # No worker left to try anything: what waits fails as lost.
-            while self._queue:
-                job = self._queue.popleft()
+            while self._retry or self._queue:
+                job = (self._retry or self._queue).popleft()
                 failed.append(UnitResult(job.unit, [], failure=CaseError(
                     "worker_lost", "every worker of the run was lost; the case is not cached, "
                     "so the next run tries it again")))

@@ -26,11 +26,11 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-import oloproof
 from oloproof.errors import ConfigError
 from oloproof.execution.pool import Dispatch
 from oloproof.execution.shipping import PROTOCOL, StateShipper
@@ -49,7 +49,7 @@ class _Child:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         env = dict(os.environ)
-        package_root = str(Path(oloproof.__file__).resolve().parents[1])
+        package_root = str(Path(__file__).resolve().parents[2])  # holds oloproof/
         env["PYTHONPATH"] = os.pathsep.join(
             [package_root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         try:
@@ -186,7 +186,7 @@ class ProcessWorkers:
     def retried(self) -> int:
         return self._dispatch.retried
 
-    def submit(self, jobs: list[UnitJob]) -> None:  # type: ignore[override]
+    def submit(self, jobs: Sequence[UnitJob]) -> None:
         self._dispatch.add(list(jobs))
         self._pump()
 

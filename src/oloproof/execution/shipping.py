@@ -63,12 +63,13 @@ class StateShipper:
         for job in jobs:
             for case_job in job.cases:
                 case = case_job.case
-                if case.state_ref is not None and case.initial_state is not None:
-                    if id(case.initial_state) not in self._objects:
-                        self._objects[id(case.initial_state)] = case.state_ref
-                        self._keep.append(case.initial_state)
-                        self._frozen.setdefault(case.state_ref, pickle.dumps(
-                            case.initial_state, protocol=PROTOCOL))
+                state = case.initial_state
+                if case.state_ref is not None and state is not None \
+                        and id(state) not in self._objects:
+                    self._objects[id(state)] = case.state_ref
+                    self._keep.append(state)
+                    self._frozen.setdefault(case.state_ref, pickle.dumps(state,
+                                                                         protocol=PROTOCOL))
         buffer = io.BytesIO()
         pickler = _ByReference(buffer, self._objects)
         pickler.dump(list(jobs))

@@ -1,0 +1,199 @@
+"""`executor: processes` (SPEC §14): worker processes, each with its own system and sandbox, and
+what happens when one is killed, a case runs too long, or the run is stopped with Ctrl-C.
+
+Every test here starts real worker processes and sends real signals. The desks (scale_support)
+raise if a case ever sees a state that is not its own, and log which process ran each case.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from scale_support import DeskProject, desk_cases
+
+from oloproof.errors import ConfigError
+from oloproof.execution.engine import Progress
+
+pytestmark = pytest.mark.slow
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is gone for our purposes
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def test_each_worker_is_a_process_of_its_own_and_only_the_coordinator_opens_the_store(
+        tmp_path: Path) -> None:
+    project = DeskProject(tmp_path / "p")
+    project.suite["execution"] = {"executor": "processes", "workers": 2}
+    project.write(desk_cases(16, sleep=0.05, fds=True))
+
+    result = project.run()
+
+    document = result.to_json()
+    assert document["errors"] == []
+    assert result.metric("state_matches").passed == 16
+    assert document["execution"] == {"executor": "processes", "workers": 2, "retried": 0}
+    pids = {c["pid"] for c in project.calls()}
+    assert len(pids) == 2 and os.getpid() not in pids
+    # no worker ever had the store open while it ran a case
+    outputs = _outputs(project)
+    assert len(outputs) == 16 and not any(o["opens_store"] for o in outputs)
+    assert not any(_alive(pid) for pid in pids), "the workers stopped with the run"
+
+
+def _outputs(project: DeskProject) -> list[dict]:
+    db = sqlite3.connect(project.root / ".oloproof" / "store.sqlite")
+    try:
+        return [json.loads(row[0]) for row in db.execute("SELECT output FROM executions")]
+    finally:
+        db.close()
+
+
+def test_a_worker_that_kills_itself_is_replaced_and_its_cases_tried_once_more(
+        tmp_path: Path) -> None:
+    project = DeskProject(tmp_path / "p")
+    project.suite["execution"] = {"executor": "processes", "workers": 2}
+    cases = desk_cases(12, sleep=0.02)
+    cases[5]["input"]["die"] = "died-once"  # SIGKILLs its worker the first time only
+    project.write(cases)
+
+    result = project.run()
+
+    document = result.to_json()
+    assert document["errors"] == []
+    assert result.metric("state_matches").passed == 12
+    assert document["execution"]["retried"] >= 1
+    killed = int((project.root / "died-once").read_text())
+    calls = project.calls()
+    assert [c["pid"] for c in calls if c["case"] == "c005"] != [killed], \
+        "the case was tried once more, in another process"
+    assert not _alive(killed)
+    # every case ran; a case that finished on the killed worker before its result was sent
+    # back ran again: what was in flight is tried once more
+    assert {c["case"] for c in calls} == {c["id"] for c in cases}
+    assert len(calls) <= 12 + document["execution"]["retried"]
+
+
+def test_a_case_that_loses_its_worker_twice_is_errored_worker_lost_and_not_cached(
+        tmp_path: Path) -> None:
+    project = DeskProject(tmp_path / "p")
+    project.suite["execution"] = {"executor": "processes", "workers": 2}
+    cases = desk_cases(8, sleep=0.02)
+    cases[3]["input"]["die_always"] = True
+    project.write(cases)
+
+    result = project.run()
+
+    document = result.to_json()
+    assert [(e["case"], e["kind"]) for e in document["errors"]] == [("c003", "worker_lost")]
+    row = result.metric("state_matches")
+    assert (row.passed, row.missing) == (7, 1)
+    assert document["execution"]["retried"] >= 1
+    again = project.run()  # not cached: the next run tries it again (and it is lost again)
+    assert again.to_json()["cache"]["execution"] == {"hit": 7, "miss": 1}
+
+
+def test_a_worker_killed_from_outside_mid_run_loses_only_its_cases_in_flight(
+        tmp_path: Path) -> None:
+    project = DeskProject(tmp_path / "p")
+    project.suite["execution"] = {"executor": "processes", "workers": 2}
+    project.write(desk_cases(30, sleep=0.1))
+    killed: list[int] = []
+
+    def kill_one(progress: Progress) -> None:
+        if progress.done >= 4 and not killed:
+            pid = project.calls()[-1]["pid"]
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+
+    result = project.run(on_progress=kill_one)
+
+    document = result.to_json()
+    assert killed and document["errors"] == []
+    assert result.metric("state_matches").passed == 30
+    assert 1 <= document["execution"]["retried"] <= 30
+    assert {c["case"] for c in project.calls()} == {f"c{i:03d}" for i in range(30)}
+
+
+def test_a_timeout_is_enforced_in_the_worker_and_the_others_carry_on(tmp_path: Path) -> None:
+    project = DeskProject(tmp_path / "p")
+    project.suite["system"]["timeout_s"] = 0.5
+    project.suite["execution"] = {"executor": "processes", "workers": 2}
+    cases = desk_cases(10, sleep=0.02)
+    cases[2]["input"]["sleep"] = 3
+    project.write(cases)
+
+    result = project.run()
+
+    document = result.to_json()
+    assert [(e["case"], e["kind"]) for e in document["errors"]] == [("c002", "timeout")]
+    assert "timeout_s=0.5" in document["errors"][0]["message"]
+    assert result.metric("state_matches").passed == 9
+
+
+def test_a_worker_that_cannot_load_the_system_is_a_configuration_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = DeskProject(tmp_path / "p", factory="app:factory_for_the_coordinator_only")
+    project.suite["execution"] = {"executor": "processes", "workers": 2}
+    project.write(desk_cases(4))
+    monkeypatch.setenv("DESK_COORDINATOR_PID", str(os.getpid()))
+
+    with pytest.raises(ConfigError) as raised:
+        project.run()
+
+    message = str(raised.value)
+    assert "app:factory_for_the_coordinator_only" in message
+    assert "no sandbox licence on this worker" in message and "worker process" in message
+    assert project.calls() == []
+    assert _runs(project) == 0, "no run was registered"
+
+
+def _runs(project: DeskProject) -> int:
+    path = project.root / ".oloproof" / "store.sqlite"
+    if not path.exists():
+        return 0
+    db = sqlite3.connect(path)
+    try:
+        return int(db.execute("SELECT count(*) FROM runs").fetchone()[0])
+    finally:
+        db.close()
+
+
+def test_ctrl_c_stops_every_worker_stores_what_finished_and_exits_5(
+        tmp_path: Path, spawn_oloproof) -> None:
+    project = DeskProject(tmp_path / "p")
+    project.suite["execution"] = {"executor": "processes", "workers": 2}
+    project.write(desk_cases(40, sleep=0.2))
+
+    # In a session of its own, like a terminal's foreground job: Ctrl-C reaches the whole group.
+    run = spawn_oloproof("run", cwd=project.root, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while len(project.calls()) < 6 and time.monotonic() < deadline and run.poll() is None:
+        time.sleep(0.05)
+    time.sleep(1.2)  # finished cases are committed at least once a second
+    os.killpg(run.pid, signal.SIGINT)
+    _, err = run.communicate(timeout=30)
+
+    assert run.returncode == 5, err
+    pids = {c["pid"] for c in project.calls()}
+    assert len(pids) == 2
+    time.sleep(0.5)
+    assert not any(_alive(pid) for pid in pids), "every worker stopped"
+    assert len(project.calls()) < 40
+    # what finished was stored: the next run (here in this process) reuses it
+    again = project.run(executor="local", workers=4)
+    assert again.to_json()["cache"]["execution"]["hit"] >= 6
+    assert again.metric("state_matches").passed == 40
