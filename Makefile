@@ -1,7 +1,8 @@
 # Two commands do all the set-up on a fresh machine:
 #   make demo   creates .venv, installs Oloproof from this checkout, scaffolds ./demo and runs it
-#   make test   creates .venv, installs Oloproof with its test extras (and Debian's chromium for
-#               the browser tests), and runs the whole test suite
+#   make test   creates .venv, installs Oloproof with its test extras and Ray (the ray
+#               executor's tests), and Debian's chromium for the browser tests, and runs the
+#               whole test suite
 VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
@@ -18,7 +19,7 @@ $(VENV)/.installed: pyproject.toml $(VENV)/.created
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.created
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,ray]'
 	touch $@
 
 install: $(VENV)/.installed

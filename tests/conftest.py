@@ -363,3 +363,22 @@ def probe(new_probe: Callable[[], Probe]) -> Probe:
     project = new_probe()
     project.write_cases(Probe.plain_cases(10))
     return project
+
+
+# ---- Ray ----------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def local_ray() -> Iterator[Any]:
+    """One local Ray instance (`num_cpus=2`) for the whole session; skips where Ray is absent.
+
+    Starting Ray costs several seconds, so the few Ray tests share it: a run with
+    `executor: ray` in this process finds Ray initialised and uses it, leaving it running. A
+    test of a run that starts and stops an instance of its own runs the command line in a
+    process of its own.
+    """
+    ray = pytest.importorskip("ray")
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 logging_level="WARNING")
+    yield ray
+    ray.shutdown()

@@ -7,6 +7,7 @@ is how a factory that raises or returns one object twice is found), but no case 
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -193,3 +194,26 @@ def test_bad_workers_or_executor_through_the_api(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="executor='spark' was asked for"):
         project.run(executor="spark")
     assert project.calls() == []
+
+
+def test_an_unreachable_ray_address_exits_2_naming_its_line(cli, tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    project = _project(tmp_path)
+    # Port 9 (discard) on loopback: nothing listens there.
+    project.suite["execution"] = {"executor": "ray", "ray": {"address": "127.0.0.1:9"}}
+    project.write(desk_cases(3))
+
+    done = cli("run", cwd=project.root)
+
+    assert done.code == 2, done.err
+    assert "Traceback" not in done.err
+    assert f"oloproof.yaml:{_line_of(project, 'address')}" in done.err
+    assert "cannot reach the Ray cluster" in done.err and "ray start --head" in done.err
+    assert project.calls() == []
+    store = project.root / ".oloproof" / "store.sqlite"
+    if store.exists():  # opened, but no run was registered
+        db = sqlite3.connect(store)
+        try:
+            assert db.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+        finally:
+            db.close()

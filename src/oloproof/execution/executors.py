@@ -3,8 +3,7 @@
 - `local`: the suite's systems (one per worker, from `system.factory`) in this process, on
   threads (a sync system) or on this event loop (an async one): `lanes.local_transport`.
 - `processes`: one worker process per worker on this machine (`processes.py`).
-- `ray`: one Ray actor per worker, on a local Ray instance or a cluster (`ray_workers.py`,
-  next).
+- `ray`: one Ray actor per worker, on a local Ray instance or a cluster (`ray_workers.py`).
 
 Workers elsewhere are started before the run is registered, and each must report that it
 loaded the system and the evaluators before any case is sent, so a system that cannot be
@@ -17,6 +16,7 @@ from __future__ import annotations
 from oloproof.errors import ConfigError
 from oloproof.execution.lanes import Transport, local_transport
 from oloproof.execution.plan import SuiteToRun
+from oloproof.execution.resets import StateCopies
 from oloproof.execution.worker import Worker
 from oloproof.execution.worker_host import WorkerSpec
 
@@ -27,7 +27,8 @@ async def open_transport(suite: SuiteToRun, concurrency: int | None = None) -> T
     system = suite.config.system
     lanes = concurrency or system.concurrency
     if execution.executor == "local":
-        workers = [Worker(target, suite.evaluators, system.timeout_s)
+        copies = StateCopies()  # one copy of each `$ref` base for all the workers
+        workers = [Worker(target, suite.evaluators, system.timeout_s, copies)
                    for target in suite.targets]
         return local_transport(workers, lanes)
     if execution.executor == "processes":
@@ -38,6 +39,10 @@ async def open_transport(suite: SuiteToRun, concurrency: int | None = None) -> T
         pool = ProcessWorkers(spec, execution.workers, suite.path)
         await pool.start()
         return pool
-    # The ray executor lands next (issue 11); until then it is refused before anything runs.
-    raise ConfigError(f"executor {execution.executor} is not available in this version; use "
-                      "executor local or processes", file=suite.path)
+    if execution.executor == "ray":
+        from oloproof.execution.ray_workers import RayWorkers
+
+        actors = RayWorkers(suite, concurrency)
+        await actors.start()
+        return actors
+    raise ConfigError(f"unknown executor {execution.executor!r}", file=suite.path)

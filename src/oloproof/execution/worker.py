@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
-import pickle
 import threading
 from collections.abc import Coroutine, Sequence
 from contextlib import AbstractContextManager
@@ -40,8 +38,9 @@ from oloproof.execution.procedure import (
     unit_procedure,
 )
 from oloproof.execution.replays import ReplayRequest
+from oloproof.execution.resets import CHANGED_KIND, StateCopies
 from oloproof.execution.target import SystemTarget
-from oloproof.execution.units import UnitJob, UnitResult
+from oloproof.execution.units import CaseError, UnitJob, UnitResult
 from oloproof.suite.cases import Case
 
 
@@ -49,7 +48,7 @@ class Worker:
     """One copy of the system and its sandbox, with the suite's evaluators to judge by."""
 
     def __init__(self, target: SystemTarget, evaluators: Sequence[Evaluator],
-                 timeout_s: float | None) -> None:
+                 timeout_s: float | None, copies: StateCopies | None = None) -> None:
         self.target = target
         self.evaluators = list(evaluators)
         self.timeout_s = timeout_s
@@ -58,25 +57,26 @@ class Worker:
         # Held from reset until snapshot (a no-op without a sandbox).
         self.sandbox: AbstractContextManager[Any] = (
             threading.Lock() if self.stateful else contextlib.nullcontext())
-        self._frozen_states: dict[str, bytes] = {}
+        self.copies = copies if copies is not None else StateCopies()
         self.calls = 0
 
     def fresh_state(self, case: Case) -> dict[str, Any] | None:
-        """A private copy of the case's initial state for `reset` (None: not Stateful).
-
-        A state shared by `$ref` is pickled once per worker and each case gets `pickle.loads`
-        of it, several times faster than `deepcopy` on a multi-megabyte sandbox.
-        """
+        """A private copy of the case's initial state for `reset` (None: not Stateful): a
+        copy-on-write copy of a state shared by `$ref` (`resets.py`)."""
         if not self.stateful:
             return None
-        if case.state_ref is None or case.initial_state is None:
-            return copy.deepcopy(case.initial_state or {})
-        frozen = self._frozen_states.get(case.state_ref)
-        if frozen is None:
-            frozen = pickle.dumps(case.initial_state, protocol=pickle.HIGHEST_PROTOCOL)
-            self._frozen_states[case.state_ref] = frozen
-        state: dict[str, Any] = pickle.loads(frozen)
-        return state
+        return self.copies.fresh(case)
+
+    def _verified(self, case: Case, outcome: CallResult | ReplayResult
+                  ) -> CallResult | ReplayResult:
+        """The outcome, unless the call changed the shared base of a `$ref` state."""
+        problem = self.copies.verify(case) if self.stateful else None
+        if problem is None:
+            return outcome
+        if isinstance(outcome, CallResult):
+            return CallResult(None, error=CaseError(CHANGED_KIND, problem),
+                              latency_ms=outcome.latency_ms)
+        return ReplayResult(None, error=problem)
 
     # ---- sync systems (in a thread) ---------------------------------------------------------
 
@@ -90,11 +90,15 @@ class Worker:
         """`perform`, for a caller that already holds `sandbox`."""
         case = request.case
         state = self.fresh_state(case)
+        outcome: CallResult | ReplayResult
         if isinstance(request, CallRequest):
             self.calls += 1
-            return call_sync(self.target, case, state, request.trial, request.trials)
-        return replay_sync(self.target, case, state, request.recorded, request.checkpoint,
-                           request.change, request.trial, request.trials)
+            outcome = call_sync(self.target, case, state, request.trial, request.trials)
+        else:
+            outcome = replay_sync(self.target, case, state, request.recorded,
+                                  request.checkpoint, request.change, request.trial,
+                                  request.trials)
+        return self._verified(case, outcome)
 
     def run_unit(self, job: UnitJob) -> UnitResult:
         """Run one unit whole in this thread (a sync system, no timeout)."""
@@ -133,12 +137,14 @@ class Worker:
             assert isinstance(request, ReplayRequest)
             work = replay_async(self.target, case, state, request.recorded, request.checkpoint,
                                 request.change, request.trial, request.trials)
-        if self.timeout_s is None:
-            return await work
         try:
-            return await asyncio.wait_for(work, self.timeout_s)
+            if self.timeout_s is None:
+                outcome = await work
+            else:
+                outcome = await asyncio.wait_for(work, self.timeout_s)
         except TimeoutError:
-            return self.timed_out(request)
+            outcome = self.timed_out(request)
+        return self._verified(case, outcome)
 
     async def run_unit_async(self, job: UnitJob) -> UnitResult:
         """Run one unit whole on the event loop (an async system)."""

@@ -48,6 +48,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from oloproof.state.cow import CowDict, CowList
+
 REPLACE = "$replace"
 KEYS = "$keys"
 REMOVE = "$remove"
@@ -55,6 +57,12 @@ ITEMS = "$items"
 
 _MISSING: Any = object()
 _OBJECT_MEMBERS = frozenset((KEYS, REMOVE))
+# A copy-on-write copy (`cow.py`) is compared as the dict or list it stands for, and read
+# without copying (its untouched parts are the base's own objects: skipped by identity).
+_PLAIN: dict[type, type] = {CowDict: dict, CowList: list}
+_get = dict.get
+_items = dict.items
+_iter_list = list.__iter__
 
 
 class PatchError(ValueError):
@@ -107,7 +115,11 @@ def _diff(base: Any, new: Any) -> dict[str, Any] | None:
         return None
     kind = type(base)
     if kind is not type(new):
-        return {REPLACE: new}
+        kind = _PLAIN.get(kind, kind)
+        if kind is not _PLAIN.get(type(new), type(new)):
+            return {REPLACE: new}
+    elif kind is CowDict or kind is CowList:
+        kind = _PLAIN[kind]
     if kind is dict:
         return _diff_object(base, new)
     if kind is list:
@@ -119,9 +131,8 @@ def _diff_object(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | 
     """The patch between two objects: changed and added keys, then removed keys."""
     changed: dict[str, Any] = {}
     removed: list[str] = []
-    get = new.get
-    for key, old in base.items():
-        value = get(key, _MISSING)
+    for key, old in _items(base):
+        value = _get(new, key, _MISSING)
         if old is value:
             continue
         if value is _MISSING:
@@ -136,7 +147,7 @@ def _diff_object(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | 
         if patch is not None:
             changed[key] = patch
     if len(new) > len(base) - len(removed):
-        for key, value in new.items():
+        for key, value in _items(new):
             if key not in base:
                 changed[key] = {REPLACE: value}
     if not changed and not removed:
@@ -154,7 +165,7 @@ def _diff_list(base: list[Any], new: list[Any]) -> dict[str, Any] | None:
     if len(base) != len(new):
         return {REPLACE: new}
     items: list[list[Any]] = []
-    for index, (old, value) in enumerate(zip(base, new)):
+    for index, (old, value) in enumerate(zip(_iter_list(base), _iter_list(new))):
         if old is value:
             continue
         kind = type(old)

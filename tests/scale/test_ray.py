@@ -1,0 +1,106 @@
+"""`executor: ray` (SPEC §14): Ray actors, each with its own system and sandbox.
+
+Few tests, sharing one local Ray instance (`local_ray`, two CPUs) where they can: a run in
+this process finds Ray initialised and uses it. The actors' processes are killed with real
+SIGKILLs (the desks kill themselves inside a case); Ray restarts them, and Oloproof sends their
+cases once more. A run with no Ray running starts a local instance of its own and shuts it down
+after: that one runs the command line in a process of its own, and is stopped with Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scale_support import DeskProject, desk_cases
+
+from oloproof.errors import ConfigError
+
+pytestmark = pytest.mark.slow
+pytest.importorskip("ray")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def test_actors_lost_to_sigkill_are_restarted_their_cases_retried_then_worker_lost(
+        tmp_path: Path, local_ray: Any) -> None:
+    project = DeskProject(tmp_path / "p")
+    project.suite["system"]["timeout_s"] = 1
+    project.suite["execution"] = {"executor": "ray", "workers": 2}
+    cases = desk_cases(12, sleep=0.02, fds=True)
+    cases[3]["input"]["die"] = "died-once"  # SIGKILLs its actor the first time only
+    cases[7]["input"]["die_always"] = True  # SIGKILLs its actor every time
+    cases[10]["input"]["sleep"] = 4  # past timeout_s: stopped where it runs
+    project.write(cases)
+
+    result = project.run()
+
+    document = result.to_json()
+    assert sorted((e["case"], e["kind"]) for e in document["errors"]) == [
+        ("c007", "worker_lost"), ("c010", "timeout")]
+    assert result.metric("state_matches").passed == 10
+    assert document["execution"]["executor"] == "ray"
+    assert document["execution"]["retried"] >= 2
+    calls = project.calls()
+    assert os.getpid() not in {c["pid"] for c in calls}
+    assert {c["case"] for c in calls} >= {f"c{i:03d}" for i in range(12)} - {"c007"}
+    killed = int((project.root / "died-once").read_text())
+    assert [c["pid"] for c in calls if c["case"] == "c003"] != [killed]
+
+
+def test_an_unreachable_ray_address_is_refused_within_seconds(tmp_path: Path) -> None:
+    project = DeskProject(tmp_path / "p")
+    # Port 9 (discard) on loopback: nothing listens there.
+    project.suite["execution"] = {"executor": "ray", "workers": 2,
+                                  "ray": {"address": "127.0.0.1:9"}}
+    project.write(desk_cases(3))
+
+    started = time.monotonic()
+    with pytest.raises(ConfigError) as raised:
+        project.run()
+
+    assert time.monotonic() - started < 10
+    error = raised.value
+    assert "cannot reach the Ray cluster" in error.message and "127.0.0.1:9" in error.message
+    assert "ray start --head" in error.message
+    lines = (project.root / "oloproof.yaml").read_text().splitlines()
+    assert error.line is not None and "address" in lines[error.line - 1]
+    assert project.calls() == []
+
+
+def test_a_run_without_ray_running_starts_a_local_instance_and_ctrl_c_stops_it(
+        tmp_path: Path, spawn_oloproof) -> None:
+    project = DeskProject(tmp_path / "p")
+    project.suite["execution"] = {"executor": "ray", "workers": 2}
+    project.write(desk_cases(40, sleep=0.25))
+
+    run = spawn_oloproof("run", cwd=project.root, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while len(project.calls()) < 6 and time.monotonic() < deadline and run.poll() is None:
+        time.sleep(0.1)
+    time.sleep(1.2)  # finished cases are committed at least once a second
+    os.killpg(run.pid, signal.SIGINT)
+    _, err = run.communicate(timeout=60)
+
+    assert run.returncode == 5, err
+    pids = {c["pid"] for c in project.calls()}
+    assert len(pids) == 2
+    time.sleep(1)
+    assert not any(_alive(pid) for pid in pids), "the actors went with the local instance"
+    assert len(project.calls()) < 40
+    again = project.run(executor="local", workers=4)
+    assert again.to_json()["cache"]["execution"]["hit"] >= 6
+    assert again.metric("state_matches").passed == 40
