@@ -378,7 +378,7 @@ def local_ray() -> Iterator[Any]:
     """
     ray = pytest.importorskip("ray")
     if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
                  logging_level="WARNING")
     yield ray
     ray.shutdown()

@@ -142,10 +142,14 @@ class RayWorkers:
             cpus = math.ceil(self.count * self.config.num_cpus_per_worker)
             if runtime_env:
                 options["runtime_env"] = runtime_env
-            _with_handlers_kept(lambda: ray.init(num_cpus=cpus, **options))
+            # address="local": a new instance even where `ray start` left a cluster running
+            # (plain `ray.init()` would join that one).
+            _with_handlers_kept(lambda: ray.init(address="local", num_cpus=cpus, **options))
             self._started_ray = True
             return
         runtime_env.setdefault("working_dir", str(self.suite.project_dir))
+        # The store and environments stay here: only the coordinator opens the store.
+        runtime_env.setdefault("excludes", [".oloproof/", ".git/", ".venv/", "__pycache__/"])
         failure: list[BaseException] = []
         joined = threading.Event()
 
