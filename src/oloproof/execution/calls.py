@@ -66,7 +66,7 @@ class ReplayResult:
 
 
 def call_sync(target: SystemTarget, case: Case, state: dict[str, Any] | None,
-              trial: int = 1, trials: int = 1) -> CallResult:
+              trial: int = 1, trials: int = 1, base: Any = None) -> CallResult:
     """Reset the sandbox to `state` (a Stateful system), call the system, take the snapshot.
 
     `trial` of `trials` is what `current_case().trial` / `.trials` read inside the call.
@@ -93,7 +93,7 @@ def call_sync(target: SystemTarget, case: Case, state: dict[str, Any] | None,
         if target.trace is not None:
             _from_spans(result, spans, recorder)
         if stateful is not None and result.error is None:
-            _take_snapshot(stateful.snapshot, case.initial_state, result)
+            _take_snapshot(stateful.snapshot, case.initial_state, result, base)
         return result
     finally:
         recorder.close()
@@ -101,7 +101,7 @@ def call_sync(target: SystemTarget, case: Case, state: dict[str, Any] | None,
 
 
 async def call_async(target: SystemTarget, case: Case, state: dict[str, Any] | None,
-                     trial: int = 1, trials: int = 1) -> CallResult:
+                     trial: int = 1, trials: int = 1, base: Any = None) -> CallResult:
     """`call_sync` for an async system (its reset and snapshot may be async too)."""
     recorder = CaseRecorder(case.id, case.metadata, trial=trial, trials=trials)
     token = set_current(recorder)
@@ -130,7 +130,7 @@ async def call_async(target: SystemTarget, case: Case, state: dict[str, Any] | N
             except Exception as exc:
                 result.snapshot_error = _snapshot_error(exc)
             else:
-                _take_snapshot(lambda: snap, case.initial_state, result)
+                _take_snapshot(lambda: snap, case.initial_state, result, base)
         return result
     finally:
         recorder.close()
@@ -152,6 +152,7 @@ def timed_out(timeout_s: float | None) -> CallResult:
 def replay_sync(
     target: SystemTarget, case: Case, state: dict[str, Any] | None, recorded: AgentTrajectory,
     checkpoint: AgentCheckpoint, change: ReplayChange, trial: int = 1, trials: int = 1,
+    base: Any = None,
 ) -> ReplayResult:
     """Reset the sandbox, call `replay`, take the snapshot (SPEC §8 steps 2 and 3)."""
     replayable = target.replayable
@@ -167,7 +168,7 @@ def replay_sync(
         if inspect.isawaitable(returned):  # an async replay of a sync system: this thread's own
             returned = asyncio.run(_awaited(returned))
         return _replay_outcome(returned, recorder,
-                               None if stateful is None else stateful.snapshot, case)
+                               None if stateful is None else stateful.snapshot, case, base)
     except Exception as exc:
         return ReplayResult(None, error=f"replay raised {type(exc).__name__}: {exc}")
     finally:
@@ -178,6 +179,7 @@ def replay_sync(
 async def replay_async(
     target: SystemTarget, case: Case, state: dict[str, Any] | None, recorded: AgentTrajectory,
     checkpoint: AgentCheckpoint, change: ReplayChange, trial: int = 1, trials: int = 1,
+    base: Any = None,
 ) -> ReplayResult:
     """`replay_sync` for a system whose `replay` (and perhaps reset and snapshot) are async."""
     replayable = target.replayable
@@ -195,7 +197,7 @@ async def replay_async(
         if stateful is not None:
             snap = await _maybe_await(stateful.snapshot())
             snapshot = lambda: snap  # noqa: E731 - the value, taken while the sandbox is held
-        return _replay_outcome(returned, recorder, snapshot, case)
+        return _replay_outcome(returned, recorder, snapshot, case, base)
     except Exception as exc:
         return ReplayResult(None, error=f"replay raised {type(exc).__name__}: {exc}")
     finally:
@@ -208,7 +210,7 @@ def replay_timed_out(timeout_s: float | None) -> ReplayResult:
 
 
 def _replay_outcome(returned: Any, recorder: CaseRecorder, snapshot: Callable[[], Any] | None,
-                    case: Case) -> ReplayResult:
+                    case: Case, base: Any = None) -> ReplayResult:
     whole = False
     if returned is None and TRAJECTORY_KIND in recorder.artifacts:
         returned = recorder.artifacts[TRAJECTORY_KIND]  # recorded with steps.finish()
@@ -222,7 +224,7 @@ def _replay_outcome(returned: Any, recorder: CaseRecorder, snapshot: Callable[[]
     state = None
     if snapshot is not None:
         holder = CallResult(None)
-        _take_snapshot(snapshot, case.initial_state, holder)
+        _take_snapshot(snapshot, case.initial_state, holder, base)
         state = holder.artifacts.get(STATE_KIND)
     return ReplayResult(returned, state, whole=whole)
 
@@ -281,19 +283,21 @@ def _from_spans(result: CallResult, spans: CaseSpans, recorder: CaseRecorder) ->
 
 
 def _take_snapshot(snapshot: Callable[[], Any], initial: dict[str, Any] | None,
-                   result: CallResult) -> None:
+                   result: CallResult, base: Any = None) -> None:
     """Record the end state as a diff against the initial state, while the sandbox is held.
 
     The diff is serialised at once, so a sandbox that later mutates its objects cannot change
     what was recorded, and a multi-megabyte state is never copied whole. A snapshot that
     raises or is not a JSON object leaves the case without state, with the error kept
-    (`snapshot_failed`); the case itself is not errored.
+    (`snapshot_failed`); the case itself is not errored. `base` (equal to `initial`) is what
+    to take the diff against when the sandbox was reset from a copy sharing its parts.
     """
     try:
         state = snapshot()
         if not isinstance(state, dict):
             raise TypeError(f"snapshot() returned {type(state).__name__}, not a dict")
-        patch_text = canonical_json(state_diff.diff(initial or {}, state))
+        patch_text = canonical_json(state_diff.diff(
+            (initial or {}) if base is None else base, state))
     except Exception as exc:
         result.snapshot_error = _snapshot_error(exc)
         return

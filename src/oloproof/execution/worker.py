@@ -38,9 +38,9 @@ from oloproof.execution.procedure import (
     unit_procedure,
 )
 from oloproof.execution.replays import ReplayRequest
-from oloproof.execution.resets import CHANGED_KIND, StateCopies
+from oloproof.execution.resets import StateCopies
 from oloproof.execution.target import SystemTarget
-from oloproof.execution.units import CaseError, UnitJob, UnitResult
+from oloproof.execution.units import UnitJob, UnitResult
 from oloproof.suite.cases import Case
 
 
@@ -67,17 +67,6 @@ class Worker:
             return None
         return self.copies.fresh(case)
 
-    def _verified(self, case: Case, outcome: CallResult | ReplayResult
-                  ) -> CallResult | ReplayResult:
-        """The outcome, unless the call changed the shared base of a `$ref` state."""
-        problem = self.copies.verify(case) if self.stateful else None
-        if problem is None:
-            return outcome
-        if isinstance(outcome, CallResult):
-            return CallResult(None, error=CaseError(CHANGED_KIND, problem),
-                              latency_ms=outcome.latency_ms)
-        return ReplayResult(None, error=problem)
-
     # ---- sync systems (in a thread) ---------------------------------------------------------
 
     def perform(self, request: Request) -> CallResult | ReplayResult:
@@ -90,15 +79,12 @@ class Worker:
         """`perform`, for a caller that already holds `sandbox`."""
         case = request.case
         state = self.fresh_state(case)
-        outcome: CallResult | ReplayResult
+        base = self.copies.diff_base(case) if self.stateful else None
         if isinstance(request, CallRequest):
             self.calls += 1
-            outcome = call_sync(self.target, case, state, request.trial, request.trials)
-        else:
-            outcome = replay_sync(self.target, case, state, request.recorded,
-                                  request.checkpoint, request.change, request.trial,
-                                  request.trials)
-        return self._verified(case, outcome)
+            return call_sync(self.target, case, state, request.trial, request.trials, base)
+        return replay_sync(self.target, case, state, request.recorded, request.checkpoint,
+                           request.change, request.trial, request.trials, base)
 
     def run_unit(self, job: UnitJob) -> UnitResult:
         """Run one unit whole in this thread (a sync system, no timeout)."""
@@ -129,22 +115,21 @@ class Worker:
         """
         case = request.case
         state = self.fresh_state(case)
+        base = self.copies.diff_base(case) if self.stateful else None
         work: Coroutine[Any, Any, CallResult | ReplayResult]
         if isinstance(request, CallRequest):
             self.calls += 1
-            work = call_async(self.target, case, state, request.trial, request.trials)
+            work = call_async(self.target, case, state, request.trial, request.trials, base)
         else:
             assert isinstance(request, ReplayRequest)
             work = replay_async(self.target, case, state, request.recorded, request.checkpoint,
-                                request.change, request.trial, request.trials)
+                                request.change, request.trial, request.trials, base)
+        if self.timeout_s is None:
+            return await work
         try:
-            if self.timeout_s is None:
-                outcome = await work
-            else:
-                outcome = await asyncio.wait_for(work, self.timeout_s)
+            return await asyncio.wait_for(work, self.timeout_s)
         except TimeoutError:
-            outcome = self.timed_out(request)
-        return self._verified(case, outcome)
+            return self.timed_out(request)
 
     async def run_unit_async(self, job: UnitJob) -> UnitResult:
         """Run one unit whole on the event loop (an async system)."""

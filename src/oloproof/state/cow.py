@@ -1,24 +1,22 @@
 """Copy-on-write copies of a large initial state (SPEC §6, §14: "a reset need not rebuild what
 the case will not touch").
 
-`cow_copy(base, shared)` is what `reset` gets for a state shared by `$ref`: a `dict` that holds
-the base's top-level values and copies each container the first time anything reads it
-(`CowDict` / `CowList` are `dict` / `list` subclasses, so `isinstance(state, dict)` holds and
-JSON, pickle, `copy` and `deepcopy` work as on a plain copy). A case that touches three
-records of 12,000 copies those three records and the containers above them, not the other
-11,997; and the untouched parts stay the very objects of the base, so the end state's diff
-(`diff.py`, which reads these copies without copying them) skips them by identity.
-
-`shared` is the set of ids of the base's containers (`containers_of`): a value is still the
-base's while its id is in it; anything the system stores itself is left as it stored it (an
-object put in is the same object read back).
+`frozen(state)` is built once per state and worker: the same values in `FrozenDict` /
+`FrozenList`, `dict` / `list` subclasses whose every mutating method raises. `cow_copy(base)`
+is what `reset` gets: a `CowDict` holding the frozen base's top-level values, which copies each
+frozen container the first time anything reads it (into a mutable `CowDict` / `CowList`, whose
+own values are still frozen until read). A case that touches three records of 12,000 copies
+those three and the containers above them, not the other 11,997; the untouched parts stay the
+frozen base's very objects, so the end state's diff (`diff.py`, which reads these copies
+without copying them) skips them by identity. Anything the system stores itself is left as it
+stored it (an object put in is the same object read back).
 
 Every way Python code reads a value -- `[]`, `get`, `values`, `items`, iteration, slices,
-`pop`, `copy`, `|`, `+`, `*`, `dict(...)`, `{**...}`, `list(...)`, unpacking -- goes through
-the copying. Code in C that reads a dict's storage directly (`dict.__getitem__(d, k)`, some
-C extensions) could still reach a base object and change it; the worker checks after each
-case that the base is unchanged (`worker.py`) and, if not, errors the case and resets from
-full copies from then on -- so such a system is slower, never silently wrong.
+`pop`, `copy`, `|`, `+`, `*`, `dict(...)`, `{**...}`, `list(...)`, unpacking -- goes through the
+copying, so `isinstance(state, dict)` holds and JSON, pickle, `copy` and `deepcopy` work as on a
+plain copy. Code in C that reads a dict's storage directly (`dict.__getitem__(d, k)`, some C
+extensions) can reach a frozen part; changing it then raises `TypeError`, so such a case errors
+instead of changing the state every later case starts from.
 """
 
 from __future__ import annotations
@@ -33,58 +31,111 @@ _list_get = list.__getitem__
 _list_set = list.__setitem__
 
 
-def containers_of(base: Any) -> frozenset[int]:
-    """The ids of every dict and list inside `base` (base included)."""
-    found: set[int] = set()
-    stack = [base]
-    while stack:
-        value = stack.pop()
-        kind = type(value)
-        if kind is dict:
-            found.add(id(value))
-            stack.extend(v for v in value.values() if type(v) is dict or type(v) is list)
-        elif kind is list:
-            found.add(id(value))
-            stack.extend(v for v in value if type(v) is dict or type(v) is list)
-    return frozenset(found)
+FROZEN_MESSAGE = ("this is the shared initial state of a `$ref` case, read past the copy "
+                  "reset() was given (by C code reading a dict's storage directly?); it cannot "
+                  "be changed: change the copy reset() received")
 
 
-def cow_copy(base: dict[str, Any], shared: frozenset[int]) -> CowDict:
-    """A copy-on-write copy of `base` (see the module docstring)."""
-    return CowDict(base, shared)
+def _refuse(*args: Any, **kwargs: Any) -> Any:
+    raise TypeError(FROZEN_MESSAGE)
 
 
-def _own(value: Any, shared: frozenset[int]) -> Any:
+class FrozenDict(dict):  # type: ignore[type-arg]
+    """A dict of the shared base: reads as a dict, refuses every change."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = _refuse
+    pop = popitem = setdefault = update = clear = __ior__ = _refuse
+
+    def __reduce__(self) -> Any:
+        return (dict, (dict(self),))
+
+    def __copy__(self) -> dict[str, Any]:
+        return dict(self)
+
+    def copy(self) -> dict[str, Any]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        thawed: dict[str, Any] = _thaw(self)
+        return thawed
+
+
+class FrozenList(list):  # type: ignore[type-arg]
+    """A list of the shared base: reads as a list, refuses every change."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+
+    def __reduce__(self) -> Any:
+        return (list, (list(self),))
+
+    def __copy__(self) -> list[Any]:
+        return list(self)
+
+    def copy(self) -> list[Any]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        thawed: list[Any] = _thaw(self)
+        return thawed
+
+
+def frozen(state: Any) -> Any:
+    """`state` rebuilt in `FrozenDict` / `FrozenList` (scalars shared)."""
+    kind = type(state)
+    if kind is dict or kind is FrozenDict or kind is CowDict:
+        return FrozenDict({key: frozen(value) for key, value in dict.items(state)})
+    if kind is list or kind is FrozenList or kind is CowList:
+        return FrozenList([frozen(value) for value in list.__iter__(state)])
+    return state
+
+
+def _thaw(state: Any) -> Any:
+    """A plain deep copy of a frozen value."""
+    kind = type(state)
+    if kind is FrozenDict:
+        return {key: _thaw(value) for key, value in dict.items(state)}
+    if kind is FrozenList:
+        return [_thaw(value) for value in list.__iter__(state)]
+    return state  # a JSON scalar: immutable
+
+
+def cow_copy(base: FrozenDict) -> CowDict:
+    """A copy-on-write copy of the frozen `base` (see the module docstring)."""
+    return CowDict(base)
+
+
+def _own(value: Any) -> Any:
     """`value` if it is not the base's; else a copy-on-write copy of it."""
     kind = type(value)
-    if kind is dict and id(value) in shared:
-        return CowDict(value, shared)
-    if kind is list and id(value) in shared:
-        return CowList(value, shared)
+    if kind is FrozenDict:
+        return CowDict(value)
+    if kind is FrozenList:
+        return CowList(value)
     return value
 
 
 class CowDict(dict):  # type: ignore[type-arg]
     """A dict whose values still shared with the base are copied when first read."""
 
-    __slots__ = ("_shared",)
+    __slots__ = ()
 
-    def __init__(self, source: dict[str, Any], shared: frozenset[int]) -> None:
+    def __init__(self, source: dict[str, Any]) -> None:
         dict.__init__(self, source)
-        self._shared = shared
 
     def _at(self, key: Any) -> Any:
         value = _dict_get(self, key)
-        owned = _own(value, self._shared)
+        owned = _own(value)
         if owned is not value:
             _dict_set(self, key, owned)
         return owned
 
     def _own_all(self) -> None:
-        shared = self._shared
         for key, value in dict.items(self):
-            if (type(value) is dict or type(value) is list) and id(value) in shared:
-                _dict_set(self, key, _own(value, shared))
+            if type(value) is FrozenDict or type(value) is FrozenList:
+                _dict_set(self, key, _own(value))
 
     def __getitem__(self, key: Any) -> Any:
         return self._at(key)
@@ -107,7 +158,7 @@ class CowDict(dict):  # type: ignore[type-arg]
 
     def popitem(self) -> tuple[Any, Any]:
         key, value = dict.popitem(self)
-        return key, _own(value, self._shared)
+        return key, _own(value)
 
     def values(self) -> Any:
         self._own_all()
@@ -150,24 +201,22 @@ class CowDict(dict):  # type: ignore[type-arg]
 class CowList(list):  # type: ignore[type-arg]
     """A list whose items still shared with the base are copied when first read."""
 
-    __slots__ = ("_shared",)
+    __slots__ = ()
 
-    def __init__(self, source: list[Any], shared: frozenset[int]) -> None:
+    def __init__(self, source: list[Any]) -> None:
         list.__init__(self, source)
-        self._shared = shared
 
     def _at(self, index: SupportsIndex) -> Any:
         value = _list_get(self, index)
-        owned = _own(value, self._shared)
+        owned = _own(value)
         if owned is not value:
             _list_set(self, index, owned)
         return owned
 
     def _own_all(self) -> None:
-        shared = self._shared
         for index, value in enumerate(list.__iter__(self)):
-            if (type(value) is dict or type(value) is list) and id(value) in shared:
-                _list_set(self, index, _own(value, shared))
+            if type(value) is FrozenDict or type(value) is FrozenList:
+                _list_set(self, index, _own(value))
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
@@ -190,7 +239,7 @@ class CowList(list):  # type: ignore[type-arg]
             at -= 1
 
     def pop(self, index: SupportsIndex = -1) -> Any:
-        return _own(list.pop(self, index), self._shared)
+        return _own(list.pop(self, index))
 
     def copy(self) -> list[Any]:
         self._own_all()

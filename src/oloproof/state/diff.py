@@ -46,9 +46,11 @@ state of 50,000 records (see `tests/state/test_state_diff.py`).
 
 from __future__ import annotations
 
+from itertools import compress, repeat
+from operator import is_not
 from typing import Any
 
-from oloproof.state.cow import CowDict, CowList
+from oloproof.state.cow import CowDict, CowList, FrozenDict, FrozenList
 
 REPLACE = "$replace"
 KEYS = "$keys"
@@ -59,8 +61,12 @@ _MISSING: Any = object()
 _OBJECT_MEMBERS = frozenset((KEYS, REMOVE))
 # A copy-on-write copy (`cow.py`) is compared as the dict or list it stands for, and read
 # without copying (its untouched parts are the base's own objects: skipped by identity).
-_PLAIN: dict[type, type] = {CowDict: dict, CowList: list}
+_PLAIN: dict[type, type] = {CowDict: dict, CowList: list, FrozenDict: dict, FrozenList: list}
 _get = dict.get
+# Above this many members, the members that are the very same object on both sides are found in
+# C first (a sandbox of 12,000 records of which a case changed one is one pass in C, not 12,000
+# turns of the loop); below it the plain loop is cheaper than building the iterators.
+_SCAN_IN_C = 64
 _items = dict.items
 _iter_list = list.__iter__
 
@@ -118,8 +124,8 @@ def _diff(base: Any, new: Any) -> dict[str, Any] | None:
         kind = _PLAIN.get(kind, kind)
         if kind is not _PLAIN.get(type(new), type(new)):
             return {REPLACE: new}
-    elif kind is CowDict or kind is CowList:
-        kind = _PLAIN[kind]
+    elif kind is not dict and kind is not list:
+        kind = _PLAIN.get(kind, kind)
     if kind is dict:
         return _diff_object(base, new)
     if kind is list:
@@ -131,21 +137,28 @@ def _diff_object(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | 
     """The patch between two objects: changed and added keys, then removed keys."""
     changed: dict[str, Any] = {}
     removed: list[str] = []
-    for key, old in _items(base):
-        value = _get(new, key, _MISSING)
-        if old is value:
-            continue
-        if value is _MISSING:
-            removed.append(key)
-            continue
-        kind = type(old)
-        if kind is type(value) and kind is not dict and kind is not list:
-            if old != value:
-                changed[key] = {REPLACE: value}
-            continue
-        patch = _diff(old, value)
-        if patch is not None:
-            changed[key] = patch
+    if len(base) > _SCAN_IN_C:
+        keys = base.keys()
+        values = list(map(_get, repeat(new), keys, repeat(_MISSING)))
+        olds = dict.values(base)
+        for key, old, value in compress(zip(keys, olds, values), map(is_not, olds, values)):
+            _member(changed, removed, key, old, value)
+    else:
+        for key, old in _items(base):
+            value = _get(new, key, _MISSING)
+            if old is value:
+                continue
+            if value is _MISSING:
+                removed.append(key)
+                continue
+            kind = type(old)
+            if kind is type(value) and kind is not dict and kind is not list:
+                if old != value:
+                    changed[key] = {REPLACE: value}
+                continue
+            patch = _diff(old, value)
+            if patch is not None:
+                changed[key] = patch
     if len(new) > len(base) - len(removed):
         for key, value in _items(new):
             if key not in base:
@@ -160,12 +173,32 @@ def _diff_object(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | 
     return patch_out
 
 
+def _member(changed: dict[str, Any], removed: list[str], key: str, old: Any,
+            value: Any) -> None:
+    """One member that is not the same object on both sides (the loop above, for large
+    objects)."""
+    if value is _MISSING:
+        removed.append(key)
+        return
+    kind = type(old)
+    if kind is type(value) and kind is not dict and kind is not list:
+        if old != value:
+            changed[key] = {REPLACE: value}
+        return
+    patch = _diff(old, value)
+    if patch is not None:
+        changed[key] = patch
+
+
 def _diff_list(base: list[Any], new: list[Any]) -> dict[str, Any] | None:
     """The patch between two lists: by position when the length is kept, else a replacement."""
     if len(base) != len(new):
         return {REPLACE: new}
     items: list[list[Any]] = []
-    for index, (old, value) in enumerate(zip(_iter_list(base), _iter_list(new))):
+    pairs: Any = zip(range(len(base)), _iter_list(base), _iter_list(new))
+    if len(base) > _SCAN_IN_C:
+        pairs = compress(pairs, map(is_not, _iter_list(base), _iter_list(new)))
+    for index, old, value in pairs:
         if old is value:
             continue
         kind = type(old)
