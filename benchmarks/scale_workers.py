@@ -3,20 +3,24 @@
 Each measurement is a fresh process running `oloproof.run` on a fresh store (the coordinator)
 and prints its timings; ratios are taken within one run of this script.
 
-1. CPU-bound Stateful system, 240 cases: each case does a fixed amount of Python (calibrated
-   to about 15 ms on this machine) on a 0.9 MB `$ref` state of 12,000 records, changing one.
-   `local` with 1 worker, `processes` with 2, `ray` with 2 actors (a local Ray instance the run
-   starts; its start-up is reported apart). Throughput is cases per second from the moment the
-   workers are ready (`on_start`) to the last case.
+1. CPU-bound Stateful system, 240 cases: each case does a fixed amount of Python (`LOOPS`
+   turns of a loop, about 15 ms on this machine when it is quiet; the script prints what one
+   case's work measured, best of five, at the start) on a 0.9 MB `$ref` state of 12,000
+   records, changing one. `local` with 1 worker (measured before and after the others, as this
+   machine's speed drifts), `processes` with 2, `ray` with 2 actors (a local Ray instance the
+   run starts; its start-up is reported apart). Throughput is cases per second from the moment
+   the workers are ready (`on_start`) to the last case; ratios are against the mean of the two
+   `local` runs.
 2. The same suite with a system that does nothing: the engine's cost per case, which for a
    Stateful system on a large state is mostly reset and the end state's diff -- this checkout
-   against `main` (before copy-on-write resets), in the same run.
+   against `BEFORE` (the revision before copy-on-write resets), in the same run.
 3. Async I/O-bound Stateful system (50 ms `asyncio.sleep` per case), 1,000 cases: `local` with
    1 worker and with 32 (`system.factory`).
 4. A 5 MB `$ref` state, 200 cases, `processes` with 2 workers: the coordinator's CPU time per
    case (the run's process only: the workers are other processes).
 
 Usage: python benchmarks/scale_workers.py [--quick] [--skip-ray] [--skip-main]
+(--skip-main: no measurement of the revision before copy-on-write resets.)
 """
 
 from __future__ import annotations
@@ -32,7 +36,12 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _versions import versions  # noqa: E402
+from _versions import load, revision, versions
+
+# The CPU-bound system's work per case: about 15 ms of Python on this machine when it is quiet.
+LOOPS = 120_000
+# The revision before copy-on-write resets, for the engine's cost per case on a large state.
+BEFORE = "c0092ed"
 
 APP = '''
 import asyncio
@@ -115,9 +124,8 @@ print(json.dumps({"wall": t1 - t0, "cpu": c1 - c0, "start": marks["start"][0] - 
 """
 
 
-def calibrate(target_s: float = 0.015) -> int:
-    """How many loop turns of the system's work take `target_s` here (best of five)."""
-    loops = 200_000
+def work_ms(loops: int) -> float:
+    """What one case's work takes here now, best of five (ms)."""
     best = float("inf")
     for _ in range(5):
         start = time.perf_counter()
@@ -125,7 +133,7 @@ def calibrate(target_s: float = 0.015) -> int:
         for i in range(loops):
             total += i * i % 7
         best = min(best, time.perf_counter() - start)
-    return int(loops * target_s / best)
+    return best * 1000
 
 
 def make_project(root: Path, *, records: int, cases: int, factory: str, loops: int,
@@ -175,36 +183,38 @@ def line(label: str, m: dict[str, Any], cases: int) -> str:
             f"{m['errors']} errors |")
 
 
-def load() -> str:
-    one, five, _ = os.getloadavg()
-    return f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} CPUs"
-
-
 def main() -> None:
     quick = "--quick" in sys.argv
     skip_ray = "--skip-ray" in sys.argv
     skip_main = "--skip-main" in sys.argv
     scratch = Path(tempfile.mkdtemp(prefix="oloproof-scale-"))
     try:
-        print(f"# before: {load()}")
-        loops = calibrate()
-        print(f"calibrated: {loops} loop turns ≈ 15 ms of Python")
+        print(f"revision {revision()}; before: {load()}")
+        loops = LOOPS
+        print(f"one case's work ({loops} loop turns): {work_ms(loops):.1f} ms now")
         cpu = scratch / "cpu"
         size = make_project(cpu, records=12_000, cases=240, factory="make_ledger", loops=loops)
         print(f"\n## 1. CPU-bound Stateful, 240 cases, {size:.2f} MB $ref state (12,000 records)")
         print("| executor | start-up s | run s | cases/s | ms per case | state_matches |")
         print("|---|---|---|---|---|---|")
-        one = measure(cpu, "local", 1)
-        print(line("local, 1 worker", one, 240), flush=True)
+        first = measure(cpu, "local", 1)
+        print(line("local, 1 worker", first, 240), flush=True)
         two = measure(cpu, "processes", 2)
         print(line("processes, 2 workers", two, 240), flush=True)
-        ratios = [f"processes 2 / local 1 = {one['run'] / two['run']:.2f}× throughput "
-                  f"({one['wall'] / two['wall']:.2f}× wall time, start-up included)"]
-        if not skip_ray:
-            ray = measure(cpu, "ray", 2)
+        ray = None if skip_ray else measure(cpu, "ray", 2)
+        if ray is not None:
             print(line("ray, 2 actors (local instance)", ray, 240), flush=True)
+        again = measure(cpu, "local", 1)
+        print(line("local, 1 worker (again)", again, 240), flush=True)
+        one = {k: (first[k] + again[k]) / 2 for k in ("run", "wall")}
+        ratios = [f"processes 2 / local 1 = {one['run'] / two['run']:.2f}× throughput "
+                  f"({first['run'] / two['run']:.2f}× and {again['run'] / two['run']:.2f}× "
+                  f"against each local run; {one['wall'] / two['wall']:.2f}× wall time, "
+                  "start-up included)"]
+        if ray is not None:
             ratios.append(f"ray 2 / local 1 = {one['run'] / ray['run']:.2f}× throughput "
-                          f"(Ray start-up {ray['start']:.2f} s apart; "
+                          f"({first['run'] / ray['run']:.2f}×, {again['run'] / ray['run']:.2f}×; "
+                          f"Ray start-up {ray['start']:.2f} s apart, "
                           f"{one['wall'] / ray['wall']:.2f}× wall time with it)")
         print("\n" + "\n".join(ratios))
         print(f"# after 1: {load()}")
@@ -215,7 +225,7 @@ def main() -> None:
         print("\n## 2. The engine's cost per case on that state (a system that does nothing)")
         print("| revision | run s | ms per case |")
         print("|---|---|---|")
-        for label, env in versions([] if skip_main else ["main"]):
+        for label, env in versions([] if skip_main else [BEFORE]):
             m = measure(idle, "local", 1, env)
             print(f"| {label} | {m['run']:.2f} | {1000 * m['run'] / 240:.2f} |", flush=True)
 
