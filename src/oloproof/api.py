@@ -17,15 +17,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oloproof.analysis.metrics import Analysis, MetricPlan, QuantileSpec
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.analysis.trials import CaseTrials, TrialMetricSpec, iter_case_trials
-from oloproof.comparison import compare_sides, read_side
-from oloproof.comparison.stored import compare
 from oloproof.decisions import decide
-from oloproof.decisions.plan import plan_decisions
 from oloproof.document import (
     BaselineSummary,
     CacheCounts,
@@ -61,6 +58,9 @@ from oloproof.suite.policy import (
     load_policy,
 )
 from oloproof.suite.validity import transform_validity, validity_bound
+
+if TYPE_CHECKING:
+    from oloproof.comparison.stored import compare
 
 
 @dataclass
@@ -155,16 +155,28 @@ def _refuse_running_loop(name: str) -> None:
     )
 
 
+#: What analysing and deciding a run need and starting one does not: NumPy, the statistics
+#: (with scipy.special, a fifth of a second), comparing with a baseline.
+_DECIDING_MODULES = ("numpy", "oloproof.stats", "scipy.special", "oloproof.comparison",
+                     "oloproof.decisions.plan")
+
+
+def _import_modules(names: tuple[str, ...]) -> None:
+    for name in names:
+        importlib.import_module(name)
+
+
 def _import_beside_the_run() -> None:
-    """Import what deciding needs (scipy.special, a fifth of a second) in a thread of its own
-    while the cases run: a system that waits on the network leaves the interpreter idle for
-    it, and the decision need not wait. (The import happens once per process either way; if
-    it is not done when the run decides, deciding waits for it, as it would have imported it.)
+    """Import what deciding needs in a thread of its own while the cases run: a system that
+    waits on the network leaves the interpreter idle for it, and the decision need not wait.
+    (The imports happen once per process either way; if they are not done when the run
+    decides, deciding waits for them, as it would have imported them.)
     """
-    if "scipy.special" in sys.modules:
+    wanted = tuple(name for name in _DECIDING_MODULES if name not in sys.modules)
+    if not wanted:
         return
-    threading.Thread(target=importlib.import_module, args=("scipy.special",),
-                     name="oloproof-import", daemon=True).start()
+    threading.Thread(target=_import_modules, args=(wanted,), name="oloproof-import",
+                     daemon=True).start()
 
 
 class _Run:
@@ -373,6 +385,7 @@ def _compare_stored(db: Store, baseline: str, candidate: str, level: float, *,
                     candidate_complete: bool = False) -> Comparison:
     """Compare two stored runs. `candidate_complete`: the candidate is the run being decided
     (still registered as running), so no warning says it did not complete."""
+    from oloproof.comparison import compare_sides, read_side
     cand = read_side(db, candidate)
     if candidate_complete:
         cand.record["status"] = "complete"
@@ -657,6 +670,7 @@ def plan(
     exact interval at the current rate would settle it — or the reason there is none. A
     projection, not a promise; nothing is run.
     """
+    from oloproof.decisions.plan import plan_decisions
     result = redecide(ref, policy, config, store, baseline)
     document = result.document
     chosen = result.policy if result.policy is not None else Policy()
@@ -678,6 +692,16 @@ def _validity_at(validity: TransformValidity, level: float) -> TransformValidity
     lower, checked = validity_bound(validity.kept, validity.pairs, validity.minimum_validity,
                                     level)
     return validity.model_copy(update={"lower": lower, "checked": checked})
+
+
+def __getattr__(name: str) -> Any:
+    """`compare` (comparing two stored runs) is imported on first use: its NumPy need not be
+    loaded before a run's first case starts."""
+    if name == "compare":
+        from oloproof.comparison.stored import compare
+
+        return compare
+    raise AttributeError(f"module 'oloproof.api' has no attribute {name!r}")
 
 
 __all__ = [

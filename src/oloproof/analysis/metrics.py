@@ -11,10 +11,7 @@ import bisect
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from oloproof.analysis.facts import has_trajectory, quantile_value
 from oloproof.analysis.ordering import digest_order as _digest_order
@@ -42,15 +39,12 @@ from oloproof.document import (
     SliceRow,
     UsageTotals,
 )
-from oloproof.stats import (
-    benjamini_yekutieli,
-    bounded_mean_interval,
-    fisher_two_sided,
-    quantile_interval,
-    rate_interval,
-)
 
-FloatArray = npt.NDArray[np.float64]
+if TYPE_CHECKING:  # NumPy and the statistics are imported when a run is analysed, not before
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatArray = npt.NDArray[np.float64]
 
 UNITS = {"agent_steps": "steps", "agent_tool_calls": "calls", "latency_ms": "ms",
          "tokens": "tokens", "cost": "cost"}
@@ -299,6 +293,7 @@ class Analysis:
         return metrics, self._slice_rows(level)
 
     def _rate_metric(self, i: int, level: float) -> RateRow:
+        from oloproof.stats import bounded_mean_interval, rate_interval
         name, tally = self.plan.criteria[i], self.rates[i]
         interval = rate_interval(tally.passed, tally.observed, tally.missing, level)
         row = RateRow(
@@ -329,6 +324,7 @@ class Analysis:
         the outcomes (nor on the order cases finished in): the ids fix it, hashed so that ids
         named by difficulty ("hard-01", …, "easy-09") cannot line the failures up together.
         """
+        import numpy as np
         cells = self._cluster_table()[:, i, :]
         size = cells[:, 1] + cells[:, 2]
         counted = cells[size > 0]
@@ -347,6 +343,7 @@ class Analysis:
         """[passed, observed, missing] per cluster (rows, in id-digest order) and criterion,
         cases outside a named cluster counted as clusters of one named by their id; built once
         per state of the tallies."""
+        import numpy as np
         key = (self.cases, len(self.clusters), len(self.singles))
         if self._table is not None and self._table[0] == key:
             return self._table[1]
@@ -372,6 +369,7 @@ class Analysis:
         return table
 
     def _slice_rows(self, level: float) -> list[SliceRow]:
+        from oloproof.stats import benjamini_yekutieli, fisher_two_sided
         rows: list[SliceRow] = []
         tests: list[tuple[RateSliceRow, float]] = []
         for (s, group) in sorted(self.groups, key=_group_order):
@@ -426,6 +424,7 @@ def _single_trial_row(spec: TrialMetricSpec, row: MetricRow) -> RateRow:
 def _rate_slice(slice_name: str, group: str, metric: str, tally: RateTally,
                 level: float | None) -> RateSliceRow:
     """A rate slice row; with `level` None (below support) its counts and no interval."""
+    from oloproof.stats import rate_interval
     interval = None if level is None else rate_interval(tally.passed, tally.observed,
                                                         tally.missing, level)
     return RateSliceRow(
@@ -443,6 +442,7 @@ def _rate_slice(slice_name: str, group: str, metric: str, tally: RateTally,
 def _quantile_slice(slice_name: str, group: str, spec: QuantileSpec, tally: QuantileTally,
                     level: float | None) -> QuantileSliceRow:
     """A quantile slice row; with `level` None (below support) its counts and no interval."""
+    from oloproof.stats import quantile_interval
     interval = None if level is None else quantile_interval(tally.values, tally.missing,
                                                             spec.quantile, level)
     return QuantileSliceRow(
@@ -475,6 +475,7 @@ def _gap(spec: QuantileSpec, outcome: CaseOutcome) -> str:
 
 
 def _quantile_row(spec: QuantileSpec, tally: QuantileTally, level: float) -> QuantileRow:
+    from oloproof.stats import quantile_interval
     interval = quantile_interval(tally.values, tally.missing, spec.quantile, level)
     return QuantileRow(
         id=spec.id, quantile=spec.quantile, unit=UNITS[spec.source],
@@ -497,6 +498,7 @@ def _number(value: float | None) -> float | int | None:
 def trial_rows(analysis: Analysis, folding: TrialAnalysis, level: float
                ) -> tuple[list[MetricRow], list[SliceRow]]:
     """Metric and slice rows of a run with trials: every interval over cases."""
+    import numpy as np
     plan = analysis.plan
     k = plan.trials
     counts = folding.counts()

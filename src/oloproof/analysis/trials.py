@@ -42,19 +42,19 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from oloproof.analysis.ordering import digest_order
 from oloproof.analysis.outcome import CaseOutcome
-from oloproof.stats import bounded_mean_interval, rate_interval
-from oloproof.stats.clustered_quantile import clustered_quantile_interval
-from oloproof.stats.quantile import QuantileInterval
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
+if TYPE_CHECKING:  # NumPy and the statistics are imported when a run is analysed, not before
+    import numpy as np
+    import numpy.typing as npt
+
+    from oloproof.stats.quantile import QuantileInterval
+
+    FloatArray = npt.NDArray[np.float64]
+    IntArray = npt.NDArray[np.int64]
 
 #: The reason a trial that never ran (a stopped or incomplete run) is missing.
 TRIAL_NOT_RUN = "trial_not_run"
@@ -114,6 +114,7 @@ class CaseTrials:
 def _ratio_table(j: int, n: int, complement: bool) -> FloatArray:
     """``C(a, j) / C(n, j)`` (or ``1 −`` it, with `complement`) for a = 0 … n, from exact
     integers divided once, so each value is the correctly rounded float of the fraction."""
+    import numpy as np
     whole = math.comb(n, j)
     if complement:
         return np.asarray([(whole - math.comb(a, j)) / whole for a in range(n + 1)],
@@ -140,6 +141,7 @@ def case_values(c: IntArray, f: IntArray, m: IntArray, metric_type: str | None,
     `metric_type` None is the criterion itself (``c / n``); `pass_hat_k` and `pass_at_k` take
     ``j``. Missing trials give the lower value from ``c`` and the upper from ``c + m``.
     """
+    import numpy as np
     n = c + f + m
     counted = n > 0
     lower = np.zeros(n.shape, dtype=np.float64)
@@ -273,6 +275,7 @@ class _CaseTable:
 
     def matrix(self) -> IntArray:
         """cases × criteria × (passed, failed, missing)."""
+        import numpy as np
         table = np.frombuffer(self.counts, dtype=np.int32) if len(self.counts) else \
             np.zeros(0, dtype=np.int32)
         return table.reshape(len(self.ids), self.criteria, 3).astype(np.int64)
@@ -294,6 +297,7 @@ class _Group:
 
     def matrix(self, criteria: int) -> IntArray:
         """cases × criteria × (passed, failed, missing, excluded)."""
+        import numpy as np
         table = np.frombuffer(self.counts, dtype=np.int32)
         return table.reshape(len(self.rows), criteria, 4).astype(np.int64)
 
@@ -447,6 +451,9 @@ def rate_over_cases(values: CaseValues, order: Sequence[int], level: float, *, b
     per case) and some cluster counting two cases or more: the betting interval over cluster
     means (SPEC §5.4), clusters taken in the order of their ids' digests.
     """
+    import numpy as np
+
+    from oloproof.stats import bounded_mean_interval, rate_interval
     idx = np.asarray(order, dtype=np.int64)
     counted = values.counted[idx] if idx.size else np.zeros(0, dtype=bool)
     idx = idx[counted]
@@ -471,6 +478,9 @@ def rate_over_cases(values: CaseValues, order: Sequence[int], level: float, *, b
 
 def _over_clusters(ids: list[str], lower: FloatArray, upper: FloatArray, level: float,
                    base: dict[str, int]) -> RateOverCases:
+    import numpy as np
+
+    from oloproof.stats import bounded_mean_interval
     order = digest_order(sorted(set(ids)))
     position = {cid: k for k, cid in enumerate(order)}
     where = np.asarray([position[cid] for cid in ids], dtype=np.int64)
@@ -484,6 +494,7 @@ def _over_clusters(ids: list[str], lower: FloatArray, upper: FloatArray, level: 
 
 def quantile_over_cases(cases: Sequence[Any], q: float, level: float) -> QuantileInterval:
     """A quantile over every trial's value, clustered by case (cases in the caller's order)."""
+    from oloproof.stats.clustered_quantile import clustered_quantile_interval
     return clustered_quantile_interval([c.values for c in cases], [c.missing for c in cases],
                                        q, level)
 
@@ -492,6 +503,7 @@ def pass_hat_curve(cases: Sequence[CaseTrials], criterion: int, level: float
                    ) -> list[RateOverCases]:
     """pass^j for j = 1 … trials of one criterion, each with its interval over cases (what the
     HTML report draws against j): exact where j = trials, betting below."""
+    import numpy as np
     trials = max((c.trials for c in cases), default=1)
     ordered = sorted(cases, key=lambda c: _order_key(c.digest, c.case_id))
     counts = [c.counts[criterion] for c in ordered]

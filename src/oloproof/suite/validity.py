@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from oloproof.errors import ConfigError
-from oloproof.stats import rate_interval
 from oloproof.suite.config import TransformConfig
 from oloproof.suite.yaml_source import YamlDocument
 
@@ -106,6 +105,7 @@ def validity_bound(
     kept: int, pairs: int, minimum: float, level: float
 ) -> tuple[float | None, bool]:
     """(exact lower bound of the kept share, whether it reaches `minimum`) at `level`."""
+    from oloproof.stats import rate_interval
     lower = rate_interval(kept, pairs, 0, level).lower if pairs else None
     return lower, lower is not None and lower >= minimum
 
