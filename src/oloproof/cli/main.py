@@ -57,7 +57,7 @@ def _console(stream: Any = None) -> Console:
     Rich answers a closed pipe with SystemExit(1), which would read as "blocked with a FAIL";
     raised instead, it reaches `_Group.invoke`, which keeps the command's own exit code.
     """
-    from oloproof.report.terminal import make_console
+    from oloproof.report.layout import make_console
 
     console = make_console(stream)
     setattr(console, "on_broken_pipe", _closed_pipe)  # noqa: B010 (an instance's handler)
@@ -261,7 +261,6 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
     """
     from oloproof import api
     from oloproof.report.progress import LiveProgress, wants_live_progress
-    from oloproof.report.terminal import render_run
 
     console = _console()
     err_console = _console(sys.stderr)
@@ -291,6 +290,10 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
         if as_json:
             click.echo(json.dumps(result.to_json(), ensure_ascii=False))
         else:
+            # Imported here, not before the run: it imports NumPy, which the run imports
+            # beside its first cases.
+            from oloproof.report.terminal import render_run
+
             render_run(result.document, console, slices="all" if slices == "all" else
                        "differing")
 

@@ -19,13 +19,38 @@ Metrics
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+#: The width of output that is not a terminal, unless $COLUMNS says otherwise.
+DEFAULT_WIDTH = 80
+#: The narrowest width the report lays itself out for.
+MIN_WIDTH = 40
+
+
+def output_width(environ: dict[str, str] | None = None) -> int | None:
+    """$COLUMNS when it is a number (at least MIN_WIDTH), else None."""
+    value = (environ if environ is not None else os.environ).get("COLUMNS", "").strip()
+    return max(int(value), MIN_WIDTH) if value.isdigit() else None
+
+
+def make_console(stream: Any = None) -> Console:
+    """The report's console: the terminal's width, or $COLUMNS, or 80 when not a terminal."""
+    console = Console(file=stream, highlight=False, soft_wrap=False)
+    width = output_width()
+    if width is None and not console.is_terminal:
+        width = DEFAULT_WIDTH
+    if width is not None:
+        console = Console(file=stream, highlight=False, soft_wrap=False, width=width)
+    return console
+
 
 #: Spaces between the aligned cells of a stacked row.
 GAP = 2

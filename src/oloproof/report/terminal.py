@@ -14,7 +14,6 @@ The width is the terminal's; when the output is not a terminal (a pipe, a file, 
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -36,7 +35,9 @@ from oloproof.document import (
 )
 from oloproof.report.escape import safe_line
 from oloproof.report.layout import (
+    DEFAULT_WIDTH,
     Column,
+    make_console,
     print_command,
     print_wrapped,
     render_table,
@@ -55,29 +56,7 @@ from oloproof.stats import percent, percent_lower
 __all__ = ["DEFAULT_WIDTH", "NO_BOUND", "estimate_text", "interval_text", "make_console",
            "n_text", "render_decisions", "render_run"]
 
-#: The width of output that is not a terminal, unless $COLUMNS says otherwise.
-DEFAULT_WIDTH = 80
-#: The narrowest width the report lays itself out for.
-MIN_WIDTH = 40
-
 SliceMode = Literal["differing", "all"]
-
-
-def output_width(environ: dict[str, str] | None = None) -> int | None:
-    """$COLUMNS when it is a number (at least MIN_WIDTH), else None."""
-    value = (environ if environ is not None else os.environ).get("COLUMNS", "").strip()
-    return max(int(value), MIN_WIDTH) if value.isdigit() else None
-
-
-def make_console(stream: Any = None) -> Console:
-    """The report's console: the terminal's width, or $COLUMNS, or 80 when not a terminal."""
-    console = Console(file=stream, highlight=False, soft_wrap=False)
-    width = output_width()
-    if width is None and not console.is_terminal:
-        width = DEFAULT_WIDTH
-    if width is not None:
-        console = Console(file=stream, highlight=False, soft_wrap=False, width=width)
-    return console
 
 
 _STATE_STYLE = {"PASS": "green", "FAIL": "bold red", "INSUFFICIENT_EVIDENCE": "yellow",
