@@ -1,16 +1,17 @@
 """Cases: one JSON object per line of the dataset (SPEC §2.1).
 
-The dataset is read twice: `scan_dataset` validates every line and keeps only a small index
-(ids, lines, digests), so a broken line anywhere stops the run before any system call; then
-`iter_cases` streams the cases again for execution, so a suite of 200,000 cases is never held
-in memory whole.
+`scan_dataset` validates every line, so a broken line anywhere stops the run before any
+system call; `iter_cases` then gives the cases for execution, with their digests. A dataset of
+up to `KEEP_BYTES` is parsed once: the scan keeps its cases and `iter_cases` hands them out
+(once). A larger one, or one with `$ref` states, is read again instead, streamed, so a suite of
+200,000 cases is never held in memory whole.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,8 @@ from oloproof.errors import ConfigError
 
 CASE_FIELDS = ("id", "input", "expected", "initial_state", "metadata", "cluster")
 _LIST_FIELDS = {"tools": "no_declared_tools", "route": "no_declared_route"}
+#: The largest dataset file whose scanned cases are kept for the run instead of read again.
+KEEP_BYTES = 8 * 1024 * 1024
 
 
 class Case:
@@ -143,13 +146,16 @@ class StateFiles:
 
 @dataclass
 class DatasetIndex:
-    """What the validating pass keeps: enough to plan, not the cases themselves."""
+    """What the validating pass keeps: enough to plan (and a small dataset's cases)."""
 
     path: Path
     ids: list[str]
     size: int
     mtime_ns: int
     clustered: bool = False  # some case names a `cluster`
+    # The scanned cases (without digests) of a small dataset, for `iter_cases` to hand out
+    # once instead of reading the file again; None once handed out or when not kept.
+    kept: list[Case] | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -251,45 +257,43 @@ def parse_case(
     state_ref: str | None = None
     state: dict[str, Any] | None
     if raw_state is None:
-        state, state_text = None, "null"
+        state = None
     elif isinstance(raw_state, dict) and "$ref" in raw_state:
         ref = raw_state["$ref"]
         if set(raw_state) != {"$ref"} or not isinstance(ref, str):
             raise _problem('a state reference is {"$ref": "path/to/state.json"}', path, line,
                            case_id)
         state_ref, state = states.resolve(ref, file=path, line=line, case=case_id)
-        state_text = canonical_json({"$state": state_ref})
     elif isinstance(raw_state, dict):
         state = raw_state
-        state_text = canonical_json(state) if digests else ""
     else:
         raise _problem("initial_state must be an object or {\"$ref\": ...}", path, line, case_id)
-    if not digests:
-        return Case(case_id, line, case_input, expected, state, state_ref, metadata, cluster,
-                    "", "", "")
+    case = Case(case_id, line, case_input, expected, state, state_ref, metadata, cluster,
+                "", "", "")
+    if digests:
+        _add_digests(case, path)
+    return case
+
+
+def _add_digests(case: Case, path: Path) -> None:
+    """Fill in a parsed case's digests (SPEC §4.2)."""
     try:
-        input_text = canonical_json(case_input)
-        expected_text = canonical_json(expected)
-        metadata_text = canonical_json(metadata)
+        if case.state_ref is not None:
+            state_text = canonical_json({"$state": case.state_ref})
+        else:
+            state_text = "null" if case.initial_state is None else \
+                canonical_json(case.initial_state)
+        input_text = canonical_json(case.input)
+        expected_text = canonical_json(case.expected)
+        metadata_text = canonical_json(case.metadata)
     except ValueError as exc:
-        raise _problem(f"not representable as JSON: {exc}", path, line, case_id) from None
-    case_digest = sha256_text(
+        raise _problem(f"not representable as JSON: {exc}", path, case.line, case.id) from None
+    case.digest = sha256_text(
         '{"expected":' + expected_text + ',"initial_state":' + state_text
         + ',"input":' + input_text + ',"metadata":' + metadata_text + "}"
     )
-    return Case(
-        id=case_id,
-        line=line,
-        input=case_input,
-        expected=expected,
-        initial_state=state,
-        state_ref=state_ref,
-        metadata=metadata,
-        cluster=cluster,
-        digest=case_digest,
-        exec_digest=sha256_text(input_text + "\x1f" + state_text),
-        expected_digest=sha256_text(expected_text),
-    )
+    case.exec_digest = sha256_text(input_text + "\x1f" + state_text)
+    case.expected_digest = sha256_text(expected_text)
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -302,7 +306,8 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 def scan_dataset(
     path: Path, states: StateFiles, text_fields: Sequence[tuple[str, str]] = ()
 ) -> DatasetIndex:
-    """Validate every line of the dataset; keep ids only. Raises ConfigError on any problem.
+    """Validate every line of the dataset; keep ids (and the cases of a dataset of up to
+    `KEEP_BYTES` without `$ref` states). Raises ConfigError on any problem.
 
     `text_fields` are (transform name, input field) pairs: every case must have that field as
     text, so a transform cannot fail half-way through a run.
@@ -315,9 +320,16 @@ def scan_dataset(
     first_line: dict[str, int] = {}
     ids: list[str] = []
     clustered = False
+    kept: list[Case] | None = [] if path.stat().st_size <= KEEP_BYTES else None
     try:
         for number, raw in _lines(path):
             case = parse_case(raw, number, path, states, digests=False)
+            if kept is not None:
+                if case.state_ref is None:
+                    case.raw = raw
+                    kept.append(case)
+                else:  # referenced states can be large: not held for the whole run
+                    kept = None
             for transform, field in text_fields:
                 if not isinstance(case.input.get(field), str):
                     raise _problem(
@@ -341,7 +353,7 @@ def scan_dataset(
         raise ConfigError("the dataset has no cases", file=path)
     stat = path.stat()
     return DatasetIndex(path=path, ids=ids, size=stat.st_size, mtime_ns=stat.st_mtime_ns,
-                        clustered=clustered)
+                        clustered=clustered, kept=kept)
 
 
 def iter_cases(index: DatasetIndex, states: StateFiles) -> Iterator[Case]:
@@ -351,6 +363,14 @@ def iter_cases(index: DatasetIndex, states: StateFiles) -> Iterator[Case]:
         raise ConfigError(
             "the dataset changed while the run was starting; run again", file=index.path
         )
+    kept, index.kept = index.kept, None
+    if kept is not None:
+        kept.reverse()  # handed out from the end, so each is let go of once yielded
+        while kept:
+            case = kept.pop()
+            _add_digests(case, index.path)
+            yield case
+        return
     for number, raw in _lines(index.path):
         case = parse_case(raw, number, index.path, states)
         case.raw = raw
