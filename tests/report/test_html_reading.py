@@ -320,3 +320,55 @@ def test_bidi_and_zero_width_characters_in_case_ids_are_shown_escaped(polish: Pa
         assert not view.errors
     finally:
         view.close()
+
+
+# ---- thresholds as the rule writes them (issue 12 §7) ---------------------------------------
+
+ODD_POLICY = """\
+version: 1
+rules:
+  - {id: answers, metric: answer_correct, min: 0.6725}
+  - {id: short, metric: steps_p95, max: 10.25}
+"""
+
+
+@pytest.fixture(scope="module")
+def odd_threshold(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    import shutil
+
+    root = tmp_path_factory.mktemp("html-reading") / "odd"
+    shutil.copytree(EXAMPLES / "support_agent", root)
+    (root / "odd.yaml").write_text(ODD_POLICY, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("OLOPROOF_STORE", raising=False)
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(oloproof.run, root / "oloproof.yaml", root / "odd.yaml").result()
+        yield root / "oloproof.yaml"
+
+
+@pytest.mark.browser
+def test_thresholds_read_as_the_rule_writes_them_beside_their_bound(odd_threshold: Path,
+                                                                     browser: Any,
+                                                                     cli: Any) -> None:
+    code, out, err = cli("gate", "latest", cwd=odd_threshold.parent, env={"COLUMNS": "120"})
+    assert code == 3, err
+    terminal = " ".join(out.split())
+    # 33 / 40: lower 67.221…%, which a one-decimal rounding of the threshold would hide.
+    said = "INSUFFICIENT_EVIDENCE · lower 67.22% < min 67.25% ≤ upper 92.67%"
+    assert said in terminal
+    code, out, _ = cli("plan", "latest", cwd=odd_threshold.parent, env={"COLUMNS": "120"})
+    assert code == 0 and "threshold 67.25%" in out and "67.3%" not in out
+
+    view = Page(browser, _report(odd_threshold, "odd.html"))
+    try:
+        decisions = view.page.locator("#decisions")
+        answers = decisions.locator("tr", has_text="answers")
+        cells = answers.locator("td").all_inner_texts()
+        assert " ".join(cells[2].split()) == said
+        assert cells[4] == "min 67.25%"
+        short = decisions.locator("tr", has_text="short").locator("td").all_inner_texts()
+        assert short[4] == "max 10.25 steps" and "max 10.25 steps" in short[2]
+    finally:
+        view.close()

@@ -42,11 +42,13 @@ from oloproof.errors import StoreError
 from oloproof.report.case_view import case_view
 from oloproof.report.comparison import verdict_words
 from oloproof.report.numbers import (
+    decision_comparison,
     difference_text,
     estimate_text,
     interval_text,
     n_text,
     p_value_text,
+    threshold_text,
     usage_text,
 )
 from oloproof.stats import percent, percent_lower, percent_upper
@@ -120,9 +122,9 @@ def _threshold_text(rule: dict[str, Any], metric: MetricRow | None) -> str:
     if value is None:
         return ""
     if isinstance(metric, QuantileRow):
-        shown = f"{value:g}" + (f" {metric.unit}" if metric.unit else "")
+        shown = threshold_text(float(value), False, metric.unit)
     else:
-        shown = percent(float(value))
+        shown = threshold_text(float(value), True)
     return f"{bound} {shown}"
 
 
@@ -145,6 +147,11 @@ def build_summary(document: RunDocument, record: dict[str, Any]) -> dict[str, An
     summary = document.to_json()
     by_id = {m.id: m for m in document.metrics}
     summary["metrics"] = [dict(m.to_json(), text=_row_text(m)) for m in document.metrics]
+    paired = {r.criterion: r for r in (document.baseline.criteria
+                                       if document.baseline is not None else ())}
+    # Each decision with the comparison it made, as the terminal prints it.
+    summary["decisions"] = [dict(d.to_json(), text=decision_comparison(
+        d, by_id.get(d.metric), paired.get(d.metric))) for d in document.decisions]
     summary["slices"] = [dict(r.to_json(), text=_row_text(r)) for r in document.slices]
     summary["transforms"] = [dict(v.to_json(), text=_transform_text(v))
                              for v in document.transforms]

@@ -90,6 +90,16 @@ def _threshold_decimals(threshold: float, is_rate: bool) -> int:
     return len(text.split(".")[1]) if "." in text else 0
 
 
+def threshold_text(threshold: float, is_rate: bool, unit: str | None = None) -> str:
+    """A rule's threshold as the rule writes it, never rounded: `70.55%` for `min: 0.7055`
+    (a rate, at least one decimal, as every rate is shown), `8 steps`, `0.25 ms`. The same
+    text a decision prints beside its bound (`interval_comparison`)."""
+    decimals = _threshold_decimals(threshold, is_rate)
+    if is_rate:
+        return _rate(threshold, max(1, decimals), "nearest")
+    return quantity(threshold, decimals) + (f" {unit}" if unit else "")
+
+
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}" + ("" if count == 1 else "s")
 

@@ -8,6 +8,7 @@ from rich.text import Text
 from oloproof.document import Plan
 from oloproof.report.escape import safe_line
 from oloproof.report.layout import print_wrapped
+from oloproof.report.numbers import threshold_text
 from oloproof.stats import percent
 
 TITLE = "Plan — a PROJECTION, not a promise"
@@ -31,7 +32,7 @@ def render_plan(plan: Plan, console: Console) -> None:
         if row.observed is not None and row.passed is not None and row.estimate is not None:
             now = f"now {row.passed} / {row.observed} observed = {percent(row.estimate)}"
             if row.threshold is not None:
-                now += f"; threshold {percent(row.threshold)}"
+                now += f"; threshold {threshold_text(row.threshold, True)}"
             print_wrapped(console, now, 4, 2)
         if row.total is not None:
             print_wrapped(console, Text(

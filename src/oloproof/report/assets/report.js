@@ -400,7 +400,8 @@
     var rows = (S.decisions || []).map(function (d) {
       var rule = rulesById[d.rule];
       return h("tr", null, h("td", null, d.rule), h("td", { class: "mono" }, d.metric),
-        h("td", null, pill(d.state)), h("td", { class: "mono" }, (d.reasons || []).join(", ")),
+        h("td", null, pill(d.state), d.text ? h("span", { class: "comparison" }, " · " + d.text)
+          : null), h("td", { class: "mono" }, (d.reasons || []).join(", ")),
         h("td", null, rule ? rule.text : ""));
     });
     if (!rows.length) rows = [h("tr", null, h("td", { colspan: 5 }, "(no rules)"))];
