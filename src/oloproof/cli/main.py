@@ -9,7 +9,9 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -175,7 +177,10 @@ def init(directory: str, example: str | None, force: bool) -> None:
             # The first sentence of prose (headings name the example, already shown).
             prose = " ".join(ln.strip() for ln in lines if not ln.startswith("#"))
             summary = prose.strip().split(". ")[0].rstrip(".") + "."
-            click.echo(f"{name:16} {summary}")
+            # Wrapped to the terminal (COLUMNS, else 80), under the name's column.
+            width = max(40, shutil.get_terminal_size((80, 24)).columns)
+            click.echo(textwrap.fill(f"{name:16} {summary}", width=width,
+                                     subsequent_indent=" " * 17, break_on_hyphens=False))
         return
     name = example or "starter"
     if name not in examples:
