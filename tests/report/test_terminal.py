@@ -230,3 +230,28 @@ def test_an_unknown_case_points_to_the_command_that_lists_case_ids(brittle: Any,
 
     assert code == 2
     assert "has no case 'nope'" in err and "`oloproof cases run_" in err
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_case_panel_stacks_its_criteria_and_never_splits_a_name(examples: dict[str, Path],
+                                                                     cli: Any,
+                                                                     width: int) -> None:
+    project = examples["support_agent"]
+    summary = _report(cli, project, 250, "--failures").split("\nCase ")[0]
+    case_id = re.findall(r"^  (\S+) +[PFMX]+  failed", summary, flags=re.M)[0]
+    wide = _report(cli, project, 250, "--case", case_id)
+    narrow = _report(cli, project, width, "--case", case_id)
+
+    assert _too_wide(narrow, width) == []
+    criteria = _words(table(narrow, "Criteria"))
+    assert criteria == _words(table(wide, "Criteria")), "every value, only wrapped"
+    names = [row["Criterion"] for row in criteria]
+    assert "agent_tool_lookup_order_called" in names and len(names) == 6
+    body = narrow[narrow.index("\nCriteria\n"):]
+    for name in names:  # each name whole on one line, beside its verdict
+        assert re.search(rf"^  {name} +(passed|failed|missing|excluded)$", body, flags=re.M)
+    assert any(row["Verdict"] == "failed" and row["Reason"] for row in criteria)
+
+
+def _words(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    return [{k: " ".join(v.split()) for k, v in r.items()} for r in rows]

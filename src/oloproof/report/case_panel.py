@@ -15,6 +15,7 @@ from rich.text import Text
 
 from oloproof.recording.trajectory import trajectory_from_payload
 from oloproof.report.escape import safe
+from oloproof.report.layout import Column, render_table
 
 _VERDICT_STYLE = {"passed": "green", "failed": "bold red", "missing": "yellow",
                   "excluded": "dim"}
@@ -269,16 +270,17 @@ def _actions(trajectory: dict[str, Any] | None) -> list[Any] | None:
 
 
 def render_verdicts(criteria: list[dict[str, Any]], console: Console) -> None:
-    table = Table(title="Criteria", title_justify="left")
-    for column in ("Criterion", "Verdict", "Reason", "Details"):
-        table.add_column(column, overflow="fold")
+    rows = []
     for c in criteria:
         details = c.get("details") or {}
         shown = ({k: v for k, v in details.items() if not (k == "checks" and _compared(v))}
                  if details else None)
-        table.add_row(T(c["criterion"]), Text(c["verdict"], style=_VERDICT_STYLE[c["verdict"]]),
-                      T(c.get("reason") or ""), T(_short(shown, 300)) if shown else "")
-    console.print(table)
+        rows.append((T(c["criterion"]), Text(c["verdict"], style=_VERDICT_STYLE[c["verdict"]]),
+                     T(c.get("reason") or ""), T(_short(shown, 300)) if shown else Text("")))
+    # Stacked (as the run report's tables) when it does not fit: names are never split.
+    render_table(console, "Criteria", (Column("Criterion"), Column("Verdict"),
+                                       Column("Reason", stack=True),
+                                       Column("Details", stack=True)), rows)
     for c in criteria:
         details = c.get("details") or {}
         checks = details.get("checks") if isinstance(details, dict) else None
@@ -294,17 +296,17 @@ def _compared(checks: Any) -> TypeGuard[list[dict[str, Any]]]:
 
 def render_paths(criterion: str, checks: list[dict[str, Any]], details: dict[str, Any],
                  console: Console) -> None:
-    table = Table(title=f"{criterion}: compared paths", title_justify="left")
-    for column in ("Path", "Expected", "Recorded", "Verdict"):
-        table.add_column(column, overflow="fold")
+    rows = []
     for check in checks:
         ok = check.get("agreed")
-        table.add_row(T(str(check.get("path"))), T(_short(check.get("expected"))),
-                      T(_short(check.get("recorded"))),
-                      Text(("agrees" if ok else "differs") + (
-                          f" ({check['note']})" if check.get("note") else ""),
-                          style="green" if ok else "bold red"))
-    console.print(table)
+        rows.append((T(str(check.get("path"))),
+                     Text(("agrees" if ok else "differs") + (
+                         f" ({check['note']})" if check.get("note") else ""),
+                         style="green" if ok else "bold red"),
+                     T(_short(check.get("expected"))), T(_short(check.get("recorded")))))
+    render_table(console, T(f"{criterion}: compared paths"),
+                 (Column("Path"), Column("Verdict"), Column("Expected", stack=True),
+                  Column("Recorded", stack=True)), rows)
     more = details.get("agreed_not_shown")
     if more:
         console.print(f"  … and {more} more paths that agree")
