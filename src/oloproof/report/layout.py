@@ -91,6 +91,8 @@ def print_wrapped(console: Console, text: Cell, indent: int = 0, hang: int = 2) 
     first_width = max(console.width - indent, 8)
     lines = list(body.wrap(console, first_width, overflow="fold"))
     if len(lines) > 1:  # the rest is narrower by the hanging indent: wrap it again
+        for line in lines[1:]:
+            line.rstrip()  # a line's trailing space would double the space it is joined by
         rest = Text(" ").join(lines[1:])
         lines = lines[:1] + list(rest.wrap(console, max(first_width - hang, 8),
                                            overflow="fold"))
