@@ -127,6 +127,25 @@ def test_a_killed_run_leaves_a_readable_store_and_its_work_is_reused(probe, cli,
     assert len(probe.calls()) == execution["miss"], "only what was lost is executed again"
 
 
+def test_a_reading_command_does_not_wait_for_a_writer_to_merge_staged_rows(probe, cli):
+    """Staged rows (a killed run's, or a live run's own) are merged by a reading command only
+    if it can take the write lock at once: while a run holds it, `runs` reads as it is."""
+    assert cli("run", cwd=probe.path).code == 0
+    writer = sqlite3.connect(probe.store, isolation_level=None)
+    writer.execute("INSERT INTO stage_executions SELECT * FROM executions LIMIT 1")
+    writer.execute("BEGIN IMMEDIATE")  # a writer holds the lock (the busy timeout is 60 s)
+    try:
+        code, out, err = cli("runs", cwd=probe.path, timeout=30)
+        assert code == 0 and "complete" in out, err
+        assert writer.execute("SELECT count(*) FROM stage_executions").fetchone()[0] == 1
+    finally:
+        writer.execute("ROLLBACK")
+    assert cli("runs", cwd=probe.path).code == 0
+    assert writer.execute("SELECT count(*) FROM stage_executions").fetchone()[0] == 0, \
+        "with the lock free, the staged rows are merged"
+    writer.close()
+
+
 def test_two_runs_at_once_on_one_store_both_complete(probe, cli, spawn_oloproof):
     probe.write_cases(probe.plain_cases(100, sleep=SLEEP_S))
     probe.set_system(concurrency=CONCURRENCY)

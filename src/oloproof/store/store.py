@@ -24,7 +24,13 @@ from oloproof.errors import StoreError
 from oloproof.store.caches import CacheReads
 from oloproof.store.runs import RunsRegistry
 from oloproof.store.schema import JUDGMENT_CASE_KEY, SCHEMA_VERSION, migrate
-from oloproof.store.sql import connect, connect_read_only, damaged_store_error, store_error
+from oloproof.store.sql import (
+    connect,
+    connect_read_only,
+    damaged_store_error,
+    store_error,
+    transaction,
+)
 from oloproof.store.writer import Writer
 
 __all__ = ["JUDGMENT_CASE_KEY", "Store"]
@@ -72,20 +78,19 @@ class Store(Writer, RunsRegistry, CacheReads):
         try:
             conn = connect_read_only(path)
             version = _check_is_a_store(conn, path, empty_ok=False)
-            if version < SCHEMA_VERSION or _has_staged_rows(conn):
+            if version < SCHEMA_VERSION:
                 try:
                     Store(path).close()  # migrate and merge, then read
                 except StoreError:
-                    if version < SCHEMA_VERSION:
-                        raise StoreError(
-                            f"the store was written by an older Oloproof (schema {version}, "
-                            f"this one reads {SCHEMA_VERSION}) and cannot be upgraded here "
-                            "because it is read-only; run any command once where it can be "
-                            "written", file=path) from None
-                    return conn  # staged rows stay staged: their cache entries show later
-                conn.close()
-                conn = connect_read_only(path)
-            return conn
+                    raise StoreError(
+                        f"the store was written by an older Oloproof (schema {version}, "
+                        f"this one reads {SCHEMA_VERSION}) and cannot be upgraded here "
+                        "because it is read-only; run any command once where it can be "
+                        "written", file=path) from None
+            elif not (_has_staged_rows(conn) and _merge_staged_unless_busy(path)):
+                return conn  # staged rows stay staged: their cache entries show later
+            conn.close()
+            return connect_read_only(path)
         except sqlite3.DatabaseError as exc:
             raise store_error(exc, path, "read") from None
 
@@ -124,6 +129,29 @@ def _check_is_a_store(conn: sqlite3.Connection, path: Path, *, empty_ok: bool) -
         raise damaged_store_error(path, "it has no Oloproof tables" if not tables
                                   else "its tables are not an Oloproof store's")
     return version
+
+
+def _merge_staged_unless_busy(path: Path) -> bool:
+    """Merge the staged rows a killed run left, if the store can be written right now.
+
+    A reading command never waits for the write lock: a run that holds it (a live run, whose
+    staged rows are its own and merged when it ends) could keep a `runs` or `inspect` waiting
+    up to the busy timeout (60 s). Busy, or not writable: the store is read as it is.
+    """
+    try:
+        conn = connect(path)
+    except sqlite3.DatabaseError:
+        return False
+    try:
+        conn.execute("PRAGMA busy_timeout=0")
+        with transaction(conn):  # BEGIN IMMEDIATE: SQLITE_BUSY at once when a writer has it
+            for sql in Writer.MERGES:
+                conn.execute(sql)
+        return True
+    except sqlite3.DatabaseError:
+        return False
+    finally:
+        conn.close()
 
 
 def _has_staged_rows(conn: sqlite3.Connection) -> bool:

@@ -135,7 +135,7 @@ class Writer:
     }
 
     # Merging staged rows into the keyed tables, in key order (one transaction).
-    _MERGES = (
+    MERGES = (
         "INSERT OR IGNORE INTO cases SELECT digest, body FROM stage_cases ORDER BY digest",
         "INSERT OR IGNORE INTO artifacts SELECT hash, kind, base, body FROM stage_artifacts "
         "ORDER BY hash",
@@ -160,7 +160,7 @@ class Writer:
         ).fetchone()[0] == 0:
             return
         with writing(self.path), transaction(conn):
-            for sql in self._MERGES:
+            for sql in self.MERGES:
                 conn.execute(sql)
 
     def flush(self, wait: bool = False) -> None:
