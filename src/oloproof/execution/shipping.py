@@ -30,6 +30,7 @@ class Parcel:
 
     jobs: bytes
     states: dict[str, bytes] = field(default_factory=dict)
+    uses: frozenset[str] = frozenset()  # every state the jobs refer to, sent now or before
 
 
 class _ByReference(pickle.Pickler):
@@ -76,7 +77,7 @@ class StateShipper:
         held = self._held.setdefault(worker, set())
         states = {ref: self._frozen[ref] for ref in pickler.used - held}
         held.update(states)
-        return Parcel(buffer.getvalue(), states)
+        return Parcel(buffer.getvalue(), states, frozenset(pickler.used))
 
     def forget(self, worker: Any) -> None:
         """A worker was lost: its replacement holds nothing yet."""
@@ -102,11 +103,20 @@ class StateHolder:
     def __init__(self) -> None:
         self.states: dict[str, dict[str, Any]] = {}
 
-    def unpack(self, parcel: Parcel) -> list[UnitJob]:
-        """The jobs of a parcel, their `$ref` states this worker's own copies."""
+    def receive(self, parcel: Parcel) -> None:
+        """Keep the states that travel with `parcel`."""
         for ref, frozen in parcel.states.items():
             if ref not in self.states:
                 self.states[ref] = pickle.loads(frozen)
+
+    def lacks(self, parcel: Parcel) -> bool:
+        """Whether `parcel` refers to a state still on its way in an earlier parcel (an async
+        Ray actor may start a later call before an earlier one)."""
+        return not parcel.uses <= self.states.keys()
+
+    def unpack(self, parcel: Parcel) -> list[UnitJob]:
+        """The jobs of a parcel, their `$ref` states this worker's own copies."""
+        self.receive(parcel)
         jobs: list[UnitJob] = _Unpickler(io.BytesIO(parcel.jobs), self.states).load()
         return jobs
 

@@ -70,6 +70,7 @@ class WorkerHost:
         self.worker = Worker(target, evaluators, timeout_s)
         self.concurrency = spec.concurrency or concurrency
         self.holder = StateHolder()
+        self._arrived: asyncio.Condition | None = None  # a parcel's states came in
         self._transport: Transport | None = None
         self._waiting: dict[int, asyncio.Future[UnitResult]] = {}
         self._collector: asyncio.Task[None] | None = None
@@ -88,6 +89,12 @@ class WorkerHost:
     async def run_batch(self, parcel: Parcel) -> list[UnitResult]:
         """Run a parcel's jobs and return their results, in the parcel's order (several
         batches may be running at once: results are routed to the batch they belong to)."""
+        self.holder.receive(parcel)
+        if self._arrived is None:
+            self._arrived = asyncio.Condition()
+        async with self._arrived:
+            self._arrived.notify_all()
+            await self._arrived.wait_for(lambda: not self.holder.lacks(parcel))
         jobs: list[UnitJob] = self.holder.unpack(parcel)
         loop = asyncio.get_running_loop()
         futures = [loop.create_future() for _ in jobs]
