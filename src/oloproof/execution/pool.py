@@ -16,9 +16,11 @@ job, and never more than a fair share of what is left in the queue.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from oloproof.execution.units import CaseError, UnitJob, UnitResult
@@ -169,3 +171,52 @@ class Dispatch:
     def give_up(self, worker: int) -> list[UnitResult]:
         """The replacement for `worker` could not start: the slot stays dead."""
         return self.lost(worker, replaced=False)
+
+
+class DispatchedTransport:
+    """The half of a `Transport` the `processes` and `ray` transports share: jobs go into a
+    `Dispatch`, results come out of one queue. A subclass sends batches (`_pump`), calls
+    `_deliver` with what came back, and sets `_broken` if the run cannot go on."""
+
+    def __init__(self, workers: int) -> None:
+        self._dispatch = Dispatch(workers)
+        self._ready: list[UnitResult] = []
+        self._arrived: asyncio.Event | None = None  # made on the run's loop, by `start`
+        self._broken: BaseException | None = None
+
+    def _pump(self) -> None:
+        raise NotImplementedError
+
+    @property
+    def workers(self) -> int:
+        return self._dispatch.workers
+
+    def busy(self) -> int:
+        return self._dispatch.busy()
+
+    @property
+    def retried(self) -> int:
+        return self._dispatch.retried
+
+    def submit(self, jobs: Sequence[UnitJob]) -> None:
+        self._dispatch.add(list(jobs))
+        self._pump()
+
+    async def results(self) -> list[UnitResult]:
+        assert self._arrived is not None
+        while not self._ready:
+            if self._broken is not None:
+                raise self._broken
+            self._arrived.clear()
+            await self._arrived.wait()
+        return self.ready()
+
+    def ready(self) -> list[UnitResult]:
+        ready, self._ready = self._ready, []
+        return ready
+
+    def _deliver(self, results: list[UnitResult]) -> None:
+        if results:
+            self._ready.extend(results)
+            assert self._arrived is not None
+            self._arrived.set()

@@ -26,15 +26,14 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 from oloproof.errors import ConfigError
-from oloproof.execution.pool import Dispatch
+from oloproof.execution.pool import DispatchedTransport
 from oloproof.execution.shipping import PROTOCOL, StateShipper
-from oloproof.execution.units import UnitJob, UnitResult
+from oloproof.execution.units import UnitResult
 from oloproof.execution.worker_host import LoadFailure, WorkerHost, WorkerSpec
 
 # How long a stopping worker may take to exit on its own before it is killed.
@@ -98,21 +97,18 @@ def _stdout_for_workers() -> int | None:
         return None
 
 
-class ProcessWorkers:
+class ProcessWorkers(DispatchedTransport):
     """The `Transport` of worker processes (see the module docstring)."""
 
     def __init__(self, spec: WorkerSpec, workers: int, suite_path: Path) -> None:
+        super().__init__(workers)
         self.spec = spec
         self.suite_path = suite_path
-        self._dispatch = Dispatch(workers)
         self._shipper = StateShipper()
         self._children: list[_Child | None] = [None] * workers
-        self._ready: list[UnitResult] = []
-        self._arrived: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
         self._replacing: set[asyncio.Task[None]] = set()
-        self._broken: BaseException | None = None
 
     # ---- starting -------------------------------------------------------------------------
 
@@ -175,34 +171,6 @@ class ProcessWorkers:
 
     # ---- the transport ----------------------------------------------------------------------
 
-    @property
-    def workers(self) -> int:
-        return self._dispatch.workers
-
-    def busy(self) -> int:
-        return self._dispatch.busy()
-
-    @property
-    def retried(self) -> int:
-        return self._dispatch.retried
-
-    def submit(self, jobs: Sequence[UnitJob]) -> None:
-        self._dispatch.add(list(jobs))
-        self._pump()
-
-    async def results(self) -> list[UnitResult]:
-        assert self._arrived is not None
-        while not self._ready:
-            if self._broken is not None:
-                raise self._broken
-            self._arrived.clear()
-            await self._arrived.wait()
-        return self.ready()
-
-    def ready(self) -> list[UnitResult]:
-        ready, self._ready = self._ready, []
-        return ready
-
     async def close(self) -> None:
         self._closed = True
         for task in self._replacing:
@@ -231,12 +199,6 @@ class ProcessWorkers:
                     self._lose(child)
                     continue
                 sent = True
-
-    def _deliver(self, results: list[UnitResult]) -> None:
-        if results:
-            self._ready.extend(results)
-            assert self._arrived is not None
-            self._arrived.set()
 
     def _take(self, child: _Child, results: list[UnitResult]) -> None:
         if child.dead or self._children[child.slot] is not child:

@@ -28,16 +28,15 @@ import os
 import signal
 import socket
 import threading
-from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 from oloproof.errors import ConfigError
 from oloproof.execution.plan import SuiteToRun
-from oloproof.execution.pool import Dispatch
+from oloproof.execution.pool import DispatchedTransport
 from oloproof.execution.procedure import failed_unit
 from oloproof.execution.shipping import Parcel, StateShipper, pack_results, unpack_results
-from oloproof.execution.units import UnitJob, UnitResult
+from oloproof.execution.units import UnitJob
 from oloproof.execution.worker_host import LoadFailure, WorkerHost, WorkerSpec
 
 # How long joining a cluster may take before the run gives up (after a reachable address).
@@ -86,19 +85,17 @@ def _with_handlers_kept(work: Any) -> Any:
                 signal.signal(number, handler)
 
 
-class RayWorkers:
+class RayWorkers(DispatchedTransport):
     """The `Transport` of Ray actors (see the module docstring)."""
 
     def __init__(self, suite: SuiteToRun, concurrency: int | None) -> None:
         self.suite = suite
         self.config = suite.execution.ray
         self.count = suite.execution.workers
-        self._dispatch = Dispatch(self.count)
+        super().__init__(self.count)
         self._shipper = StateShipper()
         self._actors: list[Any] = []
         self._generation = [0] * self.count
-        self._ready: list[UnitResult] = []
-        self._arrived: asyncio.Event | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._started_ray = False
         self._closed = False
@@ -208,32 +205,6 @@ class RayWorkers:
 
     # ---- the transport -------------------------------------------------------------------------
 
-    @property
-    def workers(self) -> int:
-        return self.count
-
-    def busy(self) -> int:
-        return self._dispatch.busy()
-
-    @property
-    def retried(self) -> int:
-        return self._dispatch.retried
-
-    def submit(self, jobs: Sequence[UnitJob]) -> None:
-        self._dispatch.add(list(jobs))
-        self._pump()
-
-    async def results(self) -> list[UnitResult]:
-        assert self._arrived is not None
-        while not self._ready:
-            self._arrived.clear()
-            await self._arrived.wait()
-        return self.ready()
-
-    def ready(self) -> list[UnitResult]:
-        ready, self._ready = self._ready, []
-        return ready
-
     async def close(self) -> None:
         if self._closed:
             return
@@ -267,12 +238,6 @@ class RayWorkers:
         task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-    def _deliver(self, results: list[UnitResult]) -> None:
-        if results:
-            self._ready.extend(results)
-            assert self._arrived is not None
-            self._arrived.set()
 
     async def _await_batch(self, slot: int, generation: int, jobs: list[UnitJob],
                            call: Any) -> None:
