@@ -146,19 +146,8 @@ def _diff_object(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | 
     else:
         for key, old in _items(base):
             value = _get(new, key, _MISSING)
-            if old is value:
-                continue
-            if value is _MISSING:
-                removed.append(key)
-                continue
-            kind = type(old)
-            if kind is type(value) and kind is not dict and kind is not list:
-                if old != value:
-                    changed[key] = {REPLACE: value}
-                continue
-            patch = _diff(old, value)
-            if patch is not None:
-                changed[key] = patch
+            if old is not value:
+                _member(changed, removed, key, old, value)
     if len(new) > len(base) - len(removed):
         for key, value in _items(new):
             if key not in base:
@@ -175,8 +164,7 @@ def _diff_object(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | 
 
 def _member(changed: dict[str, Any], removed: list[str], key: str, old: Any,
             value: Any) -> None:
-    """One member that is not the same object on both sides (the loop above, for large
-    objects)."""
+    """One member that is not the same object on both sides."""
     if value is _MISSING:
         removed.append(key)
         return
