@@ -2,6 +2,11 @@
 
 `run()` does everything `oloproof run` does and returns a RunResult; `load_run()` reads a stored
 run; `redecide()` decides a stored run under another policy without running anything.
+
+This module imports only what a run needs to start its first cases. What deciding and
+reporting need — the run document's models, the decisions, NumPy and the statistics, the
+terminal report — is imported in a thread beside the run once its cases are under way
+(`_AFTER_THE_RUN`), and by the functions that use it.
 """
 
 from __future__ import annotations
@@ -22,31 +27,10 @@ from typing import TYPE_CHECKING, Any
 from oloproof.analysis.metrics import Analysis, MetricPlan, QuantileSpec
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.analysis.trials import CaseTrials, TrialMetricSpec, iter_case_trials
-from oloproof.decisions import decide
-from oloproof.document import (
-    BaselineSummary,
-    CacheCounts,
-    CaseError,
-    Comparison,
-    DecisionRow,
-    Execution,
-    ExitCode,
-    Gate,
-    GateAction,
-    MetricRow,
-    Plan,
-    QuantileRow,
-    RateRow,
-    RunDocument,
-    RunStatus,
-    SystemRef,
-    TransformValidity,
-)
 from oloproof.errors import ConfigError, RunStopped, UsageError
 from oloproof.execution.engine import Progress, RunEngine
 from oloproof.execution.executors import open_transport
 from oloproof.project import LoadedSuite, describe_suite, load_suite
-from oloproof.report.limits import limits_for
 from oloproof.store.location import find_store, open_existing_store
 from oloproof.store.sql import store_error
 from oloproof.store.store import Store
@@ -61,6 +45,22 @@ from oloproof.suite.validity import transform_validity, validity_bound
 
 if TYPE_CHECKING:
     from oloproof.comparison.stored import compare
+    from oloproof.document import (
+        BaselineSummary,
+        CacheCounts,
+        CaseError,
+        Comparison,
+        DecisionRow,
+        Execution,
+        Gate,
+        MetricRow,
+        Plan,
+        QuantileRow,
+        RateRow,
+        RunDocument,
+        RunStatus,
+        TransformValidity,
+    )
 
 
 @dataclass
@@ -155,10 +155,15 @@ def _refuse_running_loop(name: str) -> None:
     )
 
 
-#: What analysing and deciding a run need and starting one does not: NumPy, the statistics
-#: (with scipy.special, a fifth of a second), comparing with a baseline.
-_DECIDING_MODULES = ("numpy", "oloproof.stats", "scipy.special", "oloproof.comparison",
-                     "oloproof.decisions.plan")
+#: What deciding and reporting a run need and starting one does not, in the order they are
+#: needed: the run document's models (pydantic builds them: 0.05 s; the first failing case
+#: needs them), the decisions, NumPy and the statistics (with scipy.special, a fifth of a
+#: second), comparing with a baseline, the projection, and the terminal report (Rich), which
+#: `oloproof run` prints next — for a library caller, 0.05 s more in a thread while its cases
+#: run.
+_AFTER_THE_RUN = ("oloproof.document", "oloproof.decisions", "oloproof.report.limits", "numpy",
+                  "oloproof.stats", "scipy.special", "oloproof.comparison",
+                  "oloproof.decisions.plan", "oloproof.report.terminal")
 
 
 def _import_modules(names: tuple[str, ...]) -> None:
@@ -167,12 +172,15 @@ def _import_modules(names: tuple[str, ...]) -> None:
 
 
 def _import_beside_the_run() -> None:
-    """Import what deciding needs in a thread of its own while the cases run: a system that
-    waits on the network leaves the interpreter idle for it, and the decision need not wait.
-    (The imports happen once per process either way; if they are not done when the run
-    decides, deciding waits for them, as it would have imported them.)
+    """Import what deciding and reporting need in a thread of its own, once the run's first
+    cases are under way: a system that waits on the network leaves the interpreter idle for
+    it, and the decision need not wait. It starts after one turn of the event loop (the call
+    is scheduled before the engine runs, and schedules the thread's start behind the first
+    cases the engine hands out), so its imports do not compete with loading the suite and
+    planning the first jobs. (The imports happen once per process either way; if they are
+    not done when the run decides, deciding waits for them, as it would have imported them.)
     """
-    wanted = tuple(name for name in _DECIDING_MODULES if name not in sys.modules)
+    wanted = tuple(name for name in _AFTER_THE_RUN if name not in sys.modules)
     if not wanted:
         return
     threading.Thread(target=_import_modules, args=(wanted,), name="oloproof-import",
@@ -227,7 +235,6 @@ class _Run:
         `failed` (what finished is stored) and the error goes on, with a note naming the run.
         """
         suite, db, run_id = self.suite, self.db, self.run_id
-        _import_beside_the_run()
         suite_info = describe_suite(suite)
         # The policy is stored with its baseline resolved to a run id, so `gate` re-decides
         # this run against the same baseline whatever runs come after it.
@@ -250,7 +257,20 @@ class _Run:
                                concurrency=self.concurrency, progress=self.progress,
                                transport=transport)
             analysis = Analysis(_plan(suite_info))
-            await engine.run(analysis)
+            loop = asyncio.get_running_loop()
+            importing = loop.call_soon(loop.call_soon, _import_beside_the_run)
+            try:
+                await engine.run(analysis)
+            finally:
+                importing.cancel()  # (a run that never waited has nothing beside it)
+            from oloproof.document import (
+                CacheCounts,
+                CaseError,
+                Execution,
+                RunStatus,
+                TransformValidity,
+            )
+
             execution = Execution(executor=suite.execution.executor,
                                   workers=suite.execution.workers, retried=engine.retried)
             validity = transform_validity(suite.transforms, engine.pairs, suite.project_dir,
@@ -398,6 +418,10 @@ def _decide(
     errors: list[CaseError], warnings: list[str], execution: Execution | None = None,
     baseline: BaselineSummary | None = None,
 ) -> RunDocument:
+    from oloproof.decisions import decide
+    from oloproof.document import ExitCode, Gate, GateAction, RunDocument, RunStatus, SystemRef
+    from oloproof.report.limits import limits_for
+
     metrics, slices = analysis.finish(policy.confidence_level)
     analysis.attach_missing_examples(metrics, _missing_messages(db, analysis, suite_info, errors))
     checked = {v.transform: v.checked for v in validity}
@@ -447,6 +471,8 @@ def _decide(
 
 def _stored_execution(suite_info: dict[str, Any]) -> Execution | None:
     """Where a stored run ran, from its suite record (runs stored before workers: none)."""
+    from oloproof.document import Execution
+
     stored = suite_info.get("execution")
     if not isinstance(stored, dict):
         return None
@@ -502,6 +528,8 @@ def load_run(
 
 
 def _document_of(db: Store, record: dict[str, Any]) -> RunDocument:
+    from oloproof.document import CacheCounts, CaseError, RunDocument, RunStatus
+
     if record["summary"] is not None:
         document = RunDocument.model_validate(record["summary"])
         document.status = RunStatus(record["status"])  # live: running, incomplete, stopped
@@ -593,6 +621,7 @@ def write_ci_reports(
     """Write a run's (or a comparison's) results where CI systems read them (SPEC §19): JUnit
     XML to `junit`, GitHub-flavoured Markdown to `markdown`. A run's cases are read from the
     store, like every report. Returns the paths written."""
+    from oloproof.document import Comparison
     from oloproof.report.html import write_page
     from oloproof.report.junit import case_records, comparison_junit, run_junit
     from oloproof.report.markdown import comparison_markdown, run_markdown
@@ -625,6 +654,8 @@ def redecide(
     the policy's `baseline:`; a reference that names the run itself (`latest` for `gate
     latest`) means the newest run before it (SPEC §17).
     """
+    from oloproof.document import CacheCounts, RunDocument
+
     with _open_existing(config, store) as db:
         record = db.run_record(db.resolve_run(ref))
         suite_info = record["suite"]
@@ -695,12 +726,17 @@ def _validity_at(validity: TransformValidity, level: float) -> TransformValidity
 
 
 def __getattr__(name: str) -> Any:
-    """`compare` (comparing two stored runs) is imported on first use: its NumPy need not be
-    loaded before a run's first case starts."""
+    """`compare` (comparing two stored runs) and the run document's models (`RunDocument`,
+    `Comparison`, `Plan`) are imported on first use: they need not be loaded before a run's
+    first case starts."""
     if name == "compare":
         from oloproof.comparison.stored import compare
 
         return compare
+    if name in ("RunDocument", "Comparison", "Plan"):
+        from oloproof import document
+
+        return getattr(document, name)
     raise AttributeError(f"module 'oloproof.api' has no attribute {name!r}")
 
 

@@ -7,6 +7,7 @@ what is imported — and that the public names still import as documented.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -65,3 +66,49 @@ def test_the_version_is_the_packages():
     import oloproof
 
     assert version("oloproof") == oloproof.__version__
+
+
+# What `oloproof run` needs only after its cases: none of it is imported when the first call
+# starts (the run imports it in a thread beside its cases, `api._AFTER_THE_RUN`).
+AFTER_THE_RUN = ("numpy", "scipy", "rich", "oloproof.document", "oloproof.decisions",
+                 "oloproof.report.terminal", "oloproof.report.limits", "oloproof.comparison",
+                 "oloproof.stats")
+
+_FIRST_CALL_APP = """
+import asyncio, json, sys
+from oloproof import system
+
+seen = []
+
+
+@system(name="probe", version="v1")
+async def run(case_input):
+    if not seen:
+        seen.append(sorted(m for m in {after!r} if m in sys.modules))
+        with open("first_call.json", "w") as out:
+            json.dump(seen[0], out)
+    await asyncio.sleep(0.01)
+    return {{"answer": case_input["q"]}}
+"""
+
+
+@pytest.mark.slow
+def test_a_run_starts_its_first_call_before_the_report_and_the_statistics(tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "app.py").write_text(_FIRST_CALL_APP.format(after=AFTER_THE_RUN))
+    (tmp_path / "oloproof.yaml").write_text(
+        "version: 1\ndataset: data/cases.jsonl\n"
+        "system: {name: probe, version: v1, callable: 'app:run', concurrency: 4}\n"
+        "evaluators:\n  - {type: exact_match, field: answer}\n")
+    (tmp_path / "release.yaml").write_text(
+        "version: 1\nrules:\n  - {id: exact, metric: exact_match, min: 0.5}\n")
+    (tmp_path / "data" / "cases.jsonl").write_text("".join(
+        json.dumps({"id": f"c{i}", "input": {"q": str(i)}, "expected": {"answer": str(i)}})
+        + "\n" for i in range(8)))
+    env = {k: v for k, v in os.environ.items() if k != "OLOPROOF_STORE"}
+    done = subprocess.run([sys.executable, "-m", "oloproof.cli.main", "run"], cwd=tmp_path,
+                          capture_output=True, text=True, env={**env, "CI": "1"}, timeout=120)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Gate: ALLOW" in done.stdout  # the report was printed all the same
+    assert json.loads((tmp_path / "first_call.json").read_text()) == []

@@ -27,22 +27,24 @@ from oloproof.analysis.trials import (
     quantile_over_cases,
     rate_over_cases,
 )
-from oloproof.document import (
-    FailingCase,
-    FailingCases,
-    MetricRow,
-    MissingExample,
-    QuantileRow,
-    QuantileSliceRow,
-    RateRow,
-    RateSliceRow,
-    SliceRow,
-    UsageTotals,
-)
 
-if TYPE_CHECKING:  # NumPy and the statistics are imported when a run is analysed, not before
+if TYPE_CHECKING:  # NumPy, the statistics and the document's row models are imported when
+    # a run is analysed (the document when the first failing case is noted), not before its
+    # first case: a run's start-up does not pay for building the pydantic models.
     import numpy as np
     import numpy.typing as npt
+
+    from oloproof.document import (
+        FailingCase,
+        FailingCases,
+        MetricRow,
+        QuantileRow,
+        QuantileSliceRow,
+        RateRow,
+        RateSliceRow,
+        SliceRow,
+        UsageTotals,
+    )
 
     FloatArray = npt.NDArray[np.float64]
 
@@ -186,6 +188,7 @@ class Analysis:
         """What the run's executions recorded of tokens and cost, or None if none did."""
         if not self.usage_cases:
             return None
+        from oloproof.document import UsageTotals
         sums = self.usage_sums
         return UsageTotals(
             cases=self.usage_cases,
@@ -218,6 +221,7 @@ class Analysis:
         shown = self._first_failing
         if len(shown) >= FAILING_SHOWN and order >= shown[-1][0]:
             return
+        from oloproof.document import FailingCase
         case = FailingCase(
             case=case_id,
             failed=[c for c, code in zip(criteria, codes, strict=True) if code == "F"],
@@ -239,6 +243,7 @@ class Analysis:
 
     def failing_cases(self) -> FailingCases:
         """How many cases failed a criterion or errored, and the first of them."""
+        from oloproof.document import FailingCases
         return FailingCases(total=self.failing, first=[case for _, case in self._first_failing])
 
     def missing_examples(self) -> dict[tuple[str, str], tuple[str, str | None]]:
@@ -293,6 +298,7 @@ class Analysis:
         return metrics, self._slice_rows(level)
 
     def _rate_metric(self, i: int, level: float) -> RateRow:
+        from oloproof.document import RateRow
         from oloproof.stats import bounded_mean_interval, rate_interval
         name, tally = self.plan.criteria[i], self.rates[i]
         interval = rate_interval(tally.passed, tally.observed, tally.missing, level)
@@ -405,6 +411,7 @@ class Analysis:
     ) -> None:
         """Name, on each rate metric, the first case missing for each reason (and its error
         text, from `messages`: (criterion, reason) -> text)."""
+        from oloproof.document import MissingExample, RateRow
         examples = self.missing_examples()
         for row in metrics:
             if not isinstance(row, RateRow) or not row.missing_by_reason:
@@ -416,6 +423,7 @@ class Analysis:
 
 
 def _single_trial_row(spec: TrialMetricSpec, row: MetricRow) -> RateRow:
+    from oloproof.document import RateRow
     assert isinstance(row, RateRow)
     return row.model_copy(update={"id": spec.id, "metric_type": spec.type,
                                   "criterion": row.id, "k": spec.k, "missing_examples": None})
@@ -424,6 +432,7 @@ def _single_trial_row(spec: TrialMetricSpec, row: MetricRow) -> RateRow:
 def _rate_slice(slice_name: str, group: str, metric: str, tally: RateTally,
                 level: float | None) -> RateSliceRow:
     """A rate slice row; with `level` None (below support) its counts and no interval."""
+    from oloproof.document import RateSliceRow
     from oloproof.stats import rate_interval
     interval = None if level is None else rate_interval(tally.passed, tally.observed,
                                                         tally.missing, level)
@@ -442,6 +451,7 @@ def _rate_slice(slice_name: str, group: str, metric: str, tally: RateTally,
 def _quantile_slice(slice_name: str, group: str, spec: QuantileSpec, tally: QuantileTally,
                     level: float | None) -> QuantileSliceRow:
     """A quantile slice row; with `level` None (below support) its counts and no interval."""
+    from oloproof.document import QuantileSliceRow
     from oloproof.stats import quantile_interval
     interval = None if level is None else quantile_interval(tally.values, tally.missing,
                                                             spec.quantile, level)
@@ -475,6 +485,7 @@ def _gap(spec: QuantileSpec, outcome: CaseOutcome) -> str:
 
 
 def _quantile_row(spec: QuantileSpec, tally: QuantileTally, level: float) -> QuantileRow:
+    from oloproof.document import QuantileRow
     from oloproof.stats import quantile_interval
     interval = quantile_interval(tally.values, tally.missing, spec.quantile, level)
     return QuantileRow(
@@ -499,6 +510,8 @@ def trial_rows(analysis: Analysis, folding: TrialAnalysis, level: float
                ) -> tuple[list[MetricRow], list[SliceRow]]:
     """Metric and slice rows of a run with trials: every interval over cases."""
     import numpy as np
+
+    from oloproof.document import RateRow
     plan = analysis.plan
     k = plan.trials
     counts = folding.counts()
@@ -560,6 +573,7 @@ def _trial_quantile_row(spec: QuantileSpec, cases: list[Any], k: int,
                         ) -> Any:
     """A quantile over every trial's value, clustered by case (a metric row, or with
     `slice_of` a slice row); `level` None: below support, counts only."""
+    from oloproof.document import QuantileRow, QuantileSliceRow
     counted = [c for c in cases if c.values or c.missing]
     observed = sum(len(c.values) for c in counted)
     missing = sum(c.missing for c in counted)
@@ -595,6 +609,7 @@ def _trial_slice_rows(analysis: Analysis, folding: TrialAnalysis, level: float
                       ) -> list[SliceRow]:
     """Each group over the cases with a trial in it, a case's value its share among those
     trials (see analysis/trials.py); no group is tested against the rest."""
+    from oloproof.document import RateSliceRow
     plan = analysis.plan
     table = folding.table
     rows: list[SliceRow] = []

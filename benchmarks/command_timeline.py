@@ -1,0 +1,151 @@
+"""Where the wall time of a whole `oloproof run` goes: before the first call, the calls, after.
+
+The async system of `case_overhead.py`'s `async-cli` (2,000 cases awaiting 50 ms at
+`concurrency: 64`; ideal 2000 / 64 × 50 ms = 1.5625 s), with timestamps taken inside it: the
+first call's start and the last call's end, wall-clock, compared with the moment the command's
+process was started and the moment it ended. Each run is a fresh `oloproof run` on a fresh
+store (cold), and the figures are medians over `--runs` runs (default 5).
+
+- `before`: process start → the first call (interpreter start, imports, loading the suite,
+  opening the store, registering the run, planning the first jobs);
+- `calls`: the first call's start → the last call's end (the floor is 32 × 50 ms = 1.6 s: the
+  2,000 cases fill 64 lanes 31.25 deep);
+- `after`: the last call's end → the process's end (the last results, deciding, storing,
+  printing, the interpreter's exit);
+- `total`, and `cpu`: the command's user + system CPU time.
+
+With `--against REF` the same is measured with that revision's `src/` (PYTHONPATH), the runs
+of the two alternating so that a drift of the shared machine hits both. `--desk` also times
+the 2,000-case desk of `case_overhead.py` (`desk-cli`: the whole command against the desk's own
+time in a plain loop).
+
+Usage: python benchmarks/command_timeline.py [--runs 5] [--against REF ...] [--desk]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _synthetic import make_project
+from _versions import load, revision, versions
+
+APP = '''
+import asyncio, atexit, json, os, time
+from oloproof import system
+
+_first = []
+_last = [0.0]
+
+
+@atexit.register
+def _report():
+    with open(os.environ["TIMELINE_OUT"], "w") as out:
+        json.dump({"first": _first[0] if _first else None, "last": _last[0]}, out)
+
+
+@system(name="bench", version="v1")
+async def run(case_input):
+    if not _first:
+        _first.append(time.time())
+    await asyncio.sleep(0.05)
+    _last[0] = time.time()
+    return {"answer": case_input["q"].upper(), "n": len(case_input["q"])}
+'''
+
+CLI = "from oloproof.cli.main import main; main()"
+CASES, CONCURRENCY, SLEEP = 2000, 64, 0.05
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timeline(root: Path, env: dict[str, str]) -> dict[str, float]:
+    """One cold `oloproof run` of the project at `root`, timed."""
+    shutil.rmtree(root / ".oloproof", ignore_errors=True)
+    marks = root / "timeline.json"
+    cpu = _children_cpu()
+    start = time.time()
+    subprocess.run([sys.executable, "-c", CLI, "run"], cwd=root, capture_output=True,
+                   env={**env, "TIMELINE_OUT": str(marks)}, check=False)
+    end = time.time()
+    cpu = _children_cpu() - cpu
+    seen = json.loads(marks.read_text())
+    return {"before": seen["first"] - start, "calls": seen["last"] - seen["first"],
+            "after": end - seen["last"], "total": end - start, "cpu": cpu}
+
+
+def desk_once(root: Path, env: dict[str, str]) -> dict[str, float]:
+    from case_overhead import SYSTEM_TIME, child
+
+    own = child(SYSTEM_TIME, str(root), str(root / "data" / "cases.jsonl"), env=env)["seconds"]
+    shutil.rmtree(root / ".oloproof", ignore_errors=True)
+    start = time.time()
+    subprocess.run([sys.executable, "-c", CLI, "run"], cwd=root, capture_output=True,
+                   env=env, check=False)
+    wall = time.time() - start
+    return {"system": own, "command": wall, "over_system": wall - own}
+
+
+def _medians(rows: list[dict[str, float]]) -> dict[str, float]:
+    return {key: round(statistics.median(r[key] for r in rows), 3) for key in rows[0]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--against", action="append", default=[])
+    parser.add_argument("--desk", action="store_true")
+    args = parser.parse_args()
+    print(f"this checkout: {revision()}; {load()}", flush=True)
+    pairs = versions(args.against)
+    work = Path(tempfile.mkdtemp(prefix="oloproof-timeline-"))
+    try:
+        project = make_project(work / "async", CASES, async_sleep=SLEEP,
+                               concurrency=CONCURRENCY)
+        (project / "app.py").write_text(APP)
+        desk = None
+        if args.desk:
+            from case_overhead import make_desk
+
+            desk = make_desk(work / "desk", CASES)
+        for _, env in pairs:  # once each, unmeasured: bytecode written, files cached
+            timeline(project, env)
+        rows: dict[str, list[dict[str, float]]] = {label: [] for label, _ in pairs}
+        desks: dict[str, list[dict[str, float]]] = {label: [] for label, _ in pairs}
+        for _ in range(args.runs):
+            for label, env in pairs:
+                rows[label].append(timeline(project, env))
+                if desk is not None:
+                    desks[label].append(desk_once(desk, env))
+        ideal = CASES / CONCURRENCY * SLEEP
+        for label, _ in pairs:
+            median = _medians(rows[label])
+            print(json.dumps({"measure": "async-cli timeline", "code": label,
+                              "runs": args.runs, **median,
+                              "ratio_to_ideal": round(median["total"] / ideal, 3),
+                              "within_1.25x": median["total"] <= 1.25 * ideal}), flush=True)
+            if desk is not None:
+                median = _medians(desks[label])
+                print(json.dumps({"measure": "desk-cli", "code": label, "runs": args.runs,
+                                  **median, "within_0.5s": median["over_system"] <= 0.5}),
+                      flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"done {time.strftime('%Y-%m-%d %H:%M')} UTC; {load()}")
+
+
+if __name__ == "__main__":
+    main()
