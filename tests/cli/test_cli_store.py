@@ -155,7 +155,7 @@ def test_two_runs_at_once_on_one_store_both_complete(probe, cli, spawn_oloproof)
 
     ids = []
     for process, (out, err) in zip(processes, results, strict=True):
-        assert process.returncode == 0, err
+        assert process.returncode == 0, (out, err)
         document = json.loads(out)
         assert document["status"] == "complete" and document["gate"]["exit_code"] == 0
         ids.append(document["run_id"])
