@@ -163,6 +163,7 @@ class RunEngine:
                 jobs = self._plan_chunk(chunk)
                 if jobs:
                     transport.submit(jobs)
+                    await asyncio.sleep(0)  # the workers start these before the next is planned
                 # Keep about one chunk queued beyond the one being planned: workers never run
                 # dry, and memory stays bounded by two chunks.
                 while len(self._in_flight) > CHUNK:
