@@ -4,7 +4,9 @@ A block is `$ command` lines, each followed by the output it printed. The sessio
 command with bash at 80 columns (`COLUMNS=80`, `CI=1`: what a reader's terminal or a CI log
 shows), `cd` changing the session's directory and `echo $?` answering the last exit code. A
 line `…` in a block stands for lines the page leaves out. Run ids and clock times differ from
-run to run, so both sides have them replaced before they are compared.
+run to run, so both sides have them replaced before they are compared; spaces at the end of a
+line (which a table pads with and an editor strips) are not compared. The directory the session
+starts in is shown as `~`, so a path a command prints reads `~/bad/oloproof.yaml`.
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ def console_blocks(page: Path) -> list[Block]:
 
 
 def normalised(text: str) -> str:
-    return STAMP.sub(SHOWN_STAMP, RUN_ID.sub(SHOWN_ID, text))
+    text = STAMP.sub(SHOWN_STAMP, RUN_ID.sub(SHOWN_ID, text))
+    return "\n".join(line.rstrip(" ") for line in text.split("\n"))
 
 
 def matches(shown: list[str], printed: str) -> bool:
@@ -76,6 +79,7 @@ class Session:
 
     def __init__(self, cwd: Path) -> None:
         self.cwd = cwd
+        self.home = cwd.resolve()
         self.code = 0
         bin_dir = str(Path(sys.executable).parent)
         self.env = {k: v for k, v in os.environ.items() if k not in ("OLOPROOF_STORE",)}
@@ -94,4 +98,4 @@ class Session:
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               encoding="utf-8", timeout=300, check=False)
         self.code = done.returncode
-        return done.stdout
+        return done.stdout.replace(str(self.home), "~")
