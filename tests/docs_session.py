@@ -2,7 +2,7 @@
 
 A block is `$ command` lines, each followed by the output it printed. The session runs each
 command with bash at 80 columns (`COLUMNS=80`, `CI=1`: what a reader's terminal or a CI log
-shows), `cd` changing the session's directory and `echo $?` answering the last exit code. A
+shows), `cd` changing the session's directory (also as `… && cd DIR && …`) and `echo $?` answering the last exit code. A
 line `…` in a block stands for lines the page leaves out. Run ids and clock times differ from
 run to run, so both sides have them replaced before they are compared; spaces at the end of a
 line (which a table pads with and an editor strips) are not compared. The directory the session
@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,6 +81,9 @@ class Session:
     def __init__(self, cwd: Path) -> None:
         self.cwd = cwd
         self.home = cwd.resolve()
+        # Where a command left the shell (bash writes `pwd` here), outside the session's tree.
+        self._scratch = tempfile.TemporaryDirectory(prefix="docs-session-")
+        self._where = Path(self._scratch.name) / "pwd"
         self.code = 0
         bin_dir = str(Path(sys.executable).parent)
         self.env = {k: v for k, v in os.environ.items() if k not in ("OLOPROOF_STORE",)}
@@ -94,8 +98,13 @@ class Session:
             self.cwd = (self.cwd / command[3:].strip()).resolve()
             self.code = 0
             return ""
-        done = subprocess.run(["bash", "-c", command], cwd=self.cwd, env=self.env,
+        self._where.write_text("", encoding="utf-8")
+        script = f"{command}\n__code=$?\npwd > '{self._where}'\nexit $__code"
+        done = subprocess.run(["bash", "-c", script], cwd=self.cwd, env=self.env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               encoding="utf-8", timeout=300, check=False)
         self.code = done.returncode
+        ended_in = self._where.read_text(encoding="utf-8").strip()
+        if ended_in:  # `… && cd DIR && …` leaves a reader's shell in DIR
+            self.cwd = Path(ended_in)
         return done.stdout.replace(str(self.home), "~")

@@ -3,16 +3,21 @@ what it prints must be what the page shows (`…` marks lines the page leaves ou
 times are compared as placeholders).
 
 `docs/getting-started.md` is one session from `oloproof init demo` on. From `docs/cli.md`, every
-`--help` and the `oloproof init` examples are run.
+`--help` and the `oloproof init` examples are run. `docs/agents-and-tools.md` and
+`docs/stateful-agents.md` run the packaged examples they show, and the projects their prose
+describes (a starter desk that names its agent on one step only, a two-case sandbox). Each test
+lists a page's console blocks by their first command, so a block added to a page is run or
+excluded here by name, never skipped silently.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
-from docs_session import Block, Session, console_blocks, matches
+from docs_session import Block, Session, console_blocks, matches, normalised
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -27,6 +32,36 @@ def _check(block: Block, session: Session, page: str, only_help: bool = False) -
         assert matches(step.shown, printed), (
             f"docs/{page}:{block.line}: `$ {step.command}` printed, at 80 columns:\n"
             + printed)
+
+
+def _first_commands(blocks: list[Block]) -> list[str]:
+    return [b.steps[0].command if b.steps else "" for b in blocks]
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{path.name} no longer holds {old!r}"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def _new_dir(path: Path) -> Path:
+    path.mkdir()
+    return path
+
+
+def _init(where: Path, name: str, *options: str) -> Path:
+    session = Session(where)
+    printed = session.run(" ".join(("oloproof init", *options, name)))
+    assert session.code == 0, printed
+    return where / name
+
+
+def _run_from_home(blocks: list[Block], session: Session, page: str) -> None:
+    """The blocks as one session; a block that starts with `oloproof init` starts from `~`."""
+    for block in blocks:
+        if block.steps[0].command.startswith("oloproof init"):
+            session.cwd = session.home
+        _check(block, session, page)
 
 
 def _strict_policy(page: Path) -> str:
@@ -85,3 +120,118 @@ def test_cli_init_examples_are_real(tmp_path: Path) -> None:
     (repo / ".gitignore").write_text("*.pyc\n", encoding="utf-8")
     second = next(b for b in blocks if b.steps[0].command == "oloproof init")
     _check(second, Session(repo), "cli.md")
+
+
+def test_agents_and_tools_shows_what_the_examples_print(tmp_path: Path) -> None:
+    page = DOCS / "agents-and-tools.md"
+    blocks = console_blocks(page)
+    assert _first_commands(blocks) == [
+        "oloproof run",
+        "oloproof init --example support_agent sa && cd sa && oloproof run",
+        "oloproof inspect latest --slices all",
+        "oloproof init --example triage_agents ta && cd ta && oloproof run",
+        "oloproof inspect latest --slices all",
+    ]
+    # "the starter project's desk named its agent on the first step only, for one case"
+    named = _init(tmp_path, "named")
+    _edit(named / "app.py", '    steps.message({"text": case_input["message"]})',
+          '    named = current_case().case_id == "req-003"\n'
+          '    steps.message({"text": case_input["message"]}, agent="desk" if named else None)')
+    _check(blocks[0], Session(named), page.name)
+    _run_from_home(blocks[1:], Session(_new_dir(tmp_path / "examples")), page.name)
+
+
+#: The two-case sandbox `docs/stateful-agents.md` describes before its `inspect --case b`: the
+#: page's `tiny-store`, whose case `b` refunds `ord-1` and also writes a note on `ord-2`.
+TINY_STORE = {
+    "app.py": '''import copy
+
+from oloproof import system
+
+
+@system(name="tiny-store", version="1")
+class Store:
+    def __init__(self):
+        self.state = {}
+
+    def reset(self, state):
+        self.state = state
+
+    def snapshot(self):
+        return copy.deepcopy(self.state)
+
+    def __call__(self, case_input):
+        orders = self.state["orders"]
+        orders[case_input["order_id"]]["status"] = "refunded"
+        if case_input.get("note"):
+            orders["ord-2"]["note"] = "touched"
+        return {"answer": "refunded"}
+
+
+desk = Store()
+''',
+    "oloproof.yaml": '''version: 1
+project: tiny
+dataset: data/cases.jsonl
+system: {name: tiny-store, version: "1", callable: app:desk}
+evaluators:
+  - {type: state_matches, mode: changes}
+  - {type: state_unchanged, criterion: other_order_untouched, paths: [orders.ord-2, customers.c2]}
+''',
+    "release.yaml": '''version: 1
+rules:
+  - {id: end-state, metric: state_matches, min: 0.5}
+''',
+}
+
+
+def _tiny_store(where: Path) -> Path:
+    for name, text in TINY_STORE.items():
+        (where / name).write_text(text, encoding="utf-8")
+    state = {"orders": {"ord-1": {"status": "delivered", "amount": 10},
+                        "ord-2": {"status": "delivered", "amount": 20}}}
+    expected = {"state": {"orders": {"ord-1": {"status": "refunded"}}}}
+    (where / "data").mkdir()
+    (where / "data" / "cases.jsonl").write_text("".join(
+        json.dumps({"id": case, "input": case_input, "initial_state": state,
+                    "expected": expected}) + "\n"
+        for case, case_input in [("a", {"order_id": "ord-1"}),
+                                 ("b", {"order_id": "ord-1", "note": True})]),
+        encoding="utf-8")
+    return where
+
+
+def _text_blocks_after(page: Path, marker: str) -> list[str]:
+    text = page.read_text(encoding="utf-8")
+    at = text.index(marker)
+    return re.findall(r"```text\n(.*?)```", text[at:at + 3000], re.S)
+
+
+def test_stateful_agents_shows_what_the_example_prints(tmp_path: Path) -> None:
+    page = DOCS / "stateful-agents.md"
+    blocks = console_blocks(page)
+    assert _first_commands(blocks) == [
+        "oloproof inspect latest --case b",
+        # The worked example's `inspect` excerpt, without its command: run and compared by
+        # tests/engine/test_replayable_docs.py, which builds the page's sync desk.
+        "",
+        "oloproof inspect latest --case req-101",
+        "oloproof init --example stateful-agent st && cd st && oloproof run",
+        "oloproof inspect latest --case 'req-121~injected'",
+    ]
+    tiny = Session(_tiny_store(_new_dir(tmp_path / "tiny")))
+    tiny.run("oloproof run")
+    _check(blocks[0], tiny, page.name)
+
+    session = Session(_new_dir(tmp_path / "examples"))
+    # The page shows the example's run after the case panels it explains; the run comes first.
+    for block in (blocks[3], blocks[2], blocks[4]):
+        _check(block, session, page.name)
+
+    # "The report prints a line per transform", and after editing one source case (req-101's
+    # message) the same suite reads as the second block says.
+    checked, stale = _text_blocks_after(page, "The report prints a line per transform")
+    assert checked in normalised(session.run("oloproof inspect latest"))
+    _edit(session.cwd / "data" / "cases.jsonl", "lid cracked the first time I used it.",
+          "lid cracked on the first day.")
+    assert stale in normalised(session.run("oloproof run"))
