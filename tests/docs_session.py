@@ -2,11 +2,12 @@
 
 A block is `$ command` lines, each followed by the output it printed. The session runs each
 command with bash at 80 columns (`COLUMNS=80`, `CI=1`: what a reader's terminal or a CI log
-shows), `cd` changing the session's directory (also as `… && cd DIR && …`) and `echo $?` answering the last exit code. A
-line `…` in a block stands for lines the page leaves out. Run ids and clock times differ from
-run to run, so both sides have them replaced before they are compared; spaces at the end of a
-line (which a table pads with and an editor strips) are not compared. The directory the session
-starts in is shown as `~`, so a path a command prints reads `~/bad/oloproof.yaml`.
+shows), `cd` changing the session's directory (also as `… && cd DIR && …`) and `echo $?`
+answering the last exit code. A line `…` in a block stands for lines the page leaves out. Run
+ids and clock times differ from run to run, so both sides have them replaced before they are
+compared; spaces at the end of a line (which a table pads with and an editor strips) are not
+compared. The directory the session starts in is shown as `~`, so a path a command prints
+reads `~/bad/oloproof.yaml`.
 """
 
 from __future__ import annotations
