@@ -369,3 +369,30 @@ def test_cli_blocks_show_what_the_commands_print(tmp_path: Path) -> None:
     inits = ["oloproof init demo", "oloproof init"]  # test_cli_init_examples_are_real
     assert len(by_command["oloproof run"]) == 2
     assert sorted({*ran, *helps, *inits, *CLI_NOT_RUN}) == sorted(by_command)
+
+
+def test_concepts_shows_what_a_clustered_suite_prints(tmp_path: Path) -> None:
+    """"120 passing cases in 40 clusters of three (each cluster is one customer's three
+    phrasings of a request), `oloproof run` at 95%"."""
+    page = DOCS / "concepts.md"
+    blocks = console_blocks(page)
+    assert _first_commands(blocks) == ["oloproof run"]
+    (tmp_path / "app.py").write_text(
+        "from oloproof import system\n\n\n"
+        '@system(name="echo", version="1")\n'
+        "def run(case_input):\n"
+        '    return {"answer": case_input["answer"]}\n', encoding="utf-8")
+    (tmp_path / "oloproof.yaml").write_text(
+        "version: 1\nproject: clusters\ndataset: data/cases.jsonl\n"
+        'system: {name: echo, version: "1", callable: app:run}\nevaluators:\n'
+        "  - {type: exact_match, criterion: answer_correct, field: answer,"
+        " expected_field: answer}\n", encoding="utf-8")
+    (tmp_path / "release.yaml").write_text(
+        "version: 1\nconfidence_level: 0.95\nallow_approximate_methods: true\nrules:\n"
+        "  - {id: answers, metric: answer_correct, min: 0.8}\n", encoding="utf-8")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "cases.jsonl").write_text("".join(
+        json.dumps({"id": f"c{customer:02d}-{phrasing}", "cluster": f"customer-{customer:02d}",
+                    "input": {"answer": "yes"}, "expected": {"answer": "yes"}}) + "\n"
+        for customer in range(1, 41) for phrasing in range(1, 4)), encoding="utf-8")
+    _check(blocks[0], Session(tmp_path), page.name)
