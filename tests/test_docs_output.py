@@ -396,3 +396,44 @@ def test_concepts_shows_what_a_clustered_suite_prints(tmp_path: Path) -> None:
                     "input": {"answer": "yes"}, "expected": {"answer": "yes"}}) + "\n"
         for customer in range(1, 41) for phrasing in range(1, 4)), encoding="utf-8")
     _check(blocks[0], Session(tmp_path), page.name)
+
+
+def _plain_blocks(page: Path) -> dict[int, list[str]]:
+    """The page's ``` blocks without a language (output shown without its command), by the
+    line they start on."""
+    found: dict[int, list[str]] = {}
+    lines = page.read_text(encoding="utf-8").splitlines()
+    at = None
+    for number, line in enumerate(lines, 1):
+        if at is None and line.startswith("```"):
+            at = number if line.strip() == "```" else -number
+            if at > 0:
+                found[at] = []
+        elif at is not None and line.strip() == "```":
+            at = None
+        elif at is not None and at > 0:
+            found[at].append(line)
+    return found
+
+
+def _shows_part_of(shown: list[str], printed: str, where: str) -> None:
+    assert matches(["…", *shown, "…"], printed), f"{where} is not in what was printed:\n{printed}"
+
+
+def test_reliability_shows_what_flaky_agent_prints(tmp_path: Path) -> None:
+    page = DOCS / "reliability.md"
+    blocks = console_blocks(page)
+    assert _first_commands(blocks) == ["oloproof run --trials 8", "oloproof inspect latest --flaky"]
+    plain = _plain_blocks(page)
+    # The four scripted cases at `trials: 4` (one with errored trials) are described, not
+    # packaged: that block is not run here.
+    four_cases = next(at for at, lines in plain.items() if "4 cases × 4 trials" in "\n".join(lines))
+    flaky = Session(_init(tmp_path, "fl", "--example flaky_agent"))
+    printed = flaky.run("oloproof run")
+    metrics, decisions, case_panel = (plain[at] for at in sorted(plain) if at != four_cases)
+    _shows_part_of(metrics, printed, "docs/reliability.md: the Metrics of flaky_agent")
+    _shows_part_of(decisions, printed, "docs/reliability.md: the decisions of flaky_agent")
+    _check(blocks[1], flaky, page.name)
+    _shows_part_of(case_panel, flaky.run("oloproof inspect latest --case req-004"),
+                   "docs/reliability.md: the trials of req-004")
+    _check(blocks[0], flaky, page.name)  # raising trials from 5 to 8
