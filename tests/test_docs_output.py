@@ -6,9 +6,11 @@ times are compared as placeholders).
 `--help` and every other block is run in the projects the page describes (the starter; the starter
 whose desk breaks six cases; the starter with a misspelt evaluator; the `stateful-agent`
 example), and its JSON examples are compared with the documents those runs give.
-`docs/agents-and-tools.md` and
-`docs/stateful-agents.md` run the packaged examples they show, and the projects their prose
-describes (a starter desk that names its agent on one step only, a two-case sandbox). Each test
+`docs/agents-and-tools.md`,
+`docs/stateful-agents.md` and `docs/reliability.md` run the packaged examples they show, and
+the projects their prose describes (a starter desk that names its agent on one step only, a
+two-case sandbox); `docs/concepts.md` its clustered suite; `docs/configuration.md` each
+configuration error in the project its prose names. Each test
 lists a page's console blocks by their first command, so a block added to a page is run or
 excluded here by name, never skipped silently.
 """
@@ -437,3 +439,73 @@ def test_reliability_shows_what_flaky_agent_prints(tmp_path: Path) -> None:
     _shows_part_of(case_panel, flaky.run("oloproof inspect latest --case req-004"),
                    "docs/reliability.md: the trials of req-004")
     _check(blocks[0], flaky, page.name)  # raising trials from 5 to 8
+
+
+CHECKS_TWICE = '''from oloproof import evaluator
+
+
+@evaluator(name="polite_reply")
+def polite_reply(case, output, artifacts):
+    return "please" in output.get("reply", "").lower()
+
+
+@evaluator(name="polite_reply")
+def polite_reply_v2(case, output, artifacts):
+    return "thank" in output.get("reply", "").lower()
+'''
+
+
+def test_configuration_errors_are_what_the_commands_print(tmp_path: Path) -> None:
+    page = DOCS / "configuration.md"
+    blocks = console_blocks(page)
+    assert [[s.command for s in b.steps] for b in blocks] == [
+        ["oloproof run"], ["oloproof run", "echo $?"], ["oloproof run"] * 3, ["oloproof run"]]
+    order_key, twice, trials, tools = blocks
+
+    # "the starter project's `{type: agent_tool_sequence}` was given `order: false`"
+    bad = _init(tmp_path, "bad")
+    _edit(bad / "oloproof.yaml", "{type: agent_tool_sequence}",
+          "{type: agent_tool_sequence, order: false}")
+    session = Session(tmp_path)
+    session.cwd = bad
+    _check(order_key, session, page.name)
+    # "the starter's third case with `"tools": "lookup_order"`"
+    _edit(bad / "oloproof.yaml", "{type: agent_tool_sequence, order: false}",
+          "{type: agent_tool_sequence}")
+    cases = (bad / "data" / "cases.jsonl").read_text(encoding="utf-8").splitlines(True)
+    assert json.loads(cases[2])["id"] == "req-003"
+    cases[2] = cases[2].replace('"tools": ["lookup_order", "issue_refund"]',
+                                '"tools": "lookup_order"')
+    (bad / "data" / "cases.jsonl").write_text("".join(cases), encoding="utf-8")
+    _check(tools, session, page.name)
+
+    # "the starter project's suite gained {type: custom, ...}, and its checks.py registers the
+    # name twice"
+    desk = _init(tmp_path, "desk")
+    (desk / "checks.py").write_text(CHECKS_TWICE, encoding="utf-8")
+    _edit(desk / "oloproof.yaml", "  - {type: agent_constraints_satisfied}\n",
+          "  - {type: agent_constraints_satisfied}\n"
+          "  - {type: custom, name: polite_reply, callable: checks:polite_reply}\n")
+    session.cwd = desk
+    _check(twice, session, page.name)
+
+    # "In the flaky_agent example, with `trials: 0`, then `trials: 3`, then (at `trials: 5`
+    # again) `criterion: answer_right` in `answer_pass_hat_2`"
+    fa = _init(tmp_path, "fa", "--example flaky_agent")
+    session.cwd = fa
+    suite = fa / "oloproof.yaml"
+    for step, (old, new) in zip(trials.steps, [
+            ("\ntrials: 5 ", "\ntrials: 0 "), ("\ntrials: 0 ", "\ntrials: 3 "),
+            ("\ntrials: 3 ", "\ntrials: 5 ")], strict=True):
+        _edit(suite, old, new)
+        if new == "\ntrials: 5 ":
+            _edit(suite, "criterion: answer_correct, k: 2", "criterion: answer_right, k: 2")
+        assert matches(step.shown, session.run(step.command)) and session.code == 2, step.shown
+
+    # "A policy that means to decide nothing says `rules: []` ... and the report says so"
+    plain = _plain_blocks(page)
+    warning = next(lines for lines in plain.values() if lines[0].startswith("Warning:"))
+    nothing = Session(_init(tmp_path, "nothing"))
+    (nothing.cwd / "release.yaml").write_text("version: 1\nrules: []\n", encoding="utf-8")
+    _shows_part_of(warning, nothing.run("oloproof run"), "docs/configuration.md: rules: []")
+    assert nothing.code == 0
