@@ -3,14 +3,13 @@ what it prints must be what the page shows (`…` marks lines the page leaves ou
 times are compared as placeholders).
 
 `docs/getting-started.md` is one session from `oloproof init demo` on. From `docs/cli.md`, every
-`--help` and every other block is run in the projects the page describes (the starter; the starter
-whose desk breaks six cases; the starter with a misspelt evaluator; the `stateful-agent`
-example), and its JSON examples are compared with the documents those runs give.
-`docs/agents-and-tools.md`,
-`docs/stateful-agents.md` and `docs/reliability.md` run the packaged examples they show, and
-the projects their prose describes (a starter desk that names its agent on one step only, a
-two-case sandbox); `docs/concepts.md` its clustered suite; `docs/configuration.md` each
-configuration error in the project its prose names. Each test
+`--help` and every other block is run in the projects the page describes (the starter; the
+starter whose desk breaks six cases; the starter with a misspelt evaluator; the
+`stateful-agent` example), and its JSON examples are compared with the documents those runs
+give. `docs/agents-and-tools.md`, `docs/stateful-agents.md` and `docs/reliability.md` run the
+packaged examples they show, and the projects their prose describes (a starter desk that names
+its agent on one step only, a two-case sandbox); `docs/concepts.md` its clustered suite;
+`docs/configuration.md` each configuration error in the project its prose names. Each test
 lists a page's console blocks by their first command, so a block added to a page is run or
 excluded here by name, never skipped silently.
 """
