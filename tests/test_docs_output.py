@@ -29,7 +29,9 @@ pytestmark = pytest.mark.slow
 
 
 def _check(block: Block, session: Session, page: str, only_help: bool = False,
-           but_help: bool = False) -> None:
+           but_help: bool = False) -> list[str]:
+    """Runs the block's steps in `session`; what each printed."""
+    outputs = []
     for step in block.steps:
         if step.command.endswith("--help") and but_help:
             continue  # test_cli_help_blocks_are_the_real_help runs it
@@ -39,6 +41,8 @@ def _check(block: Block, session: Session, page: str, only_help: bool = False,
         assert matches(step.shown, printed), (
             f"docs/{page}:{block.line}: `$ {step.command}` printed, at 80 columns:\n"
             + printed)
+        outputs.append(printed)
+    return outputs
 
 
 def _first_commands(blocks: list[Block]) -> list[str]:
@@ -232,13 +236,14 @@ def test_stateful_agents_shows_what_the_example_prints(tmp_path: Path) -> None:
 
     session = Session(_new_dir(tmp_path / "examples"))
     # The page shows the example's run after the case panels it explains; the run comes first.
-    for block in (blocks[3], blocks[2], blocks[4]):
+    ran = _check(blocks[3], session, page.name)[0]
+    for block in (blocks[2], blocks[4]):
         _check(block, session, page.name)
 
     # "The report prints a line per transform", and after editing one source case (req-101's
     # message) the same suite reads as the second block says.
     checked, stale = _text_blocks_after(page, "The report prints a line per transform")
-    assert checked in normalised(session.run("oloproof inspect latest"))
+    assert checked in normalised(ran)
     _edit(session.cwd / "data" / "cases.jsonl", "lid cracked the first time I used it.",
           "lid cracked on the first day.")
     assert stale in normalised(session.run("oloproof run"))
