@@ -90,7 +90,8 @@ def timeline(root: Path, env: dict[str, str]) -> dict[str, float]:
 def desk_once(root: Path, env: dict[str, str]) -> dict[str, float]:
     from case_overhead import SYSTEM_TIME, child
 
-    own = child(SYSTEM_TIME, str(root), str(root / "data" / "cases.jsonl"), env=env)["seconds"]
+    own = child(SYSTEM_TIME, str(root), str(root / "data" / "cases.jsonl"), "1",
+                env=env)["seconds"]  # the desk on one thread, as desk-cli times it
     shutil.rmtree(root / ".oloproof", ignore_errors=True)
     start = time.time()
     subprocess.run([sys.executable, "-c", CLI, "run"], cwd=root, capture_output=True,
