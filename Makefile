@@ -40,6 +40,7 @@ bench: install
 	$(PY) benchmarks/startup.py
 	$(PY) benchmarks/engine_scale.py
 	$(PY) benchmarks/case_overhead.py
+	$(PY) benchmarks/command_timeline.py
 	$(PY) benchmarks/concurrency.py
 	$(PY) benchmarks/support_agent_scale.py
 	$(PY) benchmarks/state_scale.py
