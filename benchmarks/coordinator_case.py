@@ -1,0 +1,120 @@
+"""CPU per case of the coordinator (the thread running the event loop) and the store's writer
+thread, in a cold run of the desk of `case_overhead.py`.
+
+With the GIL, every microsecond these two threads spend is taken from the system's own threads
+(whose file I/O then waits for the interpreter), so the figure that matters is their CPU, not
+the wall time. Each measurement is a fresh Python process running `oloproof.run` on a new copy
+of the desk (20,000 distinct cases by default, a cold store), reporting per thread:
+
+- `main`: the thread that called `oloproof.run`, from the call to its return (loading the
+  suite, planning, taking results, tallying, deciding, merging the staged rows); `oloproof.run`
+  is imported before the clock starts, so the imports are not in it;
+- `store`: the writer thread (`Writer._write_forever`);
+- `lanes`: the lanes that run the system and judge (`ThreadLanes._serve`), for scale.
+
+Usage: python benchmarks/coordinator_case.py [--cases 20000] [--rounds 2]
+[--concurrency N] [--against REF ...]. With `--against REF`, every round measures this
+checkout and each REF alternately, in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _versions import load, revision, versions
+from case_overhead import make_desk
+
+CHILD = """
+import json, sys, threading, time
+import oloproof
+from oloproof.execution import lanes
+from oloproof.store import writer
+
+cpu = {"store": 0.0, "lanes": 0.0}
+lock = threading.Lock()
+
+def timed(cls, name, label):
+    original = getattr(cls, name)
+    def wrapper(*args, **kwargs):
+        start = time.thread_time()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            with lock:
+                cpu[label] += time.thread_time() - start
+    setattr(cls, name, wrapper)
+
+timed(lanes.ThreadLanes, "_serve", "lanes")
+timed(writer.Writer, "_write_forever", "store")
+run = oloproof.run  # (imports oloproof.api before the clock starts)
+kwargs = {"concurrency": int(sys.argv[2])} if sys.argv[2] != "0" else {}
+wall, main = time.perf_counter(), time.thread_time()
+result = run(sys.argv[1], **kwargs)
+main, wall = time.thread_time() - main, time.perf_counter() - wall
+doc = result.to_json()
+print(json.dumps({"wall": wall, "main": main, **cpu, "cases": doc["cases"],
+                  "executed": doc["cache"]["execution"]["miss"],
+                  "metrics": [[m["id"], m["estimate"], m["lower"], m["upper"]] for m in doc["metrics"]]}))
+"""
+
+
+def measure(env: dict[str, str], cases: int, concurrency: int) -> dict:
+    root = Path(tempfile.mkdtemp(prefix="oloproof-coord-")) / "desk"
+    try:
+        make_desk(root, cases)
+        out = subprocess.run([sys.executable, "-c", CHILD, str(root / "oloproof.yaml"),
+                              str(concurrency)], capture_output=True, text=True, env=env,
+                             check=True)
+    finally:
+        shutil.rmtree(root.parent, ignore_errors=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def per_case(seconds: float, cases: int) -> float:
+    return round(1e6 * seconds / cases, 1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cases", type=int, default=20000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--concurrency", type=int, default=0,
+                        help="0: the suite's own (the desk's default, 8)")
+    parser.add_argument("--against", action="append", default=[])
+    args = parser.parse_args()
+    print(f"this checkout: {revision()}; {load()}", flush=True)
+    pairs = versions(args.against)
+    seen: dict[str, list[dict]] = {label: [] for label, _ in pairs}
+    for round_ in range(1, args.rounds + 1):
+        for label, env in pairs:  # alternately, so that a drift of the machine hits both
+            got = measure(env, args.cases, args.concurrency)
+            seen[label].append(got)
+            n = got["cases"]
+            print(json.dumps({
+                "code": label, "round": round_, "cases": n, "executed": got["executed"],
+                "wall_s": round(got["wall"], 2),
+                "main_us_per_case": per_case(got["main"], n),
+                "store_us_per_case": per_case(got["store"], n),
+                "coordinator_plus_store_us_per_case": per_case(got["main"] + got["store"], n),
+                "case_threads_us_per_case": per_case(got["lanes"], n),
+                "metrics": got["metrics"]}), flush=True)
+    for label, rows in seen.items():
+        both = [per_case(r["main"] + r["store"], r["cases"]) for r in rows]
+        print(f"{label}: coordinator + store {statistics.median(both)} us/case (median of "
+              f"{len(both)}; {', '.join(map(str, both))})")
+    metrics = {json.dumps(rows[0]["metrics"]) for rows in seen.values()}
+    print("the same metrics from every revision:", len(metrics) == 1)
+    print(f"done {time.strftime('%Y-%m-%d %H:%M')} UTC; {load()}")
+
+
+if __name__ == "__main__":
+    main()
