@@ -7,6 +7,7 @@ recompute every metric and slice.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,7 @@ class CaseOutcome:
 
     case_id: str
     codes: str                      # one of P F M X per criterion
-    reasons: list[str | None]
+    reasons: Sequence[str | None]   # one per criterion (a list read back, a tuple made)
     case_key: str | None           # the judgments' shared key prefix; None if not judged
     facts: dict[str, Any] | None
     latency_ms: float | None

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
@@ -87,18 +87,23 @@ class CacheCounts:
         }
 
 
-@dataclass
 class _Slot:
     """One case of a chunk, with its keys and what the caches already hold."""
 
-    case: Case
-    seq: int
-    exec_key: str
-    trial: int = 1
-    cached: tuple[Any, float | None] | None = None  # (facts, latency_ms) if executed before
-    judgment_keys: list[str] = field(default_factory=list)
-    hits: dict[int, tuple[str, str | None]] = field(default_factory=dict)  # cached verdicts
-    judge: tuple[int, ...] = ()  # the evaluators its job judges (those not in `hits`)
+    __slots__ = ("cached", "case", "case_key", "exec_key", "hits", "judge", "seq", "trial")
+
+    def __init__(self, case: Case, seq: int, exec_key: str, trial: int) -> None:
+        self.case = case
+        self.seq = seq
+        self.exec_key = exec_key
+        self.trial = trial
+        self.cached: tuple[Any, float | None] | None = None  # (facts, latency_ms) if executed
+        self.case_key: str | None = None  # the judgments' shared key (made once it is needed)
+        self.hits: dict[int, tuple[str, str | None]] = _NO_HITS  # cached verdicts by position
+        self.judge: tuple[int, ...] = ()  # the evaluators its job judges (those not in `hits`)
+
+
+_NO_HITS: dict[int, tuple[str, str | None]] = {}  # (shared, never written to)
 
 
 def _batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
@@ -194,20 +199,18 @@ class RunEngine:
 
     # ---- keys --------------------------------------------------------------------------------
 
-    def _judgment_keys(self, slot: _Slot, source_key: str) -> list[str]:
-        """The judgment cache key of each evaluator on this case (SPEC §4.2).
-
-        One digest per case of (execution key, expected, and the source's execution key for a
-        copy), joined with each evaluator's config digest: no hashing per judgment.
-        """
-        case_key = self._case_key(slot, source_key)
-        return [case_key + short for short in self._evaluator_keys]
-
     def _case_key(self, slot: _Slot, source_key: str) -> str:
-        # The case digest covers `expected` (SPEC §4.2) and also the metadata: a case whose
-        # judgments are all cached is then known to be stored already, as it was run.
-        extra = source_key if slot.case.is_derived else ""
-        return combine(slot.exec_key, slot.case.digest, extra)[7 : 7 + JUDGMENT_CASE_KEY]
+        """The judgments' shared key of this case (SPEC §4.2): one digest of (execution key,
+        the case digest, and the source's execution key for a copy); a judgment's key is this
+        followed by its evaluator's config digest, so nothing is hashed per judgment.
+
+        The case digest covers `expected` (SPEC §4.2) and also the metadata: a case whose
+        judgments are all cached is then known to be stored already, as it was run."""
+        if slot.case_key is None:
+            extra = source_key if slot.case.is_derived else ""
+            slot.case_key = combine(slot.exec_key, slot.case.digest, extra)[
+                7 : 7 + JUDGMENT_CASE_KEY]
+        return slot.case_key
 
     def _execution_key(self, case: Case, trial: int = 1) -> str:
         """SPEC §4.2's key; trial t > 1 adds its number (trial 1 keeps the key a run without
@@ -226,6 +229,7 @@ class RunEngine:
     def _plan_chunk(self, units: list[list[Case]]) -> list[UnitJob]:
         """Ask the caches for a chunk; tally or judge what needs no system; return the jobs."""
         planned: list[list[_Slot]] = []
+        execution_key = self._execution_key
         for unit in units:
             for case in unit:
                 if case.transform is not None and case.pair_digest is not None:
@@ -233,38 +237,41 @@ class RunEngine:
             for trial in range(1, self.trials + 1):
                 slots = []
                 for case in unit:
-                    slots.append(_Slot(case, self._next_seq, self._execution_key(case, trial),
-                                       trial))
+                    slots.append(_Slot(case, self._next_seq, execution_key(case, trial), trial))
                     self._next_seq += 1
                 planned.append(slots)
-        every = [slot for slots in planned for slot in slots]
         cached = {} if self.no_cache else self.store.lookup_executions(
-            [s.exec_key for s in every])
+            [s.exec_key for slots in planned for s in slots])
         wanted: list[str] = []
-        for slots in planned:
-            source_key = slots[0].exec_key
-            for slot in slots:
-                slot.cached = cached.get(slot.exec_key)
-                if slot.cached is not None:
-                    slot.judgment_keys = self._judgment_keys(slot, source_key)
-                    wanted.extend(slot.judgment_keys)
+        if cached:
+            for slots in planned:
+                source_key = slots[0].exec_key
+                for slot in slots:
+                    slot.cached = cached.get(slot.exec_key)
+                    if slot.cached is not None:
+                        case_key = self._case_key(slot, source_key)
+                        wanted.extend([case_key + short for short in self._evaluator_keys])
         verdicts = self.store.lookup_judgments(wanted) if wanted else {}
+        evaluators = len(self.evaluators)
         work: list[list[_Slot]] = []
         for slots in planned:
-            for slot in slots:
-                slot.hits = {i: verdicts[k] for i, k in enumerate(slot.judgment_keys)
-                             if k in verdicts}
-            if all(s.cached is not None and len(s.hits) == len(self.evaluators) for s in slots):
+            if verdicts:
+                for slot in slots:
+                    if slot.case_key is not None:
+                        keys = [slot.case_key + short for short in self._evaluator_keys]
+                        slot.hits = {i: verdicts[k] for i, k in enumerate(keys) if k in verdicts}
+            if all(s.cached is not None and len(s.hits) == evaluators for s in slots):
                 for slot in slots:
                     self._tally_cached(slot)
             else:
                 work.append(slots)
         if not work:
             return []
-        payloads = self.store.load_executions(
-            [s.exec_key for slots in work for s in slots if s.cached is not None])
+        reused = [s.exec_key for slots in work for s in slots if s.cached is not None]
+        payloads = self.store.load_executions(reused) if reused else {}
         case_jobs = [[self._case_job(s, payloads) for s in slots] for slots in work]
-        wanted_replays = [self._replays_wanted(slots[0]) for slots in work]
+        wanted_replays = [self._replays_wanted(slots[0]) if self._faults else []
+                          for slots in work]
         keys = [key for each in wanted_replays for _, key, _ in each]
         stored = {} if self.no_cache or not keys else self.store.lookup_replays(keys)
         jobs: list[UnitJob] = []
@@ -283,7 +290,7 @@ class RunEngine:
     def _case_job(self, slot: _Slot, payloads: dict[str, dict[str, Any]]) -> CaseJob:
         row = payloads.get(slot.exec_key) if slot.cached is not None else None
         if row is None:
-            slot.cached, slot.hits = None, {}  # not readable after all: run it again
+            slot.cached, slot.hits = None, _NO_HITS  # not readable after all: run it again
             slot.judge = self._judge_all
             return CaseJob(slot.case, slot.judge)
         slot.judge = tuple(i for i in self._judge_all if i not in slot.hits)
@@ -332,10 +339,11 @@ class RunEngine:
 
     def _take_case(self, slot: _Slot, result: CaseResult, source_key: str) -> None:
         case = slot.case
-        self.store.add_case(case)
+        store = self.store
+        store.add_case(case)
         execution = result.execution
         exec_key = slot.exec_key
-        errored = False
+        error: str | None = None
         if execution is None:
             self.cache.execution_hit += 1
             assert slot.cached is not None
@@ -344,36 +352,33 @@ class RunEngine:
             self.cache.execution_miss += 1
             facts, latency = execution.facts, execution.latency_ms
             if execution.error is not None:
-                errored = True
+                error = execution.error.kind
                 self._record_error(case, execution.error, slot.trial)
             else:
                 exec_key = self._keep_execution(slot, execution)
-        judged = dict(zip(slot.judge, result.judgments, strict=True))
-        keys = None if errored else slot.judgment_keys or self._judgment_keys(slot, source_key)
-        codes: list[str] = []
-        reasons: list[str | None] = []
-        for i in self._judge_all:
-            hit = slot.hits.get(i)
-            if hit is not None:
-                self.cache.judgment_hit += 1
-                codes.append(hit[0])
-                reasons.append(hit[1])
-                continue
-            self.cache.judgment_miss += 1
-            judgment = judged[i]
-            codes.append(judgment.code)
-            reasons.append(judgment.reason)
-            if keys is not None:
-                self.store.add_judgment(keys[i], judgment.code, judgment.reason,
-                                        judgment.details)
-        error_kind = None
-        if errored:
-            assert execution is not None and execution.error is not None
-            error_kind = execution.error.kind
-        self._tally(case, slot, "".join(codes), reasons,
-                    None if keys is None else keys[0][:JUDGMENT_CASE_KEY],
-                    None if errored else facts, latency, error=error_kind,
-                    cached=False, exec_key=exec_key,
+        judgments = result.judgments
+        hits = slot.hits
+        self.cache.judgment_hit += len(hits)
+        self.cache.judgment_miss += len(judgments)
+        if hits:  # some verdicts were cached: each criterion's from where it is
+            judged = dict(zip(slot.judge, judgments, strict=True))
+            verdicts = [hits[i] if i in hits else (judged[i].code, judged[i].reason)
+                        for i in self._judge_all]
+            codes = "".join([code for code, _ in verdicts])
+            reasons = tuple([reason for _, reason in verdicts])
+        else:
+            codes = "".join([judgment.code for judgment in judgments])
+            reasons = tuple([judgment.reason for judgment in judgments])
+        case_key = None
+        if error is None:
+            case_key = self._case_key(slot, source_key)
+            if judgments:
+                evaluator_keys = self._evaluator_keys
+                store.add_judgments(case_key, {
+                    evaluator_keys[i]: (judgment.code, judgment.reason, judgment.details)
+                    for i, judgment in zip(slot.judge, judgments, strict=True)})
+        self._tally(slot, codes, reasons, case_key, None if error is not None else facts,
+                    latency, error=error, cached=False, exec_key=exec_key,
                     noted=execution is not None and execution.snapshot_error is not None)
 
     def _keep_execution(self, slot: _Slot, execution: Execution) -> str:
@@ -407,38 +412,38 @@ class RunEngine:
     def _tally_cached(self, slot: _Slot) -> None:
         assert slot.cached is not None
         facts, latency = slot.cached
+        hits = slot.hits
         self.cache.execution_hit += 1
-        self.cache.judgment_hit += len(slot.judgment_keys)
-        codes = "".join(slot.hits[i][0] for i in self._judge_all)
-        reasons = [slot.hits[i][1] for i in self._judge_all]
-        self._tally(slot.case, slot, codes, reasons, slot.judgment_keys[0][:JUDGMENT_CASE_KEY]
-                    if slot.judgment_keys else None, facts, latency,
-                    error=None, cached=True, exec_key=slot.exec_key)
+        self.cache.judgment_hit += len(hits)
+        codes = "".join([hits[i][0] for i in self._judge_all])
+        reasons = tuple([hits[i][1] for i in self._judge_all])
+        self._tally(slot, codes, reasons, slot.case_key, facts, latency, error=None,
+                    cached=True, exec_key=slot.exec_key)
 
     def _tally_errored(self, slot: _Slot, error: CaseError) -> None:
         self.store.add_case(slot.case)
         self._record_error(slot.case, error, slot.trial)
         n = len(self.evaluators)
-        self._tally(slot.case, slot, "M" * n, ["case_errored"] * n, None, None, None,
-                    error=error.kind, cached=False, exec_key=slot.exec_key)
+        self._tally(slot, "M" * n, ("case_errored",) * n, None, None, None, error=error.kind,
+                    cached=False, exec_key=slot.exec_key)
 
     def _tally(
-        self, case: Case, slot: _Slot, codes: str, reasons: list[str | None],
-        case_key: str | None, facts: dict[str, Any] | None, latency: float | None,
-        *, error: str | None, cached: bool, exec_key: str, noted: bool = False,
+        self, slot: _Slot, codes: str, reasons: tuple[str | None, ...], case_key: str | None,
+        facts: dict[str, Any] | None, latency: float | None, *, error: str | None,
+        cached: bool, exec_key: str, noted: bool = False,
     ) -> None:
-        groups = [group(facts, case.metadata) for group in self.slices]
+        case = slot.case
+        metadata = case.metadata
         outcome = CaseOutcome(
             case_id=case.id, codes=codes, reasons=reasons, case_key=case_key, facts=facts,
-            latency_ms=latency, groups=groups, error=error, source=case.source_id,
-            transform=case.transform, cluster=case.cluster, cached=cached, trial=slot.trial,
-            digest=case.digest,
+            latency_ms=latency, groups=[group(facts, metadata) for group in self.slices],
+            error=error, source=case.source_id, transform=case.transform, cluster=case.cluster,
+            cached=cached, trial=slot.trial, digest=case.digest,
         )
         assert self.analysis is not None
         self.analysis.add(outcome)
         self.store.add_run_case(self.run_id, slot.seq, case.id, case.digest, exec_key,
                                 outcome.to_json())
         self.progress.case_done(error is not None or noted, cached)
-
 
 __all__ = ["CacheCounts", "Progress", "RunEngine"]

@@ -21,7 +21,6 @@ from typing import Any
 
 from oloproof.digest import canonical_json
 from oloproof.errors import StoreError
-from oloproof.store.schema import JUDGMENT_CASE_KEY
 from oloproof.store.sql import connect, dumps, insert_rows, transaction, writing
 
 
@@ -38,7 +37,7 @@ class Writer:
             "cases": [], "executions": [], "artifacts": [], "replays": [],
             "run_cases": [], "run_errors": [],
         }
-        self._pending_judgments: dict[str, dict[str, list[Any]]] = {}
+        self._pending_judgments: dict[str, dict[str, Any]] = {}
         self._pending_count = 0
         self._seen_artifacts: set[str] = set()
         self._seen_cases: set[str] = set()
@@ -92,15 +91,16 @@ class Writer:
              None if facts is None else dumps(facts), latency_ms, time.time()),
         )
 
-    def add_judgment(self, key: str, verdict: str, reason: str | None, details: Any) -> None:
-        """Keep one judgment. Keys are `<case key><evaluator key>` (see JUDGMENT_CASE_KEY):
-        a case's judgments share one row."""
-        group, evaluator = key[:JUDGMENT_CASE_KEY], key[JUDGMENT_CASE_KEY:]
-        entry = self._pending_judgments.get(group)
+    def add_judgments(self, case_key: str, judgments: dict[str, Any]) -> None:
+        """Keep a case's judgments: `case_key` (JUDGMENT_CASE_KEY characters) -> evaluator key
+        -> (verdict, reason, details). A judgment's key is `<case key><evaluator key>`; a
+        case's judgments share one row."""
+        entry = self._pending_judgments.get(case_key)
         if entry is None:
-            entry = self._pending_judgments[group] = {}
+            self._pending_judgments[case_key] = judgments
             self._pending_count += 1
-        entry[evaluator] = [verdict, reason, details]
+        else:
+            entry.update(judgments)
 
     def add_replay(self, key: str, body: dict[str, Any]) -> None:
         """Keep a fault replay's record under its replay key."""
