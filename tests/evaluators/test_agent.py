@@ -27,7 +27,7 @@ def make_case(expected: dict[str, Any] | None = None, source_id: str | None = No
     return Case(
         id="c1", line=1, input={"q": "x"}, expected=expected or {}, initial_state=None,
         state_ref=None, metadata={}, cluster=None, digest="sha256:0", exec_digest="sha256:0",
-        expected_digest="sha256:0", source_id=source_id,
+        source_id=source_id,
     )
 
 

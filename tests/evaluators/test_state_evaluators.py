@@ -59,7 +59,7 @@ def judge(evaluator: Evaluator, recorded: dict[str, Any] | None,
     case = Case(
         id="c1~t" if derived else "c1", line=1, input={"message": "refund"}, expected=expected,
         initial_state=initial, state_ref=None, metadata={}, cluster=None, digest="sha256:0",
-        exec_digest="sha256:0", expected_digest="sha256:0",
+        exec_digest="sha256:0",
         source_id="c1" if derived else None, transform="t" if derived else None,
     )
     artifacts = {} if recorded is None else {STATE_KIND: recorded}

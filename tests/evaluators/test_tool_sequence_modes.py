@@ -44,7 +44,7 @@ def traj(*steps: dict[str, Any], truncated: bool = False) -> AgentTrajectory:
 def judge(evaluator: Evaluator, trajectory: AgentTrajectory, tools: list[Any]) -> Judgment:
     case = Case(id="c1", line=1, input={}, expected={"tools": tools}, initial_state=None,
                 state_ref=None, metadata={}, cluster=None, digest="sha256:0",
-                exec_digest="sha256:0", expected_digest="sha256:0")
+                exec_digest="sha256:0")
     evidence = Evidence(case=case, output={},
                         artifacts={TRAJECTORY_KIND: trajectory.model_dump(mode="json")})
     return judge_case(evaluator, evidence)

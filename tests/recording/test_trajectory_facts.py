@@ -117,7 +117,6 @@ def make_case(expected: dict[str, Any] | None = None) -> Case:
         id="c1", line=1, input={"q": "x"}, expected=expected or {}, initial_state=None,
         state_ref=None,
         metadata={}, cluster=None, digest="sha256:0", exec_digest="sha256:0",
-        expected_digest="sha256:0",
     )
 
 

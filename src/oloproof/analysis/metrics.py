@@ -89,6 +89,29 @@ class MetricPlan:
     trial_metrics: list[TrialMetricSpec] = field(default_factory=list)
 
 
+class _GroupTally:
+    """One slice group's verdict combinations and quantile tallies."""
+
+    __slots__ = ("combos", "observed", "quantiles")
+
+    def __init__(self, quantiles: int) -> None:
+        self.combos: Counter[tuple[str, tuple[str | None, ...]]] = Counter()
+        self.quantiles = [QuantileTally() for _ in range(quantiles)]
+        self.observed = [tally.values for tally in self.quantiles]
+
+
+def _add_values(tallies: list[QuantileTally],
+                values: list[tuple[float | None, str | None, str | None]],
+                numbers: list[float | None] | None) -> None:
+    """A case's quantile values into `tallies`; `numbers`: the values, when all observed."""
+    if numbers is not None:
+        for tally, number in zip(tallies, numbers, strict=True):
+            tally.values.append(number)  # type: ignore[arg-type]
+    else:
+        for tally, (value, why, gap) in zip(tallies, values, strict=True):
+            tally.add(value, why, gap)
+
+
 class Analysis:
     """Accumulates case outcomes; `finish` computes metrics and slice rows."""
 
@@ -98,8 +121,8 @@ class Analysis:
         self.quantiles = [QuantileTally() for _ in plan.quantiles]
         self.groups: dict[tuple[int, str], tuple[list[RateTally], list[QuantileTally]]] = {}
         self._combos: Counter[tuple[str, tuple[str | None, ...]]] = Counter()
-        self._group_combos: dict[tuple[int, str], Counter[tuple[str, tuple[str | None, ...]]]] = {}
-        self._group_quantiles: dict[tuple[int, str], list[QuantileTally]] = {}
+        # Per declared slice: group value -> its verdict combinations and quantile tallies.
+        self._slice_groups: list[dict[str, _GroupTally]] = [{} for _ in plan.slices]
         # Per cluster, per criterion: [passed, observed, missing] (cases with a cluster only).
         self.clusters: dict[str, list[list[int]]] = {}
         # Cases outside any named cluster, by id (only when the plan says some have one).
@@ -148,20 +171,26 @@ class Analysis:
         self.cases += 1
         if "F" in codes or "M" in codes or outcome.error is not None:
             self._note_failing(outcome)
-        values = self._quantile_values(outcome) if self.quantiles else []
-        for tally, (value, why, gap) in zip(self.quantiles, values, strict=True):
-            tally.add(value, why, gap)
-        for s, group in enumerate(outcome.groups):
+        values = self._quantile_values(outcome) if self.quantiles else None
+        # The common case, every value observed, is appended straight to the tallies' lists.
+        numbers = None
+        if values is not None:
+            numbers = [value for value, why, _ in values if why is None and value is not None]
+            if len(numbers) < len(values):
+                numbers = None
+            _add_values(self.quantiles, values, numbers)
+        for groups, group in zip(self._slice_groups, outcome.groups, strict=False):
             if group is None:
                 continue
-            key = (s, group)
-            combos = self._group_combos.get(key)
-            if combos is None:
-                combos = self._group_combos[key] = Counter()
-                self._group_quantiles[key] = [QuantileTally() for _ in self.quantiles]
-            combos[combo] += 1
-            for tally, (value, why, gap) in zip(self._group_quantiles[key], values, strict=True):
-                tally.add(value, why, gap)
+            found = groups.get(group)
+            if found is None:
+                found = groups[group] = _GroupTally(len(self.quantiles))
+            found.combos[combo] += 1
+            if numbers is not None:
+                for observed, number in zip(found.observed, numbers, strict=True):
+                    observed.append(number)
+            elif values is not None:
+                _add_values(found.quantiles, values, None)
         if outcome.cluster is None:
             if self.plan.case_clusters:
                 self.singles[outcome.case_id] = outcome.codes
@@ -260,8 +289,9 @@ class Analysis:
 
     def _materialize(self) -> None:
         self.rates = self._tallies(self._combos)
-        self.groups = {key: (self._tallies(combos), self._group_quantiles[key])
-                       for key, combos in self._group_combos.items()}
+        self.groups = {(s, group): (self._tallies(found.combos), found.quantiles)
+                       for s, groups in enumerate(self._slice_groups)
+                       for group, found in groups.items()}
 
     def _quantile_values(
         self, outcome: CaseOutcome

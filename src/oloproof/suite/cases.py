@@ -32,7 +32,6 @@ class Case:
         "digest",
         "exec_digest",
         "expected",
-        "expected_digest",
         "id",
         "initial_state",
         "input",
@@ -57,7 +56,6 @@ class Case:
         cluster: str | None,
         digest: str,
         exec_digest: str,
-        expected_digest: str,
         source_id: str | None = None,
         transform: str | None = None,
         pair_digest: str | None = None,
@@ -72,7 +70,6 @@ class Case:
         self.cluster = cluster
         self.digest = digest
         self.exec_digest = exec_digest
-        self.expected_digest = expected_digest
         self.source_id = source_id
         self.transform = transform
         self.pair_digest = pair_digest
@@ -269,31 +266,28 @@ def parse_case(
     else:
         raise _problem("initial_state must be an object or {\"$ref\": ...}", path, line, case_id)
     case = Case(case_id, line, case_input, expected, state, state_ref, metadata, cluster,
-                "", "", "")
+                "", "")
     if digests:
         _add_digests(case, path)
     return case
 
 
 def _add_digests(case: Case, path: Path) -> None:
-    """Fill in a parsed case's digests (SPEC §4.2)."""
+    """Fill in a parsed case's digests (SPEC §4.2).
+
+    The case digest is of the canonical JSON of {expected, initial_state, input, metadata} (a
+    referenced state as {"$state": digest}), made in one go; the execution digest is of the
+    input's and the state's canonical texts."""
+    state: Any = case.initial_state if case.state_ref is None else {"$state": case.state_ref}
     try:
-        if case.state_ref is not None:
-            state_text = canonical_json({"$state": case.state_ref})
-        else:
-            state_text = "null" if case.initial_state is None else \
-                canonical_json(case.initial_state)
+        whole = canonical_json({"expected": case.expected, "initial_state": state,
+                                "input": case.input, "metadata": case.metadata})
         input_text = canonical_json(case.input)
-        expected_text = canonical_json(case.expected)
-        metadata_text = canonical_json(case.metadata)
+        state_text = "null" if state is None else canonical_json(state)
     except ValueError as exc:
         raise _problem(f"not representable as JSON: {exc}", path, case.line, case.id) from None
-    case.digest = sha256_text(
-        '{"expected":' + expected_text + ',"initial_state":' + state_text
-        + ',"input":' + input_text + ',"metadata":' + metadata_text + "}"
-    )
+    case.digest = sha256_text(whole)
     case.exec_digest = sha256_text(input_text + "\x1f" + state_text)
-    case.expected_digest = sha256_text(expected_text)
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:

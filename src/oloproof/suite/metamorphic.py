@@ -64,7 +64,6 @@ def derive(source: Case, transform: TransformConfig, t_digest: str, dataset: Pat
         cluster=source.cluster if source.cluster is not None else source.id,
         digest=case_digest,
         exec_digest=sha256_text(input_text + "\x1f" + state_text),
-        expected_digest=source.expected_digest,
         source_id=source.id,
         transform=transform.name,
         pair_digest=combine(source.digest, t_digest, sha256_text(input_text)),
