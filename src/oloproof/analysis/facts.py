@@ -35,15 +35,15 @@ def trajectory_facts(trajectory: AgentTrajectory) -> dict[str, Any]:
     and arguments — occurs twice or more anywhere), `route` (list of agents, or None when no
     step names an agent) and `named` (whether the steps name their agents).
     """
-    calls = trajectory.tool_calls()
-    route = trajectory.route()
+    facts = trajectory.step_facts()
+    names, route = facts.names, facts.route
     return {
         "steps": len(trajectory.steps),
-        "tool_calls": len(calls),
+        "tool_calls": len(names),
         "truncated": trajectory.truncated,
-        "first_tool": calls[0].tool_name if calls else None,
-        "repeated": trajectory.has_repeated_call(),
-        "route": route,
+        "first_tool": names[0] if names else None,
+        "repeated": facts.repeated,
+        "route": None if route is None else list(route),
         "named": route is not None,
     }
 

@@ -13,9 +13,9 @@ call): `AgentTrajectory.call_keys()`.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field, model_validator
@@ -61,14 +61,11 @@ def _repeats(trajectory: AgentTrajectory) -> Iterator[tuple[AgentStep, bool]]:
     Arguments are compared (as canonical text) only between neighbours that call the same
     tool: a trace that never calls one tool twice in a row needs no argument text at all.
     """
-    calls = trajectory.tool_calls()
-    keys: tuple[tuple[str, str], ...] | None = None
-    for i, step in enumerate(calls):
-        same = False
-        if i and step.tool_name == calls[i - 1].tool_name:
-            keys = keys or trajectory.call_keys()
-            same = keys[i] == keys[i - 1]
-        yield step, same
+    facts = trajectory.step_facts()
+    names = facts.names
+    for i, step in enumerate(facts.calls):
+        yield step, bool(i) and names[i] == names[i - 1] and (
+            facts.call_keys[i] == facts.call_keys[i - 1])
 
 
 def call_runs(trajectory: AgentTrajectory) -> list[CallRun]:
@@ -85,10 +82,17 @@ def call_runs(trajectory: AgentTrajectory) -> list[CallRun]:
 
 def longest_run(trajectory: AgentTrajectory) -> int:
     """The length of the longest run of identical consecutive calls (0 without a call)."""
-    longest = run = 0
-    for _, same in _repeats(trajectory):
-        run = run + 1 if same else 1
-        longest = max(longest, run)
+    facts = trajectory.step_facts()
+    names = facts.names
+    if not names:
+        return 0
+    longest = run = 1
+    for i in range(1, len(names)):  # as `_repeats`, without a pair made per call
+        if names[i] == names[i - 1] and facts.call_keys[i] == facts.call_keys[i - 1]:
+            run += 1
+            longest = max(longest, run)
+        else:
+            run = 1
     return longest
 
 
@@ -165,18 +169,14 @@ class AgentToolCalled(TrajectoryEvaluator):
         return f"agent_tool_{self.config.tool_name}_called"
 
     def judge_trajectory(self, trajectory: AgentTrajectory, evidence: Evidence) -> Judgment:
-        steps = [s.index for s in trajectory.tool_calls() if s.tool_name == self.config.tool_name]
-        details = {
-            "tool": self.config.tool_name,
-            "calls": len(steps),
-            "min_calls": self.config.min_calls,
-            "steps": steps,
-        }
-        if len(steps) >= self.config.min_calls:
-            return passed(None, **details)
+        tool, least = self.config.tool_name, self.config.min_calls
+        steps = [s.index for s in trajectory.step_facts().calls if s.tool_name == tool]
+        details = {"tool": tool, "calls": len(steps), "min_calls": least, "steps": steps}
+        if len(steps) >= least:
+            return Judgment("passed", None, details)
         if trajectory.truncated:
-            return missing(TRUNCATED, **details)
-        return failed("too_few_calls", **details)
+            return Judgment("missing", TRUNCATED, details)
+        return Judgment("failed", "too_few_calls", details)
 
 
 @register("agent_no_tool_loop")
@@ -275,10 +275,10 @@ class AgentToolSequence(_DeclaredToolsEvaluator):
         outcome = judge_calls(self.config.resolved_mode, self.config.arguments, expected,
                               trajectory)
         if outcome.verdict == "passed":
-            return passed(None, **outcome.details)
+            return Judgment("passed", None, outcome.details)
         if outcome.verdict == "missing":
-            return missing(outcome.reason or TRUNCATED, **outcome.details)
-        return failed(outcome.reason or "sequence_differs", **outcome.details)
+            return Judgment("missing", outcome.reason or TRUNCATED, outcome.details)
+        return Judgment("failed", outcome.reason or "sequence_differs", outcome.details)
 
 
 @register("agent_no_undeclared_tool")
@@ -299,7 +299,7 @@ class AgentNoUndeclaredTool(_DeclaredToolsEvaluator):
         allowed = set(declared)
         undeclared = [
             {"step": s.index, "tool": s.tool_name}
-            for s in trajectory.tool_calls()
+            for s in trajectory.step_facts().calls
             if s.tool_name not in allowed
         ]
         if undeclared:
@@ -331,24 +331,33 @@ class AgentConstraintsSatisfied(TrajectoryEvaluator):
 
     config: Config
 
+    def __init__(self, config: EvaluatorConfig, base_dir: Path | None = None) -> None:
+        super().__init__(config, base_dir)
+        given = self.config.constraints
+        # The names to require, each once, in the order given (None: whatever was recorded).
+        self._required = None if given is None else tuple(dict.fromkeys(given))
+
     def judge_trajectory(self, trajectory: AgentTrajectory, evidence: Evidence) -> Judgment:
         recorded = trajectory.constraints
-        recorded_names = list(dict.fromkeys(c.name for c in recorded))
-        if self.config.constraints is None:
+        checks: dict[str, int] = {}  # each recorded name, first seen first: how many checks
+        for c in recorded:
+            checks[c.name] = checks.get(c.name, 0) + 1
+        if self._required is None:
             if not recorded:
                 return missing("no_constraints_recorded", truncated=trajectory.truncated)
-            names = recorded_names
+            names = list(checks)
+            wanted: Collection[str] = checks
         else:
-            names = list(dict.fromkeys(self.config.constraints))
-        wanted = set(names)
+            names = list(self._required)
+            wanted = self._required
         failures = [
             {"constraint": c.name, "step": c.step_index}
             for c in recorded
-            if c.name in wanted and not c.passed
+            if not c.passed and c.name in wanted
         ]
         if failures:
             return failed("constraint_failed", constraints=names, failed=failures)
-        not_recorded = [n for n in names if n not in recorded_names]
+        not_recorded = [n for n in names if n not in checks]
         if not_recorded:
             return missing(
                 "constraint_not_recorded",
@@ -356,7 +365,6 @@ class AgentConstraintsSatisfied(TrajectoryEvaluator):
                 not_recorded=not_recorded,
                 truncated=trajectory.truncated,
             )
-        checks = Counter(c.name for c in recorded if c.name in wanted)
         return passed(None, constraints=names, checks={n: checks[n] for n in names})
 
 
@@ -385,8 +393,8 @@ class AgentMaxSteps(TrajectoryEvaluator):
         details = {"steps": n, "max_steps": limit, "truncated": trajectory.truncated}
         if trajectory.truncated:
             if n >= limit:
-                return failed("too_many_steps", **details)
-            return missing(TRUNCATED, **details)
+                return Judgment("failed", "too_many_steps", details)
+            return Judgment("missing", TRUNCATED, details)
         if n <= limit:
-            return passed(None, **details)
-        return failed("too_many_steps", **details)
+            return Judgment("passed", None, details)
+        return Judgment("failed", "too_many_steps", details)

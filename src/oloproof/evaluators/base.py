@@ -23,6 +23,8 @@ from oloproof.recording.trajectory import TRAJECTORY_KIND
 from oloproof.suite.validation import ConfigModel
 
 OUTPUT = "output"
+# What an errored case lacks: an evaluator reading any of these is missing on it.
+_CALL_EVIDENCE = frozenset({OUTPUT, TRAJECTORY_KIND, STATE_KIND})
 
 
 class EvaluatorConfig(ConfigModel):
@@ -96,7 +98,7 @@ def judge_case(evaluator: Evaluator, evidence: Evidence) -> Judgment:
     if exclusion is not None:
         return exclusion
     reads = evaluator.reads
-    if evidence.errored is not None and (reads & {OUTPUT, TRAJECTORY_KIND, STATE_KIND}):
+    if evidence.errored is not None and not reads.isdisjoint(_CALL_EVIDENCE):
         return missing("case_errored", error=evidence.errored)
     if TRAJECTORY_KIND in reads and TRAJECTORY_KIND not in evidence.artifacts:
         return missing("no_trajectory")

@@ -11,12 +11,14 @@ VERDICT_CODES: dict[str, str] = {"passed": "P", "failed": "F", "missing": "M", "
 CODE_VERDICTS: dict[str, str] = {v: k for k, v in VERDICT_CODES.items()}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Judgment:
     """The verdict of one criterion on one case, with why and what was compared.
 
     `reason` is a short snake_case word (`no_declared_tools`, `truncated`, ...); `details`
-    holds what the case panel shows (compared paths, expected and recorded values).
+    holds what the case panel shows (compared paths, expected and recorded values). Read-only
+    by convention, not frozen: a frozen dataclass costs five times as much to make, and six
+    are made per case.
     """
 
     verdict: Verdict

@@ -30,16 +30,18 @@ class _ExpectedEvaluator(Evaluator):
 
     config: _FieldConfig
 
+    def __init__(self, config: EvaluatorConfig, base_dir: Path | None = None) -> None:
+        super().__init__(config, base_dir)
+        self._key = self.config.expected_field or self.config.field  # the expected field
+
     def exclusion(self, evidence: Evidence) -> Judgment | None:
-        key = self.config.expected_field or self.config.field
-        if key not in evidence.case.expected:
-            return excluded(f"no_expected_{key}")
+        if self._key not in evidence.case.expected:
+            return excluded(f"no_expected_{self._key}")
         return None
 
     def values(self, evidence: Evidence) -> tuple[Any, Any]:
-        key = self.config.expected_field or self.config.field
         output = evidence.output or {}
-        return output.get(self.config.field, _ABSENT), evidence.case.expected[key]
+        return output.get(self.config.field, _ABSENT), evidence.case.expected[self._key]
 
 
 @register("exact_match")

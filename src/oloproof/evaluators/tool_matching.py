@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from oloproof.digest import canonical_json
 from oloproof.recording.trajectory import AgentStep, AgentTrajectory
@@ -37,8 +37,7 @@ Verdict = Literal["passed", "failed", "missing"]
 _ALIGNMENT_ROWS = 100
 
 
-@dataclass(frozen=True)
-class ExpectedCall:
+class ExpectedCall(NamedTuple):
     """One entry of `expected.tools`: a tool, and the arguments it must have (None: any)."""
 
     name: str
@@ -48,6 +47,8 @@ class ExpectedCall:
 
     @staticmethod
     def of(entry: Any) -> ExpectedCall:
+        if isinstance(entry, str):
+            return ExpectedCall(entry, None, entry)
         if isinstance(entry, Mapping):
             arguments = entry.get("arguments")
             if arguments is None:
@@ -95,56 +96,58 @@ class Outcome:
 
 
 Fits = Callable[[int, int], bool]
+# One row of an alignment: (call position or None, entry position or None, status).
+Pair = tuple[int | None, int | None, str]
 
 
 def judge_calls(mode: Mode, rule: ArgumentRule, expected: Sequence[ExpectedCall],
                 trajectory: AgentTrajectory) -> Outcome:
     """The verdict of `agent_tool_sequence` for one case (see the module docstring)."""
-    calls, truncated = trajectory.tool_calls(), trajectory.truncated
-    # Only `arguments: exact` reads a call's canonical text: the others need none made.
-    keys = trajectory.call_keys() if rule == "exact" else [("", "")] * len(calls)
-    table = [[call_matches(c, key, e, rule) for e in expected]
-             for c, key in zip(calls, keys, strict=True)]
+    facts = trajectory.step_facts()
+    calls, truncated = facts.calls, trajectory.truncated
+    table: list[list[bool | None]]
+    if rule == "ignore":  # names alone decide, and every call can be told
+        table = [[name == e.name for e in expected] for name in facts.names]
+        unknown = False
+    else:
+        # Only `arguments: exact` reads a call's canonical text: `subset` needs none made.
+        keys = facts.call_keys if rule == "exact" else [("", "")] * len(calls)
+        table = [[call_matches(c, key, e, rule) for e in expected]
+                 for c, key in zip(calls, keys, strict=True)]
+        unknown = any(None in row for row in table)
     judge = _MODES[mode]
-
-    def fits(unknown: bool) -> Fits:
-        return lambda i, j: unknown if table[i][j] is None else bool(table[i][j])
-
-    sure = judge(expected, calls, fits(False), truncated)
-    if any(v is None for row in table for v in row):
-        hopeful = judge(expected, calls, fits(True), truncated)
+    sure = judge(expected, calls, lambda i, j: bool(table[i][j]), truncated)
+    if unknown:  # judged again with every untold call fitting
+        hopeful = judge(expected, calls, lambda i, j: table[i][j] is not False, truncated)
         if hopeful.verdict != sure.verdict:
             sure = Outcome("missing", "arguments_not_recorded", sure.details)
-    sure.details["alignment"] = _marked(sure.details["alignment"], table, rule)
+    sure.details["alignment"] = _rows(sure.details["alignment"], expected, calls, table, rule)
     sure.details.update(mode=mode, arguments=rule)
     return sure
 
 
-def _marked(rows: list[dict[str, Any]], table: list[list[bool | None]],
-            rule: ArgumentRule) -> list[dict[str, Any]]:
+def _rows(pairs: list[Pair], expected: Sequence[ExpectedCall], calls: Sequence[AgentStep],
+          table: list[list[bool | None]], rule: ArgumentRule) -> list[dict[str, Any]]:
+    """The alignment a judgment shows: the first 100 pairs as rows (a pair whose call could
+    not be told from the entry marked `arguments_not_recorded`), then how many more."""
     out: list[dict[str, Any]] = []
-    for row in rows[:_ALIGNMENT_ROWS]:
-        i, j = row.pop("_i", None), row.pop("_j", None)
+    arguments = rule != "ignore"
+    for i, j, status in pairs[:_ALIGNMENT_ROWS]:
+        call = calls[i] if i is not None else None
         if i is not None and j is not None and table[i][j] is None:
-            row["status"] = "arguments_not_recorded"
-        if rule == "ignore":
-            row.pop("arguments", None)
+            status = "arguments_not_recorded"
+        row: dict[str, Any] = {
+            "expected": expected[j].given if j is not None else None,
+            "step": call.index if call is not None else None,
+            "called": call.tool_name if call is not None else None,
+        }
+        if arguments:
+            row["arguments"] = call.arguments if call is not None else None
+        row["status"] = status
         out.append(row)
-    if len(rows) > _ALIGNMENT_ROWS:
-        out.append({"status": "more", "rows": len(rows) - _ALIGNMENT_ROWS})
+    if len(pairs) > _ALIGNMENT_ROWS:
+        out.append({"status": "more", "rows": len(pairs) - _ALIGNMENT_ROWS})
     return out
-
-
-def _row(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep], i: int | None,
-         j: int | None, status: str) -> dict[str, Any]:
-    call = calls[i] if i is not None else None
-    return {
-        "expected": expected[j].given if j is not None else None,
-        "step": call.index if call is not None else None,
-        "called": call.tool_name if call is not None else None,
-        "arguments": call.arguments if call is not None else None,
-        "status": status, "_i": i, "_j": j,
-    }
 
 
 def _names(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep]) -> dict[str, Any]:
@@ -154,16 +157,19 @@ def _names(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep]) -> dict
 def _exact(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep], fits: Fits,
            truncated: bool) -> Outcome:
     n, m = len(calls), len(expected)
-    parted = next((k for k in range(min(n, m)) if not fits(k, k)), min(n, m))
-    rows = []
-    for k in range(max(n, m)):
-        if k < n and k < m:
-            rows.append(_row(expected, calls, k, k, "matched" if fits(k, k) else "different"))
-        elif k < n:
-            rows.append(_row(expected, calls, k, None, "unexpected"))
+    both = min(n, m)
+    parted = both  # where a recorded call first differs from its entry
+    pairs: list[Pair] = []
+    for k in range(both):
+        if fits(k, k):
+            pairs.append((k, k, "matched"))
         else:
-            rows.append(_row(expected, calls, None, k, "not_called"))
-    details = {"ordered": True, **_names(expected, calls), "alignment": rows}
+            pairs.append((k, k, "different"))
+            if parted == both:
+                parted = k
+    pairs += [(k, None, "unexpected") for k in range(both, n)]
+    pairs += [(None, k, "not_called") for k in range(both, m)]
+    details = {"ordered": True, **_names(expected, calls), "alignment": pairs}
     departed = parted < n  # a recorded call already differs, or comes past the entries
     if not truncated and not departed and n == m:
         return Outcome("passed", None, details)
@@ -176,10 +182,9 @@ def _unordered(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep], fit
                truncated: bool) -> Outcome:
     pair = _max_matching(len(calls), len(expected), fits)  # call index -> entry index
     taken = set(pair.values())
-    rows = [_row(expected, calls, i, pair.get(i), "matched" if i in pair else "unexpected")
-            for i in range(len(calls))]
-    rows += [_row(expected, calls, None, j, "not_called")
-             for j in range(len(expected)) if j not in taken]
+    rows: list[Pair] = [(i, pair.get(i), "matched" if i in pair else "unexpected")
+                        for i in range(len(calls))]
+    rows += [(None, j, "not_called") for j in range(len(expected)) if j not in taken]
     extra = Counter(calls[i].tool_name or "" for i in range(len(calls)) if i not in pair)
     lacking = Counter(expected[j].name for j in range(len(expected)) if j not in taken)
     details = {"ordered": False, **_names(expected, calls), "alignment": rows}
@@ -215,18 +220,18 @@ def _subset(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep], fits: 
             truncated: bool) -> Outcome:
     # Greedy, each call to the earliest entry after the last one used: it finds a placement
     # whenever one exists.
-    rows: list[dict[str, Any]] = []
+    rows: list[Pair] = []
     j, outside = 0, None
     for i in range(len(calls)):
         k = next((k for k in range(j, len(expected)) if fits(i, k)), None)
         if k is None:
-            rows.append(_row(expected, calls, i, None, "unexpected"))
+            rows.append((i, None, "unexpected"))
             outside = i if outside is None else outside
             continue
-        rows += [_row(expected, calls, None, s, "not_called") for s in range(j, k)]
-        rows.append(_row(expected, calls, i, k, "matched"))
+        rows += [(None, s, "not_called") for s in range(j, k)]
+        rows.append((i, k, "matched"))
         j = k + 1
-    rows += [_row(expected, calls, None, s, "not_called") for s in range(j, len(expected))]
+    rows += [(None, s, "not_called") for s in range(j, len(expected))]
     details = {**_names(expected, calls), "alignment": rows}
     if outside is not None:
         return Outcome("failed", "called_outside_expected",
@@ -238,15 +243,15 @@ def _subset(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep], fits: 
 
 def _superset(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep], fits: Fits,
               truncated: bool) -> Outcome:
-    rows: list[dict[str, Any]] = []
+    rows: list[Pair] = []
     j = 0
     for i in range(len(calls)):
         if j < len(expected) and fits(i, j):
-            rows.append(_row(expected, calls, i, j, "matched"))
+            rows.append((i, j, "matched"))
             j += 1
         else:
-            rows.append(_row(expected, calls, i, None, "other_call"))
-    rows += [_row(expected, calls, None, s, "not_called") for s in range(j, len(expected))]
+            rows.append((i, None, "other_call"))
+    rows += [(None, s, "not_called") for s in range(j, len(expected))]
     details = {**_names(expected, calls), "alignment": rows}
     if j == len(expected):
         return Outcome("passed", None, details)  # later calls cannot undo it

@@ -82,7 +82,7 @@ class AgentTrajectory(_Frozen):
 
     def tool_calls(self) -> list[AgentStep]:
         """The `tool_call` steps, in order."""
-        return list(self._facts().calls)
+        return list(self.step_facts().calls)
 
     def call_keys(self) -> tuple[tuple[str, str], ...]:
         """What makes each `tool_call` what it is: its tool and its arguments as canonical JSON.
@@ -90,16 +90,11 @@ class AgentTrajectory(_Frozen):
         Two calls are *identical* when their keys are equal (a call recorded without arguments
         and one with `{}` are the same call). One key per `tool_call` step, in order.
         """
-        return self._facts().call_keys
+        return self.step_facts().call_keys
 
     def has_repeated_call(self) -> bool:
         """Whether some identical call occurs twice or more anywhere (not only in a row)."""
-        facts = self._facts()
-        names = [s.tool_name for s in facts.calls]
-        if len(set(names)) == len(names):
-            return False  # no tool called twice: no need to compare arguments
-        keys = facts.call_keys
-        return len(set(keys)) < len(keys)
+        return self.step_facts().repeated
 
     def route(self) -> list[str] | None:
         """The agents that held control, in order, consecutive repeats collapsed.
@@ -108,35 +103,36 @@ class AgentTrajectory(_Frozen):
         `to_agent` holds it next (so a hand-off to a person, who takes no step, ends the route
         at `person`). None when no step names an agent (a single-agent trace has no route).
         """
-        route = self._facts().route
+        route = self.step_facts().route
         return None if route is None else list(route)
 
     def actions(self) -> list[list[Any]]:
         """The agent's actions: [tool name, arguments] of every `tool_call` step, in order."""
-        return [[s.tool_name, s.arguments or {}] for s in self._facts().calls]
+        return [[s.tool_name, s.arguments or {}] for s in self.step_facts().calls]
 
     def call_index(self, tool_name: str, occurrence: int = 1) -> int | None:
         """The step index of the `occurrence`-th `tool_call` of `tool_name`, or None if that call
         was not made (the call a fault replay makes fail)."""
         seen = 0
-        for step in self._facts().calls:
+        for step in self.step_facts().calls:
             if step.tool_name == tool_name:
                 seen += 1
                 if seen == occurrence:
                     return step.index
         return None
 
-    def _facts(self) -> _StepFacts:
-        """The facts of these steps, computed on first use.
+    def step_facts(self) -> StepFacts:
+        """The facts of these steps, computed on first use, as read-only tuples (the methods
+        above hand out copies; the engine's own readers take these as they are).
 
         Kept in the instance's `__dict__` beside the fields (as `functools.cached_property`
         does): pydantic compares, dumps and validates fields only, whereas a private attribute
         would take part in `==`. The facts remember the `steps` tuple they were computed from,
         because `model_copy(update=...)` copies `__dict__` — a copy with other steps recomputes.
         """
-        facts: _StepFacts | None = self.__dict__.get(_FACTS)
+        facts: StepFacts | None = self.__dict__.get(_FACTS)
         if facts is None or facts.steps is not self.steps:
-            facts = _StepFacts(self.steps)
+            facts = StepFacts(self.steps)
             self.__dict__[_FACTS] = facts  # the model is frozen; its fields are untouched
         return facts
 
@@ -144,16 +140,38 @@ class AgentTrajectory(_Frozen):
 _FACTS = "_step_facts"
 
 
-class _StepFacts:
-    """The tool calls, their identity keys and the route of one tuple of steps."""
+class StepFacts:
+    """The tool calls, their tool names and identity keys, and the route of one tuple of steps.
 
-    __slots__ = ("_call_keys", "calls", "route", "steps")
+    `calls` and `names` (each call's `tool_name`) and `route` are made at once, in one pass;
+    `call_keys` and `repeated` when first asked for.
+    """
+
+    __slots__ = ("_call_keys", "_repeated", "calls", "names", "route", "steps")
 
     def __init__(self, steps: tuple[AgentStep, ...]) -> None:
         self.steps = steps
-        self.calls = tuple(s for s in steps if s.kind == "tool_call")
+        calls: list[AgentStep] = []
+        route: list[str] = []
+        named = False
+        for step in steps:
+            if step.kind == "tool_call":
+                calls.append(step)
+            agent = step.agent
+            if agent:
+                named = True
+                if not route or route[-1] != agent:
+                    route.append(agent)
+            if step.kind == "handoff":
+                agent = step.to_agent
+                if agent and (not route or route[-1] != agent):
+                    route.append(agent)
+        self.calls: tuple[AgentStep, ...] = tuple(calls)
+        self.names: tuple[str | None, ...] = tuple([s.tool_name for s in calls])
+        # A route only when some step names its agent (a hand-off's `to_agent` alone is none).
+        self.route: tuple[str, ...] | None = tuple(route) if named else None
         self._call_keys: tuple[tuple[str, str], ...] | None = None
-        self.route = _route(steps)
+        self._repeated: bool | None = None
 
     @property
     def call_keys(self) -> tuple[tuple[str, str], ...]:
@@ -164,43 +182,49 @@ class _StepFacts:
                 (s.tool_name or "", canonical_json(s.arguments or {})) for s in self.calls)
         return self._call_keys
 
-
-def _route(steps: tuple[AgentStep, ...]) -> tuple[str, ...] | None:
-    """The route of `AgentTrajectory.route`, as a tuple."""
-    if not any(s.agent for s in steps):
-        return None
-    route: list[str] = []
-    for step in steps:
-        holders = [step.agent]
-        if step.kind == "handoff":
-            holders.append(step.to_agent)
-        for agent in holders:
-            if agent and (not route or route[-1] != agent):
-                route.append(agent)
-    return tuple(route)
+    @property
+    def repeated(self) -> bool:
+        """Whether some identical call occurs twice or more anywhere."""
+        if self._repeated is None:
+            names = self.names
+            if len(set(names)) == len(names):
+                self._repeated = False  # no tool called twice: no need to compare arguments
+            else:
+                keys = self.call_keys
+                self._repeated = len(set(keys)) < len(keys)
+        return self._repeated
 
 
 def trajectory_problems(steps: tuple[AgentStep, ...]) -> list[str]:
-    """Every reason a sequence of steps is not a valid trajectory (empty when it is)."""
+    """Every reason a sequence of steps is not a valid trajectory (empty when it is).
+
+    One pass over the steps (this runs for every recorded trajectory).
+    """
+    gaps: list[str] = []
+    nameless: list[int] = []
+    stray: list[int] = []
+    unnamed: list[int] = []
+    for pos, s in enumerate(steps, 1):
+        if s.index != pos:
+            gaps.append(f"step {pos} has index {s.index}")
+        kind = s.kind
+        if not s.tool_name and (kind == "tool_call" or kind == "tool_result"):
+            nameless.append(s.index)
+        if s.to_agent is not None and kind != "handoff":
+            stray.append(s.index)
+        if not s.agent:
+            unnamed.append(s.index)
     problems: list[str] = []
-    gaps = [
-        f"step {pos} has index {s.index}" for pos, s in enumerate(steps, 1) if s.index != pos
-    ]
     if gaps:
         problems.append(
             "step indices must run 1, 2, 3, ... without gaps: " + ", ".join(gaps[:5])
             + (f" (+{len(gaps) - 5} more)" if len(gaps) > 5 else "")
         )
-    nameless = [s.index for s in steps
-                if s.kind in ("tool_call", "tool_result") and not s.tool_name]
     if nameless:
         problems.append(f"tool steps without a tool_name: {_indices(nameless)}")
-    stray = [s.index for s in steps if s.to_agent is not None and s.kind != "handoff"]
     if stray:
         problems.append(f"to_agent is only allowed on handoff steps: {_indices(stray)}")
-    named = [s for s in steps if s.agent]
-    if named and len(named) != len(steps):
-        unnamed = [s.index for s in steps if not s.agent]
+    if unnamed and len(unnamed) != len(steps):
         problems.append(
             "either every step names its agent or none does; steps without an agent: "
             + _indices(unnamed)
