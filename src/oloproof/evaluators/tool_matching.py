@@ -86,7 +86,7 @@ def call_matches(call: AgentStep, key: tuple[str, str], want: ExpectedCall,
     return contains(call.arguments, want.arguments)
 
 
-@dataclass
+@dataclass(slots=True)
 class Outcome:
     """A verdict with its reason and the details a judgment shows."""
 
@@ -95,7 +95,8 @@ class Outcome:
     details: dict[str, Any]
 
 
-Fits = Callable[[int, int], bool]
+# Whether call i fits entry j, as fits[i][j] (a call that cannot be told is given a side).
+Fits = Sequence[Sequence[bool]]
 # One row of an alignment: (call position or None, entry position or None, status).
 Pair = tuple[int | None, int | None, str]
 
@@ -116,17 +117,23 @@ def judge_calls(mode: Mode, rule: ArgumentRule, expected: Sequence[ExpectedCall]
                  for c, key in zip(calls, keys, strict=True)]
         unknown = any(None in row for row in table)
     judge = _MODES[mode]
-    sure = judge(expected, calls, lambda i, j: bool(table[i][j]), truncated)
-    if unknown:  # judged again with every untold call fitting
-        hopeful = judge(expected, calls, lambda i, j: table[i][j] is not False, truncated)
+    named = {"expected": [e.given for e in expected], "called": list(facts.names)}
+    if not unknown:
+        sure = judge(expected, calls, table, truncated, named)  # type: ignore[arg-type]
+    else:  # judged both ways: every untold call not fitting, then fitting
+        sure = judge(expected, calls, [[v is True for v in row] for row in table], truncated,
+                     named)
+        hopeful = judge(expected, calls, [[v is not False for v in row] for row in table],
+                        truncated, named)
         if hopeful.verdict != sure.verdict:
             sure = Outcome("missing", "arguments_not_recorded", sure.details)
-    sure.details["alignment"] = _rows(sure.details["alignment"], expected, calls, table, rule)
+    sure.details["alignment"] = _rows(sure.details["alignment"], named["expected"], calls,
+                                      table, rule)
     sure.details.update(mode=mode, arguments=rule)
     return sure
 
 
-def _rows(pairs: list[Pair], expected: Sequence[ExpectedCall], calls: Sequence[AgentStep],
+def _rows(pairs: list[Pair], given: list[Any], calls: Sequence[AgentStep],
           table: list[list[bool | None]], rule: ArgumentRule) -> list[dict[str, Any]]:
     """The alignment a judgment shows: the first 100 pairs as rows (a pair whose call could
     not be told from the entry marked `arguments_not_recorded`), then how many more."""
@@ -137,7 +144,7 @@ def _rows(pairs: list[Pair], expected: Sequence[ExpectedCall], calls: Sequence[A
         if i is not None and j is not None and table[i][j] is None:
             status = "arguments_not_recorded"
         row: dict[str, Any] = {
-            "expected": expected[j].given if j is not None else None,
+            "expected": given[j] if j is not None else None,
             "step": call.index if call is not None else None,
             "called": call.tool_name if call is not None else None,
         }
@@ -150,26 +157,24 @@ def _rows(pairs: list[Pair], expected: Sequence[ExpectedCall], calls: Sequence[A
     return out
 
 
-def _names(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep]) -> dict[str, Any]:
-    return {"expected": [e.given for e in expected], "called": [c.tool_name for c in calls]}
-
-
 def _exact(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep], fits: Fits,
-           truncated: bool) -> Outcome:
+           truncated: bool, named: dict[str, Any]) -> Outcome:
     n, m = len(calls), len(expected)
     both = min(n, m)
     parted = both  # where a recorded call first differs from its entry
     pairs: list[Pair] = []
     for k in range(both):
-        if fits(k, k):
+        if fits[k][k]:
             pairs.append((k, k, "matched"))
         else:
             pairs.append((k, k, "different"))
             if parted == both:
                 parted = k
-    pairs += [(k, None, "unexpected") for k in range(both, n)]
-    pairs += [(None, k, "not_called") for k in range(both, m)]
-    details = {"ordered": True, **_names(expected, calls), "alignment": pairs}
+    for k in range(both, n):
+        pairs.append((k, None, "unexpected"))
+    for k in range(both, m):
+        pairs.append((None, k, "not_called"))
+    details = {"ordered": True, **named, "alignment": pairs}
     departed = parted < n  # a recorded call already differs, or comes past the entries
     if not truncated and not departed and n == m:
         return Outcome("passed", None, details)
@@ -179,7 +184,7 @@ def _exact(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep], fits: F
 
 
 def _unordered(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep], fits: Fits,
-               truncated: bool) -> Outcome:
+               truncated: bool, named: dict[str, Any]) -> Outcome:
     pair = _max_matching(len(calls), len(expected), fits)  # call index -> entry index
     taken = set(pair.values())
     rows: list[Pair] = [(i, pair.get(i), "matched" if i in pair else "unexpected")
@@ -187,7 +192,7 @@ def _unordered(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep], fit
     rows += [(None, j, "not_called") for j in range(len(expected)) if j not in taken]
     extra = Counter(calls[i].tool_name or "" for i in range(len(calls)) if i not in pair)
     lacking = Counter(expected[j].name for j in range(len(expected)) if j not in taken)
-    details = {"ordered": False, **_names(expected, calls), "alignment": rows}
+    details = {"ordered": False, **named, "alignment": rows}
     if not extra and not lacking and not truncated:
         return Outcome("passed", None, details)
     if truncated and not extra:
@@ -204,7 +209,7 @@ def _max_matching(n: int, m: int, fits: Fits) -> dict[int, int]:
 
     def place(call: int, seen: set[int]) -> bool:
         for j in range(m):
-            if j not in seen and fits(call, j):
+            if j not in seen and fits[call][j]:
                 seen.add(j)
                 if j not in entry_of or place(entry_of[j], seen):
                     entry_of[j] = call
@@ -217,13 +222,13 @@ def _max_matching(n: int, m: int, fits: Fits) -> dict[int, int]:
 
 
 def _subset(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep], fits: Fits,
-            truncated: bool) -> Outcome:
+            truncated: bool, named: dict[str, Any]) -> Outcome:
     # Greedy, each call to the earliest entry after the last one used: it finds a placement
     # whenever one exists.
     rows: list[Pair] = []
     j, outside = 0, None
     for i in range(len(calls)):
-        k = next((k for k in range(j, len(expected)) if fits(i, k)), None)
+        k = next((k for k in range(j, len(expected)) if fits[i][k]), None)
         if k is None:
             rows.append((i, None, "unexpected"))
             outside = i if outside is None else outside
@@ -232,7 +237,7 @@ def _subset(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep], fits: 
         rows.append((i, k, "matched"))
         j = k + 1
     rows += [(None, s, "not_called") for s in range(j, len(expected))]
-    details = {**_names(expected, calls), "alignment": rows}
+    details = {**named, "alignment": rows}
     if outside is not None:
         return Outcome("failed", "called_outside_expected",
                        {**details, "first_outside": calls[outside].index})
@@ -242,17 +247,17 @@ def _subset(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep], fits: 
 
 
 def _superset(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep], fits: Fits,
-              truncated: bool) -> Outcome:
+              truncated: bool, named: dict[str, Any]) -> Outcome:
     rows: list[Pair] = []
     j = 0
     for i in range(len(calls)):
-        if j < len(expected) and fits(i, j):
+        if j < len(expected) and fits[i][j]:
             rows.append((i, j, "matched"))
             j += 1
         else:
             rows.append((i, None, "other_call"))
     rows += [(None, s, "not_called") for s in range(j, len(expected))]
-    details = {**_names(expected, calls), "alignment": rows}
+    details = {**named, "alignment": rows}
     if j == len(expected):
         return Outcome("passed", None, details)  # later calls cannot undo it
     not_called = [e.given for e in expected[j:]]
@@ -261,7 +266,8 @@ def _superset(expected: Sequence[ExpectedCall], calls: Sequence[AgentStep], fits
     return Outcome("failed", "expected_not_called", {**details, "not_called": not_called})
 
 
-_MODES: dict[str, Callable[[Sequence[ExpectedCall], Sequence[AgentStep], Fits, bool],
-                           Outcome]] = {
+# Each mode: (entries, calls, fits, truncated, the entries and called names for the details).
+_MODES: dict[str, Callable[[Sequence[ExpectedCall], Sequence[AgentStep], Fits, bool,
+                            dict[str, Any]], Outcome]] = {
     "exact": _exact, "unordered": _unordered, "subset": _subset, "superset": _superset,
 }

@@ -19,6 +19,7 @@ from oloproof.analysis.facts import case_facts
 from oloproof.digest import canonical_json, combine, sha256_text
 from oloproof.evaluators.base import Evaluator, judge_case
 from oloproof.evaluators.evidence import Evidence
+from oloproof.evaluators.judgment import VERDICT_CODES
 from oloproof.execution.calls import CallResult, ReplayResult
 from oloproof.execution.replays import ReplayRequest, fault_replay
 from oloproof.execution.units import (
@@ -38,9 +39,12 @@ from oloproof.suite.cases import Case
 from oloproof.traces.reading import READING_KIND
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CallRequest:
-    """Run one case around the sandbox: reset, call, snapshot (trial `trial` of `trials`)."""
+    """Run one case around the sandbox: reset, call, snapshot (trial `trial` of `trials`).
+
+    (Not frozen: one is made per case, and a frozen dataclass costs five times as much.)
+    """
 
     case: Case
     trial: int = 1
@@ -69,8 +73,8 @@ def unit_procedure(job: UnitJob, evaluators: Sequence[Evaluator]) -> Procedure:
     for item in evidence[1:]:
         item.source = source
     new_replays: list[tuple[str, dict[str, Any]]] = []
-    trajectory = source.trajectory if source.errored is None else None
-    if job.replays and trajectory is not None:
+    trajectory = source.trajectory if job.replays and source.errored is None else None
+    if trajectory is not None:
         for replay in job.replays:
             record = replay.record
             if record is None:
@@ -78,10 +82,14 @@ def unit_procedure(job: UnitJob, evaluators: Sequence[Evaluator]) -> Procedure:
                                             job.trials)
                 new_replays.append((replay.key, record))
             source.replays[evaluators[replay.evaluator].criterion] = record | {"key": replay.key}
-    cases = [
-        CaseResult(execution, [_judge(evaluators[i], item) for i in case_job.judge])
-        for case_job, execution, item in zip(job.cases, executions, evidence, strict=True)
-    ]
+    cases = []
+    for case_job, execution, item in zip(job.cases, executions, evidence, strict=True):
+        judged = []
+        for i in case_job.judge:
+            judgment = judge_case(evaluators[i], item)
+            judged.append(Judged(VERDICT_CODES[judgment.verdict], judgment.reason,
+                                 judgment.details))
+        cases.append(CaseResult(execution, judged))
     return UnitResult(job.unit, cases, new_replays)
 
 
@@ -116,11 +124,6 @@ def failed_unit(job: UnitJob, exc: BaseException) -> UnitResult:
     text = "".join(traceback.format_exception(exc))
     return UnitResult(job.unit, [], failure=CaseError(
         "engine_error", f"{type(exc).__name__}: {exc}", text))
-
-
-def _judge(evaluator: Evaluator, evidence: Evidence) -> Judged:
-    judgment = judge_case(evaluator, evidence)
-    return Judged(judgment.code, judgment.reason, judgment.details)
 
 
 def _cached_evidence(job: CaseJob) -> Evidence:

@@ -72,6 +72,8 @@ class Worker:
     def perform(self, request: Request) -> CallResult | ReplayResult:
         """Do one request of a unit's procedure, holding the sandbox (no timeout here: a
         thread transport enforces it from outside, see `lanes.ThreadLanes`)."""
+        if not self.stateful:  # no sandbox: nothing to hold
+            return self.perform_holding_sandbox(request)
         with self.sandbox:
             return self.perform_holding_sandbox(request)
 
