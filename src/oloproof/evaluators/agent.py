@@ -22,7 +22,16 @@ from pydantic import Field, model_validator
 
 from oloproof.evaluators.base import Evaluator, EvaluatorConfig, register
 from oloproof.evaluators.evidence import Evidence
-from oloproof.evaluators.judgment import Judgment, excluded, failed, missing, passed
+from oloproof.evaluators.judgment import (
+    FAILED,
+    MISSING,
+    PASSED,
+    Judgment,
+    excluded,
+    failed,
+    missing,
+    passed,
+)
 from oloproof.evaluators.tool_matching import ArgumentRule, ExpectedCall, Mode, judge_calls
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentStep, AgentTrajectory
 
@@ -173,10 +182,10 @@ class AgentToolCalled(TrajectoryEvaluator):
         steps = [s.index for s in trajectory.step_facts().calls if s.tool_name == tool]
         details = {"tool": tool, "calls": len(steps), "min_calls": least, "steps": steps}
         if len(steps) >= least:
-            return Judgment("passed", None, details)
+            return Judgment(PASSED, None, details)
         if trajectory.truncated:
-            return Judgment("missing", TRUNCATED, details)
-        return Judgment("failed", "too_few_calls", details)
+            return Judgment(MISSING, TRUNCATED, details)
+        return Judgment(FAILED, "too_few_calls", details)
 
 
 @register("agent_no_tool_loop")
@@ -275,10 +284,10 @@ class AgentToolSequence(_DeclaredToolsEvaluator):
         outcome = judge_calls(self.config.resolved_mode, self.config.arguments, expected,
                               trajectory)
         if outcome.verdict == "passed":
-            return Judgment("passed", None, outcome.details)
+            return Judgment(PASSED, None, outcome.details)
         if outcome.verdict == "missing":
-            return Judgment("missing", outcome.reason or TRUNCATED, outcome.details)
-        return Judgment("failed", outcome.reason or "sequence_differs", outcome.details)
+            return Judgment(MISSING, outcome.reason or TRUNCATED, outcome.details)
+        return Judgment(FAILED, outcome.reason or "sequence_differs", outcome.details)
 
 
 @register("agent_no_undeclared_tool")
@@ -393,8 +402,8 @@ class AgentMaxSteps(TrajectoryEvaluator):
         details = {"steps": n, "max_steps": limit, "truncated": trajectory.truncated}
         if trajectory.truncated:
             if n >= limit:
-                return Judgment("failed", "too_many_steps", details)
-            return Judgment("missing", TRUNCATED, details)
+                return Judgment(FAILED, "too_many_steps", details)
+            return Judgment(MISSING, TRUNCATED, details)
         if n <= limit:
-            return Judgment("passed", None, details)
-        return Judgment("failed", "too_many_steps", details)
+            return Judgment(PASSED, None, details)
+        return Judgment(FAILED, "too_many_steps", details)

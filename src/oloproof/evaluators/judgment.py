@@ -7,8 +7,12 @@ from typing import Any, Literal
 
 Verdict = Literal["passed", "failed", "missing", "excluded"]
 
-VERDICT_CODES: dict[str, str] = {"passed": "P", "failed": "F", "missing": "M", "excluded": "X"}
-CODE_VERDICTS: dict[str, str] = {v: k for k, v in VERDICT_CODES.items()}
+# The stored one-letter codes of the verdicts.
+PASSED, FAILED, MISSING, EXCLUDED = "P", "F", "M", "X"
+VERDICT_CODES: dict[str, str] = {"passed": PASSED, "failed": FAILED, "missing": MISSING,
+                                 "excluded": EXCLUDED}
+CODE_VERDICTS: dict[str, Verdict] = {
+    PASSED: "passed", FAILED: "failed", MISSING: "missing", EXCLUDED: "excluded"}
 
 
 @dataclass(slots=True)
@@ -16,31 +20,32 @@ class Judgment:
     """The verdict of one criterion on one case, with why and what was compared.
 
     `reason` is a short snake_case word (`no_declared_tools`, `truncated`, ...); `details`
-    holds what the case panel shows (compared paths, expected and recorded values). Read-only
-    by convention, not frozen: a frozen dataclass costs five times as much to make, and six
-    are made per case.
+    holds what the case panel shows (compared paths, expected and recorded values). `code` is
+    the verdict as stored (P, F, M, X): a worker hands judgments back as they are (plain,
+    picklable data). Read-only by convention, not frozen: a frozen dataclass costs five times
+    as much to make, and one is made per case and criterion.
     """
 
-    verdict: Verdict
+    code: str
     reason: str | None = None
     details: dict[str, Any] | None = None
 
     @property
-    def code(self) -> str:
-        return VERDICT_CODES[self.verdict]
+    def verdict(self) -> Verdict:
+        return CODE_VERDICTS[self.code]
 
 
 def passed(reason: str | None = None, **details: Any) -> Judgment:
-    return Judgment("passed", reason, details or None)
+    return Judgment(PASSED, reason, details or None)
 
 
 def failed(reason: str | None = None, **details: Any) -> Judgment:
-    return Judgment("failed", reason, details or None)
+    return Judgment(FAILED, reason, details or None)
 
 
 def missing(reason: str, **details: Any) -> Judgment:
-    return Judgment("missing", reason, details or None)
+    return Judgment(MISSING, reason, details or None)
 
 
 def excluded(reason: str, **details: Any) -> Judgment:
-    return Judgment("excluded", reason, details or None)
+    return Judgment(EXCLUDED, reason, details or None)

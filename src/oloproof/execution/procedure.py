@@ -19,7 +19,6 @@ from oloproof.analysis.facts import case_facts
 from oloproof.digest import canonical_json, combine, sha256_text
 from oloproof.evaluators.base import Evaluator, judge_case
 from oloproof.evaluators.evidence import Evidence
-from oloproof.evaluators.judgment import VERDICT_CODES
 from oloproof.execution.calls import CallResult, ReplayResult
 from oloproof.execution.replays import ReplayRequest, fault_replay
 from oloproof.execution.units import (
@@ -27,7 +26,6 @@ from oloproof.execution.units import (
     CaseJob,
     CaseResult,
     Execution,
-    Judged,
     StoredText,
     UnitJob,
     UnitResult,
@@ -84,12 +82,8 @@ def unit_procedure(job: UnitJob, evaluators: Sequence[Evaluator]) -> Procedure:
             source.replays[evaluators[replay.evaluator].criterion] = record | {"key": replay.key}
     cases = []
     for case_job, execution, item in zip(job.cases, executions, evidence, strict=True):
-        judged = []
-        for i in case_job.judge:
-            judgment = judge_case(evaluators[i], item)
-            judged.append(Judged(VERDICT_CODES[judgment.verdict], judgment.reason,
-                                 judgment.details))
-        cases.append(CaseResult(execution, judged))
+        cases.append(CaseResult(execution, [judge_case(evaluators[i], item)
+                                            for i in case_job.judge]))
     return UnitResult(job.unit, cases, new_replays)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from oloproof.evaluators.judgment import Judgment
 from oloproof.suite.cases import Case
 
 
@@ -115,20 +116,11 @@ class Execution:
 
 
 @dataclass(slots=True)
-class Judged:
-    """One evaluator's judgment of one case."""
-
-    code: str  # P F M X
-    reason: str | None
-    details: Any
-
-
-@dataclass(slots=True)
 class CaseResult:
     """What became of one case of a unit: its execution if it ran, its new judgments."""
 
     execution: Execution | None  # None when the job reused a cached execution
-    judgments: list[Judged]  # in the order of the job's `judge` positions
+    judgments: list[Judgment]  # (code, reason, details), in the order of the job's `judge`
 
 
 @dataclass(slots=True)
