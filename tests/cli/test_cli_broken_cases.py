@@ -148,3 +148,17 @@ def test_a_hung_system_does_not_keep_the_command_from_exiting(probe, cli):
 
     assert time.monotonic() - started < 4
     assert code == 3 and "timeout × 1" in out
+
+
+def test_errors_read_in_case_order_whatever_order_the_cases_finish(new_probe, cli):
+    probe = new_probe()
+    cases = probe.plain_cases(4, behave="raise")
+    for n, case in enumerate(cases):  # c001 finishes last, c004 first
+        case["input"]["sleep"] = 0.1 * (len(cases) - 1 - n)
+    probe.write_cases(cases)
+
+    _, out, _ = cli("run", cwd=probe.path)
+    _, listed, _ = cli("run", "--json", cwd=probe.path)
+
+    assert "cases: c001, c002, c003, c004" in out, out
+    assert [e["case"] for e in json.loads(listed)["errors"]] == ["c001", "c002", "c003", "c004"]

@@ -145,7 +145,7 @@ def render_errors(errors: Sequence[CaseError], console: Console, run_id: str = "
                     "judged, and they count as missing for every criterion that reads the end "
                     "state")
     print_wrapped(console, Text("What broke: " + ". ".join(said), style="bold red"))
-    for (kind, message), cases in sorted(groups.items(), key=lambda g: -len(g[1])):
+    for (kind, message), cases in sorted(groups.items(), key=lambda g: (-len(g[1]), g[0])):
         shown = ", ".join(safe_line(c) for c in cases[:8]) + (
             f" (+{len(cases) - 8} more)" if len(cases) > 8 else "")
         print_wrapped(console, _cell(f"{kind} × {len(cases)}: {message}"), 2, 4)
