@@ -285,7 +285,7 @@ class _Run:
                                analysis,
                                [TransformValidity.model_validate(v) for v in validity],
                                CacheCounts.model_validate(engine.cache.to_json()),
-                               [CaseError.model_validate(e) for e in _in_case_order(engine.errors)],
+                               [CaseError.model_validate(e) for e in engine.errors],
                                suite.warnings, execution, against)
             db.finish_run(run_id, "complete", analysis.cases, document.to_json())
         except (KeyboardInterrupt, asyncio.CancelledError):
@@ -301,12 +301,6 @@ class _Run:
                          "is stored")
             raise
         return RunResult(document, list(document.warnings), suite.policy)
-
-
-def _in_case_order(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A run's errors by case id and trial, not in the order the cases happened to finish, so
-    the same run reads the same every time."""
-    return sorted(errors, key=lambda e: (e["case"], e.get("trial", 1)))
 
 
 def run(

@@ -150,7 +150,7 @@ def test_a_hung_system_does_not_keep_the_command_from_exiting(probe, cli):
     assert code == 3 and "timeout × 1" in out
 
 
-def test_errors_read_in_case_order_whatever_order_the_cases_finish(new_probe, cli):
+def test_errors_read_in_dataset_order_whatever_order_the_cases_finish(new_probe, cli):
     probe = new_probe()
     cases = probe.plain_cases(4, behave="raise")
     for n, case in enumerate(cases):  # c001 finishes last, c004 first

@@ -102,11 +102,11 @@ class _GroupTally:
 
 def _add_values(tallies: list[QuantileTally],
                 values: list[tuple[float | None, str | None, str | None]],
-                numbers: list[float | None] | None) -> None:
+                numbers: list[float] | None) -> None:
     """A case's quantile values into `tallies`; `numbers`: the values, when all observed."""
     if numbers is not None:
         for tally, number in zip(tallies, numbers, strict=True):
-            tally.values.append(number)  # type: ignore[arg-type]
+            tally.values.append(number)
     else:
         for tally, (value, why, gap) in zip(tallies, values, strict=True):
             tally.add(value, why, gap)

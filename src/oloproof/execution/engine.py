@@ -135,7 +135,7 @@ class RunEngine:
         self.trials = suite.trials
         self.progress = progress or Progress(total=suite.case_count * suite.trials)
         self.cache = CacheCounts()
-        self.errors: list[dict[str, Any]] = []
+        self._errors: list[tuple[int, dict[str, Any]]] = []  # (slot.seq, entry)
         self.analysis: Analysis | None = None
         self.transform_digests = {t.name: d for t, d in suite.transforms}
         self._system_key = suite.system_key
@@ -353,7 +353,7 @@ class RunEngine:
             facts, latency = execution.facts, execution.latency_ms
             if execution.error is not None:
                 error = execution.error.kind
-                self._record_error(case, execution.error, slot.trial)
+                self._record_error(slot, execution.error)
             else:
                 exec_key = self._keep_execution(slot, execution)
         judgments = result.judgments
@@ -392,20 +392,27 @@ class RunEngine:
                 self.store.add_artifact_text(text.hash, text.kind, text.base, text.text)
         key = slot.exec_key
         if execution.snapshot_error is not None:
-            self._record_error(case, execution.snapshot_error, slot.trial)
+            self._record_error(slot, execution.snapshot_error)
             key = UNCACHED_PREFIX + key
         assert execution.output is not None
         self.store.add_execution(key, case.digest, execution.output, execution.artifacts,
                                  execution.facts, execution.latency_ms)
         return key
 
-    def _record_error(self, case: Case, error: CaseError, trial: int) -> None:
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        """The run's errors in the dataset's order (each case's trials in turn), not in the
+        order the cases happened to finish: the same run reads the same every time."""
+        return [entry for _, entry in sorted(self._errors, key=lambda e: e[0])]
+
+    def _record_error(self, slot: _Slot, error: CaseError) -> None:
+        case = slot.case
         entry: dict[str, Any] = {"case": case.id, "kind": error.kind, "message": error.message}
         if self.trials > 1:
-            entry["trial"] = trial
-        self.errors.append(entry)
+            entry["trial"] = slot.trial
+        self._errors.append((slot.seq, entry))
         self.store.add_error(self.run_id, case.id, error.kind, error.message, error.traceback,
-                             trial=trial)
+                             trial=slot.trial)
 
     # ---- tallying ----------------------------------------------------------------------------
 
@@ -422,7 +429,7 @@ class RunEngine:
 
     def _tally_errored(self, slot: _Slot, error: CaseError) -> None:
         self.store.add_case(slot.case)
-        self._record_error(slot.case, error, slot.trial)
+        self._record_error(slot, error)
         n = len(self.evaluators)
         self._tally(slot, "M" * n, ("case_errored",) * n, None, None, None, error=error.kind,
                     cached=False, exec_key=slot.exec_key)

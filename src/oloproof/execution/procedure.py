@@ -81,8 +81,8 @@ def unit_procedure(job: UnitJob, evaluators: Sequence[Evaluator]) -> Procedure:
                 new_replays.append((replay.key, record))
             source.replays[evaluators[replay.evaluator].criterion] = record | {"key": replay.key}
     cases = []
-    for case_job, execution, item in zip(job.cases, executions, evidence, strict=True):
-        cases.append(CaseResult(execution, [judge_case(evaluators[i], item)
+    for case_job, kept, item in zip(job.cases, executions, evidence, strict=True):
+        cases.append(CaseResult(kept, [judge_case(evaluators[i], item)
                                             for i in case_job.judge]))
     return UnitResult(job.unit, cases, new_replays)
 
