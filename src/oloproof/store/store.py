@@ -29,9 +29,8 @@ from oloproof.store.sql import (
     connect_read_only,
     damaged_store_error,
     store_error,
-    transaction,
 )
-from oloproof.store.writer import Writer
+from oloproof.store.writer import Writer, merge_staged_rows
 
 __all__ = ["JUDGMENT_CASE_KEY", "Store"]
 
@@ -144,9 +143,7 @@ def _merge_staged_unless_busy(path: Path) -> bool:
         return False
     try:
         conn.execute("PRAGMA busy_timeout=0")
-        with transaction(conn):  # BEGIN IMMEDIATE: SQLITE_BUSY at once when a writer has it
-            for sql in Writer.MERGES:
-                conn.execute(sql)
+        merge_staged_rows(conn)  # BEGIN IMMEDIATE: SQLITE_BUSY at once when a writer has it
         return True
     except sqlite3.DatabaseError:
         return False

@@ -6,8 +6,9 @@ killed run loses at most about a second of finished work. With `start_writer` ea
 committed by a thread of its own on a connection of its own, so the event loop never waits on
 the disk; the hand-over queue is bounded, so a slow disk slows the run instead of filling
 memory. Cache rows (cases, executions, judgments) are appended to `stage_*` tables and merged
-into the digest-keyed tables in key order when the writer stops, or when the store is next
-opened after a kill (`merge_staged`).
+into the digest-keyed tables in key order by the writer thread as the run goes (whenever it has
+nothing else to write and has staged an eighth as much as it merged), the rest when the writer
+stops, or when the store is next opened after a kill (`merge_staged`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ class Writer:
         self._pending_count = 0
         self._seen_artifacts: set[str] = set()
         self._seen_cases: set[str] = set()
+        self._staged = 0  # cache rows the writer thread staged and has not merged yet
+        self._merged = 0  # cache rows it merged during the run
 
     @property
     def pending(self) -> int:
@@ -150,18 +153,27 @@ class Writer:
         "DELETE FROM stage_judgments",
     )
 
+    # The writer thread merges during the run once it has staged this many cache rows, and at
+    # least 1/MERGE_RATIO of what it merged so far: a merge rewrites pages all over the keyed
+    # indexes, so merges grow rarer as they grow (a run's merges write O(n log n) pages, not
+    # O(n²)), and what is left for the end is at most about 1/MERGE_RATIO of the run.
+    MERGE_MIN = 1000
+    MERGE_RATIO = 8
+
     def merge_staged(self) -> None:
         """Move staged cache rows into the keyed tables (what a killed run left included)."""
-        conn = self.conn
-        if conn.execute(
-            "SELECT EXISTS (SELECT 1 FROM stage_executions) OR EXISTS (SELECT 1 FROM "
-            "stage_judgments) OR EXISTS (SELECT 1 FROM stage_cases) OR EXISTS "
-            "(SELECT 1 FROM stage_artifacts)"
-        ).fetchone()[0] == 0:
-            return
-        with writing(self.path), transaction(conn):
-            for sql in self.MERGES:
-                conn.execute(sql)
+        with writing(self.path):
+            merge_staged_rows(self.conn)
+
+    def _merge_as_we_go(self, conn: sqlite3.Connection) -> None:
+        """In the writer thread, when no batch waits: merge what is staged, if enough is."""
+        assert self._writer is not None
+        if (self._staged >= max(self.MERGE_MIN, self._merged // self.MERGE_RATIO)
+                and self._writer.empty()):
+            with writing(self.path):
+                merge_staged_rows(conn)
+            self._merged += self._staged
+            self._staged = 0
 
     def flush(self, wait: bool = False) -> None:
         """Commit everything pending in one transaction.
@@ -211,6 +223,8 @@ class Writer:
                     conn.close()
                     return
                 self._write_batch(conn, batch)
+                self._staged += sum(len(batch[table]) for table in _STAGED if table in batch)
+                self._merge_as_we_go(conn)
             except StoreError as exc:
                 self._writer_error = exc
             except Exception as exc:  # the thread must live on: the run waits on its queue
@@ -239,3 +253,22 @@ class Writer:
                 rows = batch.get(table)
                 if rows:
                     insert_rows(conn, insert, width, rows)
+
+
+_STAGED = ("cases", "executions", "judgments")
+"""The batch's tables whose rows are staged."""
+
+
+def merge_staged_rows(conn: sqlite3.Connection) -> bool:
+    """Move every staged cache row into the keyed tables, in key order (one transaction);
+    whether there were any."""
+    if conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM stage_executions) OR EXISTS (SELECT 1 FROM "
+        "stage_judgments) OR EXISTS (SELECT 1 FROM stage_cases) OR EXISTS "
+        "(SELECT 1 FROM stage_artifacts)"
+    ).fetchone()[0] == 0:
+        return False
+    with transaction(conn):
+        for sql in Writer.MERGES:
+            conn.execute(sql)
+    return True
