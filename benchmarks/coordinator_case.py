@@ -10,7 +10,9 @@ of the desk (20,000 distinct cases by default, a cold store), reporting per thre
   suite, planning, taking results, tallying, deciding, merging the staged rows); `oloproof.run`
   is imported before the clock starts, so the imports are not in it;
 - `store`: the writer thread (`Writer._write_forever`);
-- `lanes`: the lanes that run the system and judge (`ThreadLanes._serve`), for scale.
+- `lanes`: the lanes that run the system and judge (`ThreadLanes._serve`), for scale;
+- `store_close_s`: the wall time of `Store.close` at the run's end (the last batch, what is
+  still staged merged, the writer thread stopped), which the run waits for.
 
 Usage: python benchmarks/coordinator_case.py [--cases 20000] [--rounds 2]
 [--concurrency N] [--against REF ...]. With `--against REF`, every round measures this
@@ -55,6 +57,16 @@ def timed(cls, name, label):
 
 timed(lanes.ThreadLanes, "_serve", "lanes")
 timed(writer.Writer, "_write_forever", "store")
+
+from oloproof.store import store as store_module
+closing = store_module.Store.close
+def close(self):  # the wall time the run waits for the store at its end (main thread)
+    start = time.perf_counter()
+    try:
+        closing(self)
+    finally:
+        cpu["close_wall"] = cpu.get("close_wall", 0.0) + time.perf_counter() - start
+store_module.Store.close = close
 run = oloproof.run  # (imports oloproof.api before the clock starts)
 kwargs = {"concurrency": int(sys.argv[2])} if sys.argv[2] != "0" else {}
 wall, main = time.perf_counter(), time.thread_time()
@@ -106,6 +118,7 @@ def main() -> None:
                 "store_us_per_case": per_case(got["store"], n),
                 "coordinator_plus_store_us_per_case": per_case(got["main"] + got["store"], n),
                 "case_threads_us_per_case": per_case(got["lanes"], n),
+                "store_close_s": round(got.get("close_wall", 0.0), 3),
                 "metrics": got["metrics"]}), flush=True)
     for label, rows in seen.items():
         both = [per_case(r["main"] + r["store"], r["cases"]) for r in rows]
