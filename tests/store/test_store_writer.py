@@ -59,3 +59,31 @@ def test_a_batch_of_any_size_is_written_whole_and_in_order(
     assert errors[1002]["message"] == "message 1002"
     assert list(store.iter_run_cases("run")) == [("case-0", "sha256:b", None, {"c": "F"})]
     store.close()
+
+
+def test_the_writer_merges_staged_rows_as_the_run_goes_by_evaluator(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch's cache rows reach the keyed tables before the store is closed, and a case's
+    judgments from two batches are merged by evaluator, the later batch's winning."""
+    monkeypatch.setattr(Store, "MERGE_MIN", 1)
+    path = tmp_path / "store.sqlite"
+    store = Store(path)
+    store.start_writer()
+    case_key = "c" * 40
+    store.add_judgments(case_key, {"e1": ["P", None, None], "e2": ["F", "old", None]})
+    store.flush(wait=True)
+    store.add_judgments(case_key, {"e2": ["P", None, {"n": 1}], "e3": ["X", "broke", None]})
+    store.flush(wait=True)
+
+    reader = Store(path, read_only=True)
+    staged = reader.conn.execute("SELECT count(*) FROM stage_judgments").fetchone()[0]
+    found = reader.load_judgments([case_key + "e1", case_key + "e2", case_key + "e3"])
+    reader.close()
+    store.close()
+    assert staged == 0
+    assert found == {
+        case_key + "e1": {"verdict": "P", "reason": None, "details": None},
+        case_key + "e2": {"verdict": "P", "reason": None, "details": {"n": 1}},
+        case_key + "e3": {"verdict": "X", "reason": "broke", "details": None},
+    }
