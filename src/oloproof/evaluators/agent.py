@@ -279,10 +279,16 @@ class AgentToolSequence(_DeclaredToolsEvaluator):
 
     config: Config
 
+    def __init__(self, config: EvaluatorConfig, base_dir: Path | None = None) -> None:
+        super().__init__(config, base_dir)
+        # Read once (the config is frozen): `resolved_mode` is a property, read every case.
+        self._mode: Mode = self.config.resolved_mode
+        self._rule: ArgumentRule = self.config.arguments
+
     def judge_trajectory(self, trajectory: AgentTrajectory, evidence: Evidence) -> Judgment:
-        expected = [ExpectedCall.of(e) for e in evidence.case.expected["tools"]]
-        outcome = judge_calls(self.config.resolved_mode, self.config.arguments, expected,
-                              trajectory)
+        of = ExpectedCall.of
+        expected = [of(e) for e in evidence.case.expected["tools"]]
+        outcome = judge_calls(self._mode, self._rule, expected, trajectory)
         if outcome.verdict == "passed":
             return Judgment(PASSED, None, outcome.details)
         if outcome.verdict == "missing":

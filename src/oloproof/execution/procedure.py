@@ -149,8 +149,9 @@ def keep(case: Case, call: CallResult) -> tuple[Execution, Evidence]:
         elif kind == TRAJECTORY_KIND and isinstance(payload, AgentTrajectory):
             # pydantic's own serialiser: deterministic for a given model and much faster than
             # sorting keys in Python (equal trajectories built in another key order are stored
-            # twice, which costs space, never correctness).
-            text = payload.model_dump_json()
+            # twice, which costs space, never correctness). Called as `model_dump_json` calls
+            # it, without that method's keyword handling.
+            text = payload.__pydantic_serializer__.to_json(payload).decode()
             content_hash = sha256_text(text)
             texts.append(StoredText(content_hash, kind, None, text))
         else:
