@@ -75,7 +75,8 @@ main, wall = time.thread_time() - main, time.perf_counter() - wall
 doc = result.to_json()
 print(json.dumps({"wall": wall, "main": main, **cpu, "cases": doc["cases"],
                   "executed": doc["cache"]["execution"]["miss"],
-                  "metrics": [[m["id"], m["estimate"], m["lower"], m["upper"]] for m in doc["metrics"]]}))
+                  "metrics": [[m["id"], m["estimate"], m["lower"], m["upper"]]
+                              for m in doc["metrics"]]}))
 """
 
 

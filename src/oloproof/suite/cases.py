@@ -280,10 +280,13 @@ def _add_digests(case: Case, path: Path) -> None:
     input's and the state's canonical texts."""
     state: Any = case.initial_state if case.state_ref is None else {"$state": case.state_ref}
     try:
-        whole = canonical_json({"expected": case.expected, "initial_state": state,
-                                "input": case.input, "metadata": case.metadata})
-        input_text = canonical_json(case.input)
+        # (the canonical text of that object, its keys in sorted order, made of its members'
+        # texts: the input's and the state's are written once, not twice)
+        expected_text = canonical_json(case.expected)
         state_text = "null" if state is None else canonical_json(state)
+        input_text = canonical_json(case.input)
+        whole = (f'{{"expected":{expected_text},"initial_state":{state_text},'
+                 f'"input":{input_text},"metadata":{canonical_json(case.metadata)}}}')
     except ValueError as exc:
         raise _problem(f"not representable as JSON: {exc}", path, case.line, case.id) from None
     case.digest = sha256_text(whole)
