@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from oloproof.digest import digest
 from oloproof.evaluators.evidence import Evidence
@@ -29,6 +29,10 @@ _CALL_EVIDENCE = frozenset({OUTPUT, TRAJECTORY_KIND, STATE_KIND})
 
 class EvaluatorConfig(ConfigModel):
     """Fields every evaluator takes (strict, see `ConfigModel`)."""
+
+    # Each built-in type's Config is built (its pydantic schema) when a suite first uses that
+    # type, not when the registry loads every built-in type's module.
+    model_config = ConfigDict(defer_build=True)
 
     type: str
     criterion: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+$")
