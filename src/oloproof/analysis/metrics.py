@@ -89,9 +89,6 @@ class MetricPlan:
     trial_metrics: list[TrialMetricSpec] = field(default_factory=list)
 
 
-_TRAJECTORY_FIELDS = {"agent_steps": "steps", "agent_tool_calls": "tool_calls"}
-
-
 class _GroupTally:
     """One slice group's verdict combinations and quantile tallies."""
 
@@ -122,15 +119,6 @@ class Analysis:
         self.plan = plan
         self.rates: list[RateTally] = []
         self.quantiles = [QuantileTally() for _ in plan.quantiles]
-        self._observed = [tally.values for tally in self.quantiles]
-        # The facts field of each quantile metric when all count a trajectory's steps or tool
-        # calls (then an observed case's numbers are read straight from its facts), else None.
-        self._trajectory_fields: list[str] | None = [
-            _TRAJECTORY_FIELDS[spec.source] for spec in plan.quantiles
-            if spec.source in _TRAJECTORY_FIELDS] or None
-        if self._trajectory_fields is not None and \
-                len(self._trajectory_fields) < len(plan.quantiles):
-            self._trajectory_fields = None
         self.groups: dict[tuple[int, str], tuple[list[RateTally], list[QuantileTally]]] = {}
         self._combos: Counter[tuple[str, tuple[str | None, ...]]] = Counter()
         # Per declared slice: group value -> its verdict combinations and quantile tallies.
@@ -183,24 +171,14 @@ class Analysis:
         self.cases += 1
         if "F" in codes or "M" in codes or outcome.error is not None:
             self._note_failing(outcome)
+        values = self._quantile_values(outcome) if self.quantiles else None
         # The common case, every value observed, is appended straight to the tallies' lists.
-        numbers = values = None
-        if self.quantiles:
-            fields = self._trajectory_fields
-            if (fields is not None and facts is not None and "steps" in facts
-                    and not facts["truncated"] and outcome.source is None
-                    and outcome.error is None):
-                # (every metric a trajectory count, observed: `quantile_value` in short)
-                numbers = [float(facts[field]) for field in fields]
-                for values_list, number in zip(self._observed, numbers, strict=True):
-                    values_list.append(number)
-            else:
-                values = self._quantile_values(outcome)
-                numbers = [value for value, why, _ in values
-                           if why is None and value is not None]
-                if len(numbers) < len(values):
-                    numbers = None
-                _add_values(self.quantiles, values, numbers)
+        numbers = None
+        if values is not None:
+            numbers = [value for value, why, _ in values if why is None and value is not None]
+            if len(numbers) < len(values):
+                numbers = None
+            _add_values(self.quantiles, values, numbers)
         for groups, group in zip(self._slice_groups, outcome.groups, strict=False):
             if group is None:
                 continue

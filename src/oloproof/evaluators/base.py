@@ -96,7 +96,7 @@ def judge_case(evaluator: Evaluator, evidence: Evidence) -> Judgment:
     An exception inside an evaluator makes the case missing for that criterion, with the
     error kept in the judgment's details (it never stops the run).
     """
-    if evidence.case.source_id is not None and not evaluator.judges_pairs:  # `is_derived`
+    if evidence.case.is_derived and not evaluator.judges_pairs:
         return excluded("metamorphic_copy")
     exclusion = evaluator.exclusion(evidence)
     if exclusion is not None:

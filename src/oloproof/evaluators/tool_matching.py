@@ -47,8 +47,8 @@ class ExpectedCall(NamedTuple):
 
     @staticmethod
     def of(entry: Any) -> ExpectedCall:
-        if isinstance(entry, str):  # the usual entry, made without the namedtuple's __new__
-            return _new_entry(ExpectedCall, (entry, None, entry, None))
+        if isinstance(entry, str):
+            return ExpectedCall(entry, None, entry)
         if isinstance(entry, Mapping):
             arguments = entry.get("arguments")
             if arguments is None:
@@ -56,9 +56,6 @@ class ExpectedCall(NamedTuple):
             return ExpectedCall(str(entry["name"]), dict(arguments), entry,
                                 canonical_json(arguments))
         return ExpectedCall(str(entry), None, entry)
-
-
-_new_entry = tuple.__new__
 
 
 def contains(whole: Any, part: Any) -> bool:
