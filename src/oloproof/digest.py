@@ -58,6 +58,13 @@ def canonical_json(value: Any) -> str:
     return _encoder.encode(value)
 
 
+def canonical_object(members: dict[str, str]) -> str:
+    """The canonical text of an object whose members' canonical texts are given (what
+    `canonical_json` writes for the object itself, without writing its members again)."""
+    return "{" + ",".join(f"{_encoder.encode(key)}:{members[key]}"
+                          for key in sorted(members)) + "}"
+
+
 def compact_json(value: Any) -> str:
     """`value` as compact JSON (keys in their order); raises TypeError or ValueError when it is
     not JSON (a type JSON has no form for, NaN or infinity, a circular structure)."""

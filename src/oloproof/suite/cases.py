@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from oloproof.digest import canonical_json, digest, sha256_text
+from oloproof.digest import canonical_json, canonical_object, digest, sha256_text
 from oloproof.errors import ConfigError
 
 CASE_FIELDS = ("id", "input", "expected", "initial_state", "metadata", "cluster")
@@ -280,13 +280,12 @@ def _add_digests(case: Case, path: Path) -> None:
     input's and the state's canonical texts."""
     state: Any = case.initial_state if case.state_ref is None else {"$state": case.state_ref}
     try:
-        # (the canonical text of that object, its keys in sorted order, made of its members'
-        # texts: the input's and the state's are written once, not twice)
-        expected_text = canonical_json(case.expected)
-        state_text = "null" if state is None else canonical_json(state)
+        # (the input's and the state's texts are written once, for both digests)
         input_text = canonical_json(case.input)
-        whole = (f'{{"expected":{expected_text},"initial_state":{state_text},'
-                 f'"input":{input_text},"metadata":{canonical_json(case.metadata)}}}')
+        state_text = canonical_json(state)
+        whole = canonical_object({"expected": canonical_json(case.expected),
+                                  "initial_state": state_text, "input": input_text,
+                                  "metadata": canonical_json(case.metadata)})
     except ValueError as exc:
         raise _problem(f"not representable as JSON: {exc}", path, case.line, case.id) from None
     case.digest = sha256_text(whole)

@@ -1,0 +1,30 @@
+"""A case's canonical text assembled from its members' texts reads as the object's own."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from oloproof.digest import canonical_json, canonical_object
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(st.dictionaries(st.text(), _json, max_size=6))
+def test_an_object_made_of_its_members_texts_is_its_canonical_text(value: dict[str, Any]) -> None:
+    members = {key: canonical_json(member) for key, member in value.items()}
+    assert canonical_object(members) == canonical_json(value)
+
+
+def test_the_case_digest_shape() -> None:
+    members = {"input": canonical_json({"b": 1, "a": "é"}), "expected": canonical_json(None),
+               "initial_state": "null", "metadata": canonical_json({})}
+    assert canonical_object(members) == (
+        '{"expected":null,"initial_state":null,"input":{"a":"é","b":1},"metadata":{}}')
