@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,14 +30,17 @@ pytestmark = pytest.mark.slow
 
 
 def _check(block: Block, session: Session, page: str, only_help: bool = False,
-           but_help: bool = False) -> list[str]:
-    """Runs the block's steps in `session`; what each printed."""
+           but_help: bool = False, before: Callable[[str], None] | None = None) -> list[str]:
+    """Runs the block's steps in `session`; what each printed. `before(command)` is called
+    before each step (to make what the page says the step finds)."""
     outputs = []
     for step in block.steps:
         if step.command.endswith("--help") and but_help:
             continue  # test_cli_help_blocks_are_the_real_help runs it
         if only_help and not step.command.endswith("--help"):
             continue
+        if before is not None:
+            before(step.command)
         printed = session.run(step.command)
         assert matches(step.shown, printed), (
             f"docs/{page}:{block.line}: `$ {step.command}` printed, at 80 columns:\n"
@@ -513,3 +517,205 @@ def test_configuration_errors_are_what_the_commands_print(tmp_path: Path) -> Non
     (nothing.cwd / "release.yaml").write_text("version: 1\nrules: []\n", encoding="utf-8")
     _shows_part_of(warning, nothing.run("oloproof run"), "docs/configuration.md: rules: []")
     assert nothing.code == 0
+
+
+def _candidate(project: Path) -> None:
+    """The change `docs/compare.md` makes to the support_agent example: "`REFUND_WINDOW_DAYS =
+    14`, the `delete_customer` call removed from `deletes_account`, and the version raised to
+    `example-2` both in `@system(...)` and in `oloproof.yaml`"."""
+    app = project / "app.py"
+    _edit(app, "REFUND_WINDOW_DAYS = 30\n", "REFUND_WINDOW_DAYS = 14\n")
+    deletes = app.read_text(encoding="utf-8").split("\ndef deletes_account(", 1)[1]
+    call = '    yield "delete_customer", {"customer_id": order["customer_id"]}\n'
+    assert call in deletes.split("\ndef ", 1)[0], "deletes_account calls delete_customer"
+    _edit(app, "\n" + call, "\n")
+    _edit(app, '@system(name="support-agent", version="example-1"',
+          '@system(name="support-agent", version="example-2"')
+    _edit(project / "oloproof.yaml", "version: example-1 ", "version: example-2 ")
+
+
+def _shown_yaml(page: Path, after: str) -> str:
+    """The first ```yaml block after `after` on the page."""
+    text = page.read_text(encoding="utf-8")
+    found = re.search(r"```yaml\n(.*?)```", text[text.index(after):], re.S)
+    assert found, f"{page.name} shows YAML after {after!r}"
+    return found.group(1)
+
+
+def _shown_block(page: Path, language: str, after: str) -> list[str]:
+    """The lines of the first ```LANGUAGE block after `after` on the page."""
+    text = page.read_text(encoding="utf-8")
+    found = re.search(rf"```{language}\n(.*?)```", text[text.index(after):], re.S)
+    assert found, f"{page.name} shows {language} after {after!r}"
+    return found.group(1).splitlines()
+
+
+def _trimmed_json(page: Path, after: str) -> object:
+    """The ```json block after `after`, its `…` items and `…: …` members read as "…"."""
+    text = "\n".join(_shown_block(page, "json", after))
+    text = re.sub(r"^(\s*)…: …(,?)$", r'\1"…": "…"\2', text, flags=re.M)
+    return json.loads(re.sub(r"^(\s*)…(,?)$", r'\1"…"\2', text, flags=re.M))
+
+
+def _is_trimmed(shown: object, real: object, where: str) -> None:
+    """`shown` is `real` where the page trims with `…`: a list or an object holding "…" shows
+    some of its items (in their order), one without shows all; run ids as placeholders."""
+    if isinstance(shown, dict):
+        assert isinstance(real, dict), where
+        keys = [k for k in shown if k != "…"]
+        if "…" in shown:
+            assert [k for k in real if k in keys] == keys, (where, list(real))
+        else:
+            assert keys == list(real), (where, list(real))
+        for key in keys:
+            _is_trimmed(shown[key], real[key], f"{where}.{key}")
+    elif isinstance(shown, list):
+        assert isinstance(real, list), where
+        items = [item for item in shown if item != "…"]
+        if "…" not in shown:
+            assert len(items) == len(real), (where, len(real))
+        at = 0
+        for item in items:  # each shown item is a real one, in the real order
+            while at < len(real) and not _trims(item, real[at]):
+                at += 1
+            assert at < len(real), (where, item)
+            at += 1
+    elif isinstance(shown, str):
+        assert normalised(shown) == normalised(str(real)), (where, shown, real)
+    else:
+        assert shown == real, (where, shown, real)
+
+
+def _trims(shown: object, real: object) -> bool:
+    try:
+        _is_trimmed(shown, real, "")
+    except AssertionError:
+        return False
+    return True
+
+
+#: The policy files `docs/compare.md`'s bad-input block gates with, by the comment of its step.
+BAD_POLICIES = {
+    "# margin: 2": "version: 1\nbaseline: latest~1\nrules:\n"
+                   "  - {id: no-regression, metric: answer_correct, kind: non_inferiority,"
+                   " margin: 2}\n",
+    "# a non_inferiority rule, no baseline anywhere":
+        "version: 1\nrules:\n"
+        "  - {id: no-regression, metric: answer_correct, kind: non_inferiority, margin: 0.02}\n",
+}
+
+
+def test_compare_shows_what_the_candidate_and_its_baseline_print(tmp_path: Path) -> None:
+    """The support_agent example as the baseline, the page's candidate (14-day window, no
+    account deletion, example-2) run after it; then every comparing command the page shows."""
+    page = DOCS / "compare.md"
+    blocks = console_blocks(page)
+    assert _first_commands(blocks) == [
+        "oloproof init --example support_agent refunds && cd refunds",
+        "oloproof run                # the candidate: support-agent example-2",
+        "oloproof compare latest~1 latest",
+        "oloproof gate latest --policy ni.yaml",
+        "oloproof report latest --baseline latest~1 --html comparison.html",
+        "oloproof plan latest --policy ni.yaml",
+        "oloproof compare nope latest",
+    ]
+    session = Session(tmp_path)
+    _check(blocks[0], session, page.name)
+    _candidate(session.cwd)
+    _check(blocks[1], session, page.name)
+    _check(blocks[2], session, page.name)
+    _is_trimmed(_trimmed_json(page, "`oloproof compare latest~1 latest --json` prints"),
+                json.loads(session.run("oloproof compare latest~1 latest --json")), "document")
+    (session.cwd / "ni.yaml").write_text(_shown_yaml(page, "## Gating on it"), encoding="utf-8")
+    _check(blocks[3], session, page.name)
+    assert session.code == 3  # "(exit 3.)"
+    _check(blocks[4], session, page.name)
+    assert (session.cwd / "comparison.html").stat().st_size > 0
+    _check(blocks[5], session, page.name)
+
+    def bad_policy(command: str) -> None:
+        for comment, policy in BAD_POLICIES.items():
+            if command.endswith(comment):
+                (session.cwd / "bad.yaml").write_text(policy, encoding="utf-8")
+
+    assert sum(s.command.endswith(tuple(BAD_POLICIES)) for s in blocks[6].steps) == 2
+    _check(blocks[6], session, page.name, before=bad_policy)
+    assert session.code == 2
+
+
+def test_ci_shows_what_the_job_prints_and_writes(tmp_path: Path) -> None:
+    """The job's commands as the page ran them: the support_agent example run as `main`, then
+    the pull request's agent (compare.md's candidate, with the job's release.yaml) on a copy
+    of main's store, `GITHUB_STEP_SUMMARY` pointing at a file."""
+    page = DOCS / "ci.md"
+    blocks = console_blocks(page)
+    assert _first_commands(blocks) == [
+        "oloproof init --example support_agent main && (cd main && oloproof run)"]
+    [job] = blocks
+    session = Session(tmp_path)
+    summary = tmp_path / "step-summary.md"
+    session.env["GITHUB_STEP_SUMMARY"] = str(summary)
+    release = _shown_yaml(page, "`release.yaml` for this job is")
+
+    def pull_request(command: str) -> None:
+        if command.startswith("oloproof run --junit"):  # "the PR's files copied in"
+            _candidate(session.cwd)
+            (session.cwd / "release.yaml").write_text(release, encoding="utf-8")
+
+    _check(job, session, page.name, before=pull_request)
+    assert summary.is_file()
+    shown = _shown_block(page, "markdown", "This is what `$GITHUB_STEP_SUMMARY` held")
+    written = summary.read_text(encoding="utf-8")
+    assert matches(shown, written), f"docs/ci.md: the summary written is:\n{written}"
+    start = _shown_block(page, "xml", "The start of the file (trimmed)")
+    junit = (session.cwd / "oloproof-junit.xml").read_text(encoding="utf-8")
+    assert matches(start, junit), f"docs/ci.md: the JUnit file written is:\n{junit}"
+
+    # "Before `main` has stored a run there is no baseline, and a policy with a
+    # `non_inferiority` rule stops with exit 2"
+    first = _init(tmp_path, "first", "--example support_agent")
+    (first / "release.yaml").write_text(release, encoding="utf-8")
+    fresh = Session(first)
+    assert "no run is stored yet to compare this one with; run the baseline first" in " ".join(
+        fresh.run("oloproof run").split())
+    assert fresh.code == 2
+
+
+#: The console blocks of docs/scaling.md that are not run here, and why.
+SCALING_NOT_RUN = {
+    # Installing: the test environment has what it has.
+    "pip install -e '.[ray]'",
+    # Starts a Ray cluster that outlives the command (until `ray stop`) and is shared by
+    # everything on the machine; its `cat >> … <<'END'` is a here-document, not one command.
+    # The same run on a local Ray instance is the block before it, run here.
+    "ray start --head --num-cpus 2 --include-dashboard=false",
+}
+
+
+def _without(lines: str, *starts: str) -> list[str]:
+    return [line for line in normalised(lines).splitlines() if not line.startswith(starts)]
+
+
+def test_scaling_shows_what_the_executors_print(tmp_path: Path) -> None:
+    page = DOCS / "scaling.md"
+    blocks = console_blocks(page)
+    first = _first_commands(blocks)
+    assert first == [
+        "oloproof init --example stateful-agent st && cd st",
+        "pip install -e '.[ray]'",
+        "oloproof run --executor ray --workers 2",
+        "ray start --head --num-cpus 2 --include-dashboard=false",
+    ]
+    session = Session(tmp_path)
+    processes = _check(blocks[0], session, page.name)[1]
+    # "The run prints the same report, with one more line"
+    [workers] = [lines for lines in _plain_blocks(page).values()
+                 if lines[0].startswith("Workers: 2 (processes)")]
+    assert workers == ["Workers: 2 (processes)"]
+    assert normalised(processes).splitlines().count(workers[0]) == 1
+    local = session.run("oloproof run")  # on `local`, from the cache the processes filled
+    assert "Workers:" not in local
+    assert _without(processes, "Cache:", "Workers:") == _without(local, "Cache:")
+    pytest.importorskip("ray", reason="the ray extra is not installed: the Ray block not run")
+    _check(blocks[2], session, page.name)
+    assert sorted({first[0], first[2], *SCALING_NOT_RUN}) == sorted(first)

@@ -88,7 +88,8 @@ _HELP_CENTRE: list[dict[str, Any]] = [
 
 _REPLIES = {
     "refunded": "Your refund is on its way.",
-    "declined": "This order is outside our 30-day refund window, so I can't refund it.",
+    "declined": f"This order is outside our {REFUND_WINDOW_DAYS}-day refund window, so I can't"
+                " refund it.",
     "receipt_requested": "Could you send us your receipt? I'll look at the refund then.",
     "unresolved": "I'm sorry, I couldn't resolve this. A colleague will follow up.",
 }
