@@ -9,7 +9,10 @@ starter whose desk breaks six cases; the starter with a misspelt evaluator; the
 give. `docs/agents-and-tools.md`, `docs/stateful-agents.md` and `docs/reliability.md` run the
 packaged examples they show, and the projects their prose describes (a starter desk that names
 its agent on one step only, a two-case sandbox); `docs/concepts.md` its clustered suite;
-`docs/configuration.md` each configuration error in the project its prose names. Each test
+`docs/configuration.md` each configuration error in the project its prose names;
+`docs/compare.md` and `docs/ci.md` the support_agent example as the baseline and the candidate
+the page describes (with the Markdown and JUnit files the CI job writes); `docs/scaling.md`
+the stateful-agent example on the processes executor and a local Ray instance. Each test
 lists a page's console blocks by their first command, so a block added to a page is run or
 excluded here by name, never skipped silently.
 """

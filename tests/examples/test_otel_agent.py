@@ -29,6 +29,24 @@ def _blocks(text: str) -> list[str]:
     return re.findall(r"```\n(.*?)```", text, flags=re.S)
 
 
+def _plain_blocks(text: str) -> list[str]:
+    """The ``` blocks without a language, fence by fence (a ```yaml block is not one)."""
+    found: list[str] = []
+    plain: list[str] | None = None
+    fenced = False
+    for line in text.splitlines(keepends=True):
+        if not line.startswith("```"):
+            if plain is not None:
+                plain.append(line)
+        elif fenced:
+            if plain is not None:
+                found.append("".join(plain))
+            fenced, plain = False, None
+        else:
+            fenced, plain = True, ([] if line.strip() == "```" else None)
+    return found
+
+
 def _lines(text: str) -> list[str]:
     return [line.rstrip() for line in text.splitlines()]
 
@@ -56,6 +74,27 @@ def test_the_readmes_trajectory_is_what_inspect_prints(project: Path, terminal: 
     printed = "\n".join(_lines(done.stdout))
     assert "\n".join(_lines(shown)) in printed
     assert "route: desk>billing>desk" in printed
+    assert next(b for b in _plain_blocks(DOCS) if b.startswith("Trajectory")) == shown
+
+
+def test_every_output_docs_traces_shows_is_checked() -> None:
+    """docs/traces.md's blocks of output, by their first line: each is checked against a real
+    run here or in tests/traces, so a block added to the page is checked or named here."""
+    checked = {
+        "oloproof traces import spans.otlp.json --out prod-suite": "commands, no output",
+        "Imported 3 trace(s) from spans.otlp.json into prod-suite: 3 case(s), 33 step(s), "
+        "usage in 3.": "tests/traces/test_traces_import.py::test_the_docs_show_what_the_"
+                       "import_prints",
+        "oloproof init --example otel_agent my-otel-agent": "commands, no output",
+        "Decisions": "test_the_readme_and_the_docs_paste_the_real_output",
+        "Usage: 2,575 input tokens · 777 output tokens (recorded by 30 executions)":
+            "test_the_readme_and_the_docs_paste_the_real_output",
+        "Trajectory: 10 steps · unknown": "test_the_readmes_trajectory_is_what_inspect_prints",
+    }
+    assert [b.split("\n", 1)[0] for b in _plain_blocks(DOCS)] == list(checked)
+    # The usage line the prose quotes is the one the run prints.
+    usage = next(b for b in _plain_blocks(DOCS) if b.startswith("Usage:")).strip()
+    assert f"(`{usage}`)" in " ".join(DOCS.split())
 
 
 def test_the_figures(document: dict[str, Any]) -> None:

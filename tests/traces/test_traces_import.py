@@ -151,3 +151,19 @@ def _spans() -> list[Any]:
     tracer, exporter = tracer_and_exporter()
     Agent(tracer).run()
     return list(exporter.get_finished_spans())
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "traces.md"
+
+
+def test_the_docs_show_what_the_import_prints(tmp_path: Path, cli: Any) -> None:
+    """docs/traces.md's `It prints what it read` block: three traces of the agent above,
+    imported from `spans.otlp.json` into `prod-suite` in the file's folder."""
+    text = DOCS.read_text(encoding="utf-8")
+    at = text.index("It prints what it read")
+    shown = text[at:].split("```\n", 2)[1]
+    production_file(tmp_path, ["Refund order o1", "Refund order o2", "Where is o3?"])
+    code, stdout, err = cli("traces", "import", "spans.otlp.json", "--out", "prod-suite",
+                            cwd=tmp_path)
+    assert (code, err) == (0, "")
+    assert stdout == shown
