@@ -709,11 +709,29 @@ def test_scaling_shows_what_the_executors_print(tmp_path: Path) -> None:
         "oloproof run --executor ray --workers 2",
         "ray start --head --num-cpus 2 --include-dashboard=false",
     ]
+    # Its output blocks: the line a processes run adds, compared below, and the line after a
+    # lost worker, not compared: how many cases were in flight when a worker died depends on
+    # timing (tests/scale/test_processes.py kills workers and counts what was retried).
+    plain: list[list[str]] = []
+    fenced: list[str] | None = None  # the lines of a plain block open now
+    is_open = False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if not line.lstrip().startswith("```"):
+            if fenced is not None:
+                fenced.append(line.strip())
+        elif is_open:
+            if fenced is not None:
+                plain.append(fenced)
+            is_open, fenced = False, None
+        else:  # a fence opens, a plain one (in a list item, indented) or a ```LANGUAGE one
+            is_open, fenced = True, [] if line.strip() == "```" else None
+    assert plain == [
+        ["Workers: 2 (processes)"],
+        ["Workers: 2 (processes); 3 case(s) retried on another worker after theirs was lost"]]
+    workers = plain[0]
     session = Session(tmp_path)
     processes = _check(blocks[0], session, page.name)[1]
     # "The run prints the same report, with one more line"
-    [workers] = [lines for lines in _plain_blocks(page).values()
-                 if lines[0].startswith("Workers: 2 (processes)")]
     assert workers == ["Workers: 2 (processes)"]
     assert normalised(processes).splitlines().count(workers[0]) == 1
     local = session.run("oloproof run")  # on `local`, from the cache the processes filled
@@ -722,3 +740,11 @@ def test_scaling_shows_what_the_executors_print(tmp_path: Path) -> None:
     pytest.importorskip("ray", reason="the ray extra is not installed: the Ray block not run")
     _check(blocks[2], session, page.name)
     assert sorted({first[0], first[2], *SCALING_NOT_RUN}) == sorted(first)
+
+
+def test_every_page_with_console_blocks_is_run_here() -> None:
+    """A page that gains a ```console block gets a test here (or says why not)."""
+    tested = {"getting-started.md", "cli.md", "agents-and-tools.md", "stateful-agents.md",
+              "reliability.md", "concepts.md", "configuration.md", "compare.md", "ci.md",
+              "scaling.md"}
+    assert {page.name for page in DOCS.glob("*.md") if console_blocks(page)} == tested
