@@ -537,20 +537,17 @@ def _candidate(project: Path) -> None:
     _edit(project / "oloproof.yaml", "version: example-1 ", "version: example-2 ")
 
 
-def _shown_yaml(page: Path, after: str) -> str:
-    """The first ```yaml block after `after` on the page."""
-    text = page.read_text(encoding="utf-8")
-    found = re.search(r"```yaml\n(.*?)```", text[text.index(after):], re.S)
-    assert found, f"{page.name} shows YAML after {after!r}"
-    return found.group(1)
-
-
 def _shown_block(page: Path, language: str, after: str) -> list[str]:
     """The lines of the first ```LANGUAGE block after `after` on the page."""
     text = page.read_text(encoding="utf-8")
     found = re.search(rf"```{language}\n(.*?)```", text[text.index(after):], re.S)
     assert found, f"{page.name} shows {language} after {after!r}"
     return found.group(1).splitlines()
+
+
+def _shown_yaml(page: Path, after: str) -> str:
+    """The first ```yaml block after `after` on the page, as a file holds it."""
+    return "\n".join(_shown_block(page, "yaml", after)) + "\n"
 
 
 def _trimmed_json(page: Path, after: str) -> object:
@@ -584,7 +581,7 @@ def _is_trimmed(shown: object, real: object, where: str) -> None:
             assert at < len(real), (where, item)
             at += 1
     elif isinstance(shown, str):
-        assert normalised(shown) == normalised(str(real)), (where, shown, real)
+        assert isinstance(real, str) and normalised(shown) == normalised(real), (where, real)
     else:
         assert shown == real, (where, shown, real)
 
