@@ -5,10 +5,12 @@ Writes are never one transaction per case: the runner flushes at least once a se
 killed run loses at most about a second of finished work. With `start_writer` each batch is
 committed by a thread of its own on a connection of its own, so the event loop never waits on
 the disk; the hand-over queue is bounded, so a slow disk slows the run instead of filling
-memory. Cache rows (cases, executions, judgments) are appended to `stage_*` tables and merged
-into the digest-keyed tables in key order by the writer thread as the run goes (whenever it has
-nothing else to write and has staged an eighth as much as it merged), the rest when the writer
-stops, or when the store is next opened after a kill (`merge_staged`).
+memory. Rows are made into their stored text as they are added (a case's judgments too, while
+they are fresh in memory), so the writer thread only binds and commits. Cache rows (cases,
+executions, judgments) are appended to `stage_*` tables and merged into the digest-keyed tables
+in key order by the writer thread as the run goes (whenever it has nothing else to write and
+has staged an eighth as much as it merged), the rest when the writer stops, or when the store
+is next opened after a kill (`merge_staged`).
 """
 
 from __future__ import annotations
