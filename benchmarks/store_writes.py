@@ -1,13 +1,22 @@
-"""The store's writes alone: the writer thread's CPU and the wall time of `Store.close`.
+"""The store's writes alone: the CPU the store spends per case, on the thread that adds rows
+and on the writer thread, and the wall time of `Store.close`.
 
-A fresh process writes `--cases` synthetic cases through a `Store` with its writer thread (per
-case one stored case, one execution and one case's six judgments, each row about the size of
-the desk's), flushing every 2,000 cases and pausing `--pause` seconds between batches (0.1 s
-by default: ten times the pace of the 20,000-case desk, whose runner flushes about once a
-second); nothing else runs, so what is measured is the store's own work. Reported: `writer_cpu`
-(the writer thread's CPU time: inserts, commits and, where the revision merges as it goes, the
-merges; SQLite's C code runs without the GIL), `close_s` (the wall time of `Store.close`, which
-a run waits for at its end) and `main_cpu` (the thread adding rows and flushing).
+A fresh process writes `--cases` synthetic cases through a `Store` with its writer thread,
+calling per case what the engine calls for a freshly run case, with rows shaped like the
+20,000-case desk's: `add_case` (its dataset line), `add_artifact_text` (a trajectory of about
+1 kB), `add_execution`, `add_judgments` (six evaluators' verdicts with their details, made
+afresh per case as evaluators make them) and `add_run_case` (the case's outcome). It flushes
+every 2,000 cases and pauses `--pause` seconds between batches (0.1 s by default: ten times
+the pace of the desk, whose runner flushes about once a second); nothing else runs, so what is
+measured is the store's own work.
+
+Reported: `main_cpu` (the adding thread's CPU in the store's calls, `add_*` and `flush`: its CPU
+making and adding the rows less its CPU making the same rows alone),
+`writer_cpu` (the writer thread's CPU: batches, inserts, commits and, where the revision
+merges as it goes, the merges), `writer_sql_cpu` (the part of it spent inside the
+connection's `execute`/`executemany` calls: binding the parameters, which holds the GIL, and
+SQLite's own work, which does not), `writer_py_cpu` (the rest: Python holding the GIL),
+`close_s` (the wall time of `Store.close`, which a run waits for at its end) and `close_cpu`.
 
 Usage: python benchmarks/store_writes.py [--cases 20000,200000] [--pause 0.1] [--rounds 1]
 [--against REF ...]. With `--against REF`, each measurement is also taken with that
@@ -26,49 +35,144 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _versions import load, revision, versions
 
-CHILD = """
-import hashlib, json, sys, tempfile, time
+CHILD = r"""
+import hashlib, json, sqlite3, sys, tempfile, threading, time
 from pathlib import Path
+
+cases, pause = int(sys.argv[1]), float(sys.argv[2])
+in_sql = [0.0]
+
+class TimedConnection(sqlite3.Connection):
+    # CPU inside the writer thread's statements (binding and SQLite's own work).
+    def execute(self, *args):
+        if threading.current_thread().name != "oloproof-store":
+            return super().execute(*args)
+        start = time.thread_time()
+        try:
+            return super().execute(*args)
+        finally:
+            in_sql[0] += time.thread_time() - start
+
+    def executemany(self, *args):
+        if threading.current_thread().name != "oloproof-store":
+            return super().executemany(*args)
+        start = time.thread_time()
+        try:
+            return super().executemany(*args)
+        finally:
+            in_sql[0] += time.thread_time() - start
+
+connect = sqlite3.connect
+def timed_connect(*args, **kwargs):
+    return connect(*args, factory=TimedConnection, **kwargs)
+sqlite3.connect = timed_connect
+
 from oloproof.store import writer
 from oloproof.store.store import Store
 
-cases, pause = int(sys.argv[1]), float(sys.argv[2])
-cpu = [0.0]
+writer_cpu = [0.0]
 writing = writer.Writer._write_forever
 def timed(self):
     start = time.thread_time()
     try:
         writing(self)
     finally:
-        cpu[0] += time.thread_time() - start
+        writer_cpu[0] += time.thread_time() - start
 writer.Writer._write_forever = timed
 
 def h(text):
-    return hashlib.sha256(text.encode()).hexdigest()
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+class Case:
+    def __init__(self, i):
+        self.digest = h(f"case {i}")
+        self.id = f"req-{i:06d}"
+        self.line = json.dumps({
+            "id": self.id, "input": {"order_id": f"ord-{i % 12:03d}",
+                                     "message": f"Please refund ord-{i % 12:03d} ({i})."},
+            "expected": {"answer": "declined", "tools": ["lookup_order"]},
+            "metadata": {"surface": "chat"}})
+    def stored_text(self):
+        return self.line
+    def stored_form(self):
+        return json.loads(self.line)
+
+EVALUATORS = [h(f"evaluator {k}")[7:31] for k in range(6)]
+run_id = "run_01M8ZE1AXTN60N9VDMJHDS5DJ7"
+
+def make(i):
+    # Case i's rows, made afresh as the engine has them.
+    case = Case(i)
+    order = f"ord-{i % 12:03d}"
+    trajectory = json.dumps({"steps": [
+        {"index": 1, "kind": "message", "agent": None, "to_agent": None, "tool_name": None,
+         "arguments": {"text": f"Please refund {order} ({i})."}, "result": None},
+        {"index": 2, "kind": "tool_call", "agent": None, "to_agent": None,
+         "tool_name": "lookup_order", "arguments": {"order_id": order}, "result": None},
+        {"index": 3, "kind": "tool_result", "agent": None, "to_agent": None,
+         "tool_name": "lookup_order", "arguments": None,
+         "result": {"order_id": order, "customer_id": "cus-101", "amount": 12.75 + i % 7,
+                    "status": "delivered", "days_since_delivery": i % 40}},
+        {"index": 4, "kind": "final", "agent": None, "to_agent": None, "tool_name": None,
+         "arguments": {"answer": "declined"}, "result": None}],
+        "terminal_status": "success", "truncated": False, "step_limit": None,
+        "constraints": [{"name": "no_deletion", "passed": True, "step_index": 4}],
+        "checkpoints": []}, separators=(",", ":"))
+    facts = {"steps": 4, "tool_calls": 1, "truncated": False, "first_tool": "lookup_order",
+             "repeated": False, "route": None, "named": False}
+    latency = 0.05 + (i % 97) / 1000
+    judgments = {
+        EVALUATORS[0]: ("P", None, None),
+        EVALUATORS[1]: ("P", None, {"tool": "lookup_order", "calls": 1, "min_calls": 1,
+                                    "steps": [2]}),
+        EVALUATORS[2]: ("P", None, {"max_repeats": 2, "longest_run": 1}),
+        EVALUATORS[3]: ("F", "sequence_mismatch", {
+            "ordered": True, "expected": ["lookup_order", "issue_refund"],
+            "called": ["lookup_order"], "alignment": [
+                {"expected": "lookup_order", "step": 2, "called": "lookup_order",
+                 "status": "matched"},
+                {"expected": "issue_refund", "step": None, "called": None,
+                 "status": "missing"}], "mode": "exact", "arguments": "ignore"}),
+        EVALUATORS[4]: ("P", None, {"constraints": ["no_deletion"],
+                                    "checks": {"no_deletion": 1}}),
+        EVALUATORS[5]: ("P", None, {"steps": 4, "max_steps": 10, "truncated": False}),
+    }
+    case_key = h(f"judged {i}")[7:47]
+    outcome = {"c": "PPPFPP", "r": [None, None, None, "sequence_mismatch", None, None],
+               "k": case_key, "f": facts, "l": latency,
+               "s": ["chat", "lookup_order", "false", "le_8"]}
+    return (case, trajectory, h(trajectory), h(f"execution {i}"), facts, latency, judgments,
+            case_key, outcome)
+
+# The thread's CPU making the rows alone, to be taken from its CPU making and adding them.
+made = time.thread_time()
+for i in range(cases):
+    make(i)
+made = time.thread_time() - made
 
 with tempfile.TemporaryDirectory() as root:
     store = Store(Path(root) / "store.sqlite")
     store.start_writer()
-    main = time.thread_time()
+    main = time.thread_time()  # (a sleeping thread spends no CPU)
     for i in range(cases):
-        digest = h(f"case {i}")
-        store._add("cases", (digest, json.dumps({
-            "id": f"case-{i}", "input": {"question": f"where is order {i}?"},
-            "expected": {"answer": "shipped"}, "metadata": {"surface": "web"}})))
-        store._add("executions", (
-            h(f"execution {i}"), digest, json.dumps({"answer": f"order {i} shipped"}),
-            json.dumps({"agent_trajectory/v1": h(f"artifact {i}")}),
-            '{"agent_steps":4,"agent_tool_calls":1}', 1.5, 1.0))
-        store.add_judgments(h(f"judged {i}")[:40],
-                            {h(f"evaluator {k}")[:16]: ["P", None, None] for k in range(6)})
+        case, trajectory, artifact, exec_key, facts, latency, judgments, case_key, outcome = (
+            make(i))
+        store.add_case(case)
+        store.add_artifact_text(artifact, "agent_trajectory/v1", None, trajectory)
+        store.add_execution(exec_key, case.digest, {"answer": "declined"},
+                            {"agent_trajectory/v1": artifact}, facts, latency)
+        store.add_judgments(case_key, judgments)
+        store.add_run_case(run_id, i, case.id, case.digest, exec_key, outcome)
         if (i + 1) % 2000 == 0:
             store.flush()
             time.sleep(pause)
-    main = time.thread_time() - main
-    start = time.perf_counter()
+    main = time.thread_time() - main - made
+    start, cpu = time.perf_counter(), time.thread_time()
     store.close()
-    close = time.perf_counter() - start
-print(json.dumps({"writer_cpu": cpu[0], "close_s": close, "main_cpu": main}))
+    close, close_cpu = time.perf_counter() - start, time.thread_time() - cpu
+print(json.dumps({"main_cpu": main, "writer_cpu": writer_cpu[0], "writer_sql_cpu": in_sql[0],
+                  "writer_py_cpu": writer_cpu[0] - in_sql[0], "close_s": close,
+                  "close_cpu": close_cpu}))
 """
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from oloproof.errors import StoreError
+from oloproof.store.sql import dumps
 from oloproof.store.store import Store
 
 
@@ -87,3 +88,26 @@ def test_the_writer_merges_staged_rows_as_the_run_goes_by_evaluator(
         case_key + "e2": {"verdict": "P", "reason": None, "details": {"n": 1}},
         case_key + "e3": {"verdict": "X", "reason": "broke", "details": None},
     }
+
+
+def test_a_case_judged_twice_in_one_batch_is_one_row_merged_by_evaluator(
+    tmp_path: Path,
+) -> None:
+    """The second judgments of a case in the same batch update the first by evaluator (the
+    first's order kept, the later verdict winning), and the row's text is what the merged
+    judgments write — floats and non-ASCII text included."""
+    path = tmp_path / "store.sqlite"
+    store = Store(path)
+    store.start_writer()
+    case_key = "c" * 40
+    first = {"e1": ("P", None, {"score": 0.1, "note": "déjà 😀"}), "e2": ("F", "old", None)}
+    second = {"e2": ("P", None, {"n": 1e-7, "big": 2**70}), "e3": ("X", "broke\n", None)}
+    store.add_judgments(case_key, dict(first))
+    store.add_judgments(case_key, dict(second))
+    assert store.pending == 1
+    store.close()
+
+    reader = Store(path, read_only=True)
+    rows = reader.conn.execute("SELECT key, body FROM judgments").fetchall()
+    reader.close()
+    assert rows == [(case_key, dumps(first | second))]

@@ -5,10 +5,12 @@ Writes are never one transaction per case: the runner flushes at least once a se
 killed run loses at most about a second of finished work. With `start_writer` each batch is
 committed by a thread of its own on a connection of its own, so the event loop never waits on
 the disk; the hand-over queue is bounded, so a slow disk slows the run instead of filling
-memory. Cache rows (cases, executions, judgments) are appended to `stage_*` tables and merged
-into the digest-keyed tables in key order by the writer thread as the run goes (whenever it has
-nothing else to write and has staged an eighth as much as it merged), the rest when the writer
-stops, or when the store is next opened after a kill (`merge_staged`).
+memory. Rows are made into their stored text as they are added (a case's judgments too, while
+they are fresh in memory), so the writer thread only binds and commits. Cache rows (cases,
+executions, judgments) are appended to `stage_*` tables and merged into the digest-keyed tables
+in key order by the writer thread as the run goes (whenever it has nothing else to write and
+has staged an eighth as much as it merged), the rest when the writer stops, or when the store
+is next opened after a kill (`merge_staged`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from pydantic_core import from_json
 
 from oloproof.digest import canonical_json
 from oloproof.errors import StoreError
@@ -38,7 +42,7 @@ class Writer:
             "cases": [], "executions": [], "artifacts": [], "replays": [],
             "run_cases": [], "run_errors": [],
         }
-        self._pending_judgments: dict[str, dict[str, Any]] = {}
+        self._pending_judgments: dict[str, str] = {}  # case key -> its judgments' JSON text
         self._pending_count = 0
         self._seen_artifacts: set[str] = set()
         self._seen_cases: set[str] = set()
@@ -97,13 +101,16 @@ class Writer:
     def add_judgments(self, case_key: str, judgments: dict[str, Any]) -> None:
         """Keep a case's judgments: `case_key` (JUDGMENT_CASE_KEY characters) -> evaluator key
         -> (verdict, reason, details). A judgment's key is `<case key><evaluator key>`; a
-        case's judgments share one row."""
+        case's judgments share one row.
+
+        Written as text at once, while the judgments are fresh in memory: held a second
+        for the next batch, their objects would outlive the young garbage collections."""
         entry = self._pending_judgments.get(case_key)
         if entry is None:
-            self._pending_judgments[case_key] = judgments
+            self._pending_judgments[case_key] = dumps(judgments)
             self._pending_count += 1
-        else:
-            entry.update(judgments)
+        else:  # (rare) the same case judged again in this batch: one row, merged as a dict
+            self._pending_judgments[case_key] = dumps(from_json(entry) | judgments)
 
     def add_replay(self, key: str, body: dict[str, Any]) -> None:
         """Keep a fault replay's record under its replay key."""
@@ -246,7 +253,7 @@ class Writer:
     def _write_batch(self, conn: sqlite3.Connection, batch: dict[str, Any]) -> None:
         with writing(self.path), transaction(conn):
             if batch.get("judgments"):
-                batch["judgments"] = [(k, dumps(v)) for k, v in batch["judgments"].items()]
+                batch["judgments"] = list(batch["judgments"].items())
             # Referenced rows first (the dict's order), so a reader never sees a dangling
             # reference.
             for table, (insert, width) in self._INSERTS.items():
