@@ -174,8 +174,9 @@ class RunEngine:
                 while len(self._in_flight) > CHUNK:
                     self._take_all(await transport.results())
                 self._maybe_flush()
-            while self._in_flight:
+            while self._in_flight:  # every unit handed out: the last results come in
                 self._take_all(await transport.results())
+                self._flush_if_writer_idle()
         finally:
             flusher.cancel()
             await transport.close()
@@ -188,6 +189,15 @@ class RunEngine:
         while True:
             await asyncio.sleep(FLUSH_SECONDS / 2)
             self._maybe_flush()
+
+    def _flush_if_writer_idle(self) -> None:
+        """Once every unit is handed out, hand what is pending to the store's writer whenever it
+        is idle, rather than once a second: its rows are committed while the last cases still
+        run, and what is left to commit after the last result is what came since (rather than
+        up to a second of results, committed and merged after the calls have all ended)."""
+        if self.store.pending and self.store.writer_idle:
+            self.store.flush()
+            self._last_flush = time.monotonic()
 
     def _maybe_flush(self) -> None:
         now = time.monotonic()

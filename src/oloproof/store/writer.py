@@ -175,6 +175,12 @@ class Writer:
             self._merged += self._staged
             self._staged = 0
 
+    @property
+    def writer_idle(self) -> bool:
+        """Whether the background writer has committed every batch handed to it (False
+        without one: then `flush` writes in the caller's thread)."""
+        return self._writer is not None and self._writer.unfinished_tasks == 0
+
     def flush(self, wait: bool = False) -> None:
         """Commit everything pending in one transaction.
 
