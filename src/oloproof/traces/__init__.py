@@ -8,9 +8,9 @@ about), what was deliberately not made a step (`ignored`), and marks on single s
 adapter reads its format's objects by their fields (`from_openai_agents` imports `agents`
 when it is called).
 
-The adapters are imported on first use (a module `__getattr__`, as the `oloproof` package does):
-the engine reads `reading.READING_KIND` beside every case, and a run that reads no trace does
-not pay for the adapters.
+The adapters and `reading`'s classes are imported on first use (a module `__getattr__`, as
+the `oloproof` package does): the engine reads only `READING_KIND` beside every case, and a run
+that reads no trace does not pay for the rest.
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import TraceError
+
+#: The artifact beside a trajectory read from a trace: what the reader did not understand.
+READING_KIND = "trace_reading/v1"
 
 if TYPE_CHECKING:
     from oloproof.recording.usage import USAGE_KIND
@@ -76,6 +79,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "READING_KIND",
     "USAGE_KIND",
     "ImportedSuite",
     "Span",
