@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof.analysis.metrics import Analysis, MetricPlan, QuantileSpec
 from oloproof.analysis.outcome import CaseOutcome
-from oloproof.analysis.trials import CaseTrials, TrialMetricSpec, iter_case_trials
 from oloproof.errors import ConfigError, RunStopped, UsageError
 from oloproof.execution.engine import Progress, RunEngine
 from oloproof.execution.executors import open_transport
@@ -44,6 +43,7 @@ from oloproof.suite.policy import (
 from oloproof.suite.validity import transform_validity, validity_bound
 
 if TYPE_CHECKING:
+    from oloproof.analysis.trials import CaseTrials
     from oloproof.comparison.stored import compare
     from oloproof.document import (
         BaselineSummary,
@@ -106,6 +106,9 @@ class RunResult:
 
 
 def _plan(suite_info: dict[str, Any]) -> MetricPlan:
+    trial_metrics = suite_info.get("trial_metrics", ())
+    if trial_metrics:  # (repeated trials' code is imported only for a suite that has them)
+        from oloproof.analysis.trials import TrialMetricSpec
     relation = {e["criterion"]: e["transform"] for e in suite_info["evaluators"]
                 if e.get("type") == "metamorphic_relation"}
     criteria = list(suite_info["criteria"])
@@ -121,7 +124,7 @@ def _plan(suite_info: dict[str, Any]) -> MetricPlan:
         trials=int(suite_info.get("trials", 1)),
         trial_metrics=[TrialMetricSpec(m["id"], m["type"], criteria.index(m["criterion"]),
                                        int(m["k"]))
-                       for m in suite_info.get("trial_metrics", ())],
+                       for m in trial_metrics],
     )
 
 
@@ -570,6 +573,8 @@ def load_case_trials(
     with the case's digest (the order intervals take cases in). A run without trials gives
     one trial per case. Reads only the stored run.
     """
+    from oloproof.analysis.trials import iter_case_trials
+
     with _open_existing(config, store) as db:
         run_id = db.resolve_run(ref)
         record = db.run_record(run_id)

@@ -13,14 +13,13 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oloproof.digest import combine
 from oloproof.errors import ConfigError
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.catalog import build_evaluators
 from oloproof.execution.target import SystemTarget, load_targets, put_on_path
-from oloproof.execution.worker_host import WorkerParts
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND
 from oloproof.recording.usage import USAGE_KIND
@@ -41,6 +40,9 @@ from oloproof.suite.metamorphic import derive, transform_digest
 from oloproof.suite.policy import Policy, check_rule_metrics, load_policy
 from oloproof.suite.validity import check_labels_files
 from oloproof.suite.yaml_source import YamlDocument
+
+if TYPE_CHECKING:  # (a worker elsewhere: imported by the executors that start one)
+    from oloproof.execution.worker_host import WorkerParts
 
 
 @dataclass

@@ -17,16 +17,6 @@ from oloproof.analysis.facts import has_trajectory, quantile_value
 from oloproof.analysis.ordering import digest_order as _digest_order
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.analysis.tally import QuantileTally, RateTally
-from oloproof.analysis.trials import (
-    TOO_FEW_TRIALS,
-    TRIAL_NOT_RUN,
-    CaseTrials,
-    TrialAnalysis,
-    TrialMetricSpec,
-    case_values,
-    quantile_over_cases,
-    rate_over_cases,
-)
 
 if TYPE_CHECKING:  # NumPy, the statistics and the document's row models are imported when
     # a run is analysed (the document when the first failing case is noted), not before its
@@ -34,6 +24,7 @@ if TYPE_CHECKING:  # NumPy, the statistics and the document's row models are imp
     import numpy as np
     import numpy.typing as npt
 
+    from oloproof.analysis.trials import CaseTrials, TrialAnalysis, TrialMetricSpec
     from oloproof.document import (
         FailingCase,
         FailingCases,
@@ -144,7 +135,9 @@ class Analysis:
         self.unread_cases = 0
         self.unread_items = 0
         self.trials: TrialAnalysis | None = None
-        if plan.trials > 1:
+        if plan.trials > 1:  # (repeated trials' folding is imported only for such a run)
+            from oloproof.analysis.trials import TrialAnalysis
+
             self.trials = TrialAnalysis(plan.criteria, plan.trials, len(plan.quantiles),
                                         len(plan.slices), plan.case_clusters,
                                         self._quantile_values, on_case=self._case_folded)
@@ -541,6 +534,12 @@ def trial_rows(analysis: Analysis, folding: TrialAnalysis, level: float
     """Metric and slice rows of a run with trials: every interval over cases."""
     import numpy as np
 
+    from oloproof.analysis.trials import (
+        TOO_FEW_TRIALS,
+        TRIAL_NOT_RUN,
+        case_values,
+        rate_over_cases,
+    )
     from oloproof.document import RateRow
     plan = analysis.plan
     k = plan.trials
@@ -603,6 +602,7 @@ def _trial_quantile_row(spec: QuantileSpec, cases: list[Any], k: int,
                         ) -> Any:
     """A quantile over every trial's value, clustered by case (a metric row, or with
     `slice_of` a slice row); `level` None: below support, counts only."""
+    from oloproof.analysis.trials import quantile_over_cases
     from oloproof.document import QuantileRow, QuantileSliceRow
     counted = [c for c in cases if c.values or c.missing]
     observed = sum(len(c.values) for c in counted)
@@ -639,6 +639,7 @@ def _trial_slice_rows(analysis: Analysis, folding: TrialAnalysis, level: float
                       ) -> list[SliceRow]:
     """Each group over the cases with a trial in it, a case's value its share among those
     trials (see analysis/trials.py); no group is tested against the rest."""
+    from oloproof.analysis.trials import case_values, rate_over_cases
     from oloproof.document import RateSliceRow
     plan = analysis.plan
     table = folding.table

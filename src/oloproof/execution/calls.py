@@ -15,11 +15,10 @@ import time
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oloproof.digest import canonical_json, compact_json
 from oloproof.errors import RecordingError
-from oloproof.execution.otel_trace import CaseSpans, record_from_spans
 from oloproof.execution.target import SystemTarget
 from oloproof.execution.units import CaseError
 from oloproof.recording.protocols import STATE_KIND, ReplayChange, Stateful
@@ -32,6 +31,9 @@ from oloproof.recording.trajectory import (
 )
 from oloproof.state import diff as state_diff
 from oloproof.suite.cases import Case
+
+if TYPE_CHECKING:  # only a suite with `system.trace` reads spans (its target imports this)
+    from oloproof.execution.otel_trace import CaseSpans
 
 
 @dataclass(slots=True)
@@ -273,6 +275,8 @@ def _finish(recorder: CaseRecorder, output: Any, latency: float) -> CallResult:
 
 def _from_spans(result: CallResult, spans: CaseSpans, recorder: CaseRecorder) -> None:
     """`system.trace: otel`: the trajectory and usage read from the case's spans."""
+    from oloproof.execution.otel_trace import record_from_spans
+
     if result.error is not None:
         return
     error = record_from_spans(spans, result.artifacts, recorder.uses_steps)

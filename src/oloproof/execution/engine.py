@@ -42,6 +42,9 @@ from oloproof.store.store import JUDGMENT_CASE_KEY, Store
 from oloproof.suite.cases import Case
 
 CHUNK = 512
+# The first chunk is smaller: the first calls start once its cases are read, digested and
+# looked up, not 512 cases' worth later; the next chunk is planned while they run.
+FIRST_CHUNK = 64
 FLUSH_SECONDS = 1.0
 FLUSH_ROWS = 20_000
 # An execution kept for `inspect` but never reused (its snapshot failed) is stored under its
@@ -106,10 +109,13 @@ class _Slot:
 _NO_HITS: dict[int, tuple[str, str | None]] = {}  # (shared, never written to)
 
 
-def _batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+def _batched(items: Iterable[Any], size: int, first: int | None = None) -> Iterator[list[Any]]:
+    """`items` in lists of `size` (the first of `first`, when given)."""
     iterator = iter(items)
-    while batch := list(islice(iterator, size)):
+    batch = list(islice(iterator, size if first is None else first))
+    while batch:
         yield batch
+        batch = list(islice(iterator, size))
 
 
 class RunEngine:
@@ -163,8 +169,9 @@ class RunEngine:
         try:
             # A chunk holds about CHUNK jobs: with trials, fewer units, each run `trials` times
             # in a row, so a case's trials finish close together and its tallies are folded
-            # (and forgotten) soon after.
-            for chunk in _batched(self.suite.iter_units(), max(1, CHUNK // self.trials)):
+            # (and forgotten) soon after. The first holds about FIRST_CHUNK jobs.
+            for chunk in _batched(self.suite.iter_units(), max(1, CHUNK // self.trials),
+                                  max(1, FIRST_CHUNK // self.trials)):
                 jobs = self._plan_chunk(chunk)
                 if jobs:
                     transport.submit(jobs)
@@ -174,8 +181,10 @@ class RunEngine:
                 while len(self._in_flight) > CHUNK:
                     self._take_all(await transport.results())
                 self._maybe_flush()
-            while self._in_flight:
+            self.store.finishing()
+            while self._in_flight:  # every unit handed out: the last results come in
                 self._take_all(await transport.results())
+                self._flush_if_writer_idle()
         finally:
             flusher.cancel()
             await transport.close()
@@ -188,6 +197,15 @@ class RunEngine:
         while True:
             await asyncio.sleep(FLUSH_SECONDS / 2)
             self._maybe_flush()
+
+    def _flush_if_writer_idle(self) -> None:
+        """Once every unit is handed out, hand what is pending to the store's writer whenever it
+        is idle, rather than once a second: its rows are committed while the last cases still
+        run, and what is left to commit after the last result is what came since (rather than
+        up to a second of results, committed and merged after the calls have all ended)."""
+        if self.store.pending and self.store.writer_idle:
+            self.store.flush()
+            self._last_flush = time.monotonic()
 
     def _maybe_flush(self) -> None:
         now = time.monotonic()

@@ -18,7 +18,6 @@ from oloproof.execution.lanes import Transport, local_transport
 from oloproof.execution.plan import SuiteToRun
 from oloproof.execution.resets import StateCopies
 from oloproof.execution.worker import Worker
-from oloproof.execution.worker_host import WorkerSpec
 
 
 async def open_transport(suite: SuiteToRun, concurrency: int | None = None) -> Transport:
@@ -33,6 +32,7 @@ async def open_transport(suite: SuiteToRun, concurrency: int | None = None) -> T
         return local_transport(workers, lanes)
     if execution.executor == "processes":
         from oloproof.execution.processes import ProcessWorkers
+        from oloproof.execution.worker_host import WorkerSpec
 
         spec = WorkerSpec(suite.worker_loader, suite.path.name, str(suite.project_dir),
                           concurrency)

@@ -23,8 +23,9 @@ from oloproof.errors import ConfigError
 from oloproof.execution.units import CaseError
 from oloproof.recording.trajectory import TRAJECTORY_KIND
 from oloproof.recording.usage import USAGE_FIELDS, USAGE_KIND, add_usage
+from oloproof.traces import READING_KIND
 from oloproof.traces.otel import read_trace
-from oloproof.traces.reading import READING_KIND, TraceReading
+from oloproof.traces.reading import TraceReading
 from oloproof.traces.spans import span_from_sdk
 
 CASE_SPAN = "oloproof case"

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from oloproof.evaluators.base import Evaluator
 from oloproof.execution.target import SystemTarget
-from oloproof.execution.worker_host import WorkerParts
 from oloproof.suite.cases import Case
 from oloproof.suite.config import ExecutionConfig, SuiteFile, TransformConfig
+
+if TYPE_CHECKING:  # (a worker elsewhere: imported by the executors that start one)
+    from oloproof.execution.worker_host import WorkerParts
 
 
 class SuiteToRun(Protocol):

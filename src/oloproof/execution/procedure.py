@@ -34,7 +34,7 @@ from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
 from oloproof.recording.usage import USAGE_KIND
 from oloproof.suite.cases import Case
-from oloproof.traces.reading import READING_KIND
+from oloproof.traces import READING_KIND
 
 
 @dataclass(slots=True)

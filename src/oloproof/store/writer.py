@@ -48,6 +48,8 @@ class Writer:
         self._seen_cases: set[str] = set()
         self._staged = 0  # cache rows the writer thread staged and has not merged yet
         self._merged = 0  # cache rows it merged during the run
+        self._finishing = False  # the last results are coming in (`finishing`)
+        self._checkpointed = False  # the writer checkpointed the WAL since (once)
 
     @property
     def pending(self) -> int:
@@ -172,15 +174,36 @@ class Writer:
         with writing(self.path):
             merge_staged_rows(self.conn)
 
+    def finishing(self) -> None:
+        """The run's last results are coming in. From now on the writer thread merges what is
+        staged whenever no batch waits, however little, and once checkpoints the WAL into the
+        database (PASSIVE: it never waits for a reader): both are done while the last cases
+        still run, so what is left to merge and to checkpoint when the run ends is what the
+        last batches wrote, not the whole run."""
+        self._finishing = True
+
     def _merge_as_we_go(self, conn: sqlite3.Connection) -> None:
-        """In the writer thread, when no batch waits: merge what is staged, if enough is."""
+        """In the writer thread, when no batch waits: merge what is staged, if enough is (any,
+        once `finishing`); once finishing, checkpoint the WAL the first time."""
         assert self._writer is not None
-        if (self._staged >= max(self.MERGE_MIN, self._merged // self.MERGE_RATIO)
-                and self._writer.empty()):
+        if not self._writer.empty():
+            return
+        if self._staged >= (1 if self._finishing else
+                            max(self.MERGE_MIN, self._merged // self.MERGE_RATIO)):
             with writing(self.path):
                 merge_staged_rows(conn)
             self._merged += self._staged
             self._staged = 0
+        if self._finishing and not self._checkpointed:
+            self._checkpointed = True
+            with writing(self.path):
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
+    @property
+    def writer_idle(self) -> bool:
+        """Whether the background writer has committed every batch handed to it (False
+        without one: then `flush` writes in the caller's thread)."""
+        return self._writer is not None and self._writer.unfinished_tasks == 0
 
     def flush(self, wait: bool = False) -> None:
         """Commit everything pending in one transaction.

@@ -7,25 +7,79 @@ about), what was deliberately not made a step (`ignored`), and marks on single s
 (`notes`). The mapping rules are in docs/traces.md. No framework is imported here: each
 adapter reads its format's objects by their fields (`from_openai_agents` imports `agents`
 when it is called).
+
+The adapters and `reading`'s classes are imported on first use (a module `__getattr__`, as
+the `oloproof` package does): the engine reads only `READING_KIND` beside every case, and a run
+that reads no trace does not pay for the rest.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from oloproof.errors import TraceError
-from oloproof.recording.usage import USAGE_KIND
-from oloproof.traces.langchain_messages import from_langchain_messages, read_langchain_messages
-from oloproof.traces.openai_agents import from_openai_agents, read_openai_agents
-from oloproof.traces.openai_messages import from_openai_messages, read_openai_messages
-from oloproof.traces.otel import from_otel, read_otel, read_otel_traces
-from oloproof.traces.otlp_json import read_otlp_file, read_otlp_spans
-from oloproof.traces.reading import (
-    StepNote,
-    TraceReading,
-    TraceUsage,
-    TraceWarning,
-)
-from oloproof.traces.spans import Span, SpanEvent
-from oloproof.traces.suite_writer import ImportedSuite, import_traces
+
+#: The artifact beside a trajectory read from a trace: what the reader did not understand.
+READING_KIND = "trace_reading/v1"
+
+if TYPE_CHECKING:
+    from oloproof.recording.usage import USAGE_KIND
+    from oloproof.traces.langchain_messages import from_langchain_messages, read_langchain_messages
+    from oloproof.traces.openai_agents import from_openai_agents, read_openai_agents
+    from oloproof.traces.openai_messages import from_openai_messages, read_openai_messages
+    from oloproof.traces.otel import from_otel, read_otel, read_otel_traces
+    from oloproof.traces.otlp_json import read_otlp_file, read_otlp_spans
+    from oloproof.traces.reading import (
+        StepNote,
+        TraceReading,
+        TraceUsage,
+        TraceWarning,
+    )
+    from oloproof.traces.spans import Span, SpanEvent
+    from oloproof.traces.suite_writer import ImportedSuite, import_traces
+
+# Each lazily imported public name, and the module that defines it.
+_LAZY = {
+    "USAGE_KIND": "oloproof.recording.usage",
+    "from_langchain_messages": "oloproof.traces.langchain_messages",
+    "read_langchain_messages": "oloproof.traces.langchain_messages",
+    "from_openai_agents": "oloproof.traces.openai_agents",
+    "read_openai_agents": "oloproof.traces.openai_agents",
+    "from_openai_messages": "oloproof.traces.openai_messages",
+    "read_openai_messages": "oloproof.traces.openai_messages",
+    "from_otel": "oloproof.traces.otel",
+    "read_otel": "oloproof.traces.otel",
+    "read_otel_traces": "oloproof.traces.otel",
+    "read_otlp_file": "oloproof.traces.otlp_json",
+    "read_otlp_spans": "oloproof.traces.otlp_json",
+    "StepNote": "oloproof.traces.reading",
+    "TraceReading": "oloproof.traces.reading",
+    "TraceUsage": "oloproof.traces.reading",
+    "TraceWarning": "oloproof.traces.reading",
+    "Span": "oloproof.traces.spans",
+    "SpanEvent": "oloproof.traces.spans",
+    "ImportedSuite": "oloproof.traces.suite_writer",
+    "import_traces": "oloproof.traces.suite_writer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use, then keep it as a plain module attribute."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'oloproof.traces' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
+    "READING_KIND",
     "USAGE_KIND",
     "ImportedSuite",
     "Span",

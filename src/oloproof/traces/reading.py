@@ -40,10 +40,6 @@ NoteKind = Literal[
 ]
 
 
-#: The artifact beside a trajectory read from a trace: what the reader did not understand.
-READING_KIND = "trace_reading/v1"
-
-
 class TraceWarning(UserWarning):
     """A `from_*` adapter met something it did not understand (see `TraceReading.skipped`)."""
 

@@ -15,7 +15,7 @@ from oloproof.errors import RecordingError
 from oloproof.recording.recorder import current_case
 from oloproof.recording.trajectory import AgentTrajectory
 from oloproof.recording.usage import USAGE_KIND
-from oloproof.traces.reading import READING_KIND
+from oloproof.traces import READING_KIND
 
 RECORDING_KEY = "recording"
 
