@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from oloproof.digest import canonical_json, canonical_object, digest, sha256_text
+from oloproof.digest import ObjectText, canonical_json, digest, sha256_text
 from oloproof.errors import ConfigError
 
 CASE_FIELDS = ("id", "input", "expected", "initial_state", "metadata", "cluster")
@@ -272,6 +272,10 @@ def parse_case(
     return case
 
 
+# The object a case digest is of (SPEC §4.2), its keys in canonical order.
+_CASE_TEXT = ObjectText("expected", "initial_state", "input", "metadata")
+
+
 def _add_digests(case: Case, path: Path) -> None:
     """Fill in a parsed case's digests (SPEC §4.2).
 
@@ -283,9 +287,8 @@ def _add_digests(case: Case, path: Path) -> None:
         # (the input's and the state's texts are written once, for both digests)
         input_text = canonical_json(case.input)
         state_text = canonical_json(state)
-        whole = canonical_object({"expected": canonical_json(case.expected),
-                                  "initial_state": state_text, "input": input_text,
-                                  "metadata": canonical_json(case.metadata)})
+        whole = _CASE_TEXT(canonical_json(case.expected), state_text, input_text,
+                           canonical_json(case.metadata))
     except ValueError as exc:
         raise _problem(f"not representable as JSON: {exc}", path, case.line, case.id) from None
     case.digest = sha256_text(whole)
