@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
-from oloproof.analysis.facts import slice_grouper
+from oloproof.analysis.facts import slice_groups
 from oloproof.analysis.metrics import Analysis
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.digest import combine, digest
@@ -131,7 +131,7 @@ class RunEngine:
         self.transport = transport if transport is not None else local_transport(
             [Worker(suite.target, suite.evaluators, system.timeout_s)], self.concurrency)
         self.evaluators = suite.evaluators
-        self.slices = [slice_grouper(spec) for spec in suite.config.slices]
+        self.slice_groups = slice_groups(suite.config.slices)
         self.trials = suite.trials
         self.progress = progress or Progress(total=suite.case_count * suite.trials)
         self.cache = CacheCounts()
@@ -456,10 +456,9 @@ class RunEngine:
         cached: bool, exec_key: str, noted: bool = False,
     ) -> None:
         case = slot.case
-        metadata = case.metadata
         outcome = CaseOutcome(
             case_id=case.id, codes=codes, reasons=reasons, case_key=case_key, facts=facts,
-            latency_ms=latency, groups=[group(facts, metadata) for group in self.slices],
+            latency_ms=latency, groups=self.slice_groups(facts, case.metadata),
             error=error, source=case.source_id, transform=case.transform, cluster=case.cluster,
             cached=cached, trial=slot.trial, digest=case.digest,
         )
