@@ -456,12 +456,11 @@ class RunEngine:
         cached: bool, exec_key: str, noted: bool = False,
     ) -> None:
         case = slot.case
-        outcome = CaseOutcome(
-            case_id=case.id, codes=codes, reasons=reasons, case_key=case_key, facts=facts,
-            latency_ms=latency, groups=self.slice_groups(facts, case.metadata),
-            error=error, source=case.source_id, transform=case.transform, cluster=case.cluster,
-            cached=cached, trial=slot.trial, digest=case.digest,
-        )
+        # In the fields' order, not by keyword: a class called with keywords first gathers
+        # them into a dict (for these fourteen, twice the time of making the outcome).
+        outcome = CaseOutcome(case.id, codes, reasons, case_key, facts, latency,
+                              self.slice_groups(facts, case.metadata), error, case.source_id,
+                              case.transform, case.cluster, cached, slot.trial, case.digest)
         assert self.analysis is not None
         self.analysis.add(outcome)
         self.store.add_run_case(self.run_id, slot.seq, case.id, case.digest, exec_key,
