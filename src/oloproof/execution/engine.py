@@ -241,7 +241,8 @@ class RunEngine:
         jobs: list[UnitJob] = []
         unit = self._next_unit
         for slots, cases, replay_jobs in zip(work, case_jobs, replays, strict=True):
-            job = UnitJob(unit, cases, replay_jobs, trial=slots[0].trial, trials=self.trials)
+            # (trial, trials) in the fields' order: see `_tally` on keywords
+            job = UnitJob(unit, cases, replay_jobs, slots[0].trial, self.trials)
             unit += 1
             if job.needs_system:
                 self._in_flight[job.unit] = slots
