@@ -174,6 +174,16 @@ def _tool_entry_problem(entry: Any) -> str | None:
     return None
 
 
+def _first_wrong_entry(key: str, entries: list[Any]) -> Any:
+    """The first entry of `expected.<key>` that is not a string (for `tools`, nor a name and
+    arguments object), or None."""
+    for entry in entries:
+        if not isinstance(entry, str) and (key != "tools" or
+                                           _tool_entry_problem(entry) is not None):
+            return entry
+    return None
+
+
 def _problem(message: str, path: Path, line: int, case: str | None = None) -> ConfigError:
     return ConfigError(message, file=path, line=line, case=case)
 
@@ -240,12 +250,7 @@ def parse_case(
     for key in _LIST_FIELDS:
         if key in expected:
             value = expected[key]
-            def bad(v: Any, key: str = key) -> bool:
-                return not isinstance(v, str) and (
-                    key != "tools" or _tool_entry_problem(v) is not None)
-
-            wrong = next((v for v in value if bad(v)), None) if isinstance(
-                value, list) else value
+            wrong = _first_wrong_entry(key, value) if isinstance(value, list) else value
             if not isinstance(value, list) or wrong is not None:
                 detail = _tool_entry_problem(wrong) if key == "tools" and isinstance(
                     wrong, dict) else None
