@@ -15,8 +15,10 @@ of the desk (20,000 distinct cases by default, a cold store), reporting per thre
   still staged merged, the writer thread stopped), which the run waits for.
 
 Usage: python benchmarks/coordinator_case.py [--cases 20000] [--rounds 2]
-[--concurrency N] [--against REF ...]. With `--against REF`, every round measures this
-checkout and each REF alternately, in the same run.
+[--concurrency N] [--against REF ...] [--calls]. With `--against REF`, every round measures
+this checkout and each REF alternately, in the same run. With `--calls`, one more run of each
+counts the Python function calls the main thread makes per case (cProfile's count: the same
+on a busy machine as on a quiet one, unlike any time).
 """
 
 from __future__ import annotations
@@ -69,24 +71,32 @@ def close(self):  # the wall time the run waits for the store at its end (main t
 store_module.Store.close = close
 run = oloproof.run  # (imports oloproof.api before the clock starts)
 kwargs = {"concurrency": int(sys.argv[2])} if sys.argv[2] != "0" else {}
+calls = None
+if sys.argv[3] == "calls":  # Python calls made on the main thread (deterministic; slow)
+    import cProfile, pstats
+    profile = cProfile.Profile()
+    profile.enable()
 wall, main = time.perf_counter(), time.thread_time()
 result = run(sys.argv[1], **kwargs)
 main, wall = time.thread_time() - main, time.perf_counter() - wall
+if sys.argv[3] == "calls":
+    profile.disable()
+    calls = pstats.Stats(profile).total_calls
 doc = result.to_json()
-print(json.dumps({"wall": wall, "main": main, **cpu, "cases": doc["cases"],
+print(json.dumps({"wall": wall, "main": main, **cpu, "cases": doc["cases"], "calls": calls,
                   "executed": doc["cache"]["execution"]["miss"],
                   "metrics": [[m["id"], m["estimate"], m["lower"], m["upper"]]
                               for m in doc["metrics"]]}))
 """
 
 
-def measure(env: dict[str, str], cases: int, concurrency: int) -> dict:
+def measure(env: dict[str, str], cases: int, concurrency: int, calls: bool = False) -> dict:
     root = Path(tempfile.mkdtemp(prefix="oloproof-coord-")) / "desk"
     try:
         make_desk(root, cases)
         out = subprocess.run([sys.executable, "-c", CHILD, str(root / "oloproof.yaml"),
-                              str(concurrency)], capture_output=True, text=True, env=env,
-                             check=True)
+                              str(concurrency), "calls" if calls else "time"],
+                             capture_output=True, text=True, env=env, check=True)
     finally:
         shutil.rmtree(root.parent, ignore_errors=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -103,6 +113,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=0,
                         help="0: the suite's own (the desk's default, 8)")
     parser.add_argument("--against", action="append", default=[])
+    parser.add_argument("--calls", action="store_true",
+                        help="also count the Python calls the main thread makes per case, in "
+                        "one more run of each revision (cProfile: a count, not a time)")
     args = parser.parse_args()
     print(f"this checkout: {revision()}; {load()}", flush=True)
     pairs = versions(args.against)
@@ -122,10 +135,17 @@ def main() -> None:
                 "store_close_s": round(got.get("close_wall", 0.0), 3),
                 "metrics": got["metrics"]}), flush=True)
     for label, rows in seen.items():
-        both = [per_case(r["main"] + r["store"], r["cases"]) for r in rows]
+        both = [per_case(r["main"] + r["store"], r["cases"]) for r in rows if r["calls"] is None]
+        if not both:  # (--rounds 0: calls only)
+            continue
         print(f"{label}: coordinator + store {statistics.median(both)} us/case (median of "
               f"{len(both)}; {', '.join(map(str, both))})")
-    metrics = {json.dumps(rows[0]["metrics"]) for rows in seen.values()}
+    if args.calls:
+        for label, env in pairs:
+            got = measure(env, args.cases, args.concurrency, calls=True)
+            seen[label].append(got)
+            print(f"{label}: main thread {got['calls'] / got['cases']:.1f} Python calls/case")
+    metrics = {json.dumps(row["metrics"]) for rows in seen.values() for row in rows}
     print("the same metrics from every revision:", len(metrics) == 1)
     print(f"done {time.strftime('%Y-%m-%d %H:%M')} UTC; {load()}")
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oloproof.digest import canonical_json, canonical_object
+from oloproof.digest import ObjectText, canonical_json, canonical_object
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
@@ -28,3 +29,14 @@ def test_the_case_digest_shape() -> None:
                "initial_state": "null", "metadata": canonical_json({})}
     assert canonical_object(members) == (
         '{"expected":null,"initial_state":null,"input":{"a":"é","b":1},"metadata":{}}')
+
+
+def test_an_object_text_takes_its_keys_in_canonical_order_only() -> None:
+    with pytest.raises(ValueError, match="sorted order"):
+        ObjectText("input", "expected")
+    with pytest.raises(ValueError, match="sorted order"):
+        ObjectText("a", "a")
+    text = ObjectText("a%s", "b")
+    with pytest.raises(ValueError, match="2 members"):
+        text("1")
+    assert text("1", '"%d"') == canonical_json({"b": "%d", "a%s": 1})

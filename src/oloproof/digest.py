@@ -58,11 +58,29 @@ def canonical_json(value: Any) -> str:
     return _encoder.encode(value)
 
 
+class ObjectText:
+    """The canonical text of objects with these keys, from their members' canonical texts (what
+    `canonical_json` writes for the object itself, without writing its members again); the
+    keys' texts are written once. Keys are given in canonical (sorted) order, and the members'
+    texts in the same order."""
+
+    def __init__(self, *keys: str) -> None:
+        if list(keys) != sorted(set(keys)):
+            raise ValueError(f"keys must be distinct and in sorted order: {keys!r}")
+        self.keys = keys
+        self._template = "{" + ",".join(_encoder.encode(key).replace("%", "%%") + ":%s"
+                                        for key in keys) + "}"
+
+    def __call__(self, *texts: str) -> str:
+        if len(texts) != len(self.keys):
+            raise ValueError(f"{len(self.keys)} members' texts expected, got {len(texts)}")
+        return self._template % texts
+
+
 def canonical_object(members: dict[str, str]) -> str:
-    """The canonical text of an object whose members' canonical texts are given (what
-    `canonical_json` writes for the object itself, without writing its members again)."""
-    return "{" + ",".join(f"{_encoder.encode(key)}:{members[key]}"
-                          for key in sorted(members)) + "}"
+    """The canonical text of an object whose members' canonical texts are given."""
+    keys = sorted(members)
+    return ObjectText(*keys)(*[members[key] for key in keys])
 
 
 def compact_json(value: Any) -> str:

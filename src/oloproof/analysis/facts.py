@@ -17,7 +17,8 @@ the trajectory's keys are there only when it recorded a trajectory (`has_traject
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, TypeGuard
 
 from oloproof.recording.trajectory import AgentTrajectory
@@ -67,6 +68,9 @@ def has_trajectory(facts: dict[str, Any] | None) -> TypeGuard[dict[str, Any]]:
 
 
 SliceGrouper = Callable[[dict[str, Any] | None, dict[str, Any]], str | None]
+# How a slice reads a case: (whether from its trajectory's facts, else from its metadata; the
+# group it reads, or None). A trajectory reader is only given facts that hold a trajectory.
+_SliceReader = tuple[bool, Callable[[dict[str, Any]], str | None]]
 
 
 def slice_group(spec: str, facts: dict[str, Any] | None, metadata: dict[str, Any]) -> str | None:
@@ -82,26 +86,44 @@ def slice_group(spec: str, facts: dict[str, Any] | None, metadata: dict[str, Any
 
 
 def slice_grouper(spec: str) -> SliceGrouper:
-    """`slice_group` for one slice, with its spec read once (a run places every case)."""
+    """`slice_group` for one slice, with its spec read once."""
+    groups = slice_groups([spec])
+    return lambda facts, metadata: groups(facts, metadata)[0]
+
+
+def slice_groups(
+    specs: Sequence[str],
+) -> Callable[[dict[str, Any] | None, dict[str, Any]], list[str | None]]:
+    """The group a case joins in each of these slices (`slice_group`), the specs read once and
+    whether the case has a trajectory asked once per case (a run places every case)."""
+    readers = [_slice_reader(spec) for spec in specs]
+
+    def groups(facts: dict[str, Any] | None, metadata: dict[str, Any]) -> list[str | None]:
+        trajectory = facts if has_trajectory(facts) else None
+        return [read(metadata) if not of_trajectory else
+                None if trajectory is None else read(trajectory)
+                for of_trajectory, read in readers]
+
+    return groups
+
+
+def _slice_reader(spec: str) -> _SliceReader:
     if spec.startswith(METADATA_PREFIX):
-        key = spec[len(METADATA_PREFIX):]
-        return lambda facts, metadata: _metadata_group(key, metadata)
+        return False, partial(_metadata_group, spec[len(METADATA_PREFIX):])
     kind, _, bounds_text = spec.partition(":")
     if kind in ("trajectory_length", "tool_calls"):
         bounds = _bounds(spec, bounds_text)
         if kind == "trajectory_length":
             # Truncation stopped the agent: the true step count exceeds the recorded one.
-            return lambda facts, metadata: None if not has_trajectory(facts) else _bucket(
-                facts["steps"], bounds, facts["truncated"], strictly_more=True)
-        return lambda facts, metadata: None if not has_trajectory(facts) else _bucket(
-            facts["tool_calls"], bounds, facts["truncated"], strictly_more=False)
+            return True, partial(_count_group, "steps", bounds, True)
+        return True, partial(_count_group, "tool_calls", bounds, False)
     if bounds_text:
         raise ValueError(f"unknown slice {spec!r}")
     by_facts = {"first_tool": _first_tool_group, "repeated_action": _repeated_group,
                 "route": _route_group}.get(kind)
     if by_facts is None:
         raise ValueError(f"unknown slice {spec!r}")
-    return lambda facts, metadata: None if not has_trajectory(facts) else by_facts(facts)
+    return True, by_facts
 
 
 def quantile_value(
@@ -137,6 +159,11 @@ def _metadata_group(key: str, metadata: dict[str, Any]) -> str | None:
     if isinstance(value, str):
         return value
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _count_group(count: str, bounds: list[int], strictly_more: bool,
+                 facts: dict[str, Any]) -> str | None:
+    return _bucket(facts[count], bounds, facts["truncated"], strictly_more=strictly_more)
 
 
 def _first_tool_group(facts: dict[str, Any]) -> str | None:

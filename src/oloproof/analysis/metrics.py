@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from oloproof.analysis.facts import has_trajectory, quantile_value
 from oloproof.analysis.ordering import digest_order as _digest_order
 from oloproof.analysis.outcome import CaseOutcome
-from oloproof.analysis.tally import QuantileTally, RateTally
+from oloproof.analysis.tally import QuantileTally, RateTally, merge_into
 
 if TYPE_CHECKING:  # NumPy, the statistics and the document's row models are imported when
     # a run is analysed (the document when the first failing case is noted), not before its
@@ -46,6 +46,8 @@ MARK_LEVEL = 0.05
 FAILING_SHOWN = 10
 
 _DIGITS = re.compile(r"(\d+)")
+# What cases are counted by: verdict codes, reasons, and the group of each declared slice.
+_Shared = tuple[str, tuple[str | None, ...], tuple[str | None, ...]]
 
 
 def case_order(case_id: str) -> tuple[tuple[int, int | str], ...]:
@@ -80,17 +82,6 @@ class MetricPlan:
     trial_metrics: list[TrialMetricSpec] = field(default_factory=list)
 
 
-class _GroupTally:
-    """One slice group's verdict combinations and quantile tallies."""
-
-    __slots__ = ("combos", "observed", "quantiles")
-
-    def __init__(self, quantiles: int) -> None:
-        self.combos: Counter[tuple[str, tuple[str | None, ...]]] = Counter()
-        self.quantiles = [QuantileTally() for _ in range(quantiles)]
-        self.observed = [tally.values for tally in self.quantiles]
-
-
 def _add_values(tallies: list[QuantileTally],
                 values: list[tuple[float | None, str | None, str | None]],
                 numbers: list[float] | None) -> None:
@@ -111,9 +102,13 @@ class Analysis:
         self.rates: list[RateTally] = []
         self.quantiles = [QuantileTally() for _ in plan.quantiles]
         self.groups: dict[tuple[int, str], tuple[list[RateTally], list[QuantileTally]]] = {}
-        self._combos: Counter[tuple[str, tuple[str | None, ...]]] = Counter()
-        # Per declared slice: group value -> its verdict combinations and quantile tallies.
-        self._slice_groups: list[dict[str, _GroupTally]] = [{} for _ in plan.slices]
+        # Cases counted by what they share: their verdicts and the group they joined in each
+        # declared slice (None: none). A case costs one dictionary update however many slices
+        # it joins; `_materialize` spreads the counts over the run and each group.
+        self._counts: Counter[_Shared] = Counter()
+        # The quantile tallies of the cases that joined the same groups (one per combination
+        # of groups met); `_materialize` merges them into the run's and each group's.
+        self._quantiles_by_groups: dict[tuple[str | None, ...], list[QuantileTally]] = {}
         # Per cluster, per criterion: [passed, observed, missing] (cases with a cluster only).
         self.clusters: dict[str, list[list[int]]] = {}
         # Cases outside any named cluster, by id (only when the plan says some have one).
@@ -143,11 +138,9 @@ class Analysis:
                                         self._quantile_values, on_case=self._case_folded)
 
     def add(self, outcome: CaseOutcome) -> None:
-        """Count one case (with trials: one trial of a case). Verdicts are counted by their
-        combination (most cases of a suite share a handful), so a case costs one dictionary
-        update per group it joins."""
-        combo = (outcome.codes, tuple(outcome.reasons))
-        self._combos[combo] += 1
+        """Count one case (with trials: one trial of a case). Cases are counted by their
+        verdicts and slice groups together (most cases of a suite share a handful of these),
+        so a case costs one dictionary update."""
         codes = outcome.codes
         facts = outcome.facts
         if facts is not None:
@@ -157,33 +150,25 @@ class Analysis:
                 self.unread_cases += 1
                 self.unread_items += int(facts["unread"])
         if self.trials is not None:
+            self._counts[(codes, tuple(outcome.reasons), ())] += 1
             if "M" in codes:
                 self._note_missing(outcome)
             self.trials.add(outcome)
             return
+        groups = tuple(outcome.groups)
+        self._counts[(codes, tuple(outcome.reasons), groups)] += 1
         self.cases += 1
         if "F" in codes or "M" in codes or outcome.error is not None:
             self._note_failing(outcome)
-        values = self._quantile_values(outcome) if self.quantiles else None
-        # The common case, every value observed, is appended straight to the tallies' lists.
-        numbers = None
-        if values is not None:
+        if self.plan.quantiles:
+            values = self._quantile_values(outcome)
+            # The common case, every value observed, is appended straight to the tallies.
             numbers = [value for value, why, _ in values if why is None and value is not None]
-            if len(numbers) < len(values):
-                numbers = None
-            _add_values(self.quantiles, values, numbers)
-        for groups, group in zip(self._slice_groups, outcome.groups, strict=False):
-            if group is None:
-                continue
-            found = groups.get(group)
-            if found is None:
-                found = groups[group] = _GroupTally(len(self.quantiles))
-            found.combos[combo] += 1
-            if numbers is not None:
-                for observed, number in zip(found.observed, numbers, strict=True):
-                    observed.append(number)
-            elif values is not None:
-                _add_values(found.quantiles, values, None)
+            tallies = self._quantiles_by_groups.get(groups)
+            if tallies is None:
+                tallies = self._quantiles_by_groups[groups] = [
+                    QuantileTally() for _ in self.plan.quantiles]
+            _add_values(tallies, values, numbers if len(numbers) == len(values) else None)
         if outcome.cluster is None:
             if self.plan.case_clusters:
                 self.singles[outcome.case_id] = outcome.codes
@@ -281,10 +266,30 @@ class Analysis:
         return tallies
 
     def _materialize(self) -> None:
-        self.rates = self._tallies(self._combos)
-        self.groups = {(s, group): (self._tallies(found.combos), found.quantiles)
-                       for s, groups in enumerate(self._slice_groups)
-                       for group, found in groups.items()}
+        """The run's and each slice group's tallies, from the cases counted together."""
+        slices = len(self.plan.slices)
+        combos: Counter[tuple[str, tuple[str | None, ...]]] = Counter()
+        group_combos: list[dict[str, Counter[tuple[str, tuple[str | None, ...]]]]] = [
+            {} for _ in range(slices)]
+        for (codes, reasons, groups), count in self._counts.items():
+            combos[(codes, reasons)] += count
+            for found, group in zip(group_combos, groups[:slices], strict=False):
+                if group is not None:
+                    found.setdefault(group, Counter())[(codes, reasons)] += count
+        quantiles = len(self.plan.quantiles)
+        self.quantiles = [QuantileTally() for _ in range(quantiles)]
+        group_quantiles: list[dict[str, list[QuantileTally]]] = [{} for _ in range(slices)]
+        for groups, tallies in self._quantiles_by_groups.items():
+            merge_into(self.quantiles, tallies)
+            for by_group, group in zip(group_quantiles, groups[:slices], strict=False):
+                if group is not None:
+                    merge_into(by_group.setdefault(
+                        group, [QuantileTally() for _ in range(quantiles)]), tallies)
+        self.rates = self._tallies(combos)
+        self.groups = {(s, group): (self._tallies(counts), group_quantiles[s].get(group) or
+                                    [QuantileTally() for _ in range(quantiles)])
+                       for s, found in enumerate(group_combos)
+                       for group, counts in found.items()}
 
     def _quantile_values(
         self, outcome: CaseOutcome

@@ -14,7 +14,8 @@ from typing import Any
 
 @dataclass(slots=True)
 class CaseOutcome:
-    """One case, all criteria (in the suite's criterion order)."""
+    """One case, all criteria (in the suite's criterion order). The engine makes one per case
+    with the fields in this order (not by keyword): add a field at the end."""
 
     case_id: str
     codes: str                      # one of P F M X per criterion

@@ -67,3 +67,13 @@ class QuantileTally:
             self.missing_by_reason[missing_reason or "unknown"] += 1
         else:
             self.values.append(value)
+
+
+def merge_into(tallies: list[QuantileTally], more: list[QuantileTally]) -> None:
+    """Add each tally of `more` to the tally at its position in `tallies` (values appended)."""
+    for tally, other in zip(tallies, more, strict=True):
+        tally.values.extend(other.values)
+        tally.missing += other.missing
+        tally.excluded += other.excluded
+        tally.excluded_by_reason.update(other.excluded_by_reason)
+        tally.missing_by_reason.update(other.missing_by_reason)

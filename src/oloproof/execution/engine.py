@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
-from oloproof.analysis.facts import slice_grouper
+from oloproof.analysis.facts import slice_groups
 from oloproof.analysis.metrics import Analysis
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.digest import combine, digest
@@ -137,7 +137,7 @@ class RunEngine:
         self.transport = transport if transport is not None else local_transport(
             [Worker(suite.target, suite.evaluators, system.timeout_s)], self.concurrency)
         self.evaluators = suite.evaluators
-        self.slices = [slice_grouper(spec) for spec in suite.config.slices]
+        self.slice_groups = slice_groups(suite.config.slices)
         self.trials = suite.trials
         self.progress = progress or Progress(total=suite.case_count * suite.trials)
         self.cache = CacheCounts()
@@ -246,29 +246,58 @@ class RunEngine:
 
     def _plan_chunk(self, units: list[list[Case]]) -> list[UnitJob]:
         """Ask the caches for a chunk; tally or judge what needs no system; return the jobs."""
+        planned = self._slots(units)
+        cached = {} if self.no_cache else self.store.lookup_executions(
+            [s.exec_key for slots in planned for s in slots])
+        work = self._take_cached(planned, cached) if cached else planned
+        if not work:
+            return []
+        reused = [s.exec_key for slots in work for s in slots if s.cached is not None]
+        payloads = self.store.load_executions(reused) if reused else {}
+        case_jobs = [[self._case_job(s, payloads) for s in slots] for slots in work]
+        replays = self._replay_jobs(work) if self._faults else [[] for _ in work]
+        jobs: list[UnitJob] = []
+        unit = self._next_unit
+        for slots, cases, replay_jobs in zip(work, case_jobs, replays, strict=True):
+            # (trial, trials) in the fields' order: see `_tally` on keywords
+            job = UnitJob(unit, cases, replay_jobs, slots[0].trial, self.trials)
+            unit += 1
+            if job.needs_system:
+                self._in_flight[job.unit] = slots
+                jobs.append(job)
+            else:
+                self._take(run_without_system(job, self.evaluators), slots)
+        self._next_unit = unit
+        return jobs
+
+    def _slots(self, units: list[list[Case]]) -> list[list[_Slot]]:
+        """Each trial of each unit of a chunk, as the slots of its cases (source first)."""
         planned: list[list[_Slot]] = []
         execution_key = self._execution_key
+        seq = self._next_seq
         for unit in units:
             for case in unit:
                 if case.transform is not None and case.pair_digest is not None:
                     self.pairs[case.transform][case.id] = case.pair_digest
             for trial in range(1, self.trials + 1):
-                slots = []
-                for case in unit:
-                    slots.append(_Slot(case, self._next_seq, execution_key(case, trial), trial))
-                    self._next_seq += 1
-                planned.append(slots)
-        cached = {} if self.no_cache else self.store.lookup_executions(
-            [s.exec_key for slots in planned for s in slots])
+                planned.append([_Slot(case, seq + n, execution_key(case, trial), trial)
+                                for n, case in enumerate(unit)])
+                seq += len(unit)
+        self._next_seq = seq
+        return planned
+
+    def _take_cached(self, planned: list[list[_Slot]],
+                     cached: dict[str, tuple[Any, float | None]]) -> list[list[_Slot]]:
+        """Note what the caches hold of each slot; tally each unit whose executions and
+        judgments are all cached; the units left to work on."""
         wanted: list[str] = []
-        if cached:
-            for slots in planned:
-                source_key = slots[0].exec_key
-                for slot in slots:
-                    slot.cached = cached.get(slot.exec_key)
-                    if slot.cached is not None:
-                        case_key = self._case_key(slot, source_key)
-                        wanted.extend([case_key + short for short in self._evaluator_keys])
+        for slots in planned:
+            source_key = slots[0].exec_key
+            for slot in slots:
+                slot.cached = cached.get(slot.exec_key)
+                if slot.cached is not None:
+                    case_key = self._case_key(slot, source_key)
+                    wanted.extend([case_key + short for short in self._evaluator_keys])
         verdicts = self.store.lookup_judgments(wanted) if wanted else {}
         evaluators = len(self.evaluators)
         work: list[list[_Slot]] = []
@@ -283,27 +312,15 @@ class RunEngine:
                     self._tally_cached(slot)
             else:
                 work.append(slots)
-        if not work:
-            return []
-        reused = [s.exec_key for slots in work for s in slots if s.cached is not None]
-        payloads = self.store.load_executions(reused) if reused else {}
-        case_jobs = [[self._case_job(s, payloads) for s in slots] for slots in work]
-        wanted_replays = [self._replays_wanted(slots[0]) if self._faults else []
-                          for slots in work]
-        keys = [key for each in wanted_replays for _, key, _ in each]
+        return work
+
+    def _replay_jobs(self, work: list[list[_Slot]]) -> list[list[ReplayJob]]:
+        """Each unit's fault replays, with the stored records the replay cache holds."""
+        wanted = [self._replays_wanted(slots[0]) for slots in work]
+        keys = [key for each in wanted for _, key, _ in each]
         stored = {} if self.no_cache or not keys else self.store.lookup_replays(keys)
-        jobs: list[UnitJob] = []
-        for slots, cases, replays in zip(work, case_jobs, wanted_replays, strict=True):
-            job = UnitJob(self._next_unit, cases,
-                          [ReplayJob(i, key, plan, stored.get(key)) for i, key, plan in replays],
-                          trial=slots[0].trial, trials=self.trials)
-            self._next_unit += 1
-            if job.needs_system:
-                self._in_flight[job.unit] = slots
-                jobs.append(job)
-            else:
-                self._take(run_without_system(job, self.evaluators), slots)
-        return jobs
+        return [[ReplayJob(i, key, plan, stored.get(key)) for i, key, plan in each]
+                for each in wanted]
 
     def _case_job(self, slot: _Slot, payloads: dict[str, dict[str, Any]]) -> CaseJob:
         row = payloads.get(slot.exec_key) if slot.cached is not None else None
@@ -458,13 +475,11 @@ class RunEngine:
         cached: bool, exec_key: str, noted: bool = False,
     ) -> None:
         case = slot.case
-        metadata = case.metadata
-        outcome = CaseOutcome(
-            case_id=case.id, codes=codes, reasons=reasons, case_key=case_key, facts=facts,
-            latency_ms=latency, groups=[group(facts, metadata) for group in self.slices],
-            error=error, source=case.source_id, transform=case.transform, cluster=case.cluster,
-            cached=cached, trial=slot.trial, digest=case.digest,
-        )
+        # In the fields' order, not by keyword: a class called with keywords first gathers
+        # them into a dict (for these fourteen, twice the time of making the outcome).
+        outcome = CaseOutcome(case.id, codes, reasons, case_key, facts, latency,
+                              self.slice_groups(facts, case.metadata), error, case.source_id,
+                              case.transform, case.cluster, cached, slot.trial, case.digest)
         assert self.analysis is not None
         self.analysis.add(outcome)
         self.store.add_run_case(self.run_id, slot.seq, case.id, case.digest, exec_key,
