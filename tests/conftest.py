@@ -186,17 +186,25 @@ def cli(_fork_server: _ForkServer) -> Callable[..., CliResult]:
     return run
 
 
+def _default_ctrl_c() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.fixture(scope="session")
 def spawn_oloproof() -> Callable[..., subprocess.Popen[str]]:
     """`spawn_oloproof("run", cwd=project)` → the running `oloproof run` process (pipes, CI=1).
 
     For tests that signal, race or watch a process: it is a fresh interpreter, not a fork.
+    Its Ctrl-C is the default one whatever pytest inherited: a shell without job control
+    starts a background command (`pytest … &`) with SIGINT ignored, which a child inherits
+    and Python then leaves alone, so a test's SIGINT would never reach the run.
     """
 
     def spawn(*args: str, cwd: Path, env: dict[str, str | None] | None = None,
               **popen: Any) -> subprocess.Popen[str]:
         popen.setdefault("stdout", subprocess.PIPE)
         popen.setdefault("stderr", subprocess.PIPE)
+        popen.setdefault("preexec_fn", _default_ctrl_c)
         return subprocess.Popen(oloproof_argv(*args), cwd=cwd, env=cli_env(**(env or {})),
                                 stdin=subprocess.DEVNULL, text=True, encoding="utf-8", **popen)
 
