@@ -9,10 +9,10 @@ until something needs them. `from oloproof import run` works as usual.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from oloproof.errors import ConfigError, OloproofError, RecordingError, StoreError
+from oloproof.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from oloproof.api import (
@@ -65,20 +65,6 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name on first use, then keep it as a plain module attribute."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'oloproof' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
-
-
 __all__ = [
     "AgentCheckpoint",
     "AgentConstraintCheck",
@@ -104,3 +90,5 @@ __all__ = [
     "system",
     "write_ci_reports",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals(), __all__)

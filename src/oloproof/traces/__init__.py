@@ -15,10 +15,10 @@ that reads no trace does not pay for the rest.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from oloproof.errors import TraceError
+from oloproof.lazy_names import lazy_names
 
 #: The artifact beside a trajectory read from a trace: what the reader did not understand.
 READING_KIND = "trace_reading/v1"
@@ -64,20 +64,6 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name on first use, then keep it as a plain module attribute."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'oloproof.traces' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
-
-
 __all__ = [
     "READING_KIND",
     "USAGE_KIND",
@@ -102,3 +88,5 @@ __all__ = [
     "read_otlp_file",
     "read_otlp_spans",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals(), __all__)
