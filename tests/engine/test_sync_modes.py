@@ -14,9 +14,15 @@ import oloproof
 APP = '''
 import threading, time
 
+# Blocking calls wait here until eight are in flight at once (or fail after 30 s): a run that
+# started fewer at a time fails the test, whatever the machine's load.
+_EIGHT_AT_ONCE = threading.Barrier(8, timeout=30)
+
+
 def run(case_input):
     start = time.monotonic()
     if case_input["sleep"]:
+        _EIGHT_AT_ONCE.wait()
         time.sleep(case_input["sleep"])
     else:
         sum(i * i for i in range(2000))  # a little CPU work
@@ -59,8 +65,10 @@ def test_a_blocking_sync_system_runs_concurrency_calls_at_once_from_the_first_ca
 ) -> None:
     config = project(tmp_path / "io", sleep=0.2)
 
-    assert oloproof.run(config).gate.exit_code == 0
+    result = oloproof.run(config)
 
+    assert result.gate.exit_code == 0
+    assert result.to_json()["errors"] == []  # no call waited 30 s for seven others
     rows = outputs(config)
     assert len(rows) == 24
     assert {o["thread"] for o in rows} == {"oloproof-case"}
