@@ -77,12 +77,6 @@ class ObjectText:
         return self._template % texts
 
 
-def canonical_object(members: dict[str, str]) -> str:
-    """The canonical text of an object whose members' canonical texts are given."""
-    keys = sorted(members)
-    return ObjectText(*keys)(*[members[key] for key in keys])
-
-
 def compact_json(value: Any) -> str:
     """`value` as compact JSON (keys in their order); raises TypeError or ValueError when it is
     not JSON (a type JSON has no form for, NaN or infinity, a circular structure)."""

@@ -67,7 +67,6 @@ def has_trajectory(facts: dict[str, Any] | None) -> TypeGuard[dict[str, Any]]:
     return facts is not None and "steps" in facts
 
 
-SliceGrouper = Callable[[dict[str, Any] | None, dict[str, Any]], str | None]
 # How a slice reads a case: (whether from its trajectory's facts, else from its metadata; the
 # group it reads, or None). A trajectory reader is only given facts that hold a trajectory.
 _SliceReader = tuple[bool, Callable[[dict[str, Any]], str | None]]
@@ -82,13 +81,7 @@ def slice_group(spec: str, facts: dict[str, Any] | None, metadata: dict[str, Any
     the case has no trajectory (`facts` None), and on a truncated trace unless the recorded part
     settles the group.
     """
-    return slice_grouper(spec)(facts, metadata)
-
-
-def slice_grouper(spec: str) -> SliceGrouper:
-    """`slice_group` for one slice, with its spec read once."""
-    groups = slice_groups([spec])
-    return lambda facts, metadata: groups(facts, metadata)[0]
+    return slice_groups([spec])(facts, metadata)[0]
 
 
 def slice_groups(
