@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,3 +61,8 @@ def load() -> str:
     """The machine's load averages, to report beside figures measured on a shared machine."""
     one, five, fifteen = os.getloadavg()
     return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} CPUs"
+
+
+def finished() -> str:
+    """The line a benchmark ends with: when it finished (UTC) and the machine's load."""
+    return f"done {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC; {load()}"

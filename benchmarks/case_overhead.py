@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _synthetic import make_project
-from _versions import load, revision, versions
+from _versions import finished, load, revision, versions
 
 # ---- the desk ---------------------------------------------------------------------------------
 
@@ -311,7 +311,7 @@ def main() -> None:
             else:
                 row = desk(version, env, args.cases)
             print(json.dumps(row), flush=True)
-    print(f"done {time.strftime('%Y-%m-%d %H:%M')} UTC; {load()}")
+    print(finished())
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _synthetic import make_project
-from _versions import load, revision, versions
+from _versions import finished, load, revision, versions
 
 APP = '''
 import asyncio, atexit, json, os, time
@@ -144,7 +144,7 @@ def main() -> None:
                       flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"done {time.strftime('%Y-%m-%d %H:%M')} UTC; {load()}")
+    print(finished())
 
 
 if __name__ == "__main__":

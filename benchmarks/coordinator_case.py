@@ -30,11 +30,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _versions import load, revision, versions
+from _versions import finished, load, revision, versions
 from case_overhead import make_desk
 
 CHILD = """
@@ -147,7 +146,7 @@ def main() -> None:
             print(f"{label}: main thread {got['calls'] / got['cases']:.1f} Python calls/case")
     metrics = {json.dumps(row["metrics"]) for rows in seen.values() for row in rows}
     print("the same metrics from every revision:", len(metrics) == 1)
-    print(f"done {time.strftime('%Y-%m-%d %H:%M')} UTC; {load()}")
+    print(finished())
 
 
 if __name__ == "__main__":

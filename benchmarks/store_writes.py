@@ -29,11 +29,10 @@ import argparse
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _versions import load, revision, versions
+from _versions import finished, load, revision, versions
 
 CHILD = r"""
 import hashlib, json, sqlite3, sys, tempfile, threading, time
@@ -45,22 +44,19 @@ in_sql = [0.0]
 class TimedConnection(sqlite3.Connection):
     # CPU inside the writer thread's statements (binding and SQLite's own work).
     def execute(self, *args):
-        if threading.current_thread().name != "oloproof-store":
-            return super().execute(*args)
-        start = time.thread_time()
-        try:
-            return super().execute(*args)
-        finally:
-            in_sql[0] += time.thread_time() - start
+        return in_statement(super().execute, *args)
 
     def executemany(self, *args):
-        if threading.current_thread().name != "oloproof-store":
-            return super().executemany(*args)
-        start = time.thread_time()
-        try:
-            return super().executemany(*args)
-        finally:
-            in_sql[0] += time.thread_time() - start
+        return in_statement(super().executemany, *args)
+
+def in_statement(statement, *args):
+    if threading.current_thread().name != "oloproof-store":
+        return statement(*args)
+    start = time.thread_time()
+    try:
+        return statement(*args)
+    finally:
+        in_sql[0] += time.thread_time() - start
 
 connect = sqlite3.connect
 def timed_connect(*args, **kwargs):
@@ -193,7 +189,7 @@ def main() -> None:
                 got = json.loads(out.stdout.strip().splitlines()[-1])
                 print(json.dumps({"code": label, "cases": cases, "round": round_,
                                   **{k: round(v, 3) for k, v in got.items()}}), flush=True)
-    print(f"done {time.strftime('%Y-%m-%d %H:%M')} UTC; {load()}")
+    print(finished())
 
 
 if __name__ == "__main__":

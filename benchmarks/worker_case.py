@@ -27,11 +27,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _versions import load, revision, versions
+from _versions import finished, load, revision, versions
 from case_overhead import make_desk
 
 CHILD = """
@@ -143,7 +142,7 @@ def main() -> None:
                   for key in ("loop_us", "system_us", "engine_us", "engine_cpu_us")}
         print(json.dumps({"code": label, "median_of": len(found), **median,
                           "engine_calls": found[0]["engine_calls"]}))
-    print(f"done {time.strftime('%Y-%m-%d %H:%M')} UTC; {load()}")
+    print(finished())
 
 
 if __name__ == "__main__":

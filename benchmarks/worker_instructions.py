@@ -20,11 +20,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _versions import load, revision, versions
+from _versions import finished, load, revision, versions
 from case_overhead import make_desk
 
 CHILD = """
@@ -86,7 +85,7 @@ def main() -> None:
                   flush=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print(f"done {time.strftime('%Y-%m-%d %H:%M')} UTC; {load()}")
+    print(finished())
 
 
 if __name__ == "__main__":
