@@ -6,7 +6,10 @@ For each revision (`--against REF`, see `_versions.py`) four processes run under
 `Worker.run_unit` for 200 warm-up cases and then 0 or `--cases` more, and the system alone (each
 call in a recorder, as `case_overhead.py` counts the system's time) for the same cases. The
 engine's instructions per case are (worker − system) of the `--cases` extra, less the same
-difference of the warm-up-only runs (start-up and loading cancel out).
+difference of the warm-up-only runs (start-up and loading cancel out). Every process runs with
+`PYTHONHASHSEED=0`: with random string hashes, sets and dicts of strings lay out differently
+in each process, and the counts of one revision spread by 5k-24k instructions a case between
+processes, more than the changes they are meant to tell apart.
 
 Usage: python benchmarks/worker_instructions.py [--cases 2000] [--against REF ...]
 (needs valgrind; takes some minutes: callgrind runs ~50x slower)
@@ -68,8 +71,9 @@ def main() -> None:
                     cmd = ["valgrind", "--tool=callgrind",
                            f"--callgrind-out-file={root}/{label}-{mode}-{n}.cg",
                            sys.executable, "-c", CHILD, str(suite), str(n), mode]
-                    runs[mode, n] = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
-                                                     stderr=subprocess.PIPE, text=True)
+                    runs[mode, n] = subprocess.Popen(
+                        cmd, env={**env, "PYTHONHASHSEED": "0"}, stdout=subprocess.DEVNULL,
+                        stderr=subprocess.PIPE, text=True)
             count = {}
             for key, proc in runs.items():
                 _, err = proc.communicate()

@@ -17,6 +17,7 @@ The probe project (`probe`, `new_probe()`) wraps a system that does what each ca
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -143,7 +144,11 @@ class _ForkServer:
             try:
                 code = self._reply(process, deadline)["code"]
             except TimeoutError:
-                os.kill(pid, signal.SIGKILL)
+                # The command may end between the deadline and the kill: the server has then
+                # reaped it already (its code is the reply read next), and there is no process
+                # left to kill.
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
                 self._reply(process, time.time() + 10)
                 raise AssertionError(
                     f"`oloproof {' '.join(args)}` did not finish within {timeout} s; stderr:\n"

@@ -1,12 +1,16 @@
 """How sync systems are called: on worker threads, `concurrency` at once, from the first case.
 
 Real agents block on network calls, so a sync system never runs in the event loop's thread:
-each of `concurrency` lanes runs whole units (call, replays, judging) in a thread of its own.
+each of `concurrency` lanes runs units' calls (and replays) in a thread of its own. Judging
+is the engine's own work and happens on the event loop's thread, as for an async system, so
+a lane runs the system and little else.
 """
 
 from __future__ import annotations
 
 import json
+import sys
+import threading
 from pathlib import Path
 
 import oloproof
@@ -27,6 +31,14 @@ def run(case_input):
     else:
         sum(i * i for i in range(2000))  # a little CPU work
     return {"thread": threading.current_thread().name, "start": start, "end": time.monotonic()}
+
+
+JUDGED_ON = []
+
+
+def judged_on(case, output, artifacts):
+    JUDGED_ON.append(threading.current_thread().name)
+    return True
 '''
 
 
@@ -37,7 +49,9 @@ def project(root: Path, sleep: float, timeout: float | None = None, cases: int =
     if timeout is not None:
         system["timeout_s"] = timeout
     suite = {"version": 1, "dataset": "data/cases.jsonl", "system": system,
-             "evaluators": [{"type": "regex", "field": "thread", "pattern": "."}]}
+             "evaluators": [{"type": "regex", "field": "thread", "pattern": "."},
+                            {"type": "custom", "name": "judged_on",
+                             "callable": "app:judged_on"}]}
     (root / "oloproof.yaml").write_text(json.dumps(suite))
     (root / "release.yaml").write_text("version: 1\nrules: []\n")
     lines = [json.dumps({"id": f"c{i}", "input": {"sleep": sleep, "n": i}}) for i in range(cases)]
@@ -90,3 +104,17 @@ def test_with_a_timeout_every_call_runs_on_a_worker_thread(tmp_path: Path) -> No
     config = project(tmp_path / "timeout", sleep=0, timeout=5)
     oloproof.run(config)
     assert {o["thread"] for o in outputs(config)} == {"oloproof-case"}
+
+
+def test_a_sync_system_is_judged_on_the_thread_of_the_run_not_on_its_lanes(
+    tmp_path: Path,
+) -> None:
+    for name, timeout in (("plain", None), ("with_timeout", 5.0)):
+        config = project(tmp_path / name, sleep=0, timeout=timeout)
+
+        result = oloproof.run(config)
+
+        assert result.metric("judged_on").passed == 24
+        assert {o["thread"] for o in outputs(config)} == {"oloproof-case"}
+        judged_on = sys.modules["app"].JUDGED_ON
+        assert judged_on == [threading.current_thread().name] * 24

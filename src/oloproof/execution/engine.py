@@ -340,7 +340,7 @@ class RunEngine:
 
     # ---- taking results ----------------------------------------------------------------------
 
-    def _take_all(self, results: list[UnitResult]) -> None:
+    def _take_all(self, results: Iterable[UnitResult]) -> None:
         self.progress.busy = self.transport.busy()
         for result in results:
             # A result that arrives twice (a worker lost after it sent it, its job sent again)

@@ -1,24 +1,32 @@
 """Transports: how unit jobs reach a worker and how its results come back to the coordinator.
 
 The coordinator sees only the `Transport` interface: `submit(jobs)` hands over a batch of
-jobs, `await results()` returns every result that is ready (waiting for at least one), and
+jobs, `await results()` returns the results that are ready (waiting for at least one), and
 `await close()` stops. Two local transports run the workers of this process (one, or
 `execution.workers` of them on `executor: local`, each with its own system and sandbox):
 
 - `ThreadLanes`, for a sync system: a plain pool of `lanes` threads, started as the first jobs
-  arrive, each taking the next job from a shared queue and running the unit whole (every call,
-  replay and judgment of it) in that thread. Every call runs on a lane, from the first case:
-  real agents block on the network, and `concurrency` threads overlap their waits from the
-  start. (A run used to start with one lane and add more when the process looked idle; that
-  guess failed whenever anything else in the process was busy — importing, loading — and a
-  blocking system then ran at half its concurrency. The pool costs a system that only
-  computes no more: measured in `benchmarks/RESULTS.md`.)
-  Results are handed back in bulk: a lane wakes the event loop only once `WAKE_AT` results
-  are waiting, and the loop collects smaller batches itself every `POLL_SECONDS`, so the
-  coordinator takes the interpreter once per batch, not once per case. With `timeout_s`, a
-  watchdog thread abandons a call that runs too long and lets a fresh lane carry on with the rest
-  of its unit; the abandoned thread keeps the sandbox (if any) until its call really returns,
-  then ends.
+  arrive, each taking the next job from a shared queue and running its calls and replays
+  (`procedure.unit_calls`) in that thread; what the calls returned is kept and judged
+  (`procedure.judge_unit`) on the event loop's thread, one unit at a time as the coordinator
+  takes the results. So a lane runs the system and little else, as an async system's calls
+  do on the loop: a system that reads a file or a socket hands the interpreter to another
+  thread at every read, and each hand-over costs more the more a lane runs between them
+  (judging on the lanes cost the I/O-doing desk of `benchmarks/case_overhead.py` 12% more at
+  `concurrency: 8`; measured in `benchmarks/RESULTS.md`). Every call runs on a lane, from
+  the first case: real agents block on the network, and `concurrency` threads overlap their
+  waits from the start. (A run used to start with one lane and add more when the process
+  looked idle; that guess failed whenever anything else in the process was busy —
+  importing, loading — and a blocking system then ran at half its concurrency.)
+  Calls come back in bulk: a lane wakes the event loop only once `WAKE_AT` units' calls are
+  waiting, and the loop collects smaller batches itself every `POLL_SECONDS`, so the
+  coordinator takes the interpreter once per batch, not once per case. A lane that finds
+  `AHEAD` waiting gives the loop up to `AHEAD_WAIT_SECONDS` to take them before it adds its
+  own: lanes that only compute would otherwise pass the interpreter among themselves and run
+  a whole chunk ahead of the judging, its trajectories kept alive meanwhile. With
+  `timeout_s`, a watchdog thread abandons a call that runs too long and lets a fresh lane
+  carry on with the rest of its unit; the abandoned thread keeps the sandbox (if any) until
+  its call really returns, then ends.
 - `LoopLanes`, for an async system: `lanes` tasks on the event loop, each running units
   whole.
 
@@ -36,12 +44,19 @@ import contextlib
 import queue
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from oloproof.execution.calls import CallResult, ReplayResult
-from oloproof.execution.procedure import Procedure, Request, failed_unit, unit_procedure
+from oloproof.execution.procedure import (
+    Calls,
+    Request,
+    UnitCalls,
+    failed_unit,
+    judged,
+    unit_calls,
+)
 from oloproof.execution.units import UnitJob, UnitResult
 from oloproof.execution.worker import Worker
 
@@ -53,11 +68,12 @@ class Transport(Protocol):
         """Hand over a batch of jobs (they run in any order)."""
         ...
 
-    async def results(self) -> list[UnitResult]:
-        """Every result ready now; waits until there is at least one."""
+    async def results(self) -> Iterable[UnitResult]:
+        """Every result ready now; waits until there is at least one. (The results may be
+        made as they are iterated: take each in turn.)"""
         ...
 
-    def ready(self) -> list[UnitResult]:
+    def ready(self) -> Iterable[UnitResult]:
         """Every result ready now, without waiting (what finished when a run stops)."""
         ...
 
@@ -110,36 +126,49 @@ class _Busy:
 
 
 # A lane wakes the event loop once this many results wait; smaller batches are collected by the
-# loop itself every POLL_SECONDS (a result waits at most that long).
+# loop itself every POLL_SECONDS (a result waits at most that long). A lane that finds AHEAD
+# waiting waits up to AHEAD_WAIT_SECONDS for the loop to take them (never longer: a loop that
+# is gone must not hold a lane).
 WAKE_AT = 64
 POLL_SECONDS = 0.005
+AHEAD = 64
+AHEAD_WAIT_SECONDS = 0.05
 
 
-class _Outbox:
-    """Results waiting for the coordinator, and the wake-ups that tell it about them.
+Item = TypeVar("Item")
 
-    A result put from the loop's own thread (an async lane) wakes the coordinator at once; one
+
+class _Outbox(Generic[Item]):
+    """What waits for the coordinator (results, or units' calls to judge), and the wake-ups
+    that tell it about them.
+
+    An item put from the loop's own thread (an async lane) wakes the coordinator at once; one
     put from another thread wakes it only when `WAKE_AT` are waiting, the coordinator looking
-    for smaller batches every `POLL_SECONDS` while it waits.
+    for smaller batches every `POLL_SECONDS` while it waits; and one put from another thread
+    while `AHEAD` are waiting first gives the coordinator up to `AHEAD_WAIT_SECONDS` to take
+    them.
     """
 
     def __init__(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         self._lock = threading.Lock()
-        self._items: list[UnitResult] = []
+        self._room = threading.Condition(self._lock)
+        self._items: list[Item] = []
         self._wake_pending = False
         self._waiter: asyncio.Future[None] | None = None
 
-    def put(self, result: UnitResult) -> None:
-        """From any thread: add a result; wake the loop when it is time to."""
+    def put(self, item: Item) -> None:
+        """From any thread: add an item; wake the loop when it is time to."""
         if threading.get_ident() == self._loop_thread:
             with self._lock:
-                self._items.append(result)
+                self._items.append(item)
             self._wake()
             return
-        with self._lock:
-            self._items.append(result)
+        with self._room:
+            if len(self._items) >= AHEAD:
+                self._room.wait(AHEAD_WAIT_SECONDS)
+            self._items.append(item)
             if self._wake_pending or len(self._items) < WAKE_AT:
                 return
             self._wake_pending = True
@@ -150,14 +179,15 @@ class _Outbox:
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
 
-    def ready(self) -> list[UnitResult]:
-        with self._lock:
+    def ready(self) -> list[Item]:
+        with self._room:
             items, self._items = self._items, []
             self._wake_pending = False
+            self._room.notify_all()
         return items
 
-    async def take(self) -> list[UnitResult]:
-        """The results ready, waiting until there is one (looking at least every
+    async def take(self) -> list[Item]:
+        """The items ready, waiting until there is one (looking at least every
         POLL_SECONDS)."""
         while True:
             items = self.ready()
@@ -181,15 +211,15 @@ class _Running:
 
     deadline: float
     request: Request
-    procedure: Procedure
+    calls: Calls
     job: UnitJob
     worker: int
     abandoned: bool = False
 
 
 class ThreadLanes:
-    """`lanes` threads per worker running whole units of sync workers (see the module
-    docstring)."""
+    """`lanes` threads per worker running the calls of sync workers' units, judged on the
+    event loop's thread (see the module docstring)."""
 
     def __init__(self, workers: Sequence[Worker], lanes: int) -> None:
         self._workers = list(workers)
@@ -197,7 +227,7 @@ class ThreadLanes:
         self.lanes = lanes * len(self._workers)
         self._busy = _Busy(len(self._workers))
         self._jobs: queue.SimpleQueue[UnitJob | None] = queue.SimpleQueue()
-        self._outbox = _Outbox()
+        self._outbox: _Outbox[UnitCalls | UnitResult] = _Outbox()
         self._started = 0
         self._closed = False
         self._running: dict[int, _Running] = {}
@@ -226,11 +256,20 @@ class ThreadLanes:
                                             daemon=True)
             self._watchdog.start()
 
-    async def results(self) -> list[UnitResult]:
-        return await self._outbox.take()
+    async def results(self) -> Iterator[UnitResult]:
+        return self._judged(await self._outbox.take())
 
-    def ready(self) -> list[UnitResult]:
-        return self._outbox.ready()
+    def ready(self) -> Iterator[UnitResult]:
+        return self._judged(self._outbox.ready())
+
+    def _judged(self, items: list[UnitCalls | UnitResult]) -> Iterator[UnitResult]:
+        """Each unit's result, judged on this (the loop's) thread as the coordinator takes it:
+        a unit's calls are let go once it is judged, so no more than one unit's judgments and
+        trajectories are alive beside what still waits."""
+        evaluators = self.worker.evaluators
+        items.reverse()
+        while items:
+            yield judged(items.pop(), evaluators)
 
     async def close(self) -> None:
         with self._lanes_lock:
@@ -240,7 +279,7 @@ class ThreadLanes:
 
     # ---- a lane ------------------------------------------------------------------------
 
-    def _start_lane(self, resume: tuple[Procedure, UnitJob, Any, int] | None) -> None:
+    def _start_lane(self, resume: tuple[Calls, UnitJob, Any, int] | None) -> None:
         with self._lanes_lock:
             if self._closed:
                 return  # (each started lane gets one end-of-jobs marker at close)
@@ -253,11 +292,11 @@ class ThreadLanes:
                                       name="oloproof-case", daemon=True)
             thread.start()
 
-    def _serve(self, at: int, resume: tuple[Procedure, UnitJob, Any, int] | None) -> None:
+    def _serve(self, at: int, resume: tuple[Calls, UnitJob, Any, int] | None) -> None:
         worker = self._workers[at]
         if resume is not None:  # carry on with the unit of a lane whose call timed out
-            procedure, job, response, _ = resume
-            if not self._finish(at, procedure, job, response):
+            calls, job, response, _ = resume
+            if not self._finish(at, calls, job, response):
                 return
         while True:
             next_job = self._jobs.get()
@@ -265,26 +304,25 @@ class ThreadLanes:
                 return
             self._busy.start(at)
             if worker.timeout_s is None:
-                self._outbox.put(worker.run_unit(next_job))
+                self._outbox.put(worker.run_calls(next_job))
                 self._busy.stop(at)
-            elif not self._finish(at, unit_procedure(next_job, worker.evaluators), next_job,
-                                  None, started=True):
+            elif not self._finish(at, unit_calls(next_job), next_job, None, started=True):
                 return
 
-    def _finish(self, at: int, procedure: Procedure, job: UnitJob, response: Any,
+    def _finish(self, at: int, calls: Calls, job: UnitJob, response: Any,
                 started: bool = False) -> bool:
         """Drive a unit to its end under the watchdog; False if this lane was abandoned
         (the lane that takes the unit on counts it busy from then on)."""
         if not started:
             self._busy.start(at)
         try:
-            request = next(procedure) if response is None else procedure.send(response)
+            request = next(calls) if response is None else calls.send(response)
             while True:
-                outcome = self._watched(at, request, procedure, job)
+                outcome = self._watched(at, request, calls, job)
                 if outcome is _ABANDONED:
                     self._busy.stop(at)
                     return False
-                request = procedure.send(outcome)
+                request = calls.send(outcome)
         except StopIteration as done:
             self._outbox.put(done.value)
         except Exception as exc:  # an engine bug must not stop the run: the unit errors
@@ -292,14 +330,14 @@ class ThreadLanes:
         self._busy.stop(at)
         return True
 
-    def _watched(self, at: int, request: Request, procedure: Procedure, job: UnitJob) -> Any:
+    def _watched(self, at: int, request: Request, calls: Calls, job: UnitJob) -> Any:
         worker = self._workers[at]
         assert worker.timeout_s is not None
         me = threading.get_ident()
         # The clock starts once the sandbox is held: waiting for a timed-out call to give it
         # back is not this call's time. An abandoned call keeps the sandbox until it returns.
         with worker.sandbox:
-            running = _Running(time.monotonic() + worker.timeout_s, request, procedure, job, at)
+            running = _Running(time.monotonic() + worker.timeout_s, request, calls, job, at)
             with self._running_lock:
                 self._running[me] = running
             try:
@@ -326,7 +364,7 @@ class ThreadLanes:
                 running.abandoned = True
                 del self._running[ident]
         for _, running in late:
-            self._start_lane((running.procedure, running.job,
+            self._start_lane((running.calls, running.job,
                               self.worker.timed_out(running.request), running.worker))
 
 
@@ -341,7 +379,7 @@ class LoopLanes:
         self._workers = list(workers)
         self.lanes = lanes * len(self._workers)
         self._jobs: asyncio.Queue[UnitJob | None] = asyncio.Queue()
-        self._outbox = _Outbox()
+        self._outbox: _Outbox[UnitResult] = _Outbox()
         self._tasks: list[asyncio.Task[None]] = []
         self._closed = False
         self._busy = _Busy(len(self._workers))

@@ -1,11 +1,18 @@
 """What a worker does with one unit: run its cases, replay its source, judge everything.
 
-`unit_procedure(job, evaluators)` is a generator. It yields each thing that needs the system --
-a `CallRequest` (reset → call → snapshot of one case) or a `ReplayRequest` -- and is sent back
-the result; everything else (keeping artifacts as stored text, trajectory facts, judging) it
-does itself. So one procedure serves every way of calling a system: a sync worker drives it
-in a thread, an async worker on the event loop, and the coordinator drives a job that needs no
-system (its executions and replays all cached) without calling anything.
+A unit's work comes in two parts, so that a driver can do them on different threads:
+
+- `unit_calls(job)` is a generator. It yields each thing that needs the system -- a
+  `CallRequest` (reset → call → snapshot of one case) or a `ReplayRequest` -- is sent back
+  the result, and returns the `UnitCalls` it gathered: only what the calls returned, nothing
+  kept or judged yet.
+- `judge_unit(calls, evaluators)` does everything else (the artifacts as stored text, the
+  trajectory facts, every judgment) and returns the `UnitResult`.
+
+`unit_procedure(job, evaluators)` is the two in one generator. A sync system's lanes
+(`lanes.ThreadLanes`) run only `unit_calls` in their threads and judge on the event loop's
+thread; an async worker runs the whole procedure on the loop; the coordinator drives a job
+that needs no system (its executions and replays all cached) without calling anything.
 """
 
 from __future__ import annotations
@@ -49,21 +56,61 @@ class CallRequest:
     trials: int = 1
 
 
+@dataclass(slots=True)
+class UnitCalls:
+    """What a unit's calls and replays returned: everything judging needs of the system.
+
+    `calls` has one entry per case of the job (None where its execution is cached);
+    `replays` one record per replay of the job, the stored one or the one just run, or is
+    None when no replay applies (the source case errored or recorded no trajectory).
+    """
+
+    job: UnitJob
+    calls: list[CallResult | None]
+    replays: list[dict[str, Any]] | None
+
+
 Request = CallRequest | ReplayRequest
-Procedure = Generator[Request, CallResult | ReplayResult, UnitResult]
+Response = CallResult | ReplayResult
+Calls = Generator[Request, Response, UnitCalls]
+Procedure = Generator[Request, Response, UnitResult]
 
 
-def unit_procedure(job: UnitJob, evaluators: Sequence[Evaluator]) -> Procedure:
-    """Run, replay and judge one unit (see the module docstring for how it is driven)."""
-    evidence: list[Evidence] = []
-    executions: list[Execution | None] = []
+def unit_calls(job: UnitJob) -> Calls:
+    """Run a unit's cases and its source's fault replays (see the module docstring)."""
+    calls: list[CallResult | None] = []
     for case_job in job.cases:
         if case_job.cached is not None:
-            evidence.append(_cached_evidence(case_job))
-            executions.append(None)
+            calls.append(None)
             continue
         call = yield CallRequest(case_job.case, job.trial, job.trials)
         assert isinstance(call, CallResult)
+        calls.append(call)
+    if not job.replays:
+        return UnitCalls(job, calls, [])
+    trajectory = _source_trajectory(job, calls)
+    if trajectory is None:
+        return UnitCalls(job, calls, None)
+    records = []
+    for replay in job.replays:
+        record = replay.record
+        if record is None:
+            record = yield from _replay(job.cases[0].case, trajectory, replay.plan, job.trial,
+                                        job.trials)
+        records.append(record)
+    return UnitCalls(job, calls, records)
+
+
+def judge_unit(called: UnitCalls, evaluators: Sequence[Evaluator]) -> UnitResult:
+    """Keep and judge what a unit's calls returned (see the module docstring)."""
+    job = called.job
+    evidence: list[Evidence] = []
+    executions: list[Execution | None] = []
+    for case_job, call in zip(job.cases, called.calls, strict=True):
+        if call is None:
+            evidence.append(_cached_evidence(case_job))
+            executions.append(None)
+            continue
         execution, item = keep(case_job.case, call)
         evidence.append(item)
         executions.append(execution)
@@ -71,13 +118,9 @@ def unit_procedure(job: UnitJob, evaluators: Sequence[Evaluator]) -> Procedure:
     for item in evidence[1:]:
         item.source = source
     new_replays: list[tuple[str, dict[str, Any]]] = []
-    trajectory = source.trajectory if job.replays and source.errored is None else None
-    if trajectory is not None:
-        for replay in job.replays:
-            record = replay.record
-            if record is None:
-                record = yield from _replay(source.case, trajectory, replay.plan, job.trial,
-                                            job.trials)
+    if called.replays is not None:
+        for replay, record in zip(job.replays, called.replays, strict=True):
+            if replay.record is None:
                 new_replays.append((replay.key, record))
             source.replays[evaluators[replay.evaluator].criterion] = record | {"key": replay.key}
     cases = []
@@ -87,8 +130,22 @@ def unit_procedure(job: UnitJob, evaluators: Sequence[Evaluator]) -> Procedure:
     return UnitResult(job.unit, cases, new_replays)
 
 
+def unit_procedure(job: UnitJob, evaluators: Sequence[Evaluator]) -> Procedure:
+    """`unit_calls` then `judge_unit`, for a driver that does both in one place."""
+    called = yield from unit_calls(job)
+    return judge_unit(called, evaluators)
+
+
+def _source_trajectory(job: UnitJob, calls: list[CallResult | None]) -> AgentTrajectory | None:
+    """The trajectory the unit's fault replays replay: its source case's, unless it errored."""
+    call = calls[0]
+    if call is None:
+        return _cached_evidence(job.cases[0]).trajectory
+    return call.trajectory if call.error is None else None
+
+
 def _replay(case: Case, trajectory: AgentTrajectory, plan: dict[str, Any], trial: int,
-            trials: int) -> Generator[Request, CallResult | ReplayResult, dict[str, Any]]:
+            trials: int) -> Generator[Request, Response, dict[str, Any]]:
     steps = fault_replay(case, trajectory, plan, trial=trial, trials=trials)
     try:
         request = next(steps)
@@ -102,15 +159,25 @@ def _replay(case: Case, trajectory: AgentTrajectory, plan: dict[str, Any], trial
 
 
 def run_without_system(job: UnitJob, evaluators: Sequence[Evaluator]) -> UnitResult:
-    """Drive a job that needs no system call (`job.needs_system` is False)."""
-    procedure = unit_procedure(job, evaluators)
+    """Judge a job that needs no system call (`job.needs_system` is False)."""
+    calls = unit_calls(job)
     try:
-        request = next(procedure)
+        request = next(calls)
     except StopIteration as done:
-        result: UnitResult = done.value
-        return result
-    procedure.close()
+        return judge_unit(done.value, evaluators)
+    calls.close()
     raise AssertionError(f"a job without system work asked for {type(request).__name__}")
+
+
+def judged(item: UnitCalls | UnitResult, evaluators: Sequence[Evaluator]) -> UnitResult:
+    """The result of a unit whose calls came back (one that could not be run is already its
+    result): an engine bug while judging errors the unit's cases, it never stops the run."""
+    if isinstance(item, UnitResult):
+        return item
+    try:
+        return judge_unit(item, evaluators)
+    except Exception as exc:
+        return failed_unit(item.job, exc)
 
 
 def failed_unit(job: UnitJob, exc: BaseException) -> UnitResult:

@@ -287,7 +287,7 @@ async def _run_parcels(host: WorkerHost, incoming: Connection, send: Any) -> Non
 
     async def send_results() -> None:
         while True:
-            results = await transport.results()
+            results = list(await transport.results())  # (judged here, as they are listed)
             send(("results", results))
 
     sender = asyncio.create_task(send_results())

@@ -34,7 +34,10 @@ from oloproof.execution.calls import (
 from oloproof.execution.procedure import (
     CallRequest,
     Request,
+    UnitCalls,
     failed_unit,
+    judged,
+    unit_calls,
     unit_procedure,
 )
 from oloproof.execution.replays import ReplayRequest
@@ -90,14 +93,20 @@ class Worker:
 
     def run_unit(self, job: UnitJob) -> UnitResult:
         """Run one unit whole in this thread (a sync system, no timeout)."""
-        procedure = unit_procedure(job, self.evaluators)
+        return judged(self.run_calls(job), self.evaluators)
+
+    def run_calls(self, job: UnitJob) -> UnitCalls | UnitResult:
+        """Run one unit's calls and replays in this thread (a sync system, no timeout),
+        leaving its judging to the caller (`procedure.judged`); a unit that could not be run
+        comes back as its result, every case errored."""
+        calls = unit_calls(job)
         try:
-            request = next(procedure)
+            request = next(calls)
             while True:
-                request = procedure.send(self.perform(request))
+                request = calls.send(self.perform(request))
         except StopIteration as done:
-            result: UnitResult = done.value
-            return result
+            called: UnitCalls = done.value
+            return called
         except Exception as exc:  # an engine bug must not stop the run: the unit errors
             return failed_unit(job, exc)
 
