@@ -41,6 +41,7 @@ bench: install
 	$(PY) benchmarks/engine_scale.py
 	$(PY) benchmarks/case_overhead.py
 	$(PY) benchmarks/command_timeline.py
+	$(PY) benchmarks/command_floor.py
 	$(PY) benchmarks/concurrency.py
 	$(PY) benchmarks/support_agent_scale.py
 	$(PY) benchmarks/state_scale.py

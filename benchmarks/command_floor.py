@@ -1,0 +1,128 @@
+"""What the `desk-cli` target of issue 10 §5 leaves for the engine, once the imports are paid.
+
+The target: a cold `oloproof run` of the 2,000-case desk of `case_overhead.py` takes at most
+0.5 s more than the desk's own time. Every such command imports the same modules whatever the
+engine does per case: the command line and the API to start, and, to decide, NumPy and
+scipy.special (the statistics, SPEC §5). This script finds that set from a real run and times
+importing it alone, so the part of the 0.5 s left for everything else -- reading the 2,000
+cases, running the engine on each, deciding, storing, printing -- is a measured figure, not
+a guess.
+
+Each round, in fresh processes:
+
+- `modules`: the modules a real `oloproof run` of the desk has imported when it exits (read
+  from `sys.modules` at exit, less the desk's own `app`), once;
+- `interpreter`: `python -c pass`;
+- `imports`: a process that imports exactly those modules and exits (wall time);
+- `statistics`: a process that imports `scipy.special` alone (wall time);
+- `system`: the desk's own time on the same 2,000 inputs in a plain loop (as `desk-cli` in
+  `case_overhead.py` counts it);
+- `command`: the whole `oloproof run` (cold: a fresh store each time).
+
+Printed: the medians over `--rounds`, and `left_for_the_engine` = 0.5 s − (imports −
+interpreter): what remains of the allowance for all the per-case work of 2,000 cases, the
+decision and the report, before the engine has done anything; per case, in microseconds.
+Compare with `benchmarks/worker_case.py`'s `engine_us` (the case thread's own work per case,
+without the coordinator or the store).
+
+Usage: python benchmarks/command_floor.py [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _versions import finished, load, revision, versions
+from case_overhead import SYSTEM_TIME, child, command, make_desk
+
+CASES = 2000
+ALLOWANCE_S = 0.5
+
+# Run the command in this process and, at exit, write the modules it imported.
+MODULES_OF_A_RUN = """
+import atexit, json, sys
+OUT = sys.argv[1]
+def _write():
+    names = sorted(n for n in sys.modules if n != "app" and not n.startswith("app."))
+    with open(OUT, "w") as out:
+        json.dump(names, out)
+atexit.register(_write)
+from oloproof.cli.main import main
+sys.argv = ["oloproof", "run"]
+main()
+"""
+
+
+def wall(code: str, env: dict[str, str], cwd: Path | None = None) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, env=env,
+                   cwd=cwd)
+    return time.perf_counter() - start
+
+
+def modules_of_a_run(root: Path, env: dict[str, str]) -> list[str]:
+    out = root.parent / "modules.json"
+    subprocess.run([sys.executable, "-c", MODULES_OF_A_RUN, str(out)], capture_output=True,
+                   env=env, cwd=root, check=False)  # (its exit code is the gate's)
+    shutil.rmtree(root / ".oloproof", ignore_errors=True)
+    names: list[str] = json.loads(out.read_text())
+    return names
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    print(f"this checkout: {revision()}; {load()}", flush=True)
+    (_, env), = versions([])
+    root = Path(tempfile.mkdtemp(prefix="oloproof-floor-")) / "desk"
+    try:
+        make_desk(root, CASES)
+        names = modules_of_a_run(root, env)
+        # Import each one, in the order sorted names give (a package before its modules);
+        # a module that refuses to be imported on its own is skipped and counted.
+        imports = ("import importlib\nskipped = 0\n"
+                   f"for name in {names!r}:\n"
+                   "    try:\n        importlib.import_module(name)\n"
+                   "    except Exception:\n        skipped += 1\n")
+        rows: dict[str, list[float]] = {k: [] for k in
+                                        ("interpreter", "imports", "statistics", "system",
+                                         "command")}
+        for _ in range(args.rounds):
+            rows["interpreter"].append(wall("pass", env))
+            rows["imports"].append(wall(imports, env))
+            rows["statistics"].append(wall("import scipy.special", env))
+            rows["system"].append(child(SYSTEM_TIME, str(root), str(root / "data" /
+                                        "cases.jsonl"), "1", env=env)["seconds"])
+            shutil.rmtree(root / ".oloproof", ignore_errors=True)
+            rows["command"].append(command(["run"], env, root))
+        median = {k: statistics.median(v) for k, v in rows.items()}
+        paid = median["imports"] - median["interpreter"]
+        left = ALLOWANCE_S - paid
+        print(json.dumps({
+            "measure": "desk-cli floor", "code": "this", "cases": CASES, "rounds": args.rounds,
+            "modules_a_run_imports": len(names),
+            **{f"{k}_s": round(v, 3) for k, v in median.items()},
+            "command_minus_system_s": round(median["command"] - median["system"], 3),
+            "imports_minus_interpreter_s": round(paid, 3),
+            "statistics_minus_interpreter_s": round(median["statistics"] -
+                                                    median["interpreter"], 3),
+            "left_for_the_engine_s": round(left, 3),
+            "left_per_case_us": round(1e6 * left / CASES, 1),
+        }), flush=True)
+    finally:
+        shutil.rmtree(root.parent, ignore_errors=True)
+    print(finished())
+
+
+if __name__ == "__main__":
+    main()
