@@ -12,8 +12,8 @@ jobs, `await results()` returns the results that are ready (waiting for at least
   takes the results. So a lane runs the system and little else, as an async system's calls
   do on the loop: a system that reads a file or a socket hands the interpreter to another
   thread at every read, and each hand-over costs more the more a lane runs between them
-  (judging on the lanes cost the I/O-doing desk of `benchmarks/case_overhead.py` 12% more at
-  `concurrency: 8`; measured in `benchmarks/RESULTS.md`). Every call runs on a lane, from
+  (judging on the lanes cost the I/O-doing desk of `benchmarks/case_overhead.py` 9–14% more
+  at `concurrency: 8`; measured in `benchmarks/RESULTS.md`). Every call runs on a lane, from
   the first case: real agents block on the network, and `concurrency` threads overlap their
   waits from the start. (A run used to start with one lane and add more when the process
   looked idle; that guess failed whenever anything else in the process was busy —
@@ -202,7 +202,7 @@ class _Outbox(Generic[Item]):
                 self._waiter = None
 
 
-# ---- sync systems: threads that run whole units ------------------------------------------------
+# ---- sync systems: threads that run units' calls -----------------------------------------------
 
 _ABANDONED = object()
 @dataclass(slots=True)

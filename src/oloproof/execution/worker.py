@@ -1,7 +1,8 @@
 """A worker: one copy of the system with its own sandbox (SPEC §4.3, §14).
 
 A worker performs what a unit's procedure asks for -- one case around the sandbox (reset →
-call → snapshot) or one replay -- and runs units whole (`run_unit`, `run_unit_async`).
+call → snapshot) or one replay -- and runs a unit's calls (`run_calls`, whose judging is the
+caller's) or units whole (`run_unit`, `run_unit_async`).
 Where units come from and where results go is the transport's business (`lanes.py`); a
 worker neither knows the store nor the coordinator.
 
