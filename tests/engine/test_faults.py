@@ -315,6 +315,27 @@ def test_replays_are_cached_by_system_version(tmp_path: Path) -> None:
     assert len(project.log("replays")) == 2 * before
 
 
+def test_a_new_fault_on_cached_executions_replays_only(tmp_path: Path) -> None:
+    """Executions cached, a fault_recovery evaluator added: its replays run against the stored
+    trajectories (no case is called again), and judge as a run from scratch does."""
+    project = _project(tmp_path / "added")
+    added = project.suite["evaluators"].pop()  # the second-refund fault, added later
+    project.write()
+    project.run()
+    replays = len(project.log("replays"))
+
+    project.suite["evaluators"].append(added)
+    project.write()
+    later = project.run()
+    executions = later.to_json()["cache"]["execution"]
+    assert executions == {"hit": len(CASES), "miss": 0}  # no case was called again
+    assert len(project.log("replays")) > replays  # the new fault's replays ran
+
+    fresh = _project(tmp_path / "fresh")
+    from_scratch = fresh.run()
+    assert project.verdicts(later.run_id) == fresh.verdicts(from_scratch.run_id)
+
+
 def test_an_async_replay_gives_the_same_verdicts(tmp_path: Path) -> None:
     cases = [c for c in CASES if c["id"] in ("escalates", "claims", "diverges", "no-refund")]
     project = _project(tmp_path / "async", "app:desk_async", cases)

@@ -63,11 +63,14 @@ class UnitCalls:
     `calls` has one entry per case of the job (None where its execution is cached);
     `replays` one record per replay of the job, the stored one or the one just run, or is
     None when no replay applies (the source case errored or recorded no trajectory).
+    `cached_source` is the source case's evidence when its execution is cached and its
+    replays were looked at (its trajectory read once, for both).
     """
 
     job: UnitJob
     calls: list[CallResult | None]
     replays: list[dict[str, Any]] | None
+    cached_source: Evidence | None = None
 
 
 Request = CallRequest | ReplayRequest
@@ -88,9 +91,15 @@ def unit_calls(job: UnitJob) -> Calls:
         calls.append(call)
     if not job.replays:
         return UnitCalls(job, calls, [])
-    trajectory = _source_trajectory(job, calls)
+    source_call = calls[0]
+    cached_source = None
+    if source_call is None:
+        cached_source = _cached_evidence(job.cases[0])
+        trajectory = cached_source.trajectory
+    else:
+        trajectory = source_call.trajectory if source_call.error is None else None
     if trajectory is None:
-        return UnitCalls(job, calls, None)
+        return UnitCalls(job, calls, None, cached_source)
     records = []
     for replay in job.replays:
         record = replay.record
@@ -98,7 +107,7 @@ def unit_calls(job: UnitJob) -> Calls:
             record = yield from _replay(job.cases[0].case, trajectory, replay.plan, job.trial,
                                         job.trials)
         records.append(record)
-    return UnitCalls(job, calls, records)
+    return UnitCalls(job, calls, records, cached_source)
 
 
 def judge_unit(called: UnitCalls, evaluators: Sequence[Evaluator]) -> UnitResult:
@@ -108,7 +117,8 @@ def judge_unit(called: UnitCalls, evaluators: Sequence[Evaluator]) -> UnitResult
     executions: list[Execution | None] = []
     for case_job, call in zip(job.cases, called.calls, strict=True):
         if call is None:
-            evidence.append(_cached_evidence(case_job))
+            cached = called.cached_source if not evidence else None  # (read for its replays)
+            evidence.append(cached if cached is not None else _cached_evidence(case_job))
             executions.append(None)
             continue
         execution, item = keep(case_job.case, call)
@@ -134,14 +144,6 @@ def unit_procedure(job: UnitJob, evaluators: Sequence[Evaluator]) -> Procedure:
     """`unit_calls` then `judge_unit`, for a driver that does both in one place."""
     called = yield from unit_calls(job)
     return judge_unit(called, evaluators)
-
-
-def _source_trajectory(job: UnitJob, calls: list[CallResult | None]) -> AgentTrajectory | None:
-    """The trajectory the unit's fault replays replay: its source case's, unless it errored."""
-    call = calls[0]
-    if call is None:
-        return _cached_evidence(job.cases[0]).trajectory
-    return call.trajectory if call.error is None else None
 
 
 def _replay(case: Case, trajectory: AgentTrajectory, plan: dict[str, Any], trial: int,
