@@ -94,7 +94,7 @@ class Registry:
         ):
             file, line = entry.place()
             raise ConfigError(
-                f"evaluator name {name!r} is registered twice: by {old.describe()} and by "
+                f"the name {name!r} is registered twice: by {old.describe()} and by "
                 f"{entry.describe()}; give one of them another name",
                 file=file, line=line,
             )
