@@ -167,7 +167,8 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
     """
     config_path = config_path.resolve()
     config, doc = load_suite_file(config_path)
-    if trials is not None and not (isinstance(trials, int) and 1 <= trials <= MAX_TRIALS):
+    if trials is not None and not (isinstance(trials, int) and not isinstance(trials, bool)
+                                   and 1 <= trials <= MAX_TRIALS):
         raise ConfigError(f"trials={trials!r} was asked for; trials is a whole number from 1 to "
                           f"{MAX_TRIALS} (how many times each case runs)", file=config_path)
     run_trials = trials if trials is not None else config.trials

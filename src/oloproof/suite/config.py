@@ -46,7 +46,7 @@ class SystemConfig(_Strict):
     # spans the system emits under a per-case span; the system records neither itself.
     trace: Literal["otel"] | None = None
     concurrency: int = Field(default=8, ge=1, le=4096)
-    timeout_s: float | None = Field(default=None, gt=0)
+    timeout_s: float | None = Field(default=None, gt=0, examples=[60])
 
     @field_validator("version", mode="before")
     @classmethod
@@ -99,7 +99,7 @@ class QuantileMetricConfig(_Strict):
     id: str = Field(min_length=1)
     type: Literal["quantile"]
     source: Literal["agent_steps", "agent_tool_calls", "latency_ms", "tokens", "cost"]
-    quantile: float = Field(gt=0, lt=1)
+    quantile: float = Field(gt=0, lt=1, examples=[0.95])
 
 
 class TrialMetricConfig(_Strict):
@@ -110,7 +110,7 @@ class TrialMetricConfig(_Strict):
     id: str = Field(min_length=1)
     type: Literal["pass_hat_k", "pass_at_k"]
     criterion: str = Field(min_length=1)
-    k: int = Field(ge=1)
+    k: int = Field(ge=1, examples=[3])
 
 
 MetricConfig = Annotated[QuantileMetricConfig | TrialMetricConfig, Field(discriminator="type")]
@@ -168,7 +168,7 @@ class SuiteFile(_Strict):
     dataset: str = Field(min_length=1)
     system: SystemConfig
     evaluators: tuple[dict[str, Any], ...] = Field(min_length=1)
-    trials: int = Field(default=1, ge=1, le=MAX_TRIALS)
+    trials: int = Field(default=1, ge=1, le=MAX_TRIALS, examples=[5])
     metrics: tuple[MetricConfig, ...] = ()
     slices: tuple[str, ...] = ()
     min_slice_support: int = Field(default=5, ge=1)
