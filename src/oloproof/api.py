@@ -34,11 +34,11 @@ from oloproof.store.location import find_store, open_existing_store
 from oloproof.store.sql import store_error
 from oloproof.store.store import Store
 from oloproof.suite.policy import (
-    NO_RULES_WARNING,
     Policy,
     check_baseline_given,
     check_rule_metrics,
     load_policy,
+    policy_warnings,
     stored_policy,
 )
 from oloproof.suite.validity import transform_validity, validity_bound
@@ -434,8 +434,7 @@ def _decide(
                           "given to compare with: give --baseline REF (or `baseline:` in the "
                           "policy)")
     decisions, gate = decide(policy, metrics, checked, baseline)
-    if not policy.rules:
-        warnings = [*warnings, NO_RULES_WARNING]
+    warnings = [*warnings, *policy_warnings(policy)]
     if analysis.unread_cases:
         warnings = [*warnings, (
             f"{analysis.unread_items} trace item(s) in {analysis.unread_cases} case(s) were "

@@ -98,6 +98,23 @@ NO_RULES_WARNING = (
     "whatever its figures; add rules to decide a release"
 )
 
+NOTHING_BLOCKS_WARNING = (
+    "the policy blocks on nothing (`block_on: []`): no rule's state can block a release, so "
+    "a run is allowed whatever its rules decide, FAIL and INSUFFICIENT_EVIDENCE included (or "
+    "warned, for the states `warn_on` names); to gate, list the states that block, e.g. "
+    "`block_on: [FAIL, INSUFFICIENT_EVIDENCE, MANUAL_REVIEW]` (the default)"
+)
+
+
+def policy_warnings(policy: Policy) -> list[str]:
+    """What a report says of a policy that cannot stop a release: one that decides nothing,
+    or one that decides and blocks on nothing. Warnings, not errors: both can be meant."""
+    if not policy.rules:
+        return [NO_RULES_WARNING]
+    if not policy.block_on:
+        return [NOTHING_BLOCKS_WARNING]
+    return []
+
 
 def load_policy(path: Path) -> tuple[Policy, YamlDocument]:
     """Read and validate release.yaml."""
