@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from oloproof.errors import ConfigError
 from oloproof.suite.validation import ConfigModel, accepted_fields, validate_model
@@ -158,6 +158,19 @@ class ExecutionConfig(_Strict):
     workers: int = Field(default=1, ge=1, le=MAX_WORKERS)
     executor: Literal["local", "processes", "ray"] = "local"
     ray: RayConfig = Field(default_factory=RayConfig)
+
+    @field_validator("ray", mode="before")
+    @classmethod
+    def _ray_needs_ray(cls, value: object, info: ValidationInfo) -> object:
+        # Settings that would be ignored are a mistake, not a default: the file says one
+        # executor and configures another (`--executor` may still choose another per run).
+        executor = info.data.get("executor", "local")
+        if executor != "ray":
+            raise ValueError(
+                f"only applies to `executor: ray`, and this suite's executor is "
+                f"{executor}; write `executor: ray` under execution: (`--executor {executor}` "
+                "still runs it there), or remove `ray:`")
+        return value
 
 
 class SuiteFile(_Strict):

@@ -145,7 +145,20 @@ def load_policy(path: Path) -> tuple[Policy, YamlDocument]:
             f"{_DECIDES_NOTHING}",
             file=path, line=doc.line_of(("rules",)) if given else 1,
         )
+    first_line: dict[str, int | None] = {}
     for i, rule in enumerate(data.get("rules") or ()):
+        rule_id = rule.get("id") if isinstance(rule, dict) else None
+        if isinstance(rule_id, str):
+            line = doc.line_of(("rules", i, "id"))
+            if rule_id in first_line:
+                first = first_line[rule_id]
+                raise ConfigError(
+                    f"rule id {rule_id!r} is used twice"
+                    + (f" (first on line {first})" if first is not None else "")
+                    + "; give each rule its own id",
+                    file=path, line=line,
+                )
+            first_line[rule_id] = line
         margin = rule.get("margin") if isinstance(rule, dict) else None
         if isinstance(margin, int | float) and not isinstance(margin, bool) \
                 and math.isfinite(margin) and not 0 <= margin < 1:
