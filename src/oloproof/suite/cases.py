@@ -10,6 +10,7 @@ up to `KEEP_BYTES` is parsed once: the scan keeps its cases and `iter_cases` han
 from __future__ import annotations
 
 import json
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,11 +108,37 @@ class Case:
         return form
 
 
-class StateFiles:
-    """Referenced initial states: each file read and digested once per run."""
+def file_problem(path: Path) -> str | None:
+    """Why `path` cannot be read as an input file, in words that follow its name (`does not
+    exist`, `is a directory`, `is a character device, not a regular file`); None for a regular
+    file or a link to one. Asked before opening: reading a device (`/dev/zero`) or a FIFO
+    would never end."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a directory"
+    kind = ("a character device" if stat.S_ISCHR(mode) else "a block device"
+            if stat.S_ISBLK(mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a file")
+    return f"is {kind}, not a regular file"
 
-    def __init__(self, base: Path) -> None:
+
+class StateFiles:
+    """Referenced initial states: each file read and digested once per run.
+
+    `base` is the folder paths are relative to (the dataset's); `root`, when given, the folder
+    every referenced file must be inside once links are followed (the project's), so a case
+    can never read, store and show a file from elsewhere (`../../etc/passwd`, `/etc/hosts`)."""
+
+    def __init__(self, base: Path, root: Path | None = None) -> None:
         self.base = base
+        self.root = root.resolve() if root is not None else None
         self._by_path: dict[Path, tuple[str, dict[str, Any]]] = {}
         self.by_digest: dict[str, dict[str, Any]] = {}
 
@@ -119,6 +146,20 @@ class StateFiles:
         path = (self.base / ref).resolve()
         found = self._by_path.get(path)
         if found is None:
+            if self.root is not None and not path.is_relative_to(self.root):
+                raise ConfigError(
+                    f"initial_state refers to {ref!r}, which is {path}, outside the project "
+                    f"folder {self.root}; a state file must be inside the project (paths are "
+                    "relative to the dataset file)",
+                    file=file, line=line, case=case,
+                )
+            problem = file_problem(path)
+            if problem is not None:
+                raise ConfigError(
+                    f"initial_state refers to {ref!r}, which {problem} (paths are relative "
+                    "to the dataset file)",
+                    file=file, line=line, case=case,
+                )
             try:
                 state = json.loads(path.read_text(encoding="utf-8"))
             except FileNotFoundError:
@@ -331,9 +372,11 @@ def scan_dataset(
     `text_fields` are (transform name, input field) pairs: every case must have that field as
     text, so a transform cannot fail half-way through a run.
     """
-    if not path.is_file():
+    problem = file_problem(path)
+    if problem is not None:
         raise ConfigError(
-            "dataset file not found; `dataset:` in oloproof.yaml is relative to that file",
+            f"the dataset {problem}; `dataset:` in oloproof.yaml names a JSON Lines file, "
+            "relative to that file",
             file=path,
         )
     first_line: dict[str, int] = {}
