@@ -6,6 +6,7 @@ each command imports the engine (pydantic, NumPy, SciPy, Rich) when it runs.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -281,7 +282,14 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
 
     _sigterm_stops_the_run()
     try:
-        result = go()
+        if as_json:
+            # stdout carries the document alone: what else is printed while the run runs --
+            # a system's own print(), Ray's "(raylet) A worker died ..." notices -- goes to
+            # stderr.
+            with contextlib.redirect_stdout(sys.stderr):
+                result = go()
+        else:
+            result = go()
     except RunStopped as stop:
         _fail(stop, as_json)
     except OloproofError as error:
