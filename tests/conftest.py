@@ -39,6 +39,12 @@ from hypothesis import settings
 
 import oloproof
 
+# Every Ray process a test starts listens on 127.0.0.1 only: unless this is 0 when Ray is
+# imported, Ray 2.60 gives a node the machine's outward address and its servers listen on every
+# interface (docs/scaling.md#two-nodes-on-one-machine). Set before anything imports Ray; the
+# commands the tests start inherit it.
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+
 # Property tests check what holds, not how fast: several test runs share this machine, and a
 # per-example deadline turned a loaded moment into a failure.
 settings.register_profile("oloproof", deadline=None)
