@@ -31,6 +31,7 @@ actor can import the project only from the folder the run ships (`runtime_env.wo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -150,10 +151,8 @@ class Node:
 
 
 def _signal(pid: int, number: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(pid, number)
-    except ProcessLookupError:
-        pass
 
 
 class LoopbackCluster:
@@ -290,6 +289,7 @@ def sockets(pids: set[int]) -> list[tuple[int, str, str, tuple[str, int], tuple[
     """(pid, process name, status, local address, remote address) of each TCP socket of
     `pids` (psutil, which Ray carries)."""
     import psutil
+    import ray  # noqa: F401 (puts the psutil it carries on the path, when none is installed)
 
     found = []
     for pid in pids:

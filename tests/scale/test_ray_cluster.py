@@ -13,7 +13,6 @@ node even when a test fails, and fails if a process of the cluster is left (`ps`
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from collections.abc import Iterator
@@ -142,9 +141,15 @@ def _comparable(document: dict[str, Any], project: Path) -> Any:
 def test_two_nodes_answer_on_127_0_0_1_only(cluster: LoopbackCluster) -> None:
     head, second = cluster.nodes
 
-    status = cluster.ray("status")
+    # (the autoscaler reports a few seconds after the nodes start: "No cluster status" until)
+    deadline = time.monotonic() + 60
+    while True:
+        status = cluster.ray("status")
+        text = status.stdout
+        if second.node_id in text or time.monotonic() > deadline:
+            break
+        time.sleep(1)
     assert status.returncode == 0, status.stderr
-    text = status.stdout
     assert f"1 node_{head.node_id}" in text and f"1 node_{second.node_id}" in text
     assert " 0.0/2.0 CPU" in text and " 0.0/1.0 second" in text, text
 

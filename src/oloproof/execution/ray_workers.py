@@ -279,7 +279,7 @@ class RayWorkers(DispatchedTransport):
         (While it restarts, a call fails as one to a dead actor does: only time tells.)"""
         from ray.exceptions import RayActorError
 
-        kind, detail = "dead", None
+        kind, detail = "dead", ""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + RESTART_SECONDS
         while not self._closed and loop.time() < deadline:
@@ -291,7 +291,7 @@ class RayWorkers(DispatchedTransport):
         if self._closed:
             return
         if kind == "ready":
-            self._nodes.add(detail)
+            self._nodes.add(str(detail))
             self._dispatch.revive(slot)
             self._pump()
         else:
