@@ -273,7 +273,7 @@ class LoopbackCluster:
 
     def leftovers(self) -> list[str]:
         """The `ps` lines that still name this cluster's directory (none once stopped)."""
-        shown = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True,
+        shown = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True,
                                check=True).stdout
         return [line for line in shown.splitlines() if str(self.root) in line
                 and str(os.getpid()) != line.split(None, 1)[0]]
