@@ -117,6 +117,7 @@ class _ForkServer:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[str] | None = None
+        self._unread = b""  # what the server wrote that no reply has taken yet
 
     def _start(self) -> subprocess.Popen[str]:
         if self._process is None or self._process.poll() is not None:
@@ -124,16 +125,25 @@ class _ForkServer:
                 [sys.executable, "-c", _SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 text=True, env=cli_env(), cwd=tempfile.gettempdir(),
             )
+            self._unread = b""
         return self._process
 
     def _reply(self, process: subprocess.Popen[str], deadline: float) -> dict[str, Any]:
+        """The server's next reply line. Read from the pipe itself, never through a buffered
+        file: when a command ends at once, both its replies arrive together, and a buffered
+        readline() takes both, so a select() for the second waited for the whole timeout
+        (a quick command "did not finish within 60 s" when the test was slow to read)."""
         assert process.stdout is not None
-        ready, _, _ = select.select([process.stdout], [], [], max(0.0, deadline - time.time()))
-        if not ready:
-            raise TimeoutError
-        line = process.stdout.readline()
-        if not line:
-            raise RuntimeError("the CLI fork server died")
+        fd = process.stdout.fileno()
+        while b"\n" not in self._unread:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.time()))
+            if not ready:
+                raise TimeoutError
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise RuntimeError("the CLI fork server died")
+            self._unread += chunk
+        line, self._unread = self._unread.split(b"\n", 1)
         return dict(json.loads(line))
 
     def run(self, args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> CliResult:
