@@ -311,10 +311,19 @@ def _answer(case_input: dict):
     return {"answer": case_input.get("answer", "yes")}
 
 
+def _wait_for(gate):
+    """Wait until the file `gate` (beside this module) exists, at most a minute: a test holds
+    the run at a point of its choosing, whatever the machine's load."""
+    deadline = time.monotonic() + 60
+    while gate and not CALLS.with_name(gate).exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 @system(name="probe", records=("agent_trajectory/v1",))
 def run(case_input: dict):
     _log(current_case().case_id)
     time.sleep(case_input.get("sleep", 0))
+    _wait_for(case_input.get("wait_for"))
     return _answer(case_input)
 
 
@@ -397,6 +406,18 @@ class Probe:
     @property
     def store(self) -> Path:
         return self.root / ".oloproof" / "store.sqlite"
+
+    def held_cases(self, n: int, held_from: int, **input_fields: Any) -> list[dict[str, Any]]:
+        """`plain_cases(n)` whose calls from case number `held_from` on wait until
+        `release()` (the sync system's calls): a run of them cannot end before that."""
+        cases = self.plain_cases(n, **input_fields)
+        for case in cases[held_from - 1:]:
+            case["input"]["wait_for"] = "release"
+        return cases
+
+    def release(self) -> None:
+        """Let the calls of `held_cases` go on."""
+        (self.root / "release").touch()
 
     @staticmethod
     def plain_cases(n: int, **input_fields: Any) -> list[dict[str, Any]]:
