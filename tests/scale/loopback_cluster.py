@@ -286,8 +286,8 @@ def _has_ray_client() -> bool:
 
 
 def sockets(pids: set[int]) -> list[tuple[int, str, str, tuple[str, int], tuple[str, int] | None]]:
-    """(pid, process name, status, local address, remote address) of each TCP socket of
-    `pids` (psutil, which Ray carries)."""
+    """(pid, process name, status, local address, remote address) of each internet socket
+    (TCP and UDP) of `pids` (psutil, which Ray carries)."""
     import psutil
     import ray  # noqa: F401 (puts the psutil it carries on the path, when none is installed)
 
@@ -296,8 +296,9 @@ def sockets(pids: set[int]) -> list[tuple[int, str, str, tuple[str, int], tuple[
         try:
             process = psutil.Process(pid)
             name = process.name()
-            connections = (process.net_connections(kind="tcp")
-                           if hasattr(process, "net_connections") else process.connections("tcp"))
+            connections = (process.net_connections(kind="inet")
+                           if hasattr(process, "net_connections")
+                           else process.connections("inet"))
         except (psutil.NoSuchProcess, psutil.ZombieProcess):
             continue
         for c in connections:
