@@ -152,16 +152,18 @@ class RunsRegistry:
         for case_id, case_digest, exec_key, outcome in cursor:
             yield case_id, case_digest, exec_key, json.loads(outcome)
 
-    def iter_run_verdicts(self, run_id: str, *, trials: bool = True
-                          ) -> Iterator[tuple[str, str, str | None, str, int]]:
+    def iter_run_verdicts(self, run_id: str, *, trials: bool = True, clusters: bool = False
+                          ) -> Iterator[tuple[Any, ...]]:
         """(case id, case digest, execution key, verdict codes, trial) of each case (each trial
         of a case) of a run, in order: what a comparison of two runs reads, taken out of the
         stored outcomes by SQLite rather than parsing each one. `trials=False` (a run of one
-        trial per case) reads every trial as 1 without looking (one JSON lookup a row)."""
+        trial per case) reads every trial as 1 without looking (one JSON lookup a row);
+        `clusters=True` adds a sixth field, the case's cluster (None outside any)."""
         trial = "coalesce(json_extract(outcome, '$.tr'), 1)" if trials else "1"
+        cluster = ", json_extract(outcome, '$.cl')" if clusters else ""
         cursor = self.conn.execute(
-            f"SELECT case_id, case_digest, exec_key, json_extract(outcome, '$.c'), {trial} "
-            "FROM run_cases WHERE run_id=? ORDER BY seq", (run_id,),
+            f"SELECT case_id, case_digest, exec_key, json_extract(outcome, '$.c'), {trial}"
+            f"{cluster} FROM run_cases WHERE run_id=? ORDER BY seq", (run_id,),
         )
         yield from cursor
 
