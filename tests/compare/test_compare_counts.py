@@ -178,7 +178,7 @@ def test_the_terminal_lists_broken_cases_with_what_changed(runs: tuple[Desk, str
     assert "c10: answer_correct passed → failed" in out
     assert "trajectories part at step 2" in out
     assert "Changed cases (their input or expected changed; not paired): c40" in out
-    assert "In the baseline only: c39" in out and "In the candidate only: c41" in out
+    assert "In the baseline only (dropped): c39" in out and "In the candidate only: c41" in out
     broken_at, fixed_at = out.index("Broken cases"), out.index("Fixed cases")
     assert broken_at < fixed_at
 
