@@ -108,6 +108,7 @@ def test_trials_alone_do_not_make_the_difference_clustered(tmp_path: Any, cli: A
     assert (row.approximate, row.clusters, row.method) == (False, None, "betting")
     policy = desk.write_policy("ni.yaml", _ni(margin=0.5))
     code, out, err = cli("gate", "latest", "--policy", policy.name, "--json", cwd=desk.root)
+    assert code in (0, 3), err
     decision = json.loads(out)["decisions"][0]
     assert decision["state"] != "MANUAL_REVIEW" and "insufficient_clusters" not in \
         decision["reasons"], decision

@@ -31,6 +31,7 @@ rows computed without them (`ignore_dropped`). For each metric both runs define 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -48,6 +49,7 @@ from oloproof.stats import (
     paired_difference_interval,
 )
 
+_T = TypeVar("_T", bound=np.generic)
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
@@ -170,8 +172,7 @@ def compare_metric(baseline: RunSide, candidate: RunSide, pairs: Pairs, base_met
     )
 
 
-def _candidate(values: npt.NDArray[np.generic], pairs: Pairs, fill: object
-               ) -> npt.NDArray[np.generic]:
+def _candidate(values: npt.NDArray[_T], pairs: Pairs, fill: object) -> npt.NDArray[_T]:
     """The candidate's values in the pairs' order, `fill` for the dropped cases."""
     present = pairs.candidate_rows >= 0
     out = np.full(pairs.candidate_rows.size, fill, dtype=values.dtype)
