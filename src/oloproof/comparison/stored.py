@@ -25,9 +25,9 @@ def compare(
     other than the candidate), resolved among the stored runs. Returns the `Comparison`: per
     criterion both passed, fixed, broken, both failed and missing pairs, the difference in pass
     rate (candidate − baseline) with its interval and McNemar's exact p; the changed and
-    unpaired cases; the broken and fixed cases with what changed in each. Its level is the candidate's policy's.
-    A baseline of another project, the candidate itself, or one sharing no case id with the
-    candidate raises UsageError.
+    unpaired cases; the broken and fixed cases with what changed in each. Its level is the
+    candidate's policy's. A baseline of another project, the candidate itself, or one sharing
+    no case id with the candidate raises UsageError.
     """
     db = open_existing_store(config, store)
     try:
