@@ -323,7 +323,7 @@ def test_cli_blocks_show_what_the_commands_print(tmp_path: Path) -> None:
     assert list(by_command) == [
         "oloproof --help", "oloproof init --help", "oloproof init demo", "oloproof init",
         "oloproof run --help", "oloproof run --concurrency 2 --no-cache", "oloproof run",
-        "oloproof runs --help", "oloproof inspect --help", "oloproof inspect latest --failures",
+        "oloproof runs --help", "oloproof tag --help", "oloproof inspect --help", "oloproof inspect latest --failures",
         "oloproof inspect nonsense", "oloproof cases --help", "oloproof cases latest",
         "oloproof gate --help", "cat warn.yaml", "oloproof report --help",
         "oloproof labels export --help",
@@ -341,6 +341,7 @@ def test_cli_blocks_show_what_the_commands_print(tmp_path: Path) -> None:
     demo = Session(_init(tmp_path, "demo"))
     check("oloproof run --concurrency 2 --no-cache", demo)
     check("oloproof runs --help", demo)  # its `runs --limit 1`
+    check("oloproof tag --help", demo)  # `tag latest shipped`, then `runs --limit 1`
     check("oloproof inspect nonsense", demo)
     shown_policy = by_command["cat warn.yaml"][0].steps[0].shown
     (demo.cwd / "warn.yaml").write_text("\n".join(shown_policy) + "\n", encoding="utf-8")

@@ -364,11 +364,12 @@ def runs(config: str, store: str | None, limit: int) -> None:
 @_config_option
 @_store_option
 def tag_command(run_ref: str, name: str, config: str, store: str | None) -> None:
-    """Tag the run RUN as NAME, so that `baseline: {tag: NAME}` (or --baseline tag:NAME, or
-    tag:NAME wherever a run is named) names it.
+    """Tag a run, so that a baseline can name it.
 
-    A tag is on one run at a time: tagging another run moves it there. `oloproof runs` shows
-    the tags. `oloproof tag latest release`.
+    RUN (a run reference) is tagged NAME: `baseline: {tag: NAME}` in a policy, --baseline
+    tag:NAME, or tag:NAME wherever a run is named, then names it. A tag is on one run at a
+    time: tagging another run moves it there. `oloproof runs` shows the tags. `oloproof tag
+    latest shipped`.
     """
     from oloproof import api
 
