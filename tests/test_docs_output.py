@@ -323,7 +323,8 @@ def test_cli_blocks_show_what_the_commands_print(tmp_path: Path) -> None:
     assert list(by_command) == [
         "oloproof --help", "oloproof init --help", "oloproof init demo", "oloproof init",
         "oloproof run --help", "oloproof run --concurrency 2 --no-cache", "oloproof run",
-        "oloproof runs --help", "oloproof tag --help", "oloproof inspect --help", "oloproof inspect latest --failures",
+        "oloproof runs --help", "oloproof tag --help", "oloproof inspect --help",
+        "oloproof inspect latest --failures",
         "oloproof inspect nonsense", "oloproof cases --help", "oloproof cases latest",
         "oloproof gate --help", "cat warn.yaml", "oloproof report --help",
         "oloproof labels export --help",

@@ -2,7 +2,7 @@
 its interval, and the exact McNemar test on the discordant pairs.
 
 Cases are paired by id; a pair's difference is candidate − baseline of the per-case values
-(0/1 verdicts, or the fractions of SPEC §15.1 with trials), so it lies in [−1, 1]. Two
+(0/1 verdicts, or with trials the shares of passing trials), so it lies in [−1, 1]. Two
 intervals, each valid at every sample size (docs/compare.md#the-interval):
 
 - 0/1 values on both sides (one trial; pass^k with k = trials): the melded interval of Fay &

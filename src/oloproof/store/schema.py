@@ -114,8 +114,8 @@ MIGRATIONS: list[tuple[int, str]] = [
     ),
     (
         3,
-        # Tags (SPEC §17.1): `oloproof tag RUN NAME` names a run; a name is on one run at a
-        # time, so giving it to another run moves it.
+        # Tags (docs/cli.md#oloproof-tag): `oloproof tag RUN NAME` names a run; a name is on
+        # one run at a time, so giving it to another run moves it.
         """
         CREATE TABLE tags (
             name TEXT PRIMARY KEY,

@@ -105,7 +105,7 @@ class Policy(ConfigModel):
     block_on: tuple[RuleState, ...] = ("FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW")
     warn_on: tuple[RuleState, ...] = ()
     allow_approximate_methods: bool = False
-    # The run `non_inferiority` rules compare with (SPEC §17): a run reference (§4.2), or
+    # The run `non_inferiority` rules compare with (docs/compare.md): a run reference, or
     # {version: ...} / {tag: ...}.
     baseline: str | BaselineChoice | None = None
     rules: tuple[Rule, ...] = ()
