@@ -95,6 +95,12 @@ def test_compare_counts_them_and_says_so(desk: Desk, cli: Any) -> None:
     assert "7 in the baseline only (dropped: each counted as a missing candidate side)" in text
     assert "113 · 0 · 0 + 7 dropped · p 1" in text
     assert "In the baseline only (dropped): c1, c2, c3, c4, c5, c6, c7" in text
+    code, _, err = cli("compare", "latest~2", "latest", "--markdown", "c.md", cwd=desk.root)
+    assert code == 0, err
+    markdown = (desk.root / "c.md").read_text(encoding="utf-8")
+    assert "| 113 | 113 | 0 | 0 | 0 | 0 + 7 dropped |" in markdown
+    assert "- In the baseline only (dropped: each counted as a missing candidate side): c1, " \
+        "c2, c3, c4, c5, c6, c7" in markdown
 
 
 def test_dropped_is_a_non_inferiority_setting(desk: Desk, cli: Any) -> None:
