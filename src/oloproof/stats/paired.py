@@ -111,6 +111,26 @@ def _differences(name: str, values: Sequence[float] | npt.ArrayLike) -> FloatArr
     return array
 
 
+def _pair_bounds(lower_differences: Sequence[float] | npt.ArrayLike,
+                 upper_differences: Sequence[float] | npt.ArrayLike
+                 ) -> tuple[FloatArray, FloatArray]:
+    """Both sequences checked: numbers in [−1, 1], one each per pair, lower ≤ upper."""
+    low = _differences("lower_differences", lower_differences)
+    high = _differences("upper_differences", upper_differences)
+    if low.size != high.size:
+        raise ValueError(
+            f"lower_differences and upper_differences need one entry per pair each "
+            f"({low.size} and {high.size} given)"
+        )
+    if np.any(low > high):
+        first = int(np.flatnonzero(low > high)[0])
+        raise ValueError(
+            f"lower_differences[{first}] ({low[first]!r}) exceeds upper_differences[{first}] "
+            f"({high[first]!r})"
+        )
+    return low, high
+
+
 def difference_bounds(
     baseline_lower: Sequence[float] | npt.ArrayLike,
     baseline_upper: Sequence[float] | npt.ArrayLike,
@@ -159,19 +179,7 @@ def paired_difference_interval(
     ``2y − 1``. The estimate is the mean difference of the pairs with both sides observed
     (``None`` if none), and the interval contains it. With no pair every field is ``None``.
     """
-    low = _differences("lower_differences", lower_differences)
-    high = _differences("upper_differences", upper_differences)
-    if low.size != high.size:
-        raise ValueError(
-            f"lower_differences and upper_differences need one entry per pair each "
-            f"({low.size} and {high.size} given)"
-        )
-    if np.any(low > high):
-        first = int(np.flatnonzero(low > high)[0])
-        raise ValueError(
-            f"lower_differences[{first}] ({low[first]!r}) exceeds upper_differences[{first}] "
-            f"({high[first]!r})"
-        )
+    low, high = _pair_bounds(lower_differences, upper_differences)
     shifted = bounded_mean_interval((low + 1.0) / 2.0, (high + 1.0) / 2.0, level)
     if shifted.lower is None or shifted.upper is None:
         return MeanInterval(None, None, None, shifted.method)
@@ -205,21 +213,9 @@ def binary_difference_interval(
     observed (``None`` if none), and the interval contains it. With no pair every field is
     ``None``.
     """
-    low = _differences("lower_differences", lower_differences)
-    high = _differences("upper_differences", upper_differences)
-    if low.size != high.size:
-        raise ValueError(
-            f"lower_differences and upper_differences need one entry per pair each "
-            f"({low.size} and {high.size} given)"
-        )
+    low, high = _pair_bounds(lower_differences, upper_differences)
     if not (np.all(np.isin(low, (-1.0, 0.0, 1.0))) and np.all(np.isin(high, (-1.0, 0.0, 1.0)))):
         raise ValueError("differences of 0/1 values are -1, 0 or 1")
-    if np.any(low > high):
-        first = int(np.flatnonzero(low > high)[0])
-        raise ValueError(
-            f"lower_differences[{first}] ({low[first]!r}) exceeds upper_differences[{first}] "
-            f"({high[first]!r})"
-        )
     n = int(low.size)
     if n == 0:
         return MeanInterval(None, None, None, MELDED_METHOD)

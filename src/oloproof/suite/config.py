@@ -13,7 +13,12 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from oloproof.errors import ConfigError
-from oloproof.suite.validation import ConfigModel, accepted_fields, validate_model
+from oloproof.suite.validation import (
+    ConfigModel,
+    accepted_fields,
+    validate_model,
+    version_text,
+)
 from oloproof.suite.yaml_source import YamlDocument, read_yaml
 
 ENTRY_POINT = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
@@ -51,9 +56,7 @@ class SystemConfig(_Strict):
     @field_validator("version", mode="before")
     @classmethod
     def _version_text(cls, value: object) -> object:
-        # `version: 3` in YAML is a number; a version is a label, so take it as text.
-        return str(value) if isinstance(value, int | float) and not isinstance(value, bool) \
-            else value
+        return version_text(value)
 
     @model_validator(mode="after")
     def _one_entry_point(self) -> SystemConfig:

@@ -15,6 +15,7 @@ from oloproof.suite.validation import (
     error_location,
     plain_message,
     validate_model,
+    version_text,
 )
 from oloproof.suite.yaml_source import YamlDocument, read_yaml
 
@@ -80,9 +81,7 @@ class BaselineChoice(ConfigModel):
     @field_validator("version", mode="before")
     @classmethod
     def _version_text(cls, value: object) -> object:
-        # `version: 1.1` in YAML is a number; the system's version is read as text alike.
-        return str(value) if isinstance(value, int | float) and not isinstance(value, bool) \
-            else value
+        return version_text(value)  # as the system's version is read
 
     @model_validator(mode="after")
     def _one(self) -> BaselineChoice:

@@ -131,6 +131,13 @@ class ConfigModel(BaseModel):
         return data
 
 
+def version_text(value: object) -> object:
+    """A version as text: `version: 3` or `1.1` in YAML is a number, and a version is a label
+    (a system's, or the one a baseline names), so numbers are read as their text."""
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+        else value
+
+
 def accepted_fields(model: type[BaseModel]) -> list[str]:
     """The keys a model takes, as written in YAML."""
     return [f.alias or name for name, f in model.model_fields.items()]
