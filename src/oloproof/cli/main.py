@@ -693,7 +693,8 @@ def traces_import(file: str, out: str, project: str | None, as_json: bool) -> No
         click.echo(f"Not understood, left out of the trajectories: {counts}.")
     if summary.without_steps:
         click.echo(f"{len(summary.without_steps)} trace(s) gave no step (no GenAI or "
-                   "OpenInference span): " + ", ".join(summary.without_steps[:5])
+                   "OpenInference span made one), so every trajectory criterion is missing "
+                   "on them (empty_trajectory): " + ", ".join(summary.without_steps[:5])
                    + (" ..." if len(summary.without_steps) > 5 else ""))
     click.echo("Fill in `expected` in data/cases.jsonl to judge answers and tool sequences;"
                f" then: cd {out} && oloproof run")
