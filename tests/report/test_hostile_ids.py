@@ -33,7 +33,7 @@ def hostile(new_probe: Any, cli: Any) -> Any:
         case["id"] = case_id
     cases[0]["input"]["behave"] = "raise"
     probe.write_cases(cases)
-    code, out, err = cli("run", "--markdown", "summary.md", cwd=probe.path)
+    code, out, _ = cli("run", "--markdown", "summary.md", cwd=probe.path)
     assert code == 3, out  # seven wrong answers: not enough to FAIL a 50% floor
     probe.run_output = out
     return probe
