@@ -72,3 +72,11 @@ def test_no_case_id_becomes_a_link_under_githubs_renderer(hostile: Any) -> None:
             assert case_id in shown, case_id
     for char in RAW:
         assert char not in text
+
+
+def test_an_error_quoting_a_name_shows_it_escaped(tmp_path: Any, cli: Any) -> None:
+    code, _, err = cli("run", "--config", "suite\u2028forged.yaml", cwd=tmp_path)
+
+    assert code == 2
+    assert err.startswith("Configuration error: ") and "suite\\u2028forged.yaml" in err, err
+    assert "\u2028" not in err

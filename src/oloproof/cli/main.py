@@ -51,7 +51,10 @@ def _fail(error: OloproofError, as_json: bool, ci: CiFiles | None = None) -> NoR
     if as_json:
         click.echo(json.dumps({"error": error.to_json()}, ensure_ascii=False))
     else:
-        click.echo(f"{label}: {error}", err=True)
+        from oloproof.report.escape import safe
+
+        # An error may quote a case id or a span's name: shown as every report shows them.
+        click.echo(safe(f"{label}: {error}"), err=True)
     sys.exit(code)
 
 
