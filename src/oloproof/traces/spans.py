@@ -180,9 +180,10 @@ def span_from_otlp(raw: Mapping[str, Any], *, lean: bool = False) -> Span:
     status, message = _status(raw.get("status"))
     events = raw.get("events")
     items = raw.get("attributes")
-    for field_name, value in (("attributes", items), ("events", events)):
-        if value is not None and not isinstance(value, list):
-            _shaped(value, list, field_name, None, None)
+    if items is not None and type(items) is not list:
+        _shaped(items, list, "attributes", None, None)
+    if events is not None and type(events) is not list:
+        _shaped(events, list, "events", None, None)
     if lean and (not items or not any(kv.get("key") in MARKERS for kv in items)):
         items = events = None
     return Span(
@@ -233,7 +234,7 @@ def spans_from_document(doc: Any, *, file: str | Path | None = None,
                              file, line)
             for n, raw in enumerate(listed):
                 try:
-                    if not isinstance(raw, Mapping):
+                    if type(raw) is not dict:  # parsed JSON: an object is a dict
                         _shaped(raw, Mapping, "a span", None, None)
                     spans.append(span_from_otlp(raw, lean=lean))
                 except (KeyError, TypeError, ValueError, AttributeError, TraceError,
