@@ -21,6 +21,7 @@ docs/traces.md.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -76,6 +77,8 @@ OI_COST = "llm.cost.total"
 OI_NOT_STEPS = frozenset({"CHAIN", "RETRIEVER", "EMBEDDING", "RERANKER", "GUARDRAIL",
                           "EVALUATOR", "PROMPT"})
 HANDOFF_SPAN_PREFIX = "handoff to "  # openinference-instrumentation-openai-agents
+# The Agents SDK's error on an agent span its turn limit stopped.
+_MAX_TURNS = re.compile(r"Max turns exceeded\b\D*(\d+)")
 
 _MESSAGE_ROLES = ("user", "system", "developer")
 
@@ -278,6 +281,9 @@ class _Walk:
         # Per agent: the last model call's input text and what it had seen, so the next
         # call's history is read only where it is new (see `_model_input`).
         self.last_input: dict[str | None, tuple[str, Counter[tuple[str, int, str]]]] = {}
+        # The agent of the last model call, if its output was not recorded, and the number of
+        # steps when it ended.
+        self.unrecorded_answer: tuple[str | None, int] | None = None
 
     def run(self) -> TraceReading:
         builder = self.builder
@@ -332,8 +338,24 @@ class _Walk:
                 role, inner = state
                 self._leave(span, role, agent, inner)
         first = roots[0] if roots else None
-        terminal: TerminalStatus = "failure" if first and first.status == "ERROR" else "unknown"
-        return builder.finish(terminal_status=terminal, usage=_usage(models, agents, by_id),
+        # The run failed when its root or one of its agents ended in error (a tool's error is
+        # a result the agent was shown, not the run's end); otherwise the builder derives it.
+        # An agent stopped by the Agents SDK's turn limit was cut short, not failed: what was
+        # recorded is a lower bound, as `read_openai_agents` reads the same run.
+        limits = [n for n in map(_max_turns, agents) if n is not None]
+        step_limit = limits[0] if limits else None
+        failed = step_limit is None and (
+            (first is not None and first.status == "ERROR")
+            or any(a.status == "ERROR" for a in agents))
+        unanswered = self.unrecorded_answer
+        if unanswered is not None and not failed and unanswered[1] == builder.step_count():
+            # The trace's last model call answered (nothing was called after it), but its
+            # text was not captured: the answer is a step all the same, its content empty.
+            step = builder.add("final", agent=unanswered[0])
+            step.notes.append(("content_not_recorded", ""))
+        terminal: TerminalStatus | None = "failure" if failed else None
+        return builder.finish(terminal_status=terminal, truncated=step_limit is not None,
+                              step_limit=step_limit, usage=_usage(models, agents, by_id),
                               trace_id=self.trace_id)
 
     @staticmethod
@@ -360,7 +382,12 @@ class _Walk:
             # The agent's own output restates its model calls' output: read only without them.
             self._output(_messages(span, self.builder, "output"), agent, span)
         elif role == MODEL:
-            self._output(_messages(span, self.builder, "output"), agent, span)
+            output = _messages(span, self.builder, "output")
+            self._output(output, agent, span)
+            # A model call whose output was not captured (content capture off) may be the
+            # agent's answer: it is, if no step follows it (see `run`).
+            self.unrecorded_answer = (None if output or not span.end
+                                      else (agent, self.builder.step_count()))
         elif role == TOOL and inner is not None:
             self._tool_result(span, inner, agent)
 
@@ -483,6 +510,15 @@ class _Walk:
         if len(chosen) == 1:
             step.arguments = {"tool": chosen[0].step.tool_name}
             self.builder.remove(chosen[0])
+
+
+def _max_turns(span: Span) -> int | None:
+    """The turn limit an agent span's error reports, when the Agents SDK stopped the agent
+    there (`Max turns exceeded: {'max_turns': 10}`, as its instrumentors record it)."""
+    if span.status != "ERROR" or not span.status_message:
+        return None
+    found = _MAX_TURNS.match(span.status_message)
+    return int(found.group(1)) if found else None
 
 
 def _error(span: Span, output: Any) -> dict[str, Any]:
