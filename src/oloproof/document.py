@@ -425,14 +425,21 @@ class CaseError(_Model):
 
 
 class FailingCase(_Model):
-    """A case with a failed criterion or an error, and the criteria it failed or missed."""
+    """A case with a failed criterion or an error, and the criteria it failed or missed.
 
-    _OPTIONAL = frozenset({"error"})
+    With repeated trials, `failed_trials` and `missing_trials` say how many of the case's
+    trials (the document's `trials`) failed each criterion of `failed` and were missing on
+    each of `missing`.
+    """
+
+    _OPTIONAL = frozenset({"error", "failed_trials", "missing_trials"})
 
     case: str
     failed: list[str] = Field(default_factory=list)
     missing: list[str] = Field(default_factory=list)
     error: str | None = None
+    failed_trials: dict[str, int] | None = None
+    missing_trials: dict[str, int] | None = None
 
 
 class FailingCases(_Model):

@@ -51,6 +51,7 @@ from oloproof.report.numbers import (
     n_text,
     usage_text,
 )
+from oloproof.report.trial_counts import criteria_text
 from oloproof.stats import percent, percent_lower
 
 __all__ = ["DEFAULT_WIDTH", "NO_BOUND", "estimate_text", "interval_text", "make_console",
@@ -96,7 +97,7 @@ def render_run(document: RunDocument, console: Console, *,
     render_transforms(document.transforms, console)
     render_slices(document.slices, console, mode=slices, run_id=document.run_id)
     if document.failing_cases is not None:
-        render_failing(document.failing_cases, console, document.run_id)
+        render_failing(document.failing_cases, console, document.run_id, document.trials or 1)
     cache = document.cache
     print_wrapped(console,
                   f"Cache: execution {cache.execution.hit} hit/{cache.execution.miss} miss; "
@@ -310,9 +311,10 @@ def render_slices(rows: Sequence[SliceRow], console: Console, *, mode: SliceMode
                   "below min_slice_support show counts only. Descriptive, never gated.", 2)
 
 
-def render_failing(failing: FailingCases, console: Console, run_id: str) -> None:
-    """The failing cases (up to ten, in case order) with what each failed, and where to read
-    more."""
+def render_failing(failing: FailingCases, console: Console, run_id: str,
+                   trials: int = 1) -> None:
+    """The failing cases (up to ten, in case order) with what each failed — with trials, on
+    how many of its `trials` — and where to read more."""
     if not failing.total:
         return
     n = len(failing.first)
@@ -325,9 +327,9 @@ def render_failing(failing: FailingCases, console: Console, run_id: str) -> None
         if case.error:
             parts.append(f"errored ({safe_line(case.error)})")
         if case.failed:
-            parts.append("failed " + ", ".join(safe_line(c) for c in case.failed))
+            parts.append("failed " + criteria_text(case.failed, case.failed_trials, trials))
         if case.missing:
-            parts.append("missing " + ", ".join(safe_line(c) for c in case.missing))
+            parts.append("missing " + criteria_text(case.missing, case.missing_trials, trials))
         line.append(": " + "; ".join(parts))
         print_wrapped(console, line, 2, 4)
     _commands(console, "Each whole, then every case with its verdicts:",
