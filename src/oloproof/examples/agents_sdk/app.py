@@ -79,8 +79,8 @@ POLICY = (f"Refunds are given for orders delivered within {REFUND_WINDOW_DAYS} d
 ORDER_ID = re.compile(r"\bord-\d{3}\b")
 
 
-# The tools answer in JSON text: the SDK hands a tool's return value to the model (and to its
-# spans) as text, and a dict would become its Python repr, which no reader can parse back.
+# The tools answer in JSON text: the SDK hands a tool's return value to the model as its
+# str(), and the model reads JSON better than a Python repr (the scripted one parses it).
 @function_tool
 def lookup_order(order_id: str) -> str:
     """Look an order up: whether it exists, how many days ago it was delivered, its amount."""
