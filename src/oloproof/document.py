@@ -30,6 +30,7 @@ __all__ = [
     "DecisionRow",
     "Execution",
     "ExitCode",
+    "ExpectedKeyHint",
     "FailingCase",
     "FailingCases",
     "Gate",
@@ -442,6 +443,18 @@ class FailingCase(_Model):
     missing_trials: dict[str, int] | None = None
 
 
+class ExpectedKeyHint(_Model):
+    """A criterion excluded `excluded` cases because their `expected` holds no `key`, while
+    `similar_cases` cases hold `similar`, a key of a similar name: likely a misspelt key in
+    the dataset (`tool` for `tools`), which silently shrinks the criterion's denominator."""
+
+    criterion: str
+    key: str
+    excluded: int
+    similar: str
+    similar_cases: int
+
+
 class FailingCases(_Model):
     """How many cases failed a criterion or errored, and the first of them in case-id order."""
 
@@ -618,10 +631,13 @@ class RunDocument(_Model):
     `trials` (written when above 1) is how many times each of the `cases` ran (SPEC §15).
     `baseline` (written when a `non_inferiority` rule was decided) holds the paired figures
     against the baseline run (SPEC §17). `usage` (written when a case recorded tokens or
-    cost) holds the run's totals (SPEC §16.2).
+    cost) holds the run's totals (SPEC §16.2). `expected_key_hints` (written when there is
+    one) names criteria that excluded cases for an `expected` key they lack while they hold
+    one of a similar name.
     """
 
-    _OPTIONAL = frozenset({"failing_cases", "trials", "execution", "baseline", "usage"})
+    _OPTIONAL = frozenset({"failing_cases", "trials", "execution", "baseline", "usage",
+                           "expected_key_hints"})
 
     run_id: str
     status: RunStatus
@@ -643,6 +659,7 @@ class RunDocument(_Model):
     execution: Execution | None = None
     baseline: BaselineSummary | None = None
     usage: UsageTotals | None = None
+    expected_key_hints: list[ExpectedKeyHint] | None = None
 
     def metric(self, metric_id: str) -> RateRow | QuantileRow:
         """The metric row with this id (KeyError naming the metrics there are)."""

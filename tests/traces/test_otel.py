@@ -365,3 +365,24 @@ def test_files_that_cannot_be_read_name_file_line_trace_and_span(tmp_path: Path)
     (tmp_path / "other.json").write_text('{"spans": []}')
     with pytest.raises(TraceError, match="resourceSpans"):
         read_otlp_file(tmp_path / "other.json")
+
+
+def test_from_otel_given_a_path_reads_the_file(tmp_path: Path) -> None:
+    """`from_otel("spans.jsonl")` reads the file (it said "not a span: str has no context");
+    a file of several traces points to read_otlp_file, a missing one is named."""
+    one = tmp_path / "one.jsonl"
+    one.write_text(json.dumps(as_spec_json(protobuf_dict(spans_of()))) + "\n", encoding="utf-8")
+    assert rows(from_otel(str(one))) == EXPECTED
+    assert rows(read_otel(one).trajectory) == EXPECTED  # a Path too
+    tracer, exporter = tracer_and_exporter()
+    Agent(tracer).run("first")
+    Agent(tracer).run("second")
+    two = tmp_path / "two.jsonl"
+    two.write_text(json.dumps(as_spec_json(protobuf_dict(list(exporter.get_finished_spans()))))
+                   + "\n", encoding="utf-8")
+    with pytest.raises(TraceError, match=r"two\.jsonl: from_otel reads one trace; these spans "
+                                         r"hold 2 .*use read_otlp_file"):
+        from_otel(str(two))
+    assert len(read_otel_traces(str(two))) == 2
+    with pytest.raises(TraceError, match=r"absent\.jsonl: no such file"):
+        from_otel(str(tmp_path / "absent.jsonl"))

@@ -24,6 +24,7 @@ from oloproof.document import (
 )
 from oloproof.report.comparison import verdict_words
 from oloproof.report.escape import safe_line
+from oloproof.report.expected_keys import expected_key_text
 from oloproof.report.numbers import (
     decision_comparison,
     difference_text,
@@ -113,6 +114,8 @@ def run_markdown(document: RunDocument) -> str:
     out += table(["Metric", "Estimate", "Interval", "N"],
                  [[text(m.id), _plain(estimate_text(m)), _plain(interval_text(m)),
                    _plain(n_text(m))] for m in document.metrics])
+    for hint in document.expected_key_hints or ():
+        out += ["", f"> **Note:** {expected_key_text(hint, text)}"]
     if document.baseline is not None:
         out += _baseline(document.baseline)
     if document.errors:

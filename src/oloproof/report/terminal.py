@@ -26,6 +26,7 @@ from oloproof.document import (
     CaseError,
     CriterionComparison,
     DecisionRow,
+    ExpectedKeyHint,
     FailingCases,
     MetricRow,
     RateRow,
@@ -34,6 +35,7 @@ from oloproof.document import (
     TransformValidity,
 )
 from oloproof.report.escape import safe_line
+from oloproof.report.expected_keys import expected_key_text
 from oloproof.report.layout import (
     DEFAULT_WIDTH,
     Column,
@@ -93,7 +95,7 @@ def render_run(document: RunDocument, console: Console, *,
 
         render_baseline_summary(document.baseline, console)
     render_metrics(document.metrics, console)
-    render_missing_and_excluded(document.metrics, console)
+    render_missing_and_excluded(document.metrics, console, document.expected_key_hints)
     render_transforms(document.transforms, console)
     render_slices(document.slices, console, mode=slices, run_id=document.run_id)
     if document.failing_cases is not None:
@@ -214,9 +216,11 @@ def _reasons(counts: dict[str, int]) -> str:
     return ", ".join(f"{reason} {count}" for reason, count in counts.items())
 
 
-def render_missing_and_excluded(metrics: Sequence[MetricRow], console: Console) -> None:
+def render_missing_and_excluded(metrics: Sequence[MetricRow], console: Console,
+                                hints: Sequence[ExpectedKeyHint] | None = None) -> None:
     """Per metric, its missing cases by reason (with the first case missing for each, and its
-    error) and its excluded cases by reason (trials, where a row counts trials)."""
+    error) and its excluded cases by reason (trials, where a row counts trials); then the
+    exclusions that look like a misspelt `expected` key."""
     lines: list[Text] = []
     for m in metrics:
         parts = []
@@ -241,6 +245,9 @@ def render_missing_and_excluded(metrics: Sequence[MetricRow], console: Console) 
         print_wrapped(console, Text("Missing and excluded cases, by reason", style="bold"))
         for line in lines:
             print_wrapped(console, line, 2, 4)
+    for hint in hints or ():
+        print_wrapped(console, Text(expected_key_text(hint), style="yellow"), 2, 4)
+
 
 
 def _unit(row: MetricRow) -> str:

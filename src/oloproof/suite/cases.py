@@ -10,6 +10,7 @@ up to `KEEP_BYTES` is parsed once: the scan keeps its cases and `iter_cases` han
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -152,6 +153,9 @@ class DatasetIndex:
     size: int
     mtime_ns: int
     clustered: bool = False  # some case names a `cluster`
+    # How many cases hold each key of `expected` (an evaluator that excludes most cases for a
+    # key they lack is pointed at a key of a similar name they have).
+    expected_keys: dict[str, int] = field(default_factory=dict)
     # The scanned cases (without digests) of a small dataset, for `iter_cases` to hand out
     # once instead of reading the file again; None once handed out or when not kept.
     kept: list[Case] | None = field(default=None, repr=False, compare=False)
@@ -339,6 +343,7 @@ def scan_dataset(
     first_line: dict[str, int] = {}
     ids: list[str] = []
     clustered = False
+    expected_keys: Counter[str] = Counter()
     kept: list[Case] | None = [] if path.stat().st_size <= KEEP_BYTES else None
     try:
         for number, raw in _lines(path):
@@ -366,13 +371,16 @@ def scan_dataset(
             first_line[case.id] = number
             ids.append(case.id)
             clustered = clustered or case.cluster is not None
+            if case.expected:
+                expected_keys.update(case.expected.keys())
     except UnicodeDecodeError as exc:
         raise ConfigError(f"dataset is not UTF-8 text: {exc}", file=path) from None
     if not ids:
         raise ConfigError("the dataset has no cases", file=path)
     stat = path.stat()
     return DatasetIndex(path=path, ids=ids, size=stat.st_size, mtime_ns=stat.st_mtime_ns,
-                        clustered=clustered, kept=kept)
+                        clustered=clustered, expected_keys=dict(sorted(expected_keys.items())),
+                        kept=kept)
 
 
 def iter_cases(index: DatasetIndex, states: StateFiles) -> Iterator[Case]:

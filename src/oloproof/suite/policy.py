@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from oloproof.errors import ConfigError
-from oloproof.suite.validation import ConfigModel, accepted_fields, validate_model
+from oloproof.suite.validation import ConfigModel, accepted_fields, unknown_key, validate_model
 from oloproof.suite.yaml_source import YamlDocument, read_yaml
 
 RuleState = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"]
@@ -100,7 +100,8 @@ NO_RULES_WARNING = (
 
 def load_policy(path: Path) -> tuple[Policy, YamlDocument]:
     """Read and validate release.yaml."""
-    doc = read_yaml(path, "policy (release.yaml)")
+    doc = read_yaml(path, "policy", "check the path given (--policy, or `policy=`), or "
+                    "create it (`oloproof init` writes a release.yaml beside oloproof.yaml)")
     data = doc.data
     if data is None:
         # An empty policy would allow every release: fail closed (SPEC §11.1).
@@ -114,8 +115,7 @@ def load_policy(path: Path) -> tuple[Policy, YamlDocument]:
     for key in data:
         if key not in accepted_fields(Policy):
             raise ConfigError(
-                f"unknown top-level key {key!r}; accepted keys: "
-                + ", ".join(accepted_fields(Policy)),
+                unknown_key(key, accepted_fields(Policy)),
                 file=path,
                 line=doc.line_of((key,)),
             )

@@ -25,6 +25,8 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
 from typing import Any
 
 from oloproof.digest import canonical_json
@@ -592,22 +594,36 @@ def read_trace(spans: list[Span], trace_id: str) -> TraceReading:
     return _Walk(spans, trace_id).run()
 
 
-def read_otel_traces(spans: Iterable[Any] | Mapping[str, Any]) -> list[TraceReading]:
+Spans = Iterable[Any] | Mapping[str, Any] | str | PathLike[str]
+
+
+def _spans(spans: Spans) -> list[Span]:
+    if isinstance(spans, str | PathLike):
+        # A path: the OTLP/JSON (or JSON Lines) file it names, read as read_otlp_file reads it
+        # (iterated as text, its characters would each be "not a span").
+        from oloproof.traces.otlp_json import read_otlp_spans
+
+        return read_otlp_spans(Path(spans), lean=True)
+    return spans_from(spans)
+
+
+def read_otel_traces(spans: Spans) -> list[TraceReading]:
     """Read spans of any number of traces: one TraceReading per trace.
 
     Args:
         spans: `opentelemetry.sdk.trace.ReadableSpan` objects (e.g.
-            `InMemorySpanExporter().get_finished_spans()`), OTLP/JSON span objects, or a whole
-            OTLP/JSON document (`{"resourceSpans": [...]}`, hex or base64 ids).
+            `InMemorySpanExporter().get_finished_spans()`), OTLP/JSON span objects, a whole
+            OTLP/JSON document (`{"resourceSpans": [...]}`, hex or base64 ids), or the path of
+            an OTLP/JSON or JSON Lines file (as `read_otlp_file` reads it).
 
     Returns:
         Readings in the order the traces started.
     """
     return [read_trace(group, trace_id)
-            for trace_id, group in group_by_trace(spans_from(spans)).items()]
+            for trace_id, group in group_by_trace(_spans(spans)).items()]
 
 
-def read_otel(spans: Iterable[Any] | Mapping[str, Any]) -> TraceReading:
+def read_otel(spans: Spans) -> TraceReading:
     """Read the spans of one trace into a trajectory, with what was skipped and marked.
 
     Raises:
@@ -619,12 +635,15 @@ def read_otel(spans: Iterable[Any] | Mapping[str, Any]) -> TraceReading:
         raise TraceError(
             f"from_otel reads one trace; these spans hold {len(readings)}"
             + (f" ({ids}{', ...' if len(readings) > 5 else ''})" if readings else "")
-            + "; use read_otel_traces for one trajectory per trace"
+            + ("; use read_otlp_file for one reading per trace of a file"
+               if isinstance(spans, str | PathLike) else
+               "; use read_otel_traces for one trajectory per trace"),
+            file=Path(spans) if isinstance(spans, str | PathLike) else None,
         )
     return readings[0]
 
 
-def from_otel(spans: Iterable[Any] | Mapping[str, Any]) -> AgentTrajectory:
+def from_otel(spans: Spans) -> AgentTrajectory:
     """The `AgentTrajectory` of one trace's OpenTelemetry spans (SPEC §16).
 
     Warns (`TraceWarning`) if a span could not be read; `read_otel` returns the same
