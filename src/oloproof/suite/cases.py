@@ -458,7 +458,9 @@ def scan_dataset(
     first_line: dict[str, int] = {}
     ids: list[str] = []
     clustered = False
-    expected_keys: Counter[str] = Counter()
+    # Cases counted by the keys of their `expected`, in order (one dictionary update a case:
+    # a dataset has few such shapes), spread over the keys at the end.
+    shapes: dict[tuple[str, ...], int] = {}
     kept: list[Case] | None = [] if path.stat().st_size <= KEEP_BYTES else None
     try:
         for number, raw in _lines(path):
@@ -486,12 +488,16 @@ def scan_dataset(
             first_line[case.id] = number
             ids.append(case.id)
             clustered = clustered or case.cluster is not None
-            if case.expected:
-                expected_keys.update(case.expected.keys())
+            shape = tuple(case.expected)
+            shapes[shape] = shapes.get(shape, 0) + 1
     except UnicodeDecodeError as exc:
         raise ConfigError(f"dataset is not UTF-8 text: {exc}", file=path) from None
     if not ids:
         raise ConfigError("the dataset has no cases", file=path)
+    expected_keys: Counter[str] = Counter()
+    for shape, count in shapes.items():
+        for key in shape:
+            expected_keys[key] += count
     stat = path.stat()
     return DatasetIndex(path=path, ids=ids, size=stat.st_size, mtime_ns=stat.st_mtime_ns,
                         clustered=clustered, expected_keys=dict(sorted(expected_keys.items())),
