@@ -559,7 +559,8 @@ class Comparison(_Model):
     run only. `broken_cases` and `fixed_cases` name, per criterion, the cases that broke or
     were fixed (by case id); `changes` says what changed in the broken cases (the first
     `CHANGES_SHOWN` by case id), then in the fixed ones. The `criteria` rows count the
-    `baseline_only` cases as pairs whose candidate side is missing; when there are some,
+    `baseline_only` cases, and the baseline sides of the `changed` ones, as pairs whose
+    candidate side is missing; when there are some,
     `ignoring_dropped` holds the rows without them (what a rule with `dropped: ignore` decides
     on). `not_compared` names the metrics left out because their evaluator is configured
     otherwise in the baseline run.
@@ -599,7 +600,7 @@ class Comparison(_Model):
                                candidate_only=len(self.candidate_only),
                                warnings=list(self.warnings),
                                ignoring_dropped=self.ignoring_dropped,
-                               dropped_cases=list(self.baseline_only) or None)
+                               dropped_cases=list(self.baseline_only) + list(self.changed) or None)
 
 
 class BaselineSummary(_Model):

@@ -173,7 +173,7 @@ def decide(
                 rows = baseline.ignoring_dropped
             row = next((r for r in rows if r.criterion == rule.metric), None)
             decisions.append(decide_non_inferiority(rule, row, baseline.baseline, policy,
-                                                    baseline.baseline_only))
+                                                    baseline.baseline_only + baseline.changed))
             continue
         metric = by_id.get(rule.metric)
         if metric is None:  # a stored run re-decided under a policy naming an unknown metric
