@@ -1,6 +1,14 @@
 """Pure statistics for Oloproof (SPEC §5, §9, §10.2, §15, §17, §18): numbers in, small frozen
 results out."""
 
+from oloproof.stats.bentkus import (
+    BENTKUS_METHOD,
+    bentkus_bounds,
+    bentkus_critical_sum,
+    bentkus_interval,
+    bentkus_lower_bounds,
+    bentkus_tail_bound,
+)
 from oloproof.stats.betting import (
     BETTING_METHOD,
     MeanInterval,
@@ -34,6 +42,7 @@ from oloproof.stats.quantile import (
 )
 
 __all__ = [
+    "BENTKUS_METHOD",
     "BETTING_METHOD",
     "MCNEMAR_METHOD",
     "PROJECTION_LIMIT",
@@ -46,6 +55,11 @@ __all__ = [
     "RateInterval",
     "RateProjection",
     "benjamini_yekutieli",
+    "bentkus_bounds",
+    "bentkus_critical_sum",
+    "bentkus_interval",
+    "bentkus_lower_bounds",
+    "bentkus_tail_bound",
     "betting_bounds",
     "betting_lower_bounds",
     "bounded_mean_interval",
