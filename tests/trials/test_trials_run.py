@@ -239,3 +239,25 @@ def test_a_quantile_over_trials_is_clustered_by_case_and_decides_without_approxi
     assert row.method == "bentkus over clusters (inverted at each observed value)"
     assert result.decisions[0].state == "PASS"
     assert result.decisions[0].reasons == ["upper_bound_meets_maximum"]
+
+
+def test_trials_that_all_pass_cost_no_evidence(trial_project):
+    # The new user's desk: 18 cases, 18 / 18 at one trial read [81.4%, 100.0%] → PASS; at
+    # three trials, 54 / 54 passing, the betting interval read [68.7%, 100.0%] → blocked.
+    trial_project.policy["rules"] = [{"id": "floor", "metric": "answer_correct", "min": 0.8}]
+    trial_project.cases({f"c{i:02d}": "PPP" for i in range(18)})
+    trial_project.suite["trials"] = 1
+    trial_project.write()
+    one = oloproof.run(trial_project.config)
+    trial_project.suite["trials"] = 3
+    trial_project.write()
+
+    three = oloproof.run(trial_project.config)
+
+    row = three.metric("answer_correct")
+    assert (row.passed, row.observed, row.cases, row.trials) == (54, 54, 18, 3)
+    first = one.metric("answer_correct")
+    assert (row.lower, row.upper) == (first.lower, first.upper) == (
+        rate_interval(18, 18, 0, 0.95).lower, 1.0)
+    assert oloproof.stats.percent_lower(row.lower) == "81.4%"
+    assert [d.state for d in three.decisions] == [d.state for d in one.decisions] == ["PASS"]

@@ -1,7 +1,7 @@
 """The interval for the mean of values in [0, 1]: the binomial bound extended by convex order.
 
 Method: Hoeffding (1963), "Probability inequalities for sums of bounded random variables",
-JASA 58(301), Theorem 3, and Bentkus (2004), "On Hoeffding's inequalities", Ann. Probab.
+JASA 58(301), and Bentkus (2004), "On Hoeffding's inequalities", Ann. Probab.
 32(2). For independent values ``X_1 … X_n`` in [0, 1] whose means average ``m``, with
 ``S = Σ X_i`` and ``B ~ Binomial(n, m)``, every convex ``f`` has ``E f(S) ≤ E f(B)`` (of all
 values in [0, 1] with a given mean, 0/1 values are the most spread); with ``f(x) = (x − h)₊``
