@@ -179,10 +179,11 @@ def bentkus_lower_bounds(sums: npt.ArrayLike, n: int, level: float) -> FloatArra
 
 def _chunks(sums: FloatArray, n: int) -> list[slice]:
     """Runs of the sorted ``sums`` solved together: close enough that one window of the
-    binomial serves them all (a window follows ``m``, which stays near ``s/n``), and few
-    enough that the tables stay small."""
+    binomial serves them all (a window follows ``m``, which stays near ``s/n``; up to a few
+    thousand values wide, one wide window costs less than a second search's NumPy calls), and
+    few enough that the tables stay small."""
     rows = max(1, _CHUNK // (n + 1))
-    spread = 20.0 * math.sqrt(n) + 100.0
+    spread = max(20.0 * math.sqrt(n) + 100.0, 4096.0)
     out: list[slice] = []
     start = 0
     for i in range(1, sums.size + 1):
