@@ -244,7 +244,8 @@ def analysis_cost(against: str, cases: int = 20_000, trials: int = 4, rounds: in
     print(f"### Analysis.finish with trials: {cases:,} cases × {trials} trials, 3 criteria, "
           "2 pass^k metrics, one slice of 10 groups (30 slice rows)\n")
     print(f"this = {revision()} (with uncommitted changes, if any), against = {against} "
-          f"({revision(against)}); median of 5 finishes per child, children alternating\n")
+          f"({revision(against)}); the fastest of 5 finishes per child (the machine is "
+          "shared: the fastest is the least disturbed), children alternating\n")
     print("| round | this | against | this / against |")
     print("|---|---|---|---|")
     found = versions([against])
