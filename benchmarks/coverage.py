@@ -1,5 +1,5 @@
-"""Coverage of the intervals for means of values in [0, 1] (SPEC §15.2, §15.2′, §5.4, §17;
-issues 12, 14 and 26).
+"""Coverage of the intervals for means of values in [0, 1] (issues 12, 14
+and 26).
 
 Not a speed benchmark: the share of simulated suites whose reported interval contains the true
 mean, for the settings the tests check (there with fewer repetitions), at 10,000 repetitions
