@@ -323,7 +323,8 @@ def test_cli_blocks_show_what_the_commands_print(tmp_path: Path) -> None:
     assert list(by_command) == [
         "oloproof --help", "oloproof init --help", "oloproof init demo", "oloproof init",
         "oloproof run --help", "oloproof run --concurrency 2 --no-cache", "oloproof run",
-        "oloproof runs --help", "oloproof inspect --help", "oloproof inspect latest --failures",
+        "oloproof runs --help", "oloproof tag --help", "oloproof inspect --help",
+        "oloproof inspect latest --failures",
         "oloproof inspect nonsense", "oloproof cases --help", "oloproof cases latest",
         "oloproof gate --help", "cat warn.yaml", "oloproof report --help",
         "oloproof labels export --help",
@@ -341,6 +342,7 @@ def test_cli_blocks_show_what_the_commands_print(tmp_path: Path) -> None:
     demo = Session(_init(tmp_path, "demo"))
     check("oloproof run --concurrency 2 --no-cache", demo)
     check("oloproof runs --help", demo)  # its `runs --limit 1`
+    check("oloproof tag --help", demo)  # `tag latest shipped`, then `runs --limit 1`
     check("oloproof inspect nonsense", demo)
     shown_policy = by_command["cat warn.yaml"][0].steps[0].shown
     (demo.cwd / "warn.yaml").write_text("\n".join(shown_policy) + "\n", encoding="utf-8")
@@ -618,6 +620,7 @@ def test_compare_shows_what_the_candidate_and_its_baseline_print(tmp_path: Path)
         "oloproof report latest --baseline latest~1 --html comparison.html",
         "oloproof plan latest --policy ni.yaml",
         "oloproof compare nope latest",
+        "oloproof tag latest~1 shipped",
     ]
     session = Session(tmp_path)
     _check(blocks[0], session, page.name)
@@ -628,7 +631,7 @@ def test_compare_shows_what_the_candidate_and_its_baseline_print(tmp_path: Path)
                 json.loads(session.run("oloproof compare latest~1 latest --json")), "document")
     (session.cwd / "ni.yaml").write_text(_shown_yaml(page, "## Gating on it"), encoding="utf-8")
     _check(blocks[3], session, page.name)
-    assert session.code == 3  # "(exit 3.)"
+    assert session.code == 1  # "(exit 1.)"
     _check(blocks[4], session, page.name)
     assert (session.cwd / "comparison.html").stat().st_size > 0
     _check(blocks[5], session, page.name)
@@ -641,6 +644,8 @@ def test_compare_shows_what_the_candidate_and_its_baseline_print(tmp_path: Path)
     assert sum(s.command.endswith(tuple(BAD_POLICIES)) for s in blocks[6].steps) == 2
     _check(blocks[6], session, page.name, before=bad_policy)
     assert session.code == 2
+    _check(blocks[7], session, page.name)  # pinned baselines: a tag, a re-run of example-2
+    assert session.code == 2
 
 
 def test_ci_shows_what_the_job_prints_and_writes(tmp_path: Path) -> None:
@@ -650,8 +655,9 @@ def test_ci_shows_what_the_job_prints_and_writes(tmp_path: Path) -> None:
     page = DOCS / "ci.md"
     blocks = console_blocks(page)
     assert _first_commands(blocks) == [
-        "oloproof init --example support_agent main && (cd main && oloproof run)"]
-    [job] = blocks
+        "oloproof init --example support_agent main && (cd main && oloproof run)",
+        "mkfifo pipe.xml && oloproof gate latest --junit pipe.xml"]
+    job, output_files = blocks
     session = Session(tmp_path)
     summary = tmp_path / "step-summary.md"
     session.env["GITHUB_STEP_SUMMARY"] = str(summary)
@@ -670,6 +676,11 @@ def test_ci_shows_what_the_job_prints_and_writes(tmp_path: Path) -> None:
     start = _shown_block(page, "xml", "The start of the file (trimmed)")
     junit = (session.cwd / "oloproof-junit.xml").read_text(encoding="utf-8")
     assert matches(start, junit), f"docs/ci.md: the JUnit file written is:\n{junit}"
+
+    # "In the `pr` folder of the job above": the rules every output file follows.
+    _check(output_files, session, page.name)
+    assert session.code == 0  # `head -1`; the gate's usage error above was exit 2
+    assert not (session.cwd / "reports").exists()
 
     # "Before `main` has stored a run there is no baseline, and a policy with a
     # `non_inferiority` rule stops with exit 2"

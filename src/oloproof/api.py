@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof.analysis.metrics import Analysis, MetricPlan, QuantileSpec
 from oloproof.analysis.outcome import CaseOutcome
-from oloproof.errors import ConfigError, RunStopped, UsageError
+from oloproof.errors import ConfigError, RunStopped, StoreError, UsageError
 from oloproof.execution.engine import Progress, RunEngine
 from oloproof.execution.executors import open_transport
 from oloproof.project import LoadedSuite, describe_suite, load_suite
@@ -208,14 +208,14 @@ class _Run:
         self.db = open_store(self.suite, store)
         # The baseline is resolved before the run is registered, as `oloproof run` means it:
         # the run being made is `latest` (SPEC §17). A bad baseline stops here, before any call.
-        reference = baseline if baseline is not None else self.suite.policy.baseline
+        reference = baseline if baseline is not None else self.suite.policy.baseline_reference
         self.baseline: str | None = None
         if reference is not None:
             try:
-                self.baseline = _check_baseline(self.db, self.db.resolve_baseline(reference, None),
-                                                self.suite.config.project,
-                                                set(self.suite.dataset.ids),
-                                                gating=self.suite.policy.compares)
+                project = self.suite.config.project
+                self.baseline = _check_baseline(
+                    self.db, self.db.resolve_baseline(reference, None, project), project,
+                    set(self.suite.dataset.ids), gating=self.suite.policy.compares)
             except BaseException:
                 self.db.close()
                 raise
@@ -423,6 +423,7 @@ def _decide(
     errors: list[CaseError], warnings: list[str], execution: Execution | None = None,
     baseline: BaselineSummary | None = None,
 ) -> RunDocument:
+    from oloproof.analysis.expected_keys import expected_key_hints
     from oloproof.decisions import decide
     from oloproof.document import ExitCode, Gate, GateAction, RunDocument, RunStatus, SystemRef
     from oloproof.report.limits import limits_for
@@ -470,6 +471,9 @@ def _decide(
         execution=execution if execution is not None else _stored_execution(suite_info),
         baseline=baseline,
         usage=analysis.usage_totals(),
+        expected_key_hints=expected_key_hints(
+            metrics, suite_info.get("absent_expected") or {},
+            suite_info.get("expected_keys") or {}) or None,
     )
 
 
@@ -521,6 +525,33 @@ def _open_existing(config: str | Path, store: str | Path | None) -> Store:
     return open_existing_store(config, store)
 
 
+@dataclass(frozen=True)
+class Tagged:
+    """What `tag` did: the run now tagged `name`, and the run the tag was on before (None if
+    it was on none, or on this one already)."""
+
+    name: str
+    run_id: str
+    moved_from: str | None = None
+
+
+def tag(
+    ref: str, name: str, config: str | Path = "oloproof.yaml", store: str | Path | None = None
+) -> Tagged:
+    """Tag a stored run `name`, as `oloproof tag RUN NAME` does: `baseline: {tag: NAME}` (or
+    `--baseline tag:NAME`, or `tag:NAME` wherever a run is named) then names it. A tag is on one
+    run at a time: tagging another run moves it. Writes only the tag; a UsageError for a name
+    that cannot be a tag, a StoreError when no store or no such run exists."""
+    path = find_store(config, store)
+    if not path.is_file():
+        raise StoreError("no store here yet: run `oloproof run` in the project directory "
+                         "first", file=path)
+    with Store(path) as db:
+        run_id = db.resolve_run(ref)
+        moved = db.tag_run(run_id, name)
+    return Tagged(name=name, run_id=run_id, moved_from=moved)
+
+
 def load_run(
     ref: str = "latest", config: str | Path = "oloproof.yaml", store: str | Path | None = None
 ) -> RunResult:
@@ -549,8 +580,10 @@ def _document_of(db: Store, record: dict[str, Any]) -> RunDocument:
                         trial=e["trial"] if trials > 1 else None)
               for e in db.run_errors(record["run_id"])]
     against = None
-    if policy.compares and policy.baseline is not None:
-        against = _compare_stored(db, db.resolve_run(policy.baseline), record["run_id"],
+    if policy.compares and policy.baseline_reference is not None:
+        against = _compare_stored(db, db.resolve_baseline(policy.baseline_reference,
+                                                          record["run_id"], record["project"]),
+                                  record["run_id"],
                                   policy.confidence_level).summary()
     return _decide(db, record["run_id"], record["status"], suite_info, policy, analysis,
                    [], CacheCounts(), errors, [], baseline=against)
@@ -603,20 +636,23 @@ def write_html_report(
     reference naming the run itself means the newest run before it.
     """
     # Imported here: the report's modules are not needed by a run.
-    from oloproof.report.html import render_page, write_page
+    from oloproof.report.html import render_page
     from oloproof.report.html_data import build_report_data
+    from oloproof.report.output_files import check_output_path, write_output
+
+    check_output_path(path)  # before the store is read: a FIFO or a missing folder is exit 2
 
     with _open_existing(config, store) as db:
         record = db.run_record(db.resolve_run(run_ref))
         document = _document_of(db, record)
         comparison = None
         if baseline is not None:
-            baseline_id = db.resolve_baseline(baseline, record["run_id"])
+            baseline_id = db.resolve_baseline(baseline, record["run_id"], record["project"])
             comparison = _compare_stored(db, baseline_id, record["run_id"],
                                          document.confidence_level)
         data = build_report_data(db, record["run_id"], document, compress=compress,
                                  comparison=comparison)
-    return write_page(render_page(data), Path(path))
+    return write_output(path, render_page(data))
 
 
 def write_ci_reports(
@@ -628,10 +664,13 @@ def write_ci_reports(
     XML to `junit`, GitHub-flavoured Markdown to `markdown`. A run's cases are read from the
     store, like every report. Returns the paths written."""
     from oloproof.document import Comparison
-    from oloproof.report.html import write_page
     from oloproof.report.junit import case_records, comparison_junit, run_junit
     from oloproof.report.markdown import comparison_markdown, run_markdown
+    from oloproof.report.output_files import check_output_path, write_output
 
+    for path in (junit, markdown):  # both checked before either is written
+        if path is not None:
+            check_output_path(path)
     written = []
     if junit is not None:
         if isinstance(target, Comparison):
@@ -642,11 +681,11 @@ def write_ci_reports(
             block_on = target.policy.block_on if target.policy is not None else \
                 Policy().block_on
             xml = run_junit(target.document, records, block_on)
-        written.append(write_page(xml, Path(junit)))
+        written.append(write_output(junit, xml))
     if markdown is not None:
         text = comparison_markdown(target) if isinstance(target, Comparison) else \
             run_markdown(target.document)
-        written.append(write_page(text, Path(markdown)))
+        written.append(write_output(markdown, text))
     return written
 
 
@@ -660,6 +699,14 @@ def redecide(
     the policy's `baseline:`; a reference that names the run itself (`latest` for `gate
     latest`) means the newest run before it (SPEC §17).
     """
+    return _redecided(ref, policy, config, store, baseline)[0]
+
+
+def _redecided(
+    ref: str, policy: str | Path | None, config: str | Path, store: str | Path | None,
+    baseline: str | None,
+) -> tuple[RunResult, Analysis]:
+    """`redecide`, with the analysis it decided from (the plan reads per-case values in it)."""
     from oloproof.document import CacheCounts, RunDocument
 
     with _open_existing(config, store) as db:
@@ -668,7 +715,7 @@ def redecide(
         if policy is None:
             chosen = stored_policy(record["policy"], record["run_id"],
                                    stored_metric_kinds(suite_info))
-            if chosen.compares and baseline is None and chosen.baseline is None:
+            if chosen.compares and baseline is None and chosen.baseline_reference is None:
                 raise ConfigError("the run's own policy has a non_inferiority rule and no "
                                   "baseline; give --baseline REF")
         else:
@@ -680,10 +727,10 @@ def redecide(
         validity = list(old.transforms) if old is not None else []
         if validity and policy is not None:
             validity = [_validity_at(v, chosen.confidence_level) for v in validity]
-        reference = baseline if baseline is not None else chosen.baseline
+        reference = baseline if baseline is not None else chosen.baseline_reference
         against = None
         if reference is not None:
-            baseline_id = db.resolve_baseline(reference, record["run_id"])
+            baseline_id = db.resolve_baseline(reference, record["run_id"], record["project"])
             _check_baseline(db, baseline_id, record["project"],
                             {case_id for case_id, *_ in db.iter_run_verdicts(record["run_id"])},
                             gating=chosen.compares)
@@ -694,7 +741,7 @@ def redecide(
             old.cache if old is not None else CacheCounts(),
             list(old.errors) if old is not None else [], [], baseline=against,
         )
-        return RunResult(document, [], chosen)
+        return RunResult(document, [], chosen), analysis
 
 
 def plan(
@@ -705,14 +752,25 @@ def plan(
 
     The run is decided under its own policy (or `policy`) as `redecide` does; each rule that
     is INSUFFICIENT_EVIDENCE gets a projection — the smallest number of observed cases whose
-    exact interval at the current rate would settle it — or the reason there is none. A
+    interval at the current rate would settle it, and a number of cases that would settle it
+    with an 80% chance if the rate is what was measured (exact for 0/1 per-case values,
+    simulated from the run's per-case values for fractions) — or the reason there is none. A
     projection, not a promise; nothing is run.
     """
     from oloproof.decisions.plan import plan_decisions
-    result = redecide(ref, policy, config, store, baseline)
+    from oloproof.document import RuleState
+    result, analysis = _redecided(ref, policy, config, store, baseline)
     document = result.document
     chosen = result.policy if result.policy is not None else Policy()
-    return plan_decisions(document.run_id, chosen, document.decisions, document.metrics)
+    undecided = {d.metric for d in document.decisions
+                 if d.state == RuleState.INSUFFICIENT_EVIDENCE}
+    values = {}
+    for metric in undecided:
+        found = analysis.observed_values(metric)
+        if found is not None:
+            values[metric] = found.tolist()
+    return plan_decisions(document.run_id, chosen, document.decisions, document.metrics,
+                          values)
 
 
 def stored_metric_kinds(suite_info: dict[str, Any]) -> dict[str, str]:
@@ -748,7 +806,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "Comparison", "ConfigError", "Plan", "RunDocument", "RunResult", "compare", "find_store",
-    "load_case_trials", "load_run", "plan", "redecide", "run", "run_async",
+    "Comparison", "ConfigError", "Plan", "RunDocument", "RunResult", "Tagged", "compare",
+    "find_store", "load_case_trials", "load_run", "plan", "redecide", "run", "run_async", "tag",
     "write_ci_reports", "write_html_report",
 ]

@@ -30,6 +30,7 @@ __all__ = [
     "DecisionRow",
     "Execution",
     "ExitCode",
+    "ExpectedKeyHint",
     "FailingCase",
     "FailingCases",
     "Gate",
@@ -181,12 +182,14 @@ class DecisionRow(_Model):
     rule carries `failures`, `missing` and `limit` (`max_failures`). A `non_inferiority` rule
     (SPEC §17) carries the bound of the paired difference candidate − baseline it compared,
     `threshold` −margin (`threshold_side` `min`: the difference must be at least −margin), the
-    `baseline` run and how many cases were `paired`.
+    `baseline` run and how many cases were `paired`; `dropped` is how many cases of the baseline
+    are not in this run (counted as pairs whose candidate side is missing, or with
+    `dropped_ignored` left out, as the rule's `dropped: ignore` asks).
     """
 
     _INTERVAL: ClassVar[tuple[str, ...]] = ("bound", "bound_side", "threshold", "threshold_side")
     _COUNT: ClassVar[tuple[str, ...]] = ("failures", "missing", "limit")
-    _BASELINE: ClassVar[tuple[str, ...]] = ("baseline", "paired")
+    _BASELINE: ClassVar[tuple[str, ...]] = ("baseline", "paired", "dropped", "dropped_ignored")
 
     rule: str
     metric: str
@@ -202,6 +205,8 @@ class DecisionRow(_Model):
     limit: int | None = None
     baseline: str | None = None
     paired: int | None = None
+    dropped: int | None = None
+    dropped_ignored: bool | None = None
 
     @model_serializer(mode="wrap")
     def _drop_empty_optionals(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -215,6 +220,8 @@ class DecisionRow(_Model):
                 drop = (*self._INTERVAL, *self._BASELINE)
             elif self.kind == "non_inferiority":
                 drop = self._COUNT
+                if not self.dropped:  # no case of the baseline is left out of this run
+                    drop = (*drop, "dropped", "dropped_ignored")
             else:
                 drop = ("kind", *self._INTERVAL, *self._COUNT, *self._BASELINE)
             for key in drop:
@@ -228,7 +235,7 @@ class RateRow(_Model):
     With repeated trials (SPEC §15) a criterion's row counts *trials* in `passed`, `observed`,
     `missing` and `excluded` (and their reasons), `trials` is k and `cases` the cases it
     counts (`excluded_cases` had every trial excluded); its estimate and interval are over the
-    cases' shares of passing trials (`method: "betting"`). A `pass_hat_k` / `pass_at_k` row
+    cases' shares of passing trials (`method: "bentkus"`). A `pass_hat_k` / `pass_at_k` row
     (`metric_type`, `criterion`, `k`) counts *cases*: `observed` are the cases whose value
     missing trials cannot change, `passed` those whose value is 1.
     """
@@ -264,7 +271,8 @@ class QuantileRow(_Model):
     """A quantile metric (SPEC §5.2): order-statistic interval, `None` for no bound.
 
     With repeated trials each trial's value counts (`observed`, `missing`, `excluded` are
-    trials) and the interval is clustered by case (SPEC §5.4: `approximate`, `clusters`).
+    trials) and the interval is clustered by case (`cases`); valid for every number of cases,
+    so not `approximate` (docs/reliability.md#quantiles-and-slices-with-trials).
     """
 
     _OPTIONAL = frozenset({"missing_examples", "approximate", "clusters", "trials", "cases"})
@@ -429,14 +437,33 @@ class CaseError(_Model):
 
 
 class FailingCase(_Model):
-    """A case with a failed criterion or an error, and the criteria it failed or missed."""
+    """A case with a failed criterion or an error, and the criteria it failed or missed.
 
-    _OPTIONAL = frozenset({"error"})
+    With repeated trials, `failed_trials` and `missing_trials` say how many of the case's
+    trials (the document's `trials`) failed each criterion of `failed` and were missing on
+    each of `missing`.
+    """
+
+    _OPTIONAL = frozenset({"error", "failed_trials", "missing_trials"})
 
     case: str
     failed: list[str] = Field(default_factory=list)
     missing: list[str] = Field(default_factory=list)
     error: str | None = None
+    failed_trials: dict[str, int] | None = None
+    missing_trials: dict[str, int] | None = None
+
+
+class ExpectedKeyHint(_Model):
+    """A criterion excluded `excluded` cases because their `expected` holds no `key`, while
+    `similar_cases` cases hold `similar`, a key of a similar name: likely a misspelt key in
+    the dataset (`tool` for `tools`), which silently shrinks the criterion's denominator."""
+
+    criterion: str
+    key: str
+    excluded: int
+    similar: str
+    similar_cases: int
 
 
 class FailingCases(_Model):
@@ -461,9 +488,17 @@ class CriterionComparison(_Model):
     `broken` are the pairs whose share rose or fell, `unchanged` those with the same share
     strictly between 0 and 1, and `mcnemar_p` the exact sign test on the pairs that moved
     (which is McNemar's test when every value is 0 or 1).
+
+    `method` names the interval: `melded_mcnemar` (0/1 values on both sides: Fay & Lumbard
+    2021, compatible with exact McNemar) or `betting` (fractions, or clusters). `dropped`
+    counts the cases of the baseline that are not in the candidate, each a pair whose
+    candidate side is missing (in the interval, not in `paired`). When cases share clusters
+    and some cluster holds two pairs, the interval is over the `clusters` (each cluster's
+    mean difference one value) and `approximate` is true, as for a clustered metric.
     """
 
-    _OPTIONAL = frozenset({"unchanged", "metric_type", "k"})
+    _OPTIONAL = frozenset({"unchanged", "metric_type", "k", "dropped", "approximate",
+                           "clusters"})
 
     criterion: str
     paired: int
@@ -481,6 +516,9 @@ class CriterionComparison(_Model):
     unchanged: int | None = None
     metric_type: Literal["pass_hat_k", "pass_at_k"] | None = None
     k: int | None = None
+    dropped: int | None = None
+    approximate: bool = False
+    clusters: int | None = None
 
 
 class VerdictChange(_Model):
@@ -525,8 +563,15 @@ class Comparison(_Model):
     or expected changed) and are not paired; `baseline_only` and `candidate_only` are in one
     run only. `broken_cases` and `fixed_cases` name, per criterion, the cases that broke or
     were fixed (by case id); `changes` says what changed in the broken cases (the first
-    `CHANGES_SHOWN` by case id), then in the fixed ones.
+    `CHANGES_SHOWN` by case id), then in the fixed ones. The `criteria` rows count the
+    `baseline_only` cases, and the baseline sides of the `changed` ones, as pairs whose
+    candidate side is missing; when there are some,
+    `ignoring_dropped` holds the rows without them (what a rule with `dropped: ignore` decides
+    on). `not_compared` names the metrics left out because their evaluator is configured
+    otherwise in the baseline run.
     """
+
+    _OPTIONAL = frozenset({"ignoring_dropped", "not_compared"})
 
     baseline: str
     candidate: str
@@ -542,6 +587,8 @@ class Comparison(_Model):
     fixed_cases: dict[str, list[str]] = Field(default_factory=dict)
     changes: list[CaseChange] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    ignoring_dropped: list[CriterionComparison] | None = None
+    not_compared: list[str] | None = None
 
     def criterion(self, name: str) -> CriterionComparison:
         """The row of this criterion (KeyError naming the rows there are)."""
@@ -556,12 +603,18 @@ class Comparison(_Model):
         return BaselineSummary(baseline=self.baseline, criteria=list(self.criteria),
                                changed=len(self.changed), baseline_only=len(self.baseline_only),
                                candidate_only=len(self.candidate_only),
-                               warnings=list(self.warnings))
+                               warnings=list(self.warnings),
+                               ignoring_dropped=self.ignoring_dropped,
+                               dropped_cases=list(self.baseline_only) + list(self.changed) or None)
 
 
 class BaselineSummary(_Model):
     """In a run document: the baseline its `non_inferiority` rules were decided against, the
-    paired figures per criterion, and how many cases were changed or in one run only."""
+    paired figures per criterion, and how many cases were changed or in one run only; with
+    cases of the baseline not in this run, which (`dropped_cases`) and the figures without them
+    (`ignoring_dropped`, for rules with `dropped: ignore`)."""
+
+    _OPTIONAL = frozenset({"ignoring_dropped", "dropped_cases"})
 
     baseline: str
     criteria: list[CriterionComparison] = Field(default_factory=list)
@@ -569,19 +622,28 @@ class BaselineSummary(_Model):
     baseline_only: int = 0
     candidate_only: int = 0
     warnings: list[str] = Field(default_factory=list)
+    ignoring_dropped: list[CriterionComparison] | None = None
+    dropped_cases: list[str] | None = None
 
 
 class PlanRow(_Model):
     """`oloproof plan` (SPEC §18), one undecided rule: what would settle it *if the rate stayed
     at its estimate* — a projection, not a promise.
 
-    `total` is the smallest number of observed cases whose exact interval at the same rate
-    would decide the rule, reaching `state`; `more` is `total − observed`. Both are `None` when
-    no number would, or when no projection is made for the rule's kind of metric: `reason`
-    says which, and `note` says it in words.
+    `observed` counts observed *cases* (with trials too); `passed` those whose value is 1, set
+    only where every value is 0 or 1 (`values` says in words what a case's value is where they
+    are fractions). `total` is the smallest number of observed cases whose interval at the same
+    rate would decide the rule, reaching `state`; `more` is `total − observed`; `chance` is
+    the chance that many cases decide it if the true rate is the estimate (about a coin flip).
+    `likely_total` (`likely_more`) is a number of observed cases that decides it with the
+    chance `likely_chance`, at least 0.8, computed as `likely_method` says (exact or
+    simulated). Each is `None` when no number would, or when no projection is made for the
+    rule's kind of metric: `reason` says which, and `note` says it in words.
     """
 
-    _OPTIONAL = frozenset({"total", "more", "state", "estimate", "threshold"})
+    _OPTIONAL = frozenset({"total", "more", "state", "estimate", "threshold", "chance",
+                           "likely_total", "likely_more", "likely_chance", "likely_method",
+                           "values"})
 
     rule: str
     metric: str
@@ -593,6 +655,12 @@ class PlanRow(_Model):
     total: int | None = None
     more: int | None = None
     state: RuleState | None = None
+    chance: float | None = None
+    likely_total: int | None = None
+    likely_more: int | None = None
+    likely_chance: float | None = None
+    likely_method: str | None = None
+    values: str | None = None
     reason: str | None = None
     method: str | None = None
     note: str = ""
@@ -615,10 +683,13 @@ class RunDocument(_Model):
     `trials` (written when above 1) is how many times each of the `cases` ran (SPEC §15).
     `baseline` (written when a `non_inferiority` rule was decided) holds the paired figures
     against the baseline run (SPEC §17). `usage` (written when a case recorded tokens or
-    cost) holds the run's totals (SPEC §16.2).
+    cost) holds the run's totals (SPEC §16.2). `expected_key_hints` (written when there is
+    one) names criteria that excluded cases for an `expected` key they lack while they hold
+    one of a similar name.
     """
 
-    _OPTIONAL = frozenset({"failing_cases", "trials", "execution", "baseline", "usage"})
+    _OPTIONAL = frozenset({"failing_cases", "trials", "execution", "baseline", "usage",
+                           "expected_key_hints"})
 
     run_id: str
     status: RunStatus
@@ -640,6 +711,7 @@ class RunDocument(_Model):
     execution: Execution | None = None
     baseline: BaselineSummary | None = None
     usage: UsageTotals | None = None
+    expected_key_hints: list[ExpectedKeyHint] | None = None
 
     def metric(self, metric_id: str) -> RateRow | QuantileRow:
         """The metric row with this id (KeyError naming the metrics there are)."""

@@ -69,6 +69,7 @@ def test_what_else_is_printed_during_the_run_goes_to_stderr(new_probe, cli):
     document's stream."""
     probe = new_probe()
     probe.write_cases(probe.plain_cases(10))
+    probe.set_system(concurrency=1)  # (one line at a time: print() writes in pieces)
     app = probe.path / "app.py"
     app.write_text(app.read_text(encoding="utf-8").replace(
         "    _log(current_case().case_id)\n    time.sleep(",

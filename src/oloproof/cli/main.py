@@ -23,7 +23,6 @@ from oloproof.cli import crash
 from oloproof.errors import (
     ConfigError,
     OloproofError,
-    RunStopped,
     TraceError,
     UsageError,
 )
@@ -32,23 +31,62 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from oloproof.api import RunResult
+    from oloproof.report.ci_files import CiFiles
     from oloproof.report.progress import LiveProgress
 
 EXIT_CONFIG = 2
 EXIT_INCOMPLETE = crash.EXIT_INCOMPLETE
 
 
-def _fail(error: OloproofError, as_json: bool) -> NoReturn:
+_LABELS = {"configuration": "Configuration error", "store": "Store error",
+           "usage": "Usage error", "trace": "Trace error",
+           "stopped": "Run stopped", "recording": "Recording error"}
+
+
+def _fail(error: OloproofError, as_json: bool, ci: CiFiles | None = None) -> NoReturn:
     code = (EXIT_CONFIG if isinstance(error, ConfigError | UsageError | TraceError)
             else EXIT_INCOMPLETE)
+    label = _LABELS.get(error.kind, "Error")
+    if ci is not None:  # the CI files say what happened, not what an earlier run did
+        ci.failed(f"`{ci.command}` failed (exit {code})", f"{label}: {error}")
     if as_json:
         click.echo(json.dumps({"error": error.to_json()}, ensure_ascii=False))
     else:
-        label = {"configuration": "Configuration error", "store": "Store error",
-                 "usage": "Usage error", "trace": "Trace error",
-                 "stopped": "Run stopped", "recording": "Recording error"}.get(error.kind, "Error")
-        click.echo(f"{label}: {error}", err=True)
+        from oloproof.report.escape import safe
+
+        # An error may quote a case id or a span's name: shown as every report shows them.
+        click.echo(safe(f"{label}: {error}"), err=True)
     sys.exit(code)
+
+
+def _ci_files(command: str, junit: str | None, markdown: str | None,
+              as_json: bool) -> CiFiles | None:
+    """The command's --junit / --markdown files, checked (exit 2 before anything runs) and
+    holding a stand-in until the command writes its results or its failure in them."""
+    if junit is None and markdown is None:
+        return None
+    from oloproof.report.ci_files import CiFiles
+
+    files = CiFiles(command, junit, markdown)
+    _guard(as_json, files.begin)
+    return files
+
+
+def _guarded(as_json: bool, ci: CiFiles | None, action: Callable[[], Any]) -> Any:
+    """`action()`, with an error it raises said in the CI files too (see `_fail`)."""
+    try:
+        return action()
+    except OloproofError as error:
+        _fail(error, as_json, ci)
+    except BaseException as error:
+        if ci is not None:  # the one-paragraph crash (or Ctrl-C) is printed by `_Group`
+            stopped = isinstance(error, KeyboardInterrupt)
+            ci.failed(f"`{ci.command}` " + ("was stopped (exit 5)" if stopped
+                                            else "failed unexpectedly (exit 5)"),
+                      "Stopped (Ctrl-C) before the command finished." if stopped else
+                      f"{type(error).__name__}: {error}. This is a bug in Oloproof; the "
+                      "command's output says where its traceback was written.")
+        raise
 
 
 def _closed_pipe() -> NoReturn:
@@ -205,7 +243,7 @@ _store_option = click.option("--store", default=None, help="Path to the store (d
 _baseline_option = click.option(
     "--baseline", "baseline", default=None, metavar="REF",
     help="The baseline run non_inferiority rules compare with (latest, latest~N, an id "
-    "prefix or suffix), instead of `baseline:` in the policy.")
+    "prefix or suffix, tag:NAME, version:V), instead of `baseline:` in the policy.")
 _junit_option = click.option("--junit", "junit", default=None, metavar="FILE",
                              help="Also write the results as JUnit XML (for CI).")
 _markdown_option = click.option("--markdown", "markdown", default=None, metavar="FILE",
@@ -213,17 +251,16 @@ _markdown_option = click.option("--markdown", "markdown", default=None, metavar=
                                 "(a pull-request comment, $GITHUB_STEP_SUMMARY).")
 
 
-def _write_ci(target: Any, junit: str | None, markdown: str | None, as_json: bool,
+def _write_ci(target: Any, ci: CiFiles | None, as_json: bool,
               config: str = "oloproof.yaml", store: str | None = None) -> None:
     """Write the --junit / --markdown files of a run or a comparison (before its report is
     printed, so a CI step that reads them finds them whatever the exit code)."""
-    if junit is None and markdown is None:
+    if ci is None:
         return
     from oloproof import api
 
-    written = _guard(as_json, lambda: api.write_ci_reports(target, junit=junit,
-                                                           markdown=markdown, config=config,
-                                                           store=store))
+    written = _guarded(as_json, ci, lambda: api.write_ci_reports(
+        target, junit=ci.junit, markdown=ci.markdown, config=config, store=store))
     if not as_json:
         for path in written:
             click.echo(f"Wrote {path}", err=True)
@@ -280,21 +317,18 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
                            on_progress=live.update, store=store, trials=trials,
                            workers=workers, executor=executor, baseline=baseline)
 
+    ci = _ci_files("oloproof run", junit, markdown, as_json)
     _sigterm_stops_the_run()
-    try:
-        if as_json:
-            # stdout carries the document alone: what else is printed while the run runs --
-            # a system's own print(), Ray's "(raylet) A worker died ..." notices -- goes to
-            # stderr.
-            with contextlib.redirect_stdout(sys.stderr):
-                result = go()
-        else:
-            result = go()
-    except RunStopped as stop:
-        _fail(stop, as_json)
-    except OloproofError as error:
-        _fail(error, as_json)
-    _write_ci(result, junit, markdown, as_json, config, store)
+    def run_it() -> RunResult:
+        if not as_json:
+            return go()
+        # stdout carries the document alone: what else is printed while the run runs -- a
+        # system's own print(), Ray's "(raylet) A worker died ..." notices -- goes to stderr.
+        with contextlib.redirect_stdout(sys.stderr):
+            return go()
+
+    result = _guarded(as_json, ci, run_it)
+    _write_ci(result, ci, as_json, config, store)
 
     def show() -> None:
         if as_json:
@@ -366,6 +400,26 @@ def runs(config: str, store: str | None, limit: int) -> None:
     render_runs(rows, _console())
 
 
+@cli.command("tag")
+@click.argument("run_ref", metavar="RUN")
+@click.argument("name", metavar="NAME")
+@_config_option
+@_store_option
+def tag_command(run_ref: str, name: str, config: str, store: str | None) -> None:
+    """Tag a run, so that a baseline can name it.
+
+    RUN (a run reference) is tagged NAME: `baseline: {tag: NAME}` in a policy, --baseline
+    tag:NAME, or tag:NAME wherever a run is named, then names it. A tag is on one run at a
+    time: tagging another run moves it there. `oloproof runs` shows the tags. `oloproof tag
+    latest shipped`.
+    """
+    from oloproof import api
+
+    done = _guard(False, lambda: api.tag(run_ref, name, config, store))
+    click.echo(f"Tagged {done.run_id} {done.name}"
+               + (f" (moved from {done.moved_from})" if done.moved_from else "") + ".")
+
+
 @cli.command()
 @click.argument("run_ref", default="latest")
 @click.option("--policy", default=None, help="Decide under this policy instead of the run's own.")
@@ -384,8 +438,10 @@ def gate(run_ref: str, policy: str | None, baseline: str | None, junit: str | No
     """
     from oloproof import api
 
-    result = _guard(as_json, lambda: api.redecide(run_ref, policy, config, store, baseline))
-    _write_ci(result, junit, markdown, as_json, config, store)
+    ci = _ci_files("oloproof gate", junit, markdown, as_json)
+    result = _guarded(as_json, ci, lambda: api.redecide(run_ref, policy, config, store,
+                                                        baseline))
+    _write_ci(result, ci, as_json, config, store)
 
     def show() -> None:
         if as_json:
@@ -429,8 +485,10 @@ def compare_command(baseline_ref: str, candidate_ref: str, junit: str | None,
     """
     from oloproof.comparison import compare
 
-    comparison = _guard(as_json, lambda: compare(baseline_ref, candidate_ref, config, store))
-    _write_ci(comparison, junit, markdown, as_json, config, store)
+    ci = _ci_files("oloproof compare", junit, markdown, as_json)
+    comparison = _guarded(as_json, ci, lambda: compare(baseline_ref, candidate_ref, config,
+                                                       store))
+    _write_ci(comparison, ci, as_json, config, store)
 
     def show() -> None:
         if as_json:
@@ -453,7 +511,8 @@ def compare_command(baseline_ref: str, candidate_ref: str, junit: str | None,
 def plan_command(run_ref: str, policy: str | None, baseline: str | None, config: str,
                  store: str | None, as_json: bool) -> None:
     """For each undecided rule, how many observed cases would settle it if the rate stayed at
-    its estimate — a projection, not a promise. Runs nothing."""
+    its estimate, and how many would with an 80% chance — a projection, not a promise. Runs
+    nothing."""
     from oloproof import api
 
     plan = _guard(as_json, lambda: api.plan(run_ref, policy, config, store, baseline))
@@ -478,6 +537,8 @@ _verdict_option = click.option("--verdict", type=click.Choice(["failed", "missin
 @cli.command()
 @click.argument("run_ref", default="latest")
 @click.option("--case", "case_id", default=None, help="Show one case whole.")
+@click.option("--trial", type=click.IntRange(min=1), default=None,
+              help="With --case: that trial of the case whole (a run with --trials).")
 @click.option("--failures", is_flag=True,
               help="Every failed, errored or missing case: one line each, then each whole.")
 @click.option("--flaky", is_flag=True,
@@ -489,14 +550,18 @@ _verdict_option = click.option("--verdict", type=click.Choice(["failed", "missin
 @_config_option
 @_store_option
 @click.option("--json", "as_json", is_flag=True)
-def inspect(run_ref: str, case_id: str | None, failures: bool, flaky: bool,
-            criterion: str | None, verdict: str | None, slices: str, config: str,
+def inspect(run_ref: str, case_id: str | None, trial: int | None, failures: bool,
+            flaky: bool, criterion: str | None, verdict: str | None, slices: str, config: str,
             store: str | None, as_json: bool) -> None:
     """A stored run, one case whole, or its failed/errored/missing cases.
 
     --criterion and --verdict narrow --failures (and imply it): `--criterion answer_correct
-    --verdict missing` shows the cases missing on answer_correct.
+    --verdict missing` shows the cases missing on answer_correct. With trials, --case shows
+    trial 1 whole beside every trial's verdicts and steps; `--case ID --trial N` shows trial
+    N whole.
     """
+    if trial is not None and case_id is None:
+        _fail(UsageError("--trial N shows one trial of one case: give --case ID too"), as_json)
     from oloproof import api
     from oloproof.report.case_list import CaseSelection, render_case_list, select_cases
     from oloproof.report.case_panel import render_case
@@ -513,7 +578,7 @@ def inspect(run_ref: str, case_id: str | None, failures: bool, flaky: bool,
             run_id = db.resolve_run(run_ref)
             console = _console()
             if case_id is not None:
-                view = case_view(db, run_id, case_id)
+                view = case_view(db, run_id, case_id, trial)
                 if as_json:
                     click.echo(json.dumps(view, ensure_ascii=False, default=str))
                 else:
@@ -605,21 +670,19 @@ def labels_export(transform: str, config: str, output: str | None, force: bool) 
     An output file that already holds something is never replaced without --force: it may be
     people's labels.
     """
+    from oloproof.report.output_files import check_output_path, write_output
     from oloproof.suite.pairs import export_pairs
 
-    rows = _guard(False, lambda: export_pairs(Path(config), transform))
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     if output:
-        target = Path(output)
+        target = _guard(False, lambda: check_output_path(output))
         if not force and target.is_file() and target.stat().st_size > 0:
             _fail(UsageError(f"{output} already holds {_count_lines(target)} line(s), perhaps "
                              "people's labels, and exporting would replace them; write to "
                              "another file, or pass --force to replace it"), False)
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            _fail(UsageError(f"cannot write {output}: {exc.strerror}"), False)
+    rows = _guard(False, lambda: export_pairs(Path(config), transform))
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    if output:
+        _guard(False, lambda: write_output(output, text))
         click.echo(f"Wrote {len(rows)} pairs to {output}; fill in each `kept` and save it as "
                    "the transform's validity_labels file.", err=True)
     else:
@@ -669,7 +732,8 @@ def traces_import(file: str, out: str, project: str | None, as_json: bool) -> No
         click.echo(f"Not understood, left out of the trajectories: {counts}.")
     if summary.without_steps:
         click.echo(f"{len(summary.without_steps)} trace(s) gave no step (no GenAI or "
-                   "OpenInference span): " + ", ".join(summary.without_steps[:5])
+                   "OpenInference span made one), so every trajectory criterion is missing "
+                   "on them (empty_trajectory): " + ", ".join(summary.without_steps[:5])
                    + (" ..." if len(summary.without_steps) > 5 else ""))
     click.echo("Fill in `expected` in data/cases.jsonl to judge answers and tool sequences;"
                f" then: cd {out} && oloproof run")

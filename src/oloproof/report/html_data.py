@@ -40,7 +40,7 @@ from oloproof.document import (
 )
 from oloproof.errors import StoreError
 from oloproof.report.case_view import case_view
-from oloproof.report.comparison import verdict_words
+from oloproof.report.comparison import method_note, verdict_words
 from oloproof.report.numbers import (
     decision_comparison,
     difference_text,
@@ -281,16 +281,19 @@ def iter_views(store: Store, run_id: str) -> Iterator[tuple[str, dict[str, Any],
     rows: dict[str, tuple[str, str | None, dict[str, Any]]] = {}
     order: list[str] = []
     merged: dict[str, dict[str, Any]] = {}
+    trials = int((record.get("suite") or {}).get("trials", 1))
     for case_id, digest, key, outcome in store.iter_run_cases(run_id):
+        failed = [int(code == "F") for code in outcome.get("c") or ""]
         if case_id not in rows:
             order.append(case_id)
             rows[case_id] = (digest, key, outcome)
-            merged[case_id] = outcome
+            merged[case_id] = dict(outcome, ft=[trials, failed]) if trials > 1 else outcome
         else:  # another trial: the view shows trial 1 (and each trial side by side), the
-            # case list the worst of its trials
+            # case list the worst of its trials, and how many of them failed each criterion
             first = merged[case_id]
+            counts = [a + b for a, b in zip(first["ft"][1], failed, strict=False)]
             merged[case_id] = dict(first, c=_worst_codes(first["c"], outcome["c"]),
-                                   e=first.get("e") or outcome.get("e"))
+                                   e=first.get("e") or outcome.get("e"), ft=[trials, counts])
     errors: dict[str, list[dict[str, Any]]] = {}
     for error in store.run_errors(run_id):
         errors.setdefault(error["case"], []).append(error)
@@ -381,6 +384,7 @@ class _Builder:
             outcome.get("src"),
             len(self.chunks) - 1,
             len(self.chunks[-1]),
+            outcome.get("ft"),  # with trials: [trials, trials failed per criterion]
         ])
         self.chunks[-1].append(text)
         self._chunk_chars += len(text)
@@ -431,9 +435,12 @@ def comparison_summary(comparison: Comparison) -> dict[str, Any]:
     """The comparison as the page shows it: the document, with the terminal's display strings
     (each criterion's difference and p-value, each change in words), computed here."""
     summary = comparison.to_json()
-    summary["criteria"] = [dict(row.to_json(), text={"difference": difference_text(row),
-                                                     "p": p_value_text(row.mcnemar_p)})
-                           for row in comparison.criteria]
+    summary["criteria"] = [dict(row.to_json(), text={
+        "difference": difference_text(row) + (f" ≈ over {row.clusters} clusters"
+                                              if row.approximate else ""),
+        "missing": f"{row.missing}" + (f" + {row.dropped} dropped" if row.dropped else ""),
+        "p": p_value_text(row.mcnemar_p)}) for row in comparison.criteria]
+    summary["method_note"] = method_note(comparison.criteria)
     changes = []
     for change in comparison.changes:
         item = change.to_json()

@@ -8,7 +8,9 @@ fixed, changed and unpaired cases. Figures are the terminal's (same rounding).
 Every text from a case or a configuration is written with `text()`: control and
 direction-changing characters as `\\uXXXX`, newlines as `\\n`, and every ASCII punctuation
 character backslash-escaped — so `|` cannot split a table cell, a backtick cannot open code,
-`<` and `&` cannot start HTML or an entity, and nothing can become a link or a heading.
+`<` and `&` cannot start HTML or an entity, and nothing can become a link or a heading (an
+`@` is followed by an empty HTML comment, so GitHub's renderer finds no e-mail address to
+link either: `xmpp:a@b.example` stays text).
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from oloproof.document import (
     CriterionComparison,
     RunDocument,
 )
-from oloproof.report.comparison import verdict_words
+from oloproof.report.comparison import method_note, verdict_words
 from oloproof.report.escape import safe_line
+from oloproof.report.expected_keys import expected_key_text
 from oloproof.report.numbers import (
     decision_comparison,
     difference_text,
@@ -32,6 +35,7 @@ from oloproof.report.numbers import (
     n_text,
     p_value_text,
 )
+from oloproof.report.trial_counts import criteria_text
 
 #: Failing or broken cases listed before `… and N more`.
 CASES_SHOWN = 10
@@ -46,7 +50,12 @@ _STATE_MARK = {"PASS": "✅", "FAIL": "❌", "INSUFFICIENT_EVIDENCE": "⚠️", 
 
 def text(value: object) -> str:
     """Untrusted text made inert in Markdown (see the module's text)."""
-    return _PUNCTUATION.sub(r"\\\1", safe_line(value))
+    escaped = _PUNCTUATION.sub(r"\\\1", safe_line(value))
+    # GitHub finds e-mail addresses (and `mailto:` / `xmpp:` ones) in the text after escapes
+    # are read, so `\@` alone still links: an empty comment after each `@` (shown as
+    # nothing) keeps the address from being found. `www.` and `https://` are kept from
+    # linking by the escaped `.` and `:`.
+    return escaped.replace("\\@", "\\@<!-- -->") if "@" in escaped else escaped
 
 
 def _plain(value: str) -> str:
@@ -66,8 +75,11 @@ def criteria_table(rows: Sequence[CriterionComparison]) -> list[str]:
     return table(["Criterion", "Paired", "Both passed", "Fixed", "Broken", "Both failed",
                   "Missing", "Difference [interval]", "McNemar p"],
                  [[text(r.criterion), str(r.paired), str(r.both_passed), str(r.fixed),
-                   f"**{r.broken}**" if r.broken else "0", str(r.both_failed), str(r.missing),
-                   _plain(difference_text(r)), _plain(p_value_text(r.mcnemar_p))]
+                   f"**{r.broken}**" if r.broken else "0", str(r.both_failed),
+                   str(r.missing) + (f" + {r.dropped} dropped" if r.dropped else ""),
+                   _plain(difference_text(r))
+                   + (f" ≈ over {r.clusters} clusters" if r.approximate else ""),
+                   _plain(p_value_text(r.mcnemar_p))]
                   for r in rows])
 
 
@@ -79,12 +91,18 @@ def _ids(ids: Sequence[str], shown: int = CASES_SHOWN) -> str:
 def _baseline(summary: BaselineSummary) -> list[str]:
     out = ["", f"### Against baseline `{summary.baseline}`", "",
            "This run − baseline over the cases paired by id"
-           + (f" ({summary.changed} changed, {summary.baseline_only} in the baseline only, "
-              f"{summary.candidate_only} in this run only: not paired)"
-              if summary.changed or summary.baseline_only or summary.candidate_only else "")
+           + (f" ({summary.changed} changed, {summary.candidate_only} in this run only: not "
+              "paired" + ("; a changed case's baseline side counts as dropped"
+                          if summary.changed else "") + ")"
+              if summary.changed or summary.candidate_only else "")
+           + (f"; {summary.baseline_only} in the baseline only (dropped), each counted as a "
+              "pair whose candidate side is missing" if summary.baseline_only else "")
            + ".", ""]
     out += criteria_table(summary.criteria)
     out += [f"> {text(w)}" for w in summary.warnings]
+    if summary.dropped_cases:
+        out += ["", "Dropped (in the baseline, not in this run as it was; a rule with "
+                f"`dropped: ignore` leaves them out): {_ids(summary.dropped_cases)}"]
     return out
 
 
@@ -112,6 +130,8 @@ def run_markdown(document: RunDocument) -> str:
     out += table(["Metric", "Estimate", "Interval", "N"],
                  [[text(m.id), _plain(estimate_text(m)), _plain(interval_text(m)),
                    _plain(n_text(m))] for m in document.metrics])
+    for hint in document.expected_key_hints or ():
+        out += ["", f"> **Note:** {expected_key_text(hint, text)}"]
     if document.baseline is not None:
         out += _baseline(document.baseline)
     if document.errors:
@@ -123,6 +143,7 @@ def run_markdown(document: RunDocument) -> str:
         out += [f"- {text(kind)} × {len(cases)}: {text(message)} (cases: {_ids(cases)})"
                 for (kind, message), cases in sorted(groups.items(), key=lambda g: -len(g[1]))]
     failing = document.failing_cases
+    trials = document.trials or 1
     if failing is not None and failing.total:
         out += ["", f"### Failing cases: {failing.total}", ""]
         for case in failing.first:
@@ -130,9 +151,11 @@ def run_markdown(document: RunDocument) -> str:
             if case.error:
                 parts.append(f"errored ({text(case.error)})")
             if case.failed:
-                parts.append("failed " + ", ".join(text(c) for c in case.failed))
+                parts.append("failed " + criteria_text(case.failed, case.failed_trials, trials,
+                                                       text))
             if case.missing:
-                parts.append("missing " + ", ".join(text(c) for c in case.missing))
+                parts.append("missing " + criteria_text(case.missing, case.missing_trials,
+                                                        trials, text))
             out.append(f"- {text(case.case)}: " + "; ".join(parts))
         if failing.total > len(failing.first):
             out.append(f"- … and {failing.total - len(failing.first)} more: "
@@ -153,9 +176,7 @@ def comparison_markdown(comparison: Comparison) -> str:
     for warning in comparison.warnings:
         out += [f"> **Warning:** {text(warning)}", ""]
     out += criteria_table(comparison.criteria)
-    out += ["", "Difference = candidate − baseline over paired cases (betting interval, a "
-            "missing side resolved the worst way for each bound); McNemar's exact p is "
-            "descriptive."]
+    out += ["", _plain(method_note(comparison.criteria))]
     changes = {c.case: c for c in comparison.changes}
     if total_broken:
         out += ["", f"### Broken cases: {total_broken}", ""]
@@ -184,9 +205,17 @@ def comparison_markdown(comparison: Comparison) -> str:
         out += [f"- **{text(c)}**: {_ids(ids)}" for c, ids in comparison.fixed_cases.items()
                 if ids]
     unpaired = [("Changed (input or expected changed; not paired)", comparison.changed),
-                ("In the baseline only", comparison.baseline_only),
+                ("In the baseline only (dropped: each counted as a missing candidate side)",
+                 comparison.baseline_only),
                 ("In the candidate only", comparison.candidate_only)]
     if any(ids for _, ids in unpaired):
         out += ["", "### Not paired", ""]
         out += [f"- {label}: {_ids(ids)}" for label, ids in unpaired if ids]
     return "\n".join(out) + "\n"
+
+
+def unfinished_markdown(headline: str, message: str) -> str:
+    """The Markdown of a command that has no results: `headline` (our words) and `message`
+    (escaped: an error may quote a case) — what stands in the file while a run goes and stays
+    if it never finishes (docs/ci.md#output-files)."""
+    return f"## Oloproof: {_plain(headline)}\n\n{text(message)}\n"

@@ -26,6 +26,7 @@ from oloproof.document import (
     CaseError,
     CriterionComparison,
     DecisionRow,
+    ExpectedKeyHint,
     FailingCases,
     MetricRow,
     RateRow,
@@ -34,6 +35,7 @@ from oloproof.document import (
     TransformValidity,
 )
 from oloproof.report.escape import safe_line
+from oloproof.report.expected_keys import expected_key_text
 from oloproof.report.layout import (
     DEFAULT_WIDTH,
     Column,
@@ -51,6 +53,7 @@ from oloproof.report.numbers import (
     n_text,
     usage_text,
 )
+from oloproof.report.trial_counts import criteria_text
 from oloproof.stats import percent, percent_lower
 
 __all__ = ["DEFAULT_WIDTH", "NO_BOUND", "estimate_text", "interval_text", "make_console",
@@ -92,11 +95,11 @@ def render_run(document: RunDocument, console: Console, *,
 
         render_baseline_summary(document.baseline, console)
     render_metrics(document.metrics, console)
-    render_missing_and_excluded(document.metrics, console)
+    render_missing_and_excluded(document.metrics, console, document.expected_key_hints)
     render_transforms(document.transforms, console)
     render_slices(document.slices, console, mode=slices, run_id=document.run_id)
     if document.failing_cases is not None:
-        render_failing(document.failing_cases, console, document.run_id)
+        render_failing(document.failing_cases, console, document.run_id, document.trials or 1)
     cache = document.cache
     print_wrapped(console,
                   f"Cache: execution {cache.execution.hit} hit/{cache.execution.miss} miss; "
@@ -169,10 +172,14 @@ def render_decisions(decisions: Sequence[DecisionRow], console: Console,
     `baseline` gives a `non_inferiority` rule's paired figures."""
     by_id = {m.id: m for m in metrics}
     paired = {r.criterion: r for r in (baseline.criteria if baseline is not None else ())}
+    # A rule with `dropped: ignore` decided on the figures without the dropped cases.
+    ignoring = {r.criterion: r for r in (baseline.ignoring_dropped or ()
+                                         if baseline is not None else ())}
     columns = [Column("Rule"), Column("Metric"), Column("State", stack=True),
                Column("Reasons", stack=True)]
     rows = [[_cell(d.rule), _cell(d.metric),
-             _state_cell(d, by_id.get(d.metric), paired.get(d.metric)),
+             _state_cell(d, by_id.get(d.metric),
+                         (ignoring if d.dropped_ignored else paired).get(d.metric)),
              _cell(", ".join(d.reasons))] for d in decisions]
     if not rows:
         print_wrapped(console, Text("Decisions", style="bold"))
@@ -198,12 +205,15 @@ def render_metrics(metrics: Sequence[MetricRow], console: Console) -> None:
         print_wrapped(console, "Intervals over cases (a case's trials are not independent): "
                       + "; ".join(_METHOD_WORDS.get(method, method) for method in methods), 2)
     if any(_approximate(m) for m in metrics):
-        print_wrapped(console, "≈ over clusters (betting interval): cases of one cluster are "
+        print_wrapped(console, "≈ over clusters (Bentkus interval): cases of one cluster are "
                       "not independent", 2)
 
 
 _METHOD_WORDS = {
     "clopper_pearson": "clopper_pearson (exact) where a case's value is 0 or 1",
+    "bentkus": "bentkus (Hoeffding 1963, Bentkus 2004) where a case's value is a share of its "
+               "trials",
+    # Runs stored before the Bentkus interval replaced it.
     "betting": "betting (Waudby-Smith & Ramdas 2023) where a case's value is a share of its "
                "trials",
 }
@@ -213,9 +223,11 @@ def _reasons(counts: dict[str, int]) -> str:
     return ", ".join(f"{reason} {count}" for reason, count in counts.items())
 
 
-def render_missing_and_excluded(metrics: Sequence[MetricRow], console: Console) -> None:
+def render_missing_and_excluded(metrics: Sequence[MetricRow], console: Console,
+                                hints: Sequence[ExpectedKeyHint] | None = None) -> None:
     """Per metric, its missing cases by reason (with the first case missing for each, and its
-    error) and its excluded cases by reason (trials, where a row counts trials)."""
+    error) and its excluded cases by reason (trials, where a row counts trials); then the
+    exclusions that look like a misspelt `expected` key."""
     lines: list[Text] = []
     for m in metrics:
         parts = []
@@ -240,6 +252,9 @@ def render_missing_and_excluded(metrics: Sequence[MetricRow], console: Console) 
         print_wrapped(console, Text("Missing and excluded cases, by reason", style="bold"))
         for line in lines:
             print_wrapped(console, line, 2, 4)
+    for hint in hints or ():
+        print_wrapped(console, Text(expected_key_text(hint), style="yellow"), 2, 4)
+
 
 
 def _unit(row: MetricRow) -> str:
@@ -301,7 +316,7 @@ def render_slices(rows: Sequence[SliceRow], console: Console, *, mode: SliceMode
                   "differs from the rest of the suite. Every row:", more)
     if any(r.trials for r in shown):
         print_wrapped(console, "With trials a trial joins the group its own trajectory puts it "
-                      "in; a row is over the cases with a trial in the group (betting "
+                      "in; a row is over the cases with a trial in the group (Bentkus "
                       "interval), never tested against the rest. Rows with fewer cases than "
                       "min_slice_support show counts only. Descriptive, never gated.", 2)
         return
@@ -310,9 +325,10 @@ def render_slices(rows: Sequence[SliceRow], console: Console, *, mode: SliceMode
                   "below min_slice_support show counts only. Descriptive, never gated.", 2)
 
 
-def render_failing(failing: FailingCases, console: Console, run_id: str) -> None:
-    """The failing cases (up to ten, in case order) with what each failed, and where to read
-    more."""
+def render_failing(failing: FailingCases, console: Console, run_id: str,
+                   trials: int = 1) -> None:
+    """The failing cases (up to ten, in case order) with what each failed — with trials, on
+    how many of its `trials` — and where to read more."""
     if not failing.total:
         return
     n = len(failing.first)
@@ -325,9 +341,9 @@ def render_failing(failing: FailingCases, console: Console, run_id: str) -> None
         if case.error:
             parts.append(f"errored ({safe_line(case.error)})")
         if case.failed:
-            parts.append("failed " + ", ".join(safe_line(c) for c in case.failed))
+            parts.append("failed " + criteria_text(case.failed, case.failed_trials, trials))
         if case.missing:
-            parts.append("missing " + ", ".join(safe_line(c) for c in case.missing))
+            parts.append("missing " + criteria_text(case.missing, case.missing_trials, trials))
         line.append(": " + "; ".join(parts))
         print_wrapped(console, line, 2, 4)
     _commands(console, "Each whole, then every case with its verdicts:",
@@ -342,27 +358,38 @@ def started_text(timestamp: float | None) -> str:
 
 
 def render_runs(rows: Sequence[dict[str, Any]], console: Console) -> None:
-    """`oloproof runs`: newest first, each with its gate in words."""
+    """`oloproof runs`: newest first, each with its gate in words, its system and version, how
+    many trials each case ran and the run's tags (so two runs of one version, or a run of one
+    trial and one of three, can be told apart)."""
     table = []
     for r in rows:
         gate = (r.get("summary") or {}).get("gate")
         words = (f"{gate['action']} (exit {gate['exit_code']})" if gate
                  else "not decided: the run did not complete")
         cases = str(r["n_cases"]) if r.get("n_cases") is not None else "—"
+        trials = int(r.get("trials") or 1)
+        tags = ", ".join(r.get("tags") or ())
         table.append([Text(r["run_id"]), Text(started_text(r.get("started_at"))),
                       Text(str(r["status"])), _cell(f"{r['system_name']} {r['system_version']}"),
-                      Text(cases), Text(words)])
-    columns = [Column(c) for c in ("Run", "Started", "Status", "System", "Cases", "Gate")]
+                      Text(cases), Text(f"{trials}"), _cell(tags), Text(words)])
+    columns = [Column(c) for c in ("Run", "Started", "Status", "System", "Cases", "Trials",
+                                   "Tags", "Gate")]
     title = Text("Runs (newest first)", style="bold")
     if table_width(columns, table) <= console.width:
         render_table(console, title, columns, table)
         return
     # Stacked: the run and its gate on one line, the rest on the next.
-    stacked = [[row[0], row[5], Text(f"{row[1].plain} · {row[2].plain} · "
-                                     f"{row[3].plain} · {row[4].plain} cases")]
-               for row in table]
+    stacked = []
+    for row, r in zip(table, rows, strict=True):
+        trials = int(r.get("trials") or 1)
+        text = Text(f"{row[1].plain} · {row[2].plain} · {row[3].plain} · {row[4].plain} cases "
+                    f"× {trials} trial{'s' if trials != 1 else ''}")
+        if row[6].plain:
+            text.append(" · tagged ").append(row[6])
+        stacked.append([row[0], row[7], text])
     render_table(console, title, [Column("Run"), Column("Gate"),
-                                  Column("Started · status · system · cases", stack=True)],
+                                  Column("Started · status · system · cases × trials · tags",
+                                         stack=True)],
                  stacked)
 
 

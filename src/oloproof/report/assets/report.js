@@ -11,7 +11,8 @@
   var DATA = JSON.parse(document.getElementById("oloproof-data").textContent);
   var META = DATA.meta;
   var S = DATA.summary;
-  var INDEX = DATA.index;              // [id, codes, errorKind, groups[], source, chunk, pos]
+  var INDEX = DATA.index;              // [id, codes, errorKind, groups[], source, chunk, pos,
+                                       //  with trials [trials, trials failed per criterion]]
   // With a baseline: the baseline run's cases whose verdicts moved (same row shape).
   var BASE_INDEX = DATA.baseline_index || [];
   var CMP = S.comparison || null;
@@ -446,7 +447,7 @@
           h("th", { class: "num" }, "Interval"), h("th", null, "N"),
           h("th", null, "Interval against the rule's threshold"))),
         h("tbody", null, rows))),
-      approx ? h("p", { class: "note" }, "≈ over clusters (betting interval): cases of one " +
+      approx ? h("p", { class: "note" }, "≈ over clusters (Bentkus interval): cases of one " +
         "cluster are not independent.") : null,
       h("p", { class: "note" }, "Percentages to one decimal; interval bounds rounded outward. " +
         "Missing cases stay in the denominator and widen the interval; excluded cases leave it."));
@@ -506,7 +507,7 @@
       h("p", { class: "note" }, "pass^k is the chance that k fresh trials of a case all pass " +
         "(C(c, k) / C(n, k) per case, averaged over cases). Bars are " +
         Math.round(rel.level * 100) + "% intervals over cases: exact at k = " + rel.trials +
-        ", betting below; missing trials count the worst way for the lower end and the best " +
+        ", Bentkus below; missing trials count the worst way for the lower end and the best " +
         "for the upper."),
       h("div", { class: "reliability-grid" }, rel.curves.map(function (c) {
         return h("figure", { class: "reliability-item" },
@@ -754,14 +755,31 @@
     document.getElementById("app").setAttribute("data-listed", String(filtered.length));
   }
 
+  /* With trials: " (1 of 3 trials)" after a criterion the case failed on some of its trials,
+   * as every list of cases says it (report/trial_counts.py). */
+  function trialsNote(row, i) {
+    var t = row[7];
+    return t && t[0] > 1 && row[1].charAt(i) === "F" ? " (" + t[1][i] + " of " + t[0] +
+      " trials)" : "";
+  }
+
+  function failedText(row) {
+    var names = [];
+    for (var i = 0; i < row[1].length; i++) {
+      if (row[1].charAt(i) === "F") names.push(CRITERIA[i] + trialsNote(row, i));
+    }
+    return names.length ? "failed " + names.join(", ") : null;
+  }
+
   function caseRow(pos) {
     var row = INDEX[pos];
     var strip = h("span", { class: "strip", "aria-hidden": "true" });
     for (var i = 0; i < row[1].length; i++) {
       var code = row[1].charAt(i);
       strip.appendChild(h("span", { class: code + (i === state.crit ? " sel" : ""),
-        title: CRITERIA[i] + ": " + VERDICT[code] }));
+        title: CRITERIA[i] + ": " + VERDICT[code] + trialsNote(row, i) }));
     }
+    var failed = failedText(row);
     var c = category(row, -1);
     var tr = h("tr", { tabindex: "0", "data-case": row[0], "data-status": c.status,
       class: (pos === state.current ? "current " : "") +
@@ -770,6 +788,7 @@
       h("td", { class: "cid" }, row[0]),
       h("td", null, strip),
       h("td", { class: "flag" }, row[2] ? pill("errored: " + row[2], "errored") : null,
+        failed ? h("span", { class: "failed-criteria" }, (row[2] ? " " : "") + failed) : null,
         row[4] ? " copy of " + row[4] : null));
     tr.addEventListener("click", function () { goToCase(row[0]); });
     tr.addEventListener("keydown", function (ev) {
@@ -1407,7 +1426,7 @@
         h("td", null, fmtInt(r.paired)), h("td", null, fmtInt(r.both_passed)),
         h("td", null, fmtInt(r.fixed)),
         h("td", { class: r.broken ? "bad" : "" }, fmtInt(r.broken)),
-        h("td", null, fmtInt(r.both_failed)), h("td", null, fmtInt(r.missing)),
+        h("td", null, fmtInt(r.both_failed)), h("td", null, r.text.missing),
         h("td", { class: "mono" }, r.text.difference), h("td", null, r.text.p));
     });
     cmpEls.panel = h("div", { id: "compare-panel", class: "compare-panel" });
@@ -1415,9 +1434,7 @@
       h("h2", null, "Compared with baseline ", h("span", { class: "mono" }, CMP.baseline)),
       h("p", { class: "note" }, "This run (candidate, " + CMP.candidate_system.name + " " +
         CMP.candidate_system.version + ") against the baseline (" + CMP.baseline_system.name +
-        " " + CMP.baseline_system.version + "), cases paired by id. Difference = candidate − " +
-        "baseline over paired cases, with its betting interval (a missing side resolved the " +
-        "worst way for each bound); McNemar's exact p is descriptive and never gates."),
+        " " + CMP.baseline_system.version + "), cases paired by id. " + CMP.method_note),
       (CMP.warnings || []).map(function (w) { return h("p", { class: "warning" }, "Warning: " + w); }),
       h("div", { class: "table-scroll" }, h("table", { id: "compare-criteria" },
         h("thead", null, h("tr", null, ["Criterion", "Paired", "Both passed", "Fixed", "Broken",
