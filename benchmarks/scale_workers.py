@@ -20,7 +20,9 @@ and prints its timings; ratios are taken within one run of this script.
    case (the run's process only: the workers are other processes).
 
 Usage: python benchmarks/scale_workers.py [--quick] [--skip-ray] [--skip-main]
-(--skip-main: no measurement of the revision before copy-on-write resets.)
+(--skip-main: no measurement of the revision before copy-on-write resets; without it, what
+that revision needs and this environment lacks -- python-ulid -- is installed into a
+throwaway directory first, see `_versions.py`.)
 """
 
 from __future__ import annotations

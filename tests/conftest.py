@@ -39,6 +39,12 @@ from hypothesis import settings
 
 import oloproof
 
+# Every Ray process a test starts listens on 127.0.0.1 only: unless this is 0 when Ray is
+# imported, Ray 2.60 gives a node the machine's outward address and its servers listen on every
+# interface (docs/scaling.md#two-nodes-on-one-machine). Set before anything imports Ray; the
+# commands the tests start inherit it.
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+
 # Property tests check what holds, not how fast: several test runs share this machine, and a
 # per-example deadline turned a loaded moment into a failure.
 settings.register_profile("oloproof", deadline=None)
@@ -111,6 +117,7 @@ class _ForkServer:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[str] | None = None
+        self._unread = b""  # what the server wrote that no reply has taken yet
 
     def _start(self) -> subprocess.Popen[str]:
         if self._process is None or self._process.poll() is not None:
@@ -118,16 +125,25 @@ class _ForkServer:
                 [sys.executable, "-c", _SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 text=True, env=cli_env(), cwd=tempfile.gettempdir(),
             )
+            self._unread = b""
         return self._process
 
     def _reply(self, process: subprocess.Popen[str], deadline: float) -> dict[str, Any]:
+        """The server's next reply line. Read from the pipe itself, never through a buffered
+        file: when a command ends at once, both its replies arrive together, and a buffered
+        readline() takes both, so a select() for the second waited for the whole timeout
+        (a quick command "did not finish within 60 s" when the test was slow to read)."""
         assert process.stdout is not None
-        ready, _, _ = select.select([process.stdout], [], [], max(0.0, deadline - time.time()))
-        if not ready:
-            raise TimeoutError
-        line = process.stdout.readline()
-        if not line:
-            raise RuntimeError("the CLI fork server died")
+        fd = process.stdout.fileno()
+        while b"\n" not in self._unread:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.time()))
+            if not ready:
+                raise TimeoutError
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise RuntimeError("the CLI fork server died")
+            self._unread += chunk
+        line, self._unread = self._unread.split(b"\n", 1)
         return dict(json.loads(line))
 
     def run(self, args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> CliResult:
@@ -295,10 +311,19 @@ def _answer(case_input: dict):
     return {"answer": case_input.get("answer", "yes")}
 
 
+def _wait_for(gate):
+    """Wait until the file `gate` (beside this module) exists, at most a minute: a test holds
+    the run at a point of its choosing, whatever the machine's load."""
+    deadline = time.monotonic() + 60
+    while gate and not CALLS.with_name(gate).exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 @system(name="probe", records=("agent_trajectory/v1",))
 def run(case_input: dict):
     _log(current_case().case_id)
     time.sleep(case_input.get("sleep", 0))
+    _wait_for(case_input.get("wait_for"))
     return _answer(case_input)
 
 
@@ -381,6 +406,18 @@ class Probe:
     @property
     def store(self) -> Path:
         return self.root / ".oloproof" / "store.sqlite"
+
+    def held_cases(self, n: int, held_from: int, **input_fields: Any) -> list[dict[str, Any]]:
+        """`plain_cases(n)` whose calls from case number `held_from` on wait until
+        `release()` (the sync system's calls): a run of them cannot end before that."""
+        cases = self.plain_cases(n, **input_fields)
+        for case in cases[held_from - 1:]:
+            case["input"]["wait_for"] = "release"
+        return cases
+
+    def release(self) -> None:
+        """Let the calls of `held_cases` go on."""
+        (self.root / "release").touch()
 
     @staticmethod
     def plain_cases(n: int, **input_fields: Any) -> list[dict[str, Any]]:

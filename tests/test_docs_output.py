@@ -696,9 +696,12 @@ def test_ci_shows_what_the_job_prints_and_writes(tmp_path: Path) -> None:
 SCALING_NOT_RUN = {
     # Installing: the test environment has what it has.
     "pip install -e '.[ray]'",
-    # Starts a Ray cluster that outlives the command (until `ray stop`) and is shared by
-    # everything on the machine; its `cat >> … <<'END'` is a here-document, not one command.
-    # The same run on a local Ray instance is the block before it, run here.
+    # A cluster the way a reader starts one: Ray's default port (6379) and worker ports,
+    # `address: auto` (which finds whichever cluster this shared machine has running) and
+    # `ray stop`, which stops every Ray process of the machine, anyone's. Its `cat >> …
+    # <<'END'` is a here-document, not one command. The same run on a local Ray instance is
+    # the block before it, run here; tests/scale/test_ray_cluster.py runs a two-node cluster
+    # on free ports of its own, on 127.0.0.1 only, as the page's next section says.
     "ray start --head --num-cpus 2 --include-dashboard=false",
 }
 

@@ -276,7 +276,8 @@ class _Run:
             )
 
             execution = Execution(executor=suite.execution.executor,
-                                  workers=suite.execution.workers, retried=engine.retried)
+                                  workers=suite.execution.workers, retried=engine.retried,
+                                  nodes=engine.nodes)
             validity = transform_validity(suite.transforms, engine.pairs, suite.project_dir,
                                           suite.policy.confidence_level)
             against = None

@@ -398,12 +398,16 @@ class CacheCounts(_Model):
 
 
 class Execution(_Model):
-    """Where the run's cases ran (SPEC §14): the executor, how many workers, and how many
-    cases were tried again because the worker running them was lost."""
+    """Where the run's cases ran (SPEC §14): the executor, how many workers, how many
+    cases were tried again because the worker running them was lost, and on `ray` the ids of
+    the Ray nodes the actors ran on."""
+
+    _OPTIONAL = frozenset({"nodes"})
 
     executor: str
     workers: int
     retried: int = 0
+    nodes: list[str] | None = None
 
 
 class UsageTotals(_Model):

@@ -64,6 +64,25 @@ def test_stdout_is_exactly_one_json_document(run):
     assert "\x1b" not in out and err == ""
 
 
+def test_what_else_is_printed_during_the_run_goes_to_stderr(new_probe, cli):
+    """A system's own print() (or Ray's notice that a worker died) never gets into the
+    document's stream."""
+    probe = new_probe()
+    probe.write_cases(probe.plain_cases(10))
+    probe.set_system(concurrency=1)  # (one line at a time: print() writes in pieces)
+    app = probe.path / "app.py"
+    app.write_text(app.read_text(encoding="utf-8").replace(
+        "    _log(current_case().case_id)\n    time.sleep(",
+        "    _log(current_case().case_id)\n    print('thinking about', case_input['question'])"
+        "\n    time.sleep(", 1), encoding="utf-8")
+
+    code, out, err = cli("run", "--json", cwd=probe.path)
+
+    assert code == 0, err
+    assert json.loads(out)["status"] == "complete"
+    assert sorted(err.splitlines()) == sorted(f"thinking about {i}" for i in range(1, 11))
+
+
 def test_identity_status_and_gate(run, document):
     _, code, _, _ = run
 

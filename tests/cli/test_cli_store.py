@@ -19,6 +19,9 @@ from oloproof.store.schema import SCHEMA_VERSION
 
 CONCURRENCY = 4
 SLEEP_S = 0.02  # per case: 300 cases at concurrency 4 are about 1.5 s of work
+# The stopping tests hold the calls from this case on (`held_cases`): before them, the cases
+# all finish, and exactly CONCURRENCY held calls start, so the run stops at a known point.
+HELD_FROM = 61
 
 
 def _wait_for(condition, timeout: float = 30.0) -> None:
@@ -36,8 +39,10 @@ def _runs_table(cli, probe) -> dict[str, dict[str, str]]:
 
 
 @pytest.fixture
-def slow_probe(probe):
-    probe.write_cases(probe.plain_cases(300, sleep=SLEEP_S))
+def held_probe(probe):
+    """300 cases whose calls from the 61st on wait for `probe.release()`: a run of them is
+    still going however long a loaded machine keeps the test from signalling it."""
+    probe.write_cases(probe.held_cases(300, HELD_FROM, sleep=SLEEP_S))
     probe.set_system(concurrency=CONCURRENCY)
     return probe
 
@@ -86,14 +91,14 @@ def test_the_store_can_be_moved_with_store_in_the_suite(probe, cli):
 
 def test_a_killed_run_leaves_a_readable_store_and_its_work_is_reused(probe, cli,
                                                                    spawn_oloproof):
-    sleep_s = 0.03  # 300 cases at concurrency 4: about 2.3 s of work
-    probe.write_cases(probe.plain_cases(300, sleep=sleep_s))
+    sleep_s = 0.03  # 240 cases at concurrency 4: about 1.8 s of work, then the held ones
+    probe.write_cases(probe.held_cases(300, 241, sleep=sleep_s))
     probe.set_system(concurrency=CONCURRENCY)
     process = spawn_oloproof("run", cwd=probe.path)
     _wait_for(lambda: len(probe.calls()) > 0)
     first_call = probe.call_times()[0]
-    # about 2 s of work (or fewer if this machine is slow): the run must still be going
-    _wait_for(lambda: time.time() - first_call > 2.0 or len(probe.calls()) >= 270)
+    # about 2 s of work, or every unheld case: the run is still going (it waits on the held)
+    _wait_for(lambda: time.time() - first_call > 2.0 or len(probe.calls()) >= 244)
     assert process.poll() is None, "the run finished before it could be killed"
 
     os.kill(process.pid, signal.SIGKILL)
@@ -116,6 +121,7 @@ def test_a_killed_run_leaves_a_readable_store_and_its_work_is_reused(probe, cli,
     assert 0 < partial["cases"] < 300, "what was stored of the killed run can be read"
     assert cli("gate", killed_id, cwd=probe.path).code == 5, "and it can never allow a release"
 
+    probe.release()
     probe.forget_calls()
     code, out, _ = cli("run", "--json", cwd=probe.path)
     document = json.loads(out)
@@ -177,10 +183,11 @@ def test_an_unreadable_store_is_a_store_error_before_any_call(probe, cli):
     assert probe.calls() == []
 
 
-def test_sigterm_stops_a_run_like_ctrl_c(slow_probe, spawn_oloproof):
-    probe = slow_probe
+def test_sigterm_stops_a_run_like_ctrl_c(held_probe, spawn_oloproof):
+    probe = held_probe
     process = spawn_oloproof("run", "--json", cwd=probe.path)
-    _wait_for(lambda: len(probe.calls()) >= 40)
+    _wait_for(lambda: len(probe.calls()) >= HELD_FROM)
+    assert process.poll() is None
 
     process.send_signal(signal.SIGTERM)
     out, err = process.communicate(timeout=30)
@@ -195,16 +202,18 @@ def test_sigterm_stops_a_run_like_ctrl_c(slow_probe, spawn_oloproof):
 
 @pytest.fixture(scope="module")
 def interrupted(new_probe, spawn_oloproof):
-    """A run stopped by SIGINT about a third of the way through."""
+    """A run stopped by SIGINT a fifth of the way through: the cases before HELD_FROM all
+    finished, and CONCURRENCY held calls had started (and never finish)."""
     probe = new_probe()
-    probe.write_cases(probe.plain_cases(300, sleep=SLEEP_S))
+    probe.write_cases(probe.held_cases(300, HELD_FROM, sleep=SLEEP_S))
     probe.set_system(concurrency=CONCURRENCY)
     process = spawn_oloproof("run", cwd=probe.path)
-    _wait_for(lambda: len(probe.calls()) >= 80)
+    _wait_for(lambda: len(probe.calls()) >= HELD_FROM - 1 + CONCURRENCY)
     assert process.poll() is None
     os.kill(process.pid, signal.SIGINT)
     out, err = process.communicate(timeout=30)
     calls_before = len(probe.calls())
+    probe.release()  # (the next runs' calls go on)
     return probe, process.returncode, out, err, calls_before
 
 
@@ -222,7 +231,8 @@ def test_ctrl_c_stops_the_run_with_exit_5_and_the_next_run_resumes(interrupted, 
     code, out, _ = cli("run", "--json", cwd=probe.path)
     execution = json.loads(out)["cache"]["execution"]
     assert code == 0
-    assert execution["hit"] >= calls_before - CONCURRENCY, "what finished before Ctrl-C"
+    assert calls_before == HELD_FROM - 1 + CONCURRENCY
+    assert execution["hit"] == HELD_FROM - 1, "what finished before Ctrl-C, all of it"
     assert execution["hit"] + execution["miss"] == 300
     assert len(probe.calls()) == execution["miss"]
     newest_first = [row["status"] for row in _runs_table(cli, probe).values()]

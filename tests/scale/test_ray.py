@@ -48,6 +48,8 @@ def test_actors_lost_to_sigkill_are_restarted_their_cases_retried_then_worker_lo
 
     result = project.run()
 
+    # (the tests' Ray listens on loopback only: tests/conftest.py)
+    assert [n["NodeManagerAddress"] for n in local_ray.nodes()] == ["127.0.0.1"]
     document = result.to_json()
     assert sorted((e["case"], e["kind"]) for e in document["errors"]) == [
         ("c007", "worker_lost"), ("c010", "timeout")]

@@ -6,6 +6,7 @@ each command imports the engine (pydantic, NumPy, SciPy, Rich) when it runs.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -318,7 +319,15 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
 
     ci = _ci_files("oloproof run", junit, markdown, as_json)
     _sigterm_stops_the_run()
-    result = _guarded(as_json, ci, go)
+    def run_it() -> RunResult:
+        if not as_json:
+            return go()
+        # stdout carries the document alone: what else is printed while the run runs -- a
+        # system's own print(), Ray's "(raylet) A worker died ..." notices -- goes to stderr.
+        with contextlib.redirect_stdout(sys.stderr):
+            return go()
+
+    result = _guarded(as_json, ci, run_it)
     _write_ci(result, ci, as_json, config, store)
 
     def show() -> None:

@@ -355,6 +355,11 @@ class RunEngine:
         """How many cases were sent to a worker again because theirs was lost."""
         return self.transport.retried
 
+    @property
+    def nodes(self) -> list[str] | None:
+        """The cluster nodes the workers ran on (Ray), or None."""
+        return self.transport.nodes
+
     def _take(self, result: UnitResult, slots: list[_Slot]) -> None:
         """Store and tally one unit's result."""
         if result.failure is not None:

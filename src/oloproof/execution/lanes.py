@@ -95,6 +95,11 @@ class Transport(Protocol):
         """How many cases were sent again because the worker running them was lost."""
         ...
 
+    @property
+    def nodes(self) -> list[str] | None:
+        """The ids of the cluster nodes the workers ran on (Ray); None where there are none."""
+        ...
+
 
 def local_transport(workers: Sequence[Worker], concurrency: int) -> Transport:
     """The transport of the workers in this process: threads for a sync system, tasks for an
@@ -245,6 +250,10 @@ class ThreadLanes:
     @property
     def retried(self) -> int:
         return 0  # a worker in this process is never lost without the process
+
+    @property
+    def nodes(self) -> list[str] | None:
+        return None
 
     def submit(self, jobs: Sequence[UnitJob]) -> None:
         for job in jobs:
@@ -407,6 +416,10 @@ class LoopLanes:
     @property
     def retried(self) -> int:
         return 0
+
+    @property
+    def nodes(self) -> list[str] | None:
+        return None
 
     async def close(self) -> None:
         # A cancellation can be swallowed (3.11's `wait_for` returns a result that was ready

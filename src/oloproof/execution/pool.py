@@ -198,6 +198,10 @@ class DispatchedTransport:
     def retried(self) -> int:
         return self._dispatch.retried
 
+    @property
+    def nodes(self) -> list[str] | None:
+        return None  # (worker processes run on this machine; Ray's transport says where)
+
     def submit(self, jobs: Sequence[UnitJob]) -> None:
         self._dispatch.add(list(jobs))
         self._pump()

@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-import os
 import signal
 import socket
 import threading
@@ -61,10 +60,13 @@ class RayWorker:
             self.failure = LoadFailure.of(exc)
 
     async def ready(self) -> tuple[str, Any]:
-        """("ready", pid) once the system is loaded, or ("failed", why)."""
+        """("ready", the id of the Ray node it runs on) once the system is loaded, or
+        ("failed", why)."""
         if self.failure is not None:
             return ("failed", self.failure)
-        return ("ready", os.getpid())
+        import ray
+
+        return ("ready", ray.get_runtime_context().get_node_id())
 
     async def run_batch(self, parcel: Parcel) -> bytes:
         """Run a batch of jobs on this worker; their results, packed."""
@@ -99,6 +101,7 @@ class RayWorkers(DispatchedTransport):
         self._tasks: set[asyncio.Task[None]] = set()
         self._started_ray = False
         self._closed = False
+        self._nodes: set[str] = set()  # the Ray nodes an actor was ready on
         # On a cluster the project folder is the actors' working directory; locally they read
         # it where it is.
         on_cluster = self.config.address is not None
@@ -129,6 +132,7 @@ class RayWorkers(DispatchedTransport):
             if kind == "failed":
                 await self.close()
                 raise detail.error(f"in Ray actor {number}")
+            self._nodes.add(detail)
 
     def _init_ray(self, ray: Any) -> None:
         address = self.config.address
@@ -205,6 +209,11 @@ class RayWorkers(DispatchedTransport):
 
     # ---- the transport -------------------------------------------------------------------------
 
+    @property
+    def nodes(self) -> list[str] | None:
+        """The ids of the Ray nodes the actors ran on (a restarted actor may run on another)."""
+        return sorted(self._nodes)
+
     async def close(self) -> None:
         if self._closed:
             return
@@ -270,18 +279,19 @@ class RayWorkers(DispatchedTransport):
         (While it restarts, a call fails as one to a dead actor does: only time tells.)"""
         from ray.exceptions import RayActorError
 
-        kind = "dead"
+        kind, detail = "dead", ""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + RESTART_SECONDS
         while not self._closed and loop.time() < deadline:
             try:
-                kind, _ = await self._actors[slot].ready.remote()
+                kind, detail = await self._actors[slot].ready.remote()
                 break
             except RayActorError:  # restarting, or gone
                 await asyncio.sleep(0.2)
         if self._closed:
             return
         if kind == "ready":
+            self._nodes.add(str(detail))
             self._dispatch.revive(slot)
             self._pump()
         else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain
@@ -20,16 +21,44 @@ from oloproof.errors import StoreError
 IN_CHUNK = 500
 """Keys per `IN (…)` list: well under SQLite's variable limit."""
 
+BUSY_SECONDS = 60.0
+"""How long a statement waits for another process's lock before SQLite says it is busy."""
+
 
 def connect(path: Path) -> sqlite3.Connection:
     """A connection to the store: autocommit (transactions are explicit), WAL, busy timeout."""
-    conn = sqlite3.connect(path, timeout=60.0, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
+    conn = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None,
+                           check_same_thread=False)
+    _use_wal(conn)
     conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA busy_timeout=60000")
+    conn.execute(f"PRAGMA busy_timeout={int(BUSY_SECONDS * 1000)}")
     # Cache keys are random digests: a larger page cache keeps index inserts in memory.
     conn.execute("PRAGMA cache_size=-65536")
     return conn
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Put the store in WAL mode, waiting for other processes' locks up to BUSY_SECONDS.
+
+    Switching a new database to WAL takes its exclusive lock from inside a read transaction,
+    and SQLite answers SQLITE_BUSY at once there instead of calling its busy handler (waiting
+    could deadlock two processes that both read). Two runs that open a new store together
+    both switch: one of them was refused in a millisecond ("locked for over a minute", issue
+    30). The other finishes its switch in a moment, so this one waits and asks again; a
+    database already in WAL mode needs no lock for it.
+    """
+    deadline = time.monotonic() + BUSY_SECONDS
+    pause = 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL").fetchall()
+            return
+        except sqlite3.OperationalError as exc:
+            if (getattr(exc, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_BUSY
+                    or time.monotonic() >= deadline):
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def connect_read_only(path: Path) -> sqlite3.Connection:
@@ -42,8 +71,8 @@ def connect_read_only(path: Path) -> sqlite3.Connection:
     """
     uri = "file:" + quote(str(path.resolve()))
     try:
-        conn = sqlite3.connect(uri + "?mode=ro", uri=True, timeout=60.0, isolation_level=None,
-                               check_same_thread=False)
+        conn = sqlite3.connect(uri + "?mode=ro", uri=True, timeout=BUSY_SECONDS,
+                               isolation_level=None, check_same_thread=False)
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.OperationalError as exc:
         # SQLITE_READONLY_DIRECTORY (or CANTOPEN, in older SQLite): no `-shm` file can be made.
@@ -52,7 +81,7 @@ def connect_read_only(path: Path) -> sqlite3.Connection:
             raise
         conn = sqlite3.connect(uri + "?immutable=1", uri=True, isolation_level=None,
                                check_same_thread=False)
-    conn.execute("PRAGMA busy_timeout=60000")
+    conn.execute(f"PRAGMA busy_timeout={int(BUSY_SECONDS * 1000)}")
     return conn
 
 
@@ -86,8 +115,13 @@ def damaged_row_error(path: Path, where: str, exc: BaseException) -> StoreError:
 JSON_ERRORS = (ValueError, RecursionError)
 
 
-def store_error(exc: sqlite3.Error, path: Path, doing: str = "write to") -> StoreError:
-    """A `StoreError` naming the store, what went wrong in words, and what to do about it."""
+def store_error(exc: sqlite3.Error, path: Path, doing: str = "write to",
+                waited: float | None = None) -> StoreError:
+    """A `StoreError` naming the store, what went wrong in words, and what to do about it.
+
+    `waited`: how long the failed step took, where the caller measured it -- a lock is said
+    to have been held for a minute only when SQLite really waited that long.
+    """
     code = getattr(exc, "sqlite_errorcode", None)
     primary = code & 0xFF if isinstance(code, int) else None  # the primary result code
     text = str(exc)
@@ -104,10 +138,16 @@ def store_error(exc: sqlite3.Error, path: Path, doing: str = "write to") -> Stor
             f"and its directory writable, or point the store elsewhere ({_ELSEWHERE})",
             file=path)
     if primary in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        if waited is None:
+            held = "another process holds it locked"
+        elif waited >= BUSY_SECONDS:
+            held = "another process has held it locked for over a minute"
+        else:
+            held = (f"another process held it locked, and SQLite gave up after {waited:.1f} s "
+                    "without waiting for it")
         return StoreError(
-            f"cannot {doing} the store: another process has held it locked for over a minute "
-            f"({text}); wait for that process (another `oloproof run`?) and run again",
-            file=path)
+            f"cannot {doing} the store: {held} ({text}); wait for that process (another "
+            "`oloproof run`?) and run again", file=path)
     if primary in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
         return damaged_store_error(path, text)
     if "malformed JSON" in text:  # SQLite's json_extract on a row that is not JSON
@@ -158,10 +198,11 @@ def transaction(conn: sqlite3.Connection) -> Iterator[None]:
 @contextmanager
 def writing(path: Path) -> Iterator[None]:
     """An SQLite error while writing becomes a `StoreError` naming the store."""
+    began = time.monotonic()
     try:
         yield
     except sqlite3.DatabaseError as exc:
-        raise store_error(exc, path) from None
+        raise store_error(exc, path, waited=time.monotonic() - began) from None
 
 
 def select_in(conn: sqlite3.Connection, query: str, keys: Iterable[str]) -> Iterator[Any]:

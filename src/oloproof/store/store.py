@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 from oloproof.errors import StoreError
@@ -51,18 +52,20 @@ class Store(Writer, RunsRegistry, CacheReads):
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise _no_directory(path, exc) from None
+        began = time.monotonic()
         try:
             self.conn = connect(path)
             _check_is_a_store(self.conn, path, empty_ok=True)
             migrate(self.conn)
         except sqlite3.DatabaseError as exc:
-            raise store_error(exc, path, "open") from None
+            raise store_error(exc, path, "open", time.monotonic() - began) from None
         Writer.__init__(self)
+        began = time.monotonic()
         try:
             self.merge_staged()  # rows a killed run staged become cache entries now
         except sqlite3.DatabaseError as exc:
             self.conn.close()
-            raise store_error(exc, path, "open") from None
+            raise store_error(exc, path, "open", time.monotonic() - began) from None
 
     @staticmethod
     def _open_for_reading(path: Path) -> sqlite3.Connection:
@@ -134,9 +137,15 @@ def _no_directory(path: Path, exc: OSError) -> StoreError:
 
 def _check_is_a_store(conn: sqlite3.Connection, path: Path, *, empty_ok: bool) -> int:
     """The store's schema version, after checking the file is a database with our tables."""
-    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE "
-                                             "type = 'table'")}
+    # Both read from one snapshot: a process creating the store between two reads would show
+    # its tables beside the version from before them (a "damaged" store that is not).
+    conn.execute("BEGIN")
+    try:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE "
+                                                 "type = 'table'")}
+    finally:
+        conn.execute("COMMIT")
     if version == 0 and not tables and empty_ok:
         return 0  # a new store
     if version == 0 or "runs" not in tables or version > SCHEMA_VERSION:
