@@ -51,6 +51,7 @@ from oloproof.report.numbers import (
     n_text,
     usage_text,
 )
+from oloproof.report.run_list import gate_words
 from oloproof.stats import percent, percent_lower
 
 __all__ = ["DEFAULT_WIDTH", "NO_BOUND", "estimate_text", "interval_text", "make_console",
@@ -345,9 +346,7 @@ def render_runs(rows: Sequence[dict[str, Any]], console: Console) -> None:
     """`oloproof runs`: newest first, each with its gate in words."""
     table = []
     for r in rows:
-        gate = (r.get("summary") or {}).get("gate")
-        words = (f"{gate['action']} (exit {gate['exit_code']})" if gate
-                 else "not decided: the run did not complete")
+        words = gate_words(str(r["status"]), (r.get("summary") or {}).get("gate"))
         cases = str(r["n_cases"]) if r.get("n_cases") is not None else "—"
         table.append([Text(r["run_id"]), Text(started_text(r.get("started_at"))),
                       Text(str(r["status"])), _cell(f"{r['system_name']} {r['system_version']}"),

@@ -77,6 +77,86 @@ class RunsRegistry:
             out.append(record)
         return out
 
+    def run_rows(self) -> list[dict[str, Any]]:
+        """Every run, newest first, as the runs page lists it: the `list_runs` columns, the
+        gate, how many cases failed (a criterion failed or missed, or the case errored) and
+        how many errored, the trials and the planned cases. SQLite takes these few fields out
+        of the stored documents, so a store of many runs lists quickly; a run without a
+        document yet (running, or it did not complete) is counted from its stored cases."""
+        rows = self.conn.execute(
+            "SELECT run_id, project, started_at, finished_at, status, pid, host, system_name, "
+            "system_version, n_cases, json_extract(suite, '$.trials'), "
+            "json_extract(suite, '$.cases'), json_extract(summary, '$.gate'), "
+            "json_extract(summary, '$.failing_cases.total'), "
+            "(SELECT count(DISTINCT json_extract(value, '$.case')) "
+            " FROM json_each(summary, '$.errors')), summary IS NOT NULL "
+            "FROM runs ORDER BY started_at DESC, run_id DESC").fetchall()
+        out = []
+        for row in rows:
+            record = dict(zip(_LISTED, row[:len(_LISTED)], strict=True))
+            trials, planned, gate, failing, errored, decided = row[len(_LISTED):]
+            record["status"] = self._live_status(record)
+            record["trials"] = int(trials or 1)
+            record["planned_cases"] = planned
+            record["gate"] = json.loads(gate) if gate else None
+            if not decided:
+                failing, errored = self._failing_and_errored(record["run_id"])
+            record["failing"], record["errored"] = int(failing or 0), int(errored or 0)
+            out.append(record)
+        return out
+
+    def _failing_and_errored(self, run_id: str) -> tuple[int, int]:
+        """Cases of a run so far that failed (as `Analysis` counts them), and that errored."""
+        failing = self.conn.execute(
+            "SELECT count(DISTINCT case_id) FROM run_cases WHERE run_id=? AND "
+            "(instr(json_extract(outcome, '$.c'), 'F') OR instr(json_extract(outcome, '$.c'), "
+            "'M') OR json_extract(outcome, '$.e') IS NOT NULL)", (run_id,)).fetchone()[0]
+        errored = self.conn.execute(
+            "SELECT count(DISTINCT case_id) FROM run_errors WHERE run_id=?",
+            (run_id,)).fetchone()[0]
+        return int(failing), int(errored)
+
+    def run_progress(self, run_id: str) -> dict[str, Any]:
+        """How far a run has got, from what it stored: its live status, cases done (every
+        trial of the case stored) of the cases planned, executions done of planned (each
+        trial), errored executions by kind, and when it started and finished. `retried` is
+        the document's (known once the run is decided; None before)."""
+        record = self.conn.execute(
+            "SELECT run_id, project, started_at, finished_at, status, pid, host, system_name, "
+            "system_version, n_cases, json_extract(suite, '$.trials'), "
+            "json_extract(suite, '$.cases'), json_extract(summary, '$.execution.retried') "
+            "FROM runs WHERE run_id=?", (run_id,)).fetchone()
+        if record is None:
+            raise StoreError(f"run {run_id} is not in the store")
+        run = dict(zip(_LISTED, record[:len(_LISTED)], strict=True))
+        trials, planned, retried = record[len(_LISTED):]
+        trials = int(trials or 1)
+        executions, cases = self.conn.execute(
+            "SELECT count(*), count(DISTINCT case_id) FROM run_cases WHERE run_id=?",
+            (run_id,)).fetchone()
+        if trials > 1:
+            cases = self.conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM run_cases WHERE run_id=? GROUP BY case_id "
+                "HAVING count(*) >= ?)", (run_id, trials)).fetchone()[0]
+        kinds = dict(self.conn.execute(
+            "SELECT kind, count(*) FROM run_errors WHERE run_id=? GROUP BY kind ORDER BY "
+            "count(*) DESC, kind", (run_id,)).fetchall())
+        total = int(planned) if planned is not None else run["n_cases"]
+        return {
+            "run_id": run_id,
+            "status": self._live_status(run),
+            "done": int(cases),
+            "total": total,
+            "trials": trials,
+            "executions": {"done": int(executions),
+                           "total": None if total is None else total * trials},
+            "errored": sum(kinds.values()),
+            "errored_by_kind": kinds,
+            "retried": retried,
+            "started": run["started_at"],
+            "finished": run["finished_at"],
+        }
+
     @staticmethod
     def _live_status(record: dict[str, Any]) -> str:
         """A `running` run whose process is gone on this host did not complete."""

@@ -53,7 +53,7 @@ class Store(Writer, RunsRegistry, CacheReads):
                              "$OLOPROOF_STORE or `store:` in oloproof.yaml)", file=path) from None
         try:
             self.conn = connect(path)
-            _check_is_a_store(self.conn, path, empty_ok=True)
+            check_is_a_store(self.conn, path, empty_ok=True)
             migrate(self.conn)
         except sqlite3.DatabaseError as exc:
             raise store_error(exc, path, "open") from None
@@ -63,6 +63,15 @@ class Store(Writer, RunsRegistry, CacheReads):
         except sqlite3.DatabaseError as exc:
             self.conn.close()
             raise store_error(exc, path, "open") from None
+
+    @classmethod
+    def on_connection(cls, path: Path, conn: sqlite3.Connection) -> Store:
+        """A read-only handle on a connection opened elsewhere (`viewing.read_store`): no
+        check, migration or merge is made here, and closing it closes the connection."""
+        store = cls.__new__(cls)
+        store.path, store.read_only, store.conn = path, True, conn
+        Writer.__init__(store)
+        return store
 
     @staticmethod
     def _open_for_reading(path: Path) -> sqlite3.Connection:
@@ -76,7 +85,7 @@ class Store(Writer, RunsRegistry, CacheReads):
                              "first", file=path)
         try:
             conn = connect_read_only(path)
-            version = _check_is_a_store(conn, path, empty_ok=False)
+            version = check_is_a_store(conn, path, empty_ok=False)
             if version < SCHEMA_VERSION:
                 try:
                     Store(path).close()  # migrate and merge, then read
@@ -113,7 +122,7 @@ class Store(Writer, RunsRegistry, CacheReads):
             self.conn.close()
 
 
-def _check_is_a_store(conn: sqlite3.Connection, path: Path, *, empty_ok: bool) -> int:
+def check_is_a_store(conn: sqlite3.Connection, path: Path, *, empty_ok: bool) -> int:
     """The store's schema version, after checking the file is a database with our tables."""
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE "
