@@ -99,7 +99,7 @@
           function (err) { els.error.textContent = "The view did not answer (" +
             String(err.message || err) + "); trying again."; })
         .then(poll);
-    }, running ? 1000 : 3000);
+    }, running ? 1000 : 2000);
   }
 
   function start() {

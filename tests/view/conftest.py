@@ -1,0 +1,161 @@
+"""What the view's tests share: a view served from a thread of the test process (a real
+uvicorn server on a free port of 127.0.0.1), a JSON client for it, and a browser page that
+records every request, dialog and script error.
+
+The projects come from the report's and the comparison's tests (the hostile desk of
+`tests/report/test_html.py`, the desk of `tests/compare/compare_desk.py`), so the view is
+tested on the very runs the file report is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+TESTS = Path(__file__).resolve().parents[1]
+for where in ("report", "compare"):
+    if str(TESTS / where) not in sys.path:
+        sys.path.insert(0, str(TESTS / where))
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+ARTIFACTS = TESTS / "artifacts"
+DOC_IMAGES = TESTS.parent / "docs" / "images"
+
+
+def screenshot_dir() -> Path:
+    """Where screenshots go: docs/images/ when asked (OLOPROOF_DOC_SCREENSHOTS=1, to refresh
+    the committed images of docs/view.md), else tests/artifacts/ (ignored by git)."""
+    target = DOC_IMAGES if os.environ.get("OLOPROOF_DOC_SCREENSHOTS") == "1" else ARTIFACTS
+    target.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+class ViewServer:
+    """`oloproof view` on a store, served from a thread: the command's own socket binding,
+    application and uvicorn server, on a free port."""
+
+    def __init__(self, store: Path, host: str = "127.0.0.1") -> None:
+        import uvicorn
+
+        from oloproof.view.app import make_app
+        from oloproof.view.serve import allowed_hosts, bind, url_of
+
+        self.sock = bind(host, 0)
+        self.url = url_of(self.sock, host)
+        self.port = self.sock.getsockname()[1]
+        self.server = uvicorn.Server(uvicorn.Config(
+            make_app(store, allowed_hosts(host)), log_level="warning", access_log=False,
+            lifespan="off"))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
+                                       daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            assert time.monotonic() < deadline, "the view did not start"
+            assert self.thread.is_alive(), "the view's server stopped"
+            time.sleep(0.02)
+
+    def get(self, path: str, headers: dict[str, str] | None = None,
+            method: str = "GET") -> tuple[int, dict[str, str], bytes]:
+        """(status, headers, body) of one request to the view."""
+        request = urllib.request.Request(self.url.rstrip("/") + path, headers=headers or {},
+                                         method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                return answer.status, dict(answer.headers), answer.read()
+        except urllib.error.HTTPError as error:
+            return error.code, dict(error.headers), error.read()
+
+    def json(self, path: str) -> Any:
+        status, _, body = self.get(path)
+        assert status == 200, (path, status, body[:300])
+        return json.loads(body)
+
+    def close(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=20)
+        self.sock.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for the module's tests."""
+    if not CHROMIUM.exists():
+        pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+class ViewPage:
+    """A browser tab on the view, recording every request, dialog and script error; any
+    request off the view's own origin is refused (and recorded)."""
+
+    def __init__(self, browser: Any, origin: str) -> None:
+        self.origin = origin.rstrip("/")
+        self.context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        self.context.set_default_timeout(15_000)
+        self.requests: list[str] = []
+        self.dialogs: list[str] = []
+        self.errors: list[str] = []
+        self.context.route("**/*", self._route)
+        self.page = self.context.new_page()
+        self.page.on("dialog", self._dialog)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        # A request the Content-Security-Policy blocks is a console error: it fails the test.
+        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+
+    def _route(self, route: Any) -> None:
+        url = route.request.url
+        self.requests.append(url)
+        if url == self.origin or url.startswith(self.origin + "/"):
+            route.continue_()
+        else:
+            route.abort()
+
+    def _dialog(self, dialog: Any) -> None:
+        self.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    def open(self, path: str) -> Any:
+        """Go to a page of the view and wait until it has drawn itself."""
+        self.page.goto(self.origin + path)
+        self.page.wait_for_selector("#app[data-ready]", timeout=20_000)
+        return self.page
+
+    def assert_clean(self) -> None:
+        """Nothing but the view itself was asked for; no dialog, no script error."""
+        others = sorted({u for u in self.requests
+                         if not (u == self.origin or u.startswith(self.origin + "/"))})
+        assert others == [], f"the page requested {others}"
+        assert self.dialogs == [] and self.errors == [], (self.dialogs, self.errors)
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def run_project(config: Path) -> None:
+    """`oloproof.run` on a project, as the tests' other fixtures do (CI set, no store
+    override)."""
+    import oloproof
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("OLOPROOF_STORE", raising=False)
+        mp.setenv("CI", "1")
+        oloproof.run(config, config.parent / "release.yaml")
