@@ -9,6 +9,7 @@ tested on the very runs the file report is.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -40,6 +41,20 @@ def screenshot_dir() -> Path:
     target = DOC_IMAGES if os.environ.get("OLOPROOF_DOC_SCREENSHOTS") == "1" else ARTIFACTS
     target.mkdir(parents=True, exist_ok=True)
     return target
+
+
+SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def files_state(store: Path) -> dict[str, tuple[str, int] | None]:
+    """Each file of the store (itself and what SQLite keeps beside it): its bytes' digest
+    and modification time, or None when absent."""
+    state: dict[str, tuple[str, int] | None] = {}
+    for suffix in ("", *SIDE_FILES):
+        path = store.with_name(store.name + suffix)
+        state[suffix] = (hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns) \
+            if path.exists() else None
+    return state
 
 
 class ViewServer:
@@ -150,12 +165,49 @@ class ViewPage:
         self.context.close()
 
 
+#: Markup in a case's input (the desk's c7): it must stay text everywhere.
+HOSTILE = "<img src=x onerror=alert(1)> </script><script>alert(2)</script> & `x`"
+
+
+def two_desk_runs(root: Path) -> Any:
+    """The desk (tests/compare/compare_desk.py) run twice: v1 answers c1 and c2 wrongly; v2
+    answers c1, c7 (whose input carries HOSTILE) and c9 wrongly, raises on c5 and no longer
+    has c20 — so c7 and c9 break and c2 is fixed."""
+    from compare_desk import Desk
+
+    project = Desk(root, n=20)
+    project.cases[6]["input"]["note"] = HOSTILE
+    project.write()
+    project.wrong("c1", "c2")
+    run_project(project.config)
+    project.version("v2")
+    project.wrong("c1", "c7", "c9")
+    project.raising("c5")
+    project.cases = project.cases[:-1]
+    project.write()
+    run_project(project.config)
+    return project
+
+
 def run_project(config: Path) -> None:
     """`oloproof.run` on a project, as the tests' other fixtures do (CI set, no store
-    override)."""
+    override), in a thread of its own: the browser's driver keeps an event loop running in
+    this one, and `oloproof.run` refuses to run inside a running loop."""
     import oloproof
+
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            oloproof.run(config, config.parent / "release.yaml")
+        except BaseException as error:  # handed back to the test
+            failed.append(error)
 
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("OLOPROOF_STORE", raising=False)
         mp.setenv("CI", "1")
-        oloproof.run(config, config.parent / "release.yaml")
+        thread = threading.Thread(target=work)
+        thread.start()
+        thread.join()
+    if failed:
+        raise failed[0]

@@ -17,29 +17,16 @@ from typing import Any
 
 import pytest
 from compare_desk import Desk
-from conftest import ViewServer, run_project
+from conftest import HOSTILE, ViewServer, two_desk_runs
 
 import oloproof
 from oloproof.api import find_store, write_html_report
 from oloproof.store.store import Store
 
-HOSTILE = "<img src=x onerror=alert(1)> </script><script>alert(2)</script> & `x`"
-
 
 @pytest.fixture(scope="module")
 def desk(tmp_path_factory: pytest.TempPathFactory) -> Desk:
-    project = Desk(tmp_path_factory.mktemp("view-desk"), n=20)
-    project.cases[6]["input"]["note"] = HOSTILE  # c7, which breaks
-    project.write()
-    project.wrong("c1", "c2")
-    run_project(project.config)
-    project.version("v2")
-    project.wrong("c1", "c7", "c9")
-    project.raising("c5")
-    project.cases = project.cases[:-1]
-    project.write()
-    run_project(project.config)
-    return project
+    return two_desk_runs(tmp_path_factory.mktemp("view-desk"))
 
 
 @pytest.fixture(scope="module")

@@ -6,31 +6,16 @@ it would alone, its progress seen advancing on the way.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ViewServer
+from conftest import ViewServer, files_state
 
 import oloproof
-
-SIDE_FILES = ("-wal", "-shm", "-journal")
-
-
-def files_state(store: Path) -> dict[str, tuple[str, int] | None]:
-    """Each file of the store (itself and what SQLite keeps beside it): its bytes' digest
-    and modification time, or None when absent."""
-    state: dict[str, tuple[str, int] | None] = {}
-    for suffix in ("", *SIDE_FILES):
-        path = store.with_name(store.name + suffix)
-        state[suffix] = (hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns) \
-            if path.exists() else None
-    return state
 
 
 def browse_everything(view: ViewServer) -> int:
