@@ -104,6 +104,26 @@ class ViewServer:
         self.sock.close()
 
 
+def read_address(process: Any, timeout: float = 30) -> str:
+    """The address an `oloproof view` process prints when it is ready to answer."""
+    import re
+    import select
+
+    deadline = time.monotonic() + timeout
+    seen = []
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stdout], [], [], 0.2)
+        if not ready:
+            assert process.poll() is None, (seen, process.stderr.read())
+            continue
+        line = process.stdout.readline()
+        seen.append(line)
+        found = re.match(r"Oloproof view: (http://\S+) ", line)
+        if found:
+            return found.group(1)
+    raise AssertionError(f"no address printed: {seen}")
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """One headless Chromium for the module's tests."""
