@@ -27,6 +27,7 @@ import os
 import tempfile
 import time
 from collections.abc import Sequence
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -37,14 +38,19 @@ from oloproof.report.html_data import ReportData, dumps
 
 _ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
             "\u2029": "\\u2029"}
-_TABLE = str.maketrans(_ESCAPES)
 
 
 def script_safe(text: str) -> str:
     """JSON text made safe inside a `<script>` element (no `</script>`, no `<!--`)."""
-    return text.translate(_TABLE)
+    # One `str.replace` per character: each is one pass in C, where `str.translate` with a
+    # table looks every character up (0.13 s of a 20,000-case run's 1.3 MB page).
+    for char, escaped in _ESCAPES.items():
+        if char in text:
+            text = text.replace(char, escaped)
+    return text
 
 
+@cache
 def _asset(name: str) -> str:
     return (resources.files("oloproof.report") / "assets" / name).read_text(encoding="utf-8")
 

@@ -296,16 +296,20 @@ class _RunCases:
         kind = self.merged[case_id].get("e")
         if kind:
             return str(kind)
+        if case_id not in self.errors:
+            return None
         trial = int(self.rows[case_id][2].get("tr", 1))
         return next((str(e["kind"]) for e in self.errors.get(case_id, ())
                      if int(e.get("trial") or 1) == trial), None)
 
 
-def _run_cases(store: Store, run_id: str) -> _RunCases:
+def _run_cases(store: Store, run_id: str, outlines: bool = False) -> _RunCases:
+    """The run's cases; `outlines`: with only the outcome fields the case list shows."""
     rows: dict[str, tuple[str, str | None, dict[str, Any]]] = {}
     order: list[str] = []
     merged: dict[str, dict[str, Any]] = {}
-    for case_id, digest, key, outcome in store.iter_run_cases(run_id):
+    read = store.iter_run_outlines if outlines else store.iter_run_cases
+    for case_id, digest, key, outcome in read(run_id):
         if case_id not in rows:
             order.append(case_id)
             rows[case_id] = (digest, key, outcome)
@@ -502,7 +506,7 @@ def _served_index(store: Store, run_id: str, only: Sequence[str] | None = None
                   ) -> list[list[Any]]:
     """The case list of a run whose details the view serves (`only`: these cases, in this
     order), from the stored outcomes alone."""
-    cases = _run_cases(store, run_id)
+    cases = _run_cases(store, run_id, outlines=True)
     order = cases.order if only is None else [c for c in only if c in cases.rows]
     return [index_row(c, cases.merged[c] if only is None else cases.rows[c][2],
                       cases.error_kind(c), -1, -1) for c in order]

@@ -83,30 +83,32 @@ class RunsRegistry:
         how many errored, the trials and the planned cases. SQLite takes these few fields out
         of the stored documents, so a store of many runs lists quickly; a run without a
         document yet (running, or it did not complete) is counted from its stored cases."""
+        # One json_extract per document, for both paths: SQLite parses the text once a call.
         rows = self.conn.execute(
             "SELECT run_id, project, started_at, finished_at, status, pid, host, system_name, "
-            "system_version, n_cases, json_extract(suite, '$.trials'), "
-            "json_extract(suite, '$.cases'), json_extract(summary, '$.gate'), "
-            "json_extract(summary, '$.failing_cases.total'), "
-            "(SELECT count(DISTINCT json_extract(value, '$.case')) "
-            " FROM json_each(summary, '$.errors')), summary IS NOT NULL "
+            "system_version, n_cases, json_extract(suite, '$.trials', '$.cases'), "
+            "json_extract(summary, '$.gate', '$.failing_cases.total', '$.errors') "
             "FROM runs ORDER BY started_at DESC, run_id DESC").fetchall()
         out = []
         for row in rows:
             record = dict(zip(_LISTED, row[:len(_LISTED)], strict=True))
-            trials, planned, gate, failing, errored, decided = row[len(_LISTED):]
+            trials, planned = json.loads(row[len(_LISTED)])
             record["status"] = self._live_status(record)
             record["trials"] = int(trials or 1)
             record["planned_cases"] = planned
-            record["gate"] = json.loads(gate) if gate else None
-            if not decided:
-                failing, errored = self._failing_and_errored(record["run_id"])
-            record["failing"], record["errored"] = int(failing or 0), int(errored or 0)
+            if row[-1] is not None:  # the run's document says
+                gate, failing, errors = json.loads(row[-1])
+                errored = len({e.get("case") for e in errors or ()})
+            else:  # no document yet: count what is stored
+                gate, (failing, errored) = None, self._failing_and_errored(record["run_id"])
+            record["gate"] = gate
+            record["failing"], record["errored"] = int(failing or 0), errored
             out.append(record)
         return out
 
     def _failing_and_errored(self, run_id: str) -> tuple[int, int]:
-        """Cases of a run so far that failed (as `Analysis` counts them), and that errored."""
+        """Cases of a run so far that failed, as `Analysis` counts them (a criterion failed or
+        missing, or the case errored), and that errored."""
         failing = self.conn.execute(
             "SELECT count(DISTINCT case_id) FROM run_cases WHERE run_id=? AND "
             "(instr(json_extract(outcome, '$.c'), 'F') OR instr(json_extract(outcome, '$.c'), "
@@ -231,6 +233,24 @@ class RunsRegistry:
         )
         for case_id, case_digest, exec_key, outcome in cursor:
             yield case_id, case_digest, exec_key, json.loads(outcome)
+
+    def iter_run_outlines(self, run_id: str
+                          ) -> Iterator[tuple[str, str, str | None, dict[str, Any]]]:
+        """Like `iter_run_cases`, with only what a case list shows of each outcome — verdict
+        codes `c`, error kind `e`, slice groups `s`, source `src`, trial `tr` — taken out by
+        SQLite rather than parsing every outcome whole."""
+        cursor = self.conn.execute(
+            "SELECT case_id, case_digest, exec_key, json_extract(outcome, '$.c'), "
+            "json_extract(outcome, '$.e'), json_extract(outcome, '$.s'), "
+            "json_extract(outcome, '$.src'), json_extract(outcome, '$.tr') "
+            "FROM run_cases WHERE run_id=? ORDER BY seq", (run_id,))
+        while rows := cursor.fetchmany(4096):
+            # Every row's slice groups parsed in one call (one JSON array of them all).
+            groups = json.loads("[" + ",".join(row[5] or "[]" for row in rows) + "]")
+            for (case_id, case_digest, exec_key, codes, error, _, source, trial), found in zip(
+                    rows, groups, strict=True):
+                yield case_id, case_digest, exec_key, {
+                    "c": codes, "e": error, "s": found, "src": source, "tr": trial or 1}
 
     def iter_run_verdicts(self, run_id: str, *, trials: bool = True
                           ) -> Iterator[tuple[str, str, str | None, str, int]]:

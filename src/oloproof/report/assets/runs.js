@@ -14,6 +14,8 @@
   var runs = DATA.runs || [];
   var picked = [];          // run ids, in the order they were picked (at most two)
   var els = {};
+  var PAGE = 100;           // runs drawn at a time: a store of many runs opens at once
+  var page = 0;
 
   function when(t) {
     return typeof t === "number" ? new Date(t * 1000).toISOString().replace("T", " ")
@@ -76,13 +78,24 @@
     });
     var q = els.filter.value.trim().toLowerCase();
     var shown = runs.filter(function (r) { return !q || rowText(r).indexOf(q) >= 0; });
+    var pages = Math.max(1, Math.ceil(shown.length / PAGE));
+    if (page >= pages) page = pages - 1;
     var body = clear(els.tbody);
-    shown.forEach(function (r) { body.appendChild(runRow(r)); });
+    var frag = document.createDocumentFragment();
+    shown.slice(page * PAGE, (page + 1) * PAGE).forEach(function (r) {
+      frag.appendChild(runRow(r));
+    });
+    body.appendChild(frag);
     if (!shown.length) {
       body.appendChild(h("tr", null, h("td", { colspan: 12, class: "note" }, runs.length ?
         "No run matches this filter." : "No runs yet: `oloproof run` makes the first one.")));
     }
-    els.count.textContent = fmtInt(shown.length) + " of " + fmtInt(runs.length) + " runs";
+    els.count.textContent = (shown.length > PAGE ? "showing " + fmtInt(page * PAGE + 1) + "–" +
+      fmtInt(Math.min(shown.length, (page + 1) * PAGE)) + " of " : "") + fmtInt(shown.length) +
+      " matching of " + fmtInt(runs.length) + " runs";
+    els.pageText.textContent = "page " + (page + 1) + " of " + pages;
+    els.prev.disabled = page === 0;
+    els.next.disabled = page >= pages - 1;
     var pair = comparePair();
     els.compare.disabled = !pair;
     els.pairNote.textContent = pair ? "baseline " + pair[0] + " · candidate " + pair[1] :
@@ -108,7 +121,12 @@
     els.filter = h("input", { type: "search", id: "run-filter", autocomplete: "off",
       spellcheck: "false", placeholder: "Filter: id, system, version, tag, gate, status",
       "aria-label": "filter runs" });
-    els.filter.addEventListener("input", drawRows);
+    els.filter.addEventListener("input", function () { page = 0; drawRows(); });
+    els.prev = h("button", { type: "button", id: "runs-prev" }, "‹ newer");
+    els.next = h("button", { type: "button", id: "runs-next" }, "older ›");
+    els.pageText = h("span");
+    els.prev.addEventListener("click", function () { page--; drawRows(); });
+    els.next.addEventListener("click", function () { page++; drawRows(); });
     els.compare = h("button", { type: "button", id: "compare-picked", disabled: true },
       "Compare the two picked runs");
     els.compare.addEventListener("click", function () {
@@ -128,7 +146,7 @@
         "written"), h("span", null, "read " + when(META.generated_at))))),
       h("main", { class: "wrap" },
         h("div", { class: "controls" }, els.filter, els.compare, els.pairNote),
-        els.count, els.error,
+        els.count, h("div", { class: "pager" }, els.prev, els.pageText, els.next), els.error,
         h("div", { class: "table-scroll" }, h("table", { id: "runs" },
           h("thead", null, h("tr", null, ["", "Run", "Started", "Status", "Gate", "System",
             "Version", "Tags", "Trials", "Cases", "Failing", "Errored"].map(function (c) {
