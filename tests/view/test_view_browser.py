@@ -190,9 +190,17 @@ def test_a_run_started_while_its_page_is_open_advances_on_screen(
         # Watch the progress as it is drawn: each redraw's time and cases done.
         page.evaluate("""() => {
           window.__drawn = [];
+          window.__figures = [];
+          let figures = document.getElementById("summary-part");
           new MutationObserver(() => {
             const p = document.getElementById("progress");
             if (p && p.dataset.done) window.__drawn.push([performance.now(), +p.dataset.done]);
+            const now = document.getElementById("summary-part");
+            if (p && now !== figures) {
+              figures = now;
+              window.__figures.push([performance.now(),
+                document.getElementById("metrics").textContent]);
+            }
           }).observe(document.getElementById("app"), { childList: true, subtree: true });
           window.__sameDocument = true;
         }""")
@@ -216,6 +224,11 @@ def test_a_run_started_while_its_page_is_open_advances_on_screen(
         assert done == sorted(done) and done[0] < done[-1] < 40, done
         gaps = sorted(b[0] - a[0] for a, b in itertools.pairwise(drawn))
         assert gaps[len(gaps) // 2] <= 1000, gaps  # redrawn at least once a second
+        # The figures so far too, and they moved: the metrics read differently as cases came.
+        figures = page.evaluate("window.__figures")
+        assert len({text for _, text in figures}) >= 3, figures
+        gaps = sorted(b[0] - a[0] for a, b in itertools.pairwise(figures))
+        assert gaps[len(gaps) // 2] <= 1000, gaps
         tab.assert_clean()
     finally:
         if run is not None and run.poll() is None:

@@ -1504,6 +1504,7 @@
 
   var progress = null;     // the view's last answer to /progress
   var drawnFor = "";       // the progress the figures on the page were read at
+  var figuresAt = 0;       // when the figures were last asked for (performance.now())
 
   function duration(seconds) {
     if (typeof seconds !== "number" || !isFinite(seconds)) return null;
@@ -1547,6 +1548,7 @@
   }
 
   function setData(data) {
+    META.generated_at = Date.now() / 1000;
     S = data.summary;
     INDEX = data.index;
     BASE_INDEX = data.baseline_index || [];
@@ -1558,17 +1560,20 @@
 
   function replaceEl(old, el) { if (old) old.replaceWith(el); }
 
-  /* Twice a second: the progress, and when more is stored, the figures so far (the same
-   * summary the page was drawn from, read again); once the run has ended, the page whole. */
+  /* The progress every 0.4 s; when more is stored, the figures so far every other time (the
+   * same summary the page was drawn from, read again: for a large run, the dearer answer), so
+   * both are redrawn at least once a second; once the run has ended, the page whole. */
   function poll() {
     var base = META.served + "runs/" + encodeURIComponent(S.run_id);
     fetchJson(base + "/progress").then(function (p) {
       progress = p;
       var key = p.status + "|" + p.executions.done + "|" + p.errored;
-      if (key === drawnFor) {
+      var now = performance.now();
+      if (key === drawnFor || (p.status === "running" && now - figuresAt < 600)) {
         replaceEl(document.getElementById("progress"), renderProgress(p));
         return null;
       }
+      figuresAt = now;
       return fetchJson(base + "/report").then(function (data) {
         drawnFor = key;
         setData(data);
@@ -1582,7 +1587,7 @@
       var sec = document.getElementById("progress");
       if (sec) add(sec, h("p", { class: "warning" }, "The view did not answer (" +
         String(err.message || err) + "); trying again."));
-    }).then(function () { if (LIVE) setTimeout(poll, 500); });
+    }).then(function () { if (LIVE) setTimeout(poll, 400); });
   }
 
   function start() {
