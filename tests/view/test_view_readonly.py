@@ -64,7 +64,10 @@ def test_browsing_writes_nothing(new_probe: Callable[[], Any], monkeypatch: pyte
 def test_a_run_writes_beside_the_view_unaffected(new_probe: Callable[[], Any],
                                                  spawn_oloproof: Callable[..., Any]) -> None:
     probe = new_probe()
-    cases = probe.plain_cases(60, sleep=0.04)
+    # More cases than the engine's first chunk and its next one: until the run nears its end,
+    # its writer only stages the cache rows (merged in batches of at least 1,000).
+    n = 700
+    cases = probe.plain_cases(n, sleep=0.008)
     for i in (4, 17, 30):
         cases[i]["input"]["behave"] = "raise"
     cases[9]["input"]["answer"] = "no"
@@ -75,8 +78,12 @@ def test_a_run_writes_beside_the_view_unaffected(new_probe: Callable[[], Any],
     assert alone.returncode == 0, err
     document_alone = json.loads(out)
 
+    # Another version: every execution and judgment of the run beside the view is new, so
+    # while it runs they are only in the rows it staged.
+    probe.set_system(version="v2")
     view = ViewServer(probe.store)
     seen: list[tuple[str, int, int | None]] = []
+    shown: list[dict[str, Any]] = []  # c006's details, asked for while the run ran
     failures: list[str] = []
     stop = threading.Event()
 
@@ -87,11 +94,13 @@ def test_a_run_writes_beside_the_view_unaffected(new_probe: Callable[[], Any],
                 progress = view.json(f"/api/runs/{latest}/progress")
                 seen.append((progress["status"], progress["done"], progress["total"]))
                 for path in (f"/api/runs/{latest}/report", f"/runs/{latest}",
-                             f"/api/runs/{latest}/cases?id=c005", f"/api/runs/{latest}"):
+                             f"/api/runs/{latest}/cases?id=c006", f"/api/runs/{latest}"):
                     status, _, body = view.get(path)
-                    not_yet = status == 404 and b"has no case" in body  # c005 not run yet
+                    not_yet = status == 404 and b"has no case" in body  # c006 not run yet
                     if status != 200 and not not_yet:
                         failures.append(f"{path}: {status} {body[:200]!r}")
+                    if "cases?id=" in path and status == 200 and progress["status"] == "running":
+                        shown.append(json.loads(body))
             except AssertionError as error:
                 failures.append(str(error))
 
@@ -99,7 +108,7 @@ def test_a_run_writes_beside_the_view_unaffected(new_probe: Callable[[], Any],
     try:
         reader.start()
         time.sleep(0.2)
-        beside = spawn_oloproof("run", "--json", "--no-cache", cwd=probe.root)
+        beside = spawn_oloproof("run", "--json", cwd=probe.root)
         out, err = beside.communicate(timeout=120)
         time.sleep(0.3)
     finally:
@@ -112,10 +121,18 @@ def test_a_run_writes_beside_the_view_unaffected(new_probe: Callable[[], Any],
     # The same figures and gate as the run made with nobody reading.
     for key in ("gate", "decisions", "metrics", "slices", "errors", "failing_cases", "cases"):
         assert document[key] == document_alone[key], key
-    assert document["cache"]["execution"] == {"hit": 0, "miss": 60}
+    assert document["cache"]["execution"] == {"hit": 0, "miss": n}
     # Its progress was seen running, advancing, and then complete.
     running = [done for status, done, _ in seen if status == "running"]
     assert running and running == sorted(running), seen
-    assert any(0 < done < 60 for done in running), seen
-    assert all(total == 60 for _, _, total in seen if total is not None)
-    assert seen[-1] == ("complete", 60, 60)
+    assert any(0 < done < n for done in running), seen
+    assert all(total == n for _, _, total in seen if total is not None)
+    assert seen[-1] == ("complete", n, n)
+    # A case that finished while the run went on is shown whole, though the run had only
+    # staged its rows (merged when it ends): its input, its output, its verdicts.
+    assert shown, seen
+    for detail in shown:
+        assert detail["input"] == cases[5]["input"] and detail["output"] == {"answer": "yes"}
+        assert len(detail["trajectory"]["steps"]) == 4
+        assert [c["verdict"] for c in detail["criteria"]] == ["passed", "passed"]
+        assert detail["criteria"][1]["details"]["calls"] == 1  # the judgment's own details

@@ -20,6 +20,15 @@ class CacheReads:
     """The cache reads of a `Store` (which provides `conn`)."""
 
     conn: sqlite3.Connection
+    #: Whether the reads of a run's case (its body, execution, artifacts, judgments) also find
+    #: the rows a run staged and has not merged yet, as the merge will take them: a staged
+    #: execution or judgment over the keyed one, a staged case or artifact where none is
+    #: keyed. `oloproof view` reads so while a run writes; the engine's cache lookups never.
+    reads_staged = False
+
+    def _staged_rows(self, query: str, keys: Iterable[str]) -> list[Any]:
+        """The staged rows of `query … IN (keys)` (none unless `reads_staged`)."""
+        return list(select_in(self.conn, query, keys)) if self.reads_staged else []
 
     def lookup_executions(self, keys: Sequence[str]) -> dict[str, tuple[Any, float | None]]:
         """For cached executions: key -> (facts, latency_ms). Reads no outputs."""
@@ -34,10 +43,13 @@ class CacheReads:
         """Whole executions: key -> {output, artifacts (payloads), facts, latency_ms}."""
         rows: dict[str, dict[str, Any]] = {}
         hashes: set[str] = set()
-        for key, output, artifacts, facts, latency in select_in(
+        found = list(select_in(
             self.conn,
             "SELECT key, output, artifacts, facts, latency_ms FROM executions WHERE key IN", keys,
-        ):
+        ))
+        found += self._staged_rows("SELECT key, output, artifacts, facts, latency_ms FROM "
+                                   "stage_executions WHERE key IN", keys)
+        for key, output, artifacts, facts, latency in found:
             refs = json.loads(artifacts)
             hashes.update(refs.values())
             rows[key] = {"output": json.loads(output), "artifact_refs": refs,
@@ -55,9 +67,13 @@ class CacheReads:
         while todo:
             wanted = [h for h in todo if h not in raw]
             todo = []
-            for h, base, body in select_in(
-                self.conn, "SELECT hash, base, body FROM artifacts WHERE hash IN", wanted
-            ):
+            found = list(select_in(
+                self.conn, "SELECT hash, base, body FROM artifacts WHERE hash IN", wanted))
+            known = {row[0] for row in found}
+            found += self._staged_rows(
+                "SELECT hash, base, body FROM stage_artifacts WHERE hash IN",
+                [h for h in wanted if h not in known])
+            for h, base, body in found:
                 raw[h] = (base, body)
                 if base is not None and base not in raw:
                     todo.append(base)
@@ -74,8 +90,12 @@ class CacheReads:
 
     def _judgment_rows(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
         groups = sorted({k[:JUDGMENT_CASE_KEY] for k in keys if k})
-        return {key: json.loads(body) for key, body in select_in(
+        rows = {key: json.loads(body) for key, body in select_in(
             self.conn, "SELECT key, body FROM judgments WHERE key IN", groups)}
+        for key, body in self._staged_rows(
+                "SELECT key, body FROM stage_judgments WHERE key IN", groups):
+            rows[key] = {**rows.get(key, {}), **json.loads(body)}  # as the merge patches it
+        return rows
 
     def lookup_judgments(self, keys: Sequence[str]) -> dict[str, tuple[str, str | None]]:
         """key -> (verdict, reason) for cached judgments."""
@@ -101,12 +121,21 @@ class CacheReads:
     def load_case(self, case_digest: str) -> dict[str, Any] | None:
         """A case as it was run, by its digest, or None."""
         row = self.conn.execute("SELECT body FROM cases WHERE digest=?", (case_digest,)).fetchone()
+        if row is None and self.reads_staged:
+            row = self.conn.execute("SELECT body FROM stage_cases WHERE digest=?",
+                                    (case_digest,)).fetchone()
         return json.loads(row[0]) if row else None
 
     def load_cases(self, digests: Iterable[str]) -> dict[str, dict[str, Any]]:
         """Cases as they were run, by digest (digests not stored are left out)."""
-        return {digest: json.loads(body) for digest, body in select_in(
+        digests = list(digests)
+        found = {digest: json.loads(body) for digest, body in select_in(
             self.conn, "SELECT digest, body FROM cases WHERE digest IN", digests)}
+        for digest, body in self._staged_rows(
+                "SELECT digest, body FROM stage_cases WHERE digest IN",
+                [d for d in digests if d not in found]):
+            found.setdefault(digest, json.loads(body))
+        return found
 
     def lookup_replays(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Stored fault replays by replay key."""

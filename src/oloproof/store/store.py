@@ -67,9 +67,11 @@ class Store(Writer, RunsRegistry, CacheReads):
     @classmethod
     def on_connection(cls, path: Path, conn: sqlite3.Connection) -> Store:
         """A read-only handle on a connection opened elsewhere (`viewing.read_store`): no
-        check, migration or merge is made here, and closing it closes the connection."""
+        check, migration or merge is made here, and closing it closes the connection. Its
+        reads of a case find the rows a running run has staged (`CacheReads.reads_staged`)."""
         store = cls.__new__(cls)
         store.path, store.read_only, store.conn = path, True, conn
+        store.reads_staged = True
         Writer.__init__(store)
         return store
 
