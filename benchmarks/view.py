@@ -249,7 +249,7 @@ def main() -> None:
         current = RESULTS.read_text(encoding="utf-8")
         heading = "## oloproof view — `benchmarks/view.py`"
         if heading not in current:
-            current += f"\n{heading}\n\n{__doc__.split(chr(10), 1)[1].strip()}\n"
+            current += f"\n{heading}\n\nSee benchmarks/view.py for what is measured.\n"
         RESULTS.write_text(current.rstrip("\n") + "\n" + text, encoding="utf-8")
 
 
