@@ -42,12 +42,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 WORK = HERE / "work" / "view"
 RESULTS = HERE / "RESULTS.md"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
 
 sys.path.insert(0, str(HERE))
 from _synthetic import make_project as make_small_project  # noqa: E402
+from html_report import ARGS, CHROMIUM  # noqa: E402
 from html_report import make_project as make_large_project  # noqa: E402
 
 

@@ -28,9 +28,11 @@ for where in ("report", "compare"):
     if str(TESTS / where) not in sys.path:
         sys.path.insert(0, str(TESTS / where))
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
+# One headless Chromium a module: the report's tests' own fixture; and their page's way of
+# opening a case, so the report's browser checks run on the view's tabs as they are.
+from test_html import Page as ReportPage  # noqa: E402
+from test_html import browser  # noqa: E402, F401
+
 ARTIFACTS = TESTS / "artifacts"
 DOC_IMAGES = TESTS.parent / "docs" / "images"
 
@@ -124,27 +126,13 @@ def read_address(process: Any, timeout: float = 30) -> str:
     raise AssertionError(f"no address printed: {seen}")
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """One headless Chromium for the module's tests."""
-    if not CHROMIUM.exists():
-        pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
 class ViewPage:
     """A browser tab on the view, recording every request, dialog and script error; any
     request off the view's own origin is refused (and recorded)."""
 
-    def __init__(self, browser: Any, origin: str) -> None:
+    def __init__(self, chromium: Any, origin: str) -> None:
         self.origin = origin.rstrip("/")
-        self.context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        self.context = chromium.new_context(viewport={"width": 1400, "height": 1000})
         self.context.set_default_timeout(15_000)
         self.requests: list[str] = []
         self.dialogs: list[str] = []
@@ -164,9 +152,7 @@ class ViewPage:
         else:
             route.abort()
 
-    def _dialog(self, dialog: Any) -> None:
-        self.dialogs.append(dialog.message)
-        dialog.dismiss()
+    _dialog = ReportPage._dialog  # noted, and dismissed
 
     def open(self, path: str) -> Any:
         """Go to a page of the view and wait until it has drawn itself."""
@@ -180,6 +166,13 @@ class ViewPage:
                          if not (u == self.origin or u.startswith(self.origin + "/"))})
         assert others == [], f"the page requested {others}"
         assert self.dialogs == [] and self.errors == [], (self.dialogs, self.errors)
+
+    #: Search for a case and click it: its panel.
+    open_case = ReportPage.open_case
+
+    def assert_offline(self) -> None:
+        """As the report's page says it: nothing but the view itself was asked for."""
+        self.assert_clean()
 
     def close(self) -> None:
         self.context.close()
@@ -207,6 +200,22 @@ def two_desk_runs(root: Path) -> Any:
     project.write()
     run_project(project.config)
     return project
+
+
+@pytest.fixture(scope="module")
+def desk(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The desk run twice (`two_desk_runs`), once for each module that asks."""
+    return two_desk_runs(tmp_path_factory.mktemp("view-desk"))
+
+
+@pytest.fixture(scope="module")
+def view(desk: Any) -> Iterator[ViewServer]:
+    """The view of the desk's store, for the module."""
+    from oloproof.api import find_store
+
+    server = ViewServer(find_store(desk.config))
+    yield server
+    server.close()
 
 
 def run_project(config: Path) -> None:

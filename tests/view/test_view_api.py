@@ -11,29 +11,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from compare_desk import Desk
-from conftest import HOSTILE, ViewServer, two_desk_runs
+from conftest import HOSTILE, ViewServer
 
 import oloproof
 from oloproof.api import find_store, write_html_report
 from oloproof.store.store import Store
-
-
-@pytest.fixture(scope="module")
-def desk(tmp_path_factory: pytest.TempPathFactory) -> Desk:
-    return two_desk_runs(tmp_path_factory.mktemp("view-desk"))
-
-
-@pytest.fixture(scope="module")
-def view(desk: Desk) -> Iterator[ViewServer]:
-    server = ViewServer(find_store(desk.config))
-    yield server
-    server.close()
 
 
 def _runs(desk: Desk) -> list[str]:

@@ -21,25 +21,12 @@ from conftest import (
     files_state,
     run_project,
     screenshot_dir,
-    two_desk_runs,
 )
 from test_html import check_hostile_text_stays_text, write_hostile_project
 
 from oloproof.api import find_store
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
-
-
-@pytest.fixture(scope="module")
-def desk(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return two_desk_runs(tmp_path_factory.mktemp("view-browser-desk"))
-
-
-@pytest.fixture(scope="module")
-def view(desk: Any) -> Iterator[ViewServer]:
-    server = ViewServer(find_store(desk.config))
-    yield server
-    server.close()
 
 
 @pytest.fixture
@@ -138,31 +125,13 @@ def test_the_reports_hostile_text_test_passes_on_the_view(
     tab = ViewPage(browser, server.url)
     try:
         tab.open("/runs/latest")
-        check_hostile_text_stays_text(_AsTheReportsPage(tab))
+        check_hostile_text_stays_text(tab)
         runs = tab.open("/")
         assert runs.locator("img, b, i").count() == 0
         tab.assert_clean()
     finally:
         tab.close()
         server.close()
-
-
-class _AsTheReportsPage:
-    """A view tab as the report's browser tests drive one (`tests/report/test_html.Page`)."""
-
-    def __init__(self, tab: ViewPage) -> None:
-        self.tab, self.page = tab, tab.page
-        self.dialogs, self.errors = tab.dialogs, tab.errors
-
-    def open_case(self, case_id: str) -> Any:
-        self.page.fill("#case-search", case_id)
-        self.page.locator(f'#case-rows tr[data-case="{case_id}"]').click()
-        panel = self.page.locator(f'#case-panel[data-case="{case_id}"]')
-        panel.wait_for(timeout=10_000)
-        return panel
-
-    def assert_offline(self) -> None:
-        self.tab.assert_clean()
 
 
 def test_a_run_started_while_its_page_is_open_advances_on_screen(

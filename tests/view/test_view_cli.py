@@ -33,6 +33,12 @@ def project(new_probe: Callable[[], Any], cli: Any) -> Path:
     return Path(probe.root)
 
 
+def _python(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`python -c CODE` in `cwd`, with CI set."""
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "CI": "1"}, check=False)
+
+
 def test_it_serves_on_loopback_until_ctrl_c(project: Path,
                                             spawn_oloproof: Callable[..., Any]) -> None:
     view = spawn_oloproof("view", "--port", "0", cwd=project)
@@ -113,8 +119,7 @@ def test_without_the_view_extra_it_says_what_to_install(project: Path) -> None:
             "sys.argv = ['oloproof', 'view']\n"
             "from oloproof.cli.main import main\n"
             "main()\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True,
-                          text=True, timeout=60, env={**os.environ, "CI": "1"}, check=False)
+    done = _python(code, project)
     assert done.returncode == 2, done.stderr
     assert "pip install 'oloproof[view]'" in done.stderr
 
@@ -130,6 +135,5 @@ def test_other_commands_never_import_the_view(project: Path, command: str) -> No
             "    pass\n"
             "print(json.dumps(sorted(m for m in ('starlette', 'uvicorn', 'oloproof.view')"
             " if m in sys.modules)), file=sys.stderr)\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True,
-                          text=True, timeout=60, env={**os.environ, "CI": "1"}, check=False)
+    done = _python(code, project)
     assert json.loads(done.stderr.strip().splitlines()[-1]) == [], done.stderr
