@@ -252,9 +252,14 @@ def test_a_store_that_cannot_be_opened_is_one_clear_page(tmp_path: Path) -> None
         assert status == 503 and error["kind"] == "store" and error["file"] == str(damaged)
     finally:
         server.close()
+    # No store yet (before the first run): an empty list, waiting for the first run; a run
+    # asked for is not there.
     missing = ViewServer(tmp_path / "none" / "store.sqlite")
     try:
         status, _, body = missing.get("/")
+        assert status == 200 and '"runs":[]' in body.decode("utf-8")
+        assert missing.json("/api/runs") == []
+        status, _, body = missing.get("/api/runs/latest")
         assert status == 503 and b"no store here yet" in body
     finally:
         missing.close()

@@ -78,6 +78,8 @@ class ViewApp:
     # ---- pages --------------------------------------------------------------------------
 
     def runs_page(self, request: Request) -> Response:
+        if not self.store_path.exists():  # before the first run: an empty list, kept current
+            return HTMLResponse(pages.runs_page(None, API))
         return HTMLResponse(self.read(lambda db: pages.runs_page(db, API)))
 
     def run_page(self, request: Request) -> Response:
@@ -103,6 +105,8 @@ class ViewApp:
     # ---- the JSON API ---------------------------------------------------------------------
 
     def api_runs(self, request: Request) -> Response:
+        if not self.store_path.exists():
+            return _json([])
         return _json(self.read(pages.runs_list))
 
     def api_run(self, request: Request) -> Response:

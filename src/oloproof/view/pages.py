@@ -33,9 +33,10 @@ def runs_list(db: Store) -> list[dict[str, Any]]:
     return run_list(db.run_rows())
 
 
-def runs_page(db: Store, api: str) -> str:
-    """The runs page, with the list embedded (it polls `api` to stay current)."""
-    runs = runs_list(db)
+def runs_page(db: Store | None, api: str) -> str:
+    """The runs page, with the list embedded (it polls `api` to stay current); `db` None:
+    there is no store yet, and the page waits for the first run."""
+    runs = runs_list(db) if db is not None else []
     project = runs[0]["project"] if runs else ""
     return render_runs_page(project, runs, served=api)
 
