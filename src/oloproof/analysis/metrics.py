@@ -13,10 +13,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from oloproof.analysis.facts import has_trajectory, quantile_value
+from oloproof.analysis.facts import empty_trace, has_trajectory, quantile_value
 from oloproof.analysis.ordering import digest_order as _digest_order
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.analysis.tally import QuantileTally, RateTally, merge_into
+from oloproof.traces import EMPTY_TRAJECTORY
 
 if TYPE_CHECKING:  # NumPy, the statistics and the document's row models are imported when
     # a run is analysed (the document when the first failing case is noted), not before its
@@ -507,6 +508,8 @@ def _gap(spec: QuantileSpec, outcome: CaseOutcome) -> str:
         return "no_latency"
     if spec.source in ("tokens", "cost"):
         return "no_usage" if spec.source == "tokens" else "no_cost"
+    if empty_trace(outcome.facts):
+        return EMPTY_TRAJECTORY
     if not has_trajectory(outcome.facts):
         return "no_trajectory"
     return "truncated"

@@ -21,6 +21,7 @@ from oloproof.evaluators.registry import REGISTRY
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND
 from oloproof.suite.validation import ConfigModel
+from oloproof.traces import EMPTY_TRAJECTORY, gave_no_step
 
 OUTPUT = "output"
 # What an errored case lacks: an evaluator reading any of these is missing on it.
@@ -111,6 +112,8 @@ def judge_case(evaluator: Evaluator, evidence: Evidence) -> Judgment:
             return missing("snapshot_failed", error=evidence.state_error)
         return missing("no_state")
     try:
+        if TRAJECTORY_KIND in reads and gave_no_step(evidence.trajectory, evidence.artifacts):
+            return missing(EMPTY_TRAJECTORY)  # a trace that gave no step: nothing to judge
         return evaluator.judge(evidence)
     except Exception as exc:  # an evaluator bug must not stop the run
         return missing("evaluator_error", error=f"{type(exc).__name__}: {exc}")

@@ -8,7 +8,9 @@ fixed, changed and unpaired cases. Figures are the terminal's (same rounding).
 Every text from a case or a configuration is written with `text()`: control and
 direction-changing characters as `\\uXXXX`, newlines as `\\n`, and every ASCII punctuation
 character backslash-escaped — so `|` cannot split a table cell, a backtick cannot open code,
-`<` and `&` cannot start HTML or an entity, and nothing can become a link or a heading.
+`<` and `&` cannot start HTML or an entity, and nothing can become a link or a heading (an
+`@` is followed by an empty HTML comment, so GitHub's renderer finds no e-mail address to
+link either: `xmpp:a@b.example` stays text).
 """
 
 from __future__ import annotations
@@ -46,7 +48,12 @@ _STATE_MARK = {"PASS": "✅", "FAIL": "❌", "INSUFFICIENT_EVIDENCE": "⚠️", 
 
 def text(value: object) -> str:
     """Untrusted text made inert in Markdown (see the module's text)."""
-    return _PUNCTUATION.sub(r"\\\1", safe_line(value))
+    escaped = _PUNCTUATION.sub(r"\\\1", safe_line(value))
+    # GitHub finds e-mail addresses (and `mailto:` / `xmpp:` ones) in the text after escapes
+    # are read, so `\@` alone still links: an empty comment after each `@` (shown as
+    # nothing) keeps the address from being found. `www.` and `https://` are kept from
+    # linking by the escaped `.` and `:`.
+    return escaped.replace("\\@", "\\@<!-- -->") if "@" in escaped else escaped
 
 
 def _plain(value: str) -> str:
@@ -190,3 +197,10 @@ def comparison_markdown(comparison: Comparison) -> str:
         out += ["", "### Not paired", ""]
         out += [f"- {label}: {_ids(ids)}" for label, ids in unpaired if ids]
     return "\n".join(out) + "\n"
+
+
+def unfinished_markdown(headline: str, message: str) -> str:
+    """The Markdown of a command that has no results: `headline` (our words) and `message`
+    (escaped: an error may quote a case) — what stands in the file while a run goes and stays
+    if it never finishes (docs/ci.md#output-files)."""
+    return f"## Oloproof: {_plain(headline)}\n\n{text(message)}\n"

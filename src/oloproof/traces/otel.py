@@ -24,6 +24,7 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from oloproof.digest import canonical_json
@@ -267,9 +268,10 @@ def _continuation(text: str, previous: str) -> str | None:
 class _Walk:
     """One trace's spans turned into steps, in tree order."""
 
-    def __init__(self, spans: list[Span], trace_id: str) -> None:
+    def __init__(self, spans: list[Span], trace_id: str, file: str | Path | None = None) -> None:
         self.spans = spans
         self.trace_id = trace_id
+        self.file = file  # named by the errors of a tree that is not one
         self.builder = TrajectoryBuilder("otel")
         self.said: Counter[tuple[str, int, str]] = Counter()  # user/system messages in steps
         self.by_tool_span: set[int] = set()  # calls a tool span has claimed
@@ -282,6 +284,8 @@ class _Walk:
     def run(self) -> TraceReading:
         builder = self.builder
         by_id = {s.span_id: s for s in self.spans}
+        if len(by_id) != len(self.spans):
+            raise _twice(self.spans, self.trace_id, self.file)
         roles: dict[str, str | None] = {}
         children: dict[str, list[Span]] = defaultdict(list)
         roots: list[Span] = []
@@ -301,6 +305,10 @@ class _Walk:
             elif role == AGENT:
                 agents.append(span)
             if span.parent_id is not None and span.parent_id in by_id:
+                if span.parent_id == span.span_id:
+                    raise TraceError("this span names itself as its parent; a span's parent is "
+                                     "another span of its trace, or none", file=self.file,
+                                     trace=self.trace_id, span=_named(span))
                 children[span.parent_id].append(span)
             else:
                 roots.append(span)
@@ -308,12 +316,16 @@ class _Walk:
             builder.ignored["span:other"] += plain
         order = lambda s: (s.start, s.span_id)  # noqa: E731
         roots.sort(key=order)
+        unwalked: dict[str, int] = {}  # per parent: its children left out of the walk
         for parent, kids in children.items():
             # A span that is no step and has no child gives nothing: it is not walked (most
             # spans of a service — its queries and requests — are such leaves).
             kept = [k for k in kids if roles[k.span_id] != CONTAINER or k.span_id in children]
             kept.sort(key=order)
             children[parent] = kept
+            if len(kept) < len(kids):
+                unwalked[parent] = len(kids) - len(kept)
+        reached = 0  # spans below a root: all of them, unless parents form a cycle
         # An explicit stack: a trace may nest deeper than Python's recursion allows.
         stack: list[tuple[bool, Span, str | None, Any]] = [
             (True, root, None, None) for root in reversed(roots)
@@ -321,6 +333,7 @@ class _Walk:
         while stack:
             entering, span, agent, state = stack.pop()
             if entering:
+                reached += 1 + unwalked.get(span.span_id, 0)
                 role = roles[span.span_id]
                 agent = self._agent(span, role, agent)
                 state = self._enter(span, role, agent)
@@ -331,6 +344,8 @@ class _Walk:
             else:
                 role, inner = state
                 self._leave(span, role, agent, inner)
+        if reached < len(self.spans):
+            raise _cycle(self.spans, by_id, roots, self.trace_id, self.file)
         first = roots[0] if roots else None
         terminal: TerminalStatus = "failure" if first and first.status == "ERROR" else "unknown"
         return builder.finish(terminal_status=terminal, usage=_usage(models, agents, by_id),
@@ -485,6 +500,58 @@ class _Walk:
             self.builder.remove(chosen[0])
 
 
+# --- a tree that is not one ------------------------------------------------------------------
+
+
+def _named(span: Span) -> str:
+    return f"span {span.span_id}" + (f" ({span.name!r})" if span.name else "")
+
+
+def _twice(spans: list[Span], trace_id: str, file: str | Path | None) -> TraceError:
+    """Two spans of one trace with one id: which is whose parent cannot be told."""
+    seen: dict[str, Span] = {}
+    for span in spans:
+        first = seen.setdefault(span.span_id, span)
+        if first is not span:
+            break
+    return TraceError(
+        "two spans of this trace have this id" + (f" ({first.name!r} and {span.name!r})"
+                                                   if first.name or span.name else "")
+        + "; every span of a trace has an id of its own (a span exported twice, or ids made by "
+        "hand?)", file=file, trace=trace_id, span=f"span {span.span_id}")
+
+
+def _cycle(spans: list[Span], by_id: Mapping[str, Span], roots: list[Span],
+           trace_id: str, file: str | Path | None) -> TraceError:
+    """Spans no root reaches: their parents, followed up, go round in a cycle."""
+    below = set()
+    stack = [r.span_id for r in roots]
+    kids: dict[str, list[str]] = defaultdict(list)
+    for span in spans:
+        if span.parent_id is not None:
+            kids[span.parent_id].append(span.span_id)
+    while stack:
+        current = stack.pop()
+        if current not in below:
+            below.add(current)
+            stack.extend(kids.get(current, ()))
+    start = next(s for s in spans if s.span_id not in below)
+    path: list[str] = []
+    on_path: set[str] = set()
+    current_id = start.span_id
+    while current_id not in on_path:  # every span here has a parent in the trace
+        on_path.add(current_id)
+        path.append(current_id)
+        current_id = by_id[current_id].parent_id  # type: ignore[assignment]
+    ring = path[path.index(current_id):]
+    shown = " → ".join(_named(by_id[i]) for i in ring[:6]) + (" → …" if len(ring) > 6 else "")
+    return TraceError(
+        f"the parents of {len(ring)} spans form a cycle ({shown} → back to the first): no "
+        f"span of it descends from a root, so {len(spans) - len(below)} span(s) of this trace "
+        "could not be placed; the spans of a trace form a tree (a span whose parent is not in "
+        "the trace is a root)", file=file, trace=trace_id, span=_named(by_id[ring[0]]))
+
+
 def _error(span: Span, output: Any) -> dict[str, Any]:
     """A failed tool's result: the error's message (status, exception event or error.type)."""
     message = span.status_message
@@ -551,9 +618,15 @@ def group_by_trace(spans: list[Span]) -> dict[str, list[Span]]:
     return dict(sorted(groups.items(), key=lambda kv: (min(s.start for s in kv[1]), kv[0])))
 
 
-def read_trace(spans: list[Span], trace_id: str) -> TraceReading:
-    """One trace's spans (already grouped) read into a trajectory."""
-    return _Walk(spans, trace_id).run()
+def read_trace(spans: list[Span], trace_id: str, *,
+               file: str | Path | None = None) -> TraceReading:
+    """One trace's spans (already grouped) read into a trajectory.
+
+    Raises:
+        TraceError: the spans do not form a tree — two with one id, one that is its own
+            parent, parents in a cycle — naming the trace and the span (and `file`, if given).
+    """
+    return _Walk(spans, trace_id, file).run()
 
 
 def read_otel_traces(spans: Iterable[Any] | Mapping[str, Any]) -> list[TraceReading]:
