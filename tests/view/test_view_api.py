@@ -252,6 +252,18 @@ def test_a_store_that_cannot_be_opened_is_one_clear_page(tmp_path: Path) -> None
         assert status == 503 and error["kind"] == "store" and error["file"] == str(damaged)
     finally:
         server.close()
+    # A store of an older schema: the view never upgrades one (it writes nothing).
+    old = tmp_path / "old.sqlite"
+    with Store(old) as made:
+        made.conn.execute("PRAGMA user_version = 1")
+    before = old.read_bytes()
+    server = ViewServer(old)
+    try:
+        status, _, body = server.get("/api/runs")
+        assert status == 503 and "older Oloproof" in json.loads(body)["error"]["message"]
+    finally:
+        server.close()
+    assert old.read_bytes() == before
     # No store yet (before the first run): an empty list, waiting for the first run; a run
     # asked for is not there.
     missing = ViewServer(tmp_path / "none" / "store.sqlite")
@@ -263,3 +275,31 @@ def test_a_store_that_cannot_be_opened_is_one_clear_page(tmp_path: Path) -> None
         assert status == 503 and b"no store here yet" in body
     finally:
         missing.close()
+
+
+def test_a_hostile_reference_is_a_404_in_words(view: ViewServer) -> None:
+    status, _, body = view.get("/runs/%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E")
+    page = body.decode("utf-8")
+    assert status == 404 and "no run matches" in page
+    assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+
+
+def test_trials_are_listed_and_counted(new_probe: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    probe = new_probe()
+    probe.write_cases(probe.plain_cases(6))
+    probe.suite["trials"] = 3
+    probe.write_suite()
+    monkeypatch.delenv("OLOPROOF_STORE", raising=False)
+    monkeypatch.setenv("CI", "1")
+    oloproof.run(probe.root / "oloproof.yaml", probe.root / "release.yaml")
+    server = ViewServer(probe.store)
+    try:
+        (run,) = server.json("/api/runs")
+        assert run["trials"] == 3 and run["cases"] == 6
+        progress = server.json("/api/runs/latest/progress")
+        assert progress["done"] == progress["total"] == 6 and progress["trials"] == 3
+        assert progress["executions"] == {"done": 18, "total": 18}
+        detail = server.json("/api/runs/latest/cases?id=c001")
+        assert [t["trial"] for t in detail["trials"]] == [1, 2, 3]  # each trial side by side
+    finally:
+        server.close()
