@@ -422,6 +422,7 @@ def _decide(
     errors: list[CaseError], warnings: list[str], execution: Execution | None = None,
     baseline: BaselineSummary | None = None,
 ) -> RunDocument:
+    from oloproof.analysis.expected_keys import expected_key_hints
     from oloproof.decisions import decide
     from oloproof.document import ExitCode, Gate, GateAction, RunDocument, RunStatus, SystemRef
     from oloproof.report.limits import limits_for
@@ -469,6 +470,9 @@ def _decide(
         execution=execution if execution is not None else _stored_execution(suite_info),
         baseline=baseline,
         usage=analysis.usage_totals(),
+        expected_key_hints=expected_key_hints(
+            metrics, suite_info.get("absent_expected") or {},
+            suite_info.get("expected_keys") or {}) or None,
     )
 
 

@@ -250,3 +250,16 @@ def test_an_unknown_example_is_a_usage_error(cli, tmp_path):
     assert code == 2
     assert "nope" in err and "support_agent" in err
     assert not (tmp_path / "x").exists()
+
+
+def test_the_readme_names_every_example_init_lists(cli, tmp_path):
+    """README's `oloproof init --example list` comment names what the command lists."""
+    code, out, _ = cli("init", "--example", "list", cwd=tmp_path)
+    assert code == 0
+    listed = [line.split()[0] for line in out.splitlines() if line and not line[0].isspace()]
+    assert "agents_sdk" in listed
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    at = readme.index("oloproof init --example list")
+    comment = " ".join(line.split("#", 1)[1] for line in readme[at:].splitlines()[:2]
+                       if "#" in line)
+    assert [name.strip() for name in comment.split(",")] == listed

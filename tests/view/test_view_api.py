@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from compare_desk import Desk
-from conftest import HOSTILE, ViewServer
+from view_support import HOSTILE, ViewServer
 
 import oloproof
 from oloproof.api import find_store, write_html_report
@@ -299,6 +299,9 @@ def test_trials_are_listed_and_counted(new_probe: Any, monkeypatch: pytest.Monke
         progress = server.json("/api/runs/latest/progress")
         assert progress["done"] == progress["total"] == 6 and progress["trials"] == 3
         assert progress["executions"] == {"done": 18, "total": 18}
+        # The case list says how many trials failed each criterion, as the file's does.
+        index = server.json("/api/runs/latest/report")["index"]
+        assert [row[7] for row in index] == [[3, [0, 0]]] * 6
         detail = server.json("/api/runs/latest/cases?id=c001")
         assert [t["trial"] for t in detail["trials"]] == [1, 2, 3]  # each trial side by side
     finally:

@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from conftest import (
+from test_html import check_hostile_text_stays_text, write_hostile_project
+from view_support import (
     HOSTILE,
     ViewPage,
     ViewServer,
@@ -22,7 +23,6 @@ from conftest import (
     run_project,
     screenshot_dir,
 )
-from test_html import check_hostile_text_stays_text, write_hostile_project
 
 from oloproof.api import find_store
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import read_address
+from view_support import read_address
 
 pytestmark = pytest.mark.slow
 

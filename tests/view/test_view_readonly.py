@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import ViewServer, files_state
+from view_support import ViewServer, files_state
 
 import oloproof
 

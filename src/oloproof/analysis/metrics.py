@@ -222,7 +222,8 @@ class Analysis:
             return
         self._note_failing_case(outcome.case_id, outcome.codes, outcome.error)
 
-    def _note_failing_case(self, case_id: str, codes: str, error: str | None) -> None:
+    def _note_failing_case(self, case_id: str, codes: str, error: str | None,
+                           trials: CaseTrials | None = None) -> None:
         order = case_order(case_id)
         criteria = self.plan.criteria
         self.failing += 1
@@ -230,12 +231,15 @@ class Analysis:
         if len(shown) >= FAILING_SHOWN and order >= shown[-1][0]:
             return
         from oloproof.document import FailingCase
-        case = FailingCase(
-            case=case_id,
-            failed=[c for c, code in zip(criteria, codes, strict=True) if code == "F"],
-            missing=[c for c, code in zip(criteria, codes, strict=True) if code == "M"],
-            error=error,
-        )
+        failed = [c for c, code in zip(criteria, codes, strict=True) if code == "F"]
+        missing = [c for c, code in zip(criteria, codes, strict=True) if code == "M"]
+        failed_trials = missing_trials = None
+        if trials is not None:  # how many of its trials gave each verdict
+            counts = dict(zip(criteria, trials.counts, strict=True))
+            failed_trials = {c: counts[c].failed for c in failed} or None
+            missing_trials = {c: counts[c].missing for c in missing} or None
+        case = FailingCase(case=case_id, failed=failed, missing=missing, error=error,
+                           failed_trials=failed_trials, missing_trials=missing_trials)
         bisect.insort(shown, (order, case), key=lambda item: item[0])
         del shown[FAILING_SHOWN:]
 
@@ -247,7 +251,7 @@ class Analysis:
                         for c in case.counts)
         error = case.errors[0] if case.errors else None
         if "F" in codes or error is not None:
-            self._note_failing_case(case.case_id, codes, error)
+            self._note_failing_case(case.case_id, codes, error, case)
 
     def failing_cases(self) -> FailingCases:
         """How many cases failed a criterion or errored, and the first of them."""

@@ -507,6 +507,8 @@ _verdict_option = click.option("--verdict", type=click.Choice(["failed", "missin
 @cli.command()
 @click.argument("run_ref", default="latest")
 @click.option("--case", "case_id", default=None, help="Show one case whole.")
+@click.option("--trial", type=click.IntRange(min=1), default=None,
+              help="With --case: that trial of the case whole (a run with --trials).")
 @click.option("--failures", is_flag=True,
               help="Every failed, errored or missing case: one line each, then each whole.")
 @click.option("--flaky", is_flag=True,
@@ -518,14 +520,18 @@ _verdict_option = click.option("--verdict", type=click.Choice(["failed", "missin
 @_config_option
 @_store_option
 @click.option("--json", "as_json", is_flag=True)
-def inspect(run_ref: str, case_id: str | None, failures: bool, flaky: bool,
-            criterion: str | None, verdict: str | None, slices: str, config: str,
+def inspect(run_ref: str, case_id: str | None, trial: int | None, failures: bool,
+            flaky: bool, criterion: str | None, verdict: str | None, slices: str, config: str,
             store: str | None, as_json: bool) -> None:
     """A stored run, one case whole, or its failed/errored/missing cases.
 
     --criterion and --verdict narrow --failures (and imply it): `--criterion answer_correct
-    --verdict missing` shows the cases missing on answer_correct.
+    --verdict missing` shows the cases missing on answer_correct. With trials, --case shows
+    trial 1 whole beside every trial's verdicts and steps; `--case ID --trial N` shows trial
+    N whole.
     """
+    if trial is not None and case_id is None:
+        _fail(UsageError("--trial N shows one trial of one case: give --case ID too"), as_json)
     from oloproof import api
     from oloproof.report.case_list import CaseSelection, render_case_list, select_cases
     from oloproof.report.case_panel import render_case
@@ -542,7 +548,7 @@ def inspect(run_ref: str, case_id: str | None, failures: bool, flaky: bool,
             run_id = db.resolve_run(run_ref)
             console = _console()
             if case_id is not None:
-                view = case_view(db, run_id, case_id)
+                view = case_view(db, run_id, case_id, trial)
                 if as_json:
                     click.echo(json.dumps(view, ensure_ascii=False, default=str))
                 else:

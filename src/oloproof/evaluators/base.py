@@ -49,6 +49,10 @@ class Evaluator:
     judges_pairs: ClassVar[bool] = False
     needs_stateful: ClassVar[bool] = False
     needs_replayable: ClassVar[bool] = False
+    #: (reason, key): a case whose `expected` holds no `key` is excluded with `reason` — the
+    #: criterion does not apply to it. The run names the pair, so a report can point at a
+    #: misspelt key (`expected.tool` where `expected.tools` is looked for).
+    absent_expected: tuple[str, str] | None = None
 
     def __init__(self, config: EvaluatorConfig, base_dir: Path | None = None) -> None:
         self.config = config
@@ -65,8 +69,12 @@ class Evaluator:
         """An `excluded` judgment when the criterion does not apply to this case at all.
 
         Decided from the case alone, before any evidence is looked at, so an errored case the
-        criterion does not apply to is excluded, not missing.
+        criterion does not apply to is excluded, not missing. By default: the case lacks the
+        `expected` key of `absent_expected`.
         """
+        absent = self.absent_expected
+        if absent is not None and absent[1] not in evidence.case.expected:
+            return excluded(absent[0])
         return None
 
     def judge(self, evidence: Evidence) -> Judgment:  # pragma: no cover - abstract

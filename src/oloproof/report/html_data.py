@@ -303,22 +303,25 @@ class _RunCases:
                      if int(e.get("trial") or 1) == trial), None)
 
 
-def _run_cases(store: Store, run_id: str, outlines: bool = False) -> _RunCases:
-    """The run's cases; `outlines`: with only the outcome fields the case list shows."""
+def _run_cases(store: Store, run_id: str, trials: int, outlines: bool = False) -> _RunCases:
+    """The run's cases (with `trials` a case: how many of them failed each criterion, `ft`);
+    `outlines`: with only the outcome fields the case list shows."""
     rows: dict[str, tuple[str, str | None, dict[str, Any]]] = {}
     order: list[str] = []
     merged: dict[str, dict[str, Any]] = {}
     read = store.iter_run_outlines if outlines else store.iter_run_cases
     for case_id, digest, key, outcome in read(run_id):
+        failed = [int(code == "F") for code in outcome.get("c") or ""]
         if case_id not in rows:
             order.append(case_id)
             rows[case_id] = (digest, key, outcome)
-            merged[case_id] = outcome
+            merged[case_id] = dict(outcome, ft=[trials, failed]) if trials > 1 else outcome
         else:  # another trial: the view shows trial 1 (and each trial side by side), the
-            # case list the worst of its trials
+            # case list the worst of its trials, and how many of them failed each criterion
             first = merged[case_id]
+            counts = [a + b for a, b in zip(first["ft"][1], failed, strict=False)]
             merged[case_id] = dict(first, c=_worst_codes(first["c"], outcome["c"]),
-                                   e=first.get("e") or outcome.get("e"))
+                                   e=first.get("e") or outcome.get("e"), ft=[trials, counts])
     errors: dict[str, list[dict[str, Any]]] = {}
     for error in store.run_errors(run_id):
         errors.setdefault(error["case"], []).append(error)
@@ -328,7 +331,7 @@ def _run_cases(store: Store, run_id: str, outlines: bool = False) -> _RunCases:
 def iter_views(store: Store, run_id: str) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
     """(case id, outcome, case view) for every case of a run, in run order, read in batches."""
     record = store.run_record(run_id)
-    cases = _run_cases(store, run_id)
+    cases = _run_cases(store, run_id, int((record.get("suite") or {}).get("trials", 1)))
     order, rows, merged = cases.order, cases.rows, cases.merged
     reader = _Prefetched(store, record, rows, cases.errors)
     for start in range(0, len(order), BATCH):
@@ -353,10 +356,11 @@ def _route(view: dict[str, Any]) -> list[str] | None:
 
 def index_row(case_id: str, outcome: dict[str, Any], error_kind: str | None, chunk: int,
               position: int) -> list[Any]:
-    """One row of the case list: id, verdict codes, error kind, slice groups, source, and
-    where its details are (chunk and position; -1 when the view serves them)."""
+    """One row of the case list: id, verdict codes, error kind, slice groups, source, where
+    its details are (chunk and position; -1 when the view serves them), and with trials
+    `[trials, trials failed per criterion]`."""
     return [case_id, outcome.get("c") or "", error_kind, list(outcome.get("s") or []),
-            outcome.get("src"), chunk, position]
+            outcome.get("src"), chunk, position, outcome.get("ft")]
 
 
 class _Builder:
@@ -506,7 +510,8 @@ def _served_index(store: Store, run_id: str, only: Sequence[str] | None = None
                   ) -> list[list[Any]]:
     """The case list of a run whose details the view serves (`only`: these cases, in this
     order), from the stored outcomes alone."""
-    cases = _run_cases(store, run_id, outlines=True)
+    trials = int((store.run_record(run_id).get("suite") or {}).get("trials", 1))
+    cases = _run_cases(store, run_id, trials, outlines=True)
     order = cases.order if only is None else [c for c in only if c in cases.rows]
     return [index_row(c, cases.merged[c] if only is None else cases.rows[c][2],
                       cases.error_kind(c), -1, -1) for c in order]

@@ -26,6 +26,7 @@ from oloproof.document import (
 )
 from oloproof.report.comparison import verdict_words
 from oloproof.report.escape import safe_line
+from oloproof.report.expected_keys import expected_key_text
 from oloproof.report.numbers import (
     decision_comparison,
     difference_text,
@@ -34,6 +35,7 @@ from oloproof.report.numbers import (
     n_text,
     p_value_text,
 )
+from oloproof.report.trial_counts import criteria_text
 
 #: Failing or broken cases listed before `… and N more`.
 CASES_SHOWN = 10
@@ -119,6 +121,8 @@ def run_markdown(document: RunDocument) -> str:
     out += table(["Metric", "Estimate", "Interval", "N"],
                  [[text(m.id), _plain(estimate_text(m)), _plain(interval_text(m)),
                    _plain(n_text(m))] for m in document.metrics])
+    for hint in document.expected_key_hints or ():
+        out += ["", f"> **Note:** {expected_key_text(hint, text)}"]
     if document.baseline is not None:
         out += _baseline(document.baseline)
     if document.errors:
@@ -130,6 +134,7 @@ def run_markdown(document: RunDocument) -> str:
         out += [f"- {text(kind)} × {len(cases)}: {text(message)} (cases: {_ids(cases)})"
                 for (kind, message), cases in sorted(groups.items(), key=lambda g: -len(g[1]))]
     failing = document.failing_cases
+    trials = document.trials or 1
     if failing is not None and failing.total:
         out += ["", f"### Failing cases: {failing.total}", ""]
         for case in failing.first:
@@ -137,9 +142,11 @@ def run_markdown(document: RunDocument) -> str:
             if case.error:
                 parts.append(f"errored ({text(case.error)})")
             if case.failed:
-                parts.append("failed " + ", ".join(text(c) for c in case.failed))
+                parts.append("failed " + criteria_text(case.failed, case.failed_trials, trials,
+                                                       text))
             if case.missing:
-                parts.append("missing " + ", ".join(text(c) for c in case.missing))
+                parts.append("missing " + criteria_text(case.missing, case.missing_trials,
+                                                        trials, text))
             out.append(f"- {text(case.case)}: " + "; ".join(parts))
         if failing.total > len(failing.first):
             out.append(f"- … and {failing.total - len(failing.first)} more: "

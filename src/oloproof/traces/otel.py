@@ -21,9 +21,11 @@ docs/traces.md.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +79,8 @@ OI_COST = "llm.cost.total"
 OI_NOT_STEPS = frozenset({"CHAIN", "RETRIEVER", "EMBEDDING", "RERANKER", "GUARDRAIL",
                           "EVALUATOR", "PROMPT"})
 HANDOFF_SPAN_PREFIX = "handoff to "  # openinference-instrumentation-openai-agents
+# The Agents SDK's error on an agent span its turn limit stopped.
+_MAX_TURNS = re.compile(r"Max turns exceeded\b\D*(\d+)")
 
 _MESSAGE_ROLES = ("user", "system", "developer")
 
@@ -280,6 +284,9 @@ class _Walk:
         # Per agent: the last model call's input text and what it had seen, so the next
         # call's history is read only where it is new (see `_model_input`).
         self.last_input: dict[str | None, tuple[str, Counter[tuple[str, int, str]]]] = {}
+        # The agent of the last model call, if its output was not recorded, and the number of
+        # steps when it ended.
+        self.unrecorded_answer: tuple[str | None, int] | None = None
 
     def run(self) -> TraceReading:
         builder = self.builder
@@ -347,8 +354,24 @@ class _Walk:
         if reached < len(self.spans):
             raise _cycle(self.spans, by_id, roots, self.trace_id, self.file)
         first = roots[0] if roots else None
-        terminal: TerminalStatus = "failure" if first and first.status == "ERROR" else "unknown"
-        return builder.finish(terminal_status=terminal, usage=_usage(models, agents, by_id),
+        # The run failed when its root or one of its agents ended in error (a tool's error is
+        # a result the agent was shown, not the run's end); otherwise the builder derives it.
+        # An agent stopped by the Agents SDK's turn limit was cut short, not failed: what was
+        # recorded is a lower bound, as `read_openai_agents` reads the same run.
+        limits = [n for n in map(_max_turns, agents) if n is not None]
+        step_limit = limits[0] if limits else None
+        failed = step_limit is None and (
+            (first is not None and first.status == "ERROR")
+            or any(a.status == "ERROR" for a in agents))
+        unanswered = self.unrecorded_answer
+        if unanswered is not None and not failed and unanswered[1] == builder.step_count():
+            # The trace's last model call answered (nothing was called after it), but its
+            # text was not captured: the answer is a step all the same, its content empty.
+            step = builder.add("final", agent=unanswered[0])
+            step.notes.append(("content_not_recorded", ""))
+        terminal: TerminalStatus | None = "failure" if failed else None
+        return builder.finish(terminal_status=terminal, truncated=step_limit is not None,
+                              step_limit=step_limit, usage=_usage(models, agents, by_id),
                               trace_id=self.trace_id)
 
     @staticmethod
@@ -375,7 +398,12 @@ class _Walk:
             # The agent's own output restates its model calls' output: read only without them.
             self._output(_messages(span, self.builder, "output"), agent, span)
         elif role == MODEL:
-            self._output(_messages(span, self.builder, "output"), agent, span)
+            output = _messages(span, self.builder, "output")
+            self._output(output, agent, span)
+            # A model call whose output was not captured (content capture off) may be the
+            # agent's answer: it is, if no step follows it (see `run`).
+            self.unrecorded_answer = (None if output or not span.end
+                                      else (agent, self.builder.step_count()))
         elif role == TOOL and inner is not None:
             self._tool_result(span, inner, agent)
 
@@ -552,6 +580,15 @@ def _cycle(spans: list[Span], by_id: Mapping[str, Span], roots: list[Span],
         "the trace is a root)", file=file, trace=trace_id, span=_named(by_id[ring[0]]))
 
 
+def _max_turns(span: Span) -> int | None:
+    """The turn limit an agent span's error reports, when the Agents SDK stopped the agent
+    there (`Max turns exceeded: {'max_turns': 10}`, as its instrumentors record it)."""
+    if span.status != "ERROR" or not span.status_message:
+        return None
+    found = _MAX_TURNS.match(span.status_message)
+    return int(found.group(1)) if found else None
+
+
 def _error(span: Span, output: Any) -> dict[str, Any]:
     """A failed tool's result: the error's message (status, exception event or error.type)."""
     message = span.status_message
@@ -629,22 +666,37 @@ def read_trace(spans: list[Span], trace_id: str, *,
     return _Walk(spans, trace_id, file).run()
 
 
-def read_otel_traces(spans: Iterable[Any] | Mapping[str, Any]) -> list[TraceReading]:
+Spans = Iterable[Any] | Mapping[str, Any] | str | PathLike[str]
+
+
+def _spans(spans: Spans) -> list[Span]:
+    if isinstance(spans, str | PathLike):
+        # A path: the OTLP/JSON (or JSON Lines) file it names, read as read_otlp_file reads it
+        # (iterated as text, its characters would each be "not a span").
+        from oloproof.traces.otlp_json import read_otlp_spans
+
+        return read_otlp_spans(Path(spans), lean=True)
+    return spans_from(spans)
+
+
+def read_otel_traces(spans: Spans) -> list[TraceReading]:
     """Read spans of any number of traces: one TraceReading per trace.
 
     Args:
         spans: `opentelemetry.sdk.trace.ReadableSpan` objects (e.g.
-            `InMemorySpanExporter().get_finished_spans()`), OTLP/JSON span objects, or a whole
-            OTLP/JSON document (`{"resourceSpans": [...]}`, hex or base64 ids).
+            `InMemorySpanExporter().get_finished_spans()`), OTLP/JSON span objects, a whole
+            OTLP/JSON document (`{"resourceSpans": [...]}`, hex or base64 ids), or the path of
+            an OTLP/JSON or JSON Lines file (as `read_otlp_file` reads it).
 
     Returns:
         Readings in the order the traces started.
     """
-    return [read_trace(group, trace_id)
-            for trace_id, group in group_by_trace(spans_from(spans)).items()]
+    file = spans if isinstance(spans, str | PathLike) else None
+    return [read_trace(group, trace_id, file=None if file is None else Path(file))
+            for trace_id, group in group_by_trace(_spans(spans)).items()]
 
 
-def read_otel(spans: Iterable[Any] | Mapping[str, Any]) -> TraceReading:
+def read_otel(spans: Spans) -> TraceReading:
     """Read the spans of one trace into a trajectory, with what was skipped and marked.
 
     Raises:
@@ -656,12 +708,15 @@ def read_otel(spans: Iterable[Any] | Mapping[str, Any]) -> TraceReading:
         raise TraceError(
             f"from_otel reads one trace; these spans hold {len(readings)}"
             + (f" ({ids}{', ...' if len(readings) > 5 else ''})" if readings else "")
-            + "; use read_otel_traces for one trajectory per trace"
+            + ("; use read_otlp_file for one reading per trace of a file"
+               if isinstance(spans, str | PathLike) else
+               "; use read_otel_traces for one trajectory per trace"),
+            file=Path(spans) if isinstance(spans, str | PathLike) else None,
         )
     return readings[0]
 
 
-def from_otel(spans: Iterable[Any] | Mapping[str, Any]) -> AgentTrajectory:
+def from_otel(spans: Spans) -> AgentTrajectory:
     """The `AgentTrajectory` of one trace's OpenTelemetry spans (SPEC §16).
 
     Warns (`TraceWarning`) if a span could not be read; `read_otel` returns the same
