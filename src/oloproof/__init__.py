@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         redecide,
         run,
         run_async,
+        tag,
         write_ci_reports,
     )
     from oloproof.evaluators.custom import evaluator
@@ -51,6 +52,7 @@ _LAZY = {
     "redecide": "oloproof.api",
     "run": "oloproof.api",
     "run_async": "oloproof.api",
+    "tag": "oloproof.api",
     "write_ci_reports": "oloproof.api",
     "evaluator": "oloproof.evaluators.custom",
     "AgentCheckpoint": "oloproof.recording",
@@ -88,6 +90,7 @@ __all__ = [
     "run",
     "run_async",
     "system",
+    "tag",
     "write_ci_reports",
 ]
 

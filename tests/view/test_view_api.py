@@ -58,6 +58,11 @@ def test_api_runs_lists_every_run_newest_first(desk: Desk, view: ViewServer) -> 
     assert newest["failing"] == document.failing_cases.total == 4
     assert newest["errored"] == 1 and older["errored"] == 0 and older["failing"] == 2
     assert newest["started"] > older["started"] and newest["finished"] >= newest["started"]
+    # Tags (`oloproof tag`), as `oloproof runs` shows them; a tag names a run anywhere.
+    assert older["tags"] == ["shipped-1.0"] and newest["tags"] == []
+    assert view.json("/api/runs/tag:shipped-1.0")["run_id"] == older["run_id"]
+    assert view.json("/api/compare?baseline=tag:shipped-1.0&candidate=latest")["baseline"] == \
+        older["run_id"]
 
 
 def test_api_run_is_the_run_document(desk: Desk, view: ViewServer) -> None:

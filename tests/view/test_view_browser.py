@@ -56,6 +56,10 @@ def test_runs_then_a_run_then_a_case_then_compare(desk: Any, view: ViewServer,
     page.fill("#run-filter", "v1")
     page.wait_for_selector('#app[data-listed="1"]')
     assert page.locator("#run-rows tr").first.get_attribute("data-run") == older
+    assert "shipped-1.0" in page.locator("#run-rows tr").first.inner_text()  # its tag
+    page.fill("#run-filter", "shipped")
+    page.wait_for_selector('#app[data-listed="1"]')
+    assert page.locator("#run-rows tr").first.get_attribute("data-run") == older
     page.fill("#run-filter", "")
     page.wait_for_selector('#app[data-listed="2"]')
     _shot(page, "view-runs.png")

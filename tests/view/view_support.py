@@ -182,9 +182,9 @@ HOSTILE = "<img src=x onerror=alert(1)> </script><script>alert(2)</script> & `x`
 
 
 def two_desk_runs(root: Path) -> Any:
-    """The desk (tests/compare/compare_desk.py) run twice: v1 answers c1 and c2 wrongly; v2
-    answers c1, c7 (whose input carries HOSTILE) and c9 wrongly, raises on c5 and no longer
-    has c20 — so c7 and c9 break and c2 is fixed."""
+    """The desk (tests/compare/compare_desk.py) run twice: v1 (tagged `shipped-1.0`) answers
+    c1 and c2 wrongly; v2 answers c1, c7 (whose input carries HOSTILE) and c9 wrongly, raises
+    on c5 and no longer has c20 — so c7 and c9 break and c2 is fixed."""
     from compare_desk import Desk
 
     project = Desk(root, n=20)
@@ -192,6 +192,9 @@ def two_desk_runs(root: Path) -> Any:
     project.write()
     project.wrong("c1", "c2")
     run_project(project.config)
+    import oloproof
+
+    oloproof.tag("latest", "shipped-1.0", project.config)
     project.version("v2")
     project.wrong("c1", "c7", "c9")
     project.raising("c5")

@@ -10,10 +10,13 @@ from oloproof.stats.betting import (
 )
 from oloproof.stats.binomial import RATE_METHOD, RateInterval, clopper_pearson, rate_interval
 from oloproof.stats.display import percent, percent_lower, percent_upper
+from oloproof.stats.melded import MELDED_METHOD, melded_bounds, melded_lower_bound
 from oloproof.stats.multiplicity import benjamini_yekutieli, fisher_two_sided
 from oloproof.stats.paired import (
     MCNEMAR_METHOD,
     McNemarTest,
+    binary_difference_interval,
+    cluster_means,
     difference_bounds,
     mcnemar_exact,
     paired_difference_interval,
@@ -36,6 +39,7 @@ from oloproof.stats.quantile import (
 __all__ = [
     "BETTING_METHOD",
     "MCNEMAR_METHOD",
+    "MELDED_METHOD",
     "PROJECTION_LIMIT",
     "PROJECTION_METHOD",
     "QUANTILE_METHOD",
@@ -48,13 +52,17 @@ __all__ = [
     "benjamini_yekutieli",
     "betting_bounds",
     "betting_lower_bounds",
+    "binary_difference_interval",
     "bounded_mean_interval",
     "clopper_pearson",
+    "cluster_means",
     "difference_bounds",
     "estimate_rank",
     "exact_interval_at_rate",
     "fisher_two_sided",
     "mcnemar_exact",
+    "melded_bounds",
+    "melded_lower_bound",
     "order_statistic_ranks",
     "paired_difference_interval",
     "percent",

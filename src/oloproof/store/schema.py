@@ -112,6 +112,19 @@ MIGRATIONS: list[tuple[int, str]] = [
         ALTER TABLE run_errors ADD COLUMN trial INTEGER;
         """,
     ),
+    (
+        3,
+        # Tags (docs/cli.md#oloproof-tag): `oloproof tag RUN NAME` names a run; a name is on
+        # one run at a time, so giving it to another run moves it.
+        """
+        CREATE TABLE tags (
+            name TEXT PRIMARY KEY,
+            run_id TEXT NOT NULL,
+            tagged_at REAL NOT NULL
+        );
+        CREATE INDEX tags_run ON tags(run_id);
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
