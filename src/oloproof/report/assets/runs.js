@@ -96,6 +96,7 @@
     els.pageText.textContent = "page " + (page + 1) + " of " + pages;
     els.prev.disabled = page === 0;
     els.next.disabled = page >= pages - 1;
+    els.pager.hidden = pages === 1;
     var pair = comparePair();
     els.compare.disabled = !pair;
     els.pairNote.textContent = pair ? "baseline " + pair[0] + " · candidate " + pair[1] :
@@ -127,6 +128,7 @@
     els.pageText = h("span");
     els.prev.addEventListener("click", function () { page--; drawRows(); });
     els.next.addEventListener("click", function () { page++; drawRows(); });
+    els.pager = h("div", { class: "pager" }, els.prev, els.pageText, els.next);
     els.compare = h("button", { type: "button", id: "compare-picked", disabled: true },
       "Compare the two picked runs");
     els.compare.addEventListener("click", function () {
@@ -146,7 +148,7 @@
         "written"), h("span", null, "read " + when(META.generated_at))))),
       h("main", { class: "wrap" },
         h("div", { class: "controls" }, els.filter, els.compare, els.pairNote),
-        els.count, h("div", { class: "pager" }, els.prev, els.pageText, els.next), els.error,
+        els.count, els.pager, els.error,
         h("div", { class: "table-scroll" }, h("table", { id: "runs" },
           h("thead", null, h("tr", null, ["", "Run", "Started", "Status", "Gate", "System",
             "Version", "Tags", "Trials", "Cases", "Failing", "Errored"].map(function (c) {
