@@ -235,7 +235,7 @@ class RateRow(_Model):
     With repeated trials (SPEC §15) a criterion's row counts *trials* in `passed`, `observed`,
     `missing` and `excluded` (and their reasons), `trials` is k and `cases` the cases it
     counts (`excluded_cases` had every trial excluded); its estimate and interval are over the
-    cases' shares of passing trials (`method: "betting"`). A `pass_hat_k` / `pass_at_k` row
+    cases' shares of passing trials (`method: "bentkus"`). A `pass_hat_k` / `pass_at_k` row
     (`metric_type`, `criterion`, `k`) counts *cases*: `observed` are the cases whose value
     missing trials cannot change, `passed` those whose value is 1.
     """
@@ -271,7 +271,8 @@ class QuantileRow(_Model):
     """A quantile metric (SPEC §5.2): order-statistic interval, `None` for no bound.
 
     With repeated trials each trial's value counts (`observed`, `missing`, `excluded` are
-    trials) and the interval is clustered by case (SPEC §5.4: `approximate`, `clusters`).
+    trials) and the interval is clustered by case (`cases`); valid for every number of cases,
+    so not `approximate` (docs/reliability.md#quantiles-and-slices-with-trials).
     """
 
     _OPTIONAL = frozenset({"missing_examples", "approximate", "clusters", "trials", "cases"})
@@ -559,7 +560,8 @@ class Comparison(_Model):
     run only. `broken_cases` and `fixed_cases` name, per criterion, the cases that broke or
     were fixed (by case id); `changes` says what changed in the broken cases (the first
     `CHANGES_SHOWN` by case id), then in the fixed ones. The `criteria` rows count the
-    `baseline_only` cases as pairs whose candidate side is missing; when there are some,
+    `baseline_only` cases, and the baseline sides of the `changed` ones, as pairs whose
+    candidate side is missing; when there are some,
     `ignoring_dropped` holds the rows without them (what a rule with `dropped: ignore` decides
     on). `not_compared` names the metrics left out because their evaluator is configured
     otherwise in the baseline run.
@@ -599,7 +601,7 @@ class Comparison(_Model):
                                candidate_only=len(self.candidate_only),
                                warnings=list(self.warnings),
                                ignoring_dropped=self.ignoring_dropped,
-                               dropped_cases=list(self.baseline_only) or None)
+                               dropped_cases=list(self.baseline_only) + list(self.changed) or None)
 
 
 class BaselineSummary(_Model):
@@ -624,13 +626,20 @@ class PlanRow(_Model):
     """`oloproof plan` (SPEC §18), one undecided rule: what would settle it *if the rate stayed
     at its estimate* — a projection, not a promise.
 
-    `total` is the smallest number of observed cases whose exact interval at the same rate
-    would decide the rule, reaching `state`; `more` is `total − observed`. Both are `None` when
-    no number would, or when no projection is made for the rule's kind of metric: `reason`
-    says which, and `note` says it in words.
+    `observed` counts observed *cases* (with trials too); `passed` those whose value is 1, set
+    only where every value is 0 or 1 (`values` says in words what a case's value is where they
+    are fractions). `total` is the smallest number of observed cases whose interval at the same
+    rate would decide the rule, reaching `state`; `more` is `total − observed`; `chance` is
+    the chance that many cases decide it if the true rate is the estimate (about a coin flip).
+    `likely_total` (`likely_more`) is a number of observed cases that decides it with the
+    chance `likely_chance`, at least 0.8, computed as `likely_method` says (exact or
+    simulated). Each is `None` when no number would, or when no projection is made for the
+    rule's kind of metric: `reason` says which, and `note` says it in words.
     """
 
-    _OPTIONAL = frozenset({"total", "more", "state", "estimate", "threshold"})
+    _OPTIONAL = frozenset({"total", "more", "state", "estimate", "threshold", "chance",
+                           "likely_total", "likely_more", "likely_chance", "likely_method",
+                           "values"})
 
     rule: str
     metric: str
@@ -642,6 +651,12 @@ class PlanRow(_Model):
     total: int | None = None
     more: int | None = None
     state: RuleState | None = None
+    chance: float | None = None
+    likely_total: int | None = None
+    likely_more: int | None = None
+    likely_chance: float | None = None
+    likely_method: str | None = None
+    values: str | None = None
     reason: str | None = None
     method: str | None = None
     note: str = ""

@@ -80,8 +80,9 @@ def test_the_document_has_the_keys_of_spec_17(printed: dict[str, Any]) -> None:
             "difference", "lower", "upper", "method", "mcnemar_p"} <= set(row)
     # One trial: 0/1 values on both sides, the interval compatible with exact McNemar.
     assert row["method"] == "melded_mcnemar"
-    # c39 is in the baseline only: a pair whose candidate side is missing (not in `paired`).
-    assert row["dropped"] == 1
+    # c39 is in the baseline only and c40 changed: each a pair whose candidate side is missing
+    # (not in `paired`).
+    assert row["dropped"] == 2
     assert [r["criterion"] for r in printed["ignoring_dropped"]] == [
         r["criterion"] for r in printed["criteria"]]
     assert all("dropped" not in r for r in printed["ignoring_dropped"])
@@ -98,7 +99,7 @@ def test_the_difference_is_in_its_interval_with_missing_sides_resolved_the_worst
     assert answer["lower"] < -1 / 36 < answer["upper"]
 
 
-def test_the_interval_is_the_melded_interval_over_the_pairs_and_the_dropped_case(
+def test_the_interval_is_the_melded_interval_over_the_pairs_and_the_dropped_cases(
         runs: tuple[Desk, str, str]) -> None:
     desk, baseline, candidate = runs
     sides = {}
@@ -115,8 +116,9 @@ def test_the_interval_is_the_melded_interval_over_the_pairs_and_the_dropped_case
 
     b = [bounds(base[i]) for _, i in paired]
     c = [bounds(cand[i]) for _, i in paired]
-    # c39, dropped: the baseline's verdict against a candidate side that could be anything.
-    dropped_b, dropped_c = [bounds(base["c39"])], [(0.0, 1.0)]
+    # c39, dropped, and c40, changed: the baseline's verdict against a candidate side that
+    # could be anything.
+    dropped_b, dropped_c = [bounds(base["c39"]), bounds(base["c40"])], [(0.0, 1.0)] * 2
 
     def interval(b: list[tuple[float, float]], c: list[tuple[float, float]]) -> Any:
         low, high = difference_bounds([x[0] for x in b], [x[1] for x in b],

@@ -79,8 +79,8 @@ def test_a_rule_that_allows_removals_says_dropped_ignore(desk: Desk, cli: Any) -
     code, out, err = cli("gate", "latest", "--policy", "ignore.yaml", "--baseline", "latest~2",
                          cwd=desk.root, env={"COLUMNS": "100"})
     assert code == 0, err
-    assert "Dropped (in the baseline, not in this run; a rule with `dropped: ignore` leaves " \
-        "them out): c1, c2, c3, c4, c5, c6, c7" in " ".join(out.split())
+    assert "Dropped (in the baseline, not in this run as it was; a rule with `dropped: ignore` " \
+        "leaves them out): c1, c2, c3, c4, c5, c6, c7" in " ".join(out.split())
 
 
 def test_compare_counts_them_and_says_so(desk: Desk, cli: Any) -> None:
@@ -113,3 +113,44 @@ def test_dropped_is_a_non_inferiority_setting(desk: Desk, cli: Any) -> None:
     code, _, err = cli("gate", "latest", "--policy", policy.name, "--baseline", "latest~2",
                        cwd=desk.root)
     assert code == 2 and "bad.yaml" in err and "'count' or 'ignore'" in err, err
+
+
+@pytest.fixture(scope="module")
+def edited(tmp_path_factory: pytest.TempPathFactory, cli: Any) -> Desk:
+    """The same v1 and v2, then v2 on a dataset whose seven broken cases were edited (another
+    input: another digest, so *changed*, never paired)."""
+    desk = Desk(tmp_path_factory.mktemp("edited"), n=120)
+    desk.policy = {"version": 1, "rules": []}
+    desk.write()
+    assert cli("run", cwd=desk.root)[0] == 0
+    desk.version("v2")
+    desk.wrong(*REGRESSED)
+    assert cli("run", cwd=desk.root)[0] == 0
+    desk.cases = [desk.case(c["id"], q=7) if c["id"] in REGRESSED else c for c in desk.cases]
+    desk.write()
+    assert cli("run", cwd=desk.root)[0] == 0
+    desk.write_policy("ni.yaml", {"version": 1, "rules": [_rule()]})
+    desk.write_policy("ignore.yaml", {"version": 1, "rules": [_rule(dropped="ignore")]})
+    return desk
+
+
+def test_editing_the_regressed_cases_does_not_improve_the_gate_either(edited: Desk,
+                                                                      cli: Any) -> None:
+    code, full = _gate(edited, cli, "latest~1", "ni.yaml")
+    assert code == 3
+    # Before: the seven edited cases were only listed as changed, and the gate read ALLOW.
+    code, printed = _gate(edited, cli, "latest", "ni.yaml")
+    assert code == 3, printed["decisions"]
+    decision = printed["decisions"][0]
+    assert (decision["paired"], decision["dropped"]) == (113, 7)
+    assert decision["bound"] == pytest.approx(full["decisions"][0]["bound"], abs=1e-12)
+    assert printed["baseline"]["changed"] == 7
+    assert printed["baseline"]["dropped_cases"] == sorted(REGRESSED)
+    # `dropped: ignore` leaves them out, as it does removed cases.
+    code, printed = _gate(edited, cli, "latest", "ignore.yaml")
+    assert code == 0 and printed["decisions"][0]["state"] == "PASS"
+    code, out, err = cli("compare", "latest~2", "latest", cwd=edited.root,
+                         env={"COLUMNS": "100"})
+    assert code == 0, err
+    assert "7 changed (another digest: not paired; the baseline's side counted as dropped)" \
+        in " ".join(out.split())

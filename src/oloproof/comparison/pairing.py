@@ -2,11 +2,13 @@
 
 Cases are paired by id. A case whose digest differs between the runs (its input or expected
 changed) is *changed*: reported, never paired — its verdicts answer another question. A case in
-the candidate only is unpaired. A case in the baseline only is *dropped*: for the paired
-difference it counts as a pair whose candidate side is missing (resolved the worst way for each
-bound), so removing failing cases from a dataset can never improve the comparison; a
-`non_inferiority` rule that means to allow removals says `dropped: ignore`, and decides on the
-rows computed without them (`ignore_dropped`). For each metric both runs define alike:
+the candidate only is unpaired. A case in the baseline only is *dropped*, and so, for the
+paired difference, is a changed case's baseline side (the candidate no longer runs that case as
+it was): each counts as a pair whose candidate side is missing (resolved the worst way for each
+bound), so removing a failing case from a dataset, or editing it, can never improve the
+comparison; a `non_inferiority` rule that means to allow removals says `dropped: ignore`, and
+decides on the rows computed without them (`ignore_dropped`). For each metric both runs
+define alike:
 
 - a pair *counts* when neither side is excluded (`excluded` otherwise);
 - it is *missing* when either side's value is not settled (a missing verdict, or missing trials
@@ -57,8 +59,8 @@ BoolArray = npt.NDArray[np.bool_]
 @dataclass
 class Pairs:
     """Which cases of two runs pair: rows in each side, by case digest (then id), the cases in
-    the baseline only among them as dropped (candidate row −1), each with its cluster; and the
-    cases that do not pair."""
+    the baseline only and the changed cases' baseline sides among them as dropped (candidate
+    row −1), each with its cluster; and the cases that do not pair."""
 
     ids: list[str]
     baseline_rows: IntArray
@@ -69,8 +71,14 @@ class Pairs:
     candidate_only: list[str] = field(default_factory=list)
 
     @property
+    def left_behind(self) -> list[str]:
+        """The baseline's cases the candidate does not run as they were: in the baseline only,
+        or changed (case-id order within each)."""
+        return self.baseline_only + self.changed
+
+    @property
     def dropped(self) -> BoolArray:
-        """Which of the rows are cases in the baseline only."""
+        """Which of the rows are dropped: cases in the baseline only, or changed."""
         mask: BoolArray = self.candidate_rows < 0
         return mask
 
@@ -93,7 +101,7 @@ def pair_cases(baseline: RunSide, candidate: RunSide) -> Pairs:
     rows = sorted([(c_digests[c_row], case_id, b_row, c_row) for case_id, b_row, c_row in shared
                    if b_digests[b_row] == c_digests[c_row]]
                   + [(b_digests[base_at[case_id]], case_id, base_at[case_id], -1)
-                     for case_id in only])
+                     for case_id in (*only, *changed)])
     return Pairs(
         ids=[p[1] for p in rows],
         baseline_rows=np.fromiter((p[2] for p in rows), dtype=np.int64, count=len(rows)),

@@ -86,19 +86,22 @@ def compare_sides(store: Store, baseline: RunSide, candidate: RunSide, level: fl
         rows.append(paired.row)
         broken[cand_metric.id] = paired.broken
         fixed[cand_metric.id] = paired.fixed
-        if pairs.baseline_only:
+        if pairs.left_behind:
             ignoring.append(compare_metric(baseline, candidate, pairs, base_metric,
                                            cand_metric, level, ignore_dropped=True).row)
     shown = _first(_union(broken.values()), CHANGES_SHOWN)
     shown += _first(_union(fixed.values()) - set(shown), CHANGES_SHOWN - len(shown))
     dropped_note = []
-    if pairs.baseline_only and rows:
-        n = len(pairs.baseline_only)
+    if pairs.left_behind and rows:
+        n = len(pairs.left_behind)
+        how = (" (dropped)" if not pairs.changed else " (changed)" if not pairs.baseline_only
+               else f" ({len(pairs.baseline_only)} dropped, {len(pairs.changed)} changed)")
         dropped_note.append(
             f"{n} case{'s' if n != 1 else ''} of the baseline {'are' if n != 1 else 'is'} not "
-            "in the candidate (dropped): each counts as a pair whose candidate side is missing "
-            "(a failure for the lower bound), so removing failing cases cannot improve the "
-            "comparison; a non_inferiority rule that allows removals says `dropped: ignore`")
+            f"in the candidate as {'they were' if n != 1 else 'it was'}{how}: each counts as a "
+            "pair whose candidate side is missing (a failure for the lower bound), so removing "
+            "or editing failing cases cannot improve the comparison; a non_inferiority rule "
+            "that allows removals says `dropped: ignore`")
     return Comparison(
         baseline=baseline.run_id,
         candidate=candidate.run_id,
@@ -114,7 +117,7 @@ def compare_sides(store: Store, baseline: RunSide, candidate: RunSide, level: fl
         fixed_cases=fixed,
         changes=case_changes(store, baseline, candidate, shown, metrics) if shown else [],
         warnings=_warnings(baseline, candidate) + metric_warnings + dropped_note,
-        ignoring_dropped=ignoring if pairs.baseline_only else None,
+        ignoring_dropped=ignoring if pairs.left_behind else None,
         not_compared=not_compared or None,
     )
 

@@ -63,7 +63,9 @@ def decide_rule(
         return out(S.INSUFFICIENT_EVIDENCE, R.TRANSFORM_NOT_CHECKED)
     if rule.kind == "observed_count":
         return _observed_count(rule, metric)
-    if metric.approximate:  # over clusters (SPEC §5.4), a rate or a quantile over trials
+    # Over declared or metamorphic clusters (docs/concepts.md#clusters); a case's own trials
+    # never make a row approximate: their intervals are valid for every number of cases.
+    if metric.approximate:
         if not policy.allow_approximate_methods:
             return out(S.MANUAL_REVIEW, R.APPROXIMATE_METHOD_NOT_PERMITTED)
         if int(metric.clusters or 0) < MIN_CLUSTERS:
@@ -173,7 +175,7 @@ def decide(
                 rows = baseline.ignoring_dropped
             row = next((r for r in rows if r.criterion == rule.metric), None)
             decisions.append(decide_non_inferiority(rule, row, baseline.baseline, policy,
-                                                    baseline.baseline_only))
+                                                    baseline.baseline_only + baseline.changed))
             continue
         metric = by_id.get(rule.metric)
         if metric is None:  # a stored run re-decided under a policy naming an unknown metric

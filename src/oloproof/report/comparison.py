@@ -54,8 +54,8 @@ def method_note(rows: Sequence[CriterionComparison]) -> str:
                      "value, with the betting interval over them (approximate: a rule on it "
                      "needs allow_approximate_methods and 20 clusters).")
     if any(r.dropped for r in rows):
-        parts.append("A case of the baseline missing from the candidate (dropped) counts as "
-                     "a pair whose candidate side is missing.")
+        parts.append("A case of the baseline missing from the candidate, or changed in it "
+                     "(dropped), counts as a pair whose candidate side is missing.")
     parts.append("A missing side is resolved the worst way for each bound. " + MCNEMAR_NOTE)
     return " ".join(parts)
 
@@ -150,7 +150,8 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
     dropped = len(comparison.baseline_only)
     print_wrapped(console, (
         f"Cases paired by id: {paired} paired · {len(comparison.changed)} changed (another "
-        f"digest: not paired) · {dropped} in the baseline only"
+        "digest: not paired" + ("; the baseline's side counted as dropped" if comparison.changed
+                                else "") + f") · {dropped} in the baseline only"
         + (" (dropped: each counted as a missing candidate side)" if dropped else "")
         + f" · {len(comparison.candidate_only)} in the candidate only"))
     render_criteria(comparison.criteria, console)
@@ -214,6 +215,6 @@ def render_baseline_summary(summary: BaselineSummary, console: Console) -> None:
     for warning in summary.warnings:
         print_wrapped(console, _cell(f"Warning: {warning}", "yellow"), 2, 2)
     if summary.dropped_cases:
-        print_wrapped(console, _cell("Dropped (in the baseline, not in this run; a rule with "
-                                     "`dropped: ignore` leaves them out): ").append(
+        print_wrapped(console, _cell("Dropped (in the baseline, not in this run as it was; a "
+                                     "rule with `dropped: ignore` leaves them out): ").append(
                                          ids_text(summary.dropped_cases)), 2, 4)

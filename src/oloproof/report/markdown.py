@@ -92,15 +92,17 @@ def _baseline(summary: BaselineSummary) -> list[str]:
     out = ["", f"### Against baseline `{summary.baseline}`", "",
            "This run − baseline over the cases paired by id"
            + (f" ({summary.changed} changed, {summary.candidate_only} in this run only: not "
-              "paired)" if summary.changed or summary.candidate_only else "")
+              "paired" + ("; a changed case's baseline side counts as dropped"
+                          if summary.changed else "") + ")"
+              if summary.changed or summary.candidate_only else "")
            + (f"; {summary.baseline_only} in the baseline only (dropped), each counted as a "
               "pair whose candidate side is missing" if summary.baseline_only else "")
            + ".", ""]
     out += criteria_table(summary.criteria)
     out += [f"> {text(w)}" for w in summary.warnings]
     if summary.dropped_cases:
-        out += ["", "Dropped (in the baseline, not in this run; a rule with `dropped: ignore` "
-                f"leaves them out): {_ids(summary.dropped_cases)}"]
+        out += ["", "Dropped (in the baseline, not in this run as it was; a rule with "
+                f"`dropped: ignore` leaves them out): {_ids(summary.dropped_cases)}"]
     return out
 
 
