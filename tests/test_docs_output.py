@@ -327,7 +327,7 @@ def test_cli_blocks_show_what_the_commands_print(tmp_path: Path) -> None:
         "oloproof inspect latest --failures",
         "oloproof inspect nonsense", "oloproof cases --help", "oloproof cases latest",
         "oloproof gate --help", "cat warn.yaml", "oloproof report --help",
-        "oloproof labels export --help",
+        "oloproof view --help", "oloproof labels export --help",
         "oloproof labels export --transform injected | head -1",
         "oloproof traces import --help",
         "oloproof traces import spans.otlp.json --out prod-suite", "oloproof run --json",

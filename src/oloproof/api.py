@@ -562,6 +562,13 @@ def load_run(
                          stored_policy(record["policy"], record["run_id"]))
 
 
+def stored_document(db: Store, run_id: str) -> RunDocument:
+    """The run document of a stored run, on a store already open (`oloproof view` reads it
+    so): the stored one, or for a run without one (running, or it did not complete) the
+    cases stored so far analysed and decided as `load_run` does. Writes nothing."""
+    return _document_of(db, db.run_record(run_id))
+
+
 def _document_of(db: Store, record: dict[str, Any]) -> RunDocument:
     from oloproof.document import CacheCounts, CaseError, RunDocument, RunStatus
 

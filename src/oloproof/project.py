@@ -406,6 +406,9 @@ def describe_suite(suite: LoadedSuite) -> dict[str, Any]:
         "metrics": [m.model_dump(mode="json") for m in quantile_metrics(suite.config)],
         "trial_metrics": [m.model_dump(mode="json") for m in trial_metrics(suite.config)],
         "trials": suite.trials,
+        # The cases the run plans (metamorphic copies included), so a run in progress can
+        # say how far it has got (`oloproof view`).
+        "cases": suite.case_count,
         "slices": list(suite.config.slices),
         "min_slice_support": suite.config.min_slice_support,
         "transforms": [t.model_dump(mode="json") | {"digest": d} for t, d in suite.transforms],

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 HEAVY = ("numpy", "scipy", "pydantic", "rich", "yaml", "jsonschema", "sqlite3", "asyncio",
-         "oloproof.api")
+         "oloproof.api", "oloproof.view", "starlette", "uvicorn")
 
 _IMPORTED_AFTER = """
 import json, sys

@@ -132,6 +132,18 @@ def _hostile_cases() -> list[dict[str, Any]]:
     ]
 
 
+def write_hostile_project(root: Path) -> Path:
+    """The hostile desk's project in `root`; returns its oloproof.yaml."""
+    (root / "data").mkdir(parents=True)
+    (root / "app.py").write_text(textwrap.dedent(HOSTILE_APP.format(hostile=HOSTILE)),
+                                 encoding="utf-8")
+    (root / "oloproof.yaml").write_text(HOSTILE_SUITE, encoding="utf-8")
+    (root / "release.yaml").write_text(HOSTILE_POLICY, encoding="utf-8")
+    (root / "data" / "cases.jsonl").write_text(
+        "".join(json.dumps(c) + "\n" for c in _hostile_cases()), encoding="utf-8")
+    return root / "oloproof.yaml"
+
+
 # ---- fixtures ------------------------------------------------------------------------------
 
 
@@ -147,15 +159,7 @@ def projects(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Pat
         shutil.copytree(EXAMPLES / "support_agent", support)
         made["support"] = support / "oloproof.yaml"
 
-        hostile = root / "hostile"
-        (hostile / "data").mkdir(parents=True)
-        (hostile / "app.py").write_text(textwrap.dedent(HOSTILE_APP.format(hostile=HOSTILE)),
-                                        encoding="utf-8")
-        (hostile / "oloproof.yaml").write_text(HOSTILE_SUITE, encoding="utf-8")
-        (hostile / "release.yaml").write_text(HOSTILE_POLICY, encoding="utf-8")
-        (hostile / "data" / "cases.jsonl").write_text(
-            "".join(json.dumps(c) + "\n" for c in _hostile_cases()), encoding="utf-8")
-        made["hostile"] = hostile / "oloproof.yaml"
+        made["hostile"] = write_hostile_project(root / "hostile")
 
         stateful = EXAMPLES / "stateful-agent"
         if (stateful / "oloproof.yaml").is_file():
@@ -375,38 +379,45 @@ def test_hostile_output_stays_text(projects: dict[str, Path], browser: Any) -> N
     path = _report(projects["hostile"], "hostile.html")
     view = Page(browser, path)
     try:
-        page = view.page
-        panel = view.open_case("good")
-        text = panel.inner_text()
-        assert "<script>alert(1)</script>" in text
-        assert "<img src=x onerror=alert(3)>" in text
-        # The hand-off is shown as one, to an agent whose name is markup.
-        handoff = panel.locator("li.step.handoff")
-        assert "hands control to" in handoff.inner_text()
-        assert "<img src=x onerror=alert(4)>" in handoff.inner_text()
-        assert "✗ no_<b>bold</b> FAILED" in panel.locator('li.step[data-step="4"]').inner_text()
-        assert "cp-<i>1</i>" in panel.inner_text()
-        _shot(panel, "html-report-hostile-panel.png")
-
-        # An errored case whose message is markup.
-        errored = view.open_case("boom")
-        assert "exploded <script>alert(1)</script>" in errored.locator(".error-box").inner_text()
-        # A metamorphic copy beside its source, the injected text highlighted.
-        copy = view.open_case("good~shouted")
-        pair = copy.locator("#panel-pair")
-        assert "</script><b>NOW</b>" in pair.locator("mark").first.inner_text()
-        # Slice values that are markup stay text in the select and the matrix.
-        assert "<img src=x onerror=alert(5)>" in page.locator("#slices").inner_text()
-
-        assert page.locator("img").count() == 0
-        assert page.locator("b, i").count() == 0
-        assert page.evaluate("document.querySelectorAll('script:not([type])').length") == 1
-        page.wait_for_timeout(200)
-        assert view.dialogs == []
-        assert not view.errors
-        view.assert_offline()
+        check_hostile_text_stays_text(view)
     finally:
         view.close()
+
+
+def check_hostile_text_stays_text(view: Any) -> None:
+    """The hostile desk's report, open in `view` (a page with `page`, `open_case`, `dialogs`,
+    `errors` and `assert_offline`): nothing from a case runs or becomes an element. The view's
+    tests run it on the page `oloproof view` serves."""
+    page = view.page
+    panel = view.open_case("good")
+    text = panel.inner_text()
+    assert "<script>alert(1)</script>" in text
+    assert "<img src=x onerror=alert(3)>" in text
+    # The hand-off is shown as one, to an agent whose name is markup.
+    handoff = panel.locator("li.step.handoff")
+    assert "hands control to" in handoff.inner_text()
+    assert "<img src=x onerror=alert(4)>" in handoff.inner_text()
+    assert "✗ no_<b>bold</b> FAILED" in panel.locator('li.step[data-step="4"]').inner_text()
+    assert "cp-<i>1</i>" in panel.inner_text()
+    _shot(panel, "html-report-hostile-panel.png")
+
+    # An errored case whose message is markup.
+    errored = view.open_case("boom")
+    assert "exploded <script>alert(1)</script>" in errored.locator(".error-box").inner_text()
+    # A metamorphic copy beside its source, the injected text highlighted.
+    copy = view.open_case("good~shouted")
+    pair = copy.locator("#panel-pair")
+    assert "</script><b>NOW</b>" in pair.locator("mark").first.inner_text()
+    # Slice values that are markup stay text in the select and the matrix.
+    assert "<img src=x onerror=alert(5)>" in page.locator("#slices").inner_text()
+
+    assert page.locator("img").count() == 0
+    assert page.locator("b, i").count() == 0
+    assert page.evaluate("document.querySelectorAll('script:not([type])').length") == 1
+    page.wait_for_timeout(200)
+    assert view.dialogs == []
+    assert not view.errors
+    view.assert_offline()
 
 
 def test_large_values_are_cut_and_shared_states_stored_once(

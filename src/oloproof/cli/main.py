@@ -759,6 +759,39 @@ def report(run_ref: str, html_path: str, baseline: str | None, config: str,
     click.echo(f"Wrote {written}")
 
 
+# ---- view ----------------------------------------------------------------------------------
+
+@cli.command()
+@click.option("--port", type=click.IntRange(0, 65535), default=7777, show_default=True,
+              help="The port to listen on (0: a free one).")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="The address to listen on; another than 127.0.0.1 makes the store's texts "
+              "readable from elsewhere.")
+@click.option("--open", "open_browser", is_flag=True, help="Open the view in the browser.")
+@_config_option
+@_store_option
+def view(port: int, host: str, open_browser: bool, config: str, store: str | None) -> None:
+    """Serve the project's runs in a browser, read-only, until Ctrl-C: every run, two side by
+    side, a run in progress as it goes (needs the `view` extra: pip install 'oloproof[view]')."""
+    try:
+        from oloproof.view.serve import serve
+    except ImportError as exc:
+        _fail(UsageError(f"`oloproof view` needs the view extra ({exc.name} is not installed): "
+                         "pip install 'oloproof[view]'"), False)
+    from oloproof.store.location import find_store
+
+    path = _guard(False, lambda: find_store(config, store))
+    if not path.is_file():
+        click.echo(f"No store at {path} yet: the view says so until `oloproof run` makes one.",
+                   err=True)
+    def say(line: str) -> None:
+        click.echo(line, err=line.startswith("Warning"))
+        sys.stdout.flush()  # a pipe reading the address gets it at once
+
+    _guard(False, lambda: serve(path, host=host, port=port, open_browser=open_browser,
+                                say=say))
+
+
 def main() -> None:
     """Entry point of the `oloproof` command."""
     _collect_young_objects_less_often()

@@ -12,6 +12,7 @@ from oloproof.comparison.runs import check_comparable, compare_sides
 from oloproof.comparison.sides import read_side
 from oloproof.document import Comparison
 from oloproof.store.location import open_existing_store
+from oloproof.store.store import Store
 
 
 def compare(
@@ -31,12 +32,18 @@ def compare(
     """
     db = open_existing_store(config, store)
     try:
-        cand = db.resolve_run(candidate)
-        candidate_side = read_side(db, cand)
-        base = db.resolve_run(baseline, candidate_side.project, cand)
-        if base == cand:
-            check_comparable(base, "", cand, "")
-        level = float((candidate_side.record.get("policy") or {}).get("confidence_level", 0.95))
-        return compare_sides(db, read_side(db, base), candidate_side, level)
+        return compare_in(db, baseline, candidate)
     finally:
         db.close()
+
+
+def compare_in(db: Store, baseline: str, candidate: str) -> Comparison:
+    """`compare` on a store already open (the view reads it so): two run references, the
+    baseline resolved beside the candidate (`version:V` is another run than the candidate)."""
+    cand = db.resolve_run(candidate)
+    candidate_side = read_side(db, cand)
+    base = db.resolve_run(baseline, candidate_side.project, cand)
+    if base == cand:
+        check_comparable(base, "", cand, "")
+    level = float((candidate_side.record.get("policy") or {}).get("confidence_level", 0.95))
+    return compare_sides(db, read_side(db, base), candidate_side, level)

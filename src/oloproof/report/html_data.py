@@ -15,6 +15,11 @@ What it produces:
 - `chunks`: the case details, a few hundred kilobytes of JSON per chunk, as JSON text or as
   gzip+base64 (decompressed by the browser only when a case of that chunk is opened);
 - `shared`: large values (sandbox states) that several cases hold, stored once.
+
+Served by `oloproof view` (`served=True`), the page embeds the summary and the index only: the
+index is read from the run's stored outcomes, without a case view, and the page asks for a
+case's details (`case_detail`, the same JSON a chunk holds for it) when the case is opened. So
+a run of 20,000 cases opens as fast as its summary and index can be read.
 """
 
 from __future__ import annotations
@@ -275,14 +280,37 @@ def _worst_codes(a: str, b: str) -> str:
     return "".join(out)
 
 
-def iter_views(store: Store, run_id: str) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
-    """(case id, outcome, case view) for every case of a run, in run order, read in batches."""
-    record = store.run_record(run_id)
+@dataclass
+class _RunCases:
+    """A run's cases as the case list shows them: in run order, each case's first stored row
+    (trial 1: what its panel shows), its outcome over its trials, and its errors."""
+
+    order: list[str]
+    rows: dict[str, tuple[str, str | None, dict[str, Any]]]
+    merged: dict[str, dict[str, Any]]
+    errors: dict[str, list[dict[str, Any]]]
+
+    def error_kind(self, case_id: str) -> str | None:
+        """The kind the case list shows: the outcome's, else the first error of the trial its
+        panel shows (the one `case_view` keeps)."""
+        kind = self.merged[case_id].get("e")
+        if kind:
+            return str(kind)
+        if case_id not in self.errors:
+            return None
+        trial = int(self.rows[case_id][2].get("tr", 1))
+        return next((str(e["kind"]) for e in self.errors.get(case_id, ())
+                     if int(e.get("trial") or 1) == trial), None)
+
+
+def _run_cases(store: Store, run_id: str, trials: int, outlines: bool = False) -> _RunCases:
+    """The run's cases (with `trials` a case: how many of them failed each criterion, `ft`);
+    `outlines`: with only the outcome fields the case list shows."""
     rows: dict[str, tuple[str, str | None, dict[str, Any]]] = {}
     order: list[str] = []
     merged: dict[str, dict[str, Any]] = {}
-    trials = int((record.get("suite") or {}).get("trials", 1))
-    for case_id, digest, key, outcome in store.iter_run_cases(run_id):
+    read = store.iter_run_outlines if outlines else store.iter_run_cases
+    for case_id, digest, key, outcome in read(run_id):
         failed = [int(code == "F") for code in outcome.get("c") or ""]
         if case_id not in rows:
             order.append(case_id)
@@ -297,7 +325,15 @@ def iter_views(store: Store, run_id: str) -> Iterator[tuple[str, dict[str, Any],
     errors: dict[str, list[dict[str, Any]]] = {}
     for error in store.run_errors(run_id):
         errors.setdefault(error["case"], []).append(error)
-    reader = _Prefetched(store, record, rows, errors)
+    return _RunCases(order, rows, merged, errors)
+
+
+def iter_views(store: Store, run_id: str) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(case id, outcome, case view) for every case of a run, in run order, read in batches."""
+    record = store.run_record(run_id)
+    cases = _run_cases(store, run_id, int((record.get("suite") or {}).get("trials", 1)))
+    order, rows, merged = cases.order, cases.rows, cases.merged
+    reader = _Prefetched(store, record, rows, cases.errors)
     for start in range(0, len(order), BATCH):
         batch = order[start : start + BATCH]
         reader.prefetch(batch)
@@ -318,10 +354,23 @@ def _route(view: dict[str, Any]) -> list[str] | None:
     return route if isinstance(route, list) else None
 
 
-class _Builder:
-    """Turns case views into index rows and size-capped, chunked detail JSON."""
+def index_row(case_id: str, outcome: dict[str, Any], error_kind: str | None, chunk: int,
+              position: int) -> list[Any]:
+    """One row of the case list: id, verdict codes, error kind, slice groups, source, where
+    its details are (chunk and position; -1 when the view serves them), and with trials
+    `[trials, trials failed per criterion]`."""
+    return [case_id, outcome.get("c") or "", error_kind, list(outcome.get("s") or []),
+            outcome.get("src"), chunk, position, outcome.get("ft")]
 
-    def __init__(self) -> None:
+
+class _Builder:
+    """Turns case views into index rows and size-capped, chunked detail JSON.
+
+    `share=False` keeps every value in its case's detail (a case served on its own has no
+    shared table to point into)."""
+
+    def __init__(self, share: bool = True) -> None:
+        self.share = share
         self.index: list[list[Any]] = []
         self.chunks: list[list[str]] = [[]]
         self._chunk_chars = 0
@@ -336,7 +385,7 @@ class _Builder:
         if len(text) > VALUE_CAP:
             cut[key] = len(text)
             return dumps(text[:VALUE_CAP])
-        if key.rsplit(".", 1)[-1] in _SHARED_KEYS and len(text) > SHARE_OVER:
+        if self.share and key.rsplit(".", 1)[-1] in _SHARED_KEYS and len(text) > SHARE_OVER:
             digest = hashlib.sha1(text.encode("utf-8")).hexdigest()
             at = self._shared_at.get(digest)
             if at is None:
@@ -347,10 +396,8 @@ class _Builder:
             return "null"
         return text
 
-    def add(self, case_id: str, outcome: dict[str, Any], view: dict[str, Any],
-            index: list[list[Any]] | None = None) -> None:
-        """Add one case: its index row (to `index`, by default the case list's), and its detail
-        to the current chunk."""
+    def detail(self, case_id: str, view: dict[str, Any]) -> str:
+        """The JSON of one case's details as the page reads them."""
         refs: dict[str, int] = {}
         cut: dict[str, int] = {}
         parts = ['"case":' + dumps(case_id)]
@@ -370,22 +417,21 @@ class _Builder:
             parts.append('"$refs":' + dumps(refs))
         if cut:
             parts.append('"$cut":' + dumps(cut))
-        text = "{" + ",".join(parts) + "}"
+        return "{" + ",".join(parts) + "}"
+
+    def add(self, case_id: str, outcome: dict[str, Any], view: dict[str, Any],
+            index: list[list[Any]] | None = None) -> None:
+        """Add one case: its index row (to `index`, by default the case list's), and its detail
+        to the current chunk."""
+        text = self.detail(case_id, view)
         if self._chunk_chars and (self._chunk_chars + len(text) > CHUNK_CHARS
                                   or len(self.chunks[-1]) >= CHUNK_CASES):
             self.chunks.append([])
             self._chunk_chars = 0
         errors = view.get("errors") or []
-        (self.index if index is None else index).append([
-            case_id,
-            outcome.get("c") or "",
-            outcome.get("e") or (errors[0].get("kind") if errors else None),
-            list(outcome.get("s") or []),
-            outcome.get("src"),
-            len(self.chunks) - 1,
-            len(self.chunks[-1]),
-            outcome.get("ft"),  # with trials: [trials, trials failed per criterion]
-        ])
+        (self.index if index is None else index).append(index_row(
+            case_id, outcome, outcome.get("e") or (errors[0].get("kind") if errors else None),
+            len(self.chunks) - 1, len(self.chunks[-1])))
         self.chunks[-1].append(text)
         self._chunk_chars += len(text)
         self.raw_chars += len(text)
@@ -463,27 +509,51 @@ def _baseline_views(store: Store, comparison: Comparison
     return out
 
 
+def _served_index(store: Store, run_id: str, only: Sequence[str] | None = None
+                  ) -> list[list[Any]]:
+    """The case list of a run whose details the view serves (`only`: these cases, in this
+    order), from the stored outcomes alone."""
+    trials = int((store.run_record(run_id).get("suite") or {}).get("trials", 1))
+    cases = _run_cases(store, run_id, trials, outlines=True)
+    order = cases.order if only is None else [c for c in only if c in cases.rows]
+    return [index_row(c, cases.merged[c] if only is None else cases.rows[c][2],
+                      cases.error_kind(c), -1, -1) for c in order]
+
+
+def case_detail(store: Store, run_id: str, case_id: str) -> str:
+    """One case's details as JSON text, as the page reads them from a chunk (the view serves
+    them one case at a time; UsageError for a case the run does not have)."""
+    return _Builder(share=False).detail(case_id, case_view(store, run_id, case_id))
+
+
 def build_report_data(
     store: Store, run_id: str, document: RunDocument, compress: bool | None = None,
-    comparison: Comparison | None = None,
+    comparison: Comparison | None = None, *, served: bool = False,
 ) -> ReportData:
     """Read a run whole and shape it for the page.
 
     `compress=None` compresses case details only when they are large (above COMPRESS_OVER
     characters), so small reports stay readable by any browser without DecompressionStream.
     With `comparison` (this run as the candidate), the page gains the comparison and the
-    baseline's panels of the cases whose verdicts moved.
+    baseline's panels of the cases whose verdicts moved. `served`: the case details are left
+    out, for the view to serve (`case_detail`) when the page asks.
     """
     record = store.run_record(run_id)
     if record is None:  # pragma: no cover - run_record raises
         raise StoreError(f"run {run_id} is not in the store")
     builder = _Builder()
-    for case_id, outcome, view in iter_views(store, run_id):
-        builder.add(case_id, outcome, view)
     baseline_index: list[list[Any]] = []
-    if comparison is not None:
-        for case_id, outcome, view in _baseline_views(store, comparison):
-            builder.add(case_id, outcome, view, baseline_index)
+    if served:
+        builder.index = _served_index(store, run_id)
+        if comparison is not None:
+            baseline_index = _served_index(store, comparison.baseline,
+                                           [change.case for change in comparison.changes])
+    else:
+        for case_id, outcome, view in iter_views(store, run_id):
+            builder.add(case_id, outcome, view)
+        if comparison is not None:
+            for case_id, outcome, view in _baseline_views(store, comparison):
+                builder.add(case_id, outcome, view, baseline_index)
     if compress is None:
         compress = builder.raw_chars > COMPRESS_OVER
     encoding = "gzip" if compress else "json"

@@ -53,6 +53,7 @@ from oloproof.report.numbers import (
     n_text,
     usage_text,
 )
+from oloproof.report.run_list import gate_words
 from oloproof.report.trial_counts import criteria_text
 from oloproof.stats import percent, percent_lower
 
@@ -363,9 +364,7 @@ def render_runs(rows: Sequence[dict[str, Any]], console: Console) -> None:
     trial and one of three, can be told apart)."""
     table = []
     for r in rows:
-        gate = (r.get("summary") or {}).get("gate")
-        words = (f"{gate['action']} (exit {gate['exit_code']})" if gate
-                 else "not decided: the run did not complete")
+        words = gate_words(str(r["status"]), (r.get("summary") or {}).get("gate"))
         cases = str(r["n_cases"]) if r.get("n_cases") is not None else "—"
         trials = int(r.get("trials") or 1)
         tags = ", ".join(r.get("tags") or ())

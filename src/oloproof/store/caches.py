@@ -27,9 +27,18 @@ class CacheReads:
 
     conn: sqlite3.Connection
     path: Path
+    #: Whether the reads of a run's case (its body, execution, artifacts, judgments) also find
+    #: the rows a run staged and has not merged yet, as the merge will take them: a staged
+    #: execution or judgment over the keyed one, a staged case or artifact where none is
+    #: keyed. `oloproof view` reads so while a run writes; the engine's cache lookups never.
+    reads_staged = False
 
     def _damaged(self, table: str, key: str, exc: BaseException) -> StoreError:
         return damaged_row_error(self.path, f"the {table} row {key}", exc)
+
+    def _staged_rows(self, query: str, keys: Iterable[str]) -> list[Any]:
+        """The staged rows of `query … IN (keys)` (none unless `reads_staged`)."""
+        return list(select_in(self.conn, query, keys)) if self.reads_staged else []
 
     def lookup_executions(self, keys: Sequence[str]) -> dict[str, tuple[Any, float | None]]:
         """For cached executions: key -> (facts, latency_ms). Reads no outputs."""
@@ -47,10 +56,13 @@ class CacheReads:
         """Whole executions: key -> {output, artifacts (payloads), facts, latency_ms}."""
         rows: dict[str, dict[str, Any]] = {}
         hashes: set[str] = set()
-        for key, output, artifacts, facts, latency in select_in(
+        found = list(select_in(
             self.conn,
             "SELECT key, output, artifacts, facts, latency_ms FROM executions WHERE key IN", keys,
-        ):
+        ))
+        found += self._staged_rows("SELECT key, output, artifacts, facts, latency_ms FROM "
+                                   "stage_executions WHERE key IN", keys)
+        for key, output, artifacts, facts, latency in found:
             try:
                 refs = json.loads(artifacts)
                 hashes.update(refs.values())
@@ -72,9 +84,13 @@ class CacheReads:
         while todo:
             wanted = [h for h in todo if h not in raw]
             todo = []
-            for h, base, body in select_in(
-                self.conn, "SELECT hash, base, body FROM artifacts WHERE hash IN", wanted
-            ):
+            found = list(select_in(
+                self.conn, "SELECT hash, base, body FROM artifacts WHERE hash IN", wanted))
+            known = {row[0] for row in found}
+            found += self._staged_rows(
+                "SELECT hash, base, body FROM stage_artifacts WHERE hash IN",
+                [h for h in wanted if h not in known])
+            for h, base, body in found:
                 raw[h] = (base, body)
                 if base is not None and base not in raw:
                     todo.append(base)
@@ -94,8 +110,12 @@ class CacheReads:
 
     def _judgment_rows(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
         groups = sorted({k[:JUDGMENT_CASE_KEY] for k in keys if k})
-        return self._bodies("judgments", select_in(
+        rows = self._bodies("judgments", select_in(
             self.conn, "SELECT key, body FROM judgments WHERE key IN", groups))
+        for key, body in self._bodies("stage_judgments", self._staged_rows(
+                "SELECT key, body FROM stage_judgments WHERE key IN", groups)).items():
+            rows[key] = {**rows.get(key, {}), **body}  # as the merge patches it
+        return rows
 
     def _bodies(self, table: str, rows: Iterable[tuple[str, str]]) -> dict[str, Any]:
         """key -> parsed body, for rows of (key, JSON text)."""
@@ -131,12 +151,20 @@ class CacheReads:
     def load_case(self, case_digest: str) -> dict[str, Any] | None:
         """A case as it was run, by its digest, or None."""
         row = self.conn.execute("SELECT body FROM cases WHERE digest=?", (case_digest,)).fetchone()
+        if row is None and self.reads_staged:
+            row = self.conn.execute("SELECT body FROM stage_cases WHERE digest=?",
+                                    (case_digest,)).fetchone()
         return self._bodies("cases", [(case_digest, row[0])])[case_digest] if row else None
 
     def load_cases(self, digests: Iterable[str]) -> dict[str, dict[str, Any]]:
         """Cases as they were run, by digest (digests not stored are left out)."""
-        return self._bodies("cases", select_in(
+        digests = list(digests)
+        found = self._bodies("cases", select_in(
             self.conn, "SELECT digest, body FROM cases WHERE digest IN", digests))
+        staged = self._bodies("stage_cases", self._staged_rows(
+            "SELECT digest, body FROM stage_cases WHERE digest IN",
+            [d for d in digests if d not in found]))
+        return {**staged, **found}
 
     def lookup_replays(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Stored fault replays by replay key."""

@@ -90,6 +90,95 @@ class RunsRegistry:
             out.append(record)
         return out
 
+    def run_rows(self) -> list[dict[str, Any]]:
+        """Every run, newest first, as the runs page lists it: the `list_runs` columns, the
+        gate, how many cases failed (a criterion failed or missed, or the case errored) and
+        how many errored, the trials and the planned cases. SQLite takes these few fields out
+        of the stored documents, so a store of many runs lists quickly; a run without a
+        document yet (running, or it did not complete) is counted from its stored cases."""
+        # One json_extract per document, for both paths: SQLite parses the text once a call.
+        rows = self.conn.execute(
+            "SELECT run_id, project, started_at, finished_at, status, pid, host, system_name, "
+            "system_version, n_cases, CASE WHEN json_valid(suite) THEN "
+            "json_extract(suite, '$.trials', '$.cases') END, "
+            "summary IS NOT NULL AND NOT json_valid(summary), CASE WHEN json_valid(summary) "
+            "THEN json_extract(summary, '$.gate', '$.failing_cases.total', '$.errors') END "
+            "FROM runs ORDER BY started_at DESC, run_id DESC").fetchall()
+        tags = self.tags()
+        out = []
+        for row in rows:
+            record = dict(zip(_LISTED, row[:len(_LISTED)], strict=True))
+            if row[-2]:
+                raise damaged_row_error(self.path, f"the runs row {record['run_id']} (summary)",
+                                        ValueError("not JSON"))
+            trials, planned = json.loads(row[len(_LISTED)] or "[1, null]")
+            record["status"] = self._live_status(record)
+            record["trials"] = int(trials or 1)
+            record["planned_cases"] = planned
+            record["tags"] = tags.get(record["run_id"], [])
+            if row[-1] is not None:  # the run's document says
+                gate, failing, errors = json.loads(row[-1])
+                errored = len({e.get("case") for e in errors or ()})
+            else:  # no document yet: count what is stored
+                gate, (failing, errored) = None, self._failing_and_errored(record["run_id"])
+            record["gate"] = gate
+            record["failing"], record["errored"] = int(failing or 0), errored
+            out.append(record)
+        return out
+
+    def _failing_and_errored(self, run_id: str) -> tuple[int, int]:
+        """Cases of a run so far that failed, as `Analysis` counts them (a criterion failed or
+        missing, or the case errored), and that errored."""
+        failing = self.conn.execute(
+            "SELECT count(DISTINCT case_id) FROM run_cases WHERE run_id=? AND "
+            "(instr(json_extract(outcome, '$.c'), 'F') OR instr(json_extract(outcome, '$.c'), "
+            "'M') OR json_extract(outcome, '$.e') IS NOT NULL)", (run_id,)).fetchone()[0]
+        errored = self.conn.execute(
+            "SELECT count(DISTINCT case_id) FROM run_errors WHERE run_id=?",
+            (run_id,)).fetchone()[0]
+        return int(failing), int(errored)
+
+    def run_progress(self, run_id: str) -> dict[str, Any]:
+        """How far a run has got, from what it stored: its live status, cases done (every
+        trial of the case stored) of the cases planned, executions done of planned (each
+        trial), errored executions by kind, and when it started and finished. `retried` is
+        the document's (known once the run is decided; None before)."""
+        record = self.conn.execute(
+            "SELECT run_id, project, started_at, finished_at, status, pid, host, system_name, "
+            "system_version, n_cases, json_extract(suite, '$.trials'), "
+            "json_extract(suite, '$.cases'), json_extract(summary, '$.execution.retried') "
+            "FROM runs WHERE run_id=?", (run_id,)).fetchone()
+        if record is None:
+            raise StoreError(f"run {run_id} is not in the store")
+        run = dict(zip(_LISTED, record[:len(_LISTED)], strict=True))
+        trials, planned, retried = record[len(_LISTED):]
+        trials = int(trials or 1)
+        executions, cases = self.conn.execute(
+            "SELECT count(*), count(DISTINCT case_id) FROM run_cases WHERE run_id=?",
+            (run_id,)).fetchone()
+        if trials > 1:
+            cases = self.conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM run_cases WHERE run_id=? GROUP BY case_id "
+                "HAVING count(*) >= ?)", (run_id, trials)).fetchone()[0]
+        kinds = dict(self.conn.execute(
+            "SELECT kind, count(*) FROM run_errors WHERE run_id=? GROUP BY kind ORDER BY "
+            "count(*) DESC, kind", (run_id,)).fetchall())
+        total = int(planned) if planned is not None else run["n_cases"]
+        return {
+            "run_id": run_id,
+            "status": self._live_status(run),
+            "done": int(cases),
+            "total": total,
+            "trials": trials,
+            "executions": {"done": int(executions),
+                           "total": None if total is None else total * trials},
+            "errored": sum(kinds.values()),
+            "errored_by_kind": kinds,
+            "retried": retried,
+            "started": run["started_at"],
+            "finished": run["finished_at"],
+        }
+
     def tags(self) -> dict[str, list[str]]:
         """Run id → the names it is tagged with, in name order."""
         out: dict[str, list[str]] = {}
@@ -259,6 +348,24 @@ class RunsRegistry:
                 raise damaged_row_error(self.path, f"the run_cases row of case {case_id!r} "
                                         f"in run {run_id} (outcome)", exc) from None
             yield case_id, case_digest, exec_key, parsed
+
+    def iter_run_outlines(self, run_id: str
+                          ) -> Iterator[tuple[str, str, str | None, dict[str, Any]]]:
+        """Like `iter_run_cases`, with only what a case list shows of each outcome — verdict
+        codes `c`, error kind `e`, slice groups `s`, source `src`, trial `tr` — taken out by
+        SQLite rather than parsing every outcome whole."""
+        cursor = self.conn.execute(
+            "SELECT case_id, case_digest, exec_key, json_extract(outcome, '$.c'), "
+            "json_extract(outcome, '$.e'), json_extract(outcome, '$.s'), "
+            "json_extract(outcome, '$.src'), json_extract(outcome, '$.tr') "
+            "FROM run_cases WHERE run_id=? ORDER BY seq", (run_id,))
+        while rows := cursor.fetchmany(4096):
+            # Every row's slice groups parsed in one call (one JSON array of them all).
+            groups = json.loads("[" + ",".join(row[5] or "[]" for row in rows) + "]")
+            for (case_id, case_digest, exec_key, codes, error, _, source, trial), found in zip(
+                    rows, groups, strict=True):
+                yield case_id, case_digest, exec_key, {
+                    "c": codes, "e": error, "s": found, "src": source, "tr": trial or 1}
 
     def iter_run_verdicts(self, run_id: str, *, trials: bool = True, clusters: bool = False
                           ) -> Iterator[tuple[Any, ...]]:

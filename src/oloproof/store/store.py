@@ -55,7 +55,7 @@ class Store(Writer, RunsRegistry, CacheReads):
         began = time.monotonic()
         try:
             self.conn = connect(path)
-            _check_is_a_store(self.conn, path, empty_ok=True)
+            check_is_a_store(self.conn, path, empty_ok=True)
             migrate(self.conn)
         except sqlite3.DatabaseError as exc:
             raise store_error(exc, path, "open", time.monotonic() - began) from None
@@ -66,6 +66,17 @@ class Store(Writer, RunsRegistry, CacheReads):
         except sqlite3.DatabaseError as exc:
             self.conn.close()
             raise store_error(exc, path, "open", time.monotonic() - began) from None
+
+    @classmethod
+    def on_connection(cls, path: Path, conn: sqlite3.Connection) -> Store:
+        """A read-only handle on a connection opened elsewhere (`viewing.read_store`): no
+        check, migration or merge is made here, and closing it closes the connection. Its
+        reads of a case find the rows a running run has staged (`CacheReads.reads_staged`)."""
+        store = cls.__new__(cls)
+        store.path, store.read_only, store.conn = path, True, conn
+        store.reads_staged = True
+        Writer.__init__(store)
+        return store
 
     @staticmethod
     def _open_for_reading(path: Path) -> sqlite3.Connection:
@@ -79,7 +90,7 @@ class Store(Writer, RunsRegistry, CacheReads):
                              "first", file=path)
         try:
             conn = connect_read_only(path)
-            version = _check_is_a_store(conn, path, empty_ok=False)
+            version = check_is_a_store(conn, path, empty_ok=False)
             if version < SCHEMA_VERSION:
                 try:
                     Store(path).close()  # migrate and merge, then read
@@ -135,7 +146,7 @@ def _no_directory(path: Path, exc: OSError) -> StoreError:
                       f"point the store elsewhere ({_ELSEWHERE})", file=path)
 
 
-def _check_is_a_store(conn: sqlite3.Connection, path: Path, *, empty_ok: bool) -> int:
+def check_is_a_store(conn: sqlite3.Connection, path: Path, *, empty_ok: bool) -> int:
     """The store's schema version, after checking the file is a database with our tables."""
     # Both read from one snapshot: a process creating the store between two reads would show
     # its tables beside the version from before them (a "damaged" store that is not).

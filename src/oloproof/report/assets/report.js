@@ -2,8 +2,11 @@
  *
  * Every value that came from a case or a system is untrusted. It reaches the page only as text:
  * the DOM is built with createElement/textContent/setAttribute, never with innerHTML, and the
- * embedded data is read with JSON.parse. Nothing is fetched: case details are read from script
- * elements of this file (gzip+base64 ones are decompressed with DecompressionStream).
+ * embedded data is read with JSON.parse. In a report file nothing is fetched: case details are
+ * read from script elements of this file (gzip+base64 ones are decompressed with
+ * DecompressionStream). Served by `oloproof view` (`META.served`, the JSON API's address on the
+ * same origin), the same page reads a case's details from the API when it is opened, and a run
+ * in progress polls the API and draws itself again with the figures so far.
  */
 (function () {
   "use strict";
@@ -13,6 +16,8 @@
   var S = DATA.summary;
   var INDEX = DATA.index;              // [id, codes, errorKind, groups[], source, chunk, pos,
                                        //  with trials [trials, trials failed per criterion]]
+  // Served by `oloproof view` while the run is running: redrawn as it goes (`live`).
+  var LIVE = !!META.live && S.status === "running";
   // With a baseline: the baseline run's cases whose verdicts moved (same row shape).
   var BASE_INDEX = DATA.baseline_index || [];
   var CMP = S.comparison || null;
@@ -21,82 +26,11 @@
   var PAGE = 100;
   var VERDICT = { P: "passed", F: "failed", M: "missing", X: "excluded" };
 
-  // ---- DOM helpers (text only) ------------------------------------------------------------
+  // ---- DOM helpers (text only: dom.js) ----------------------------------------------------
 
-  function h(tag, attrs) {
-    var el = document.createElement(tag);
-    if (attrs) {
-      for (var key in attrs) {
-        if (!Object.prototype.hasOwnProperty.call(attrs, key)) continue;
-        var v = attrs[key];
-        if (v === null || v === undefined || v === false) continue;
-        if (key === "class") el.className = v;
-        else if (key === "text") addOne(el, String(v));
-        else if (key.slice(0, 2) === "on" && typeof v === "function") {
-          el.addEventListener(key.slice(2), v);
-        } else el.setAttribute(key, v === true ? "" : String(v));
-      }
-    }
-    for (var i = 2; i < arguments.length; i++) add(el, arguments[i]);
-    return el;
-  }
-
-  /* Append children (text, nodes, arrays of them; null/false skipped) to `el`. */
-  function add(el) {
-    for (var a = 1; a < arguments.length; a++) addOne(el, arguments[a]);
-  }
-
-  function addOne(el, child) {
-    if (child === null || child === undefined || child === false) return;
-    if (Array.isArray(child)) {
-      for (var i = 0; i < child.length; i++) addOne(el, child[i]);
-      return;
-    }
-    if (typeof child === "string" || typeof child === "number") {
-      addText(el, String(child));
-      return;
-    }
-    el.appendChild(child);
-  }
-
-  /* Text, with each character that would change how the text around it looks without being
-   * seen (a bidi override turns `trip-\u202egnp.exe` into `trip-exe.png`; a zero-width space
-   * hides in an id) shown as a marked `\uXXXX`, as the terminal shows it. */
-  var UNSAFE = new RegExp(META.unsafe, "g");
-  function addText(el, text) {
-    UNSAFE.lastIndex = 0;
-    if (!UNSAFE.test(text)) { el.appendChild(document.createTextNode(text)); return; }
-    UNSAFE.lastIndex = 0;
-    var at = 0, m;
-    while ((m = UNSAFE.exec(text)) !== null) {
-      if (m.index > at) el.appendChild(document.createTextNode(text.slice(at, m.index)));
-      var code = "\\u" + ("000" + m[0].charCodeAt(0).toString(16)).slice(-4);
-      var mark = document.createElement("span");
-      mark.className = "unsafe-char";
-      mark.title = "an invisible or direction-changing character (" + code.slice(1).toUpperCase()
-        .replace("U", "U+") + "), shown escaped";
-      mark.textContent = code;
-      el.appendChild(mark);
-      at = m.index + m[0].length;
-    }
-    if (at < text.length) el.appendChild(document.createTextNode(text.slice(at)));
-  }
-
-  var SVGNS = "http://www.w3.org/2000/svg";
-  function s(tag, attrs) {
-    var el = document.createElementNS(SVGNS, tag);
-    for (var key in attrs) {
-      if (key === "text") el.textContent = attrs[key];
-      else el.setAttribute(key, String(attrs[key]));
-    }
-    return el;
-  }
-
-  function clear(el) { while (el.firstChild) el.removeChild(el.firstChild); return el; }
-
-  function fmtInt(n) { return Number(n).toLocaleString("en-US"); }
-
-  function pill(text, cls) { return h("span", { class: "pill " + (cls || text) }, text); }
+  var DOM = oloproofDom(META.unsafe);
+  var h = DOM.h, add = DOM.add, s = DOM.s, clear = DOM.clear, fmtInt = DOM.fmtInt,
+    pill = DOM.pill;
 
   function jsonText(value, pretty) {
     if (value === undefined) return "";
@@ -202,7 +136,30 @@
 
   function loadCase(pos) { return loadRow(INDEX[pos]); }
 
-  function loadRow(row) {
+  /* JSON from the view's API (same origin), or an Error with the message it answered. */
+  function fetchJson(url) {
+    return fetch(url, { cache: "no-store", credentials: "same-origin" }).then(function (r) {
+      return r.json().catch(function () { return {}; }).then(function (body) {
+        if (r.ok) return body;
+        throw new Error((body.error && body.error.message) || "the view answered " + r.status);
+      });
+    });
+  }
+
+  /* A case's details: from this file's blocks, or (served) from the API, by run and case id. */
+  function loadRow(row, runId) {
+    if (META.served) {
+      var url = META.served + "runs/" + encodeURIComponent(runId || S.run_id) + "/cases?id=" +
+        encodeURIComponent(row[0]);
+      if (LIVE) return fetchJson(url);  // what a running run stored of a case can grow
+      if (!chunkCache.has(url)) {
+        var p = fetchJson(url);
+        chunkCache.set(url, p);
+        if (chunkCache.size > 24) chunkCache.delete(chunkCache.keys().next().value);
+        p.catch(function () { chunkCache.delete(url); });
+      }
+      return chunkCache.get(url);
+    }
     return loadChunk(row[5]).then(function (chunk) {
       var detail = chunk[row[6]];
       var refs = detail["$refs"] || {};
@@ -223,11 +180,17 @@
   // ---- interval bars ----------------------------------------------------------------------
 
   var RULES_BY_METRIC = {};
-  (S.policy.rules || []).forEach(function (r) {
-    (RULES_BY_METRIC[r.metric] = RULES_BY_METRIC[r.metric] || []).push(r);
-  });
   var STATE_BY_RULE = {};
-  (S.decisions || []).forEach(function (d) { STATE_BY_RULE[d.rule] = d.state; });
+  function indexRules() {
+    RULES_BY_METRIC = {};
+    (S.policy.rules || []).forEach(function (r) {
+      (RULES_BY_METRIC[r.metric] = RULES_BY_METRIC[r.metric] || []).push(r);
+    });
+    STATE_BY_RULE = {};
+    // A running run is not decided: its bars carry no rule state.
+    if (!LIVE) (S.decisions || []).forEach(function (d) { STATE_BY_RULE[d.rule] = d.state; });
+  }
+  indexRules();
 
   function metricState(metricId) {
     var order = ["FAIL", "MANUAL_REVIEW", "INSUFFICIENT_EVIDENCE", "PASS"];
@@ -331,8 +294,22 @@
       .slice(0, 19) + " UTC" : null;
     var status = S.status === "complete" ? "complete" :
       S.status + " (did not complete: figures cover what finished)";
+    if (LIVE) status = "running";
+    var blockOn = h("div", { class: "note" }, "block on: " + (S.policy.block_on || []).join(", ") +
+      ((S.policy.warn_on || []).length ? " · warn on: " + S.policy.warn_on.join(", ") : ""));
+    var gateBox = LIVE ? h("div", { class: "gate RUNNING", id: "gate", "data-running": "1" },
+      h("div", null, h("div", { class: "action" }, "Running"),
+        h("div", { class: "exit" }, "not decided")),
+      h("div", null, "running, not decided: the figures below cover the cases stored so far; " +
+        "the gate is decided when the run finishes", blockOn)) :
+      h("div", { class: "gate " + (gate.action || ""), id: "gate" },
+        h("div", null, h("div", { class: "action" }, "Gate: " + (gate.action || "?")),
+          h("div", { class: "exit" }, "exit " + gate.exit_code)),
+        h("div", null, gate.action === "WARN" ? "release allowed, with a warning" :
+          GATE_WORDS[gate.exit_code] || "", h("div", null, ruleTally()), blockOn));
     return h("header", { class: "top" }, h("div", { class: "wrap" },
-      h("div", { class: "brand" }, "Oloproof report"),
+      META.served ? h("div", { class: "brand" }, h("a", { href: META.home, id: "all-runs" },
+        "Oloproof · all runs")) : h("div", { class: "brand" }, "Oloproof report"),
       h("h1", null, (S.project || "") + " · " + (S.system ? S.system.name + " " +
         S.system.version : "")),
       h("div", { class: "meta-line" },
@@ -341,16 +318,10 @@
         h("span", null, fmtInt(S.cases || 0) + " cases"),
         h("span", null, "confidence level " + S.confidence_level),
         when ? h("span", null, "run started " + when) : null,
-        h("span", null, "report written " + new Date(META.generated_at * 1000).toISOString()
-          .replace("T", " ").slice(0, 19) + " UTC")),
-      h("div", { class: "gate " + (gate.action || ""), id: "gate" },
-        h("div", null, h("div", { class: "action" }, "Gate: " + (gate.action || "?")),
-          h("div", { class: "exit" }, "exit " + gate.exit_code)),
-        h("div", null, gate.action === "WARN" ? "release allowed, with a warning" :
-          GATE_WORDS[gate.exit_code] || "", h("div", null, ruleTally()),
-          h("div", { class: "note" }, "block on: " + (S.policy.block_on || []).join(", ") +
-            ((S.policy.warn_on || []).length ? " · warn on: " + S.policy.warn_on.join(", ") : "")
-          ))),
+        h("span", null, (META.served ? "read from the store " : "report written ") +
+          new Date(META.generated_at * 1000).toISOString().replace("T", " ").slice(0, 19) +
+          " UTC")),
+      gateBox,
       h("nav", { class: "toc" },
         [["#decisions", "Decisions"]].concat(CMP ? [["#comparison", "Comparison"]] : [],
           [["#metrics", "Metrics"], ["#slices", "Slices"], ["#cases", "Cases"],
@@ -396,6 +367,20 @@
   }
 
   function renderDecisions() {
+    if (LIVE) {  // the rules, each with what it will compare; no state before the run ends
+      var pending = (S.policy.rules || []).map(function (r) {
+        return h("tr", null, h("td", null, r.id), h("td", { class: "mono" }, r.metric),
+          h("td", null, pill("running, not decided", "running")), h("td"),
+          h("td", null, r.text));
+      });
+      if (!pending.length) pending = [h("tr", null, h("td", { colspan: 5 }, "(no rules)"))];
+      return h("section", { id: "decisions" }, h("h2", null, "Decisions ",
+        h("span", { class: "sub" }, "— made when the run finishes")),
+        h("div", { class: "table-scroll" }, h("table", null,
+          h("thead", null, h("tr", null, ["Rule", "Metric", "State", "Reasons", "Threshold"]
+            .map(function (c) { return h("th", null, c); }))),
+          h("tbody", null, pending))));
+    }
     var rulesById = {};
     (S.policy.rules || []).forEach(function (r) { rulesById[r.id] = r; });
     var rows = (S.decisions || []).map(function (d) {
@@ -441,7 +426,9 @@
           })));
     });
     var approx = metrics.some(function (m) { return m.approximate; });
-    return h("section", { id: "metrics" }, h("h2", null, "Metrics"), legend(),
+    return h("section", { id: "metrics", "data-running": LIVE ? "1" : null },
+      h("h2", null, "Metrics", LIVE ? h("span", { class: "sub running" },
+        " so far — running, not decided") : null), legend(),
       h("div", { class: "table-scroll" }, h("table", null,
         h("thead", null, h("tr", null, h("th", null, "Metric"), h("th", { class: "num" }, "Estimate"),
           h("th", { class: "num" }, "Interval"), h("th", null, "N"),
@@ -1464,7 +1451,7 @@
     var pos = positionOf(id), brow = baseRowOf(id);
     clear(panel);
     add(panel, h("p", { class: "note" }, "Reading case " + id + " in both runs…"));
-    var sides = [brow ? loadRow(brow) : Promise.resolve(null),
+    var sides = [brow ? loadRow(brow, CMP.baseline) : Promise.resolve(null),
       pos >= 0 ? loadCase(pos) : Promise.resolve(null)];
     Promise.all(sides).then(function (details) {
       if (token !== compareToken) return;
@@ -1504,21 +1491,125 @@
     if (pos < 0) scrollToPanel(listEls.panel);
   }
 
-  function start() {
+  /* Everything above the case list, drawn from the summary. */
+  function renderSummary() {
+    var part = h("div", { id: "summary-part" });
+    add(part, renderErrors(S.errors));
+    (S.warnings || []).forEach(function (w) { add(part, h("p", { class: "warning" }, "Warning: " + w)); });
+    add(part, [renderDecisions(), renderComparison(), renderMetrics(), renderReliability(),
+      renderExclusions(), renderTransforms(), renderSlices()]);
+    add(part, [h("h2", null, "Cache"), renderCache()]);
+    if (S.usage_text) add(part, [h("h2", null, "Usage"), h("p", { id: "usage", class: "mono" }, S.usage_text)]);
+    return part;
+  }
+
+  function draw() {
     var app = document.getElementById("app");
     clear(app);
     add(app, renderHeader());
     var main = h("main", { class: "wrap" });
-    add(main, renderErrors(S.errors));
-    (S.warnings || []).forEach(function (w) { add(main, h("p", { class: "warning" }, "Warning: " + w)); });
-    add(main, [renderDecisions(), renderComparison(), renderMetrics(), renderReliability(),
-      renderExclusions(), renderTransforms(), renderSlices()]);
-    add(main, [h("h2", null, "Cache"), renderCache()]);
-    if (S.usage_text) add(main, [h("h2", null, "Usage"), h("p", { id: "usage", class: "mono" }, S.usage_text)]);
+    if (LIVE) add(main, renderProgress(progress));
+    add(main, renderSummary());
     add(main, renderCases());
     add(main, renderLimits());
     add(app, main);
     applyFilters();
+    onHash();
+  }
+
+  // ---- a run in progress (served by `oloproof view`) --------------------------------------
+
+  var progress = null;     // the view's last answer to /progress
+  var drawnFor = "";       // the progress the figures on the page were read at
+  var figuresAt = 0;       // when the figures were last asked for (performance.now())
+
+  function duration(seconds) {
+    if (typeof seconds !== "number" || !isFinite(seconds)) return null;
+    var t = Math.max(0, Math.round(seconds));
+    if (t < 60) return t + " s";
+    var m = Math.floor(t / 60);
+    if (m < 60) return m + " min " + (t % 60) + " s";
+    return Math.floor(m / 60) + " h " + (m % 60) + " min";
+  }
+
+  /* Cases done of the planned total, errored executions by kind, retried, a time to finish:
+   * the view's /progress answer (counted from the rows the run stored), drawn as it is. */
+  function renderProgress(p) {
+    var sec = h("section", { id: "progress", class: "progress", "aria-live": "polite" },
+      h("h2", null, "Running ", h("span", { class: "sub running" }, "— not decided")));
+    if (!p) {
+      add(sec, h("p", { class: "note" }, "Reading the run's progress…"));
+      return sec;
+    }
+    sec.setAttribute("data-done", String(p.done));
+    var kinds = Object.keys(p.errored_by_kind || {});
+    var known = typeof p.total === "number";
+    var eta = duration(p.eta_seconds);
+    add(sec, h("div", { class: "progress-line" },
+      known ? h("progress", { value: p.done, max: Math.max(p.total, 1) }) : null,
+      h("strong", { id: "progress-done" }, fmtInt(p.done) + (known ? " of " + fmtInt(p.total) :
+        "") + " cases done"),
+      p.trials > 1 ? " · " + fmtInt(p.executions.done) + (known ? " of " +
+        fmtInt(p.executions.total) : "") + " executions (" + p.trials + " trials a case)" : null),
+      h("ul", { class: "progress-facts" },
+        h("li", { id: "progress-errored" }, "errored: " + fmtInt(p.errored) + (kinds.length ?
+          " (" + kinds.map(function (k) { return k + " " + fmtInt(p.errored_by_kind[k]); })
+            .join(", ") + ")" : "")),
+        h("li", { id: "progress-retried" }, "retried: " + (typeof p.retried === "number" ?
+          fmtInt(p.retried) : "counted when the run ends")),
+        h("li", { id: "progress-eta" }, "time to finish: " + (eta ? "about " + eta :
+          "not known yet")),
+        h("li", null, "running for " + (duration(p.elapsed_seconds) || "—"))),
+      p.note ? h("p", { class: "warning" }, p.note) : null);
+    return sec;
+  }
+
+  function setData(data) {
+    META.generated_at = Date.now() / 1000;
+    S = data.summary;
+    INDEX = data.index;
+    BASE_INDEX = data.baseline_index || [];
+    CMP = S.comparison || null;
+    LIVE = !!META.live && S.status === "running";
+    BY_ID = null;
+    indexRules();
+  }
+
+  function replaceEl(old, el) { if (old) old.replaceWith(el); }
+
+  /* The progress every 0.4 s; when more is stored, the figures so far every other time (the
+   * same summary the page was drawn from, read again: for a large run, the dearer answer), so
+   * both are redrawn at least once a second; once the run has ended, the page whole. */
+  function poll() {
+    var base = META.served + "runs/" + encodeURIComponent(S.run_id);
+    fetchJson(base + "/progress").then(function (p) {
+      progress = p;
+      var key = p.status + "|" + p.executions.done + "|" + p.errored;
+      var now = performance.now();
+      if (key === drawnFor || (p.status === "running" && now - figuresAt < 600)) {
+        replaceEl(document.getElementById("progress"), renderProgress(p));
+        return null;
+      }
+      figuresAt = now;
+      return fetchJson(base + "/report").then(function (data) {
+        drawnFor = key;
+        setData(data);
+        if (!LIVE) { draw(); return; }
+        replaceEl(document.querySelector("header.top"), renderHeader());
+        replaceEl(document.getElementById("progress"), renderProgress(p));
+        replaceEl(document.getElementById("summary-part"), renderSummary());
+        applyFilters();
+      });
+    }).catch(function (err) {
+      var sec = document.getElementById("progress");
+      if (sec) add(sec, h("p", { class: "warning" }, "The view did not answer (" +
+        String(err.message || err) + "); trying again."));
+    }).then(function () { if (LIVE) setTimeout(poll, 400); });
+  }
+
+  function start() {
+    var app = document.getElementById("app");
+    draw();
     window.addEventListener("hashchange", onHash);
     window.addEventListener("beforeprint", function () {
       Array.prototype.forEach.call(document.querySelectorAll("details:not([open])"), function (d) {
@@ -1532,7 +1623,10 @@
       Array.prototype.forEach.call(document.querySelectorAll("details[data-print-opened]"),
         function (d) { d.removeAttribute("open"); d.removeAttribute("data-print-opened"); });
     });
-    onHash();
+    if (LIVE) poll();
+    if (META.focus && !location.hash && document.getElementById(META.focus)) {
+      document.getElementById(META.focus).scrollIntoView({ block: "start" });
+    }
     app.removeAttribute("aria-busy");
     app.setAttribute("data-ready", "1");
     window.__oloproofReady = performance.now();

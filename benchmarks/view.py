@@ -1,0 +1,255 @@
+"""`oloproof view`: how fast its pages answer (issue 31 §4: the runs page of a store with 500
+runs ≤ 0.3 s; the page of a 20,000-case run ≤ 2 s).
+
+Two stores:
+
+- 500 runs: a 40-case project (benchmarks/_synthetic.py) run once for real, then its run row
+  and case rows copied 499 times in SQL under new ids, a second apart, with five system
+  versions in turn — each listed run has a real document, as a store a team keeps for months;
+- one run of 20,000 cases (the HTML report benchmark's project: a 4-step trajectory, some wrong
+  answers, broken constraints and errors).
+
+`oloproof view` is started as a command on each store (a process of its own, `--port 0`).
+Measured, medians of `--repeat` fresh requests or pages:
+
+- *answer*: the server's whole answer to one GET (urllib, from request to last byte);
+- *ready*: in headless Chromium, navigation start → the page drawn (`window.__oloproofReady`:
+  the runs table; for a run, its summary and the first page of its case list);
+- *open*: a click on a case → its panel drawn (its details asked of the API then).
+
+Beside them, for the 20,000-case run: the same report written as a file (`report --html`,
+every case's details embedded). Appends the figures under "oloproof view" in
+benchmarks/RESULTS.md. Usage: python benchmarks/view.py [--runs 500] [--cases 20000]
+[--repeat 5] [--no-append]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import re
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+WORK = HERE / "work" / "view"
+RESULTS = HERE / "RESULTS.md"
+
+sys.path.insert(0, str(HERE))
+from _synthetic import make_project as make_small_project  # noqa: E402
+from html_report import ARGS, CHROMIUM  # noqa: E402
+from html_report import make_project as make_large_project  # noqa: E402
+
+
+def copy_runs(store: Path, copies: int) -> None:
+    """The store's one run, copied `copies` times under new ids (started a second apart,
+    system versions v1…v5 in turn), with its case rows."""
+    conn = sqlite3.connect(store, isolation_level=None)
+    try:
+        (run_id, started) = conn.execute("SELECT run_id, started_at FROM runs").fetchone()
+        conn.execute("BEGIN")
+        for i in range(1, copies + 1):
+            new = f"{run_id[:-6]}{i:06d}"
+            conn.execute(
+                "INSERT INTO runs SELECT ?, project, ?, finished_at - started_at + ?, status, "
+                "pid, host, system_name, ?, n_cases, suite, policy, "
+                "replace(summary, ?, ?) FROM runs WHERE run_id = ?",
+                (new, started - i, started - i, f"v{1 + i % 5}", run_id, new, run_id))
+            conn.execute(
+                "INSERT INTO run_cases SELECT ?, seq, case_id, case_digest, exec_key, outcome "
+                "FROM run_cases WHERE run_id = ?", (new, run_id))
+        conn.execute("COMMIT")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+
+
+class View:
+    """`oloproof view --port 0` on a store, as a process of its own."""
+
+    def __init__(self, config: Path, store: Path) -> None:
+        env = dict(os.environ, CI="1")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "oloproof.cli.main", "view", "--port", "0", "--config",
+             str(config), "--store", str(store)], stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, env=env)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        found = re.match(r"Oloproof view: (http://\S+) ", line)
+        if not found:
+            raise SystemExit(f"the view did not start: {line!r} {self.process.stderr.read()}")
+        self.url = found.group(1)
+
+    def answer(self, path: str) -> tuple[float, int]:
+        """Seconds for one whole answer, and its size in bytes."""
+        t = time.perf_counter()
+        with urllib.request.urlopen(self.url.rstrip("/") + path, timeout=120) as answer:
+            body = answer.read()
+        return time.perf_counter() - t, len(body)
+
+    def cpu_seconds(self) -> float:
+        """CPU time the view's process has used (user + system): what an answer costs it,
+        whatever else the machine is doing."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+def median_answer(view: View, path: str, repeat: int) -> tuple[float, int, float]:
+    """(median seconds of an answer, its size, the server's CPU seconds per answer)."""
+    view.answer(path)  # the first answer imports the report's code: not what is measured
+    times, size = [], 0
+    cpu = view.cpu_seconds()
+    for _ in range(repeat):
+        seconds, size = view.answer(path)
+        times.append(seconds)
+    return statistics.median(times), size, (view.cpu_seconds() - cpu) / repeat
+
+
+def page_ready(browser: Any, url: str, repeat: int, case: str | None = None
+               ) -> dict[str, float]:
+    """Medians over fresh pages: navigation → drawn, and (with `case`) a click → its panel."""
+    ready, opened = [], []
+    for _ in range(repeat):
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        page.goto(url)
+        page.wait_for_selector("#app[data-ready]", timeout=120_000)
+        ready.append(page.evaluate("window.__oloproofReady"))
+        if case is not None:
+            page.fill("#case-search", case)
+            page.wait_for_selector('#app[data-listed="1"]', timeout=60_000)
+            t = time.perf_counter()
+            page.click(f'#case-rows tr[data-case="{case}"]')
+            page.wait_for_selector(f'#case-panel[data-case="{case}"]', timeout=60_000)
+            opened.append((time.perf_counter() - t) * 1000)
+        context.close()
+    out = {"ready_ms": statistics.median(ready)}
+    if opened:
+        out["open_ms"] = statistics.median(opened)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=500)
+    parser.add_argument("--cases", type=int, default=20_000)
+    parser.add_argument("--repeat", type=int, default=5,
+                        help="fresh pages per figure (answers: four times as many)")
+    parser.add_argument("--no-append", action="store_true")
+    args = parser.parse_args()
+    os.environ.pop("OLOPROOF_STORE", None)
+    os.environ["CI"] = "1"
+    from playwright.sync_api import sync_playwright
+
+    import oloproof
+    from oloproof.api import find_store, write_html_report
+
+    many = make_small_project(WORK / "many", 40) / "oloproof.yaml"
+    find_store(many).unlink(missing_ok=True)
+    oloproof.run(many, many.parent / "release.yaml")
+    copy_runs(find_store(many), args.runs - 1)
+
+    large = make_large_project(WORK / "large", args.cases)
+    t = time.perf_counter()
+    oloproof.run(large, large.parent / "release.yaml")
+    run_s = time.perf_counter() - t
+    with sqlite3.connect(find_store(large)) as conn:
+        run_id = conn.execute("SELECT run_id FROM runs").fetchone()[0]
+    t = time.perf_counter()
+    report = write_html_report(run_id, WORK / "large.html", large, find_store(large))
+    write_s = time.perf_counter() - t
+
+    middle = f"case-{args.cases // 2:05d}"
+    figures: dict[str, Any] = {}
+    answers = args.repeat * 4
+    views = {"many": View(many, find_store(many)), "large": View(large, find_store(large))}
+    try:
+        figures["runs_page"] = median_answer(views["many"], "/", answers)
+        figures["api_runs"] = median_answer(views["many"], "/api/runs", answers)
+        figures["run_page"] = median_answer(views["large"], f"/runs/{run_id}", answers)
+        figures["api_report"] = median_answer(views["large"], f"/api/runs/{run_id}/report",
+                                              answers)
+        figures["api_case"] = median_answer(views["large"],
+                                            f"/api/runs/{run_id}/cases?id={middle}",
+                                            answers)
+        figures["api_run"] = median_answer(views["large"], f"/api/runs/{run_id}", answers)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            version = browser.version
+            figures["runs_ready"] = page_ready(browser, views["many"].url, args.repeat)
+            figures["run_ready"] = page_ready(browser, f"{views['large'].url}runs/{run_id}",
+                                              args.repeat, middle)
+            browser.close()
+    finally:
+        for view in views.values():
+            view.close()
+
+    listed = args.runs
+    load = os.getloadavg()
+
+    def cpu(key: str) -> str:
+        return f"{figures[key][2] * 1000:.0f} ms"
+    lines = [
+        "",
+        f"### {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC · {listed} runs; one run of "
+        f"{args.cases:,} cases",
+        "",
+        (f"Machine: {platform.platform()}, {os.cpu_count()} CPU(s), Python "
+         f"{platform.python_version()}, Chromium {version} (headless, `benchmarks/view.py`), "
+         f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} when it ended. Medians "
+         f"of {args.repeat} pages and {args.repeat * 4} answers; *server CPU* is the view "
+         "process's CPU time per answer (what the answer costs whatever the machine's load). "
+         f"The {args.cases:,}-case run took "
+         f"{run_s:.1f} s; its report "
+         f"written as a file (`report --html`, every case's details embedded, "
+         f"{report.stat().st_size / 2**20:.1f} MiB) took {write_s:.1f} s."),
+        "",
+        "| page or endpoint | answer | server CPU | size | ready in Chromium | open a case | "
+        "target |",
+        "|---|---|---|---|---|---|---|",
+        f"| runs page `/` ({args.runs} runs) | {figures['runs_page'][0] * 1000:.0f} ms | "
+        f"{cpu('runs_page')} | "
+        f"{figures['runs_page'][1] / 1024:.0f} KiB | {figures['runs_ready']['ready_ms']:.0f} ms |"
+        " — | ≤ 300 ms |",
+        f"| `/api/runs` ({args.runs} runs) | {figures['api_runs'][0] * 1000:.0f} ms | "
+        f"{cpu('api_runs')} | "
+        f"{figures['api_runs'][1] / 1024:.0f} KiB | — | — | |",
+        f"| run page `/runs/RUN` ({args.cases:,} cases) | {figures['run_page'][0] * 1000:.0f} ms "
+        f"| {cpu('run_page')} | {figures['run_page'][1] / 2**20:.1f} MiB | "
+        f"{figures['run_ready']['ready_ms']:.0f} ms | {figures['run_ready']['open_ms']:.0f} ms "
+        "| ≤ 2 s |",
+        f"| `/api/runs/RUN/report` (what a running run's page polls) | "
+        f"{figures['api_report'][0] * 1000:.0f} ms | {cpu('api_report')} | "
+        f"{figures['api_report'][1] / 2**20:.1f} MiB "
+        "| — | — | |",
+        f"| `/api/runs/RUN/cases?id=…` (one case) | {figures['api_case'][0] * 1000:.0f} ms | "
+        f"{cpu('api_case')} | "
+        f"{figures['api_case'][1] / 1024:.1f} KiB | — | — | |",
+        f"| `/api/runs/RUN` (the run document) | {figures['api_run'][0] * 1000:.0f} ms | "
+        f"{cpu('api_run')} | "
+        f"{figures['api_run'][1] / 1024:.0f} KiB | — | — | |",
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not args.no_append:
+        current = RESULTS.read_text(encoding="utf-8")
+        heading = "## oloproof view — `benchmarks/view.py`"
+        if heading not in current:
+            current += f"\n{heading}\n\nSee benchmarks/view.py for what is measured.\n"
+        RESULTS.write_text(current.rstrip("\n") + "\n" + text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

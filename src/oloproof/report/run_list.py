@@ -1,0 +1,46 @@
+"""The runs of a project as a list reads them: `oloproof runs` and the view's runs page.
+
+One definition of what a run's gate says in words, and of the fields a listed run shows, so
+the terminal and the browser agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+NOT_DECIDED = "not decided: the run did not complete"
+RUNNING = "running, not decided"
+
+
+def gate_words(status: str, gate: dict[str, Any] | None) -> str:
+    """`BLOCK (exit 1)`; a run without a gate is running, or did not complete."""
+    if gate:
+        return f"{gate['action']} (exit {gate['exit_code']})"
+    return RUNNING if status == "running" else NOT_DECIDED
+
+
+def run_list(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The runs page's rows (and `/api/runs`), newest first, from `Store.run_rows()`:
+    `{run_id, status, gate, gate_words, system, version, tags, trials, cases, failing,
+    errored, started, finished}`. `cases` is what a finished run decided on, and for a run
+    that has not finished, the cases it plans."""
+    out = []
+    for row in rows:
+        cases = row["n_cases"] if row["n_cases"] is not None else row.get("planned_cases")
+        out.append({
+            "run_id": row["run_id"],
+            "status": row["status"],
+            "gate": row.get("gate"),
+            "gate_words": gate_words(row["status"], row.get("gate")),
+            "system": row["system_name"],
+            "version": row["system_version"],
+            "tags": list(row.get("tags") or []),
+            "trials": row.get("trials", 1),
+            "cases": cases,
+            "failing": row.get("failing"),
+            "errored": row.get("errored"),
+            "started": row["started_at"],
+            "finished": row["finished_at"],
+            "project": row["project"],
+        })
+    return out

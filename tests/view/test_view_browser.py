@@ -1,0 +1,212 @@
+"""`oloproof view` in real headless Chromium (docs/view.md): the runs page → a run → a failing
+case → two runs compared, a deep link to a case, the report's hostile-text test on the view's
+page, and a run started while its page is open, advancing on screen without a reload.
+
+One server (a thread of this process) and one browser serve the module. Screenshots go to
+tests/artifacts/, or to docs/images/ with OLOPROOF_DOC_SCREENSHOTS=1 (the committed images of
+docs/view.md, refreshed on purpose).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from test_html import check_hostile_text_stays_text, write_hostile_project
+from view_support import (
+    HOSTILE,
+    ViewPage,
+    ViewServer,
+    files_state,
+    run_project,
+    screenshot_dir,
+)
+
+from oloproof.api import find_store
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+
+@pytest.fixture
+def tab(browser: Any, view: ViewServer) -> Iterator[ViewPage]:
+    page = ViewPage(browser, view.url)
+    yield page
+    page.close()
+
+
+def _shot(target: Any, name: str, **options: Any) -> None:
+    target.screenshot(path=str(screenshot_dir() / name), **options)
+
+
+def test_runs_then_a_run_then_a_case_then_compare(desk: Any, view: ViewServer,
+                                                  tab: ViewPage) -> None:
+    before = files_state(find_store(desk.config))
+    page = tab.open("/")
+    rows = page.locator("#run-rows tr")
+    assert rows.count() == 2
+    newest, older = (rows.nth(i).get_attribute("data-run") for i in range(2))
+    first = rows.nth(0).inner_text()
+    assert "complete" in first and "desk" in first and "v2" in first
+    assert "ALLOW (exit 0)" in first  # 15 of 19 answered right: above the 50% minimum
+    cells = rows.nth(0).locator("td")
+    assert [cells.nth(i).inner_text() for i in (8, 9, 10, 11)] == ["1", "19", "4", "1"]
+    # The filter: by version, then by anything a row shows.
+    page.fill("#run-filter", "v1")
+    page.wait_for_selector('#app[data-listed="1"]')
+    assert page.locator("#run-rows tr").first.get_attribute("data-run") == older
+    assert "shipped-1.0" in page.locator("#run-rows tr").first.inner_text()  # its tag
+    page.fill("#run-filter", "shipped")
+    page.wait_for_selector('#app[data-listed="1"]')
+    assert page.locator("#run-rows tr").first.get_attribute("data-run") == older
+    page.fill("#run-filter", "")
+    page.wait_for_selector('#app[data-listed="2"]')
+    _shot(page, "view-runs.png")
+
+    # A run: its report, with the case panel.
+    page.locator(f'#run-rows tr[data-run="{newest}"] a').click()
+    page.wait_for_url(f"**/runs/{newest}")
+    page.wait_for_selector("#app[data-ready]")
+    assert "Gate: ALLOW" in page.locator("#gate").inner_text()
+    assert "answer_correct" in page.locator("#metrics").inner_text()
+    assert "exception × 1" in page.locator("#errors").inner_text()
+    _shot(page, "view-run.png")
+    page.click('button.chip[data-status="failed"]')
+    assert [page.locator("#case-rows tr").nth(i).get_attribute("data-case")
+            for i in range(page.locator("#case-rows tr").count())] == ["c1", "c7", "c9"]
+    page.locator('#case-rows tr[data-case="c7"]').click()
+    panel = page.locator('#case-panel[data-case="c7"]')
+    panel.wait_for()
+    assert page.url.endswith("#case=c7")  # a deep link
+    assert HOSTILE in panel.inner_text() and "answer_correct: failed" in panel.inner_text()
+    assert panel.locator("ol.timeline > li.step").count() == 3
+    _shot(panel, "view-case.png")
+
+    # Back to the list: pick both runs, compare them.
+    page.locator("#all-runs").click()
+    page.wait_for_url(view.url)
+    page.wait_for_selector("#app[data-ready]")
+    assert page.locator("#compare-picked").is_disabled()
+    page.check(f'input[data-pick="{newest}"]')
+    page.check(f'input[data-pick="{older}"]')
+    assert f"baseline {older} · candidate {newest}" in page.locator("#pair-note").inner_text()
+    page.click("#compare-picked")
+    page.wait_for_url("**/compare?**")
+    page.wait_for_selector("#app[data-ready]")
+    section = page.locator("#comparison")
+    assert f"Compared with baseline {older}" in section.inner_text()
+    compared = page.locator("#compare-cases tbody tr")
+    assert [compared.nth(i).get_attribute("data-compare-case")
+            for i in range(compared.count())] == ["c7", "c9", "c2"]  # broken first
+    _shot(section, "view-compare.png")
+    compared.nth(0).locator("button").click()
+    both = page.locator('#compare-panel[data-case="c7"]')
+    both.wait_for()
+    assert "answer_correct: passed" in both.locator('[data-side="baseline"]').inner_text()
+    assert "answer_correct: failed" in both.locator('[data-side="candidate"]').inner_text()
+    assert page.locator("img").count() == 0
+    tab.assert_clean()
+    assert files_state(find_store(desk.config)) == before  # browsing wrote nothing
+
+
+def test_a_deep_link_opens_its_case(desk: Any, tab: ViewPage) -> None:
+    tab.open("/runs/latest#case=c9")  # a reference, redirected to the run's own address
+    panel = tab.page.locator('#case-panel[data-case="c9"]')
+    panel.wait_for()
+    assert "/runs/run_" in tab.page.url and tab.page.url.endswith("#case=c9")
+    assert "answer_correct: failed" in panel.inner_text()
+    tab.open("/runs/latest~1#case=c20")  # only the baseline has c20
+    tab.page.locator('#case-panel[data-case="c20"]').wait_for()
+    tab.assert_clean()
+
+
+def test_the_reports_hostile_text_test_passes_on_the_view(
+        tmp_path_factory: pytest.TempPathFactory, browser: Any) -> None:
+    config = write_hostile_project(tmp_path_factory.mktemp("view-hostile") / "hostile")
+    run_project(config)
+    server = ViewServer(find_store(config))
+    tab = ViewPage(browser, server.url)
+    try:
+        tab.open("/runs/latest")
+        check_hostile_text_stays_text(tab)
+        runs = tab.open("/")
+        assert runs.locator("img, b, i").count() == 0
+        tab.assert_clean()
+    finally:
+        tab.close()
+        server.close()
+
+
+def test_a_run_started_while_its_page_is_open_advances_on_screen(
+        new_probe: Callable[[], Any], spawn_oloproof: Callable[..., Any], browser: Any) -> None:
+    probe = new_probe()
+    cases = probe.plain_cases(40, sleep=0.15)
+    for i in (3, 11):
+        cases[i]["input"]["behave"] = "raise"
+    probe.write_cases(cases)
+    probe.set_system(concurrency=1)
+    server = ViewServer(probe.store)  # before the project's first run: no store yet
+    tab = ViewPage(browser, server.url)
+    run = None
+    try:
+        page = tab.open("/")
+        page.evaluate("window.__sameDocument = true")
+        assert "No runs yet" in page.locator("#run-rows").inner_text()
+        run = spawn_oloproof("run", cwd=probe.root)
+        running = page.locator('#run-rows tr[data-status="running"]')
+        running.wait_for(timeout=30_000)  # the runs page shows it, without a reload
+        assert page.evaluate("window.__sameDocument") is True
+        assert "running, not decided" in running.inner_text()
+        running.locator("a").click()
+        page.wait_for_selector("#progress[data-done]", timeout=20_000)
+        # Watch the progress as it is drawn: each redraw's time and cases done.
+        page.evaluate("""() => {
+          window.__drawn = [];
+          window.__figures = [];
+          let figures = document.getElementById("summary-part");
+          new MutationObserver(() => {
+            const p = document.getElementById("progress");
+            if (p && p.dataset.done) window.__drawn.push([performance.now(), +p.dataset.done]);
+            const now = document.getElementById("summary-part");
+            if (p && now !== figures) {
+              figures = now;
+              window.__figures.push([performance.now(),
+                document.getElementById("metrics").textContent]);
+            }
+          }).observe(document.getElementById("app"), { childList: true, subtree: true });
+          window.__sameDocument = true;
+        }""")
+        page.wait_for_function("() => window.__drawn.length >= 6", timeout=20_000)
+        assert "so far — running, not decided" in page.locator("#metrics").inner_text()
+        assert page.locator("#gate").get_attribute("data-running") == "1"
+        text = page.locator("#progress").inner_text()
+        assert " of 40 cases done" in text and "time to finish: about" in text
+        page.wait_for_function(
+            "() => (document.getElementById('progress-errored') || {}).textContent"
+            "?.includes('exception')", timeout=30_000)
+        _shot(page, "view-live.png")
+        assert run.wait(timeout=120) == 0
+        page.wait_for_function("() => (document.getElementById('gate') || {}).textContent"
+                               "?.includes('Gate:')", timeout=20_000)
+        assert page.evaluate("window.__sameDocument") is True  # never reloaded
+        assert "Gate: ALLOW" in page.locator("#gate").inner_text()
+        assert page.locator("#progress").count() == 0
+        drawn = page.evaluate("window.__drawn")
+        done = [d for _, d in drawn]
+        assert done == sorted(done) and done[0] < done[-1] < 40, done
+        gaps = sorted(b[0] - a[0] for a, b in itertools.pairwise(drawn))
+        assert gaps[len(gaps) // 2] <= 1000, gaps  # redrawn at least once a second
+        # The figures so far too, and they moved: the metrics read differently as cases came.
+        figures = page.evaluate("window.__figures")
+        assert len({text for _, text in figures}) >= 3, figures
+        gaps = sorted(b[0] - a[0] for a, b in itertools.pairwise(figures))
+        assert gaps[len(gaps) // 2] <= 1000, gaps
+        tab.assert_clean()
+    finally:
+        if run is not None and run.poll() is None:
+            run.kill()
+            run.wait()
+        tab.close()
+        server.close()
+

@@ -1,0 +1,139 @@
+"""`oloproof view` as a command (docs/cli.md#view): it prints its address on 127.0.0.1 and
+serves until Ctrl-C (exit 0); a port in use is exit 2 naming it; another `--host` warns that
+the store's texts are reachable from elsewhere; `--open` opens the browser; without the
+`view` extra it says what to install.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from view_support import read_address
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def project(new_probe: Callable[[], Any], cli: Any) -> Path:
+    probe = new_probe()
+    probe.write_cases(probe.plain_cases(20))
+    code, _, err = cli("run", cwd=probe.root)
+    assert code == 0, err
+    return Path(probe.root)
+
+
+def _python(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`python -c CODE` in `cwd`, with CI set."""
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "CI": "1"}, check=False)
+
+
+def test_it_serves_on_loopback_until_ctrl_c(project: Path,
+                                            spawn_oloproof: Callable[..., Any]) -> None:
+    view = spawn_oloproof("view", "--port", "0", cwd=project)
+    try:
+        url = read_address(view)
+        assert url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(url + "api/runs", timeout=10) as answer:
+            runs = json.loads(answer.read())
+        assert len(runs) == 1 and runs[0]["status"] == "complete"
+        view.send_signal(signal.SIGINT)
+        out, err = view.communicate(timeout=20)
+    finally:
+        if view.poll() is None:
+            view.kill()
+    assert view.returncode == 0, err
+    assert "Stopped." in out and "Traceback" not in err
+
+
+def test_a_port_in_use_is_exit_2_naming_it(project: Path, cli: Any) -> None:
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    port = taken.getsockname()[1]
+    try:
+        code, _, err = cli("view", "--port", str(port), cwd=project)
+    finally:
+        taken.close()
+    assert code == 2
+    assert f"port {port} is in use on 127.0.0.1" in err and "--port" in err
+
+
+def test_another_host_warns_that_the_texts_are_reachable(project: Path,
+                                                         spawn_oloproof: Callable[..., Any]
+                                                         ) -> None:
+    view = spawn_oloproof("view", "--port", "0", "--host", "0.0.0.0", cwd=project)
+    try:
+        url = read_address(view)
+        # Listening everywhere, it answers whatever name it is reached by.
+        port = url.rsplit(":", 1)[1].strip("/")
+        request = urllib.request.Request(url + "api/runs",
+                                         headers={"Host": f"build-box.example:{port}"})
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            assert answer.status == 200
+        view.send_signal(signal.SIGINT)
+        _, err = view.communicate(timeout=20)
+    finally:
+        if view.poll() is None:
+            view.kill()
+    assert "Warning: the view listens on 0.0.0.0" in err
+    assert "can be read by anyone who can reach this address" in err
+
+
+def test_open_opens_the_browser(project: Path, spawn_oloproof: Callable[..., Any],
+                                tmp_path: Path) -> None:
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f"#!/bin/sh\necho \"$1\" > {opened}\n", encoding="utf-8")
+    browser.chmod(0o755)
+    view = spawn_oloproof("view", "--port", "0", "--open", cwd=project,
+                          env={"BROWSER": f"{browser} %s"})
+    try:
+        url = read_address(view)
+        deadline = time.monotonic() + 20
+        while not (opened.exists() and opened.read_text().strip()):
+            assert time.monotonic() < deadline, "the browser was not opened"
+            time.sleep(0.05)
+        assert opened.read_text().strip() == url
+        view.send_signal(signal.SIGINT)
+        view.communicate(timeout=20)
+    finally:
+        if view.poll() is None:
+            view.kill()
+
+
+def test_without_the_view_extra_it_says_what_to_install(project: Path) -> None:
+    code = ("import sys\n"
+            "sys.modules['uvicorn'] = None  # as if the extra were not installed\n"
+            "sys.argv = ['oloproof', 'view']\n"
+            "from oloproof.cli.main import main\n"
+            "main()\n")
+    done = _python(code, project)
+    assert done.returncode == 2, done.stderr
+    assert "pip install 'oloproof[view]'" in done.stderr
+
+
+@pytest.mark.parametrize("command", ["runs", "inspect latest", "report latest --html r.html"])
+def test_other_commands_never_import_the_view(project: Path, command: str) -> None:
+    code = ("import json, sys\n"
+            f"sys.argv = ['oloproof', *{command.split()!r}]\n"
+            "from oloproof.cli.main import main\n"
+            "try:\n"
+            "    main()\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            "print(json.dumps(sorted(m for m in ('starlette', 'uvicorn', 'oloproof.view')"
+            " if m in sys.modules)), file=sys.stderr)\n")
+    done = _python(code, project)
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == [], done.stderr
