@@ -383,10 +383,14 @@ class HitMiss(_Model):
 
 
 class CacheCounts(_Model):
-    """What the run took from the caches (SPEC §4.2)."""
+    """What the run took from the caches (SPEC §4.2); `judge` (a suite with judges,
+    docs/judges.md): verdicts taken from the judge cache (hit) and asked of a judge (miss)."""
+
+    _OPTIONAL = frozenset({"judge"})
 
     execution: HitMiss = Field(default_factory=HitMiss)
     judgment: HitMiss = Field(default_factory=HitMiss)
+    judge: HitMiss | None = None
 
 
 class Execution(_Model):

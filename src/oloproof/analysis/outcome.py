@@ -33,6 +33,9 @@ class CaseOutcome:
     # The case's content digest (kept in its own column of `run_cases`, not in the outcome):
     # trial metrics take cases in digest order.
     digest: str | None = None
+    # The digest of what each judge criterion's judge was shown (None for other criteria;
+    # None for a suite without judges): people's labels apply where it matches.
+    shown: list[str | None] | None = None
 
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"c": self.codes, "r": self.reasons, "k": self.case_key,
@@ -48,6 +51,8 @@ class CaseOutcome:
             body["h"] = 1
         if self.trial != 1:
             body["tr"] = self.trial
+        if self.shown is not None:
+            body["j"] = self.shown
         return body
 
     @classmethod
@@ -58,7 +63,7 @@ class CaseOutcome:
             facts=body.get("f"), latency_ms=body.get("l"), groups=body.get("s") or [],
             error=body.get("e"), source=body.get("src"), transform=body.get("t"),
             cluster=body.get("cl"), cached=bool(body.get("h")), trial=int(body.get("tr", 1)),
-            digest=digest,
+            digest=digest, shown=body.get("j"),
         )
 
 

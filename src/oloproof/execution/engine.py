@@ -23,7 +23,10 @@ from oloproof.analysis.facts import slice_groups
 from oloproof.analysis.metrics import Analysis
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.digest import combine, digest
+from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.faults import FaultRecovery
+from oloproof.evaluators.verdicts import JUDGE_FAILURES
+from oloproof.execution.judging import asks_for, judge_positions
 from oloproof.execution.lanes import Transport, local_transport
 from oloproof.execution.plan import SuiteToRun
 from oloproof.execution.procedure import run_without_system
@@ -82,12 +85,19 @@ class CacheCounts:
     execution_miss: int = 0
     judgment_hit: int = 0
     judgment_miss: int = 0
+    # Judge verdicts (docs/judges.md) taken from the judge cache, and asked of a judge; None
+    # for a suite without judges.
+    judge_hit: int | None = None
+    judge_miss: int | None = None
 
     def to_json(self) -> dict[str, dict[str, int]]:
-        return {
+        counts = {
             "execution": {"hit": self.execution_hit, "miss": self.execution_miss},
             "judgment": {"hit": self.judgment_hit, "miss": self.judgment_miss},
         }
+        if self.judge_hit is not None:
+            counts["judge"] = {"hit": self.judge_hit, "miss": self.judge_miss or 0}
+        return counts
 
 
 class _Slot:
@@ -102,11 +112,12 @@ class _Slot:
         self.trial = trial
         self.cached: tuple[Any, float | None] | None = None  # (facts, latency_ms) if executed
         self.case_key: str | None = None  # the judgments' shared key (made once it is needed)
-        self.hits: dict[int, tuple[str, str | None]] = _NO_HITS  # cached verdicts by position
+        # cached verdicts by position: (code, reason), and for a judge criterion its details
+        self.hits: dict[int, tuple[Any, ...]] = _NO_HITS
         self.judge: tuple[int, ...] = ()  # the evaluators its job judges (those not in `hits`)
 
 
-_NO_HITS: dict[int, tuple[str, str | None]] = {}  # (shared, never written to)
+_NO_HITS: dict[int, tuple[Any, ...]] = {}  # (shared, never written to)
 
 
 def _batched(items: Iterable[Any], size: int, first: int | None = None) -> Iterator[list[Any]]:
@@ -156,6 +167,11 @@ class RunEngine:
                         for i, e in enumerate(suite.evaluators) if isinstance(e, FaultRecovery)]
         self._judge_all = tuple(range(len(suite.evaluators)))
         self.replays_run = 0
+        # The judge criteria (docs/judges.md): their evaluator positions and keys.
+        self._judges = judge_positions(suite.evaluators)
+        self._judge_keys = frozenset(self._evaluator_keys[i] for i in self._judges)
+        if self._judges:
+            self.cache.judge_hit = self.cache.judge_miss = 0
 
     # ---- the run ---------------------------------------------------------------------------
 
@@ -255,6 +271,8 @@ class RunEngine:
         reused = [s.exec_key for slots in work for s in slots if s.cached is not None]
         payloads = self.store.load_executions(reused) if reused else {}
         case_jobs = [[self._case_job(s, payloads) for s in slots] for slots in work]
+        if self._judges and reused:
+            self._judge_asks([job for jobs in case_jobs for job in jobs if job.cached])
         replays = self._replay_jobs(work) if self._faults else [[] for _ in work]
         jobs: list[UnitJob] = []
         unit = self._next_unit
@@ -298,7 +316,7 @@ class RunEngine:
                 if slot.cached is not None:
                     case_key = self._case_key(slot, source_key)
                     wanted.extend([case_key + short for short in self._evaluator_keys])
-        verdicts = self.store.lookup_judgments(wanted) if wanted else {}
+        verdicts = self.store.lookup_judgments(wanted, self._judge_keys) if wanted else {}
         evaluators = len(self.evaluators)
         work: list[list[_Slot]] = []
         for slots in planned:
@@ -313,6 +331,29 @@ class RunEngine:
             else:
                 work.append(slots)
         return work
+
+    def _judge_asks(self, jobs: list[CaseJob]) -> None:
+        """The judge asks of cached executions still to be judged by a judge criterion, with
+        the verdicts the judge cache holds (one query for the chunk): an unchanged case is
+        never asked again, and a changed rubric asks without running the system."""
+        evaluators = self.evaluators
+        asked = []
+        for job in jobs:
+            positions = [i for i in job.judge if i in self._judges]
+            if not positions:
+                continue
+            cached = job.cached
+            assert cached is not None
+            evidence = Evidence(job.case, cached.output, cached.artifacts,
+                                latency_ms=cached.latency_ms, facts=cached.facts)
+            job.asks = asks_for(evidence, evaluators, positions)
+            asked.extend(job.asks)
+        keys = [a.key for a in asked if a.key is not None and a.record is None]
+        stored = self.store.lookup_judge_verdicts(keys) if keys and not self.no_cache else {}
+        for ask in asked:
+            if ask.key is not None and ask.record is None and ask.key in stored:
+                ask.record = stored[ask.key]
+                self.cache.judge_hit = (self.cache.judge_hit or 0) + 1
 
     def _replay_jobs(self, work: list[list[_Slot]]) -> list[list[ReplayJob]]:
         """Each unit's fault replays, with the stored records the replay cache holds."""
@@ -368,6 +409,10 @@ class RunEngine:
         for key, record in result.replays:
             self.replays_run += 1
             self.store.add_replay(key, record)
+        if result.verdicts:
+            self.cache.judge_miss = (self.cache.judge_miss or 0) + len(result.verdicts)
+            for key, record in result.verdicts:
+                self.store.add_judge_verdict(key, record)
         source_key = slots[0].exec_key
         for slot, case_result in zip(slots, result.cases, strict=True):
             self._take_case(slot, case_result, source_key)
@@ -399,8 +444,8 @@ class RunEngine:
             judged = dict(zip(slot.judge, judgments, strict=True))
             verdicts = [hits[i] if i in hits else (judged[i].code, judged[i].reason)
                         for i in self._judge_all]
-            codes = "".join([code for code, _ in verdicts])
-            reasons = tuple([reason for _, reason in verdicts])
+            codes = "".join([verdict[0] for verdict in verdicts])
+            reasons = tuple([verdict[1] for verdict in verdicts])
         else:
             codes = "".join([judgment.code for judgment in judgments])
             reasons = tuple([judgment.reason for judgment in judgments])
@@ -409,12 +454,46 @@ class RunEngine:
             case_key = self._case_key(slot, source_key)
             if judgments:
                 evaluator_keys = self._evaluator_keys
-                store.add_judgments(case_key, {
-                    evaluator_keys[i]: (judgment.code, judgment.reason, judgment.details)
-                    for i, judgment in zip(slot.judge, judgments, strict=True)})
+                kept = {evaluator_keys[i]: (judgment.code, judgment.reason, judgment.details)
+                        for i, judgment in zip(slot.judge, judgments, strict=True)}
+                if self._judges:
+                    self._judge_failures(slot, kept)
+                if kept:
+                    store.add_judgments(case_key, kept)
+        shown = self._shown(slot, judgments) if self._judges else None
         self._tally(slot, codes, reasons, case_key, None if error is not None else facts,
                     latency, error=error, cached=False, exec_key=exec_key,
-                    noted=execution is not None and execution.snapshot_error is not None)
+                    noted=execution is not None and execution.snapshot_error is not None,
+                    shown=shown)
+
+    def _judge_failures(self, slot: _Slot, kept: dict[str, Any]) -> None:
+        """A judge that failed (`judge_error`, `judge_unparseable`) is recorded as the run's
+        error of that kind, and its judgment is not cached: the next run asks again. The
+        case itself is not errored: its other criteria stand."""
+        for short in self._judge_keys:
+            entry = kept.get(short)
+            if entry is not None and entry[1] in JUDGE_FAILURES:
+                del kept[short]
+                self.cache.judge_miss = (self.cache.judge_miss or 0) + 1
+                details = entry[2] or {}
+                self._record_error(slot, CaseError(
+                    entry[1], f"{details.get('judge', 'the judge')}: "
+                    f"{details.get('error') or entry[1]}"))
+
+    def _shown(self, slot: _Slot, judgments: list[Any]) -> list[str | None]:
+        """The digest of what each judge criterion's judge was shown for this case (None for
+        the other criteria), from the judgments made now or the cached ones."""
+        made = dict(zip(slot.judge, judgments, strict=True))
+        shown: list[str | None] = [None] * len(self.evaluators)
+        for i in self._judges:
+            if i in made:
+                details = made[i].details
+            else:
+                hit = slot.hits.get(i)
+                details = hit[2] if hit is not None and len(hit) > 2 else None
+            if isinstance(details, dict) and isinstance(details.get("shown_digest"), str):
+                shown[i] = details["shown_digest"]
+        return shown
 
     def _keep_execution(self, slot: _Slot, execution: Execution) -> str:
         """Write a fresh execution and its artifacts; the key it is stored under."""
@@ -460,7 +539,8 @@ class RunEngine:
         codes = "".join([hits[i][0] for i in self._judge_all])
         reasons = tuple([hits[i][1] for i in self._judge_all])
         self._tally(slot, codes, reasons, slot.case_key, facts, latency, error=None,
-                    cached=True, exec_key=slot.exec_key)
+                    cached=True, exec_key=slot.exec_key,
+                    shown=self._shown(slot, []) if self._judges else None)
 
     def _tally_errored(self, slot: _Slot, error: CaseError) -> None:
         self.store.add_case(slot.case)
@@ -472,7 +552,7 @@ class RunEngine:
     def _tally(
         self, slot: _Slot, codes: str, reasons: tuple[str | None, ...], case_key: str | None,
         facts: dict[str, Any] | None, latency: float | None, *, error: str | None,
-        cached: bool, exec_key: str, noted: bool = False,
+        cached: bool, exec_key: str, noted: bool = False, shown: list[str | None] | None = None,
     ) -> None:
         case = slot.case
         # In the fields' order, not by keyword: a class called with keywords first gathers
@@ -480,6 +560,8 @@ class RunEngine:
         outcome = CaseOutcome(case.id, codes, reasons, case_key, facts, latency,
                               self.slice_groups(facts, case.metadata), error, case.source_id,
                               case.transform, case.cluster, cached, slot.trial, case.digest)
+        if shown is not None:
+            outcome.shown = shown
         assert self.analysis is not None
         self.analysis.add(outcome)
         self.store.add_run_case(self.run_id, slot.seq, case.id, case.digest, exec_key,

@@ -35,7 +35,7 @@ async def open_transport(suite: SuiteToRun, concurrency: int | None = None) -> T
         from oloproof.execution.worker_host import WorkerSpec
 
         spec = WorkerSpec(suite.worker_loader, suite.path.name, str(suite.project_dir),
-                          concurrency)
+                          concurrency, judge_share=execution.workers)
         pool = ProcessWorkers(spec, execution.workers, suite.path)
         await pool.start()
         return pool

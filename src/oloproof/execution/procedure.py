@@ -27,12 +27,14 @@ from oloproof.digest import canonical_json, combine, sha256_text
 from oloproof.evaluators.base import Evaluator, judge_case
 from oloproof.evaluators.evidence import Evidence
 from oloproof.execution.calls import CallResult, ReplayResult
+from oloproof.execution.judging import JudgePanel
 from oloproof.execution.replays import ReplayRequest, fault_replay
 from oloproof.execution.units import (
     CaseError,
     CaseJob,
     CaseResult,
     Execution,
+    JudgeAsk,
     StoredText,
     UnitJob,
     UnitResult,
@@ -127,6 +129,14 @@ def judge_unit(called: UnitCalls, evaluators: Sequence[Evaluator]) -> UnitResult
     source = evidence[0]
     for item in evidence[1:]:
         item.source = source
+    verdicts: list[tuple[str, dict[str, Any]]] = []
+    for case_job, item in zip(job.cases, evidence, strict=True):
+        if case_job.asks:  # judge criteria: the verdicts their judge gave (docs/judges.md)
+            item.verdicts = {evaluators[a.evaluator].criterion: a.record
+                             for a in case_job.asks if a.record is not None}
+            verdicts.extend((a.key, a.record) for a in case_job.asks
+                            if a.fresh and a.key is not None and a.record is not None
+                            and "status" not in a.record)
     new_replays: list[tuple[str, dict[str, Any]]] = []
     if called.replays is not None:
         for replay, record in zip(job.replays, called.replays, strict=True):
@@ -137,7 +147,38 @@ def judge_unit(called: UnitCalls, evaluators: Sequence[Evaluator]) -> UnitResult
     for case_job, kept, item in zip(job.cases, executions, evidence, strict=True):
         cases.append(CaseResult(kept, [judge_case(evaluators[i], item)
                                             for i in case_job.judge]))
-    return UnitResult(job.unit, cases, new_replays)
+    return UnitResult(job.unit, cases, new_replays, verdicts=verdicts)
+
+
+def judge_asks(called: UnitCalls, panel: JudgePanel) -> list[tuple[JudgeAsk, str, int]]:
+    """The judge calls a unit's cases still need (docs/judges.md), each with its case id and
+    trial: the asks of a fresh execution are made here, from what its call returned."""
+    job = called.job
+
+    def evidence(at: int) -> Evidence | None:
+        call = called.calls[at]
+        case_job = job.cases[at]
+        if call is None:
+            return _cached_evidence(case_job) if case_job.cached is not None else None
+        if call.error is not None:
+            return None
+        return Evidence(case_job.case, call.output, call.artifacts, _trajectory=call.trajectory)
+
+    pending = []
+    for at, case_job in enumerate(job.cases):
+        for ask in panel.pending([case_job], lambda _, at=at: evidence(at)):
+            pending.append((ask, case_job.case.id, job.trial))
+    return pending
+
+
+async def ask_judges(called: UnitCalls, panel: JudgePanel | None) -> UnitCalls:
+    """Make the judge calls a unit still needs (none without a panel) and return it, its asks
+    answered, ready to judge."""
+    if panel is not None:
+        asks = judge_asks(called, panel)
+        if asks:
+            await panel.answer(asks)
+    return called
 
 
 def unit_procedure(job: UnitJob, evaluators: Sequence[Evaluator]) -> Procedure:

@@ -155,3 +155,17 @@ class Worker:
             return result
         except Exception as exc:  # an engine bug must not stop the run: the unit errors
             return failed_unit(job, exc)
+
+    async def run_calls_async(self, job: UnitJob) -> UnitCalls | UnitResult:
+        """Run one unit's calls and replays on the event loop (an async system), leaving its
+        judging to the caller, as `run_calls` does for a sync one."""
+        calls = unit_calls(job)
+        try:
+            request = next(calls)
+            while True:
+                request = calls.send(await self.perform_async(request))
+        except StopIteration as done:
+            called: UnitCalls = done.value
+            return called
+        except Exception as exc:  # an engine bug must not stop the run: the unit errors
+            return failed_unit(job, exc)

@@ -40,6 +40,8 @@ class WorkerSpec:
     config: str
     project_dir: str | None
     concurrency: int | None = None
+    # How many workers share each judge's concurrency (docs/judges.md): each takes its part.
+    judge_share: int = 1
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ class WorkerHost:
         target, evaluators, timeout_s, concurrency = spec.loader(spec.config, spec.project_dir)
         self.worker = Worker(target, evaluators, timeout_s)
         self.concurrency = spec.concurrency or concurrency
+        self.judge_share = spec.judge_share
         self.holder = StateHolder()
         self._arrived: asyncio.Condition | None = None  # a parcel's states came in
         self._transport: Transport | None = None
@@ -79,7 +82,8 @@ class WorkerHost:
     def transport(self) -> Transport:
         """The local transport over this worker (made on first use, on the running loop)."""
         if self._transport is None:
-            self._transport = local_transport([self.worker], self.concurrency)
+            self._transport = local_transport([self.worker], self.concurrency,
+                                              self.judge_share)
         return self._transport
 
     def submit(self, parcel: Parcel) -> None:

@@ -112,6 +112,14 @@ MIGRATIONS: list[tuple[int, str]] = [
         ALTER TABLE run_errors ADD COLUMN trial INTEGER;
         """,
     ),
+    (
+        3,
+        # Judges (docs/judges.md): each verdict a judge gave, as its judge_verdict/v1 record,
+        # keyed by the judge's definition and the digest of what it was shown.
+        """
+        CREATE TABLE judge_verdicts (key TEXT PRIMARY KEY, body TEXT NOT NULL);
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -40,7 +40,7 @@ class Writer:
         self._writer_error: StoreError | None = None
         self._pending: dict[str, list[tuple[Any, ...]]] = {
             "cases": [], "executions": [], "artifacts": [], "replays": [],
-            "run_cases": [], "run_errors": [],
+            "run_cases": [], "run_errors": [], "judge_verdicts": [],
         }
         self._pending_judgments: dict[str, str] = {}  # case key -> its judgments' JSON text
         self._pending_count = 0
@@ -118,6 +118,10 @@ class Writer:
         """Keep a fault replay's record under its replay key."""
         self._add("replays", (key, dumps(body)))
 
+    def add_judge_verdict(self, key: str, body: dict[str, Any]) -> None:
+        """Keep a judge's verdict record (`judge_verdict/v1`) under its verdict key."""
+        self._add("judge_verdicts", (key, dumps(body)))
+
     def add_run_case(
         self, run_id: str, seq: int, case_id: str, case_digest: str, exec_key: str | None,
         outcome: dict[str, Any],
@@ -142,6 +146,7 @@ class Writer:
         "artifacts": ("INSERT OR IGNORE INTO artifacts VALUES", 4),
         "executions": ("INSERT INTO stage_executions VALUES", 7),
         "replays": ("INSERT OR REPLACE INTO replays VALUES", 2),
+        "judge_verdicts": ("INSERT OR REPLACE INTO judge_verdicts VALUES", 2),
         "run_cases": ("INSERT OR REPLACE INTO run_cases VALUES", 6),
         "run_errors": ("INSERT INTO run_errors VALUES", 6),
     }

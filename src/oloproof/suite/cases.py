@@ -152,6 +152,9 @@ class DatasetIndex:
     size: int
     mtime_ns: int
     clustered: bool = False  # some case names a `cluster`
+    # Of the case paths the scan was asked to look for (`input.message`, …), those some case
+    # has.
+    found_paths: frozenset[str] = frozenset()
     # The scanned cases (without digests) of a small dataset, for `iter_cases` to hand out
     # once instead of reading the file again; None once handed out or when not kept.
     kept: list[Case] | None = field(default=None, repr=False, compare=False)
@@ -323,14 +326,19 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def scan_dataset(
-    path: Path, states: StateFiles, text_fields: Sequence[tuple[str, str]] = ()
+    path: Path, states: StateFiles, text_fields: Sequence[tuple[str, str]] = (),
+    paths: Sequence[str] = (),
 ) -> DatasetIndex:
     """Validate every line of the dataset; keep ids (and the cases of a dataset of up to
     `KEEP_BYTES` without `$ref` states). Raises ConfigError on any problem.
 
     `text_fields` are (transform name, input field) pairs: every case must have that field as
-    text, so a transform cannot fail half-way through a run.
+    text, so a transform cannot fail half-way through a run. `paths` are dotted case paths
+    (`input.message`, `expected.answer`, `metadata.surface`); those some case has are
+    `found_paths` of the index.
     """
+    looking = {p: p.split(".") for p in paths}
+    found: set[str] = set()
     if not path.is_file():
         raise ConfigError(
             "dataset file not found; `dataset:` in oloproof.yaml is relative to that file",
@@ -364,6 +372,11 @@ def scan_dataset(
                     path, number, case.id,
                 )
             first_line[case.id] = number
+            if looking:
+                for wanted, parts in list(looking.items()):
+                    if _has_path(case, parts):
+                        found.add(wanted)
+                        del looking[wanted]
             ids.append(case.id)
             clustered = clustered or case.cluster is not None
     except UnicodeDecodeError as exc:
@@ -372,7 +385,21 @@ def scan_dataset(
         raise ConfigError("the dataset has no cases", file=path)
     stat = path.stat()
     return DatasetIndex(path=path, ids=ids, size=stat.st_size, mtime_ns=stat.st_mtime_ns,
-                        clustered=clustered, kept=kept)
+                        clustered=clustered, kept=kept, found_paths=frozenset(found))
+
+
+def _has_path(case: Case, parts: list[str]) -> bool:
+    """Whether the case has the dotted path (`input`, `expected` or `metadata` first)."""
+    value: Any = {"input": case.input, "expected": case.expected,
+                  "metadata": case.metadata}.get(parts[0])
+    for part in parts[1:]:
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return False
+    return value is not None
 
 
 def iter_cases(index: DatasetIndex, states: StateFiles) -> Iterator[Case]:

@@ -160,6 +160,56 @@ class ExecutionConfig(_Strict):
     ray: RayConfig = Field(default_factory=RayConfig)
 
 
+class JudgeConfig(_Strict):
+    """One entry of `judges:` — a model that judges free text (docs/judges.md).
+
+    Exactly one of `model` (any model behind an OpenAI-compatible chat completions API, called
+    through the `openai` SDK: the optional extra `oloproof[judge]`) and `callable` (a Python
+    function, sync or async, taking a `JudgeRequest` and returning a `JudgeVerdict`).
+    `api_key_env` names the environment variable that holds the key (never the key itself);
+    `concurrency` is how many calls of this judge are in flight at once, over the whole run.
+    """
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    model: str | None = Field(default=None, min_length=1)
+    callable: str | None = Field(default=None, pattern=ENTRY_POINT)
+    base_url: str | None = Field(default=None, min_length=1)
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    concurrency: int = Field(default=8, ge=1, le=1024)
+    timeout_s: float = Field(default=60.0, gt=0)
+    # Ask for JSON-schema structured output (`response_format`); an endpoint that does not
+    # take it can be told not to, and the reply is then read as JSON text.
+    structured_output: bool = True
+    max_tokens: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> JudgeConfig:
+        if (self.model is None) == (self.callable is None):
+            raise ValueError(
+                "give exactly one of model (a model behind an OpenAI-compatible API) and "
+                "callable (module:function taking a JudgeRequest, returning a JudgeVerdict)")
+        if self.callable is not None:
+            for key in ("base_url", "api_key_env", "max_tokens"):
+                if getattr(self, key) is not None:
+                    raise ValueError(f"{key} is for a judge given by `model`; a `callable` "
+                                     "judge makes its own calls")
+        return self
+
+    @property
+    def key_variable(self) -> str:
+        """The environment variable the model's API key is read from."""
+        return self.api_key_env or "OPENAI_API_KEY"
+
+    def definition(self) -> dict[str, Any]:
+        """What makes this judge's verdicts what they are, for cache keys: its name, and the
+        model and temperature (or the callable). Where it is served from is not part of it."""
+        if self.callable is not None:
+            return {"name": self.name, "callable": self.callable,
+                    "temperature": self.temperature}
+        return {"name": self.name, "model": self.model, "temperature": self.temperature}
+
+
 class SuiteFile(_Strict):
     """The top level of oloproof.yaml. `evaluators` is validated by the registry."""
 
@@ -175,6 +225,16 @@ class SuiteFile(_Strict):
     metamorphic: MetamorphicConfig | None = None
     store: str | None = None
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
+    judges: tuple[JudgeConfig, ...] = ()
+
+    @field_validator("judges")
+    @classmethod
+    def _judge_names(cls, value: tuple[JudgeConfig, ...]) -> tuple[JudgeConfig, ...]:
+        names = [j.name for j in value]
+        for name in names:
+            if names.count(name) > 1:
+                raise ValueError(f"two judges are named {name!r}; give each its own name")
+        return value
 
     @field_validator("slices")
     @classmethod
