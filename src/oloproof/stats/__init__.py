@@ -1,6 +1,7 @@
 """Pure statistics for Oloproof (SPEC §5, §9, §10.2, §15, §17, §18): numbers in, small frozen
 results out."""
 
+from oloproof.stats.agreement import Agreement, agreement, cohen_kappa
 from oloproof.stats.betting import (
     BETTING_METHOD,
     MeanInterval,
@@ -17,6 +18,13 @@ from oloproof.stats.paired import (
     difference_bounds,
     mcnemar_exact,
     paired_difference_interval,
+)
+from oloproof.stats.prediction_powered import (
+    PREDICTION_POWERED_METHOD,
+    PredictionPowered,
+    half_level,
+    prediction_powered_bounds,
+    prediction_powered_interval,
 )
 from oloproof.stats.plan import (
     PROJECTION_LIMIT,
@@ -36,30 +44,38 @@ from oloproof.stats.quantile import (
 __all__ = [
     "BETTING_METHOD",
     "MCNEMAR_METHOD",
+    "PREDICTION_POWERED_METHOD",
     "PROJECTION_LIMIT",
     "PROJECTION_METHOD",
     "QUANTILE_METHOD",
     "RATE_METHOD",
+    "Agreement",
     "McNemarTest",
+    "PredictionPowered",
     "MeanInterval",
     "QuantileInterval",
     "RateInterval",
     "RateProjection",
+    "agreement",
     "benjamini_yekutieli",
     "betting_bounds",
     "betting_lower_bounds",
     "bounded_mean_interval",
     "clopper_pearson",
+    "cohen_kappa",
     "difference_bounds",
     "estimate_rank",
     "exact_interval_at_rate",
     "fisher_two_sided",
+    "half_level",
     "mcnemar_exact",
     "order_statistic_ranks",
     "paired_difference_interval",
     "percent",
     "percent_lower",
     "percent_upper",
+    "prediction_powered_bounds",
+    "prediction_powered_interval",
     "quantile_interval",
     "rate_interval",
     "rate_projection",
