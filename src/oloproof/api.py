@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from oloproof.analysis.judged import specs_of
 from oloproof.analysis.metrics import Analysis, MetricPlan, QuantileSpec
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.errors import ConfigError, RunStopped, UsageError
@@ -125,6 +126,7 @@ def _plan(suite_info: dict[str, Any]) -> MetricPlan:
         trial_metrics=[TrialMetricSpec(m["id"], m["type"], criteria.index(m["criterion"]),
                                        int(m["k"]))
                        for m in trial_metrics],
+        judges=specs_of(criteria, suite_info.get("judges") or {}),
     )
 
 

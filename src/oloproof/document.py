@@ -35,6 +35,7 @@ __all__ = [
     "Gate",
     "GateAction",
     "HitMiss",
+    "JudgeCalibration",
     "MetricRow",
     "MissingExample",
     "Plan",
@@ -96,6 +97,10 @@ class DecisionReason(StrEnum):
     DIFFERENCE_UPPER_BOUND_BELOW_MARGIN = "difference_upper_bound_below_margin"
     DIFFERENCE_INTERVAL_OVERLAPS_MARGIN = "difference_interval_overlaps_margin"
     NO_PAIRED_CASES = "no_paired_cases"
+    # judge criteria (docs/judges.md): not yet checked against people's labels, or checked
+    # and found to agree with them less than the criterion's minimum_agreement
+    JUDGE_NOT_CHECKED = "judge_not_checked"
+    JUDGE_DISAGREES_WITH_PEOPLE = "judge_disagrees_with_people"
 
 
 class GateAction(StrEnum):
@@ -222,6 +227,49 @@ class DecisionRow(_Model):
         return data
 
 
+class JudgeCalibration(_Model):
+    """A judge criterion checked against people (docs/judges.md#what-a-judged-criterion-reports).
+
+    `status`: `uncalibrated` (no labels, or fewer than 10 labelled sampled cases: `why` says
+    which; the row's figures are the judge's raw rate), `checked` (the agreement's exact lower
+    bound reaches `minimum_agreement`) or `disagrees` (it does not). The counts are over the
+    sampled cases labelled for this run's text: judge pass & person pass (`both_pass`), judge
+    pass & person fail (`judge_only`), judge fail & person pass (`person_only`), both fail.
+    `raw_*` is the judge's own pass rate and interval at the run's level; once checked, the
+    row's estimate and interval are the prediction-powered ones, the sum of the judge's rate at
+    α/2 (`judge_lower`, `judge_upper`) and the rectifier's mean person − judge (`rectifier*`).
+    """
+
+    _OPTIONAL = frozenset({"why", "agreement", "agreement_lower", "agreement_upper",
+                           "agreement_method", "kappa", "judge_lower", "judge_upper",
+                           "rectifier", "rectifier_lower", "rectifier_upper"})
+
+    judge: str
+    status: Literal["uncalibrated", "checked", "disagrees"]
+    why: str | None = None
+    minimum_agreement: float
+    sampled: int = 0
+    labelled: int = 0
+    both_pass: int = 0
+    judge_only: int = 0
+    person_only: int = 0
+    both_fail: int = 0
+    agreement: float | None = None
+    agreement_lower: float | None = None
+    agreement_upper: float | None = None
+    agreement_method: str | None = None
+    kappa: float | None = None
+    raw_estimate: float | None = None
+    raw_lower: float | None = None
+    raw_upper: float | None = None
+    raw_method: str = ""
+    judge_lower: float | None = None
+    judge_upper: float | None = None
+    rectifier: float | None = None
+    rectifier_lower: float | None = None
+    rectifier_upper: float | None = None
+
+
 class RateRow(_Model):
     """A pass-rate metric (SPEC §5.1): counts and the exact interval, bounds unrounded.
 
@@ -234,7 +282,7 @@ class RateRow(_Model):
     """
 
     _OPTIONAL = frozenset({"approximate", "clusters", "transform", "missing_examples", "trials",
-                           "cases", "excluded_cases", "metric_type", "criterion", "k"})
+                           "cases", "excluded_cases", "metric_type", "criterion", "k", "judge"})
 
     id: str
     kind: Literal["rate"] = "rate"
@@ -258,6 +306,8 @@ class RateRow(_Model):
     metric_type: Literal["pass_hat_k", "pass_at_k"] | None = None
     criterion: str | None = None
     k: int | None = None
+    # A judge criterion (docs/judges.md): how far its judge agrees with people, and its raw rate.
+    judge: JudgeCalibration | None = None
 
 
 class QuantileRow(_Model):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from oloproof.analysis.facts import has_trajectory, quantile_value
+from oloproof.analysis.judged import JudgedCases, JudgeSpec, binary_values, calibrate
 from oloproof.analysis.ordering import digest_order as _digest_order
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.analysis.tally import QuantileTally, RateTally, merge_into
@@ -80,6 +81,8 @@ class MetricPlan:
     # pass_hat_k / pass_at_k metrics.
     trials: int = 1
     trial_metrics: list[TrialMetricSpec] = field(default_factory=list)
+    # Judge criteria (docs/judges.md), by criterion position: checked against people's labels.
+    judges: dict[int, JudgeSpec] = field(default_factory=dict)
 
 
 def _add_values(tallies: list[QuantileTally],
@@ -130,6 +133,7 @@ class Analysis:
         self.unread_cases = 0
         self.unread_items = 0
         self.trials: TrialAnalysis | None = None
+        self.judged = {i: JudgedCases(spec) for i, spec in plan.judges.items()}
         if plan.trials > 1:  # (repeated trials' folding is imported only for such a run)
             from oloproof.analysis.trials import TrialAnalysis
 
@@ -143,6 +147,9 @@ class Analysis:
         so a case costs one dictionary update."""
         codes = outcome.codes
         facts = outcome.facts
+        if self.judged:
+            for judged in self.judged.values():
+                judged.add(outcome)
         if facts is not None:
             if "usage" in facts:
                 self._add_usage(facts["usage"])
@@ -313,9 +320,12 @@ class Analysis:
         if self.trials is not None:
             self.trials.finish_pending()
             self._materialize()
-            return trial_rows(self, self.trials, level)
+            rows = trial_rows(self, self.trials, level)
+            self._calibrate(rows[0], level)
+            return rows
         self._materialize()
         metrics: list[MetricRow] = [self._rate_metric(i, level) for i in range(len(self.rates))]
+        self._calibrate(metrics, level)
         # With one trial pass^1 and pass@1 are the criterion itself (C(c, 1) / C(1, 1) = c).
         metrics += [_single_trial_row(spec, metrics[spec.criterion])
                     for spec in self.plan.trial_metrics]
@@ -324,6 +334,28 @@ class Analysis:
             for spec, tally in zip(self.plan.quantiles, self.quantiles, strict=True)
         ]
         return metrics, self._slice_rows(level)
+
+    def _calibrate(self, metrics: list[MetricRow], level: float) -> None:
+        """Each judge criterion's row checked against people's labels (`analysis/judged.py`);
+        a pass^k / pass@k row over it carries the same calibration, so its rules wait too."""
+        from oloproof.document import RateRow
+        for i, judged in self.judged.items():
+            row = metrics[i]
+            assert isinstance(row, RateRow)
+            if self.trials is not None:
+                # (in digest order: the bounded-mean interval depends on the values' order)
+                counts = self.trials.counts()[self.trials.table.order()][:, i, :]
+                size = counts.sum(axis=1)
+                kept = size > 0
+                low = counts[kept, 0] / size[kept]
+                high = (counts[kept, 0] + counts[kept, 2]) / size[kept]
+            else:
+                low, high = binary_values(row.passed, row.observed, row.missing)
+            if low.size:
+                calibrate(row, judged, low, high, level, self.plan.trials)
+            for other in metrics:
+                if isinstance(other, RateRow) and other.criterion == row.id:
+                    other.judge = row.judge
 
     def _rate_metric(self, i: int, level: float) -> RateRow:
         from oloproof.document import RateRow
