@@ -650,8 +650,9 @@ def test_ci_shows_what_the_job_prints_and_writes(tmp_path: Path) -> None:
     page = DOCS / "ci.md"
     blocks = console_blocks(page)
     assert _first_commands(blocks) == [
-        "oloproof init --example support_agent main && (cd main && oloproof run)"]
-    [job] = blocks
+        "oloproof init --example support_agent main && (cd main && oloproof run)",
+        "mkfifo pipe.xml && oloproof gate latest --junit pipe.xml"]
+    job, output_files = blocks
     session = Session(tmp_path)
     summary = tmp_path / "step-summary.md"
     session.env["GITHUB_STEP_SUMMARY"] = str(summary)
@@ -670,6 +671,11 @@ def test_ci_shows_what_the_job_prints_and_writes(tmp_path: Path) -> None:
     start = _shown_block(page, "xml", "The start of the file (trimmed)")
     junit = (session.cwd / "oloproof-junit.xml").read_text(encoding="utf-8")
     assert matches(start, junit), f"docs/ci.md: the JUnit file written is:\n{junit}"
+
+    # "In the `pr` folder of the job above": the rules every output file follows.
+    _check(output_files, session, page.name)
+    assert session.code == 0  # `head -1`; the gate's usage error above was exit 2
+    assert not (session.cwd / "reports").exists()
 
     # "Before `main` has stored a run there is no baseline, and a policy with a
     # `non_inferiority` rule stops with exit 2"

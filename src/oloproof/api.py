@@ -604,8 +604,11 @@ def write_html_report(
     reference naming the run itself means the newest run before it.
     """
     # Imported here: the report's modules are not needed by a run.
-    from oloproof.report.html import render_page, write_page
+    from oloproof.report.html import render_page
     from oloproof.report.html_data import build_report_data
+    from oloproof.report.output_files import check_output_path, write_output
+
+    check_output_path(path)  # before the store is read: a FIFO or a missing folder is exit 2
 
     with _open_existing(config, store) as db:
         record = db.run_record(db.resolve_run(run_ref))
@@ -617,7 +620,7 @@ def write_html_report(
                                          document.confidence_level)
         data = build_report_data(db, record["run_id"], document, compress=compress,
                                  comparison=comparison)
-    return write_page(render_page(data), Path(path))
+    return write_output(path, render_page(data))
 
 
 def write_ci_reports(
@@ -629,10 +632,13 @@ def write_ci_reports(
     XML to `junit`, GitHub-flavoured Markdown to `markdown`. A run's cases are read from the
     store, like every report. Returns the paths written."""
     from oloproof.document import Comparison
-    from oloproof.report.html import write_page
     from oloproof.report.junit import case_records, comparison_junit, run_junit
     from oloproof.report.markdown import comparison_markdown, run_markdown
+    from oloproof.report.output_files import check_output_path, write_output
 
+    for path in (junit, markdown):  # both checked before either is written
+        if path is not None:
+            check_output_path(path)
     written = []
     if junit is not None:
         if isinstance(target, Comparison):
@@ -643,11 +649,11 @@ def write_ci_reports(
             block_on = target.policy.block_on if target.policy is not None else \
                 Policy().block_on
             xml = run_junit(target.document, records, block_on)
-        written.append(write_page(xml, Path(junit)))
+        written.append(write_output(junit, xml))
     if markdown is not None:
         text = comparison_markdown(target) if isinstance(target, Comparison) else \
             run_markdown(target.document)
-        written.append(write_page(text, Path(markdown)))
+        written.append(write_output(markdown, text))
     return written
 
 

@@ -44,6 +44,7 @@ def project(tmp_path_factory: pytest.TempPathFactory, cli: Any) -> Desk:
 
 @pytest.fixture(scope="module")
 def written(project: Desk, cli: Any) -> dict[str, Any]:
+    (project.root / "out").mkdir()  # output folders are never created (docs/ci.md)
     code, out, err = cli("run", "--junit", "out/results.xml", "--markdown", "out/summary.md",
                          "--json", cwd=project.root)
     assert code == 1, err  # blocked with a FAIL

@@ -22,7 +22,6 @@ from oloproof.cli import crash
 from oloproof.errors import (
     ConfigError,
     OloproofError,
-    RunStopped,
     TraceError,
     UsageError,
 )
@@ -31,23 +30,59 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from oloproof.api import RunResult
+    from oloproof.report.ci_files import CiFiles
     from oloproof.report.progress import LiveProgress
 
 EXIT_CONFIG = 2
 EXIT_INCOMPLETE = crash.EXIT_INCOMPLETE
 
 
-def _fail(error: OloproofError, as_json: bool) -> NoReturn:
+_LABELS = {"configuration": "Configuration error", "store": "Store error",
+           "usage": "Usage error", "trace": "Trace error",
+           "stopped": "Run stopped", "recording": "Recording error"}
+
+
+def _fail(error: OloproofError, as_json: bool, ci: CiFiles | None = None) -> NoReturn:
     code = (EXIT_CONFIG if isinstance(error, ConfigError | UsageError | TraceError)
             else EXIT_INCOMPLETE)
+    label = _LABELS.get(error.kind, "Error")
+    if ci is not None:  # the CI files say what happened, not what an earlier run did
+        ci.failed(f"`{ci.command}` failed (exit {code})", f"{label}: {error}")
     if as_json:
         click.echo(json.dumps({"error": error.to_json()}, ensure_ascii=False))
     else:
-        label = {"configuration": "Configuration error", "store": "Store error",
-                 "usage": "Usage error", "trace": "Trace error",
-                 "stopped": "Run stopped", "recording": "Recording error"}.get(error.kind, "Error")
         click.echo(f"{label}: {error}", err=True)
     sys.exit(code)
+
+
+def _ci_files(command: str, junit: str | None, markdown: str | None,
+              as_json: bool) -> CiFiles | None:
+    """The command's --junit / --markdown files, checked (exit 2 before anything runs) and
+    holding a stand-in until the command writes its results or its failure in them."""
+    if junit is None and markdown is None:
+        return None
+    from oloproof.report.ci_files import CiFiles
+
+    files = CiFiles(command, junit, markdown)
+    _guard(as_json, files.begin)
+    return files
+
+
+def _guarded(as_json: bool, ci: CiFiles | None, action: Callable[[], Any]) -> Any:
+    """`action()`, with an error it raises said in the CI files too (see `_fail`)."""
+    try:
+        return action()
+    except OloproofError as error:
+        _fail(error, as_json, ci)
+    except BaseException as error:
+        if ci is not None:  # the one-paragraph crash (or Ctrl-C) is printed by `_Group`
+            stopped = isinstance(error, KeyboardInterrupt)
+            ci.failed(f"`{ci.command}` " + ("was stopped (exit 5)" if stopped
+                                            else "failed unexpectedly (exit 5)"),
+                      "Stopped (Ctrl-C) before the command finished." if stopped else
+                      f"{type(error).__name__}: {error}. This is a bug in Oloproof; the "
+                      "command's output says where its traceback was written.")
+        raise
 
 
 def _closed_pipe() -> NoReturn:
@@ -212,17 +247,16 @@ _markdown_option = click.option("--markdown", "markdown", default=None, metavar=
                                 "(a pull-request comment, $GITHUB_STEP_SUMMARY).")
 
 
-def _write_ci(target: Any, junit: str | None, markdown: str | None, as_json: bool,
+def _write_ci(target: Any, ci: CiFiles | None, as_json: bool,
               config: str = "oloproof.yaml", store: str | None = None) -> None:
     """Write the --junit / --markdown files of a run or a comparison (before its report is
     printed, so a CI step that reads them finds them whatever the exit code)."""
-    if junit is None and markdown is None:
+    if ci is None:
         return
     from oloproof import api
 
-    written = _guard(as_json, lambda: api.write_ci_reports(target, junit=junit,
-                                                           markdown=markdown, config=config,
-                                                           store=store))
+    written = _guarded(as_json, ci, lambda: api.write_ci_reports(
+        target, junit=ci.junit, markdown=ci.markdown, config=config, store=store))
     if not as_json:
         for path in written:
             click.echo(f"Wrote {path}", err=True)
@@ -279,14 +313,10 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
                            on_progress=live.update, store=store, trials=trials,
                            workers=workers, executor=executor, baseline=baseline)
 
+    ci = _ci_files("oloproof run", junit, markdown, as_json)
     _sigterm_stops_the_run()
-    try:
-        result = go()
-    except RunStopped as stop:
-        _fail(stop, as_json)
-    except OloproofError as error:
-        _fail(error, as_json)
-    _write_ci(result, junit, markdown, as_json, config, store)
+    result = _guarded(as_json, ci, go)
+    _write_ci(result, ci, as_json, config, store)
 
     def show() -> None:
         if as_json:
@@ -376,8 +406,10 @@ def gate(run_ref: str, policy: str | None, baseline: str | None, junit: str | No
     """
     from oloproof import api
 
-    result = _guard(as_json, lambda: api.redecide(run_ref, policy, config, store, baseline))
-    _write_ci(result, junit, markdown, as_json, config, store)
+    ci = _ci_files("oloproof gate", junit, markdown, as_json)
+    result = _guarded(as_json, ci, lambda: api.redecide(run_ref, policy, config, store,
+                                                        baseline))
+    _write_ci(result, ci, as_json, config, store)
 
     def show() -> None:
         if as_json:
@@ -421,8 +453,10 @@ def compare_command(baseline_ref: str, candidate_ref: str, junit: str | None,
     """
     from oloproof.comparison import compare
 
-    comparison = _guard(as_json, lambda: compare(baseline_ref, candidate_ref, config, store))
-    _write_ci(comparison, junit, markdown, as_json, config, store)
+    ci = _ci_files("oloproof compare", junit, markdown, as_json)
+    comparison = _guarded(as_json, ci, lambda: compare(baseline_ref, candidate_ref, config,
+                                                       store))
+    _write_ci(comparison, ci, as_json, config, store)
 
     def show() -> None:
         if as_json:
@@ -597,21 +631,19 @@ def labels_export(transform: str, config: str, output: str | None, force: bool) 
     An output file that already holds something is never replaced without --force: it may be
     people's labels.
     """
+    from oloproof.report.output_files import check_output_path, write_output
     from oloproof.suite.pairs import export_pairs
 
-    rows = _guard(False, lambda: export_pairs(Path(config), transform))
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     if output:
-        target = Path(output)
+        target = _guard(False, lambda: check_output_path(output))
         if not force and target.is_file() and target.stat().st_size > 0:
             _fail(UsageError(f"{output} already holds {_count_lines(target)} line(s), perhaps "
                              "people's labels, and exporting would replace them; write to "
                              "another file, or pass --force to replace it"), False)
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            _fail(UsageError(f"cannot write {output}: {exc.strerror}"), False)
+    rows = _guard(False, lambda: export_pairs(Path(config), transform))
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    if output:
+        _guard(False, lambda: write_output(output, text))
         click.echo(f"Wrote {len(rows)} pairs to {output}; fill in each `kept` and save it as "
                    "the transform's validity_labels file.", err=True)
     else:

@@ -6,10 +6,16 @@ With `force`, files are replaced (a symlink is replaced itself, never written th
 replaced ones are listed. A `.gitignore` holding `.oloproof/` keeps the store out of Git; an
 existing `.gitignore` that does not ignore the store yet is one of the files init would change,
 so it too needs `force` — and then the line is appended, the user's own lines are kept.
+
+Init never writes through a symbolic link, with `--force` or without: a `.gitignore` that is a
+link is replaced by a file holding the lines it pointed to and `.oloproof/` (listed as
+replaced), and a link where the project has a directory (`data/` pointing elsewhere) is in the
+way, as a file there would be — writing into it would write outside the project.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass, field
 from importlib import resources
@@ -62,7 +68,9 @@ class Scaffold:
     # Paths no --force can write: a directory where a file goes, or a file where a directory
     # goes. Replacing those would delete something that is not a file init writes.
     blocked: list[str] = field(default_factory=list)
-    gitignore: str = "create"  # "create", "keep" (already ignores the store), or "append"
+    # "create", "keep" (already ignores the store), "append", or "unlink" (a symbolic link
+    # that does not ignore the store: replaced by a file with its lines and the store's)
+    gitignore: str = "create"
 
     @property
     def conflicts(self) -> list[str]:
@@ -70,6 +78,9 @@ class Scaffold:
         names = [p.as_posix() for p in self.existing]
         if self.gitignore == "append":
             names.append(f"{GITIGNORE} (does not ignore {STORE_PATTERN} yet)")
+        elif self.gitignore == "unlink":
+            names.append(f"{GITIGNORE} (a symbolic link, and what it points to does not "
+                         f"ignore {STORE_PATTERN}; init never writes through a link)")
         return names
 
 
@@ -82,7 +93,10 @@ def plan(source: Path, target: Path) -> Scaffold:
     for relative in scaffold.files:
         for parent in reversed(relative.parents[:-1]):  # data/, then data/sub/, ...
             where = target / parent
-            if os.path.lexists(where) and not where.is_dir():
+            if where.is_symlink():
+                scaffold.blocked.append(f"{parent.as_posix()} (a symbolic link where init "
+                                        "makes a directory: init never writes through one)")
+            elif os.path.lexists(where) and not where.is_dir():
                 scaffold.blocked.append(f"{parent.as_posix()} (a file where init needs a "
                                         "directory)")
         dest = target / relative
@@ -94,12 +108,12 @@ def plan(source: Path, target: Path) -> Scaffold:
     ignore = target / GITIGNORE
     if ignore.is_dir() and not ignore.is_symlink():
         scaffold.blocked.append(f"{GITIGNORE} (a directory)")
+    elif ignore.is_symlink():
+        # Read through the link (reading writes nothing), but never append through it.
+        text = _read_gitignore(ignore) if ignore.exists() else ""
+        scaffold.gitignore = "keep" if ignores_store(text) else "unlink"
     elif os.path.lexists(ignore):
-        try:
-            text = ignore.read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            raise UsageError(f"cannot read {ignore}: {exc.strerror}") from None
-        scaffold.gitignore = "keep" if ignores_store(text) else "append"
+        scaffold.gitignore = "keep" if ignores_store(_read_gitignore(ignore)) else "append"
     scaffold.blocked = sorted(set(scaffold.blocked))
     return scaffold
 
@@ -138,8 +152,16 @@ def write(scaffold: Scaffold, *, force: bool) -> list[str]:
                 handle.write(STORE_PATTERN + "\n")
         elif scaffold.gitignore == "append":
             text = ignore.read_text(encoding="utf-8", errors="replace")
+            if ignore.is_symlink():  # it became one since the plan: never append through it
+                raise FileExistsError(errno.EEXIST, "a symbolic link", str(ignore))
             with ignore.open("a", encoding="utf-8") as handle:
                 handle.write(("" if not text or text.endswith("\n") else "\n")
+                             + STORE_PATTERN + "\n")
+        elif scaffold.gitignore == "unlink":
+            text = _read_gitignore(ignore) if ignore.exists() else ""
+            ignore.unlink()  # the link goes, not the file it points to
+            with ignore.open("x", encoding="utf-8") as handle:
+                handle.write(text + ("" if not text or text.endswith("\n") else "\n")
                              + STORE_PATTERN + "\n")
     except FileExistsError as exc:
         raise UsageError(f"{exc.filename} appeared while `oloproof init` was writing; it was "
@@ -147,8 +169,18 @@ def write(scaffold: Scaffold, *, force: bool) -> list[str]:
     except OSError as exc:
         raise UsageError(f"cannot write {exc.filename or scaffold.target}: {exc.strerror}; "
                          "choose a directory you can write to") from None
-    return [p.as_posix() for p in scaffold.existing] + (
-        [f"{GITIGNORE} (appended {STORE_PATTERN})"] if scaffold.gitignore == "append" else [])
+    return [p.as_posix() for p in scaffold.existing] + {
+        "append": [f"{GITIGNORE} (appended {STORE_PATTERN})"],
+        "unlink": [f"{GITIGNORE} (a symbolic link, replaced by a file holding its lines and "
+                   f"{STORE_PATTERN})"],
+    }.get(scaffold.gitignore, [])
+
+
+def _read_gitignore(ignore: Path) -> str:
+    try:
+        return ignore.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise UsageError(f"cannot read {ignore}: {exc.strerror}") from None
 
 
 def _shown(target: Path) -> str:

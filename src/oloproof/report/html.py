@@ -1,7 +1,7 @@
 """`oloproof report RUN --html FILE`: one self-contained, offline HTML report (SPEC §11).
 
-This module renders a run's report data (`html_data`) and writes the page; finding the stored
-run is `oloproof.api.write_html_report`'s job.
+This module renders a run's report data (`html_data`); finding the stored run is
+`oloproof.api.write_html_report`'s job, writing the page `output_files`'.
 
 The page is a template (`assets/report.html`) with its stylesheet and script inlined and the
 run's data embedded as JSON. Every value from a case or a system is untrusted text:
@@ -18,14 +18,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-import os
-import tempfile
 import time
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
-from oloproof.errors import OloproofError
 from oloproof.report.escape import UNSAFE
 from oloproof.report.html_data import ReportData, dumps
 
@@ -101,31 +97,3 @@ def render_page(data: ReportData, generated_at: float | None = None) -> str:
         out.append(replacements[key])
         rest = rest[at + len(key):]
     return "".join(out)
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def write_page(page: str, path: Path) -> Path:
-    """Write a rendered page to `path` atomically (a temporary file, then a rename); returns it.
-
-    The file gets the permissions a new file would (the umask applies), not the temporary's 0600.
-    """
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".oloproof-report-", suffix=".html", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(page)
-            os.chmod(tmp, 0o666 & ~_umask())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError as exc:
-        raise OloproofError(f"cannot write the report: {exc}", file=path) from None
-    return path

@@ -241,3 +241,15 @@ def comparison_junit(comparison: Comparison) -> str:
         for case_id in ids:
             ET.SubElement(_case(cases, case_id), "skipped", message=label)
     return _document(root)
+
+
+def unfinished_junit(command: str, headline: str, message: str) -> str:
+    """The JUnit XML of a command that has no results: one suite, `oloproof.command`, holding
+    one testcase in error (`headline`, then `message`) — what stands in the file while a run
+    goes and stays if it never finishes (docs/ci.md#output-files), so an earlier run's results
+    never look current."""
+    root = ET.Element("testsuites", name=_text(command))
+    case = _case(_suite(root, "oloproof.command"), command)
+    ET.SubElement(case, "error", type="no_results",
+                  message=_text(headline)).text = _text(f"{headline}\n\n{message}")
+    return _document(root)

@@ -190,3 +190,10 @@ def comparison_markdown(comparison: Comparison) -> str:
         out += ["", "### Not paired", ""]
         out += [f"- {label}: {_ids(ids)}" for label, ids in unpaired if ids]
     return "\n".join(out) + "\n"
+
+
+def unfinished_markdown(headline: str, message: str) -> str:
+    """The Markdown of a command that has no results: `headline` (our words) and `message`
+    (escaped: an error may quote a case) — what stands in the file while a run goes and stays
+    if it never finishes (docs/ci.md#output-files)."""
+    return f"## Oloproof: {_plain(headline)}\n\n{text(message)}\n"
