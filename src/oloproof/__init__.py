@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         write_ci_reports,
     )
     from oloproof.evaluators.custom import evaluator
+    from oloproof.evaluators.verdicts import JudgeRequest, JudgeVerdict
     from oloproof.recording import (
         AgentCheckpoint,
         AgentConstraintCheck,
@@ -53,6 +54,8 @@ _LAZY = {
     "run_async": "oloproof.api",
     "write_ci_reports": "oloproof.api",
     "evaluator": "oloproof.evaluators.custom",
+    "JudgeRequest": "oloproof.evaluators.verdicts",
+    "JudgeVerdict": "oloproof.evaluators.verdicts",
     "AgentCheckpoint": "oloproof.recording",
     "AgentConstraintCheck": "oloproof.recording",
     "AgentStep": "oloproof.recording",
@@ -71,6 +74,8 @@ __all__ = [
     "AgentStep",
     "AgentTrajectory",
     "ConfigError",
+    "JudgeRequest",
+    "JudgeVerdict",
     "OloproofError",
     "RecordingError",
     "ReplayChange",

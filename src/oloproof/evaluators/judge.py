@@ -21,7 +21,7 @@ from oloproof.digest import combine, digest
 from oloproof.errors import ConfigError
 from oloproof.evaluators.base import OUTPUT, Evaluator, EvaluatorConfig, register
 from oloproof.evaluators.evidence import Evidence
-from oloproof.evaluators.judgment import Judgment, failed, missing, passed
+from oloproof.evaluators.judgment import FAILED, PASSED, Judgment, missing
 from oloproof.evaluators.verdicts import JUDGE_FAILURES
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
 from oloproof.suite.config import JudgeConfig
@@ -265,7 +265,8 @@ class JudgeCriterion(Evaluator):
                    ("judge", "model", "verdict", "reason", "input_tokens", "output_tokens",
                     "latency_ms", "attempts", "split", "shown_digest", "verdict_key")
                    if record.get(key) is not None}
-        return passed(**details) if record["verdict"] == "pass" else failed(**details)
+        # (The judge's reason is kept in the details: a judgment's own reason is a short word.)
+        return Judgment(PASSED if record["verdict"] == "pass" else FAILED, None, details)
 
 
 def bind_judges(evaluators: list[Evaluator], judges: tuple[JudgeConfig, ...],
