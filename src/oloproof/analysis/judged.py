@@ -121,7 +121,12 @@ def calibrate(row: RateRow, judged: JudgedCases, judge_low: npt.NDArray[np.float
     import numpy as np
 
     from oloproof.document import JudgeCalibration
-    from oloproof.stats import agreement, bounded_mean_interval, prediction_powered_interval
+    from oloproof.stats import (
+        agreement,
+        bounded_mean_interval,
+        prediction_powered_interval,
+        rate_interval,
+    )
 
     spec = judged.spec
     low, high, pairs, shares, unknown = _sampled_values(judged)
@@ -145,9 +150,15 @@ def calibrate(row: RateRow, judged: JudgedCases, judge_low: npt.NDArray[np.float
         calibration.why = (f"{labelled_cases} labelled sampled case(s) for this run's text; "
                            f"at least {MIN_LABELLED} are needed")
         return
-    if trials > 1:
+    binary = all(a in (0.0, 1.0) and b in (0.0, 1.0) for a, b in shares)
+    if trials > 1 and not binary:  # cases' shares of agreeing trials: over cases
         share = bounded_mean_interval([s[0] for s in shares], [s[1] for s in shares], level)
         agree = (share.estimate, share.lower, share.upper, share.method)
+    elif trials > 1:  # every case's trials all agree or all disagree: exact over cases
+        rate = rate_interval(sum(1 for a, b in shares if a == b == 1.0),
+                             sum(1 for a, b in shares if a == b),
+                             sum(1 for a, b in shares if a != b), level)
+        agree = (rate.estimate, rate.lower, rate.upper, rate.method)
     else:
         rate = agreement(pairs, unknown, level).rate
         agree = (rate.estimate, rate.lower, rate.upper, rate.method)

@@ -664,11 +664,12 @@ def labels_sample(criterion: str, n: int | None, seed: str | None, output: str,
                    f"{criterion} (seed {sample['seed']}); wrote {output}. Label them with "
                    f"`oloproof labels review {output}`.")
     elif not made.added:
-        click.echo(f"No sampled case of {made.run_id} showed new text: the {made.kept} rows "
-                   f"of {output} still apply.")
+        click.echo(f"No sampled case of {made.run_id} showed new text: the rows of {output} "
+                   f"still apply to all {made.kept}.")
     else:
         click.echo(f"{len(made.added)} sampled case(s) of {made.run_id} showed new text, "
-                   f"added to {output} to label ({made.kept} rows unchanged):")
+                   f"added to {output} to label ({made.kept} unchanged, their labels still "
+                   "apply):")
         for row in made.added:
             click.echo(f"  {row.case}" + (f" trial {row.trial}" if row.trial else ""))
     for case_id, why in sorted(made.unshown.items()):

@@ -31,7 +31,8 @@ class Sampled:
 
     labels: LabelsFile
     added: list[LabelRow]
-    kept: int
+    kept: int  # sampled cases whose shown text already has its row
+
     unshown: dict[str, str] = field(default_factory=dict)
     run_id: str = ""
 
@@ -94,7 +95,8 @@ def sample_labels(db: Store, run_ref: str, criterion: str, n: int | None,
             row = LabelRow(0, case_id, shown_digest, None, trial if trials > 1 else None, text)
             added.append(row)
     rows.extend(added)
-    kept = len(rows) - len(added)
+    # the sampled cases whose text the file already holds
+    kept = sum(1 for case_id in drawn if case_id in shown) - len({r.case for r in added})
     return Sampled(LabelsFile(output, existing.sample if existing else sample, rows), added,
                    kept, unshown, run_id)
 
