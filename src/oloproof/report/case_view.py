@@ -118,6 +118,8 @@ def _assemble(
         "replays": replays,
         "cached": bool(outcome.get("h")),
     }
+    if suite.get("judges"):
+        view["judges"] = _judges(store, suite["judges"], criteria)
     if body.get("source"):
         view["source_case"] = _source_side(store, record["run_id"], body["source"])
         if view["source_case"] is not None:
@@ -129,6 +131,33 @@ def _assemble(
             view["trajectory"], replay.get("fault_trajectory"),
             after if isinstance(after, int) else 0)
     return view
+
+
+def _judges(store: Store, judges: dict[str, Any], criteria: list[dict[str, Any]]
+            ) -> list[dict[str, Any]]:
+    """Each judge criterion's verdict on the case (docs/judges.md): the judge, the model that
+    answered, its reason, tokens, latency, the split of its samples, what it was shown."""
+    keys = [c["details"]["verdict_key"] for c in criteria
+            if isinstance(c.get("details"), dict) and c["details"].get("verdict_key")]
+    lookup = getattr(store, "lookup_judge_verdicts", None)
+    stored = lookup(keys) if keys and lookup is not None else {}
+    shown = []
+    for c in criteria:
+        if c["criterion"] not in judges:
+            continue
+        details = c.get("details") if isinstance(c.get("details"), dict) else {}
+        record = stored.get(details.get("verdict_key") or "", {})
+        shown.append({
+            "criterion": c["criterion"], "verdict": c["verdict"], "why": c.get("reason"),
+            "judge": details.get("judge") or judges[c["criterion"]].get("judge"),
+            "model": details.get("model"), "reason": details.get("reason"),
+            "input_tokens": details.get("input_tokens"),
+            "output_tokens": details.get("output_tokens"),
+            "latency_ms": details.get("latency_ms"), "attempts": details.get("attempts"),
+            "split": details.get("split"), "error": details.get("error"),
+            "shown": record.get("shown"),
+        })
+    return shown
 
 
 def _source_side(store: Store, run_id: str, source_id: str) -> dict[str, Any] | None:

@@ -34,6 +34,7 @@ from oloproof.document import (
     Comparison,
     MetricRow,
     QuantileRow,
+    RateRow,
     RunDocument,
     SliceRow,
     TransformValidity,
@@ -46,6 +47,7 @@ from oloproof.report.numbers import (
     difference_text,
     estimate_text,
     interval_text,
+    judge_check_text,
     n_text,
     p_value_text,
     threshold_text,
@@ -129,7 +131,11 @@ def _threshold_text(rule: dict[str, Any], metric: MetricRow | None) -> str:
 
 
 def _row_text(row: MetricRow | SliceRow) -> dict[str, str]:
-    return {"estimate": estimate_text(row), "interval": interval_text(row), "n": n_text(row)}
+    interval = interval_text(row)
+    judge = row.judge if isinstance(row, RateRow) else None
+    if judge is not None:  # a judged criterion: raw until people's labels check it
+        interval += " uncalibrated" if judge.status == "uncalibrated" else " corrected"
+    return {"estimate": estimate_text(row), "interval": interval, "n": n_text(row)}
 
 
 def _transform_text(v: TransformValidity) -> str:
@@ -155,6 +161,10 @@ def build_summary(document: RunDocument, record: dict[str, Any]) -> dict[str, An
     summary["slices"] = [dict(r.to_json(), text=_row_text(r)) for r in document.slices]
     summary["transforms"] = [dict(v.to_json(), text=_transform_text(v))
                              for v in document.transforms]
+    summary["judge_checks"] = [{"criterion": m.id, "judge": m.judge.judge,
+                                "status": m.judge.status, "text": judge_check_text(m)}
+                               for m in document.metrics if isinstance(m, RateRow)
+                               and m.judge is not None and m.metric_type is None]
     policy = record.get("policy") or {}
     rules = []
     for rule in policy.get("rules") or []:

@@ -352,3 +352,37 @@ def usage_text(usage: UsageTotals) -> str:
         parts.append(f"cost {usage.cost:.4g}")
     what = "execution" if usage.cases == 1 else "executions"
     return f"Usage: {' · '.join(parts)} (recorded by {usage.cases} {what})"
+
+
+def _rate_or_dash(value: float | None) -> str:
+    return "—" if value is None else percent(value)
+
+
+def _bounds_or_dash(lower: float | None, upper: float | None) -> str:
+    if lower is None or upper is None:
+        return "[—]"
+    return f"[{percent_lower(lower)}, {percent_upper(upper)}]"
+
+
+def judge_check_text(row: RateRow) -> str:
+    """A judge criterion checked against people, in one sentence (docs/judges.md): the counts,
+    the agreement and κ, the judge's own rate and the rate as people would judge it — or why
+    it is not checked, and that its raw rate decides nothing."""
+    judge = row.judge
+    assert judge is not None
+    raw = (f"the judge's own rate {_rate_or_dash(judge.raw_estimate)} "
+           f"{_bounds_or_dash(judge.raw_lower, judge.raw_upper)}")
+    if judge.status == "uncalibrated":
+        return f"uncalibrated — {judge.why}; {raw} decides nothing (judge_not_checked)"
+    counts = (f"{judge.labelled} labelled of {judge.sampled} sampled: judge pass & person pass "
+              f"{judge.both_pass}, judge pass & person fail {judge.judge_only}, judge fail & "
+              f"person pass {judge.person_only}, both fail {judge.both_fail}")
+    kappa = "undefined" if judge.kappa is None else f"{judge.kappa:.2f}"
+    agreement = (f"agreement {_rate_or_dash(judge.agreement)} "
+                 f"{_bounds_or_dash(judge.agreement_lower, judge.agreement_upper)} vs minimum "
+                 f"{percent(judge.minimum_agreement)} · κ {kappa}")
+    people = (f"as people would judge it {_rate_or_dash(row.estimate)} "
+              f"{_bounds_or_dash(row.lower, row.upper)} ({row.method})")
+    verdict = ("checked" if judge.status == "checked" else
+               "disagrees with people (judge_disagrees_with_people)")
+    return f"{counts} · {agreement} · {raw} → {people} → {verdict}"

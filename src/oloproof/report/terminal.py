@@ -48,6 +48,7 @@ from oloproof.report.numbers import (
     decision_comparison,
     estimate_text,
     interval_text,
+    judge_check_text,
     n_text,
     usage_text,
 )
@@ -93,6 +94,7 @@ def render_run(document: RunDocument, console: Console, *,
         render_baseline_summary(document.baseline, console)
     render_metrics(document.metrics, console)
     render_missing_and_excluded(document.metrics, console)
+    render_judge_checks(document.metrics, console)
     render_transforms(document.transforms, console)
     render_slices(document.slices, console, mode=slices, run_id=document.run_id)
     if document.failing_cases is not None:
@@ -100,7 +102,9 @@ def render_run(document: RunDocument, console: Console, *,
     cache = document.cache
     print_wrapped(console,
                   f"Cache: execution {cache.execution.hit} hit/{cache.execution.miss} miss; "
-                  f"judgment {cache.judgment.hit} hit/{cache.judgment.miss} miss")
+                  f"judgment {cache.judgment.hit} hit/{cache.judgment.miss} miss"
+                  + (f"; judge {cache.judge.hit} hit/{cache.judge.miss} miss"
+                     if cache.judge is not None else ""))
     render_usage(document, console)
     render_execution(document, console)
     render_limits(document.limits, console)
@@ -191,6 +195,9 @@ def render_metrics(metrics: Sequence[MetricRow], console: Console) -> None:
     rows = []
     for m in metrics:
         interval = interval_text(m) + (" ≈" if _approximate(m) else "")
+        judge = m.judge if isinstance(m, RateRow) else None
+        if judge is not None:  # a judged criterion: raw until people's labels check it
+            interval += " uncalibrated" if judge.status == "uncalibrated" else " corrected"
         rows.append([_cell(m.id), Text(estimate_text(m)), Text(interval), Text(n_text(m))])
     render_table(console, Text("Metrics", style="bold"), columns, rows)
     if any(m.trials and m.trials > 1 for m in metrics):
@@ -253,6 +260,22 @@ def _unit(row: MetricRow) -> str:
 def render_exclusions(metrics: Sequence[MetricRow], console: Console) -> None:
     """Kept for callers of the earlier name: missing and excluded cases by reason."""
     render_missing_and_excluded(metrics, console)
+
+
+def render_judge_checks(metrics: Sequence[MetricRow], console: Console) -> None:
+    """Each judge criterion checked against people (docs/judges.md): the judge-vs-people
+    counts, the agreement with its exact interval, κ, and the judge's own rate beside the rate
+    as people would judge it; or why it is not checked yet."""
+    judged = [m for m in metrics if isinstance(m, RateRow) and m.judge is not None
+              and m.metric_type is None]
+    if not judged:
+        return
+    print_wrapped(console, Text("Judges, checked against people's labels", style="bold"))
+    for row in judged:
+        assert row.judge is not None
+        print_wrapped(console, _cell(f"{row.id} (judge {row.judge.judge}): ").append(
+            judge_check_text(row), style="yellow" if row.judge.status == "uncalibrated"
+            else ""), 2, 4)
 
 
 def render_transforms(validity: Sequence[TransformValidity], console: Console) -> None:

@@ -588,6 +588,43 @@
         "from any metric."));
   }
 
+  function renderJudgeChecks() {
+    var j = S.judge_checks || [];
+    if (!j.length) return null;
+    return h("section", { id: "judge-checks" },
+      h("h3", null, "Judges, checked against people's labels"),
+      h("ul", null, j.map(function (v) {
+        return h("li", null, h("strong", { class: "mono" }, v.criterion),
+          " (judge " + v.judge + "): " + v.text, " ",
+          pill(v.status === "checked" ? "checked" : v.status === "disagrees" ?
+            "disagrees with people" : "uncalibrated",
+            v.status === "checked" ? "PASS" : v.status === "disagrees" ? "MANUAL_REVIEW" :
+              "INSUFFICIENT_EVIDENCE"));
+      })));
+  }
+
+  /* Each judge criterion's verdict on one case: who judged, what it said, what it cost, and
+   * what it was shown (docs/judges.md). */
+  function renderJudges(judges) {
+    return h("div", { id: "panel-judges" }, h("h3", null, "Judges"), judges.map(function (j) {
+      var cost = [];
+      if (j.input_tokens != null || j.output_tokens != null) cost.push(
+        (j.input_tokens || 0) + " + " + (j.output_tokens || 0) + " tokens");
+      if (typeof j.latency_ms === "number") cost.push(Math.round(j.latency_ms) + " ms");
+      if (j.split) cost.push("samples " + (j.split.pass || 0) + " pass / " +
+        (j.split.fail || 0) + " fail");
+      if (j.attempts > 1) cost.push(j.attempts + " calls");
+      return h("div", { class: "judge", "data-criterion": j.criterion },
+        h("p", null, h("span", { class: "mono" }, j.criterion), " ", pill(j.verdict),
+          " by judge ", h("strong", null, j.judge || ""),
+          j.model ? [" (", h("span", { class: "mono" }, j.model), ")"] : null,
+          j.reason ? " — " + j.reason : null,
+          j.error ? " — " + (j.why || "") + ": " + j.error : null,
+          cost.length ? h("span", { class: "note" }, " · " + cost.join(" · ")) : null),
+        j.shown ? box("What the judge was shown", j.shown) : null);
+    }));
+  }
+
   function renderTransforms() {
     var t = S.transforms || [];
     if (!t.length) return null;
@@ -1012,6 +1049,7 @@
     var paths = renderComparedPaths(d.criteria || []);
     if (paths) out.push(paths);
     if (d.source_case) out.push(renderPair(d));
+    if (Array.isArray(d.judges) && d.judges.length) out.push(renderJudges(d.judges));
     if (Array.isArray(d.replays) && d.replays.length) out.push(renderReplays(d));
     if (d.trajectory && typeof d.trajectory === "object" && !cut.trajectory) {
       out.push(h("h3", null, "Trajectory"));
@@ -1041,7 +1079,7 @@
     var known = ["case", "input", "expected", "metadata", "initial_state", "source", "transform",
       "output", "latency_ms", "trajectory", "end_state", "other_artifacts", "facts", "slices",
       "criteria", "errors", "cached", "source_case", "replays", "route", "$cut", "$refs",
-      "trials", "parting", "parting_actions"];
+      "trials", "parting", "parting_actions", "judges"];
     Object.keys(d).forEach(function (k) {
       if (known.indexOf(k) < 0 && !isEmpty(d[k])) out.push(box(k, d[k], cut[k]));
     });
@@ -1495,7 +1533,7 @@
     add(main, renderErrors(S.errors));
     (S.warnings || []).forEach(function (w) { add(main, h("p", { class: "warning" }, "Warning: " + w)); });
     add(main, [renderDecisions(), renderComparison(), renderMetrics(), renderReliability(),
-      renderExclusions(), renderTransforms(), renderSlices()]);
+      renderExclusions(), renderJudgeChecks(), renderTransforms(), renderSlices()]);
     add(main, [h("h2", null, "Cache"), renderCache()]);
     if (S.usage_text) add(main, [h("h2", null, "Usage"), h("p", { id: "usage", class: "mono" }, S.usage_text)]);
     add(main, renderCases());
