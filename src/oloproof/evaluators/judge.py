@@ -192,8 +192,10 @@ class JudgeCriterion(Evaluator):
                       "prompt": self.config.prompt, "shows": list(self.shows),
                       "samples": self.config.samples}
         self.definition_digest = digest(definition)
-        self.config_digest = digest({"evaluator": self.config.model_dump(mode="json"),
-                                     "judge": definition})
+        # The labels and the bar decide nothing about one case's verdict: changing them
+        # re-judges nothing.
+        self.config_digest = digest({"evaluator": self.config.model_dump(
+            mode="json", exclude={"labels", "minimum_agreement"}), "judge": definition})
         self.cache_key = self.config_digest[7:31]
 
     def describe(self) -> dict[str, Any]:

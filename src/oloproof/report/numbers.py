@@ -129,6 +129,13 @@ def interval_comparison(decision: DecisionRow, metric: MetricRow | None) -> str:
         return "no observed case"
     if reason == DecisionReason.TRANSFORM_NOT_CHECKED and isinstance(metric, RateRow):
         return f"transform {metric.transform} is not checked by people's labels"
+    judge = metric.judge if isinstance(metric, RateRow) else None
+    if reason == DecisionReason.JUDGE_NOT_CHECKED and judge is not None:
+        return f"judge {judge.judge} is not checked by people's labels (uncalibrated)"
+    if reason == DecisionReason.JUDGE_DISAGREES_WITH_PEOPLE and judge is not None:
+        lower = "—" if judge.agreement_lower is None else percent_lower(judge.agreement_lower)
+        return (f"judge {judge.judge} agrees with people: lower {lower} < minimum_agreement "
+                f"{percent(judge.minimum_agreement)}")
     if reason == DecisionReason.APPROXIMATE_METHOD_NOT_PERMITTED:
         return "the interval over clusters is approximate; allow_approximate_methods is off"
     if reason == DecisionReason.INSUFFICIENT_CLUSTERS:
@@ -236,6 +243,9 @@ def decision_comparison(decision: DecisionRow, metric: MetricRow | None,
     A `non_inferiority` rule's numbers are the paired figures `paired`."""
     if decision.kind == "non_inferiority":
         return difference_comparison(decision, paired)
+    reason = decision.reasons[0] if decision.reasons else None
+    if reason in (DecisionReason.JUDGE_NOT_CHECKED, DecisionReason.JUDGE_DISAGREES_WITH_PEOPLE):
+        return interval_comparison(decision, metric)  # (the judge decided it, not the counts)
     if decision.kind == "observed_count":
         return count_comparison(decision)
     if decision.kind == "interval":
