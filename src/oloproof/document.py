@@ -276,7 +276,7 @@ class RateRow(_Model):
     With repeated trials (SPEC §15) a criterion's row counts *trials* in `passed`, `observed`,
     `missing` and `excluded` (and their reasons), `trials` is k and `cases` the cases it
     counts (`excluded_cases` had every trial excluded); its estimate and interval are over the
-    cases' shares of passing trials (`method: "betting"`). A `pass_hat_k` / `pass_at_k` row
+    cases' shares of passing trials (`method: "bentkus"`). A `pass_hat_k` / `pass_at_k` row
     (`metric_type`, `criterion`, `k`) counts *cases*: `observed` are the cases whose value
     missing trials cannot change, `passed` those whose value is 1.
     """
@@ -314,7 +314,8 @@ class QuantileRow(_Model):
     """A quantile metric (SPEC §5.2): order-statistic interval, `None` for no bound.
 
     With repeated trials each trial's value counts (`observed`, `missing`, `excluded` are
-    trials) and the interval is clustered by case (SPEC §5.4: `approximate`, `clusters`).
+    trials) and the interval is clustered by case (`cases`); valid for every number of cases,
+    so not `approximate` (docs/reliability.md#quantiles-and-slices-with-trials).
     """
 
     _OPTIONAL = frozenset({"missing_examples", "approximate", "clusters", "trials", "cases"})

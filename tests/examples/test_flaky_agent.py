@@ -59,7 +59,7 @@ def test_pass_one_looks_healthy_and_pass_five_does_not(document: dict) -> None:
     assert document["gate"] == {"action": "BLOCK", "exit_code": 1}
     assert metrics["answer_correct"]["estimate"] > 0.85 > 0.5 > \
         metrics["answer_pass_hat_5"]["estimate"]
-    assert metrics["answer_correct"]["method"] == "betting"
+    assert metrics["answer_correct"]["method"] == "bentkus"
     assert metrics["answer_pass_hat_5"]["method"] == "clopper_pearson"
     assert document["trials"] == 5 and document["cases"] == 60
 

@@ -65,3 +65,22 @@ def test_the_constraint_fails_when_the_world_disagrees_with_the_desk(tmp_path: P
                                    "agent_constraints_satisfied"],
                        "req-006": ["answer_correct", "agent_tool_sequence",
                                    "agent_constraints_satisfied"]}
+
+
+def test_the_starter_gates_with_three_trials_as_with_one(tmp_path: Path) -> None:
+    # Every trial passes, so trials add evidence and cost none: each rule decides as with one
+    # trial, on the same bounds (before, the betting interval over 33 cases widened the
+    # rates to [80.8%, …] and the quantile over trials needed allow_approximate_methods: BLOCK).
+    project = copy_example("starter", tmp_path / "trials")
+
+    one = json.loads(run_cli(project, "run", "--json").stdout)
+    done = run_cli(project, "run", "--trials", "3", "--json")
+    three = json.loads(done.stdout)
+
+    assert done.returncode == 0, done.stdout
+    assert three["gate"] == one["gate"] == {"action": "ALLOW", "exit_code": 0}
+    assert three["trials"] == 3
+    decided = {d["rule"]: (d["state"], d.get("bound")) for d in one["decisions"]}
+    assert {d["rule"]: (d["state"], d.get("bound")) for d in three["decisions"]} == decided
+    for row in three["metrics"]:
+        assert not row.get("approximate"), row["id"]

@@ -1,5 +1,5 @@
 """The quantile of clustered values (each trial a value, clustered by case): the interval is the
-betting test inverted at each observed value (oloproof.stats.clustered_quantile)."""
+Bentkus test inverted at each observed value (oloproof.stats.clustered_quantile)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oloproof.stats import betting_bounds, quantile_interval
+from oloproof.stats import bentkus_bounds, quantile_interval
 from oloproof.stats.clustered_quantile import clustered_quantile_interval
 
 clusters = st.lists(
@@ -29,21 +29,21 @@ def _shares(values, missing, v, *, missing_below):
 
 @settings(max_examples=60)
 @given(clusters, st.sampled_from([0.1, 0.5, 0.9]))
-def test_the_bounds_are_the_betting_test_inverted_at_each_observed_value(data, q):
+def test_the_bounds_are_the_bentkus_test_inverted_at_each_observed_value(data, q):
     values = [v for v, _ in data]
     missing = [m for _, m in data]
 
     result = clustered_quantile_interval(values, missing, q, 0.9)
 
     candidates = sorted({x for v in values for x in v})
-    # Lower: the first candidate whose upper betting bound (missing at −∞) reaches q.
-    floor = betting_bounds(_shares(values, missing, float("-inf"), missing_below=True), 0.9)[1]
+    # Lower: the first candidate whose upper Bentkus bound (missing at −∞) reaches q.
+    floor = bentkus_bounds(_shares(values, missing, float("-inf"), missing_below=True), 0.9)[1]
     plausible = [v for v in candidates
-                 if betting_bounds(_shares(values, missing, v, missing_below=True), 0.9)[1] >= q]
+                 if bentkus_bounds(_shares(values, missing, v, missing_below=True), 0.9)[1] >= q]
     expected_lower = None if floor >= q else plausible[0]
-    # Upper: after the last candidate whose lower betting bound (missing at +∞) is below q.
+    # Upper: after the last candidate whose lower Bentkus bound (missing at +∞) is below q.
     short = [v for v in candidates
-             if betting_bounds(_shares(values, missing, v, missing_below=False), 0.9)[0] < q]
+             if bentkus_bounds(_shares(values, missing, v, missing_below=False), 0.9)[0] < q]
     if not short:
         expected_upper = candidates[0]
     elif short[-1] == candidates[-1]:
@@ -62,7 +62,7 @@ def _near(values, missing, q, a, b):
         return False
     for v in (a, b):
         for below in (True, False):
-            low, high = betting_bounds(_shares(values, missing, v, missing_below=below), 0.9)
+            low, high = bentkus_bounds(_shares(values, missing, v, missing_below=below), 0.9)
             if abs(high - q) < 1e-9 or abs(low - q) < 1e-9:
                 return True
     return False
@@ -141,3 +141,16 @@ def test_coverage_is_at_least_nominal_with_continuous_values_and_a_case_effect()
         hits += interval.lower <= truth <= interval.upper
 
     assert hits / 300 >= 0.87, hits / 300
+
+
+def test_the_interval_does_not_depend_on_the_order_of_the_clusters():
+    rng = np.random.default_rng(8)
+    values = [rng.integers(1, 30, size=int(rng.integers(1, 6))).tolist() for _ in range(60)]
+    missing = rng.integers(0, 2, size=60).tolist()
+
+    first = clustered_quantile_interval(values, missing, 0.9, 0.95)
+    for seed in range(5):
+        order = np.random.default_rng(seed).permutation(60)
+        again = clustered_quantile_interval([values[i] for i in order],
+                                            [missing[i] for i in order], 0.9, 0.95)
+        assert again == first

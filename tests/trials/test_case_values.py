@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from oloproof.analysis.metrics import Analysis, MetricPlan
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.analysis.trials import TrialMetricSpec, case_values
-from oloproof.stats import bounded_mean_interval
+from oloproof.stats import bentkus_interval
 
 
 def _value(metric: str | None, j: int, c: int, n: int) -> Fraction:
@@ -103,14 +103,30 @@ def test_trials_of_cases_in_one_named_cluster_are_estimated_over_clusters():
     (row,), _ = analysis.finish(0.95)
 
     assert row.approximate and row.clusters == 2
-    # Cluster x: mean of 1 and 1/2; the single case y: 0 — clusters in id-digest order.
-    from oloproof.analysis.ordering import digest_order
-
-    share = {"x": 0.75, "case:2": 0.0}
-    order = digest_order(["case:2", "x"])
-    expected = bounded_mean_interval([share[k] for k in order], [share[k] for k in order],
-                                     0.95)
+    # Cluster x: mean of 1 and 1/2; the single case y: 0 (a cluster of its own).
+    expected = bentkus_interval([0.75, 0.0], [0.75, 0.0], 0.95)
     assert (row.lower, row.upper) == (expected.lower, expected.upper)
+    assert row.method == "bentkus"
+
+
+def test_a_case_outside_any_cluster_is_named_by_its_id_whatever_order_cases_finish_in():
+    # Before: such a case stood in as `case:{row}`, the row filled in finishing order.
+    plan = MetricPlan(criteria=["c"], quantiles=[], slices=[], min_slice_support=1, trials=2,
+                      case_clusters=True)
+    outcomes = [_outcome("x1", "P", 1, cluster="x"), _outcome("x2", "F", 1, cluster="x"),
+                _outcome("x", "P", 1), _outcome("y", "F", 1)]
+    outcomes += [_outcome(o.case_id, o.codes, 2, cluster=o.cluster) for o in outcomes]
+    documents = set()
+    for seed in range(6):
+        analysis = Analysis(plan)
+        for i in np.random.default_rng(seed).permutation(len(outcomes)):
+            analysis.add(outcomes[i])
+        (row,), _ = analysis.finish(0.95)
+        documents.add(row.model_dump_json())
+        # Case `x` has no cluster and joins the cluster named x, as without trials: clusters
+        # x (x1, x2, x) and y.
+        assert row.clusters == 2
+    assert len(documents) == 1
 
 
 def test_each_trial_joins_its_own_slice_group_and_a_groups_row_is_over_its_cases():
@@ -131,7 +147,7 @@ def test_each_trial_joins_its_own_slice_group_and_a_groups_row_is_over_its_cases
     # lookup: case a's one trial there passed (1/1), b's three (3/3): both cases at 1.
     assert rows["lookup"].estimate == 1.0 and rows["search"].estimate == 0.0
     assert rows["lookup"].mark is None and rows["lookup"].p_value is None, "never tested"
-    assert rows["lookup"].method == "betting" and rows["lookup"].trials == 3
+    assert rows["lookup"].method == "bentkus" and rows["lookup"].trials == 3
 
 
 def test_a_case_with_a_failed_trial_is_a_failing_case_once():

@@ -103,7 +103,7 @@ def test_the_metrics_table_reads_cases_times_trials(cli, project):
     assert "5 cases × 4 trials · 1 missing trials · 0 excluded" in text
     # pass^4: steady passes; coin, mostly, broken and gap (a failed trial) fail: all settled.
     assert "1 / 5 cases observed · 0 missing · 0 excluded" in text
-    assert "clopper_pearson (exact)" in text and "betting (Waudby-Smith" in text
+    assert "clopper_pearson (exact)" in text and "bentkus (Hoeffding 1963, Bentkus 2004)" in text
 
 
 def test_the_run_document_names_the_trial_of_each_error(cli, project):
@@ -115,4 +115,4 @@ def test_the_run_document_names_the_trial_of_each_error(cli, project):
                                "message": "RuntimeError: scripted error on trial 2",
                                "trial": 2}]
     answer = next(m for m in body["metrics"] if m["id"] == "answer_correct")
-    assert (answer["trials"], answer["cases"], answer["method"]) == (4, 5, "betting")
+    assert (answer["trials"], answer["cases"], answer["method"]) == (4, 5, "bentkus")

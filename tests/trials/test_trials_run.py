@@ -10,7 +10,7 @@ from math import comb
 import pytest
 
 import oloproof
-from oloproof.stats import bounded_mean_interval, rate_interval
+from oloproof.stats import bentkus_interval, rate_interval
 
 # A: one pass, one fail, two errored trials; B: all pass; C: all fail; D: three pass, one
 # errored. (Errored trials are missing for every criterion.)
@@ -31,7 +31,7 @@ def test_every_case_runs_each_trial_and_the_system_can_read_which(trial_project)
     assert calls == sorted((case, t, 4) for case in PLANS for t in range(1, 5))
 
 
-def test_the_criterion_is_each_cases_share_of_passing_trials_with_the_betting_interval(
+def test_the_criterion_is_each_cases_share_of_passing_trials_with_the_bentkus_interval(
         trial_project):
     trial_project.cases(PLANS)
 
@@ -40,10 +40,10 @@ def test_the_criterion_is_each_cases_share_of_passing_trials_with_the_betting_in
     row = result.metric("answer_correct")
     # Trials: 8 passed, 7 failed... counted per trial; the interval is over the 4 cases.
     assert (row.passed, row.observed, row.missing, row.excluded) == (8, 13, 3, 0)
-    assert (row.trials, row.cases, row.method) == (4, 4, "betting")
+    assert (row.trials, row.cases, row.method) == (4, 4, "bentkus")
     ordered = _by_digest("latest", trial_project.config)
     share = {"A": (1 / 4, 3 / 4), "B": (1.0, 1.0), "C": (0.0, 0.0), "D": (3 / 4, 1.0)}
-    expected = bounded_mean_interval([share[c.case_id][0] for c in ordered],
+    expected = bentkus_interval([share[c.case_id][0] for c in ordered],
                                      [share[c.case_id][1] for c in ordered], 0.95)
     assert (row.estimate, row.lower, row.upper) == (expected.estimate, expected.lower,
                                                     expected.upper)
@@ -76,7 +76,7 @@ def test_pass_hat_k_at_k_equal_to_trials_is_exact_over_cases_and_a_failed_trial_
                                                                4, 4)
 
 
-def test_pass_hat_k_below_trials_is_the_unbiased_estimate_with_the_betting_interval(
+def test_pass_hat_k_below_trials_is_the_unbiased_estimate_with_the_bentkus_interval(
         trial_project):
     trial_project.suite["metrics"] = [
         {"id": "pass_hat_2", "type": "pass_hat_k", "criterion": "answer_correct", "k": 2},
@@ -94,10 +94,10 @@ def test_pass_hat_k_below_trials_is_the_unbiased_estimate_with_the_betting_inter
             ("pass_at_2", lambda c, f: 1 - comb(4 - c, 2) / comb(4, 2))):
         low = [value(counts[x.case_id][0], 0) for x in ordered]
         high = [value(counts[x.case_id][0] + counts[x.case_id][2], 0) for x in ordered]
-        expected = bounded_mean_interval(low, high, 0.95)
+        expected = bentkus_interval(low, high, 0.95)
         row = result.metric(metric)
         assert (row.lower, row.upper, row.method) == (expected.lower, expected.upper,
-                                                      "betting"), metric
+                                                      "bentkus"), metric
     hat = result.metric("pass_hat_2")
     # pass^2 of A: C(1,2)/6 = 0 to C(3,2)/6 = 1/2 — missing; D: C(3,2)/6 to 1 — missing.
     assert (hat.observed, hat.missing) == (2, 2)
@@ -194,7 +194,7 @@ def test_a_stopped_runs_missing_trials_count_as_missing(trial_project):
     row = metrics[0]
     assert (row.passed, row.observed, row.missing) == (1, 1, 2)
     assert row.missing_by_reason == {"trial_not_run": 2}
-    assert (row.lower, row.upper) == (bounded_mean_interval([1 / 3], [1.0], 0.95).lower, 1.0)
+    assert (row.lower, row.upper) == (bentkus_interval([1 / 3], [1.0], 0.95).lower, 1.0)
 
 
 @pytest.mark.parametrize("trials", [1, 3])
@@ -220,23 +220,44 @@ def test_current_case_trial_is_readable_in_an_async_system_too(trial_project, tr
     assert (row.passed, row.observed) == (1, trials), "only trial 1 answers 1/k"
 
 
-def test_a_quantile_over_trials_is_clustered_by_case_and_its_rules_need_approximate_methods(
+def test_a_quantile_over_trials_is_clustered_by_case_and_decides_without_approximate_methods(
         trial_project):
+    # A case's own trials do not make a metric approximate: the interval over cases is valid
+    # for every number of cases (before, this rule was MANUAL_REVIEW under the default policy).
     trial_project.suite["system"]["records"] = []
     trial_project.suite["metrics"] = [{"id": "latency_p50", "type": "quantile",
                                        "source": "latency_ms", "quantile": 0.5}]
     trial_project.policy["rules"] = [{"id": "fast", "metric": "latency_p50", "max": 10_000}]
     trial_project.write()
-    trial_project.cases({f"c{i:02d}": "PPPP" for i in range(25)})
+    trial_project.cases({f"c{i:02d}": "PPPP" for i in range(12)})
 
-    strict = oloproof.run(trial_project.config)
+    result = oloproof.run(trial_project.config)
 
-    row = strict.metric("latency_p50")
-    assert (row.approximate, row.clusters, row.observed, row.trials) == (True, 25, 100, 4)
-    assert strict.decisions[0].state == "MANUAL_REVIEW"
-    assert strict.decisions[0].reasons == ["approximate_method_not_permitted"]
-    trial_project.policy["allow_approximate_methods"] = True
+    row = result.metric("latency_p50")
+    assert (row.approximate, row.clusters, row.cases, row.observed, row.trials) == (
+        False, None, 12, 48, 4)
+    assert row.method == "bentkus over clusters (inverted at each observed value)"
+    assert result.decisions[0].state == "PASS"
+    assert result.decisions[0].reasons == ["upper_bound_meets_maximum"]
+
+
+def test_trials_that_all_pass_cost_no_evidence(trial_project):
+    # The new user's desk: 18 cases, 18 / 18 at one trial read [81.4%, 100.0%] → PASS; at
+    # three trials, 54 / 54 passing, the betting interval read [68.7%, 100.0%] → blocked.
+    trial_project.policy["rules"] = [{"id": "floor", "metric": "answer_correct", "min": 0.8}]
+    trial_project.cases({f"c{i:02d}": "PPP" for i in range(18)})
+    trial_project.suite["trials"] = 1
     trial_project.write()
-    allowed = oloproof.redecide("latest", policy=trial_project.root / "release.yaml",
-                                config=trial_project.config)
-    assert allowed.decisions[0].state == "PASS"
+    one = oloproof.run(trial_project.config)
+    trial_project.suite["trials"] = 3
+    trial_project.write()
+
+    three = oloproof.run(trial_project.config)
+
+    row = three.metric("answer_correct")
+    assert (row.passed, row.observed, row.cases, row.trials) == (54, 54, 18, 3)
+    first = one.metric("answer_correct")
+    assert (row.lower, row.upper) == (first.lower, first.upper) == (
+        rate_interval(18, 18, 0, 0.95).lower, 1.0)
+    assert oloproof.stats.percent_lower(row.lower) == "81.4%"
+    assert [d.state for d in three.decisions] == [d.state for d in one.decisions] == ["PASS"]

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof.analysis.facts import has_trajectory, quantile_value
 from oloproof.analysis.judged import JudgedCases, JudgeSpec, binary_values, calibrate
-from oloproof.analysis.ordering import digest_order as _digest_order
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.analysis.tally import QuantileTally, RateTally, merge_into
 
@@ -74,8 +73,8 @@ class MetricPlan:
     min_slice_support: int
     # criterion -> transform name, for metamorphic relations (validity is checked per transform)
     relation_transforms: dict[str, str] = field(default_factory=dict)
-    # Some dataset cases name a `cluster`: the others are clusters of one, and a clustered
-    # metric takes clusters in an order fixed by their ids, so their codes are kept by id.
+    # Some dataset cases name a `cluster`: the others are clusters of one named by their id
+    # (a case id that names a cluster joins it), so their codes are kept by id.
     case_clusters: bool = False
     # Repeated trials (SPEC §15): how many times each case ran, and the declared
     # pass_hat_k / pass_at_k metrics.
@@ -359,7 +358,7 @@ class Analysis:
 
     def _rate_metric(self, i: int, level: float) -> RateRow:
         from oloproof.document import RateRow
-        from oloproof.stats import bounded_mean_interval, rate_interval
+        from oloproof.stats import bentkus_interval, rate_interval
         name, tally = self.plan.criteria[i], self.rates[i]
         interval = rate_interval(tally.passed, tally.observed, tally.missing, level)
         row = RateRow(
@@ -370,9 +369,9 @@ class Analysis:
         )
         if any(c[i][1] + c[i][2] > 1 for c in self.clusters.values()):
             # Cases of one cluster are not independent: each cluster's share of passing cases
-            # is one value, and the interval is the betting interval over clusters (SPEC §5.4).
+            # is one value, and the interval is the Bentkus interval over clusters (SPEC §5.4).
             lower, upper = self._cluster_shares(i, tally)
-            clustered = bounded_mean_interval(lower, upper, level)
+            clustered = bentkus_interval(lower, upper, level)
             row.estimate, row.lower, row.upper = (clustered.estimate, clustered.lower,
                                                   clustered.upper)
             row.method = clustered.method
@@ -384,11 +383,11 @@ class Analysis:
 
     def _cluster_shares(self, i: int, tally: RateTally) -> tuple[FloatArray, FloatArray]:
         """Each cluster's lowest and highest possible share of passing cases for criterion
-        ``i`` (missing cases failed, then passed), clusters in the order of their ids' digests.
+        ``i`` (missing cases failed, then passed), clusters in the order of their ids.
 
-        The betting interval depends on the order of its values. The order must not depend on
-        the outcomes (nor on the order cases finished in): the ids fix it, hashed so that ids
-        named by difficulty ("hard-01", …, "easy-09") cannot line the failures up together.
+        The interval depends only on the shares' sums, not on their order; the order is fixed
+        anyway (by id, never by the order cases finished in) so that a sum is the same float
+        every time.
         """
         import numpy as np
         cells = self._cluster_table()[:, i, :]
@@ -406,14 +405,14 @@ class Analysis:
         return counted[:, 0] / size, (counted[:, 0] + counted[:, 2]) / size
 
     def _cluster_table(self) -> npt.NDArray[np.int64]:
-        """[passed, observed, missing] per cluster (rows, in id-digest order) and criterion,
+        """[passed, observed, missing] per cluster (rows, in id order) and criterion,
         cases outside a named cluster counted as clusters of one named by their id; built once
         per state of the tallies."""
         import numpy as np
         key = (self.cases, len(self.clusters), len(self.singles))
         if self._table is not None and self._table[0] == key:
             return self._table[1]
-        order = _digest_order(list(self.clusters.keys() | self.singles.keys()))
+        order = sorted(self.clusters.keys() | self.singles.keys())
         position = {cid: row for row, cid in enumerate(order)}
         table = np.zeros((len(order), len(self.plan.criteria), 3), dtype=np.int64)
         if self.clusters:
@@ -575,6 +574,7 @@ def trial_rows(analysis: Analysis, folding: TrialAnalysis, level: float
         TOO_FEW_TRIALS,
         TRIAL_NOT_RUN,
         case_values,
+        cluster_names,
         rate_over_cases,
     )
     from oloproof.document import RateRow
@@ -583,7 +583,7 @@ def trial_rows(analysis: Analysis, folding: TrialAnalysis, level: float
     counts = folding.counts()
     table = folding.table
     order = table.order()
-    clusters = table.clusters
+    clusters = None if table.clusters is None else cluster_names(table.clusters, table.ids)
     metrics: list[MetricRow] = []
     for i, name in enumerate(plan.criteria):
         c, f, m = counts[:, i, 0], counts[:, i, 1], counts[:, i, 2]
@@ -668,8 +668,7 @@ def _trial_quantile_row(spec: QuantileSpec, cases: list[Any], k: int,
         id=spec.id, quantile=spec.quantile, unit=UNITS[spec.source], estimate=estimate,
         lower=lower, upper=upper, observed=observed, missing=missing, excluded=excluded,
         excluded_by_reason=_sorted(excluded_by), missing_by_reason=_sorted(missing_by),
-        method=method or "", approximate=True, clusters=len(counted), trials=k,
-        cases=len(counted))
+        method=method or "", trials=k, cases=len(counted))
 
 
 def _trial_slice_rows(analysis: Analysis, folding: TrialAnalysis, level: float

@@ -44,7 +44,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from oloproof.analysis.ordering import digest_order
 from oloproof.analysis.outcome import CaseOutcome
 
 if TYPE_CHECKING:  # NumPy and the statistics are imported when a run is analysed, not before
@@ -443,17 +442,19 @@ class RateOverCases:
 
 
 def rate_over_cases(values: CaseValues, order: Sequence[int], level: float, *, binary: bool,
-                    clusters: Sequence[str | None] | None = None) -> RateOverCases:
-    """The interval of SPEC §15.2 over cases given in `order` (indices into `values`).
+                    clusters: Sequence[str] | None = None) -> RateOverCases:
+    """The interval of SPEC §15.2′ over cases given in `order` (indices into `values`).
 
     `binary` (every value 0 or 1 by construction): §5.1's exact interval over cases. Else the
-    betting interval over the cases' lower and upper values. With `clusters` (one id or None
-    per case) and some cluster counting two cases or more: the betting interval over cluster
-    means (SPEC §5.4), clusters taken in the order of their ids' digests.
+    Bentkus interval over the cases' lower and upper values (`oloproof.stats.bentkus`), which
+    depends only on their sums. With `clusters` (one cluster name per case: its declared
+    cluster, or its own id) and some cluster counting two cases or more: the same interval over
+    cluster means (SPEC §5.4). `order` only fixes the order floating-point sums are taken in;
+    the figures depend on which cases are in, never on the order they finished.
     """
     import numpy as np
 
-    from oloproof.stats import bounded_mean_interval, rate_interval
+    from oloproof.stats import bentkus_interval, rate_interval
     idx = np.asarray(order, dtype=np.int64)
     counted = values.counted[idx] if idx.size else np.zeros(0, dtype=bool)
     idx = idx[counted]
@@ -465,31 +466,39 @@ def rate_over_cases(values: CaseValues, order: Sequence[int], level: float, *, b
     base = dict(cases=int(idx.size), observed=n_obs, passed=passed,
                 missing=int(idx.size - n_obs), excluded=excluded)
     if clusters is not None and idx.size:
-        ids = [clusters[i] if clusters[i] is not None else f"case:{i}" for i in idx.tolist()]
+        ids = [clusters[i] for i in idx.tolist()]
         if len(set(ids)) < len(ids):
             return _over_clusters(ids, lower, upper, level, base)
     if binary:
         interval = rate_interval(passed, n_obs, int(idx.size - n_obs), level)
         return RateOverCases(interval.estimate, interval.lower, interval.upper,
                              interval.method, **base)
-    mean = bounded_mean_interval(lower, upper, level)
+    mean = bentkus_interval(lower, upper, level)
     return RateOverCases(mean.estimate, mean.lower, mean.upper, mean.method, **base)
+
+
+def cluster_names(clusters: Sequence[str | None], ids: Sequence[str]) -> list[str]:
+    """Each case's cluster for an interval over clusters: its declared cluster, or — outside
+    any — a cluster of its own named by its id (a case id that is also a declared cluster's
+    name joins it, as in a run without trials). Never a row number: rows fill in the order
+    cases finish."""
+    return [cluster if cluster is not None else case_id
+            for cluster, case_id in zip(clusters, ids, strict=True)]
 
 
 def _over_clusters(ids: list[str], lower: FloatArray, upper: FloatArray, level: float,
                    base: dict[str, int]) -> RateOverCases:
     import numpy as np
 
-    from oloproof.stats import bounded_mean_interval
-    order = digest_order(sorted(set(ids)))
-    position = {cid: k for k, cid in enumerate(order)}
-    where = np.asarray([position[cid] for cid in ids], dtype=np.int64)
-    size = np.bincount(where, minlength=len(order)).astype(np.float64)
-    low = np.bincount(where, weights=lower, minlength=len(order)) / size
-    high = np.bincount(where, weights=upper, minlength=len(order)) / size
-    mean = bounded_mean_interval(low, high, level)
+    from oloproof.stats import bentkus_interval
+    names, where = np.unique(np.asarray(ids, dtype=str), return_inverse=True)
+    where = where.reshape(-1)
+    size = np.bincount(where, minlength=names.size).astype(np.float64)
+    low = np.bincount(where, weights=lower, minlength=names.size) / size
+    high = np.bincount(where, weights=upper, minlength=names.size) / size
+    mean = bentkus_interval(low, high, level)
     return RateOverCases(mean.estimate, mean.lower, mean.upper, mean.method, **base,
-                         clusters=len(order))
+                         clusters=int(names.size))
 
 
 def quantile_over_cases(cases: Sequence[Any], q: float, level: float) -> QuantileInterval:
@@ -502,7 +511,7 @@ def quantile_over_cases(cases: Sequence[Any], q: float, level: float) -> Quantil
 def pass_hat_curve(cases: Sequence[CaseTrials], criterion: int, level: float
                    ) -> list[RateOverCases]:
     """pass^j for j = 1 … trials of one criterion, each with its interval over cases (what the
-    HTML report draws against j): exact where j = trials, betting below."""
+    HTML report draws against j): exact where j = trials, Bentkus below."""
     import numpy as np
     trials = max((c.trials for c in cases), default=1)
     ordered = sorted(cases, key=lambda c: _order_key(c.digest, c.case_id))
@@ -512,7 +521,8 @@ def pass_hat_curve(cases: Sequence[CaseTrials], criterion: int, level: float
     missing = np.asarray([c.missing for c in counts], dtype=np.int64)
     clusters = [c.cluster for c in ordered]
     order = list(range(len(ordered)))
-    named = len({c for c in clusters if c is not None}) < sum(1 for c in clusters if c)
+    named = any(c is not None for c in clusters)
+    names = cluster_names(clusters, [c.case_id for c in ordered]) if named else None
     return [rate_over_cases(case_values(passed, failed, missing, PASS_HAT_K, j), order, level,
-                            binary=j == trials, clusters=clusters if named else None)
+                            binary=j == trials, clusters=names)
             for j in range(1, trials + 1)]

@@ -69,7 +69,9 @@ def decide_rule(
             return out(S.MANUAL_REVIEW, R.JUDGE_DISAGREES_WITH_PEOPLE)
     if rule.kind == "observed_count":
         return _observed_count(rule, metric)
-    if metric.approximate:  # over clusters (SPEC §5.4), a rate or a quantile over trials
+    # Over declared or metamorphic clusters (docs/concepts.md#clusters); a case's own trials
+    # never make a row approximate: their intervals are valid for every number of cases.
+    if metric.approximate:
         if not policy.allow_approximate_methods:
             return out(S.MANUAL_REVIEW, R.APPROXIMATE_METHOD_NOT_PERMITTED)
         if int(metric.clusters or 0) < MIN_CLUSTERS:

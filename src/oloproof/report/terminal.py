@@ -205,12 +205,15 @@ def render_metrics(metrics: Sequence[MetricRow], console: Console) -> None:
         print_wrapped(console, "Intervals over cases (a case's trials are not independent): "
                       + "; ".join(_METHOD_WORDS.get(method, method) for method in methods), 2)
     if any(_approximate(m) for m in metrics):
-        print_wrapped(console, "≈ over clusters (betting interval): cases of one cluster are "
+        print_wrapped(console, "≈ over clusters (Bentkus interval): cases of one cluster are "
                       "not independent", 2)
 
 
 _METHOD_WORDS = {
     "clopper_pearson": "clopper_pearson (exact) where a case's value is 0 or 1",
+    "bentkus": "bentkus (Hoeffding 1963, Bentkus 2004) where a case's value is a share of its "
+               "trials",
+    # Runs stored before the Bentkus interval replaced it.
     "betting": "betting (Waudby-Smith & Ramdas 2023) where a case's value is a share of its "
                "trials",
 }
@@ -324,7 +327,7 @@ def render_slices(rows: Sequence[SliceRow], console: Console, *, mode: SliceMode
                   "differs from the rest of the suite. Every row:", more)
     if any(r.trials for r in shown):
         print_wrapped(console, "With trials a trial joins the group its own trajectory puts it "
-                      "in; a row is over the cases with a trial in the group (betting "
+                      "in; a row is over the cases with a trial in the group (Bentkus "
                       "interval), never tested against the rest. Rows with fewer cases than "
                       "min_slice_support show counts only. Descriptive, never gated.", 2)
         return

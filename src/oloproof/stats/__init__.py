@@ -2,6 +2,14 @@
 results out."""
 
 from oloproof.stats.agreement import Agreement, agreement, cohen_kappa
+from oloproof.stats.bentkus import (
+    BENTKUS_METHOD,
+    bentkus_bounds,
+    bentkus_critical_sum,
+    bentkus_interval,
+    bentkus_lower_bounds,
+    bentkus_tail_bound,
+)
 from oloproof.stats.betting import (
     BETTING_METHOD,
     MeanInterval,
@@ -42,6 +50,7 @@ from oloproof.stats.quantile import (
 )
 
 __all__ = [
+    "BENTKUS_METHOD",
     "BETTING_METHOD",
     "MCNEMAR_METHOD",
     "PREDICTION_POWERED_METHOD",
@@ -58,6 +67,11 @@ __all__ = [
     "RateProjection",
     "agreement",
     "benjamini_yekutieli",
+    "bentkus_bounds",
+    "bentkus_critical_sum",
+    "bentkus_interval",
+    "bentkus_lower_bounds",
+    "bentkus_tail_bound",
     "betting_bounds",
     "betting_lower_bounds",
     "bounded_mean_interval",

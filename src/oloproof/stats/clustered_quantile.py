@@ -1,13 +1,14 @@
-"""A quantile of values that come in clusters (SPEC §5.4, §15.2): each trial of a case is a value,
-and the trials of one case are not independent.
+"""A quantile of values that come in clusters (SPEC §5.4, §15.2′): each trial of a case is a
+value, and the trials of one case are not independent.
 
 What is estimated: pick a cluster at random, then one of its values at random; ``F(v)`` is the
 chance that value is at most ``v`` — the mean over clusters of each cluster's share of values
 ``≤ v`` — and the ``q``-quantile is ``Q = min{v : F(v) ≥ q}`` (as in §5.2, the smallest value with
 at least a fraction ``q`` at or below it). Clusters are independent, so for each ``v`` the
-cluster shares are independent values in [0, 1] with mean ``F(v)``, and the betting test of
-Waudby-Smith & Ramdas (2023) (`oloproof.stats.betting`, taken over the clusters in the caller's
-fixed order) says whether a candidate mean is plausible.
+cluster shares are independent values in [0, 1] with mean ``F(v)``, and the Bentkus test
+(Hoeffding 1963 / Bentkus 2004, `oloproof.stats.bentkus`: the binomial bound extended to values
+in [0, 1] by convex order) says whether a candidate mean is plausible. It reads the shares only
+through their sum, so neither the clusters' order nor their number of values matters.
 
 The interval inverts that test over the candidate values (every observed value, in order):
 
@@ -25,30 +26,29 @@ The interval inverts that test over the candidate values (every observed value, 
   where the true ``F`` is below ``q``: a rejection of the truth at a fixed point, probability at
   most ``α/2``. If the last candidate is not established, there is no upper bound.
 
-Neither argument needs the test to be monotone in ``v`` (the betting capital's bets depend on
-the values, so it need not be): each bound is read off at one point fixed by ``Q``. The
-estimate is the smallest observed value with ``F̂(v) ≥ q``, ``F̂`` the mean over clusters with an
-observed value of their share among observed values. Each side spends ``α/2``.
-
-The result is *approximate* in SPEC §5.4's sense (a clustered metric): a rule on it needs
-``allow_approximate_methods`` and at least 20 clusters.
+Each bound is read off at one point fixed by ``Q``, so neither argument needs more of the test
+than its level. The test at a fixed mean ``m`` rejects exactly the sums at or above one critical
+sum (`bentkus_critical_sum`: ``β(m, s)`` falls as ``s`` grows), computed once per side, so each
+candidate costs one comparison. The estimate is the smallest observed value with ``F̂(v) ≥ q``,
+``F̂`` the mean over clusters with an observed value of their share among observed values. Each
+side spends ``α/2``. Valid for every number of clusters: a quantile over a case's own trials is
+not approximate in SPEC §5.4's sense.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from oloproof.stats._checks import check_level, tail_probabilities
-from oloproof.stats.betting import _log_capital_excess, _predictable_bets
+from oloproof.stats._checks import check_level
+from oloproof.stats.bentkus import bentkus_critical_sum
 from oloproof.stats.quantile import QuantileInterval
 
 __all__ = ["CLUSTERED_QUANTILE_METHOD", "clustered_quantile_interval"]
 
-CLUSTERED_QUANTILE_METHOD = "betting over clusters (inverted at each observed value)"
+CLUSTERED_QUANTILE_METHOD = "bentkus over clusters (inverted at each observed value)"
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -57,12 +57,18 @@ IntArray = npt.NDArray[np.int64]
 _BLOCK = 256
 
 
-def _rejects(values: FloatArray, m: float, log_threshold: float) -> npt.NDArray[np.bool_]:
-    """Per row of ``values`` (rows × clusters): does the long side of the betting test reject
-    the mean ``m`` (the capital reaches ``2/α``)?"""
-    bets = _predictable_bets(values, log_threshold)
-    excess = _log_capital_excess(values, bets, np.full(values.shape[0], m), log_threshold)
-    return excess >= 0.0
+class _Test:
+    """The long side of the Bentkus test of a mean ``m`` over ``n`` clusters: does a row of
+    shares reject it (their sum at or above the critical sum)?"""
+
+    def __init__(self, n: int, m: float, level: float) -> None:
+        self.critical = bentkus_critical_sum(n, m, level)
+
+    def rejects(self, values: FloatArray) -> npt.NDArray[np.bool_]:
+        # Summed in sorted order: the same float whatever order the clusters came in.
+        sums = np.sort(values, axis=1).sum(axis=1)
+        rejected: npt.NDArray[np.bool_] = sums >= self.critical
+        return rejected
 
 
 def clustered_quantile_interval(
@@ -94,8 +100,6 @@ def clustered_quantile_interval(
     if not np.all(np.isfinite(candidates)):
         raise ValueError("values must be finite numbers")
     estimate = _estimate(kept_values, candidates, q)
-    _, half_alpha, _ = tail_probabilities(level)
-    log_threshold = math.log(1.0 / half_alpha)
     table = _Counts(kept_values, candidates)
     size = sizes.astype(np.float64)[:, None]
     gap = gaps.astype(np.float64)[:, None]
@@ -106,8 +110,10 @@ def clustered_quantile_interval(
     def lower_shares(start: int, stop: int) -> FloatArray:  # missing placed at +∞
         return table.block(start, stop) / size
 
-    lower = _lower_bound(upper_shares, gaps / sizes, candidates, q, log_threshold)
-    upper = _upper_bound(lower_shares, candidates, q, log_threshold)
+    clusters = int(sizes.size)
+    lower = _lower_bound(upper_shares, gaps / sizes, candidates,
+                         _Test(clusters, 1.0 - q, level))
+    upper = _upper_bound(lower_shares, candidates, _Test(clusters, q, level))
     return QuantileInterval(q, estimate, lower, upper, method)
 
 
@@ -154,29 +160,29 @@ Shares = Callable[[int, int], FloatArray]
 
 
 def _lower_bound(upper_shares: Shares, floor_shares: FloatArray, candidates: FloatArray,
-                 q: float, log_threshold: float) -> float | None:
-    """The first candidate at which the upper side does not reject ``F(v) ≥ q``."""
-    # The upper side rejects a mean of q when the long side over 1 − shares rejects 1 − q.
-    if not _rejects(1.0 - floor_shares[None, :], 1.0 - q, log_threshold)[0]:
+                 test: _Test) -> float | None:
+    """The first candidate at which the upper side does not reject ``F(v) ≥ q`` (`test` is
+    the long side at ``1 − q``: the upper side rejects a mean of q when the long side over
+    1 − shares rejects 1 − q)."""
+    if not test.rejects(1.0 - floor_shares[None, :])[0]:
         return None  # the missing values alone (at −∞) could already hold a fraction q
     for start in range(0, candidates.size, _BLOCK):
         stop = min(candidates.size, start + _BLOCK)
         block = upper_shares(start, stop).T  # candidates × clusters
-        plausible = ~_rejects(1.0 - block, 1.0 - q, log_threshold)
+        plausible = ~test.rejects(1.0 - block)
         hits = np.flatnonzero(plausible)
         if hits.size:
             return float(candidates[start + hits[0]])
     return None  # pragma: no cover - at the last candidate every upper share is 1
 
 
-def _upper_bound(lower_shares: Shares, candidates: FloatArray, q: float,
-                 log_threshold: float) -> float | None:
-    """The candidate after the last one at which the lower side does not establish
-    ``F(v) ≥ q`` (None when that is the last candidate)."""
+def _upper_bound(lower_shares: Shares, candidates: FloatArray, test: _Test) -> float | None:
+    """The candidate after the last one at which the lower side (`test`, the long side at q)
+    does not establish ``F(v) ≥ q`` (None when that is the last candidate)."""
     d = candidates.size
     for stop in range(d, 0, -_BLOCK):
         start = max(0, stop - _BLOCK)
-        established = _rejects(lower_shares(start, stop).T, q, log_threshold)
+        established = test.rejects(lower_shares(start, stop).T)
         misses = np.flatnonzero(~established)
         if misses.size:
             last = start + int(misses[-1])
