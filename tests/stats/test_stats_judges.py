@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from oloproof.stats import (
     agreement,
+    bentkus_interval,
     bounded_mean_interval,
     clopper_pearson,
     cohen_kappa,
@@ -139,11 +140,13 @@ def test_missing_judgments_widen_the_judge_part() -> None:
     assert gaps.judge_lower < whole.judge_lower and gaps.judge_upper >= whole.judge_upper
 
 
-def test_fractions_of_trials_use_the_bounded_mean_for_the_judge_part() -> None:
+def test_fractions_of_trials_use_the_rates_interval_for_the_judge_part() -> None:
     judge = np.array([1.0, 2 / 3, 1 / 3, 1.0] * 10)
     zeros = np.zeros(15)
     ppi = prediction_powered_interval(judge, judge, zeros, zeros, 0.95)
-    assert ppi.judge_method == "betting"
+    assert ppi.judge_method == "bentkus"
+    exact = bentkus_interval(judge, judge, half_level(0.95))
+    assert (ppi.judge_lower, ppi.judge_upper) == (exact.lower, exact.upper)
     assert ppi.judge_estimate == pytest.approx(judge.mean())
 
 
@@ -202,3 +205,17 @@ def test_kappa_of_known_tables() -> None:
     assert cohen_kappa(30, 0, 0, 0) is None  # both always pass: chance agreement is 1
     assert cohen_kappa(0, 0, 0, 0) is None
     assert cohen_kappa(0, 10, 10, 0) == -1.0
+
+
+def test_the_rectifier_takes_the_betting_interval_where_ties_dominate() -> None:
+    """Person − judge is mostly 0 (they agree): the betting interval adapts to the small
+    variance, the order-free Bentkus bound rates use does not (the module's figures)."""
+    judge = np.ones(40)
+    delta = np.array([0.0] * 23 + [-1.0] * 7)
+    ppi = prediction_powered_interval(judge, judge, delta, delta, 0.95)
+    assert ppi.rectifier_method == "betting"
+    assert (round(ppi.rectifier_lower, 3), round(ppi.rectifier_upper, 3)) == (-0.298, 0.089)
+    mapped = (delta + 1) / 2
+    other = bentkus_interval(mapped, mapped, half_level(0.95))
+    assert other.lower is not None and other.upper is not None
+    assert (round(2 * other.lower - 1, 3), round(2 * other.upper - 1, 3)) == (-0.635, 0.238)

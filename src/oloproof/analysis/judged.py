@@ -123,7 +123,7 @@ def calibrate(row: RateRow, judged: JudgedCases, judge_low: npt.NDArray[np.float
     from oloproof.document import JudgeCalibration
     from oloproof.stats import (
         agreement,
-        bounded_mean_interval,
+        bentkus_interval,
         prediction_powered_interval,
         rate_interval,
     )
@@ -152,7 +152,7 @@ def calibrate(row: RateRow, judged: JudgedCases, judge_low: npt.NDArray[np.float
         return
     binary = all(a in (0.0, 1.0) and b in (0.0, 1.0) for a, b in shares)
     if trials > 1 and not binary:  # cases' shares of agreeing trials: over cases
-        share = bounded_mean_interval([s[0] for s in shares], [s[1] for s in shares], level)
+        share = bentkus_interval([s[0] for s in shares], [s[1] for s in shares], level)
         agree = (share.estimate, share.lower, share.upper, share.method)
     elif trials > 1:  # every case's trials all agree or all disagree: exact over cases
         rate = rate_interval(sum(1 for a, b in shares if a == b == 1.0),

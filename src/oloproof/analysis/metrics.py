@@ -342,8 +342,7 @@ class Analysis:
             row = metrics[i]
             assert isinstance(row, RateRow)
             if self.trials is not None:
-                # (in digest order: the bounded-mean interval depends on the values' order)
-                counts = self.trials.counts()[self.trials.table.order()][:, i, :]
+                counts = self.trials.counts()[:, i, :]
                 size = counts.sum(axis=1)
                 kept = size > 0
                 low = counts[kept, 0] / size[kept]
