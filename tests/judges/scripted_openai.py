@@ -80,8 +80,11 @@ class ScriptedServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 256  # (the default, 5, refuses a judge's 32 connections)
+            daemon_threads = True
+
+        self._server = Server(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
         return self
@@ -131,3 +134,23 @@ class ScriptedServer:
             "usage": {"prompt_tokens": len(text) // 4, "completion_tokens": 12,
                       "total_tokens": len(text) // 4 + 12},
         }
+
+
+def serve(delay_s: float) -> None:
+    """Serve in this process until stdin closes, printing the base URL first and, at the end,
+    how many requests came (`python scripted_openai.py DELAY_S`: benchmarks/judges.py runs it
+    in a process of its own, so the server does not share the measured run's interpreter)."""
+    import sys
+
+    with ScriptedServer(delay_s=delay_s) as server:
+        print(server.base_url, flush=True)
+        for line in sys.stdin:
+            if line.strip() == "count":
+                print(server.calls, flush=True)
+        print(server.calls, flush=True)
+
+
+if __name__ == "__main__":
+    import sys
+
+    serve(float(sys.argv[1]) if len(sys.argv) > 1 else 0.0)
