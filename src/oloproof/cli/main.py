@@ -617,7 +617,7 @@ def cases(run_ref: str, failures: bool, criterion: str | None, verdict: str | No
 
 @cli.group()
 def labels() -> None:
-    """People's labels: of judge criteria (sample, review) and of metamorphic pairs (export)."""
+    """People's labels: of judge criteria and of metamorphic pairs."""
 
 
 @labels.command("sample")

@@ -105,7 +105,7 @@ def _rubric(suite: dict[str, Any], criterion: str) -> str | None:
     for evaluator in suite.get("evaluators") or ():
         if evaluator.get("criterion") == criterion:
             text = evaluator.get("rubric") or evaluator.get("prompt")
-            return str(text) if text else None
+            return str(text).strip() if text else None
     return None
 
 
