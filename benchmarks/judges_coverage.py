@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "stats"))
-from test_stats_judges import _simulate  # noqa: E402
+from test_stats_judges import _simulate
 
-from oloproof.stats import rate_interval  # noqa: E402
+from oloproof.stats import rate_interval
 
 REPETITIONS = 5_000
 

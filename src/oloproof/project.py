@@ -37,8 +37,8 @@ from oloproof.suite.config import (
     quantile_metrics,
     trial_metrics,
 )
-from oloproof.suite.metamorphic import derive, transform_digest
 from oloproof.suite.judge_labels import JudgeLabels, load_judge_labels
+from oloproof.suite.metamorphic import derive, transform_digest
 from oloproof.suite.policy import Policy, check_rule_metrics, load_policy
 from oloproof.suite.validity import check_labels_files
 from oloproof.suite.yaml_source import YamlDocument

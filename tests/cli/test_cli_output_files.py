@@ -11,7 +11,6 @@ FIFOs, links and folders of a temporary directory are used — never a real devi
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import stat

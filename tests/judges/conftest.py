@@ -15,7 +15,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from scripted_openai import ScriptedServer  # noqa: E402
+from scripted_openai import ScriptedServer
 
 DESK = '''
 from oloproof import AgentStep, AgentTrajectory, current_case, system

@@ -122,8 +122,9 @@ def test_the_key_is_never_stored_nor_printed(judged: JudgedProject, server: Scri
     assert error.kind == "judge_error" and "Incorrect API key" in error.message
     assert KEY not in error.message and "***" in error.message
     assert KEY not in repr(result.to_json())
-    from oloproof.report.terminal import render_run
     from rich.console import Console
+
+    from oloproof.report.terminal import render_run
     console = Console(record=True, width=120)
     render_run(result.document, console)
     assert KEY not in console.export_text()

@@ -224,7 +224,7 @@ def test_review_on_a_terminal_key_by_key(project: JudgedProject,
 def test_trials_judge_every_trial(cli: Callable[..., Any], project: JudgedProject) -> None:
     project.suite["trials"] = 2
     project.write()
-    code, document = _run_json(cli, project.root)
+    _, document = _run_json(cli, project.root)
     row = document["metrics"][0]
     assert row["observed"] == 48 and row["trials"] == 2
     cli("labels", "sample", "--criterion", "reply_truthful", "--n", "12", "--seed", "5",

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from oloproof.document import JudgeCalibration, RateRow
+    from oloproof.document import RateRow
 
 #: The least number of labelled sampled cases before a judge's verdicts decide anything.
 MIN_LABELLED = 10

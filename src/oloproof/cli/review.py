@@ -122,9 +122,10 @@ def review_file(path: Path, read_key: Callable[[], str | None],
 
 def run_review(path: Path) -> Review:
     """`labels review` on this process's terminal (or standard input)."""
-    stdin = click.get_text_stream("stdin")
-    echo: Callable[[str], None] = click.echo
-    if stdin.isatty():
+    def echo(text: str) -> None:
+        click.echo(text)
+
+    if sys.stdin.isatty():
         with _cbreak(sys.stdin):
             return review_file(path, key_reader(sys.stdin), echo)
-    return review_file(path, key_reader(stdin), echo)
+    return review_file(path, key_reader(sys.stdin), echo)

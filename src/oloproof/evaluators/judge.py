@@ -180,7 +180,8 @@ class JudgeCriterion(Evaluator):
         self.shows: tuple[str, ...] = cfg.shows or tuple(dict.fromkeys(
             placeholders(cfg.prompt or "")))
         if any(f.startswith("trajectory.") for f in self.shows):
-            self.reads = frozenset({OUTPUT, TRAJECTORY_KIND})
+            # (this criterion's own: what it reads depends on what it shows)
+            self.reads = frozenset({OUTPUT, TRAJECTORY_KIND})  # type: ignore[misc]
         self.judge_config: JudgeConfig | None = None
         self.definition_digest = ""
 
@@ -222,7 +223,7 @@ class JudgeCriterion(Evaluator):
                 continue
             root, *path = field.split(".")
             value = _at(sources[root], path)
-            if value is ABSENT or value is None and not path:
+            if value is ABSENT or (value is None and not path):
                 return field
             values[field] = value
         return values

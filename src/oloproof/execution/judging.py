@@ -253,7 +253,7 @@ class JudgePanel:
                 ) -> list[JudgeAsk]:
         """The asks of a unit's cases still to send (making the asks of the fresh ones, whose
         evidence `evidence(position)` gives: None where the case was not called)."""
-        waiting = []
+        waiting: list[JudgeAsk] = []
         for at, case_job in enumerate(jobs):
             if case_job.asks is None:
                 wanted = [i for i in case_job.judge if i in self.positions]

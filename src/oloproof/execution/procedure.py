@@ -166,7 +166,10 @@ def judge_asks(called: UnitCalls, panel: JudgePanel) -> list[tuple[JudgeAsk, str
 
     pending = []
     for at, case_job in enumerate(job.cases):
-        for ask in panel.pending([case_job], lambda _, at=at: evidence(at)):
+        def this_case(_: int, at: int = at) -> Evidence | None:
+            return evidence(at)
+
+        for ask in panel.pending([case_job], this_case):
             pending.append((ask, case_job.case.id, job.trial))
     return pending
 

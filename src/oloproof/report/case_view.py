@@ -145,7 +145,7 @@ def _judges(store: Store, judges: dict[str, Any], criteria: list[dict[str, Any]]
     for c in criteria:
         if c["criterion"] not in judges:
             continue
-        details = c.get("details") if isinstance(c.get("details"), dict) else {}
+        details: dict[str, Any] = c["details"] if isinstance(c.get("details"), dict) else {}
         record = stored.get(details.get("verdict_key") or "", {})
         shown.append({
             "criterion": c["criterion"], "verdict": c["verdict"], "why": c.get("reason"),

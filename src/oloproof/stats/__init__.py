@@ -27,19 +27,19 @@ from oloproof.stats.paired import (
     mcnemar_exact,
     paired_difference_interval,
 )
-from oloproof.stats.prediction_powered import (
-    PREDICTION_POWERED_METHOD,
-    PredictionPowered,
-    half_level,
-    prediction_powered_bounds,
-    prediction_powered_interval,
-)
 from oloproof.stats.plan import (
     PROJECTION_LIMIT,
     PROJECTION_METHOD,
     RateProjection,
     exact_interval_at_rate,
     rate_projection,
+)
+from oloproof.stats.prediction_powered import (
+    PREDICTION_POWERED_METHOD,
+    PredictionPowered,
+    half_level,
+    prediction_powered_bounds,
+    prediction_powered_interval,
 )
 from oloproof.stats.quantile import (
     QUANTILE_METHOD,
@@ -60,8 +60,8 @@ __all__ = [
     "RATE_METHOD",
     "Agreement",
     "McNemarTest",
-    "PredictionPowered",
     "MeanInterval",
+    "PredictionPowered",
     "QuantileInterval",
     "RateInterval",
     "RateProjection",

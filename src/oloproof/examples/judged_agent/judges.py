@@ -18,8 +18,9 @@ from oloproof import JudgeRequest, JudgeVerdict
 
 def lenient(request: JudgeRequest) -> JudgeVerdict:
     answer = str(request.shown.get("output.answer", "")).lower()
-    refund = next((r["result"] for r in request.shown.get("trajectory.tool_results") or []
-                   if r.get("tool") == "issue_refund"), {}) or {}
+    results = request.shown.get("trajectory.tool_results") or []
+    refund: dict[str, object] = next(
+        (r["result"] for r in results if r.get("tool") == "issue_refund"), {}) or {}
     says_issued = "has been issued" in answer
     if says_issued and refund.get("error") == "card_expired":
         return JudgeVerdict(verdict="fail", reason="the reply says issued; the card was refused")
