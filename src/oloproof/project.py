@@ -24,7 +24,14 @@ from oloproof.execution.target import SystemTarget, load_targets, put_on_path
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND
 from oloproof.recording.usage import USAGE_KIND
-from oloproof.suite.cases import Case, DatasetIndex, StateFiles, iter_cases, scan_dataset
+from oloproof.suite.cases import (
+    Case,
+    DatasetIndex,
+    StateFiles,
+    file_problem,
+    iter_cases,
+    scan_dataset,
+)
 from oloproof.suite.config import (
     EXECUTORS,
     MAX_TRIALS,
@@ -172,7 +179,8 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
     """
     config_path = config_path.resolve()
     config, doc = load_suite_file(config_path)
-    if trials is not None and not (isinstance(trials, int) and 1 <= trials <= MAX_TRIALS):
+    if trials is not None and not (isinstance(trials, int) and not isinstance(trials, bool)
+                                   and 1 <= trials <= MAX_TRIALS):
         raise ConfigError(f"trials={trials!r} was asked for; trials is a whole number from 1 to "
                           f"{MAX_TRIALS} (how many times each case runs)", file=config_path)
     run_trials = trials if trials is not None else config.trials
@@ -199,6 +207,7 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
     check_rule_metrics(policy, policy_doc,
                        metric_kinds(config, [e.criterion for e in evaluators], run_trials))
     dataset_path = (project_dir / config.dataset).resolve()
+<<<<<<< HEAD
     states = StateFiles(dataset_path.parent)
     shown_paths = sorted({f for e in evaluators if isinstance(e, JudgeCriterion)
                           for f in e.shows if f.split(".")[0] in _CASE_PARTS})
@@ -214,6 +223,17 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
             ) from None
         raise
     judge_labels, judge_warnings = _judge_labels(evaluators, index, project_dir, doc)
+=======
+    problem = file_problem(dataset_path)
+    if problem is not None:
+        raise ConfigError(
+            f"dataset {config.dataset!r} {problem} (looked for {dataset_path}); `dataset:` "
+            "names a JSON Lines file, relative to oloproof.yaml",
+            file=config_path, line=doc.line_of(("dataset",)),
+        )
+    states = StateFiles(dataset_path.parent, project_dir)
+    index = scan_dataset(dataset_path, states, [(t.name, t.field) for t, _ in transforms])
+>>>>>>> main
     suite = LoadedSuite(
         path=config_path, project_dir=project_dir, config=config, doc=doc, policy=policy,
         policy_path=policy_path, policy_doc=policy_doc, evaluators=evaluators, dataset=index,
