@@ -207,23 +207,6 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
     check_rule_metrics(policy, policy_doc,
                        metric_kinds(config, [e.criterion for e in evaluators], run_trials))
     dataset_path = (project_dir / config.dataset).resolve()
-<<<<<<< HEAD
-    states = StateFiles(dataset_path.parent)
-    shown_paths = sorted({f for e in evaluators if isinstance(e, JudgeCriterion)
-                          for f in e.shows if f.split(".")[0] in _CASE_PARTS})
-    try:
-        index = scan_dataset(dataset_path, states,
-                             [(t.name, t.field) for t, _ in transforms], shown_paths)
-    except ConfigError as exc:
-        if exc.line is None and not dataset_path.exists():
-            raise ConfigError(
-                f"dataset {config.dataset!r} does not exist (looked for {dataset_path}); "
-                "`dataset:` is relative to oloproof.yaml",
-                file=config_path, line=doc.line_of(("dataset",)),
-            ) from None
-        raise
-    judge_labels, judge_warnings = _judge_labels(evaluators, index, project_dir, doc)
-=======
     problem = file_problem(dataset_path)
     if problem is not None:
         raise ConfigError(
@@ -232,8 +215,11 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
             file=config_path, line=doc.line_of(("dataset",)),
         )
     states = StateFiles(dataset_path.parent, project_dir)
-    index = scan_dataset(dataset_path, states, [(t.name, t.field) for t, _ in transforms])
->>>>>>> main
+    shown_paths = sorted({f for e in evaluators if isinstance(e, JudgeCriterion)
+                          for f in e.shows if f.split(".")[0] in _CASE_PARTS})
+    index = scan_dataset(dataset_path, states, [(t.name, t.field) for t, _ in transforms],
+                         shown_paths)
+    judge_labels, judge_warnings = _judge_labels(evaluators, index, project_dir, doc)
     suite = LoadedSuite(
         path=config_path, project_dir=project_dir, config=config, doc=doc, policy=policy,
         policy_path=policy_path, policy_doc=policy_doc, evaluators=evaluators, dataset=index,
