@@ -1,10 +1,20 @@
-"""Speed of the betting interval for bounded means (SPEC §15.2; issue 12, acceptance 1).
+"""The intervals for means of values in [0, 1], side by side: the betting interval (Waudby-Smith &
+Ramdas 2023; still the paired difference's) and the Bentkus interval that replaced it for rates
+over fractions and clusters (issue 26).
 
-It runs once per metric over every case (or cluster): 20,000–200,000 values. Reports the time
-of `bounded_mean_interval` per call and per value, how many capital evaluations the root search
-needed (each is one vectorised pass over the values), the growth from 20,000 to 200,000 values,
-and, for scale, a grid search over 1,000 candidate means (what a direct implementation of the
-paper's set would do) on the same values. Usage: python benchmarks/betting.py
+Sections, each a function (`main` runs them all; `--only NAME` one of them):
+
+- `rate_shapes`: both intervals on the shapes of issue 26 — every case's trials agreeing (0/1
+  values, against Clopper–Pearson), skewed shares, two-point values — at n = 5 … 400: mean
+  lower bound, width and coverage over simulated suites, and the largest gap to
+  Clopper–Pearson on 0/1 values at each n.
+- `speed`: each interval's time per call on 2,000–200,000 values (one metric over every case),
+  alternating the two in one run, and how many evaluations each root search needed.
+- `analysis_cost`: what a run with trials pays for its intervals — `Analysis.finish` on a
+  synthetic 20,000-case × 4-trial run with slices — this checkout against another revision
+  (`--against`, default main), alternating in child processes.
+
+Usage: python benchmarks/betting.py [--only rate_shapes|speed|analysis_cost] [--against REV]
 """
 
 from __future__ import annotations
@@ -79,31 +89,198 @@ def _grid_bounds(values: FloatArray, level: float, points: int = 1001) -> tuple[
     return (float(inside.min()), float(inside.max())) if inside.size else (1.0, 0.0)
 
 
-def main() -> None:
+def _bentkus_evaluations(values: FloatArray) -> int:
+    """How many evaluations of the Bentkus bound one interval needed (each one vectorised
+    pass over the binomial's bulk, for both ends at once)."""
+    import oloproof.stats.bentkus as bentkus
+    from oloproof.stats import bentkus_interval
+
+    original = bentkus._log_beta
+    calls = 0
+
+    def counted(*args: object) -> FloatArray:
+        nonlocal calls
+        calls += 1
+        return original(*args)  # type: ignore[arg-type]
+
+    bentkus._log_beta = counted  # type: ignore[assignment]
+    try:
+        bentkus_interval(values, values, 0.95)
+    finally:
+        bentkus._log_beta = original  # type: ignore[assignment]
+    return calls
+
+
+def speed() -> None:
+    """Time per call of each interval on one metric's values, alternating the two."""
+    from oloproof.stats import bentkus_interval
+
     rng = np.random.default_rng(2023)
     kinds = ["uniform", "Beta(0.5, 5)", "0/1 at 0.9", "shares of 3"]
-    print("| values | n | ms per call | ns per value | capital evaluations |")
-    print("|---|---|---|---|---|")
-    per_size: dict[int, list[float]] = {}
+    bentkus_interval([0.5], [0.5], 0.95)  # imports scipy.special before timing anything
+    print("### Time per call, both intervals alternating (medians)\n")
+    print("| values | n | betting ms | bentkus ms | bentkus / betting | betting evaluations | "
+          "bentkus evaluations |")
+    print("|---|---|---|---|---|---|---|")
     for n in (2_000, 20_000, 200_000):
         for kind in kinds:
             values = _values(kind, n, rng)
             repeats = 21 if n <= 20_000 else 7
-            seconds = _timed(lambda v=values: bounded_mean_interval(v, v, 0.95), repeats)
-            per_size.setdefault(n, []).append(seconds)
-            print(f"| {kind} | {n:,} | {seconds * 1e3:.2f} | {seconds / n * 1e9:.0f} | "
-                  f"{_evaluations(values)} |")
-    growth = [big / small for big, small in zip(per_size[200_000], per_size[20_000])]
+            bet, ben = [], []
+            for _ in range(repeats):
+                bet.append(_timed(lambda v=values: bounded_mean_interval(v, v, 0.95), 1))
+                ben.append(_timed(lambda v=values: bentkus_interval(v, v, 0.95), 1))
+            b1, b2 = statistics.median(bet), statistics.median(ben)
+            calls = _bentkus_evaluations(values)
+            print(f"| {kind} | {n:,} | {b1 * 1e3:.2f} | {b2 * 1e3:.2f} | {b2 / b1:.2f} | "
+                  f"{_evaluations(values)} | {calls} |")
     print()
-    print("growth 200,000 / 20,000 values: " + ", ".join(f"{g:.1f}×" for g in growth)
-          + f" (median {statistics.median(growth):.1f}×)")
-    values = _values("uniform", 20_000, rng)
-    root = _timed(lambda: bounded_mean_interval(values, values, 0.95), 11)
-    grid = _timed(lambda: _grid_bounds(values, 0.95), 3)
-    found = bounded_mean_interval(values, values, 0.95)
-    print(f"20,000 uniform values: root search {root * 1e3:.1f} ms, grid of 1,001 means "
-          f"{grid * 1e3:.0f} ms ({grid / root:.0f}× slower, and only to 1e-3); "
-          f"bounds {found.lower:.6f}–{found.upper:.6f} vs grid {_grid_bounds(values, 0.95)}")
+
+
+def _coverage(lower: FloatArray, upper: FloatArray, truth: float) -> float:
+    return float(np.mean((lower <= truth + 1e-12) & (truth - 1e-12 <= upper)))
+
+
+def rate_shapes(repetitions: int = 2_000) -> None:
+    """Both intervals on the shapes of issue 26, over simulated suites (95%)."""
+    from oloproof.stats import bentkus_lower_bounds, betting_lower_bounds, clopper_pearson
+
+    rng = np.random.default_rng(26)
+    print(f"### Both intervals on the same suites ({repetitions:,} per row, 95%)\n")
+    print("| shape | n | true mean | betting: mean lower, width, coverage | "
+          "bentkus: mean lower, width, coverage | clopper-pearson: mean lower, width |")
+    print("|---|---|---|---|---|---|")
+    shapes: list[tuple[str, Callable[[tuple[int, int]], FloatArray], float, bool]] = [
+        ("every trial passes (all 1)", lambda s: np.ones(s), 1.0, True),
+        ("every trial fails (all 0)", lambda s: np.zeros(s), 0.0, True),
+        ("unanimous 0/1 at 0.9", lambda s: (rng.uniform(size=s) < 0.9) * 1.0, 0.9, True),
+        ("unanimous 0/1 at 0.5", lambda s: (rng.uniform(size=s) < 0.5) * 1.0, 0.5, True),
+        ("skewed: shares of 3, chance Beta(4, 0.5)",
+         lambda s: rng.binomial(3, rng.beta(4.0, 0.5, size=s)) / 3.0, 4.0 / 4.5, False),
+        ("skewed: Beta(0.5, 5)", lambda s: rng.beta(0.5, 5.0, size=s), 0.5 / 5.5, False),
+        ("two-point 0.2 / 0.7", lambda s: np.where(rng.uniform(size=s) < 0.5, 0.7, 0.2),
+         0.45, False),
+    ]
+    for name, draw, truth, binary in shapes:
+        for n in (5, 18, 40, 100, 400):
+            values = draw((repetitions, n))
+            sums = values.sum(axis=1)
+            bet_low = np.minimum(betting_lower_bounds(values, 0.95), values.mean(axis=1))
+            bet_up = np.maximum(1.0 - betting_lower_bounds(1.0 - values, 0.95),
+                                values.mean(axis=1))
+            ben_low = bentkus_lower_bounds(sums, n, 0.95)
+            ben_up = 1.0 - bentkus_lower_bounds(np.clip(n - sums, 0.0, n), n, 0.95)
+            cells = [f"{bet_low.mean():.4f}, {np.mean(bet_up - bet_low):.4f}, "
+                     f"{_coverage(bet_low, bet_up, truth):.4f}",
+                     f"{ben_low.mean():.4f}, {np.mean(ben_up - ben_low):.4f}, "
+                     f"{_coverage(ben_low, ben_up, truth):.4f}"]
+            if binary:
+                table = np.asarray([clopper_pearson(i, n, 0.95) for i in range(n + 1)])
+                exact = table[np.rint(sums).astype(np.int64)]
+                cells.append(f"{exact[:, 0].mean():.4f}, "
+                             f"{np.mean(exact[:, 1] - exact[:, 0]):.4f}")
+            else:
+                cells.append("—")
+            print(f"| {name} | {n} | {truth:.3f} | " + " | ".join(cells) + " |")
+    print()
+    print("### 0/1 values: the largest gap to Clopper–Pearson, over every count k of n\n")
+    print("| n | bentkus: max (CP lower − lower) | betting: max (CP lower − lower) | "
+          "betting: all fail, upper (CP upper) |")
+    print("|---|---|---|---|")
+    for n in (5, 10, 18, 40, 100, 400):
+        k = np.arange(n + 1)
+        rows = np.zeros((n + 1, n))
+        for i in k:
+            rows[i, :i] = 1.0  # k passes, in the order that suits betting best: passes first
+        exact = np.asarray([clopper_pearson(int(i), n, 0.95)[0] for i in k])
+        ben = bentkus_lower_bounds(k.astype(float), n, 0.95)
+        bet = np.minimum(betting_lower_bounds(rows, 0.95), k / n)
+        zeros = 1.0 - betting_lower_bounds(np.ones((1, n)), 0.95)[0]
+        print(f"| {n} | {np.max(exact - ben):.4f} | {np.max(exact - bet):.4f} | "
+              f"{zeros:.4f} ({clopper_pearson(0, n, 0.95)[1]:.4f}) |")
+    print()
+
+
+ANALYSIS_CHILD = """
+import json, random, statistics, sys, time
+from oloproof.analysis.metrics import Analysis, MetricPlan
+from oloproof.analysis.outcome import CaseOutcome
+from oloproof.analysis.trials import TrialMetricSpec
+cases, trials = int(sys.argv[1]), int(sys.argv[2])
+rng = random.Random(7)
+skill = [rng.betavariate(6, 1.5) for _ in range(cases)]
+outcomes = []
+for c in range(cases):
+    for t in range(1, trials + 1):
+        codes = "".join("P" if rng.random() < skill[c] else "F" for _ in range(3))
+        outcomes.append(CaseOutcome(f"c{c}", codes, [None] * 3, None, None, None,
+                                    [f"g{c % 10}"], trial=t, digest=f"sha256:{c:08d}"))
+seconds = []
+for _ in range(5):
+    plan = MetricPlan(criteria=["a", "b", "c"], quantiles=[], slices=["group"],
+                      min_slice_support=5, trials=trials,
+                      trial_metrics=[TrialMetricSpec("a_hat", "pass_hat_k", 0, trials),
+                                     TrialMetricSpec("a_hat2", "pass_hat_k", 0, 2)])
+    analysis = Analysis(plan)
+    for outcome in outcomes:
+        analysis.add(outcome)
+    start = time.perf_counter()
+    metrics, slices = analysis.finish(0.95)
+    seconds.append(time.perf_counter() - start)
+print(json.dumps({"finish_s": min(seconds), "rows": len(metrics) + len(slices)}))
+"""
+
+
+def analysis_cost(against: str, cases: int = 20_000, trials: int = 4, rounds: int = 7) -> None:
+    """`Analysis.finish` of a run with trials, this checkout against `against`, alternating."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _versions import revision, versions
+
+    print(f"### Analysis.finish with trials: {cases:,} cases × {trials} trials, 3 criteria, "
+          "2 pass^k metrics, one slice of 10 groups (30 slice rows)\n")
+    print(f"this = {revision()} (with uncommitted changes, if any), against = {against} "
+          f"({revision(against)}); the fastest of 5 finishes per child (the machine is "
+          "shared: the fastest is the least disturbed), children alternating\n")
+    print("| round | this | against | this / against |")
+    print("|---|---|---|---|")
+    found = versions([against])
+    ratios = []
+    for round_ in range(1, rounds + 1):
+        times = {}
+        for label, env in found:
+            done = subprocess.run([sys.executable, "-c", ANALYSIS_CHILD, str(cases), str(trials)],
+                                  env=env, capture_output=True, text=True, check=True)
+            times[label] = json.loads(done.stdout)["finish_s"]
+        ratio = times["this"] / times[against]
+        ratios.append(ratio)
+        print(f"| {round_} | {times['this'] * 1e3:.0f} ms | {times[against] * 1e3:.0f} ms | "
+              f"{ratio:.2f} |")
+    print(f"\nmedian this / {against}: {statistics.median(ratios):.2f}\n")
+
+
+def main() -> None:
+    import argparse
+    import sys
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=["rate_shapes", "speed", "analysis_cost"])
+    parser.add_argument("--against", default="main")
+    args = parser.parse_args()
+    if args.only in (None, "rate_shapes"):
+        rate_shapes()
+    if args.only in (None, "speed"):
+        speed()
+    if args.only in (None, "analysis_cost"):
+        analysis_cost(args.against)
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _versions import finished
+    print(finished())
 
 
 if __name__ == "__main__":

@@ -1,10 +1,15 @@
-"""Coverage of the betting interval by simulation (SPEC §15.2, §5.4, §17; issues 12 and 14).
+"""Coverage of the intervals for means of values in [0, 1] (SPEC §15.2, §15.2′, §5.4, §17;
+issues 12, 14 and 26).
 
 Not a speed benchmark: the share of simulated suites whose reported interval contains the true
 mean, for the settings the tests check (there with fewer repetitions), at 10,000 repetitions
-each. Intervals are the ones `bounded_mean_interval` / `paired_difference_interval` report
-(the paper's set widened to the sample mean where it leaves it out), computed in batches with
-`betting_lower_bounds`. Usage: python benchmarks/coverage.py
+each. The betting intervals are the ones `bounded_mean_interval` / `paired_difference_interval`
+report (the paper's set widened to the sample mean where it leaves it out), computed in batches
+with `betting_lower_bounds`; the Bentkus interval (rates over fractions and clusters since
+issue 26) with `bentkus_lower_bounds`, and on lattice shapes (0/1 and two-point values, shares
+of trials) its coverage is computed exactly, over every sum, on a grid of true means and every
+n from 5 to 400 — the heavy sweep behind the property tests of `tests/stats/test_stats_bentkus.py`.
+Usage: python benchmarks/coverage.py [--only bentkus]
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from oloproof.stats import betting_lower_bounds
+from oloproof.stats import bentkus_lower_bounds, betting_lower_bounds
 
 FloatArray = npt.NDArray[np.float64]
 REPETITIONS = 10_000
@@ -84,8 +89,86 @@ def paired(rng: np.random.Generator) -> None:
     print()
 
 
+def _bentkus(sums: FloatArray, n: int, level: float) -> tuple[FloatArray, FloatArray]:
+    lower = bentkus_lower_bounds(sums, n, level)
+    upper = 1.0 - bentkus_lower_bounds(np.clip(n - sums, 0.0, n), n, level)
+    return lower, upper
+
+
+def bentkus_exact(level: float = 0.95) -> None:
+    """The Bentkus interval's coverage computed exactly (no simulation) on lattice shapes: the
+    lowest over a grid of true means, at each n."""
+    from scipy.special import bdtr  # the binomial's pmf from its distribution function
+
+    def pmf(k: FloatArray, n: int, p: float) -> FloatArray:
+        below = np.where(k > 0, bdtr(k - 1, n, p), 0.0)
+        return np.asarray(bdtr(k, n, p) - below, dtype=np.float64)
+
+    print(f"### Bentkus interval, exact coverage on lattice shapes ({level:.0%})\n")
+    print("Lowest coverage over the grid of true means (0.01, 0.02, …, 0.99 for 0/1; weights "
+          "0.02 … 0.98 for two-point values), computed over every possible sum.\n")
+    print("| n | 0/1 values (every trial agrees) | two-point 0 / 0.5 | two-point 0.2 / 0.7 | "
+          "two-point 0.5 / 1 |")
+    print("|---|---|---|---|---|")
+    for n in (5, 10, 18, 20, 40, 60, 100, 200, 400):
+        k = np.arange(n + 1, dtype=np.float64)
+        cells = []
+        for a, b in ((0.0, 1.0), (0.0, 0.5), (0.2, 0.7), (0.5, 1.0)):
+            sums = np.clip(n * a + (b - a) * k, 0.0, n)
+            lower, upper = _bentkus(sums, n, level)
+            worst = 1.0
+            for w in np.linspace(0.01, 0.99, 99) if (a, b) == (0.0, 1.0) else \
+                    np.linspace(0.02, 0.98, 49):
+                truth = a + (b - a) * w
+                covered = (lower <= truth + 1e-12) & (truth - 1e-12 <= upper)
+                worst = min(worst, float(pmf(k, n, float(w))[covered].sum()))
+            cells.append(f"{worst:.4f}")
+        print(f"| {n} | " + " | ".join(cells) + " |")
+    print()
+
+
+def bentkus_simulated(rng: np.random.Generator) -> None:
+    """The Bentkus interval on continuous and clustered shapes, 10,000 suites each."""
+    print("### Bentkus interval, simulated (10,000 suites each)\n")
+    print("| setting | coverage | lower above truth | upper below truth | mean width |")
+    print("|---|---|---|---|---|")
+    for level in (0.9, 0.95):
+        for n in (5, 20, 50, 200, 400):
+            shape = (REPETITIONS, n)
+            draws: list[tuple[str, FloatArray, float]] = [
+                ("Beta(0.5, 5)", rng.beta(0.5, 5.0, size=shape), 0.5 / 5.5),
+                ("Beta(5, 0.5)", rng.beta(5.0, 0.5, size=shape), 5.0 / 5.5),
+                ("uniform", rng.uniform(size=shape), 0.5),
+                ("shares of 4, chance Beta(3, 0.7)",
+                 rng.binomial(4, rng.beta(3.0, 0.7, size=shape)) / 4.0, 3.0 / 3.7),
+            ]
+            for name, values, truth in draws:
+                lower, upper = _bentkus(values.sum(axis=1), n, level)
+                print(_line(f"{name}, n = {n}, {level:.0%}", lower, upper, truth))
+    for rate, correlation in ((0.75, 0.5), (0.97, 0.8), (0.75, 1.0), (0.97, 1.0)):
+        sizes = rng.integers(2, 5, size=(REPETITIONS, 40))
+        if correlation >= 1.0:
+            shares = (rng.uniform(size=(REPETITIONS, 40)) < rate).astype(float)
+        else:
+            total = 1.0 / correlation - 1.0
+            chance = rng.beta(rate * total, (1.0 - rate) * total, size=(REPETITIONS, 40))
+            shares = rng.binomial(sizes, chance) / sizes
+        lower, upper = _bentkus(shares.sum(axis=1), 40, 0.95)
+        print(_line(f"40 clusters of 2–4, rate {rate}, intra-cluster correlation "
+                    f"{correlation}, 95%", lower, upper, rate))
+    print()
+
+
 def main() -> None:
+    import argparse
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=["bentkus"])
+    args = parser.parse_args()
     rng = np.random.default_rng(2023)
+    bentkus_exact()
+    bentkus_simulated(rng)
+    if args.only == "bentkus":
+        return
     bounded_means(rng)
     clusters(rng)
     paired(rng)

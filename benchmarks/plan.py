@@ -1,8 +1,10 @@
-"""Speed of the plan projection (SPEC §18; issue 14, acceptance 5).
+"""Speed of the plan projections (SPEC §18; issue 14, acceptance 5; issue 26).
 
 `rate_projection` finds the smallest total of cases at the current rate that decides a rule by
 doubling and bisecting; a linear scan (one exact interval per total, as the tests' brute force
-does) is the alternative. Reports both for a few rules, in one run. Usage:
+does) is the alternative. Reports both for a few rules, in one run; then the total for an 80%
+chance of deciding (`likely_projection`: exact for 0/1 values, simulated for fractions) and the
+Bentkus projection at the same mean (`mean_projection`), with their times. Usage:
 python benchmarks/plan.py
 """
 
@@ -10,7 +12,12 @@ from __future__ import annotations
 
 import time
 
-from oloproof.stats import exact_interval_at_rate, rate_projection
+from oloproof.stats import (
+    exact_interval_at_rate,
+    likely_projection,
+    mean_projection,
+    rate_projection,
+)
 
 CASES = [  # (passed, observed, min threshold)
     (33, 40, 0.80),
@@ -43,5 +50,33 @@ def main() -> None:
               f"{projection * 1e3:.2f} | {scan * 1e3:,.0f} | {scan / projection:,.0f}× |")
 
 
+def likely() -> None:
+    """The second total of the plan, and the Bentkus projection, with their times."""
+    print()
+    print("| per-case values | rule | at the same rate | ms | for an 80% chance | chance | "
+          "method | ms |")
+    print("|---|---|---|---|---|---|---|---|")
+    flaky = [1.0] * 28 + [0.8] * 24 + [0.6] * 7 + [0.4]  # flaky_agent's answer_correct shares
+    for label, values, threshold in (
+            ("33 / 40 (0/1)", None, 0.80), ("95 / 100 (0/1)", None, 0.94),
+            ("18 / 18 (0/1)", None, 0.90), ("flaky_agent's shares of 5 trials", flaky, 0.80),
+            ("flaky_agent's shares of 5 trials", flaky, 0.85)):
+        rate = {"33 / 40 (0/1)": 0.825, "95 / 100 (0/1)": 0.95, "18 / 18 (0/1)": 1.0}.get(
+            label, sum(flaky) / len(flaky))
+        start = time.perf_counter()
+        if values is None:
+            passed, observed = (int(x) for x in label.split(" (")[0].split(" / "))
+            first = rate_projection(passed, observed, 0.95, minimum=threshold)
+        else:
+            first = mean_projection(rate, 0.95, minimum=threshold)
+        first_ms = (time.perf_counter() - start) * 1e3
+        start = time.perf_counter()
+        second = likely_projection(rate, 0.95, minimum=threshold, values=values)
+        second_ms = (time.perf_counter() - start) * 1e3
+        print(f"| {label} | min {threshold} | {first.total:,} | {first_ms:.1f} | "
+              f"{second.total:,} | {second.chance:.3f} | {second.method} | {second_ms:.0f} |")
+
+
 if __name__ == "__main__":
     main()
+    likely()

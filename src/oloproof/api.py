@@ -667,6 +667,14 @@ def redecide(
     the policy's `baseline:`; a reference that names the run itself (`latest` for `gate
     latest`) means the newest run before it (SPEC §17).
     """
+    return _redecided(ref, policy, config, store, baseline)[0]
+
+
+def _redecided(
+    ref: str, policy: str | Path | None, config: str | Path, store: str | Path | None,
+    baseline: str | None,
+) -> tuple[RunResult, Analysis]:
+    """`redecide`, with the analysis it decided from (the plan reads per-case values in it)."""
     from oloproof.document import CacheCounts, RunDocument
 
     with _open_existing(config, store) as db:
@@ -701,7 +709,7 @@ def redecide(
             old.cache if old is not None else CacheCounts(),
             list(old.errors) if old is not None else [], [], baseline=against,
         )
-        return RunResult(document, [], chosen)
+        return RunResult(document, [], chosen), analysis
 
 
 def plan(
@@ -712,14 +720,25 @@ def plan(
 
     The run is decided under its own policy (or `policy`) as `redecide` does; each rule that
     is INSUFFICIENT_EVIDENCE gets a projection — the smallest number of observed cases whose
-    exact interval at the current rate would settle it — or the reason there is none. A
+    interval at the current rate would settle it, and a number of cases that would settle it
+    with an 80% chance if the rate is what was measured (exact for 0/1 per-case values,
+    simulated from the run's per-case values for fractions) — or the reason there is none. A
     projection, not a promise; nothing is run.
     """
     from oloproof.decisions.plan import plan_decisions
-    result = redecide(ref, policy, config, store, baseline)
+    from oloproof.document import RuleState
+    result, analysis = _redecided(ref, policy, config, store, baseline)
     document = result.document
     chosen = result.policy if result.policy is not None else Policy()
-    return plan_decisions(document.run_id, chosen, document.decisions, document.metrics)
+    undecided = {d.metric for d in document.decisions
+                 if d.state == RuleState.INSUFFICIENT_EVIDENCE}
+    values = {}
+    for metric in undecided:
+        found = analysis.observed_values(metric)
+        if found is not None:
+            values[metric] = found.tolist()
+    return plan_decisions(document.run_id, chosen, document.decisions, document.metrics,
+                          values)
 
 
 def stored_metric_kinds(suite_info: dict[str, Any]) -> dict[str, str]:

@@ -626,13 +626,20 @@ class PlanRow(_Model):
     """`oloproof plan` (SPEC §18), one undecided rule: what would settle it *if the rate stayed
     at its estimate* — a projection, not a promise.
 
-    `total` is the smallest number of observed cases whose exact interval at the same rate
-    would decide the rule, reaching `state`; `more` is `total − observed`. Both are `None` when
-    no number would, or when no projection is made for the rule's kind of metric: `reason`
-    says which, and `note` says it in words.
+    `observed` counts observed *cases* (with trials too); `passed` those whose value is 1, set
+    only where every value is 0 or 1 (`values` says in words what a case's value is where they
+    are fractions). `total` is the smallest number of observed cases whose interval at the same
+    rate would decide the rule, reaching `state`; `more` is `total − observed`; `chance` is
+    the chance that many cases decide it if the true rate is the estimate (about a coin flip).
+    `likely_total` (`likely_more`) is a number of observed cases that decides it with the
+    chance `likely_chance`, at least 0.8, computed as `likely_method` says (exact or
+    simulated). Each is `None` when no number would, or when no projection is made for the
+    rule's kind of metric: `reason` says which, and `note` says it in words.
     """
 
-    _OPTIONAL = frozenset({"total", "more", "state", "estimate", "threshold"})
+    _OPTIONAL = frozenset({"total", "more", "state", "estimate", "threshold", "chance",
+                           "likely_total", "likely_more", "likely_chance", "likely_method",
+                           "values"})
 
     rule: str
     metric: str
@@ -644,6 +651,12 @@ class PlanRow(_Model):
     total: int | None = None
     more: int | None = None
     state: RuleState | None = None
+    chance: float | None = None
+    likely_total: int | None = None
+    likely_more: int | None = None
+    likely_chance: float | None = None
+    likely_method: str | None = None
+    values: str | None = None
     reason: str | None = None
     method: str | None = None
     note: str = ""

@@ -1,6 +1,7 @@
-"""`oloproof plan` (SPEC §18, issue 14 acceptance 5): the projected total is the smallest N whose
-exact interval at the same rate clears the threshold, checked by scanning N; labelled a
-projection; no projection for fractional values; nothing is run."""
+"""`oloproof plan` (SPEC §18, issue 14 acceptance 5, issue 26): the projected total is the smallest
+N whose interval at the same rate clears the threshold, checked by scanning N, and the total for
+an 80% chance of deciding is checked by summing over every count; fractional values (trials)
+are projected in cases by the Bentkus interval; labelled a projection; nothing is run."""
 
 from __future__ import annotations
 
@@ -21,6 +22,14 @@ def _scan(passed: int, observed: int, threshold: float, level: float = 0.95) -> 
     while scipy.stats.beta.ppf(alpha / 2, rate * n, (1 - rate) * n + 1) < threshold:
         n += 1
     return n
+
+
+def _chance(total: int, rate: float, threshold: float, level: float = 0.95) -> float:
+    """Brute force: the chance that `total` cases at a true rate `rate` give a Clopper–Pearson
+    lower bound at or above `threshold`, summed over every count (scipy.stats)."""
+    alpha = 1 - level
+    return float(sum(scipy.stats.binom.pmf(k, total, rate) for k in range(1, total + 1)
+                     if scipy.stats.beta.ppf(alpha / 2, k, total - k + 1) >= threshold))
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +63,13 @@ def test_the_projected_total_is_the_brute_force_scan(desk: Desk, cli: Any) -> No
     expected = _scan(33, 40, 0.8)
     assert answers["total"] == expected and answers["more"] == expected - 40
     assert answers["state"] == "PASS"
+    # The first total decides only about half the time if the rate is 82.5%; the second at
+    # least 80% of the time, and one case fewer does not (exact: every count summed).
+    assert 0.45 < answers["chance"] < 0.6
+    likely = answers["likely_total"]
+    assert answers["likely_method"] == "exact, binomial" and answers["likely_more"] == likely - 40
+    assert _chance(likely, 0.825, 0.8) >= 0.8 > _chance(likely - 1, 0.825, 0.8)
+    assert answers["likely_chance"] == pytest.approx(_chance(likely, 0.825, 0.8), abs=1e-9)
     # The estimate equals the threshold: no number of cases at that rate settles it.
     strict = rows["strict"]
     assert strict.get("total") is None and strict["reason"] == "estimate_equals_threshold"
@@ -77,8 +93,10 @@ def test_under_another_policy(desk: Desk, cli: Any) -> None:
     assert rows[0]["total"] == _scan(33, 40, 0.7)
 
 
-def test_no_projection_for_fractional_values(tmp_path_factory: pytest.TempPathFactory,
-                                             cli: Any) -> None:
+def test_fractional_values_are_projected_by_the_bentkus_interval_in_cases(
+        tmp_path_factory: pytest.TempPathFactory, cli: Any) -> None:
+    # Before: "no projection for this metric: its per-case values are fractions".
+    from oloproof.stats import SIMULATED_CHANCE_METHOD, mean_projection
     desk = Desk(tmp_path_factory.mktemp("plan-trials"), n=10)
     desk.suite["trials"] = 2
     desk.policy = {"version": 1, "rules": [
@@ -89,5 +107,38 @@ def test_no_projection_for_fractional_values(tmp_path_factory: pytest.TempPathFa
     code, out, err = cli("plan", "--json", cwd=desk.root)
     assert code == 0, err
     row = json.loads(out)["rules"][0]
-    assert row["reason"] == "fractional_values" and "total" not in row
-    assert "betting interval depends on every value" in row["note"]
+    # Counted in cases (10), not trials (20); c1's share is 1/2, the others' 1: a mean of 0.95.
+    assert (row["observed"], row["estimate"], row["passed"]) == (10, 0.95, None)
+    assert row["values"] == "each case's share of its 2 trials that passed"
+    assert row["total"] == mean_projection(0.95, 0.95, minimum=0.8).total
+    assert row["method"] == "bentkus at the same rate" and row["state"] == "PASS"
+    assert row["likely_method"] == SIMULATED_CHANCE_METHOD
+    assert row["likely_total"] >= row["total"] and row["likely_chance"] >= 0.8
+    assert 0.3 < row["chance"] < 0.8
+    code, out, err = cli("plan", cwd=desk.root, env={"COLUMNS": "200"})
+    assert "now 95.0%: the mean over 10 observed cases of each case's share of its 2 trials " \
+        "that passed; threshold 80.0%" in out
+    assert "observed = " not in out, "no count of trials beside a mean of shares"
+
+
+def test_trials_that_all_agree_get_an_exact_number(tmp_path_factory: pytest.TempPathFactory,
+                                                  cli: Any) -> None:
+    # 18 cases × 3 trials, all passing, under min 0.9: 81.4% now; 36 cases as with one trial.
+    desk = Desk(tmp_path_factory.mktemp("plan-agree"), n=18)
+    desk.suite["trials"] = 3
+    desk.suite["metrics"] = [{"id": "answer_pass_hat_3", "type": "pass_hat_k",
+                              "criterion": "answer_correct", "k": 3}]
+    desk.policy = {"version": 1, "rules": [
+        {"id": "answers", "metric": "answer_correct", "min": 0.9},
+        {"id": "every-time", "metric": "answer_pass_hat_3", "min": 0.9}]}
+    desk.write()
+    assert cli("run", cwd=desk.root)[0] == 3
+    code, out, err = cli("plan", "--json", cwd=desk.root)
+    assert code == 0, err
+    rows = {r["rule"]: r for r in json.loads(out)["rules"]}
+    for rule in ("answers", "every-time"):
+        assert (rows[rule]["total"], rows[rule]["likely_total"]) == (36, 36), rule
+        assert rows[rule]["likely_method"] == "exact, binomial"
+    assert rows["every-time"]["method"] == "clopper-pearson at the same rate"
+    assert (rows["every-time"]["passed"], rows["every-time"]["observed"]) == (18, 18)
+    assert rows["answers"]["method"] == "bentkus at the same rate"

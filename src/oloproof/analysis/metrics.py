@@ -464,6 +464,30 @@ class Analysis:
                     tested.mark = "*"
         return rows
 
+    def observed_values(self, metric_id: str) -> FloatArray | None:
+        """The observed per-case values of a rate metric of a run with trials (a criterion's
+        shares of passing trials, a pass^k / pass@k's values; cases with a missing trial that
+        could change their value left out), in case-table order — what `oloproof plan`
+        simulates suites from. None for a run without trials or a metric that is not a rate
+        over cases. Call after `finish`."""
+        if self.trials is None:
+            return None
+        from oloproof.analysis.trials import case_values
+        counts = self.trials.counts()
+        specs = {spec.id: spec for spec in self.plan.trial_metrics}
+        if metric_id in self.plan.criteria:
+            i = self.plan.criteria.index(metric_id)
+            values = case_values(counts[:, i, 0], counts[:, i, 1], counts[:, i, 2], None)
+        elif metric_id in specs:
+            spec = specs[metric_id]
+            i = spec.criterion
+            values = case_values(counts[:, i, 0], counts[:, i, 1], counts[:, i, 2], spec.type,
+                                 spec.k)
+        else:
+            return None
+        kept: FloatArray = values.lower[values.counted & values.observed]
+        return kept
+
     def attach_missing_examples(
         self, metrics: list[MetricRow], messages: dict[tuple[str, str], str | None]
     ) -> None:

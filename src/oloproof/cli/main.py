@@ -479,7 +479,8 @@ def compare_command(baseline_ref: str, candidate_ref: str, junit: str | None,
 def plan_command(run_ref: str, policy: str | None, baseline: str | None, config: str,
                  store: str | None, as_json: bool) -> None:
     """For each undecided rule, how many observed cases would settle it if the rate stayed at
-    its estimate — a projection, not a promise. Runs nothing."""
+    its estimate, and how many would with an 80% chance — a projection, not a promise. Runs
+    nothing."""
     from oloproof import api
 
     plan = _guard(as_json, lambda: api.plan(run_ref, policy, config, store, baseline))

@@ -1,21 +1,29 @@
 """What it would take to decide (SPEC §18): for each undecided rule, a projection.
 
-For an interval rule on a pass rate whose per-case values are 0 or 1, the projection is
-`stats.rate_projection`: the smallest total of observed cases whose exact interval *at the
-same rate* (the estimate passed / observed) would decide the rule, and the state it would reach
-— or that no number would (the estimate equals the threshold, or the limit is passed). It
-assumes the rate stays where it is; a rate moves as cases are added, so it is a projection,
-never a promise. It runs nothing.
+For an interval rule on a pass rate over cases, two totals of observed cases:
 
-No projection is made where the interval is not a function of the rate and the number of
-cases — fractional per-case values (trials), intervals over clusters, quantiles, the paired
-difference of a non_inferiority rule — nor where something other than more cases decides
-(missing cases of an observed-count rule, an unchecked transform); each row says what would.
+- **at the same rate**: the smallest total whose interval *at the same rate* (the estimate)
+  would decide the rule, and the state it would reach — `stats.rate_projection` for the exact
+  interval of 0/1 values, `stats.mean_projection` for the Bentkus interval of fractional ones
+  (a case's share of its trials) — or that no number would (the estimate equals the threshold,
+  or the limit is passed). If the true rate is the estimate, a suite of that size reaches the
+  decision only about half the time (`chance`);
+- **for an 80% chance**: `stats.likely_projection`, a total at which a suite whose true rate is
+  the estimate decides the rule that way at least 80% of the time — exact for 0/1 values,
+  simulated from the run's observed per-case values for fractions.
+
+Both assume the rate stays where it is; a rate moves as cases are added, so they are
+projections, never promises. Nothing is run.
+
+No projection is made where the interval is not one over independent cases — intervals over
+clusters (more clusters, not cases, would narrow them), quantiles, the paired difference of a
+non_inferiority rule — nor where something other than more cases decides (missing cases of an
+observed-count rule, an unchecked transform); each row says what would.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from oloproof.document import (
     DecisionReason,
@@ -26,15 +34,25 @@ from oloproof.document import (
     RateRow,
     RuleState,
 )
-from oloproof.stats import RATE_METHOD, rate_projection
+from oloproof.stats import (
+    BENTKUS_METHOD,
+    RATE_METHOD,
+    decision_chance,
+    likely_projection,
+    mean_projection,
+    percent,
+    rate_projection,
+)
 from oloproof.suite.policy import Policy
 
 R = DecisionReason
 
 PROJECTION_NOTE = (
-    "A projection, not a promise: each total assumes the pass rate stays exactly at its "
-    "current estimate as cases are added, which it will not; it says how many observed cases "
-    "the exact interval would need at that rate. Nothing was run."
+    "A projection, not a promise. The first total assumes the pass rate stays exactly at its "
+    "current estimate as cases are added, which it will not: a suite that size whose true "
+    "rate is the estimate decides only about half the time. The second is a total that "
+    "decides at least 80% of the time if the true rate is the estimate. Both count observed "
+    "cases (with trials, cases at the same number of trials). Nothing was run."
 )
 
 _NO_MORE = {
@@ -46,86 +64,139 @@ _NO_MORE = {
 }
 
 
-def _projected(rule_id: str, decision: DecisionRow, metric: RateRow, level: float) -> PlanRow:
+def _values_in_words(metric: RateRow) -> str:
+    """What one case's value is, for a rate over cases with trials."""
+    trials = f"its {metric.trials} trials" if metric.trials else "its trials"
+    if metric.metric_type == "pass_hat_k":
+        return f"each case's pass^{metric.k} (every one of {metric.k} trials passing) from {trials}"
+    if metric.metric_type == "pass_at_k":
+        return f"each case's pass@{metric.k} (one of {metric.k} trials passing) from {trials}"
+    return f"each case's share of {trials} that passed"
+
+
+def _projected(rule_id: str, decision: DecisionRow, metric: RateRow, level: float,
+               values: Sequence[float] | None) -> PlanRow:
     threshold = float(decision.threshold) if decision.threshold is not None else 0.0
-    if decision.threshold_side == "min":
-        projection = rate_projection(metric.passed, metric.observed, level, minimum=threshold)
-    else:
-        projection = rate_projection(metric.passed, metric.observed, level, maximum=threshold)
+    low = threshold if decision.threshold_side == "min" else None
+    high = None if decision.threshold_side == "min" else threshold
+    if values is None:  # 0/1 per-case values: the exact interval
+        observed, passed = metric.observed, metric.passed
+        rate = passed / observed
+        projection = rate_projection(passed, observed, level, minimum=low, maximum=high)
+        words = None
+    else:  # fractions: the Bentkus interval, the chance simulated from the values
+        observed, passed = len(values), None
+        rate = metric.estimate if metric.estimate is not None else sum(values) / observed
+        projection = mean_projection(rate, level, minimum=low, maximum=high)
+        words = _values_in_words(metric)
     base = PlanRow(rule=rule_id, metric=decision.metric, reasons=list(decision.reasons),
-                   observed=metric.observed, passed=metric.passed, estimate=metric.estimate,
-                   threshold=threshold, method=projection.method)
+                   observed=observed, passed=passed, estimate=metric.estimate,
+                   threshold=threshold, method=projection.method, values=words)
     if projection.total is None:
         reason = projection.reason or "beyond_limit"
         return base.model_copy(update={"reason": reason, "note": _NO_MORE.get(reason, reason)})
     state = RuleState(projection.state) if projection.state else None
-    more = max(projection.total - metric.observed, 0)
-    note = (f"{projection.total} observed cases at {metric.passed}/{metric.observed} would "
-            f"reach {state}: {more} more than now")
+    more = max(projection.total - observed, 0)
+    chance, _ = decision_chance(rate, projection.total, level, minimum=low, maximum=high,
+                                values=values)
+    likely = likely_projection(rate, level, minimum=low, maximum=high, values=values)
+    now = f"{passed}/{observed}" if passed is not None else \
+        f"a mean of {percent(rate)} over {observed} cases"
+    note = (f"{projection.total} observed cases at {now} would reach {state}: {more} more than "
+            f"now (a {percent(chance)} chance of reaching it if the true rate is "
+            f"{percent(rate)})")
+    update: dict[str, object] = {"total": projection.total, "more": more, "state": state,
+                                 "chance": chance}
+    if likely.total is not None:
+        update.update(likely_total=likely.total, likely_more=max(likely.total - observed, 0),
+                      likely_chance=likely.chance, likely_method=likely.method)
+        note += (f"; {likely.total} observed cases would reach it with a "
+                 f"{percent(likely.chance or 0.0)} chance ({likely.method})")
     if metric.missing:
         note += (f"; the {metric.missing} missing case(s) widen today's interval and are not "
                  "counted (observed cases only)")
-    return base.model_copy(update={"total": projection.total, "more": more, "state": state,
-                                   "note": note})
+    update["note"] = note
+    return base.model_copy(update=update)
 
 
 def _not_projected(rule_id: str, decision: DecisionRow, metric: MetricRow | None,
-                   reason: str, note: str) -> PlanRow:
+                   reason: str, note: str, values: Sequence[float] | None = None) -> PlanRow:
     rate = metric if isinstance(metric, RateRow) else None
-    return PlanRow(rule=rule_id, metric=decision.metric, reasons=list(decision.reasons),
-                   observed=rate.observed if rate else None,
-                   passed=rate.passed if rate else None,
-                   estimate=rate.estimate if rate else None,
-                   threshold=float(decision.threshold) if decision.threshold is not None
-                   else None,
-                   reason=reason, note=note)
+    threshold = float(decision.threshold) if decision.threshold is not None else None
+    row = PlanRow(rule=rule_id, metric=decision.metric, reasons=list(decision.reasons),
+                  observed=rate.observed if rate else None,
+                  passed=rate.passed if rate else None,
+                  estimate=rate.estimate if rate else None, threshold=threshold,
+                  reason=reason, note=note)
+    if rate is not None and values is not None:
+        # Fractional per-case values: count cases, not trials, and say what a value is.
+        row = row.model_copy(update={"observed": len(values), "passed": None,
+                                     "values": _values_in_words(rate)})
+    return row
 
 
-def plan_row(decision: DecisionRow, metric: MetricRow | None, level: float) -> PlanRow:
-    """The projection (or why there is none) for one INSUFFICIENT_EVIDENCE decision."""
+def plan_row(decision: DecisionRow, metric: MetricRow | None, level: float,
+             values: Sequence[float] | None = None) -> PlanRow:
+    """The projection (or why there is none) for one INSUFFICIENT_EVIDENCE decision.
+
+    `values` are the metric's observed per-case values where they are fractions (a run with
+    trials): the projection then uses the Bentkus interval and simulates from them."""
     reason = decision.reasons[0] if decision.reasons else None
     rule = decision.rule
+    fractional = isinstance(metric, RateRow) and metric.method == BENTKUS_METHOD
+    shown = values if fractional else None
+
+    def skip(why: str, note: str) -> PlanRow:
+        return _not_projected(rule, decision, metric, why, note, shown)
+
     if decision.kind == "non_inferiority":
         return _not_projected(rule, decision, None, "paired_difference", (
             "no projection for a non_inferiority rule: its paired difference interval "
             "(betting) depends on every pair, not only on the difference and a count; more "
             "paired cases (fewer changed or missing ones) narrow it"))
     if reason == R.MISSING_COULD_CHANGE_OUTCOME:
-        return _not_projected(rule, decision, metric, "missing_cases", (
+        return skip("missing_cases", (
             f"no projection needed: the {decision.missing} missing case(s) decide it — "
             "running them (they errored or were not judged) settles the rule"))
     if reason == R.TRANSFORM_NOT_CHECKED:
-        return _not_projected(rule, decision, metric, "transform_not_checked", (
+        return skip("transform_not_checked", (
             "no projection: more cases cannot settle it; people's labels that check the "
             "transform (`oloproof labels export`) can"))
     if reason == R.APPROXIMATE_METHOD_NOT_PERMITTED:
-        return _not_projected(rule, decision, metric, "approximate_method_not_permitted", (
+        return skip("approximate_method_not_permitted", (
             "no projection: the interval over clusters is approximate and the policy does not "
             "allow approximate methods"))
     if reason == R.INSUFFICIENT_CLUSTERS:
-        return _not_projected(rule, decision, metric, "insufficient_clusters", (
+        return skip("insufficient_clusters", (
             "no projection: the interval over clusters needs more clusters, not more cases of "
             "the same ones"))
     if not isinstance(metric, RateRow):
-        return _not_projected(rule, decision, metric, "quantile", (
+        return skip("quantile", (
             "no projection for a quantile: its order-statistic interval depends on the values "
             "themselves, not only on a rate"))
-    if metric.method != RATE_METHOD or metric.approximate:
-        return _not_projected(rule, decision, metric, "fractional_values", (
-            "no projection for this metric: its per-case values are fractions (shares of "
-            "trials), whose betting interval depends on every value and their order, not only "
-            "on the estimate and a count"))
-    if reason == R.NO_OBSERVATIONS or not metric.observed:
-        return _not_projected(rule, decision, metric, "no_observations",
-                              _NO_MORE["no_observations"])
-    return _projected(rule, decision, metric, level)
+    if metric.approximate:
+        return skip("over_clusters", (
+            "no projection for an interval over clusters: it narrows with more clusters, and "
+            "how a new cluster's cases would spread is not something this run can say"))
+    if metric.method not in (RATE_METHOD, BENTKUS_METHOD) or (fractional and values is None):
+        return skip("fractional_values", (
+            f"no projection for this metric: its interval ({metric.method}) is not one this "
+            "plan projects"))
+    if reason == R.NO_OBSERVATIONS or not metric.observed or (fractional and not values):
+        return skip("no_observations", _NO_MORE["no_observations"])
+    return _projected(rule, decision, metric, level, shown)
 
 
 def plan_decisions(run_id: str, policy: Policy, decisions: Sequence[DecisionRow],
-                   metrics: Sequence[MetricRow]) -> Plan:
-    """SPEC §18: each INSUFFICIENT_EVIDENCE decision with its projection (see the module)."""
+                   metrics: Sequence[MetricRow],
+                   values: Mapping[str, Sequence[float]] | None = None) -> Plan:
+    """SPEC §18: each INSUFFICIENT_EVIDENCE decision with its projection (see the module).
+
+    `values`: per metric, its observed per-case values where they are fractions (a run with
+    trials; `Analysis.observed_values`)."""
     by_id = {m.id: m for m in metrics}
-    rows = [plan_row(d, by_id.get(d.metric), policy.confidence_level) for d in decisions
-            if d.state == RuleState.INSUFFICIENT_EVIDENCE]
+    found = values or {}
+    rows = [plan_row(d, by_id.get(d.metric), policy.confidence_level, found.get(d.metric))
+            for d in decisions if d.state == RuleState.INSUFFICIENT_EVIDENCE]
     return Plan(run_id=run_id, confidence_level=policy.confidence_level, rules=rows,
                 decided=len(decisions) - len(rows), note=PROJECTION_NOTE)

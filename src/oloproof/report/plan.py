@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from oloproof.document import Plan
+from oloproof.document import Plan, PlanRow
 from oloproof.report.escape import safe_line
 from oloproof.report.layout import print_wrapped
 from oloproof.report.numbers import threshold_text
@@ -29,19 +29,42 @@ def render_plan(plan: Plan, console: Console) -> None:
         head.append(f" ({safe_line(row.metric)}) · INSUFFICIENT_EVIDENCE · "
                     + ", ".join(row.reasons))
         print_wrapped(console, head, 2, 4)
-        if row.observed is not None and row.passed is not None and row.estimate is not None:
-            now = f"now {row.passed} / {row.observed} observed = {percent(row.estimate)}"
-            if row.threshold is not None:
-                now += f"; threshold {threshold_text(row.threshold, True)}"
+        now = _now(row)
+        if now is not None:
             print_wrapped(console, now, 4, 2)
         if row.total is not None:
-            print_wrapped(console, Text(
-                f"projected: {row.total} observed cases ({row.more} more) would reach "
-                f"{row.state}, if the rate stayed at {percent(row.estimate or 0.0)}",
-                style="cyan"), 4, 2)
+            rate = percent(row.estimate or 0.0)
+            line = (f"projected: {row.total} observed cases ({row.more} more) would reach "
+                    f"{row.state}, if the rate stayed at {rate}")
+            if row.chance is not None:
+                line += (f" — if the true rate is {rate}, that many cases reach it "
+                         f"{percent(row.chance)} of the time")
+            print_wrapped(console, Text(line, style="cyan"), 4, 2)
+            if row.likely_total is not None:
+                print_wrapped(console, Text(
+                    f"for an 80% chance: {row.likely_total} observed cases "
+                    f"({row.likely_more} more) reach {row.state} "
+                    f"{percent(row.likely_chance or 0.0)} of the time ({row.likely_method})",
+                    style="cyan"), 4, 2)
             print_wrapped(console, f"(method: {row.method})", 4, 2)
         else:
             print_wrapped(console, safe_line(row.note), 4, 2)
     if plan.decided:
         print_wrapped(console, f"{plan.decided} other rule(s) are decided (PASS, FAIL or "
                       "MANUAL_REVIEW) and need no plan.", 2)
+
+
+def _now(row: PlanRow) -> str | None:
+    """Where the rule stands, in the figures the projection counts: observed cases."""
+    if row.observed is None or row.estimate is None:
+        return None
+    if row.values is not None:  # fractions: the estimate is a mean of per-case values
+        now = (f"now {percent(row.estimate)}: the mean over {row.observed} observed cases of "
+               f"{row.values}")
+    elif row.passed is not None:
+        now = f"now {row.passed} / {row.observed} observed = {percent(row.estimate)}"
+    else:
+        return None
+    if row.threshold is not None:
+        now += f"; threshold {threshold_text(row.threshold, True)}"
+    return now

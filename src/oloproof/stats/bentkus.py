@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -70,13 +69,13 @@ _CHUNK = 1 << 20
 FloatArray = npt.NDArray[np.float64]
 
 
-@lru_cache(maxsize=32)
-def _log_choose(n: int) -> FloatArray:
-    """``log C(n, b)`` for b = 0 … n (one table per n, shared by every evaluation)."""
-    gammaln = _scipy_special().gammaln
-    b = np.arange(n + 1, dtype=np.float64)
-    table: FloatArray = gammaln(n + 1.0) - gammaln(b + 1.0) - gammaln(n - b + 1.0)
-    table.setflags(write=False)
+def _log_choose(n: int, lo: int, hi: int) -> FloatArray:
+    """``log C(n, b)`` for b = lo … hi, as ``−log(n + 1) − log B(b + 1, n − b + 1)`` (the
+    beta function's logarithm keeps its precision where three log-gammas of n ≈ 10⁹ would
+    cancel), computed for the window only: a plan may ask about a billion cases."""
+    betaln = _scipy_special().betaln
+    b = np.arange(lo, hi + 1, dtype=np.float64)
+    table: FloatArray = -math.log1p(n) - betaln(b + 1.0, n - b + 1.0)
     return table
 
 
@@ -106,7 +105,7 @@ def _log_beta(s: FloatArray, n: int, m: FloatArray) -> FloatArray:
     sw, mw = s[work], m[work]
     lo, hi = _window(n, mw)
     b = np.arange(lo, hi + 1, dtype=np.float64)
-    log_pmf = (_log_choose(n)[lo:hi + 1][None, :] + b[None, :] * np.log(mw)[:, None]
+    log_pmf = (_log_choose(n, lo, hi)[None, :] + b[None, :] * np.log(mw)[:, None]
                + (n - b)[None, :] * np.log1p(-mw)[:, None])
     pmf = np.exp(log_pmf)
     # P(B ≥ b) within the window, then E(B − j)₊ = Σ_{b > j} P(B ≥ b).
@@ -180,10 +179,11 @@ def bentkus_lower_bounds(sums: npt.ArrayLike, n: int, level: float) -> FloatArra
 
 def _chunks(sums: FloatArray, n: int) -> list[slice]:
     """Runs of the sorted ``sums`` solved together: close enough that one window of the
-    binomial serves them all (a window follows ``m``, which stays near ``s/n``), and few
-    enough that the tables stay small."""
+    binomial serves them all (a window follows ``m``, which stays near ``s/n``; up to a few
+    thousand values wide, one wide window costs less than a second search's NumPy calls), and
+    few enough that the tables stay small."""
     rows = max(1, _CHUNK // (n + 1))
-    spread = 20.0 * math.sqrt(n) + 100.0
+    spread = max(20.0 * math.sqrt(n) + 100.0, 4096.0)
     out: list[slice] = []
     start = 0
     for i in range(1, sums.size + 1):
