@@ -1,9 +1,9 @@
 """The run document (SPEC §11): what a run decided, as typed models.
 
 This module is the product's vocabulary for a run's results — verdicts, rule states, gate
-actions, exit codes — and the rows of the document `oloproof run --json` prints, the store
-keeps (`runs.summary`) and every report renders. It imports nothing of Oloproof, so any layer
-may use it.
+actions, exit codes, error kinds (`ErrorKind`, from `errors.py`) — and the rows of the
+document `oloproof run --json` prints, the store keeps (`runs.summary`) and every report
+renders. It imports only `errors`, so any layer may use it.
 
 The JSON is the contract: enums are `str` (or `int`) valued so they dump as the plain values,
 and a few keys appear only when they carry something (`approximate` on a clustered metric,
@@ -17,7 +17,16 @@ from __future__ import annotations
 from enum import IntEnum, StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
+
+from oloproof.errors import ErrorKind
 
 __all__ = [
     "BaselineSummary",
@@ -28,6 +37,7 @@ __all__ = [
     "CriterionComparison",
     "DecisionReason",
     "DecisionRow",
+    "ErrorKind",
     "Execution",
     "ExitCode",
     "FailingCase",
@@ -419,9 +429,15 @@ class CaseError(_Model):
     _OPTIONAL = frozenset({"trial"})
 
     case: str
-    kind: str
+    kind: ErrorKind
     message: str
     trial: int | None = None
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _stored_name(cls, value: object) -> object:
+        # A document stored before the kinds were one set names them as it did then.
+        return ErrorKind.of(value) if isinstance(value, str) else value
 
 
 class FailingCase(_Model):

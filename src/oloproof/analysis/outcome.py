@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from oloproof.errors import ErrorKind
+
 
 @dataclass(slots=True)
 class CaseOutcome:
@@ -24,7 +26,7 @@ class CaseOutcome:
     facts: dict[str, Any] | None
     latency_ms: float | None
     groups: list[str | None]        # one per declared slice; None = joins no group
-    error: str | None = None        # error kind when the case errored
+    error: str | None = None        # the ErrorKind when the case errored
     source: str | None = None       # source case id, for a metamorphic copy
     transform: str | None = None
     cluster: str | None = None
@@ -56,7 +58,8 @@ class CaseOutcome:
         return cls(
             case_id=case_id, codes=body["c"], reasons=body["r"], case_key=body.get("k"),
             facts=body.get("f"), latency_ms=body.get("l"), groups=body.get("s") or [],
-            error=body.get("e"), source=body.get("src"), transform=body.get("t"),
+            error=None if body.get("e") is None else ErrorKind.of(body["e"]),
+            source=body.get("src"), transform=body.get("t"),
             cluster=body.get("cl"), cached=bool(body.get("h")), trial=int(body.get("tr", 1)),
             digest=digest,
         )

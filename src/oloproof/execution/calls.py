@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from oloproof.digest import canonical_json, compact_json
-from oloproof.errors import RecordingError
+from oloproof.errors import ErrorKind, RecordingError
 from oloproof.execution.target import SystemTarget
 from oloproof.execution.units import CaseError
 from oloproof.recording.protocols import STATE_KIND, ReplayChange, Stateful
@@ -81,7 +81,7 @@ def call_sync(target: SystemTarget, case: Case, state: dict[str, Any] | None,
             try:
                 stateful.reset(state if state is not None else {})
             except Exception as exc:
-                return _failure("reset_failed", exc, "the sandbox's reset() raised")
+                return _failure(exc, "the sandbox's reset() raised")
         start = time.perf_counter()
         try:
             if target.trace is None:
@@ -113,7 +113,7 @@ async def call_async(target: SystemTarget, case: Case, state: dict[str, Any] | N
             try:
                 await _maybe_await(_reset_of(stateful)(state if state is not None else {}))
             except Exception as exc:
-                return _failure("reset_failed", exc, "the sandbox's reset() raised")
+                return _failure(exc, "the sandbox's reset() raised")
         start = time.perf_counter()
         try:
             if target.trace is None:
@@ -143,7 +143,8 @@ def timed_out(timeout_s: float | None) -> CallResult:
     """The result of a case whose call did not return in time."""
     return CallResult(
         None,
-        error=CaseError("timeout", f"the system did not return within timeout_s={timeout_s:g} s"),
+        error=CaseError(ErrorKind.TIMEOUT,
+                        f"the system did not return within timeout_s={timeout_s:g} s"),
         latency_ms=(timeout_s or 0) * 1000.0,
     )
 
@@ -254,7 +255,7 @@ def _finish(recorder: CaseRecorder, output: Any, latency: float) -> CallResult:
         return CallResult(
             None,
             error=CaseError(
-                "invalid_output",
+                ErrorKind.SYSTEM_ERROR,
                 f"the system returned {type(output).__name__}, not a JSON object (dict)",
             ),
             latency_ms=latency,
@@ -263,7 +264,7 @@ def _finish(recorder: CaseRecorder, output: Any, latency: float) -> CallResult:
         compact_json(output)
     except (TypeError, ValueError) as exc:
         return CallResult(
-            None, error=CaseError("invalid_output", f"the output is not JSON: {exc}"),
+            None, error=CaseError(ErrorKind.SYSTEM_ERROR, f"the output is not JSON: {exc}"),
             latency_ms=latency,
         )
     artifacts = dict(recorder.artifacts)
@@ -310,18 +311,17 @@ def _take_snapshot(snapshot: Callable[[], Any], initial: dict[str, Any] | None,
 
 
 def _snapshot_error(exc: BaseException) -> CaseError:
-    return CaseError("snapshot_failed",
+    return CaseError(ErrorKind.SNAPSHOT_FAILED,
                      f"the sandbox's snapshot() failed: {type(exc).__name__}: {exc}",
                      "".join(traceback.format_exception(exc)))
 
 
 def _failure_from(exc: BaseException) -> CallResult:
-    if isinstance(exc, RecordingError):
-        return _failure("invalid_artifact", exc, None)
-    return _failure("exception", exc, None)
+    return _failure(exc, None)
 
 
-def _failure(kind: str, exc: BaseException, prefix: str | None) -> CallResult:
+def _failure(exc: BaseException, prefix: str | None,
+             kind: ErrorKind = ErrorKind.SYSTEM_ERROR) -> CallResult:
     text = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, RecordingError):
         text = exc.message

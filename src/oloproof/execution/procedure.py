@@ -24,6 +24,7 @@ from typing import Any
 
 from oloproof.analysis.facts import case_facts
 from oloproof.digest import canonical_json, combine, sha256_text
+from oloproof.errors import ErrorKind
 from oloproof.evaluators.base import Evaluator, judge_case
 from oloproof.evaluators.evidence import Evidence
 from oloproof.execution.calls import CallResult, ReplayResult
@@ -186,7 +187,7 @@ def failed_unit(job: UnitJob, exc: BaseException) -> UnitResult:
     """The result of a unit that could not be run (an engine bug): every case errors."""
     text = "".join(traceback.format_exception(exc))
     return UnitResult(job.unit, [], failure=CaseError(
-        "engine_error", f"{type(exc).__name__}: {exc}", text))
+        ErrorKind.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}", text))
 
 
 def _cached_evidence(job: CaseJob) -> Evidence:

@@ -16,15 +16,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from oloproof.errors import ErrorKind
 from oloproof.evaluators.judgment import Judgment
 from oloproof.suite.cases import Case
 
 
 @dataclass(slots=True)
 class CaseError:
-    """Why a case errored: kind (exception, timeout, invalid_output, invalid_artifact, ...)."""
+    """Why a case errored: its kind (one of `ErrorKind`, docs/failures.md#error-kinds), the
+    message, and the traceback where something raised."""
 
-    kind: str
+    kind: ErrorKind
     message: str
     traceback: str | None = None
 

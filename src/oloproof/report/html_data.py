@@ -38,7 +38,7 @@ from oloproof.document import (
     SliceRow,
     TransformValidity,
 )
-from oloproof.errors import StoreError
+from oloproof.errors import ErrorKind, StoreError
 from oloproof.report.case_view import case_view
 from oloproof.report.comparison import verdict_words
 from oloproof.report.numbers import (
@@ -376,7 +376,8 @@ class _Builder:
         (self.index if index is None else index).append([
             case_id,
             outcome.get("c") or "",
-            outcome.get("e") or (errors[0].get("kind") if errors else None),
+            ErrorKind.of(outcome["e"]) if outcome.get("e")
+            else (errors[0].get("kind") if errors else None),
             list(outcome.get("s") or []),
             outcome.get("src"),
             len(self.chunks) - 1,

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from oloproof.errors import StoreError, UsageError
+from oloproof.errors import ErrorKind, StoreError, UsageError
 from oloproof.store.sql import dumps, writing
 
 _LISTED = ("run_id", "project", "started_at", "finished_at", "status", "pid", "host",
@@ -190,13 +190,14 @@ class RunsRegistry:
         return found
 
     def run_errors(self, run_id: str) -> list[dict[str, Any]]:
-        """What broke in a run's cases, in the order it was recorded."""
+        """What broke in a run's cases, in the order it was recorded; each `kind` an
+        `ErrorKind` (names stored before the kinds were one set read as the kind they were)."""
         rows = self.conn.execute(
             "SELECT case_id, kind, message, traceback, trial FROM run_errors WHERE run_id=? "
             "ORDER BY rowid", (run_id,),
         ).fetchall()
-        return [dict(zip(("case", "kind", "message", "traceback", "trial"),
-                         (*r[:4], r[4] or 1), strict=True)) for r in rows]
+        return [{"case": r[0], "kind": ErrorKind.of(r[1]), "message": r[2], "traceback": r[3],
+                 "trial": r[4] or 1} for r in rows]
 
 
 # Stands for the run `oloproof run` is about to make, while its baseline is resolved.

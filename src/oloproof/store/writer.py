@@ -25,7 +25,7 @@ from typing import Any
 from pydantic_core import from_json
 
 from oloproof.digest import canonical_json
-from oloproof.errors import StoreError
+from oloproof.errors import ErrorKind, StoreError
 from oloproof.store.sql import connect, dumps, insert_rows, transaction, writing
 
 
@@ -126,7 +126,7 @@ class Writer:
         self._add("run_cases", (run_id, seq, case_id, case_digest, exec_key, dumps(outcome)))
 
     def add_error(
-        self, run_id: str, case_id: str, kind: str, message: str, traceback: str | None,
+        self, run_id: str, case_id: str, kind: ErrorKind, message: str, traceback: str | None,
         trial: int = 1,
     ) -> None:
         """Keep what broke in one case (one trial of it) of a run."""
