@@ -40,6 +40,7 @@ def test_a_run_stores_and_reports_system_error_for_a_raising_system(probe, cli) 
 
     code, out, err = cli("run", "--json", cwd=probe.path)
 
+    assert code == 3, err
     document = RunDocument.model_validate(json.loads(out))
     assert [(e.case, e.kind) for e in document.errors] == [("c002", ErrorKind.SYSTEM_ERROR)]
     with sqlite3.connect(probe.store) as conn:
