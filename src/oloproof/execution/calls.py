@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof.digest import canonical_json, compact_json
 from oloproof.errors import ErrorKind, RecordingError
+from oloproof.execution.exits import CONTAINED, SYSTEM_EXITS, exit_text, from_a_signal
 from oloproof.execution.target import SystemTarget
 from oloproof.execution.units import CaseError
 from oloproof.recording.protocols import STATE_KIND, ReplayChange, Stateful
@@ -80,7 +81,7 @@ def call_sync(target: SystemTarget, case: Case, state: dict[str, Any] | None,
         if stateful is not None:
             try:
                 stateful.reset(state if state is not None else {})
-            except Exception as exc:
+            except CONTAINED as exc:
                 return _failure(exc, "the sandbox's reset() raised")
         start = time.perf_counter()
         try:
@@ -89,8 +90,8 @@ def call_sync(target: SystemTarget, case: Case, state: dict[str, Any] | None,
             else:
                 with target.trace.case(case.id) as spans:
                     output = target.call(case.input)
-        except Exception as exc:
-            return _failure_from(exc)
+        except CONTAINED as exc:
+            return _failure(exc, None)
         result = _finish(recorder, output, (time.perf_counter() - start) * 1000.0)
         if target.trace is not None:
             _from_spans(result, spans, recorder)
@@ -112,7 +113,7 @@ async def call_async(target: SystemTarget, case: Case, state: dict[str, Any] | N
         if stateful is not None:
             try:
                 await _maybe_await(_reset_of(stateful)(state if state is not None else {}))
-            except Exception as exc:
+            except CONTAINED as exc:
                 return _failure(exc, "the sandbox's reset() raised")
         start = time.perf_counter()
         try:
@@ -121,15 +122,15 @@ async def call_async(target: SystemTarget, case: Case, state: dict[str, Any] | N
             else:
                 with target.trace.case(case.id) as spans:
                     output = await target.call(case.input)
-        except Exception as exc:
-            return _failure_from(exc)
+        except CONTAINED as exc:
+            return _failure(exc, None)
         result = _finish(recorder, output, (time.perf_counter() - start) * 1000.0)
         if target.trace is not None:
             _from_spans(result, spans, recorder)
         if stateful is not None and result.error is None:
             try:
                 snap = await _maybe_await(stateful.snapshot())
-            except Exception as exc:
+            except CONTAINED as exc:
                 result.snapshot_error = _snapshot_error(exc)
             else:
                 _take_snapshot(lambda: snap, case.initial_state, result, base)
@@ -172,8 +173,8 @@ def replay_sync(
             returned = asyncio.run(_awaited(returned))
         return _replay_outcome(returned, recorder,
                                None if stateful is None else stateful.snapshot, case, base)
-    except Exception as exc:
-        return ReplayResult(None, error=f"replay raised {type(exc).__name__}: {exc}")
+    except CONTAINED as exc:
+        return _replay_failure(exc)
     finally:
         recorder.close()
         reset_current(token)
@@ -201,11 +202,19 @@ async def replay_async(
             snap = await _maybe_await(stateful.snapshot())
             snapshot = lambda: snap  # noqa: E731 - the value, taken while the sandbox is held
         return _replay_outcome(returned, recorder, snapshot, case, base)
-    except Exception as exc:
-        return ReplayResult(None, error=f"replay raised {type(exc).__name__}: {exc}")
+    except CONTAINED as exc:
+        return _replay_failure(exc)
     finally:
         recorder.close()
         reset_current(token)
+
+
+def _replay_failure(exc: BaseException) -> ReplayResult:
+    if from_a_signal(exc):
+        raise exc
+    if isinstance(exc, SYSTEM_EXITS):
+        return ReplayResult(None, error=f"replay: {exit_text(exc)}")
+    return ReplayResult(None, error=f"replay raised {type(exc).__name__}: {exc}")
 
 
 def replay_timed_out(timeout_s: float | None) -> ReplayResult:
@@ -303,7 +312,7 @@ def _take_snapshot(snapshot: Callable[[], Any], initial: dict[str, Any] | None,
             raise TypeError(f"snapshot() returned {type(state).__name__}, not a dict")
         patch_text = canonical_json(state_diff.diff(
             (initial or {}) if base is None else base, state))
-    except Exception as exc:
+    except CONTAINED as exc:
         result.snapshot_error = _snapshot_error(exc)
         return
     result.state_patch = patch_text
@@ -311,20 +320,24 @@ def _take_snapshot(snapshot: Callable[[], Any], initial: dict[str, Any] | None,
 
 
 def _snapshot_error(exc: BaseException) -> CaseError:
-    return CaseError(ErrorKind.SNAPSHOT_FAILED,
-                     f"the sandbox's snapshot() failed: {type(exc).__name__}: {exc}",
+    if from_a_signal(exc):
+        raise exc
+    what = exit_text(exc) if isinstance(exc, SYSTEM_EXITS) else f"{type(exc).__name__}: {exc}"
+    return CaseError(ErrorKind.SNAPSHOT_FAILED, f"the sandbox's snapshot() failed: {what}",
                      "".join(traceback.format_exception(exc)))
 
 
-def _failure_from(exc: BaseException) -> CallResult:
-    return _failure(exc, None)
-
-
-def _failure(exc: BaseException, prefix: str | None,
-             kind: ErrorKind = ErrorKind.SYSTEM_ERROR) -> CallResult:
+def _failure(exc: BaseException, prefix: str | None) -> CallResult:
+    """The result of a call that raised: the case's error, `system_exit` for SystemExit and
+    KeyboardInterrupt (Ctrl-C itself is raised on: it stops the run, `exits.py`)."""
+    if from_a_signal(exc):
+        raise exc
+    kind = ErrorKind.SYSTEM_ERROR
     text = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, RecordingError):
         text = exc.message
+    elif isinstance(exc, SYSTEM_EXITS):
+        kind, text = ErrorKind.SYSTEM_EXIT, exit_text(exc)
     message = f"{prefix}: {text}" if prefix else text
     return CallResult(
         None, error=CaseError(kind, message, "".join(traceback.format_exception(exc)))
