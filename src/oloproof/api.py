@@ -34,11 +34,12 @@ from oloproof.store.location import find_store, open_existing_store
 from oloproof.store.sql import store_error
 from oloproof.store.store import Store
 from oloproof.suite.policy import (
-    NO_RULES_WARNING,
     Policy,
     check_baseline_given,
     check_rule_metrics,
     load_policy,
+    policy_warnings,
+    stored_policy,
 )
 from oloproof.suite.validity import transform_validity, validity_bound
 
@@ -433,8 +434,7 @@ def _decide(
                           "given to compare with: give --baseline REF (or `baseline:` in the "
                           "policy)")
     decisions, gate = decide(policy, metrics, checked, baseline)
-    if not policy.rules:
-        warnings = [*warnings, NO_RULES_WARNING]
+    warnings = [*warnings, *policy_warnings(policy)]
     if analysis.unread_cases:
         warnings = [*warnings, (
             f"{analysis.unread_items} trace item(s) in {analysis.unread_cases} case(s) were "
@@ -527,7 +527,7 @@ def load_run(
     with _open_existing(config, store) as db:
         record = db.run_record(db.resolve_run(ref))
         return RunResult(_document_of(db, record), [],
-                         Policy.model_validate(record["policy"]))
+                         stored_policy(record["policy"], record["run_id"]))
 
 
 def _document_of(db: Store, record: dict[str, Any]) -> RunDocument:
@@ -541,7 +541,7 @@ def _document_of(db: Store, record: dict[str, Any]) -> RunDocument:
                                                 record["suite"]).failing_cases()
         return document
     # An incomplete run: decide what was stored, and say that it did not complete.
-    suite_info, policy = record["suite"], Policy.model_validate(record["policy"])
+    suite_info, policy = record["suite"], stored_policy(record["policy"], record["run_id"])
     analysis = _reanalyse(db, record["run_id"], suite_info)
     trials = int(record["suite"].get("trials", 1))
     errors = [CaseError(case=e["case"], kind=e["kind"], message=e["message"],
@@ -665,7 +665,8 @@ def redecide(
         record = db.run_record(db.resolve_run(ref))
         suite_info = record["suite"]
         if policy is None:
-            chosen = Policy.model_validate(record["policy"])
+            chosen = stored_policy(record["policy"], record["run_id"],
+                                   stored_metric_kinds(suite_info))
             if chosen.compares and baseline is None and chosen.baseline is None:
                 raise ConfigError("the run's own policy has a non_inferiority rule and no "
                                   "baseline; give --baseline REF")

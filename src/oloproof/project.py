@@ -23,7 +23,14 @@ from oloproof.execution.target import SystemTarget, load_targets, put_on_path
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND
 from oloproof.recording.usage import USAGE_KIND
-from oloproof.suite.cases import Case, DatasetIndex, StateFiles, iter_cases, scan_dataset
+from oloproof.suite.cases import (
+    Case,
+    DatasetIndex,
+    StateFiles,
+    file_problem,
+    iter_cases,
+    scan_dataset,
+)
 from oloproof.suite.config import (
     EXECUTORS,
     MAX_TRIALS,
@@ -167,7 +174,8 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
     """
     config_path = config_path.resolve()
     config, doc = load_suite_file(config_path)
-    if trials is not None and not (isinstance(trials, int) and 1 <= trials <= MAX_TRIALS):
+    if trials is not None and not (isinstance(trials, int) and not isinstance(trials, bool)
+                                   and 1 <= trials <= MAX_TRIALS):
         raise ConfigError(f"trials={trials!r} was asked for; trials is a whole number from 1 to "
                           f"{MAX_TRIALS} (how many times each case runs)", file=config_path)
     run_trials = trials if trials is not None else config.trials
@@ -192,18 +200,15 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
     check_rule_metrics(policy, policy_doc,
                        metric_kinds(config, [e.criterion for e in evaluators], run_trials))
     dataset_path = (project_dir / config.dataset).resolve()
-    states = StateFiles(dataset_path.parent)
-    try:
-        index = scan_dataset(dataset_path, states,
-                             [(t.name, t.field) for t, _ in transforms])
-    except ConfigError as exc:
-        if exc.line is None and not dataset_path.exists():
-            raise ConfigError(
-                f"dataset {config.dataset!r} does not exist (looked for {dataset_path}); "
-                "`dataset:` is relative to oloproof.yaml",
-                file=config_path, line=doc.line_of(("dataset",)),
-            ) from None
-        raise
+    problem = file_problem(dataset_path)
+    if problem is not None:
+        raise ConfigError(
+            f"dataset {config.dataset!r} {problem} (looked for {dataset_path}); `dataset:` "
+            "names a JSON Lines file, relative to oloproof.yaml",
+            file=config_path, line=doc.line_of(("dataset",)),
+        )
+    states = StateFiles(dataset_path.parent, project_dir)
+    index = scan_dataset(dataset_path, states, [(t.name, t.field) for t, _ in transforms])
     suite = LoadedSuite(
         path=config_path, project_dir=project_dir, config=config, doc=doc, policy=policy,
         policy_path=policy_path, policy_doc=policy_doc, evaluators=evaluators, dataset=index,

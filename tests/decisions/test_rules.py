@@ -72,12 +72,38 @@ def test_no_observations() -> None:
     (39, 39, 1, 0, ("INSUFFICIENT_EVIDENCE", "missing_could_change_outcome")),
     (38, 39, 1, 1, ("INSUFFICIENT_EVIDENCE", "missing_could_change_outcome")),
     (38, 39, 1, 2, ("PASS", "observed_failures_within_limit")),
+    # no observed case (every one excluded, or missing): nothing was counted, nothing passes
+    (0, 0, 0, 0, ("INSUFFICIENT_EVIDENCE", "no_observations")),
+    (0, 0, 3, 5, ("INSUFFICIENT_EVIDENCE", "no_observations")),
 ])
 def test_observed_count(passed: int, observed: int, missing: int, limit: int,
                         expected: tuple[str, str]) -> None:
     rule = Rule(id="r", metric="m", kind="observed_count", max_failures=limit)
     metric = rate(None, None, passed=passed, observed=observed, missing=missing)
     assert state(rule, metric) == expected
+
+
+@pytest.mark.parametrize("rule", [
+    Rule(id="r", metric="m", min=0.0),
+    Rule(id="r", metric="m", max=1.0),
+    Rule(id="r", metric="m", kind="observed_count", max_failures=0),
+    Rule(id="r", metric="m", kind="observed_count", max_failures=10),
+], ids=["rate min 0", "rate max 1", "count max 0", "count max 10"])
+@pytest.mark.parametrize("missing", [0, 4])
+def test_no_rule_on_a_rate_passes_on_no_observed_case(rule: Rule, missing: int) -> None:
+    """Even a threshold every rate meets: with nothing observed there is no evidence."""
+    metric = rate(None, None, passed=0, observed=0, missing=missing)
+    assert state(rule, metric) == ("INSUFFICIENT_EVIDENCE", "no_observations")
+    assert state(rule, metric, Policy(allow_approximate_methods=True)) == (
+        "INSUFFICIENT_EVIDENCE", "no_observations")
+
+
+@pytest.mark.parametrize("rule", [Rule(id="r", metric="p95", max=1e9),
+                                  Rule(id="r", metric="p95", min=-1e9)])
+def test_no_rule_on_a_quantile_passes_on_no_observed_case(rule: Rule) -> None:
+    metric = QuantileRow(id="p95", quantile=0.95, unit="steps", estimate=None, lower=None,
+                         upper=None, observed=0, missing=0, excluded=12)
+    assert state(rule, metric) == ("INSUFFICIENT_EVIDENCE", "no_observations")
 
 
 def test_unchecked_transform_is_insufficient_whatever_the_estimate() -> None:

@@ -97,11 +97,15 @@ def _count_row(rule: Rule, metric: MetricRow | None, state: RuleState,
 
 
 def _observed_count(rule: Rule, metric: MetricRow) -> DecisionRow:
-    """SPEC §5.3: decided on the suite that ran, with no interval."""
+    """SPEC §5.3: decided on the suite that ran, with no interval. With no observed case
+    there is nothing to count (every case excluded, say by a misspelt `expected_field`): no
+    failures is then no evidence, not a pass (`no_observations`, as every other rule)."""
     limit = int(rule.max_failures or 0)
     passed = metric.passed if isinstance(metric, RateRow) else 0
     failures = metric.observed - passed
-    if failures > limit:
+    if not metric.observed:
+        state, reason = S.INSUFFICIENT_EVIDENCE, R.NO_OBSERVATIONS
+    elif failures > limit:
         state, reason = S.FAIL, R.OBSERVED_FAILURES_EXCEED_LIMIT
     elif failures + metric.missing <= limit:
         state, reason = S.PASS, R.OBSERVED_FAILURES_WITHIN_LIMIT

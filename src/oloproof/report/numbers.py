@@ -110,6 +110,8 @@ def count_comparison(decision: DecisionRow) -> str:
     failures, missing, limit = decision.failures, decision.missing, decision.limit
     if failures is None or missing is None or limit is None:
         return f"no metric {decision.metric} in this run"
+    if DecisionReason.NO_OBSERVATIONS in decision.reasons:
+        return "no observed case" + (f" ({missing} missing)" if missing else "")
     if decision.state == "FAIL":
         return f"{_plural(failures, 'failure')} > max {limit}"
     if decision.state == "PASS":

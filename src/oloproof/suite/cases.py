@@ -10,15 +10,18 @@ up to `KEEP_BYTES` is parsed once: the scan keeps its cases and `iter_cases` han
 from __future__ import annotations
 
 import json
+import re
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic_core import from_json
+from pydantic_core import from_json, to_json
 
 from oloproof.digest import ObjectText, canonical_json, digest, sha256_text
 from oloproof.errors import ConfigError
+from oloproof.storable import MAX_DEPTH, storable_problem
 
 CASE_FIELDS = ("id", "input", "expected", "initial_state", "metadata", "cluster")
 _LIST_FIELDS = {"tools": "no_declared_tools", "route": "no_declared_route"}
@@ -107,11 +110,37 @@ class Case:
         return form
 
 
-class StateFiles:
-    """Referenced initial states: each file read and digested once per run."""
+def file_problem(path: Path) -> str | None:
+    """Why `path` cannot be read as an input file, in words that follow its name (`does not
+    exist`, `is a directory`, `is a character device, not a regular file`); None for a regular
+    file or a link to one. Asked before opening: reading a device (`/dev/zero`) or a FIFO
+    would never end."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a directory"
+    kind = ("a character device" if stat.S_ISCHR(mode) else "a block device"
+            if stat.S_ISBLK(mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a file")
+    return f"is {kind}, not a regular file"
 
-    def __init__(self, base: Path) -> None:
+
+class StateFiles:
+    """Referenced initial states: each file read and digested once per run.
+
+    `base` is the folder paths are relative to (the dataset's); `root`, when given, the folder
+    every referenced file must be inside once links are followed (the project's), so a case
+    can never read, store and show a file from elsewhere (`../../etc/passwd`, `/etc/hosts`)."""
+
+    def __init__(self, base: Path, root: Path | None = None) -> None:
         self.base = base
+        self.root = root.resolve() if root is not None else None
         self._by_path: dict[Path, tuple[str, dict[str, Any]]] = {}
         self.by_digest: dict[str, dict[str, Any]] = {}
 
@@ -119,8 +148,25 @@ class StateFiles:
         path = (self.base / ref).resolve()
         found = self._by_path.get(path)
         if found is None:
+            if self.root is not None and not path.is_relative_to(self.root):
+                raise ConfigError(
+                    f"initial_state refers to {ref!r}, which is {path}, outside the project "
+                    f"folder {self.root}; a state file must be inside the project (paths are "
+                    "relative to the dataset file)",
+                    file=file, line=line, case=case,
+                )
+            problem = file_problem(path)
+            if problem is not None:
+                raise ConfigError(
+                    f"initial_state refers to {ref!r}, which {problem} (paths are relative "
+                    "to the dataset file)",
+                    file=file, line=line, case=case,
+                )
             try:
-                state = json.loads(path.read_text(encoding="utf-8"))
+                state = read_json_line(path.read_text(encoding="utf-8"))
+            except LineRefused as exc:
+                raise ConfigError(f"initial_state file {ref!r} {exc}", file=file, line=line,
+                                  case=case) from None
             except FileNotFoundError:
                 raise ConfigError(
                     f"initial_state refers to {ref!r}, which does not exist (paths are relative "
@@ -188,17 +234,82 @@ def _problem(message: str, path: Path, line: int, case: str | None = None) -> Co
     return ConfigError(message, file=path, line=line, case=case)
 
 
+class LineRefused(ValueError):
+    """A dataset line (or state file) `json.loads` reads, but not as the file says it: a key
+    given twice in one object (JSON readers keep the last silently), or a value the store
+    cannot keep as it is (see `oloproof.storable`). Its text follows the subject: `the line
+    gives the key "id" twice …`, `initial_state file 'a.json' cannot be stored as written: …`."""
+
+
+def _places(raw: str, key: str) -> str:
+    """Where `key` is written as a key in `raw`: ` (at columns 2 and 26)` for a line, ` (on
+    lines 3 and 9)` for a file; empty when it cannot tell."""
+    spellings = {json.dumps(key), json.dumps(key, ensure_ascii=False)}
+    pattern = "|".join(re.escape(s) for s in spellings)
+    starts = [m.start() for m in re.finditer(f"(?:{pattern})\\s*:", raw)]
+    if len(starts) < 2:
+        return ""
+    if "\n" in raw.rstrip("\n"):
+        noun, places = "on lines", [raw.count("\n", 0, at) + 1 for at in starts]
+    else:
+        noun, places = "at columns", [at + 1 for at in starts]
+    return f" ({noun} " + ", ".join(map(str, places[:-1])) + f" and {places[-1]})"
+
+
+def _strict_loads(raw: str) -> Any:
+    """`json.loads`, refusing a key given twice in one object and nesting past the recursion
+    limit (LineRefused); its other errors as they are."""
+
+    def no_key_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        if len(obj) != len(pairs):
+            keys = [k for k, _ in pairs]
+            key = next(k for i, k in enumerate(keys) if k in keys[:i])
+            raise LineRefused(f"gives the key {json.dumps(key, ensure_ascii=False)} twice in one "
+                              f"object{_places(raw, key)}; JSON readers would keep only the last "
+                              "one, so the other would be lost without a word: remove one")
+        return obj
+
+    try:
+        return json.loads(raw, object_pairs_hook=no_key_twice)
+    except RecursionError:
+        raise LineRefused(f"cannot be stored as written: it nests deeper than the {MAX_DEPTH} "
+                          "levels of arrays and objects the store keeps; flatten it") from None
+
+
 def read_json_line(raw: str) -> Any:
-    """A dataset line's JSON value, as `json.loads` reads it.
+    """A dataset line's JSON value, as `json.loads` reads it, or LineRefused for a line it would
+    read otherwise than written: a key given twice in one object, or a value the store cannot
+    keep (nesting deeper than it keeps, a lone surrogate escape, a number too large for a
+    float, which reads as infinity).
 
     pydantic-core's parser reads a line in about two thirds of the time and gives the same
     value (key order included) for every line it accepts; any line it refuses (a lone
-    surrogate escape, a nesting deeper than its limit, and every line that is not JSON) is
-    read by `json.loads` instead, so what is accepted and each error are json's."""
+    surrogate escape, a nesting deeper than its limit, NaN, and every line that is not JSON) is
+    read by `json.loads` instead, so what is accepted and each syntax error are json's.
+
+    What the fast parser accepts is storable (its depth limit is below the store's), but like
+    json it keeps the last of two equal keys. Every key is written with one colon, and every
+    colon in a string stays one when written again: so a line whose value, written back, has
+    as many colons as the line (and that spells no colon as an escape, `\\u003a`) has lost no
+    key. Any other line is read again, strictly."""
     try:
-        return from_json(raw)
+        value = from_json(raw, allow_inf_nan=False)
     except ValueError:
-        return json.loads(raw)
+        value = _strict_loads(raw)
+        problem = storable_problem(value)
+        if problem is not None:
+            raise LineRefused(f"cannot be stored as written: {problem}") from None
+        return value
+    written = to_json(value, inf_nan_mode="constants")
+    if written.count(b":") == raw.count(":") and b"Infinity" not in written \
+            and "\\u003" not in raw:
+        return value
+    value = _strict_loads(raw)  # a key given twice raises here
+    problem = storable_problem(value)  # a number that overflowed to infinity
+    if problem is not None:
+        raise LineRefused(f"cannot be stored as written: {problem}")
+    return value
 
 
 def parse_case(
@@ -208,6 +319,8 @@ def parse_case(
     the validating pass needs none, the streaming pass computes them)."""
     try:
         obj = read_json_line(raw)
+    except LineRefused as exc:
+        raise _problem(f"the line {exc}", path, line) from None
     except json.JSONDecodeError as exc:
         where = f"column {exc.colno}" if exc.lineno == 1 else "the end of the line"
         raise _problem(
@@ -331,9 +444,11 @@ def scan_dataset(
     `text_fields` are (transform name, input field) pairs: every case must have that field as
     text, so a transform cannot fail half-way through a run.
     """
-    if not path.is_file():
+    problem = file_problem(path)
+    if problem is not None:
         raise ConfigError(
-            "dataset file not found; `dataset:` in oloproof.yaml is relative to that file",
+            f"the dataset {problem}; `dataset:` in oloproof.yaml names a JSON Lines file, "
+            "relative to that file",
             file=path,
         )
     first_line: dict[str, int] = {}

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from oloproof.errors import ConfigError
 from oloproof.suite.validation import ConfigModel, accepted_fields, validate_model
@@ -46,7 +46,7 @@ class SystemConfig(_Strict):
     # spans the system emits under a per-case span; the system records neither itself.
     trace: Literal["otel"] | None = None
     concurrency: int = Field(default=8, ge=1, le=4096)
-    timeout_s: float | None = Field(default=None, gt=0)
+    timeout_s: float | None = Field(default=None, gt=0, examples=[60])
 
     @field_validator("version", mode="before")
     @classmethod
@@ -99,7 +99,7 @@ class QuantileMetricConfig(_Strict):
     id: str = Field(min_length=1)
     type: Literal["quantile"]
     source: Literal["agent_steps", "agent_tool_calls", "latency_ms", "tokens", "cost"]
-    quantile: float = Field(gt=0, lt=1)
+    quantile: float = Field(gt=0, lt=1, examples=[0.95])
 
 
 class TrialMetricConfig(_Strict):
@@ -110,7 +110,7 @@ class TrialMetricConfig(_Strict):
     id: str = Field(min_length=1)
     type: Literal["pass_hat_k", "pass_at_k"]
     criterion: str = Field(min_length=1)
-    k: int = Field(ge=1)
+    k: int = Field(ge=1, examples=[3])
 
 
 MetricConfig = Annotated[QuantileMetricConfig | TrialMetricConfig, Field(discriminator="type")]
@@ -159,6 +159,19 @@ class ExecutionConfig(_Strict):
     executor: Literal["local", "processes", "ray"] = "local"
     ray: RayConfig = Field(default_factory=RayConfig)
 
+    @field_validator("ray", mode="before")
+    @classmethod
+    def _ray_needs_ray(cls, value: object, info: ValidationInfo) -> object:
+        # Settings that would be ignored are a mistake, not a default: the file says one
+        # executor and configures another (`--executor` may still choose another per run).
+        executor = info.data.get("executor", "local")
+        if executor != "ray":
+            raise ValueError(
+                f"only applies to `executor: ray`, and this suite's executor is "
+                f"{executor}; write `executor: ray` under execution: (`--executor {executor}` "
+                "still runs it there), or remove `ray:`")
+        return value
+
 
 class SuiteFile(_Strict):
     """The top level of oloproof.yaml. `evaluators` is validated by the registry."""
@@ -168,7 +181,7 @@ class SuiteFile(_Strict):
     dataset: str = Field(min_length=1)
     system: SystemConfig
     evaluators: tuple[dict[str, Any], ...] = Field(min_length=1)
-    trials: int = Field(default=1, ge=1, le=MAX_TRIALS)
+    trials: int = Field(default=1, ge=1, le=MAX_TRIALS, examples=[5])
     metrics: tuple[MetricConfig, ...] = ()
     slices: tuple[str, ...] = ()
     min_slice_support: int = Field(default=5, ge=1)

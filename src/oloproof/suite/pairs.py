@@ -23,7 +23,7 @@ def export_pairs(config_path: Path, transform_name: str) -> list[dict[str, Any]]
             file=doc.path, line=doc.line_of(("metamorphic",)),
         )
     dataset = (config_path.resolve().parent / config.dataset).resolve()
-    states = StateFiles(dataset.parent)
+    states = StateFiles(dataset.parent, config_path.resolve().parent)
     index = scan_dataset(dataset, states)
     t_digest = transform_digest(chosen)
     rows = []

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from oloproof.errors import ConfigError
-from oloproof.suite.validation import ConfigModel, accepted_fields, validate_model
+from oloproof.suite.validation import (
+    ConfigModel,
+    accepted_fields,
+    error_location,
+    plain_message,
+    validate_model,
+)
 from oloproof.suite.yaml_source import YamlDocument, read_yaml
 
 RuleState = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"]
@@ -24,19 +31,13 @@ class Rule(ConfigModel):
     id: str = Field(min_length=1)
     metric: str = Field(min_length=1)
     kind: Literal["interval", "observed_count", "non_inferiority"] = "interval"
-    min: float | None = None
-    max: float | None = None
-    max_failures: int | None = Field(default=None, ge=0)
+    # A threshold: on a pass rate a fraction in [0, 1] (checked where the policy meets the
+    # suite, `check_rule_metrics`), on a quantile a value in the metric's unit.
+    min: float | None = Field(default=None, examples=[0.95])
+    max: float | None = Field(default=None, examples=[0.05])
+    max_failures: int | None = Field(default=None, ge=0, examples=[0])
     # How far below the baseline's pass rate the candidate may be, a fraction in [0, 1).
-    margin: float | None = Field(default=None, ge=0, lt=1)
-
-    @field_validator("min", "max", "max_failures", "margin", mode="before")
-    @classmethod
-    def _not_a_boolean(cls, value: object) -> object:
-        # YAML's true/false would pass as 1 and 0: a threshold must be written as a number.
-        if isinstance(value, bool):
-            raise ValueError("must be a number, not true or false")
-        return value
+    margin: float | None = Field(default=None, ge=0, lt=1, examples=[0.02])
 
     @model_validator(mode="after")
     def _shape(self) -> Rule:
@@ -97,6 +98,23 @@ NO_RULES_WARNING = (
     "whatever its figures; add rules to decide a release"
 )
 
+NOTHING_BLOCKS_WARNING = (
+    "the policy blocks on nothing (`block_on: []`): no rule's state can block a release, so "
+    "a run is allowed whatever its rules decide, FAIL and INSUFFICIENT_EVIDENCE included (or "
+    "warned, for the states `warn_on` names); to gate, list the states that block, e.g. "
+    "`block_on: [FAIL, INSUFFICIENT_EVIDENCE, MANUAL_REVIEW]` (the default)"
+)
+
+
+def policy_warnings(policy: Policy) -> list[str]:
+    """What a report says of a policy that cannot stop a release: one that decides nothing,
+    or one that decides and blocks on nothing. Warnings, not errors: both can be meant."""
+    if not policy.rules:
+        return [NO_RULES_WARNING]
+    if not policy.block_on:
+        return [NOTHING_BLOCKS_WARNING]
+    return []
+
 
 def load_policy(path: Path) -> tuple[Policy, YamlDocument]:
     """Read and validate release.yaml."""
@@ -127,10 +145,23 @@ def load_policy(path: Path) -> tuple[Policy, YamlDocument]:
             f"{_DECIDES_NOTHING}",
             file=path, line=doc.line_of(("rules",)) if given else 1,
         )
+    first_line: dict[str, int | None] = {}
     for i, rule in enumerate(data.get("rules") or ()):
+        rule_id = rule.get("id") if isinstance(rule, dict) else None
+        if isinstance(rule_id, str):
+            line = doc.line_of(("rules", i, "id"))
+            if rule_id in first_line:
+                first = first_line[rule_id]
+                raise ConfigError(
+                    f"rule id {rule_id!r} is used twice"
+                    + (f" (first on line {first})" if first is not None else "")
+                    + "; give each rule its own id",
+                    file=path, line=line,
+                )
+            first_line[rule_id] = line
         margin = rule.get("margin") if isinstance(rule, dict) else None
         if isinstance(margin, int | float) and not isinstance(margin, bool) \
-                and not 0 <= margin < 1:
+                and math.isfinite(margin) and not 0 <= margin < 1:
             raise ConfigError(
                 f"rule {rule.get('id', i + 1)!r}: margin {margin!r} is outside [0, 1); a "
                 "margin is how far below the baseline's pass rate the candidate may be, as a "
@@ -166,6 +197,10 @@ def check_rule_metrics(policy: Policy, doc: YamlDocument, metrics: dict[str, str
                 file=doc.path,
                 line=line,
             )
+        problem = threshold_problem(rule, kind)
+        if problem is not None:
+            side, message = problem
+            raise ConfigError(message, file=doc.path, line=doc.line_of(("rules", i, side)))
         if rule.kind == "non_inferiority" and kind == "quantile":
             raise ConfigError(
                 f"rule {rule.id!r}: non_inferiority rules compare pass rates case by case, "
@@ -189,6 +224,63 @@ def check_rule_metrics(policy: Policy, doc: YamlDocument, metrics: dict[str, str
                 file=doc.path,
                 line=line,
             )
+
+
+RATE_KINDS = ("rate", "fraction")
+"""Metric kinds whose values, and so whose thresholds, are fractions in [0, 1]."""
+
+
+def _as_fraction(value: float) -> str | None:
+    """`70` → `0.70`: a threshold written as a percentage, as a fraction (None when it cannot
+    have been one)."""
+    if not 1 < value <= 100:
+        return None
+    fraction = value / 100
+    text = f"{fraction:.2f}"
+    return text if abs(float(text) - fraction) < 1e-12 else repr(round(fraction, 10))
+
+
+def threshold_problem(rule: Rule, kind: str) -> tuple[str, str] | None:
+    """Why a rule's `min`/`max` cannot bound a metric of this kind, as (key, message), or None.
+
+    A pass rate is between 0 and 1, so a threshold outside [0, 1] either always passes (`max:
+    5`, `min: -5`) or never does (`min: 70`, which meant 0.70): both are mistakes, never a gate.
+    (NaN and infinities are refused by the model itself, for every kind.)"""
+    if rule.kind != "interval" or kind not in RATE_KINDS:
+        return None
+    side = "min" if rule.min is not None else "max"
+    value = rule.min if rule.min is not None else rule.max
+    if value is None or 0 <= value <= 1:
+        return None
+    shown = f"{value:g}"
+    fraction = _as_fraction(value)
+    write = f"write {fraction}" if fraction is not None else \
+        f"write it as a fraction ({side}: 0.95 is 95%)"
+    return side, (f"rule {rule.id!r}: {side}: {shown} cannot bound {rule.metric!r}, a pass "
+                  f"rate: a rate is between 0 and 1: {write}")
+
+
+def stored_policy(data: Any, run: str, metrics: dict[str, str] | None = None) -> Policy:
+    """The policy a stored run was decided under, read back as strictly as a policy file (a
+    run stored by an earlier version may hold what is now refused, such as a NaN threshold):
+    a ConfigError naming the run and saying what to do otherwise. With `metrics` (id → kind,
+    as `check_rule_metrics` takes), to decide the run again: each threshold is checked
+    against what it bounds too."""
+    advice = (f"; decide it under a policy file instead: oloproof gate {run} --policy "
+              "release.yaml")
+    try:
+        policy = Policy.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(f"run {run} was decided under a policy that is not valid now: "
+                          f"{error_location(first)}: {plain_message(first)}{advice}") from None
+    for rule in policy.rules if metrics is not None else ():
+        kind = metrics.get(rule.metric) if metrics is not None else None
+        problem = threshold_problem(rule, kind) if kind is not None else None
+        if problem is not None:
+            raise ConfigError(f"run {run} was decided under a policy that is not valid now: "
+                              f"{problem[1]}{advice}")
+    return policy
 
 
 def check_baseline_given(policy: Policy, doc: YamlDocument, baseline: str | None) -> None:

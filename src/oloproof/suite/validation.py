@@ -3,11 +3,13 @@ ConfigError that says where and what to do, in plain words."""
 
 from __future__ import annotations
 
+import math
 import types
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, Union, get_args, get_origin
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
 from oloproof.errors import ConfigError
@@ -19,33 +21,113 @@ STRICT_BOOL = "strict_bool"
 """The error type of a quoted or numeric value where true or false is wanted; its context
 names the key (the error is raised for the mapping, before its fields are read)."""
 
+STRICT_VALUE = "strict_value"
+"""The error type of a value pydantic would quietly turn into another (`"0.95"` or `true` for a
+number, `.nan` or `.inf`, `3.0` for a whole number, `true` for `version: 1`); its context names
+the key and holds the message, which says what to write."""
+
+
+def _members(annotation: Any) -> tuple[Any, ...]:
+    """The types a field takes, without None (`float | None` → `(float,)`)."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        return tuple(a for a in get_args(annotation) if a is not type(None))
+    return (annotation,)
+
 
 def _takes_bool(annotation: Any) -> bool:
-    if annotation is bool:
-        return True
-    if get_origin(annotation) in (Union, types.UnionType):
-        return bool in get_args(annotation)
-    return False
+    return bool in _members(annotation)
+
+
+def _yaml_text(value: Any) -> str:
+    """A scalar as YAML writes it (`true`, `.nan`, `-.inf`; text quoted: `'0.95'`)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return ".nan" if math.isnan(value) else (".inf" if value > 0 else "-.inf")
+    return repr(value)
+
+
+def _number_text(value: float) -> str:
+    return str(int(value)) if value == int(value) and abs(value) < 1e15 else repr(value)
+
+
+def _example(key: str, field: FieldInfo, whole: bool) -> str:
+    """`; write e.g. trials: 3`: the field's first example, else its numeric default."""
+    examples = field.examples or []
+    example = examples[0] if examples else field.default
+    if isinstance(example, bool) or not isinstance(example, int | float):
+        return ""
+    return f"; write a {'whole number' if whole else 'number'}, e.g. {key}: " \
+        f"{_number_text(example)}"
+
+
+def _scalar_problem(key: str, field: FieldInfo, value: Any) -> str | None:
+    """Why `value` is not what the field takes, where pydantic's lax mode would convert it
+    into something the file did not say; None when it is fine (or pydantic will refuse it)."""
+    members = _members(field.annotation)
+    if any(get_origin(m) is Literal for m in members):
+        literals = [v for m in members if get_origin(m) is Literal for v in get_args(m)]
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in literals) and (
+                isinstance(value, bool | float)):
+            accepted = " or ".join(str(v) for v in literals)
+            return f"must be {accepted}, not {_yaml_text(value)}: write {key}: {literals[0]}"
+        return None
+    if not members or not all(m in (int, float) for m in members):
+        return None
+    whole = float not in members
+    noun = "a whole number" if whole else "a number"
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return f"must be {noun}, not true or false (got {_yaml_text(value)})" + \
+            _example(key, field, whole)
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if math.isfinite(number) and (not whole or number == int(number)):
+            return f"must be {noun}, unquoted: write {key}: {value.strip()} (got " \
+                f"{_yaml_text(value)})"
+        return f"must be {noun} (got {_yaml_text(value)})" + _example(key, field, whole)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return f"must be a finite number (got {_yaml_text(value)})" + \
+                _example(key, field, whole)
+        if whole:
+            if value == int(value):
+                return f"must be a whole number: write {key}: {int(value)} (got {value!r})"
+            return f"must be a whole number (got {value!r})" + _example(key, field, whole)
+    return None
 
 
 class ConfigModel(BaseModel):
-    """A model of a YAML mapping: unknown keys are errors, and a field that takes true or false
-    takes only those (pydantic would read `ordered: "no"`, `"off"` or `0` as false)."""
+    """A model of a YAML mapping: unknown keys are errors, and a value is read as written:
+    a field that takes true or false takes only those (pydantic would read `ordered: "no"`,
+    `"off"` or `0` as false), and a number is a finite number, unquoted, not true or false
+    (pydantic would read `min: "0.95"` as 0.95, `trials: true` as 1, `version: true` as 1,
+    and take `.nan` or `.inf`), a whole number not written `3.0`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     @model_validator(mode="before")
     @classmethod
-    def _strict_booleans(cls, data: Any) -> Any:
+    def _strict_scalars(cls, data: Any) -> Any:
         if isinstance(data, dict):
             for name, field in cls.model_fields.items():
                 key = field.alias or name
-                value = data.get(key)
+                if key not in data:
+                    continue
+                value = data[key]
                 if value is not None and not isinstance(value, bool) \
                         and _takes_bool(field.annotation):
                     raise PydanticCustomError(
                         STRICT_BOOL, "must be true or false, unquoted (got {got})",
                         {"key": key, "got": repr(value)})
+                problem = _scalar_problem(key, field, value)
+                if problem is not None:
+                    raise PydanticCustomError(STRICT_VALUE, "{message}",
+                                              {"key": key, "message": problem})
         return data
 
 
@@ -69,9 +151,10 @@ def _to_config_error(
     data: Any = None,
 ) -> ConfigError:
     first = exc.errors()[0]
-    err_loc: Sequence[str | int] = _without_tags(data, tuple(first["loc"]))
-    if first["type"] == STRICT_BOOL:
-        err_loc = (*err_loc, first["ctx"]["key"])
+    raw_loc: tuple[str | int, ...] = tuple(first["loc"])
+    if first["type"] in (STRICT_BOOL, STRICT_VALUE):
+        raw_loc = (*raw_loc, first["ctx"]["key"])
+    err_loc: Sequence[str | int] = _without_tags(data, raw_loc)
     full_loc = tuple(loc) + tuple(err_loc)
     where = _dotted(full_loc) or (what or "the document")
     kind = first["type"]
@@ -177,6 +260,14 @@ def _inner_model(annotation: Any) -> Any:
     return None
 
 
+def error_location(error: Any) -> str:
+    """Where one pydantic error is, written as a YAML path (`rules[0].min`)."""
+    loc = tuple(error.get("loc") or ())
+    if error.get("type") in (STRICT_BOOL, STRICT_VALUE):
+        loc = (*loc, error["ctx"]["key"])
+    return _dotted(loc)
+
+
 def _dotted(loc: Sequence[str | int]) -> str:
     out = ""
     for part in loc:
@@ -225,6 +316,7 @@ _PLAIN: dict[str, Callable[[dict[str, Any]], str]] = {
     f"{c.get('expected_tags')}",
     "union_tag_not_found": lambda c: f"needs a {c.get('discriminator', 'type')!s} key",
     STRICT_BOOL: lambda c: f"must be true or false, unquoted (got {c.get('got')})",
+    STRICT_VALUE: lambda c: str(c.get("message")),
 }
 
 
