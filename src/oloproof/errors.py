@@ -114,6 +114,11 @@ class RecordingError(OloproofError):
     kind = "recording"
 
 
+class UnstorableRecording(RecordingError):
+    """A system recorded an artifact the store cannot keep as it is (nesting deeper than the
+    store keeps, a value JSON has no form for): its case errors `unstorable_output`."""
+
+
 class StoreError(OloproofError):
     """The local store cannot be read or written, or a run reference does not resolve."""
 

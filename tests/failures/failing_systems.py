@@ -111,18 +111,25 @@ def _before(case_input, attempt):
 def _answer(case_input):
     do = case_input.get("do", "ok")
     case = current_case()
+    arguments = {"id": case.case_id}
+    if do == "deep_trajectory":
+        arguments["filter"] = _nested(case_input.get("depth", 260))
+    if do == "surrogate_trajectory":
+        arguments["note"] = "a " + chr(0xDFFF)
+    if do == "deep_artifact":
+        case.record("notes/v1", _nested(case_input.get("depth", 260)))
     case.agent_trajectory(AgentTrajectory(steps=(
-        AgentStep(index=1, kind="tool_call", tool_name="lookup", arguments={"id": case.case_id}),
+        AgentStep(index=1, kind="tool_call", tool_name="lookup", arguments=arguments),
         AgentStep(index=2, kind="tool_result", tool_name="lookup", result={"ok": True}),
         AgentStep(index=3, kind="final")), terminal_status="success"))
     if do == "deep":
         return {"answer": "yes", "detail": _nested(case_input.get("depth", 260))}
+    if do == "deep_answer":  # storable as it is; one level deeper in a judgment's details
+        return {"answer": _nested(case_input.get("depth", 252))}
     if do == "surrogate":
         return {"answer": "yes", "note": "a " + chr(0xD800) + " here"}
     if do == "non_json":
         return {"answer": "yes", "when": object()}
-    if do == "deep_trajectory":
-        case.record("notes/v1", _nested(case_input.get("depth", 260)))
     return {"answer": case_input.get("answer", "yes")}
 
 
@@ -185,6 +192,9 @@ class Desk:
             sys.exit(4)
         if case_input.get("do") == "replay_interrupt":
             raise KeyboardInterrupt
+        if case_input.get("do") == "replay_surrogate":
+            return AgentTrajectory(steps=self._steps(case_input, {"error": "x" + chr(0xD800)}),
+                                   terminal_status="failure")
         return AgentTrajectory(steps=self._steps(case_input, change.fault_result),
                                terminal_status="failure")
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from oloproof.digest import canonical_json, compact_json
-from oloproof.errors import ErrorKind, RecordingError
+from oloproof.errors import ErrorKind, RecordingError, UnstorableRecording
 from oloproof.execution.exits import CONTAINED, SYSTEM_EXITS, exit_text, from_a_signal
 from oloproof.execution.target import SystemTarget
 from oloproof.execution.units import CaseError
@@ -31,6 +31,8 @@ from oloproof.recording.trajectory import (
     AgentTrajectory,
 )
 from oloproof.state import diff as state_diff
+from oloproof.storable import Unstorable, escaped, storable_problem
+from oloproof.store.sql import stored_json
 from oloproof.suite.cases import Case
 
 if TYPE_CHECKING:  # only a suite with `system.trace` reads spans (its target imports this)
@@ -48,6 +50,7 @@ class CallResult:
     latency_ms: float | None = None
     state_patch: str | None = None  # canonical JSON of the end state's diff from initial_state
     snapshot_error: CaseError | None = None  # the call returned but snapshot() failed
+    output_text: str | None = None  # the output as the store keeps it
 
 
 @dataclass(slots=True)
@@ -214,7 +217,7 @@ def _replay_failure(exc: BaseException) -> ReplayResult:
         raise exc
     if isinstance(exc, SYSTEM_EXITS):
         return ReplayResult(None, error=f"replay: {exit_text(exc)}")
-    return ReplayResult(None, error=f"replay raised {type(exc).__name__}: {exc}")
+    return ReplayResult(None, error=escaped(f"replay raised {type(exc).__name__}: {exc}"))
 
 
 def replay_timed_out(timeout_s: float | None) -> ReplayResult:
@@ -270,17 +273,29 @@ def _finish(recorder: CaseRecorder, output: Any, latency: float) -> CallResult:
             latency_ms=latency,
         )
     try:
-        compact_json(output)
-    except (TypeError, ValueError) as exc:
-        return CallResult(
-            None, error=CaseError(ErrorKind.SYSTEM_ERROR, f"the output is not JSON: {exc}"),
-            latency_ms=latency,
-        )
+        text = output_text(output)
+    except Unstorable as exc:
+        return CallResult(None, error=CaseError(ErrorKind.UNSTORABLE_OUTPUT, exc.problem),
+                          latency_ms=latency)
     artifacts = dict(recorder.artifacts)
     trajectory = artifacts.get(TRAJECTORY_KIND)
     if trajectory is not None and not isinstance(trajectory, AgentTrajectory):
         trajectory = AgentTrajectory.model_validate(trajectory)
-    return CallResult(output, artifacts, trajectory, None, latency)
+    return CallResult(output, artifacts, trajectory, None, latency, output_text=text)
+
+
+def output_text(output: dict[str, Any]) -> str:
+    """The output as the store keeps it, made here, where the case ran (the coordinator
+    stores the text as it is); `Unstorable` saying what and where when it cannot be kept:
+    a type JSON has no form for, NaN or an infinity (refused by the JSON writer), nesting
+    deeper than the store keeps or a lone surrogate (refused by the store's serialiser)."""
+    try:
+        compact_json(output)
+    except (TypeError, ValueError) as exc:
+        problem = storable_problem(output, ("output",))
+        raise Unstorable(problem if problem is not None else
+                         f"the output is not JSON: {exc}") from None
+    return stored_json(output, ("output",))
 
 
 def _from_spans(result: CallResult, spans: CaseSpans, recorder: CaseRecorder) -> None:
@@ -323,8 +338,9 @@ def _snapshot_error(exc: BaseException) -> CaseError:
     if from_a_signal(exc):
         raise exc
     what = exit_text(exc) if isinstance(exc, SYSTEM_EXITS) else f"{type(exc).__name__}: {exc}"
-    return CaseError(ErrorKind.SNAPSHOT_FAILED, f"the sandbox's snapshot() failed: {what}",
-                     "".join(traceback.format_exception(exc)))
+    return CaseError(ErrorKind.SNAPSHOT_FAILED,
+                     escaped(f"the sandbox's snapshot() failed: {what}"),
+                     escaped("".join(traceback.format_exception(exc))))
 
 
 def _failure(exc: BaseException, prefix: str | None) -> CallResult:
@@ -336,9 +352,15 @@ def _failure(exc: BaseException, prefix: str | None) -> CallResult:
     text = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, RecordingError):
         text = exc.message
+        if isinstance(exc, UnstorableRecording):
+            kind = ErrorKind.UNSTORABLE_OUTPUT
     elif isinstance(exc, SYSTEM_EXITS):
         kind, text = ErrorKind.SYSTEM_EXIT, exit_text(exc)
     message = f"{prefix}: {text}" if prefix else text
-    return CallResult(
-        None, error=CaseError(kind, message, "".join(traceback.format_exception(exc)))
-    )
+    kept = escaped(message)
+    if kept is not message:  # a lone surrogate: the message is kept escaped, and says so
+        problem = storable_problem(message, ("its message",))
+        kind, kept = ErrorKind.UNSTORABLE_OUTPUT, (
+            f"the system raised {type(exc).__name__}, and {problem}; kept escaped: {kept}")
+    return CallResult(None, error=CaseError(
+        kind, kept, escaped("".join(traceback.format_exception(exc)))))

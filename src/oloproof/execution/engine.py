@@ -23,7 +23,9 @@ from oloproof.analysis.facts import slice_groups
 from oloproof.analysis.metrics import Analysis
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.digest import combine, digest
+from oloproof.errors import ErrorKind
 from oloproof.evaluators.faults import FaultRecovery
+from oloproof.evaluators.judgment import Judgment
 from oloproof.execution.lanes import Transport, local_transport
 from oloproof.execution.plan import SuiteToRun
 from oloproof.execution.procedure import run_without_system
@@ -38,6 +40,7 @@ from oloproof.execution.units import (
     UnitResult,
 )
 from oloproof.execution.worker import Worker
+from oloproof.storable import Unstorable, storable_problem
 from oloproof.store.store import JUDGMENT_CASE_KEY, Store
 from oloproof.suite.cases import Case
 
@@ -389,8 +392,6 @@ class RunEngine:
             if execution.error is not None:
                 error = execution.error.kind
                 self._record_error(slot, execution.error)
-            else:
-                exec_key = self._keep_execution(slot, execution)
         judgments = result.judgments
         hits = slot.hits
         self.cache.judgment_hit += len(hits)
@@ -409,12 +410,32 @@ class RunEngine:
             case_key = self._case_key(slot, source_key)
             if judgments:
                 evaluator_keys = self._evaluator_keys
-                store.add_judgments(case_key, {
-                    evaluator_keys[i]: (judgment.code, judgment.reason, judgment.details)
-                    for i, judgment in zip(slot.judge, judgments, strict=True)})
+                try:
+                    store.add_judgments(case_key, {
+                        evaluator_keys[i]: (judgment.code, judgment.reason, judgment.details)
+                        for i, judgment in zip(slot.judge, judgments, strict=True)})
+                except Unstorable:  # (the details of a judgment: the case errors, uncached)
+                    self._record_error(slot, self._unstorable_judgment(slot, judgments))
+                    n = len(self.evaluators)
+                    codes, reasons = "M" * n, ("case_errored",) * n
+                    case_key, error = None, ErrorKind.UNSTORABLE_OUTPUT
+            if execution is not None and error is None:
+                exec_key = self._keep_execution(slot, execution)
         self._tally(slot, codes, reasons, case_key, None if error is not None else facts,
                     latency, error=error, cached=False, exec_key=exec_key,
                     noted=execution is not None and execution.snapshot_error is not None)
+
+    def _unstorable_judgment(self, slot: _Slot, judgments: list[Judgment]) -> CaseError:
+        """Which judgment of a case the store cannot keep, and why."""
+        for i, judgment in zip(slot.judge, judgments, strict=True):
+            criterion = self.evaluators[i].criterion
+            # (as the row holds it: the details are three levels down)
+            problem = storable_problem({criterion: [judgment.code, judgment.reason,
+                                                    judgment.details]}, ("judgments",))
+            if problem is not None:
+                return CaseError(ErrorKind.UNSTORABLE_OUTPUT,
+                                 f"the judgment of {criterion} cannot be stored: {problem}")
+        return CaseError(ErrorKind.UNSTORABLE_OUTPUT, "a judgment of this case cannot be stored")
 
     def _keep_execution(self, slot: _Slot, execution: Execution) -> str:
         """Write a fresh execution and its artifacts; the key it is stored under."""
@@ -429,8 +450,8 @@ class RunEngine:
         if execution.snapshot_error is not None:
             self._record_error(slot, execution.snapshot_error)
             key = UNCACHED_PREFIX + key
-        assert execution.output is not None
-        self.store.add_execution(key, case.digest, execution.output, execution.artifacts,
+        assert execution.output_text is not None
+        self.store.add_execution(key, case.digest, execution.output_text, execution.artifacts,
                                  execution.facts, execution.latency_ms)
         return key
 

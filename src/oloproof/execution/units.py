@@ -108,7 +108,7 @@ class Execution:
     are judged, and the execution is kept for `inspect` but never reused from the cache.
     """
 
-    output: dict[str, Any] | None
+    output_text: str | None  # the output as the store keeps it (made where the case ran)
     artifacts: dict[str, str]  # kind -> content hash (the execution row's references)
     texts: list[StoredText]
     facts: dict[str, Any] | None
