@@ -103,8 +103,8 @@ def _before(case_input, attempt):
         raise RateLimited(case_input.get("retry_after", 0.2))
     if do == "header_limited" and attempt <= case_input.get("fails", 1):
         raise HeaderLimited(case_input.get("retry_after", 0.2))
-    if do == "slow_first" and attempt <= case_input.get("fails", 1):
-        return case_input.get("sleep", 1.0)
+    if do == "slow_first":
+        return case_input.get("sleep", 1.0) if attempt <= case_input.get("fails", 1) else 0
     return case_input.get("sleep", 0)
 
 

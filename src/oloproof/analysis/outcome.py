@@ -35,6 +35,10 @@ class CaseOutcome:
     # The case's content digest (kept in its own column of `run_cases`, not in the outcome):
     # trial metrics take cases in digest order.
     digest: str | None = None
+    # How many attempts its execution took under system.retries (docs/failures.md#retries).
+    attempts: int = 1
+    # Its sandbox's snapshot() failed: its output is judged, its end state missing.
+    no_state: bool = False
 
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"c": self.codes, "r": self.reasons, "k": self.case_key,
@@ -50,6 +54,10 @@ class CaseOutcome:
             body["h"] = 1
         if self.trial != 1:
             body["tr"] = self.trial
+        if self.attempts != 1:
+            body["a"] = self.attempts
+        if self.no_state:
+            body["ns"] = 1
         return body
 
     @classmethod
@@ -61,7 +69,7 @@ class CaseOutcome:
             error=None if body.get("e") is None else ErrorKind.of(body["e"]),
             source=body.get("src"), transform=body.get("t"),
             cluster=body.get("cl"), cached=bool(body.get("h")), trial=int(body.get("tr", 1)),
-            digest=digest,
+            digest=digest, attempts=int(body.get("a", 1)), no_state=bool(body.get("ns")),
         )
 
 

@@ -51,6 +51,13 @@ class CallResult:
     state_patch: str | None = None  # canonical JSON of the end state's diff from initial_state
     snapshot_error: CaseError | None = None  # the call returned but snapshot() failed
     output_text: str | None = None  # the output as the store keeps it
+    # Under system.retries (docs/failures.md#retries): what the call raised (a timeout as a
+    # TimeoutError), how long to wait before the next attempt (None: none is made), and once
+    # the case is done, how many attempts it took and each earlier attempt's error.
+    raised: BaseException | None = None
+    retry_in: float | None = None
+    attempts: int = 1
+    attempt_errors: list[CaseError] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -66,6 +73,8 @@ class ReplayResult:
     state: dict[str, Any] | None = None
     error: str | None = None
     whole: bool = False
+    raised: BaseException | None = None  # what the replay raised (a timeout: TimeoutError)
+    retry_in: float | None = None  # under system.retries: wait, then replay again
 
 
 # ---- a case ------------------------------------------------------------------------------------
@@ -144,13 +153,11 @@ async def call_async(target: SystemTarget, case: Case, state: dict[str, Any] | N
 
 
 def timed_out(timeout_s: float | None) -> CallResult:
-    """The result of a case whose call did not return in time."""
-    return CallResult(
-        None,
-        error=CaseError(ErrorKind.TIMEOUT,
-                        f"the system did not return within timeout_s={timeout_s:g} s"),
-        latency_ms=(timeout_s or 0) * 1000.0,
-    )
+    """The result of a case whose call did not return in time (retried as a TimeoutError the
+    call raised would be: docs/failures.md#retries)."""
+    message = f"the system did not return within timeout_s={timeout_s:g} s"
+    return CallResult(None, error=CaseError(ErrorKind.TIMEOUT, message),
+                      latency_ms=(timeout_s or 0) * 1000.0, raised=TimeoutError(message))
 
 
 # ---- a replay ----------------------------------------------------------------------------------
@@ -216,12 +223,14 @@ def _replay_failure(exc: BaseException) -> ReplayResult:
     if from_a_signal(exc):
         raise exc
     if isinstance(exc, SYSTEM_EXITS):
-        return ReplayResult(None, error=f"replay: {exit_text(exc)}")
-    return ReplayResult(None, error=escaped(f"replay raised {type(exc).__name__}: {exc}"))
+        return ReplayResult(None, error=f"replay: {exit_text(exc)}", raised=exc)
+    return ReplayResult(None, error=escaped(f"replay raised {type(exc).__name__}: {exc}"),
+                        raised=exc)
 
 
 def replay_timed_out(timeout_s: float | None) -> ReplayResult:
-    return ReplayResult(None, error=f"replay timed out after {timeout_s:g} s")
+    message = f"replay timed out after {timeout_s:g} s"
+    return ReplayResult(None, error=message, raised=TimeoutError(message))
 
 
 def _replay_outcome(returned: Any, recorder: CaseRecorder, snapshot: Callable[[], Any] | None,
@@ -363,4 +372,4 @@ def _failure(exc: BaseException, prefix: str | None) -> CallResult:
         kind, kept = ErrorKind.UNSTORABLE_OUTPUT, (
             f"the system raised {type(exc).__name__}, and {problem}; kept escaped: {kept}")
     return CallResult(None, error=CaseError(
-        kind, kept, escaped("".join(traceback.format_exception(exc)))))
+        kind, kept, escaped("".join(traceback.format_exception(exc)))), raised=exc)

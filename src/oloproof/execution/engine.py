@@ -29,6 +29,7 @@ from oloproof.evaluators.judgment import Judgment
 from oloproof.execution.lanes import Transport, local_transport
 from oloproof.execution.plan import SuiteToRun
 from oloproof.execution.procedure import run_without_system
+from oloproof.execution.retries import Throttle
 from oloproof.execution.units import (
     CachedExecution,
     CaseError,
@@ -138,7 +139,9 @@ class RunEngine:
         # Where jobs go: the workers the executor started (`executors.open_transport`), or by
         # default the suite's own system in this process.
         self.transport = transport if transport is not None else local_transport(
-            [Worker(suite.target, suite.evaluators, system.timeout_s)], self.concurrency)
+            [Worker(suite.target, suite.evaluators, system.timeout_s, retries=suite.retries,
+                    throttle=Throttle() if suite.retries is not None else None)],
+            self.concurrency)
         self.evaluators = suite.evaluators
         self.slice_groups = slice_groups(suite.config.slices)
         self.trials = suite.trials
@@ -389,9 +392,11 @@ class RunEngine:
         else:
             self.cache.execution_miss += 1
             facts, latency = execution.facts, execution.latency_ms
+            for attempt, earlier in enumerate(execution.attempt_errors, 1):
+                self._record_error(slot, earlier, attempt, retried=True)
             if execution.error is not None:
                 error = execution.error.kind
-                self._record_error(slot, execution.error)
+                self._record_error(slot, execution.error, execution.attempts)
         judgments = result.judgments
         hits = slot.hits
         self.cache.judgment_hit += len(hits)
@@ -415,7 +420,8 @@ class RunEngine:
                         evaluator_keys[i]: (judgment.code, judgment.reason, judgment.details)
                         for i, judgment in zip(slot.judge, judgments, strict=True)})
                 except Unstorable:  # (the details of a judgment: the case errors, uncached)
-                    self._record_error(slot, self._unstorable_judgment(slot, judgments))
+                    self._record_error(slot, self._unstorable_judgment(slot, judgments),
+                                       1 if execution is None else execution.attempts)
                     n = len(self.evaluators)
                     codes, reasons = "M" * n, ("case_errored",) * n
                     case_key, error = None, ErrorKind.UNSTORABLE_OUTPUT
@@ -423,7 +429,8 @@ class RunEngine:
                 exec_key = self._keep_execution(slot, execution)
         self._tally(slot, codes, reasons, case_key, None if error is not None else facts,
                     latency, error=error, cached=False, exec_key=exec_key,
-                    noted=execution is not None and execution.snapshot_error is not None)
+                    noted=execution is not None and execution.snapshot_error is not None,
+                    attempts=1 if execution is None else execution.attempts)
 
     def _unstorable_judgment(self, slot: _Slot, judgments: list[Judgment]) -> CaseError:
         """Which judgment of a case the store cannot keep, and why."""
@@ -448,7 +455,7 @@ class RunEngine:
                 self.store.add_artifact_text(text.hash, text.kind, text.base, text.text)
         key = slot.exec_key
         if execution.snapshot_error is not None:
-            self._record_error(slot, execution.snapshot_error)
+            self._record_error(slot, execution.snapshot_error, execution.attempts)
             key = UNCACHED_PREFIX + key
         assert execution.output_text is not None
         self.store.add_execution(key, case.digest, execution.output_text, execution.artifacts,
@@ -461,14 +468,19 @@ class RunEngine:
         order the cases happened to finish: the same run reads the same every time."""
         return [entry for _, entry in sorted(self._errors, key=lambda e: e[0])]
 
-    def _record_error(self, slot: _Slot, error: CaseError) -> None:
+    def _record_error(self, slot: _Slot, error: CaseError, attempt: int = 1,
+                      retried: bool = False) -> None:
+        """Keep an error of a case; `retried`: an attempt another followed (stored, and shown
+        by `inspect`, but not the case's error)."""
         case = slot.case
-        entry: dict[str, Any] = {"case": case.id, "kind": error.kind, "message": error.message}
-        if self.trials > 1:
-            entry["trial"] = slot.trial
-        self._errors.append((slot.seq, entry))
+        if not retried:
+            entry: dict[str, Any] = {"case": case.id, "kind": error.kind,
+                                     "message": error.message}
+            if self.trials > 1:
+                entry["trial"] = slot.trial
+            self._errors.append((slot.seq, entry))
         self.store.add_error(self.run_id, case.id, error.kind, error.message, error.traceback,
-                             trial=slot.trial)
+                             trial=slot.trial, attempt=attempt, retried=retried)
 
     # ---- tallying ----------------------------------------------------------------------------
 
@@ -493,14 +505,15 @@ class RunEngine:
     def _tally(
         self, slot: _Slot, codes: str, reasons: tuple[str | None, ...], case_key: str | None,
         facts: dict[str, Any] | None, latency: float | None, *, error: str | None,
-        cached: bool, exec_key: str, noted: bool = False,
+        cached: bool, exec_key: str, noted: bool = False, attempts: int = 1,
     ) -> None:
         case = slot.case
         # In the fields' order, not by keyword: a class called with keywords first gathers
-        # them into a dict (for these fourteen, twice the time of making the outcome).
+        # them into a dict (for these sixteen, twice the time of making the outcome).
         outcome = CaseOutcome(case.id, codes, reasons, case_key, facts, latency,
                               self.slice_groups(facts, case.metadata), error, case.source_id,
-                              case.transform, case.cluster, cached, slot.trial, case.digest)
+                              case.transform, case.cluster, cached, slot.trial, case.digest,
+                              attempts, noted)
         assert self.analysis is not None
         self.analysis.add(outcome)
         self.store.add_run_case(self.run_id, slot.seq, case.id, case.digest, exec_key,

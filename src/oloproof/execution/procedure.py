@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 import traceback
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from oloproof.analysis.facts import case_facts
@@ -59,6 +60,8 @@ class CallRequest:
     case: Case
     trial: int = 1
     trials: int = 1
+    attempt: int = 1  # under system.retries: which attempt (docs/failures.md#retries)
+    not_before: float = 0.0  # time.monotonic() before which it does not start (a backoff)
 
 
 @dataclass(slots=True)
@@ -91,8 +94,11 @@ def unit_calls(job: UnitJob) -> Calls:
         if case_job.cached is not None:
             calls.append(None)
             continue
-        call = yield CallRequest(case_job.case, job.trial, job.trials)
+        request = CallRequest(case_job.case, job.trial, job.trials)
+        call = yield request
         assert isinstance(call, CallResult)
+        if call.retry_in is not None:
+            call = yield from _retried(request, call)
         calls.append(call)
     if not job.replays:
         return UnitCalls(job, calls, [])
@@ -152,6 +158,24 @@ def unit_procedure(job: UnitJob, evaluators: Sequence[Evaluator]) -> Procedure:
     return judge_unit(called, evaluators)
 
 
+def _retried(request: CallRequest, call: CallResult) -> Generator[Request, Response,
+                                                                    CallResult]:
+    """The attempts after the first, as the worker said (`retry_in`: the matching error and
+    its backoff, docs/failures.md#retries): each a whole request, from a freshly reset
+    sandbox; the last one's result, with every earlier attempt's error kept."""
+    errors: list[CaseError] = []
+    while call.retry_in is not None:
+        assert call.error is not None
+        errors.append(call.error)
+        request = CallRequest(request.case, request.trial, request.trials, request.attempt + 1,
+                              time.monotonic() + call.retry_in)
+        response = yield request
+        assert isinstance(response, CallResult)
+        call = response
+    call.attempts, call.attempt_errors = request.attempt, errors
+    return call
+
+
 def _replay(case: Case, trajectory: AgentTrajectory, plan: dict[str, Any], trial: int,
             trials: int) -> Generator[Request, Response, dict[str, Any]]:
     steps = fault_replay(case, trajectory, plan, trial=trial, trials=trials)
@@ -160,6 +184,11 @@ def _replay(case: Case, trajectory: AgentTrajectory, plan: dict[str, Any], trial
         while True:
             result = yield request
             assert isinstance(result, ReplayResult)
+            while result.retry_in is not None:  # (system.retries: the replay again)
+                request = replace(request, attempt=request.attempt + 1,
+                                  not_before=time.monotonic() + result.retry_in)
+                result = yield request
+                assert isinstance(result, ReplayResult)
             request = steps.send(result)
     except StopIteration as done:
         record: dict[str, Any] = done.value
@@ -218,7 +247,8 @@ def keep(case: Case, call: CallResult) -> tuple[Execution, Evidence]:
     """A call's result as stored text (content hashes, the state as a diff) and as evidence."""
     if call.error is not None:
         error = call.error
-        return (Execution(None, {}, [], None, call.latency_ms, error=error),
+        return (Execution(None, {}, [], None, call.latency_ms, error=error,
+                          attempts=call.attempts, attempt_errors=call.attempt_errors),
                 Evidence(case, None, {}, errored=f"{error.kind}: {error.message}",
                          latency_ms=call.latency_ms, initial_state=case.initial_state))
     refs: dict[str, str] = {}
@@ -236,7 +266,8 @@ def keep(case: Case, call: CallResult) -> tuple[Execution, Evidence]:
     snapshot_error = call.snapshot_error
     assert call.output_text is not None
     execution = Execution(call.output_text, refs, texts, facts, call.latency_ms,
-                          snapshot_error=snapshot_error)
+                          snapshot_error=snapshot_error, attempts=call.attempts,
+                          attempt_errors=call.attempt_errors)
     return execution, Evidence(
         case, call.output, call.artifacts, latency_ms=call.latency_ms,
         initial_state=case.initial_state, facts=facts, _trajectory=trajectory,
@@ -279,7 +310,8 @@ def _unstorable(case: Case, call: CallResult, kind: str,
         storable_problem(payload, (kind,))
     error = CaseError(ErrorKind.UNSTORABLE_OUTPUT, problem if problem is not None
                       else f"the {kind} artifact cannot be stored as it is")
-    return keep(case, CallResult(None, error=error, latency_ms=call.latency_ms))
+    return keep(case, CallResult(None, error=error, latency_ms=call.latency_ms,
+                                 attempts=call.attempts, attempt_errors=call.attempt_errors))
 
 
 def _state_base(case: Case, texts: list[StoredText]) -> str:

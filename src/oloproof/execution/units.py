@@ -106,6 +106,7 @@ class Execution:
     `error` set: the case errored (nothing of it is cached). `snapshot_error` set: the call
     returned, but `snapshot()` failed, so the case has no state; its output and trajectory
     are judged, and the execution is kept for `inspect` but never reused from the cache.
+    `attempts` above 1: `system.retries` tried it again (docs/failures.md#retries).
     """
 
     output_text: str | None  # the output as the store keeps it (made where the case ran)
@@ -115,6 +116,10 @@ class Execution:
     latency_ms: float | None
     error: CaseError | None = None
     snapshot_error: CaseError | None = None
+    # Under system.retries: how many attempts the case took, and each earlier one's error
+    # (the last attempt's is `error`, if it failed too).
+    attempts: int = 1
+    attempt_errors: list[CaseError] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -193,11 +193,23 @@ class RunsRegistry:
         """What broke in a run's cases, in the order it was recorded; each `kind` an
         `ErrorKind` (names stored before the kinds were one set read as the kind they were)."""
         rows = self.conn.execute(
-            "SELECT case_id, kind, message, traceback, trial FROM run_errors WHERE run_id=? "
-            "ORDER BY rowid", (run_id,),
+            "SELECT case_id, kind, message, traceback, trial, attempt FROM run_errors "
+            "WHERE run_id=? AND retried IS NULL ORDER BY rowid", (run_id,),
         ).fetchall()
         return [{"case": r[0], "kind": ErrorKind.of(r[1]), "message": r[2], "traceback": r[3],
-                 "trial": r[4] or 1} for r in rows]
+                 "trial": r[4] or 1, "attempt": r[5] or 1} for r in rows]
+
+    def attempt_errors(self, run_id: str, case_id: str) -> list[dict[str, Any]]:
+        """Every failed attempt of one case of a run (`system.retries`), the case's own error
+        included (`retried` False), in trial and attempt order."""
+        rows = self.conn.execute(
+            "SELECT kind, message, traceback, trial, attempt, retried FROM run_errors "
+            "WHERE run_id=? AND case_id=? ORDER BY coalesce(trial, 1), coalesce(attempt, 1), "
+            "rowid", (run_id, case_id),
+        ).fetchall()
+        return [{"kind": ErrorKind.of(r[0]), "message": r[1], "traceback": r[2],
+                 "trial": r[3] or 1, "attempt": r[4] or 1, "retried": bool(r[5])}
+                for r in rows]
 
 
 # Stands for the run `oloproof run` is about to make, while its baseline is resolved.

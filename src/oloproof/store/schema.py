@@ -112,6 +112,16 @@ MIGRATIONS: list[tuple[int, str]] = [
         ALTER TABLE run_errors ADD COLUMN trial INTEGER;
         """,
     ),
+    (
+        3,
+        # Retries (docs/failures.md#retries): every attempt's error is kept. `attempt` is which
+        # attempt failed (NULL: the first, as every row stored before retries); `retried` is 1
+        # when another attempt followed, so the row is not the case's error (NULL: it is).
+        """
+        ALTER TABLE run_errors ADD COLUMN attempt INTEGER;
+        ALTER TABLE run_errors ADD COLUMN retried INTEGER;
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

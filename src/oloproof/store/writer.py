@@ -130,13 +130,16 @@ class Writer:
 
     def add_error(
         self, run_id: str, case_id: str, kind: ErrorKind, message: str, traceback: str | None,
-        trial: int = 1,
+        trial: int = 1, attempt: int = 1, retried: bool = False,
     ) -> None:
         """Keep what broke in one case (one trial of it) of a run (a lone surrogate in the
-        message or the traceback written out as `\\udXXX`: text the store can keep)."""
+        message or the traceback written out as `\\udXXX`: text the store can keep).
+        `attempt` is which attempt failed; `retried`: another attempt followed it, so it is
+        not the case's error (docs/failures.md#retries)."""
         self._add("run_errors", (run_id, case_id, kind, escaped(message),
                                  None if traceback is None else escaped(traceback),
-                                 None if trial == 1 else trial))
+                                 None if trial == 1 else trial,
+                                 None if attempt == 1 else attempt, 1 if retried else None))
 
     # Each pending table: (statement up to VALUES, columns per row).
     _INSERTS = {
@@ -148,7 +151,7 @@ class Writer:
         "executions": ("INSERT INTO stage_executions VALUES", 7),
         "replays": ("INSERT OR REPLACE INTO replays VALUES", 2),
         "run_cases": ("INSERT OR REPLACE INTO run_cases VALUES", 6),
-        "run_errors": ("INSERT INTO run_errors VALUES", 6),
+        "run_errors": ("INSERT INTO run_errors VALUES", 8),
     }
 
     # Merging staged rows into the keyed tables, in key order (one transaction).
