@@ -39,6 +39,7 @@ __all__ = [
     "DecisionRow",
     "ErrorKind",
     "Execution",
+    "Executions",
     "ExitCode",
     "FailingCase",
     "FailingCases",
@@ -393,10 +394,16 @@ class HitMiss(_Model):
 
 
 class CacheCounts(_Model):
-    """What the run took from the caches (SPEC §4.2)."""
+    """What the run took from the caches (SPEC §4.2); `rerun` (written when there are some):
+    how many executions ran again because they had errored in the run before, `rerun_from`
+    (errored executions are never cached: docs/failures.md#resuming)."""
+
+    _OPTIONAL = frozenset({"rerun", "rerun_from"})
 
     execution: HitMiss = Field(default_factory=HitMiss)
     judgment: HitMiss = Field(default_factory=HitMiss)
+    rerun: int | None = None
+    rerun_from: str | None = None
 
 
 class Execution(_Model):
@@ -406,6 +413,41 @@ class Execution(_Model):
     executor: str
     workers: int
     retried: int = 0
+
+
+class Executions(_Model):
+    """What the run's executions came to (docs/failures.md#accounting). An execution is one
+    case's call for one trial -- a metamorphic copy is a case of its own; fault replays are
+    not executions (they are part of judging their source). `cases` counts them all, each
+    either `ran` (the system was called this run) or `cached` (reused from an earlier run):
+    `cases = ran + cached`. `errored` counts by kind the executions that errored -- all ran
+    this run, since an errored execution is never cached -- `snapshot_failed` included (the
+    output judged, the end state missing). `retried` counts the executions that
+    `system.retries` tried more than once, `attempts` the system's calls over those that ran
+    (each attempt one call)."""
+
+    cases: int
+    ran: int
+    cached: int
+    errored: dict[ErrorKind, int] = Field(default_factory=dict)
+    retried: int = 0
+    attempts: int = 0
+
+    @property
+    def errored_total(self) -> int:
+        """How many executions errored, whatever the kind."""
+        return sum(self.errored.values())
+
+    @property
+    def nothing_measured(self) -> bool:
+        """Every execution errored, so nothing was judged: a run that never ran (its status is
+        `failed`, docs/failures.md#a-run-that-never-ran). A snapshot that failed leaves its
+        case's output judged: that execution ran."""
+        if not self.cases or self.cached:
+            return False
+        errored = sum(n for kind, n in self.errored.items()
+                      if kind != ErrorKind.SNAPSHOT_FAILED)
+        return errored >= self.cases
 
 
 class UsageTotals(_Model):
@@ -627,10 +669,12 @@ class RunDocument(_Model):
     `trials` (written when above 1) is how many times each of the `cases` ran (SPEC §15).
     `baseline` (written when a `non_inferiority` rule was decided) holds the paired figures
     against the baseline run (SPEC §17). `usage` (written when a case recorded tokens or
-    cost) holds the run's totals (SPEC §16.2).
+    cost) holds the run's totals (SPEC §16.2). `executions` (every run since error kinds)
+    counts the executions: ran, cached, errored by kind, retried.
     """
 
-    _OPTIONAL = frozenset({"failing_cases", "trials", "execution", "baseline", "usage"})
+    _OPTIONAL = frozenset({"failing_cases", "trials", "execution", "baseline", "usage",
+                           "executions"})
 
     run_id: str
     status: RunStatus
@@ -652,6 +696,7 @@ class RunDocument(_Model):
     execution: Execution | None = None
     baseline: BaselineSummary | None = None
     usage: UsageTotals | None = None
+    executions: Executions | None = None
 
     def metric(self, metric_id: str) -> RateRow | QuantileRow:
         """The metric row with this id (KeyError naming the metrics there are)."""

@@ -131,6 +131,20 @@ def test_on_names_that_do_not_import_are_a_configuration_error_before_any_call(
     assert project.calls() == []
 
 
+def test_on_is_the_word_on_as_written_in_yaml(tmp_path: Path, cli: Any) -> None:
+    """YAML 1.1 reads a plain `on:` as the key true; a suite means the word."""
+    project = FailingProject(tmp_path / "p").write([case("c001", "flaky", fails=1)])
+    suite = (project.path / "oloproof.yaml").read_text(encoding="utf-8")
+    suite = suite.replace("  timeout_s: 10\n", "  timeout_s: 10\n  retries:\n    attempts: 2\n"
+                          "    on: [app:Transient]\n    backoff_s: 0.01\n")
+    (project.path / "oloproof.yaml").write_text(suite, encoding="utf-8")
+
+    code, document, err = _run(project, cli)
+
+    assert code == 3 and document["errors"] == [], err
+    assert _attempts(project) == {"c001": 2}
+
+
 @pytest.mark.parametrize(("retries", "says"), [
     ({"attempts": 3}, "attempts: 3 retries nothing without `on:`"),
     ({"attempts": 1, "on": ["builtins:TimeoutError"]}, "`on:` has no effect with attempts: 1"),

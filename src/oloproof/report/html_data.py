@@ -45,12 +45,14 @@ from oloproof.report.numbers import (
     decision_comparison,
     difference_text,
     estimate_text,
+    executions_text,
     interval_text,
     n_text,
     p_value_text,
     threshold_text,
     usage_text,
 )
+from oloproof.report.what_broke import error_groups, hint, leading
 from oloproof.stats import percent, percent_lower, percent_upper
 from oloproof.store.store import Store
 
@@ -142,6 +144,17 @@ def _transform_text(v: TransformValidity) -> str:
     return text
 
 
+def _what_broke(document: RunDocument) -> dict[str, Any]:
+    """The errors grouped as the terminal shows them (`report/what_broke.py`)."""
+    groups = error_groups(document.errors)
+    lead = leading(document.executions, groups)
+    return {"lead": lead, "cases": len({c for g in groups for c in g.cases}),
+            "groups": [{"kind": str(g.kind), "message": g.message, "executions": g.executions,
+                        "cases": g.cases,
+                        "hint": None if at == 0 and lead else hint(g.kind, g.message)}
+                       for at, g in enumerate(groups)]}
+
+
 def build_summary(document: RunDocument, record: dict[str, Any]) -> dict[str, Any]:
     """The run document plus display strings, rules with their thresholds, criteria, slices."""
     summary = document.to_json()
@@ -169,6 +182,9 @@ def build_summary(document: RunDocument, record: dict[str, Any]) -> dict[str, An
     summary["criteria"] = list(suite.get("criteria") or [])
     if document.usage is not None:
         summary["usage_text"] = usage_text(document.usage)
+    if document.executions is not None:
+        summary["executions_text"] = executions_text(document.executions, document.trials)
+    summary["what_broke"] = _what_broke(document)
     summary["slice_names"] = list(suite.get("slices") or [])
     summary["started_at"] = record.get("started_at")
     summary["finished_at"] = record.get("finished_at")

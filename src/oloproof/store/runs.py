@@ -199,6 +199,26 @@ class RunsRegistry:
         return [{"case": r[0], "kind": ErrorKind.of(r[1]), "message": r[2], "traceback": r[3],
                  "trial": r[4] or 1, "attempt": r[5] or 1} for r in rows]
 
+    def rerun_errored(self, run_id: str) -> tuple[str, int] | None:
+        """The run before `run_id` of the same project and system version, and how many of
+        `run_id`'s executions that ran (not cached) had errored in it -- what the next run
+        re-runs (docs/failures.md#resuming); None when there is no such run, or none did."""
+        row = self.conn.execute(
+            "SELECT r.run_id FROM runs r, runs me WHERE me.run_id = ? AND r.run_id != me.run_id "
+            "AND r.project = me.project AND r.system_name IS me.system_name "
+            "AND r.system_version IS me.system_version AND r.started_at <= me.started_at "
+            "ORDER BY r.started_at DESC, r.run_id DESC LIMIT 1", (run_id,)).fetchone()
+        if row is None:
+            return None
+        before = row[0]
+        count = self.conn.execute(
+            "SELECT COUNT(*) FROM run_cases rc WHERE rc.run_id = ? "
+            "AND json_extract(rc.outcome, '$.h') IS NULL AND EXISTS (SELECT 1 FROM run_errors e "
+            "WHERE e.run_id = ? AND e.case_id = rc.case_id AND e.retried IS NULL "
+            "AND coalesce(e.trial, 1) = coalesce(json_extract(rc.outcome, '$.tr'), 1))",
+            (run_id, before)).fetchone()[0]
+        return (before, int(count)) if count else None
+
     def attempt_errors(self, run_id: str, case_id: str) -> list[dict[str, Any]]:
         """Every failed attempt of one case of a run (`system.retries`), the case's own error
         included (`retried` False), in trial and attempt order."""
