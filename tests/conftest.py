@@ -226,6 +226,31 @@ def starter_project(tmp_path: Path) -> Path:
     return project
 
 
+_MARK_CALLS = '''
+
+# --- added by the test: every call of the system leaves a line in calls.log ---
+import functools as _functools
+
+_unmarked_run = run
+
+
+@_functools.wraps(_unmarked_run)  # keeps the @system declaration (it lives in __dict__)
+def run(case_input):
+    with open(__file__.replace("app.py", "calls.log"), "a") as log:
+        log.write("called\\n")
+    return _unmarked_run(case_input)
+'''
+
+
+@pytest.fixture
+def marked_starter(starter_project: Path) -> Path:
+    """The starter project whose system leaves a line in `calls.log` at every call (so a test
+    can tell that nothing was called)."""
+    app = starter_project / "app.py"
+    app.write_text(app.read_text(encoding="utf-8") + _MARK_CALLS, encoding="utf-8")
+    return starter_project
+
+
 PROBE_SYSTEM = '''\
 """A system under test that does what each case's input says, and logs every call it gets."""
 

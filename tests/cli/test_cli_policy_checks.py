@@ -18,27 +18,10 @@ from pathlib import Path
 
 import pytest
 
-MARK_CALLS = '''
-
-# --- added by the test: every call of the system leaves a line in calls.log ---
-import functools as _functools
-
-_unmarked_run = run
-
-
-@_functools.wraps(_unmarked_run)
-def run(case_input):
-    with open(__file__.replace("app.py", "calls.log"), "a") as log:
-        log.write("called\\n")
-    return _unmarked_run(case_input)
-'''
-
 
 @pytest.fixture
-def project(starter_project: Path) -> Path:
-    app = starter_project / "app.py"
-    app.write_text(app.read_text(encoding="utf-8") + MARK_CALLS, encoding="utf-8")
-    return starter_project
+def project(marked_starter: Path) -> Path:
+    return marked_starter
 
 
 def _policy(project: Path, *rules: str, head: str = "version: 1", name: str = "release.yaml"
