@@ -1,9 +1,9 @@
 """The run document (SPEC §11): what a run decided, as typed models.
 
 This module is the product's vocabulary for a run's results — verdicts, rule states, gate
-actions, exit codes — and the rows of the document `oloproof run --json` prints, the store
-keeps (`runs.summary`) and every report renders. It imports nothing of Oloproof, so any layer
-may use it.
+actions, exit codes, error kinds (`ErrorKind`, from `errors.py`) — and the rows of the
+document `oloproof run --json` prints, the store keeps (`runs.summary`) and every report
+renders. It imports only `errors`, so any layer may use it.
 
 The JSON is the contract: enums are `str` (or `int`) valued so they dump as the plain values,
 and a few keys appear only when they carry something (`approximate` on a clustered metric,
@@ -17,7 +17,16 @@ from __future__ import annotations
 from enum import IntEnum, StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
+
+from oloproof.errors import ErrorKind
 
 __all__ = [
     "BaselineSummary",
@@ -28,7 +37,9 @@ __all__ = [
     "CriterionComparison",
     "DecisionReason",
     "DecisionRow",
+    "ErrorKind",
     "Execution",
+    "Executions",
     "ExitCode",
     "FailingCase",
     "FailingCases",
@@ -434,13 +445,18 @@ class HitMiss(_Model):
 
 
 class CacheCounts(_Model):
-    """What the run took from the caches (SPEC §4.2); `judge` (a suite with judges,
-    docs/judges.md): verdicts taken from the judge cache (hit) and asked of a judge (miss)."""
+    """What the run took from the caches (SPEC §4.2); `rerun` (written when there are some):
+    how many executions ran again because they had errored in the run before, `rerun_from`
+    (errored executions are never cached: docs/failures.md#resuming); `judge` (a suite with
+    judges, docs/judges.md): verdicts taken from the judge cache (hit) and asked of a judge
+    (miss)."""
 
-    _OPTIONAL = frozenset({"judge"})
+    _OPTIONAL = frozenset({"rerun", "rerun_from", "judge"})
 
     execution: HitMiss = Field(default_factory=HitMiss)
     judgment: HitMiss = Field(default_factory=HitMiss)
+    rerun: int | None = None
+    rerun_from: str | None = None
     judge: HitMiss | None = None
 
 
@@ -451,6 +467,41 @@ class Execution(_Model):
     executor: str
     workers: int
     retried: int = 0
+
+
+class Executions(_Model):
+    """What the run's executions came to (docs/failures.md#accounting). An execution is one
+    case's call for one trial -- a metamorphic copy is a case of its own; fault replays are
+    not executions (they are part of judging their source). `cases` counts them all, each
+    either `ran` (the system was called this run) or `cached` (reused from an earlier run):
+    `cases = ran + cached`. `errored` counts by kind the executions that errored -- all ran
+    this run, since an errored execution is never cached -- `snapshot_failed` included (the
+    output judged, the end state missing). `retried` counts the executions that
+    `system.retries` tried more than once, `attempts` the system's calls over those that ran
+    (each attempt one call)."""
+
+    cases: int
+    ran: int
+    cached: int
+    errored: dict[ErrorKind, int] = Field(default_factory=dict)
+    retried: int = 0
+    attempts: int = 0
+
+    @property
+    def errored_total(self) -> int:
+        """How many executions errored, whatever the kind."""
+        return sum(self.errored.values())
+
+    @property
+    def nothing_measured(self) -> bool:
+        """Every execution errored, so nothing was judged: a run that never ran (its status is
+        `failed`, docs/failures.md#a-run-that-never-ran). A snapshot that failed leaves its
+        case's output judged: that execution ran."""
+        if not self.cases or self.cached:
+            return False
+        errored = sum(n for kind, n in self.errored.items()
+                      if kind != ErrorKind.SNAPSHOT_FAILED)
+        return errored >= self.cases
 
 
 class UsageTotals(_Model):
@@ -474,9 +525,15 @@ class CaseError(_Model):
     _OPTIONAL = frozenset({"trial"})
 
     case: str
-    kind: str
+    kind: ErrorKind
     message: str
     trial: int | None = None
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _stored_name(cls, value: object) -> object:
+        # A document stored before the kinds were one set names them as it did then.
+        return ErrorKind.of(value) if isinstance(value, str) else value
 
 
 class FailingCase(_Model):
@@ -679,10 +736,12 @@ class RunDocument(_Model):
     `trials` (written when above 1) is how many times each of the `cases` ran (SPEC §15).
     `baseline` (written when a `non_inferiority` rule was decided) holds the paired figures
     against the baseline run (SPEC §17). `usage` (written when a case recorded tokens or
-    cost) holds the run's totals (SPEC §16.2).
+    cost) holds the run's totals (SPEC §16.2). `executions` (every run since error kinds)
+    counts the executions: ran, cached, errored by kind, retried.
     """
 
-    _OPTIONAL = frozenset({"failing_cases", "trials", "execution", "baseline", "usage"})
+    _OPTIONAL = frozenset({"failing_cases", "trials", "execution", "baseline", "usage",
+                           "executions"})
 
     run_id: str
     status: RunStatus
@@ -704,6 +763,7 @@ class RunDocument(_Model):
     execution: Execution | None = None
     baseline: BaselineSummary | None = None
     usage: UsageTotals | None = None
+    executions: Executions | None = None
 
     def metric(self, metric_id: str) -> RateRow | QuantileRow:
         """The metric row with this id (KeyError naming the metrics there are)."""

@@ -20,6 +20,7 @@ from oloproof.errors import ConfigError
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.catalog import build_evaluators
 from oloproof.evaluators.judge import JudgeCriterion, bind_judges
+from oloproof.execution.retries import RetryPolicy, exception_class
 from oloproof.execution.target import SystemTarget, load_targets, put_on_path
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND
@@ -37,6 +38,7 @@ from oloproof.suite.config import (
     MAX_TRIALS,
     MAX_WORKERS,
     ExecutionConfig,
+    RetriesConfig,
     SuiteFile,
     TransformConfig,
     TrialMetricConfig,
@@ -80,6 +82,8 @@ class LoadedSuite:
     targets: list[SystemTarget] = field(default_factory=list)
     #: People's labels of each judge criterion that names a labels file, by criterion.
     judge_labels: dict[str, JudgeLabels] = field(default_factory=dict)
+    #: `system.retries:` with its exception classes imported; None: nothing is retried.
+    retries: RetryPolicy | None = None
 
     @property
     def worker_loader(self) -> WorkerLoader:
@@ -151,7 +155,26 @@ def load_worker_parts(config: str, project_dir: str | None) -> WorkerParts:
     target = load_targets(suite_file.system, root, doc, 1)[0]
     evaluators = build_evaluators(suite_file.evaluators, doc, root)
     bind_judges(evaluators, suite_file.judges, doc.path, doc.line_of)
-    return target, evaluators, suite_file.system.timeout_s, suite_file.system.concurrency
+    return (target, evaluators, suite_file.system.timeout_s, suite_file.system.concurrency,
+            retry_policy(suite_file.system.retries, doc))
+
+
+def retry_policy(config: RetriesConfig | None, doc: YamlDocument) -> RetryPolicy | None:
+    """`system.retries:` with its `on:` classes imported (after the system's module: a class
+    may be the system's own); a ConfigError at the name that does not import, before any
+    call (docs/failures.md#retries)."""
+    if config is None:
+        return None
+    classes = []
+    for at, name in enumerate(config.on):
+        try:
+            classes.append(exception_class(name))
+        except LookupError as exc:
+            raise ConfigError(f"system.retries.on: {exc}; name an exception class the "
+                              "system raises, as module:Class", file=doc.path,
+                              line=doc.line_of(("system", "retries", "on", at))) from None
+    return RetryPolicy(config.attempts, tuple(classes), config.backoff_s, config.max_backoff_s,
+                       config.on)
 
 
 def metric_kinds(config: SuiteFile, criteria: list[str], trials: int) -> dict[str, str]:
@@ -194,6 +217,7 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
     targets = load_targets(config.system, project_dir, doc,
                            execution.workers if local else 1)
     target = targets[0]
+    retries = retry_policy(config.system.retries, doc)
     _check_workers(config, doc, execution, target, workers is not None)
     evaluators = build_evaluators(config.evaluators, doc, project_dir)
     bind_judges(evaluators, config.judges, doc.path, doc.line_of)
@@ -224,7 +248,8 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
         path=config_path, project_dir=project_dir, config=config, doc=doc, policy=policy,
         policy_path=policy_path, policy_doc=policy_doc, evaluators=evaluators, dataset=index,
         states=states, target=target, transforms=transforms, trials=run_trials,
-        execution=execution, targets=targets if local else [target], judge_labels=judge_labels,
+        execution=execution, targets=targets if local else [target], retries=retries,
+        judge_labels=judge_labels,
     )
     suite.warnings.extend(_metamorphic_warnings(suite))
     suite.warnings.extend(judge_warnings)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # NumPy, the statistics and the document's row models are imp
 
     from oloproof.analysis.trials import CaseTrials, TrialAnalysis, TrialMetricSpec
     from oloproof.document import (
+        Executions,
         FailingCase,
         FailingCases,
         MetricRow,
@@ -131,6 +132,12 @@ class Analysis:
         # Trajectories read from traces: cases with items the reader did not understand.
         self.unread_cases = 0
         self.unread_items = 0
+        # The executions (docs/failures.md#accounting): every outcome is one.
+        self.executions = 0
+        self.cached_executions = 0
+        self.errored: Counter[str] = Counter()
+        self.retried = 0
+        self.attempts = 0
         self.trials: TrialAnalysis | None = None
         self.judged = {i: JudgedCases(spec) for i, spec in plan.judges.items()}
         if plan.trials > 1:  # (repeated trials' folding is imported only for such a run)
@@ -149,6 +156,17 @@ class Analysis:
         if self.judged:
             for judged in self.judged.values():
                 judged.add(outcome)
+        self.executions += 1
+        if outcome.cached:
+            self.cached_executions += 1
+        else:
+            self.attempts += outcome.attempts
+            if outcome.attempts > 1:
+                self.retried += 1
+        if outcome.error is not None:
+            self.errored[outcome.error] += 1
+        elif outcome.no_state:
+            self.errored["snapshot_failed"] += 1
         if facts is not None:
             if "usage" in facts:
                 self._add_usage(facts["usage"])
@@ -209,6 +227,17 @@ class Analysis:
             output_tokens=int(sums["output_tokens"]) if "output_tokens" in sums else None,
             cost=float(sums["cost"]) if "cost" in sums else None,
         )
+
+    def execution_counts(self) -> Executions:
+        """The run's executions: ran, cached, errored by kind, retried (the document's
+        `executions`)."""
+        from oloproof.document import ErrorKind, Executions
+        errored: dict[ErrorKind, int] = {}
+        for kind, count in sorted(self.errored.items(), key=lambda item: (-item[1], item[0])):
+            errored[ErrorKind.of(kind)] = errored.get(ErrorKind.of(kind), 0) + count
+        return Executions(cases=self.executions, ran=self.executions - self.cached_executions,
+                          cached=self.cached_executions, errored=errored,
+                          retried=self.retried, attempts=self.attempts)
 
     def _note_missing(self, outcome: CaseOutcome) -> None:
         """Remember the first case missing for each reason."""

@@ -23,13 +23,16 @@ from oloproof.analysis.facts import slice_groups
 from oloproof.analysis.metrics import Analysis
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.digest import combine, digest
+from oloproof.errors import ErrorKind
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.faults import FaultRecovery
+from oloproof.evaluators.judgment import Judgment
 from oloproof.evaluators.verdicts import JUDGE_FAILURES
 from oloproof.execution.judging import asks_for, judge_positions
 from oloproof.execution.lanes import Transport, local_transport
 from oloproof.execution.plan import SuiteToRun
 from oloproof.execution.procedure import run_without_system
+from oloproof.execution.retries import Throttle
 from oloproof.execution.units import (
     CachedExecution,
     CaseError,
@@ -41,6 +44,7 @@ from oloproof.execution.units import (
     UnitResult,
 )
 from oloproof.execution.worker import Worker
+from oloproof.storable import Unstorable, storable_problem
 from oloproof.store.store import JUDGMENT_CASE_KEY, Store
 from oloproof.suite.cases import Case
 
@@ -146,7 +150,9 @@ class RunEngine:
         # Where jobs go: the workers the executor started (`executors.open_transport`), or by
         # default the suite's own system in this process.
         self.transport = transport if transport is not None else local_transport(
-            [Worker(suite.target, suite.evaluators, system.timeout_s)], self.concurrency)
+            [Worker(suite.target, suite.evaluators, system.timeout_s, retries=suite.retries,
+                    throttle=Throttle() if suite.retries is not None else None)],
+            self.concurrency)
         self.evaluators = suite.evaluators
         self.slice_groups = slice_groups(suite.config.slices)
         self.trials = suite.trials
@@ -431,11 +437,11 @@ class RunEngine:
         else:
             self.cache.execution_miss += 1
             facts, latency = execution.facts, execution.latency_ms
+            for attempt, earlier in enumerate(execution.attempt_errors, 1):
+                self._record_error(slot, earlier, attempt, retried=True)
             if execution.error is not None:
                 error = execution.error.kind
-                self._record_error(slot, execution.error)
-            else:
-                exec_key = self._keep_execution(slot, execution)
+                self._record_error(slot, execution.error, execution.attempts)
         judgments = result.judgments
         hits = slot.hits
         self.cache.judgment_hit += len(hits)
@@ -458,13 +464,22 @@ class RunEngine:
                         for i, judgment in zip(slot.judge, judgments, strict=True)}
                 if self._judges:
                     self._judge_failures(slot, kept)
-                if kept:
-                    store.add_judgments(case_key, kept)
-        shown = self._shown(slot, judgments) if self._judges else None
+                try:
+                    if kept:
+                        store.add_judgments(case_key, kept)
+                except Unstorable:  # (the details of a judgment: the case errors, uncached)
+                    self._record_error(slot, self._unstorable_judgment(slot, judgments),
+                                       1 if execution is None else execution.attempts)
+                    n = len(self.evaluators)
+                    codes, reasons = "M" * n, ("case_errored",) * n
+                    case_key, error = None, ErrorKind.UNSTORABLE_OUTPUT
+            if execution is not None and error is None:
+                exec_key = self._keep_execution(slot, execution)
+        shown = self._shown(slot, judgments) if self._judges and error is None else None
         self._tally(slot, codes, reasons, case_key, None if error is not None else facts,
                     latency, error=error, cached=False, exec_key=exec_key,
                     noted=execution is not None and execution.snapshot_error is not None,
-                    shown=shown)
+                    attempts=1 if execution is None else execution.attempts, shown=shown)
 
     def _judge_failures(self, slot: _Slot, kept: dict[str, Any]) -> None:
         """A judge that failed (`judge_error`, `judge_unparseable`) is recorded as the run's
@@ -477,7 +492,7 @@ class RunEngine:
                 self.cache.judge_miss = (self.cache.judge_miss or 0) + 1
                 details = entry[2] or {}
                 self._record_error(slot, CaseError(
-                    entry[1], f"{details.get('judge', 'the judge')}: "
+                    ErrorKind(entry[1]), f"{details.get('judge', 'the judge')}: "
                     f"{details.get('error') or entry[1]}"))
 
     def _shown(self, slot: _Slot, judgments: list[Any]) -> list[str | None]:
@@ -495,6 +510,18 @@ class RunEngine:
                 shown[i] = details["shown_digest"]
         return shown
 
+    def _unstorable_judgment(self, slot: _Slot, judgments: list[Judgment]) -> CaseError:
+        """Which judgment of a case the store cannot keep, and why."""
+        for i, judgment in zip(slot.judge, judgments, strict=True):
+            criterion = self.evaluators[i].criterion
+            # (as the row holds it: the details are three levels down)
+            problem = storable_problem({criterion: [judgment.code, judgment.reason,
+                                                    judgment.details]}, ("judgments",))
+            if problem is not None:
+                return CaseError(ErrorKind.UNSTORABLE_OUTPUT,
+                                 f"the judgment of {criterion} cannot be stored: {problem}")
+        return CaseError(ErrorKind.UNSTORABLE_OUTPUT, "a judgment of this case cannot be stored")
+
     def _keep_execution(self, slot: _Slot, execution: Execution) -> str:
         """Write a fresh execution and its artifacts; the key it is stored under."""
         case = slot.case
@@ -506,10 +533,10 @@ class RunEngine:
                 self.store.add_artifact_text(text.hash, text.kind, text.base, text.text)
         key = slot.exec_key
         if execution.snapshot_error is not None:
-            self._record_error(slot, execution.snapshot_error)
+            self._record_error(slot, execution.snapshot_error, execution.attempts)
             key = UNCACHED_PREFIX + key
-        assert execution.output is not None
-        self.store.add_execution(key, case.digest, execution.output, execution.artifacts,
+        assert execution.output_text is not None
+        self.store.add_execution(key, case.digest, execution.output_text, execution.artifacts,
                                  execution.facts, execution.latency_ms)
         return key
 
@@ -519,14 +546,19 @@ class RunEngine:
         order the cases happened to finish: the same run reads the same every time."""
         return [entry for _, entry in sorted(self._errors, key=lambda e: e[0])]
 
-    def _record_error(self, slot: _Slot, error: CaseError) -> None:
+    def _record_error(self, slot: _Slot, error: CaseError, attempt: int = 1,
+                      retried: bool = False) -> None:
+        """Keep an error of a case; `retried`: an attempt another followed (stored, and shown
+        by `inspect`, but not the case's error)."""
         case = slot.case
-        entry: dict[str, Any] = {"case": case.id, "kind": error.kind, "message": error.message}
-        if self.trials > 1:
-            entry["trial"] = slot.trial
-        self._errors.append((slot.seq, entry))
+        if not retried:
+            entry: dict[str, Any] = {"case": case.id, "kind": error.kind,
+                                     "message": error.message}
+            if self.trials > 1:
+                entry["trial"] = slot.trial
+            self._errors.append((slot.seq, entry))
         self.store.add_error(self.run_id, case.id, error.kind, error.message, error.traceback,
-                             trial=slot.trial)
+                             trial=slot.trial, attempt=attempt, retried=retried)
 
     # ---- tallying ----------------------------------------------------------------------------
 
@@ -552,14 +584,16 @@ class RunEngine:
     def _tally(
         self, slot: _Slot, codes: str, reasons: tuple[str | None, ...], case_key: str | None,
         facts: dict[str, Any] | None, latency: float | None, *, error: str | None,
-        cached: bool, exec_key: str, noted: bool = False, shown: list[str | None] | None = None,
+        cached: bool, exec_key: str, noted: bool = False, attempts: int = 1,
+        shown: list[str | None] | None = None,
     ) -> None:
         case = slot.case
         # In the fields' order, not by keyword: a class called with keywords first gathers
-        # them into a dict (for these fourteen, twice the time of making the outcome).
+        # them into a dict (for these sixteen, twice the time of making the outcome).
         outcome = CaseOutcome(case.id, codes, reasons, case_key, facts, latency,
                               self.slice_groups(facts, case.metadata), error, case.source_id,
-                              case.transform, case.cluster, cached, slot.trial, case.digest)
+                              case.transform, case.cluster, cached, slot.trial, case.digest,
+                              attempts, noted)
         if shown is not None:
             outcome.shown = shown
         assert self.analysis is not None

@@ -386,16 +386,23 @@ class ThreadLanes:
         assert worker.timeout_s is not None
         me = threading.get_ident()
         # The clock starts once the sandbox is held: waiting for a timed-out call to give it
-        # back is not this call's time. An abandoned call keeps the sandbox until it returns.
-        with worker.sandbox:
-            running = _Running(time.monotonic() + worker.timeout_s, request, calls, job, at)
-            with self._running_lock:
-                self._running[me] = running
-            try:
-                outcome: CallResult | ReplayResult = worker.perform_holding_sandbox(request)
-            finally:
+        # back is not this call's time, nor is a backoff under system.retries. An abandoned
+        # call keeps the sandbox (and its place among the calls in flight) until it returns.
+        slot = worker.wait_turn(request)
+        try:
+            with worker.sandbox:
+                running = _Running(time.monotonic() + worker.timeout_s, request, calls, job, at)
                 with self._running_lock:
-                    self._running.pop(me, None)
+                    self._running[me] = running
+                try:
+                    outcome: CallResult | ReplayResult = worker.settle(
+                        request, worker.perform_holding_sandbox(request), slot)
+                finally:
+                    with self._running_lock:
+                        self._running.pop(me, None)
+        finally:
+            if slot is not None:
+                slot.finish()
         return _ABANDONED if running.abandoned else outcome
 
     # ---- the watchdog: timeouts ------------------------------------------------------------

@@ -17,15 +17,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from oloproof.errors import ErrorKind
 from oloproof.evaluators.judgment import Judgment
 from oloproof.suite.cases import Case
 
 
 @dataclass(slots=True)
 class CaseError:
-    """Why a case errored: kind (exception, timeout, invalid_output, invalid_artifact, ...)."""
+    """Why a case errored: its kind (one of `ErrorKind`, docs/failures.md#error-kinds), the
+    message, and the traceback where something raised."""
 
-    kind: str
+    kind: ErrorKind
     message: str
     traceback: str | None = None
 
@@ -132,15 +134,20 @@ class Execution:
     `error` set: the case errored (nothing of it is cached). `snapshot_error` set: the call
     returned, but `snapshot()` failed, so the case has no state; its output and trajectory
     are judged, and the execution is kept for `inspect` but never reused from the cache.
+    `attempts` above 1: `system.retries` tried it again (docs/failures.md#retries).
     """
 
-    output: dict[str, Any] | None
+    output_text: str | None  # the output as the store keeps it (made where the case ran)
     artifacts: dict[str, str]  # kind -> content hash (the execution row's references)
     texts: list[StoredText]
     facts: dict[str, Any] | None
     latency_ms: float | None
     error: CaseError | None = None
     snapshot_error: CaseError | None = None
+    # Under system.retries: how many attempts the case took, and each earlier one's error
+    # (the last attempt's is `error`, if it failed too).
+    attempts: int = 1
+    attempt_errors: list[CaseError] = field(default_factory=list)
 
 
 @dataclass(slots=True)

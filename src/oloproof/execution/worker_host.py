@@ -18,14 +18,15 @@ from dataclasses import dataclass
 from oloproof.errors import ConfigError
 from oloproof.evaluators.base import Evaluator
 from oloproof.execution.lanes import Transport, local_transport
+from oloproof.execution.retries import RetryPolicy, Throttle
 from oloproof.execution.shipping import Parcel, StateHolder
 from oloproof.execution.target import SystemTarget
 from oloproof.execution.units import UnitJob, UnitResult
 from oloproof.execution.worker import Worker
 
-#: What a loader returns: the system (one copy), the suite's evaluators in order, the timeout
-#: and the concurrency per worker.
-WorkerParts = tuple[SystemTarget, list[Evaluator], float | None, int]
+#: What a loader returns: the system (one copy), the suite's evaluators in order, the timeout,
+#: the concurrency per worker and the retry policy (`system.retries`).
+WorkerParts = tuple[SystemTarget, list[Evaluator], float | None, int, RetryPolicy | None]
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,11 @@ class WorkerHost:
     """One worker's system, sandbox and states, and the local transport its jobs run on."""
 
     def __init__(self, spec: WorkerSpec) -> None:
-        target, evaluators, timeout_s, concurrency = spec.loader(spec.config, spec.project_dir)
-        self.worker = Worker(target, evaluators, timeout_s)
+        target, evaluators, timeout_s, concurrency, retries = spec.loader(spec.config,
+                                                                          spec.project_dir)
+        # (the rate-limit pause is this process's own: docs/failures.md#retries)
+        self.worker = Worker(target, evaluators, timeout_s, retries=retries,
+                             throttle=Throttle() if retries is not None else None)
         self.concurrency = spec.concurrency or concurrency
         self.judge_share = spec.judge_share
         self.holder = StateHolder()

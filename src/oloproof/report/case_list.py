@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from oloproof.analysis.metrics import case_order
-from oloproof.errors import UsageError
+from oloproof.errors import ErrorKind, UsageError
 from oloproof.evaluators.judgment import CODE_VERDICTS
 from oloproof.report.escape import safe_line
 from oloproof.report.layout import print_wrapped
@@ -92,8 +92,9 @@ def run_cases(store: Store, run_id: str) -> tuple[list[str], list[CaseVerdicts]]
     # letter F if any trial failed it, else M if any is missing, else P (X: all excluded).
     by_case: dict[str, CaseVerdicts] = {}
     for case_id, _digest, _key, outcome in store.iter_run_cases(run_id):
-        mine = CaseVerdicts(case_id, str(outcome.get("c") or ""), outcome.get("e"),
-                            outcome.get("src"))
+        kind = outcome.get("e")
+        mine = CaseVerdicts(case_id, str(outcome.get("c") or ""),
+                            None if kind is None else ErrorKind.of(kind), outcome.get("src"))
         known = by_case.get(case_id)
         by_case[case_id] = mine if known is None else _merged(known, mine)
     cases = sorted(by_case.values(), key=lambda c: case_order(c.case))

@@ -42,6 +42,20 @@ def _block(console: Console, title: str, value: Any, limit: int = 4000) -> None:
     console.print(T(text))
 
 
+def render_attempts(view: dict[str, Any], console: Console) -> None:
+    """Under system.retries: how many attempts the case took, and each earlier one's error
+    (the last one's, if it failed too, is the case's error above)."""
+    attempts = int(view.get("attempts") or 1)
+    if attempts < 2:
+        return
+    errored = bool(view.get("errors"))
+    console.print(T(f"Attempts: {attempts} (system.retries); the last "
+                    + ("failed too, as above" if errored else "succeeded"), "bold"))
+    for error in view.get("attempt_errors") or []:
+        console.print(T(f"  attempt {error['attempt']}: {error['kind']}: {error['message']}",
+                        "yellow"))
+
+
 def render_case(view: dict[str, Any], console: Console) -> None:
     """Print one case whole."""
     title = f"Case {view['case']} · run {view['run_id']}"
@@ -54,6 +68,7 @@ def render_case(view: dict[str, Any], console: Console) -> None:
         console.print(T(f"errored ({error['kind']}): {error['message']}", "bold red"))
         if error.get("traceback"):
             console.print(T(error["traceback"].rstrip(), "dim"))
+    render_attempts(view, console)
     _block(console, "Input", view.get("input"))
     _block(console, "Expected", view.get("expected"))
     _block(console, "Metadata", view.get("metadata"))

@@ -67,6 +67,10 @@ def _assemble(
     trial = int(outcome.get("tr", 1))
     errors = [e for e in store.run_errors(record["run_id"])
               if e["case"] == case_id and int(e.get("trial") or 1) == trial]
+    attempts = int(outcome.get("a", 1))
+    attempt_errors = [{k: e[k] for k in ("attempt", "kind", "message", "traceback")}
+                      for e in store.attempt_errors(record["run_id"], case_id)
+                      if e["trial"] == trial and e["retried"]] if attempts > 1 else []
     keys = judgment_keys(outcome, suite.get("evaluator_keys") or [])
     judgments = store.load_judgments(k for k in keys if k)
     criteria = []
@@ -115,6 +119,9 @@ def _assemble(
         "slices": dict(zip(suite["slices"], outcome.get("s") or [], strict=False)),
         "criteria": criteria,
         "errors": errors,
+        # system.retries (docs/failures.md#retries): the attempts, each earlier one's error
+        "attempts": attempts,
+        "attempt_errors": attempt_errors,
         "replays": replays,
         "cached": bool(outcome.get("h")),
     }

@@ -39,13 +39,14 @@ from oloproof.document import (
     SliceRow,
     TransformValidity,
 )
-from oloproof.errors import StoreError
+from oloproof.errors import ErrorKind, StoreError
 from oloproof.report.case_view import case_view
 from oloproof.report.comparison import verdict_words
 from oloproof.report.numbers import (
     decision_comparison,
     difference_text,
     estimate_text,
+    executions_text,
     interval_text,
     judge_check_text,
     n_text,
@@ -53,6 +54,7 @@ from oloproof.report.numbers import (
     threshold_text,
     usage_text,
 )
+from oloproof.report.what_broke import error_groups, hint, leading
 from oloproof.stats import percent, percent_lower, percent_upper
 from oloproof.store.store import Store
 
@@ -148,6 +150,17 @@ def _transform_text(v: TransformValidity) -> str:
     return text
 
 
+def _what_broke(document: RunDocument) -> dict[str, Any]:
+    """The errors grouped as the terminal shows them (`report/what_broke.py`)."""
+    groups = error_groups(document.errors)
+    lead = leading(document.executions, groups)
+    return {"lead": lead, "cases": len({c for g in groups for c in g.cases}),
+            "groups": [{"kind": str(g.kind), "message": g.message, "executions": g.executions,
+                        "cases": g.cases,
+                        "hint": None if at == 0 and lead else hint(g.kind, g.message)}
+                       for at, g in enumerate(groups)]}
+
+
 def build_summary(document: RunDocument, record: dict[str, Any]) -> dict[str, Any]:
     """The run document plus display strings, rules with their thresholds, criteria, slices."""
     summary = document.to_json()
@@ -179,6 +192,9 @@ def build_summary(document: RunDocument, record: dict[str, Any]) -> dict[str, An
     summary["criteria"] = list(suite.get("criteria") or [])
     if document.usage is not None:
         summary["usage_text"] = usage_text(document.usage)
+    if document.executions is not None:
+        summary["executions_text"] = executions_text(document.executions, document.trials)
+    summary["what_broke"] = _what_broke(document)
     summary["slice_names"] = list(suite.get("slices") or [])
     summary["started_at"] = record.get("started_at")
     summary["finished_at"] = record.get("finished_at")
@@ -386,7 +402,8 @@ class _Builder:
         (self.index if index is None else index).append([
             case_id,
             outcome.get("c") or "",
-            outcome.get("e") or (errors[0].get("kind") if errors else None),
+            ErrorKind.of(outcome["e"]) if outcome.get("e")
+            else (errors[0].get("kind") if errors else None),
             list(outcome.get("s") or []),
             outcome.get("src"),
             len(self.chunks) - 1,

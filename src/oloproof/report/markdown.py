@@ -28,10 +28,12 @@ from oloproof.report.numbers import (
     decision_comparison,
     difference_text,
     estimate_text,
+    executions_text,
     interval_text,
     n_text,
     p_value_text,
 )
+from oloproof.report.what_broke import error_groups, hint, leading
 
 #: Failing or broken cases listed before `… and N more`.
 CASES_SHOWN = 10
@@ -88,6 +90,26 @@ def _baseline(summary: BaselineSummary) -> list[str]:
     return out
 
 
+def _what_broke(document: RunDocument) -> list[str]:
+    """The errors by kind and first line, commonest first, each case named once."""
+    if not document.errors:
+        return []
+    groups = error_groups(document.errors)
+    cases = {case for group in groups for case in group.cases}
+    out = ["", f"### What broke: {len(cases)} case(s) errored", ""]
+    lead = leading(document.executions, groups)
+    if lead:
+        out += [f"**{text(lead)}**", ""]
+    for at, group in enumerate(groups):
+        line = (f"- {text(group.kind)} × {group.executions}: {text(group.message)} (cases: "
+                f"{_ids(group.cases)})")
+        said = hint(group.kind, group.message)
+        if said is not None and not (at == 0 and lead):
+            line += f"; hint: {text(said)}"
+        out.append(line)
+    return out
+
+
 def run_markdown(document: RunDocument) -> str:
     """The Markdown summary of a run (see the module's text)."""
     gate = document.gate
@@ -95,6 +117,12 @@ def run_markdown(document: RunDocument) -> str:
            f"{_GATE_WORDS.get(int(gate.exit_code), '')} · run `{document.run_id}` · "
            f"{document.status} · {text(document.system.name)} {text(document.system.version)}"
            f" · {document.cases} cases · confidence level {document.confidence_level:g}"]
+    if document.executions is not None:
+        out += ["", "Executions: " + _plain(executions_text(document.executions,
+                                                             document.trials))]
+    nothing = document.executions is not None and document.executions.nothing_measured
+    if nothing:  # a run that never ran: why comes first
+        out += _what_broke(document)
     for warning in document.warnings:
         out += ["", f"> **Warning:** {text(warning)}"]
     metrics = {m.id: m for m in document.metrics}
@@ -114,14 +142,8 @@ def run_markdown(document: RunDocument) -> str:
                    _plain(n_text(m))] for m in document.metrics])
     if document.baseline is not None:
         out += _baseline(document.baseline)
-    if document.errors:
-        groups: dict[tuple[str, str], list[str]] = {}
-        for error in document.errors:
-            first = error.message.splitlines()[0] if error.message.strip() else ""
-            groups.setdefault((error.kind, first), []).append(error.case)
-        out += ["", f"### What broke: {len(document.errors)} case(s) errored", ""]
-        out += [f"- {text(kind)} × {len(cases)}: {text(message)} (cases: {_ids(cases)})"
-                for (kind, message), cases in sorted(groups.items(), key=lambda g: -len(g[1]))]
+    if not nothing:
+        out += _what_broke(document)
     failing = document.failing_cases
     if failing is not None and failing.total:
         out += ["", f"### Failing cases: {failing.total}", ""]

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Literal
 
 from oloproof.decisions.rules import MIN_CLUSTERS
@@ -21,6 +22,8 @@ from oloproof.document import (
     CriterionComparison,
     DecisionReason,
     DecisionRow,
+    ErrorKind,
+    Executions,
     MetricRow,
     QuantileRow,
     QuantileSliceRow,
@@ -398,3 +401,32 @@ def judge_check_text(row: RateRow) -> str:
     verdict = ("checked" if judge.status == "checked" else
                "disagrees with people (judge_disagrees_with_people)")
     return f"{counts} · {agreement} · {raw} → {people} → {verdict}"
+
+
+def errored_text(errored: Mapping[ErrorKind, int]) -> str:
+    """`6 errored (timeout 4, system_error 2)`: the errored executions by kind, commonest
+    first (`0 errored` when none did)."""
+    total = sum(errored.values())
+    if not total:
+        return "0 errored"
+    kinds = sorted(errored.items(), key=lambda item: (-item[1], str(item[0])))
+    return f"{total:,} errored (" + ", ".join(f"{k} {n:,}" for k, n in kinds) + ")"
+
+
+def executions_text(executions: Executions, trials: int | None = None) -> str:
+    """The run's accounting in one line, as every report prints it
+    (docs/failures.md#accounting): `2,000 cases · 1,994 ran · 6 cached · 6 errored
+    (timeout 4, system_error 2) · 31 retried`; with trials the executions are counted (`2,000
+    executions (400 cases × 5 trials)`)."""
+    count = executions.cases
+    if trials and trials > 1:
+        head = f"{count:,} executions ({count // trials:,} cases × {trials} trials)"
+    else:
+        head = f"{count:,} case{'' if count == 1 else 's'}"
+    parts = [head, f"{executions.ran:,} ran"]
+    if executions.cached:
+        parts.append(f"{executions.cached:,} cached")
+    parts.append(errored_text(executions.errored))
+    if executions.retried:
+        parts.append(f"{executions.retried:,} retried")
+    return " · ".join(parts)

@@ -32,6 +32,47 @@ class _Strict(ConfigModel):
     """A mapping of the suite file (see `ConfigModel`)."""
 
 
+#: At most this many attempts per case under `system.retries`.
+MAX_ATTEMPTS = 100
+
+
+class RetriesConfig(_Strict):
+    """`system.retries:` — which exceptions of the system are transient, how many attempts a
+    case gets in all, and how long to wait between them (docs/failures.md#retries)."""
+
+    attempts: int = Field(default=1, ge=1, le=MAX_ATTEMPTS, examples=[3])
+    # Exception classes as `module:Class` (`openai:RateLimitError`, `builtins:TimeoutError`).
+    on: tuple[str, ...] = ()
+    backoff_s: float = Field(default=1.0, ge=0, le=3600, examples=[1])
+    max_backoff_s: float = Field(default=30.0, ge=0, le=3600, examples=[30])
+
+    @field_validator("on")
+    @classmethod
+    def _names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for name in value:
+            if not re.match(ENTRY_POINT, name):
+                raise ValueError(f"{name!r} is not an exception class as module:Class (e.g. "
+                                 "builtins:TimeoutError, openai:RateLimitError)")
+        if len(set(value)) != len(value):
+            raise ValueError("an exception class is listed twice")
+        return value
+
+    @model_validator(mode="after")
+    def _meaningful(self) -> RetriesConfig:
+        # A retry policy that retries nothing is a mistake, not a default.
+        if self.attempts > 1 and not self.on:
+            raise ValueError(f"attempts: {self.attempts} retries nothing without `on:`; list "
+                             "the exceptions that are transient (e.g. on: "
+                             "[builtins:TimeoutError])")
+        if self.attempts == 1 and self.on:
+            raise ValueError("`on:` has no effect with attempts: 1 (one attempt, none "
+                             "retried); write attempts: 3 (the first attempt and two retries)")
+        if self.max_backoff_s < self.backoff_s:
+            raise ValueError(f"max_backoff_s ({self.max_backoff_s:g}) is below backoff_s "
+                             f"({self.backoff_s:g}): the cap must be at least the first wait")
+        return self
+
+
 class SystemConfig(_Strict):
     """`system:` — what is under test and how to call it."""
 
@@ -47,6 +88,7 @@ class SystemConfig(_Strict):
     trace: Literal["otel"] | None = None
     concurrency: int = Field(default=8, ge=1, le=4096)
     timeout_s: float | None = Field(default=None, gt=0, examples=[60])
+    retries: RetriesConfig | None = None
 
     @field_validator("version", mode="before")
     @classmethod

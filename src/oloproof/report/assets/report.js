@@ -369,28 +369,22 @@
       "no rules in the policy";
   }
 
-  function renderErrors(errors) {
-    if (!errors || !errors.length) return null;
-    var groups = new Map();
-    errors.forEach(function (e) {
-      var first = e.message ? String(e.message).split("\n")[0] : "";
-      var key = e.kind + "\u0000" + first;
-      if (!groups.has(key)) groups.set(key, { kind: e.kind, message: first, cases: [] });
-      groups.get(key).cases.push(e["case"]);
-    });
-    var list = Array.from(groups.values()).sort(function (a, b) {
-      return b.cases.length - a.cases.length;
-    });
+  function renderErrors(broke) {
+    // The groups are made in Python (report/what_broke.py), as the terminal prints them:
+    // commonest first, each case once, a hint for the known kinds.
+    if (!broke || !broke.groups || !broke.groups.length) return null;
     return h("section", { id: "errors" },
       h("h2", null, "What broke"),
-      h("p", { class: "warning" }, errors.length + " case(s) errored; they count as missing for " +
+      broke.lead ? h("p", { class: "warning", id: "broke-lead" }, h("strong", null, broke.lead)) : null,
+      h("p", { class: "warning" }, broke.cases + " case(s) errored; they count as missing for " +
         "every criterion that needed their output."),
-      h("ul", null, list.map(function (g) {
-        return h("li", null, h("strong", null, g.kind + " × " + g.cases.length + ": "),
+      h("ul", null, broke.groups.map(function (g) {
+        return h("li", { class: "broke-group" }, h("strong", null, g.kind + " × " + g.executions + ": "),
           h("span", { class: "mono" }, g.message),
           h("div", null, "cases: ", g.cases.slice(0, 12).map(function (c, i) {
             return [i ? ", " : "", caseLink(c)];
-          }), g.cases.length > 12 ? " (+" + (g.cases.length - 12) + " more)" : ""));
+          }), g.cases.length > 12 ? " (+" + (g.cases.length - 12) + " more)" : ""),
+          g.hint ? h("div", { class: "hint" }, "hint: " + g.hint) : null);
       })));
   }
 
@@ -1041,6 +1035,14 @@
         e.traceback ? h("details", null, h("summary", null, "traceback"),
           h("pre", null, e.traceback)) : null));
     });
+    if (d.attempts > 1) {  // system.retries: each earlier attempt's error
+      out.push(h("div", { class: "attempts" },
+        h("div", null, "Attempts: " + d.attempts + " (system.retries); the last " +
+          ((d.errors || []).length ? "failed too, as above" : "succeeded")),
+        h("ul", null, (d.attempt_errors || []).map(function (e) {
+          return h("li", null, "attempt " + e.attempt + ": " + e.kind + ": " + e.message);
+        }))));
+    }
     out.push(h("div", { class: "grid2" },
       box("Input", d.input, cut.input),
       box("Expected", d.expected, cut.expected),
@@ -1079,7 +1081,7 @@
     var known = ["case", "input", "expected", "metadata", "initial_state", "source", "transform",
       "output", "latency_ms", "trajectory", "end_state", "other_artifacts", "facts", "slices",
       "criteria", "errors", "cached", "source_case", "replays", "route", "$cut", "$refs",
-      "trials", "parting", "parting_actions", "judges"];
+      "trials", "parting", "parting_actions", "attempts", "attempt_errors", "judges"];
     Object.keys(d).forEach(function (k) {
       if (known.indexOf(k) < 0 && !isEmpty(d[k])) out.push(box(k, d[k], cut[k]));
     });
@@ -1530,10 +1532,12 @@
     clear(app);
     add(app, renderHeader());
     var main = h("main", { class: "wrap" });
-    add(main, renderErrors(S.errors));
+    add(main, renderErrors(S.what_broke));
     (S.warnings || []).forEach(function (w) { add(main, h("p", { class: "warning" }, "Warning: " + w)); });
     add(main, [renderDecisions(), renderComparison(), renderMetrics(), renderReliability(),
       renderExclusions(), renderJudgeChecks(), renderTransforms(), renderSlices()]);
+    if (S.executions_text) add(main, [h("h2", null, "Executions"),
+      h("p", { id: "executions", class: "mono" }, S.executions_text)]);
     add(main, [h("h2", null, "Cache"), renderCache()]);
     if (S.usage_text) add(main, [h("h2", null, "Usage"), h("p", { id: "usage", class: "mono" }, S.usage_text)]);
     add(main, renderCases());
