@@ -112,6 +112,65 @@ def test_failures_of_the_judge_are_missing_never_failed_or_passed(
     assert server.calls == calls + 2 + 1
 
 
+def test_a_rate_limit_is_retried_after_the_wait_it_asks(
+        judged: JudgedProject, server: ScriptedServer, keyed: None) -> None:
+    judged.model_judge(server)
+    judged.write_cases(desk_cases(4, lies={2}, **{"429": {1, 2}}))
+    result = _run(judged)
+    verdicts = _verdicts(result, judged)
+    assert verdicts["r001"][0] == "passed" and verdicts["r002"][0] == "failed"
+    assert server.calls == 4 + 2  # each rate-limited request asked again, once
+    from oloproof.report.case_view import case_view
+    from oloproof.store.store import Store
+    with Store(judged.store, read_only=True) as db:
+        details = case_view(db, result.run_id, "r001")["criteria"][0]["details"]
+    assert details["attempts"] == 2
+    assert details["latency_ms"] >= 50  # the 0.05 s the server's retry-after asked for
+    assert not result.document.errors
+
+
+def test_a_lost_connection_is_retried_then_judge_error(judged: JudgedProject,
+                                                       keyed: None) -> None:
+    import socket
+    with socket.socket() as free:  # a port nothing listens on
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    judged.suite["judges"] = [{"name": "house", "model": "grader-1", "base_url":
+                               f"http://127.0.0.1:{port}/v1", "api_key_env": "JUDGE_TEST_KEY",
+                               "retries": {"attempts": 3, "on": ["openai:APIConnectionError"],
+                                           "backoff_s": 0.01, "max_backoff_s": 0.05}}]
+    judged.write()
+    judged.write_cases(desk_cases(2))
+    result = _run(judged)
+    row = result.metric("reply_truthful")
+    assert (row.observed, row.missing_by_reason) == (0, {"judge_error": 2})
+    error = result.document.errors[0]
+    assert error.kind == "judge_error" and "APIConnectionError" in error.message
+
+
+def test_what_a_judge_retries_by_default() -> None:
+    import openai
+
+    from oloproof.execution.judging import judge_retries
+    from oloproof.suite.config import JudgeConfig
+
+    model = judge_retries(JudgeConfig(name="m", model="x"))
+    assert model.attempts == 4  # three retries
+    assert model.matches(openai.RateLimitError("slow", response=_response(429), body=None))
+    assert model.matches(openai.APITimeoutError(request=_response(200).request))
+    assert not model.matches(openai.InternalServerError("broke", response=_response(500),
+                                                        body=None))
+    function = judge_retries(JudgeConfig(name="f", callable="judges:grade"))
+    assert function.attempts == 4
+    assert function.matches(ConnectionResetError()) and function.matches(TimeoutError())
+    assert not function.matches(ValueError())
+
+
+def _response(status: int) -> Any:
+    import httpx
+    return httpx.Response(status, request=httpx.Request("POST", "http://127.0.0.1/v1"))
+
+
 def test_the_key_is_never_stored_nor_printed(judged: JudgedProject, server: ScriptedServer,
                                               keyed: None, capsys: pytest.CaptureFixture[str]
                                               ) -> None:

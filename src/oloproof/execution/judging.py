@@ -40,8 +40,14 @@ from oloproof.evaluators.verdicts import (
     verdict_from_text,
     verdict_from_value,
 )
+from oloproof.execution.retries import RetryPolicy, Throttle, call_with_retries_async
 from oloproof.execution.units import CaseJob, JudgeAsk
-from oloproof.suite.config import JudgeConfig
+from oloproof.suite.config import (
+    JUDGE_RETRIES_CALLABLE,
+    JUDGE_RETRIES_MODEL,
+    JUDGE_RETRY_ATTEMPTS,
+    JudgeConfig,
+)
 
 #: How many times a reply that is not a verdict is asked for (once, then once again).
 PARSE_TRIES = 2
@@ -53,9 +59,28 @@ _RESPONSE_FORMAT = {"type": "json_schema",
 # ---- checks before a run ---------------------------------------------------------------------
 
 
+def judge_retries(config: JudgeConfig) -> RetryPolicy:
+    """What this judge's calls retry (docs/judges.md#where-a-judge-sits): its `retries:`, else a model's
+    rate limits and lost connections, a callable's `ConnectionError` and `TimeoutError`, 3
+    times. LookupError naming an exception class that does not import."""
+    retries = config.retries
+    if retries is not None:
+        return RetryPolicy.named(retries.on, attempts=retries.attempts,
+                                 backoff_s=retries.backoff_s,
+                                 max_backoff_s=retries.max_backoff_s)
+    names = JUDGE_RETRIES_MODEL if config.model is not None else JUDGE_RETRIES_CALLABLE
+    return RetryPolicy.named(names, attempts=JUDGE_RETRY_ATTEMPTS)
+
+
 def judge_problem(config: JudgeConfig) -> str | None:
     """Why this judge cannot be called, in words, or None: its `callable` does not import,
-    or its `model` lacks the `openai` SDK or the variable that holds its API key."""
+    or its `model` lacks the `openai` SDK or the variable that holds its API key, or an
+    exception class its `retries:` names does not import."""
+    if config.retries is not None:
+        try:
+            judge_retries(config)
+        except LookupError as exc:
+            return f"retries.on: {exc}; name an exception class the judge's call raises"
     if config.callable is not None:
         try:
             _import_function(config.callable)
@@ -142,6 +167,9 @@ class _Judge:
         self._function: Callable[[JudgeRequest], Any] | None = None
         self._threads: ThreadPoolExecutor | None = None
         self.calls = 0
+        self.retries = judge_retries(config)
+        # (a rate limit pauses this judge's new calls in this process: docs/judges.md)
+        self.throttle = Throttle()
 
     @property
     def slots(self) -> asyncio.Semaphore:
@@ -293,17 +321,23 @@ async def _sample(judge: _Judge, request: JudgeRequest) -> dict[str, Any]:
     attempts = 0
     latency = 0.0
     reply: str | None = None
+
+    async def call() -> tuple[JudgeVerdict | None, str | None]:
+        async with judge.slots:  # (a slot per attempt: a backoff holds none)
+            return await judge.ask(request)
+
     for _ in range(PARSE_TRIES):
-        attempts += 1
         start = time.perf_counter()
-        try:
-            async with judge.slots:
-                verdict, reply = await judge.ask(request)
-        except Exception as exc:
+        # Calls that fail for a while (a rate limit, a lost connection) are retried by the
+        # engine's one mechanism (`retries.py`), honouring Retry-After.
+        tried = await call_with_retries_async(judge.retries, call, throttle=judge.throttle)
+        latency += (time.perf_counter() - start) * 1000.0
+        attempts += tried.attempts
+        if not tried.ok:
+            exc = tried.errors[-1]
             return {"status": JUDGE_ERROR, "attempts": attempts,
                     "message": judge.scrub(f"{type(exc).__name__}: {exc}")}
-        finally:
-            latency += (time.perf_counter() - start) * 1000.0
+        verdict, reply = tried.value or (None, None)
         if verdict is not None:
             return {"verdict": verdict.verdict, "reason": verdict.reason,
                     "input_tokens": verdict.input_tokens, "output_tokens": verdict.output_tokens,

@@ -237,6 +237,10 @@ class JudgeConfig(_Strict):
     # take it can be told not to, and the reply is then read as JSON text.
     structured_output: bool = True
     max_tokens: int | None = Field(default=None, ge=1)
+    # Which failures of a call are retried, as `system.retries:` says it; absent: a model's
+    # rate limits and lost connections (a callable's ConnectionError and TimeoutError) are
+    # retried 3 times (`JUDGE_RETRIES`).
+    retries: RetriesConfig | None = None
 
     @model_validator(mode="after")
     def _one_kind(self) -> JudgeConfig:
@@ -263,6 +267,12 @@ class JudgeConfig(_Strict):
             return {"name": self.name, "callable": self.callable,
                     "temperature": self.temperature}
         return {"name": self.name, "model": self.model, "temperature": self.temperature}
+
+
+#: What a judge retries when its entry says nothing (docs/judges.md): 3 retries, 4 attempts.
+JUDGE_RETRY_ATTEMPTS = 4
+JUDGE_RETRIES_MODEL = ("openai:RateLimitError", "openai:APIConnectionError")
+JUDGE_RETRIES_CALLABLE = ("builtins:ConnectionError", "builtins:TimeoutError")
 
 
 class SuiteFile(_Strict):
