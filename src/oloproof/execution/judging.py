@@ -60,9 +60,9 @@ _RESPONSE_FORMAT = {"type": "json_schema",
 
 
 def judge_retries(config: JudgeConfig) -> RetryPolicy:
-    """What this judge's calls retry (docs/judges.md#where-a-judge-sits): its `retries:`, else a model's
-    rate limits and lost connections, a callable's `ConnectionError` and `TimeoutError`, 3
-    times. LookupError naming an exception class that does not import."""
+    """What this judge's calls retry (docs/judges.md#where-a-judge-sits): its `retries:`,
+    else a model's rate limits and lost connections, a callable's `ConnectionError` and
+    `TimeoutError`, 3 times. LookupError naming an exception class that does not import."""
     retries = config.retries
     if retries is not None:
         return RetryPolicy.named(retries.on, attempts=retries.attempts,
