@@ -8,7 +8,12 @@ import sqlite3
 from typing import Any
 
 import pytest
-from conftest import JudgedProject, desk_cases
+from judged_project import (  # noqa: F401 - the fixtures `judged` and `server`
+    JudgedProject,
+    desk_cases,
+    judged_fixture,
+    server_fixture,
+)
 from scripted_openai import ScriptedServer
 
 import oloproof

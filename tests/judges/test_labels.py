@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import JudgedProject, desk_cases
+from judged_project import (  # noqa: F401 - the fixtures `judged` and `server`
+    JudgedProject,
+    desk_cases,
+    judged_fixture,
+    server_fixture,
+)
 
 from oloproof.suite.judge_labels import read_labels_file
 

@@ -1,5 +1,7 @@
 """A judged project on disk: a refund desk whose replies a judge grades, and the scripted
-OpenAI-compatible server (`scripted_openai.py`) a `model:` judge calls."""
+OpenAI-compatible server (`scripted_openai.py`) a `model:` judge calls. The test modules of
+this folder import the fixtures from here (a conftest.py here would shadow the one the other
+folders import helpers from)."""
 
 from __future__ import annotations
 
@@ -130,12 +132,13 @@ def desk_cases(n: int, lies: set[int] = frozenset(), **marks: set[int]) -> list[
     return cases
 
 
-@pytest.fixture
-def judged(tmp_path: Path) -> JudgedProject:
+# (Imported by the test modules under these names; the fixtures are `judged` and `server`.)
+@pytest.fixture(name="judged")
+def judged_fixture(tmp_path: Path) -> JudgedProject:
     return JudgedProject(tmp_path / "judged")
 
 
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
+@pytest.fixture(name="server")
+def server_fixture() -> Iterator[ScriptedServer]:
     with ScriptedServer() as running:
         yield running
