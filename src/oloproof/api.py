@@ -432,6 +432,7 @@ def _decide(
     errors: list[CaseError], warnings: list[str], execution: Execution | None = None,
     baseline: BaselineSummary | None = None,
 ) -> RunDocument:
+    from oloproof.analysis.expected_keys import expected_key_hints
     from oloproof.decisions import decide
     from oloproof.document import ExitCode, Gate, GateAction, RunDocument, RunStatus, SystemRef
     from oloproof.report.limits import limits_for
@@ -487,6 +488,9 @@ def _decide(
         baseline=baseline,
         usage=analysis.usage_totals(),
         executions=executions,
+        expected_key_hints=expected_key_hints(
+            metrics, suite_info.get("absent_expected") or {},
+            suite_info.get("expected_keys") or {}) or None,
     )
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "Execution",
     "Executions",
     "ExitCode",
+    "ExpectedKeyHint",
     "FailingCase",
     "FailingCases",
     "Gate",
@@ -537,14 +538,33 @@ class CaseError(_Model):
 
 
 class FailingCase(_Model):
-    """A case with a failed criterion or an error, and the criteria it failed or missed."""
+    """A case with a failed criterion or an error, and the criteria it failed or missed.
 
-    _OPTIONAL = frozenset({"error"})
+    With repeated trials, `failed_trials` and `missing_trials` say how many of the case's
+    trials (the document's `trials`) failed each criterion of `failed` and were missing on
+    each of `missing`.
+    """
+
+    _OPTIONAL = frozenset({"error", "failed_trials", "missing_trials"})
 
     case: str
     failed: list[str] = Field(default_factory=list)
     missing: list[str] = Field(default_factory=list)
     error: str | None = None
+    failed_trials: dict[str, int] | None = None
+    missing_trials: dict[str, int] | None = None
+
+
+class ExpectedKeyHint(_Model):
+    """A criterion excluded `excluded` cases because their `expected` holds no `key`, while
+    `similar_cases` cases hold `similar`, a key of a similar name: likely a misspelt key in
+    the dataset (`tool` for `tools`), which silently shrinks the criterion's denominator."""
+
+    criterion: str
+    key: str
+    excluded: int
+    similar: str
+    similar_cases: int
 
 
 class FailingCases(_Model):
@@ -737,11 +757,13 @@ class RunDocument(_Model):
     `baseline` (written when a `non_inferiority` rule was decided) holds the paired figures
     against the baseline run (SPEC §17). `usage` (written when a case recorded tokens or
     cost) holds the run's totals (SPEC §16.2). `executions` (every run since error kinds)
-    counts the executions: ran, cached, errored by kind, retried.
+    counts the executions: ran, cached, errored by kind, retried. `expected_key_hints` (written
+    when there is one) names criteria that excluded cases for an `expected` key they lack while
+    they hold one of a similar name.
     """
 
     _OPTIONAL = frozenset({"failing_cases", "trials", "execution", "baseline", "usage",
-                           "executions"})
+                           "executions", "expected_key_hints"})
 
     run_id: str
     status: RunStatus
@@ -764,6 +786,7 @@ class RunDocument(_Model):
     baseline: BaselineSummary | None = None
     usage: UsageTotals | None = None
     executions: Executions | None = None
+    expected_key_hints: list[ExpectedKeyHint] | None = None
 
     def metric(self, metric_id: str) -> RateRow | QuantileRow:
         """The metric row with this id (KeyError naming the metrics there are)."""

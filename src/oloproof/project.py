@@ -508,6 +508,11 @@ def describe_suite(suite: LoadedSuite) -> dict[str, Any]:
         "min_slice_support": suite.config.min_slice_support,
         "transforms": [t.model_dump(mode="json") | {"digest": d} for t, d in suite.transforms],
         "case_clusters": suite.dataset.clustered,
+        # Which criterion excludes a case for a missing `expected` key, and the keys the cases
+        # hold: what the run's report needs to point at a misspelt key.
+        "absent_expected": {e.criterion: list(e.absent_expected) for e in suite.evaluators
+                            if e.absent_expected is not None},
+        "expected_keys": suite.dataset.expected_keys,
         "execution": {"executor": suite.execution.executor, "workers": suite.execution.workers},
         **({"judges": _describe_judges(suite)} if suite.config.judges else {}),
     }

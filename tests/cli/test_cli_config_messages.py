@@ -185,6 +185,74 @@ def test_policy_errors_say_what_the_value_must_be(cli, starter):
     assert f"release.yaml:{line}: rules[0].min: must be a number (got 'high')" in message
 
 
+# ---- errors that teach: the shape to write, the name meant, the file given ------------------
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    ("callable: app:run", "callable: app.run",
+     "system.callable: write module:attribute, e.g. app:run (got 'app.run': did you mean "
+     "'app:run'?)"),
+    ("callable: app:run", "callable: run",
+     "system.callable: write module:attribute, e.g. app:run (got 'run')"),
+    ("{type: agent_tool_sequence}", "{type: agent_tool_sequence, mdoe: subset}",
+     "unknown key 'mdoe' in evaluators[2] (did you mean 'mode'?); accepted keys: type, "
+     "criterion, mode, ordered, arguments"),
+    ("{type: agent_tool_sequence}", "{type: agent_tool_sequence, xyzzy: 1}",
+     "unknown key 'xyzzy' in evaluators[2]; accepted keys: type,"),
+    ("dataset: data/cases.jsonl", "datset: data/cases.jsonl",
+     "unknown top-level key 'datset' (did you mean 'dataset'?); accepted keys: version,"),
+    ("{type: agent_tool_sequence}", "{type: agent_tool_sequenc}",
+     "unknown evaluator type 'agent_tool_sequenc' (did you mean 'agent_tool_sequence'?); "
+     "accepted types:"),
+    ("concurrency: 8", "concurency: 8",
+     "unknown key 'concurency' in system (did you mean 'concurrency'?)"),
+])
+def test_errors_say_what_to_write_and_the_name_meant(cli, starter, old, new, expected):
+    line = _replace(starter / "oloproof.yaml", old, new)
+
+    message = _config_error(cli, starter)
+
+    assert f"oloproof.yaml:{line}: {expected}" in message
+    assert "must match the pattern" not in message
+
+
+def test_a_custom_checks_callable_says_what_to_write(cli, starter):
+    _replace(starter / "oloproof.yaml", "  - {type: agent_constraints_satisfied}\n",
+             "  - {type: agent_constraints_satisfied}\n"
+             "  - {type: custom, name: polite, callable: checks.polite}\n")
+
+    message = _config_error(cli, starter)
+
+    assert "callable: write module:attribute, e.g. app:run (got 'checks.polite': did you mean " \
+           "'checks:polite'?)" in message
+
+
+def test_a_policy_key_misspelt_names_the_one_meant(cli, starter):
+    line = _replace(starter / "release.yaml", "confidence_level:", "confidence_levl:")
+
+    message = _config_error(cli, starter)
+
+    assert f"release.yaml:{line}: unknown top-level key 'confidence_levl' (did you mean " \
+           "'confidence_level'?)" in message
+
+
+@pytest.mark.parametrize("command", [("run",), ("gate", "latest")])
+def test_a_missing_policy_is_named_as_given(cli, starter, command):
+    if command[0] == "gate":
+        assert cli("run", cwd=starter).code in (0, 1)
+    code, _, err = cli(*command, "--policy", "release-v1.yaml", cwd=starter)
+
+    assert code == 2
+    assert "release-v1.yaml: policy file release-v1.yaml not found; check the path given " \
+           "(--policy" in err
+    assert "(release.yaml)" not in err
+
+
+def test_a_missing_suite_is_named_as_given(cli, starter):
+    code, _, err = cli("run", "--config", "suite-v2.yaml", cwd=starter)
+
+    assert code == 2 and "suite file suite-v2.yaml not found; check the path given" in err
+
+
 # ---- validity labels ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("line_text", "expected"), [

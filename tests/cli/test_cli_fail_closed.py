@@ -382,8 +382,9 @@ def test_a_valid_schema_file_and_a_custom_callable_load(cli, project):
 def test_labels_export_never_replaces_labels_without_force(cli, project):
     _append(project / "oloproof.yaml", ["metamorphic:", *TRANSFORM.splitlines()])
 
+    (project / "labels").mkdir()  # output folders are never made (docs/ci.md#output-files)
     code, _, err = cli("labels", "export", "--transform", "polite", "-o", "labels/polite.jsonl",
-                       cwd=project)  # labels/ does not exist yet: it is made
+                       cwd=project)
     assert code == 0, err
     labels = project / "labels" / "polite.jsonl"
     rows = [json.loads(line) for line in labels.read_text(encoding="utf-8").splitlines()]

@@ -185,9 +185,81 @@ def test_force_replaces_a_symlink_itself_never_the_file_it_points_to(cli, tmp_pa
     assert not (target / "README.md").is_symlink()
 
 
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
+def test_a_gitignore_link_is_never_written_through(cli, tmp_path):
+    shared = tmp_path / "shared-gitignore"
+    shared.write_text("*.pyc\n", encoding="utf-8")
+    target = tmp_path / "linked"
+    target.mkdir()
+    (target / ".gitignore").symlink_to(shared)
+
+    code, _, err = cli("init", "linked", cwd=tmp_path)
+
+    assert code == 2
+    assert (".gitignore (a symbolic link, and what it points to does not ignore .oloproof/; "
+            "init never writes through a link)") in err
+    assert sorted(os.listdir(target)) == [".gitignore"]
+
+    code, out, err = cli("init", "--force", "linked", cwd=tmp_path)
+
+    assert code == 0, err
+    assert shared.read_text(encoding="utf-8") == "*.pyc\n", "the linked file is untouched"
+    ignore = target / ".gitignore"
+    assert not ignore.is_symlink()
+    assert ignore.read_text(encoding="utf-8") == "*.pyc\n.oloproof/\n"
+    assert (".gitignore (a symbolic link, replaced by a file holding its lines and "
+            ".oloproof/)") in out
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
+def test_a_dangling_gitignore_link_is_replaced_only_with_force(cli, tmp_path):
+    target = tmp_path / "dangling"
+    target.mkdir()
+    (target / ".gitignore").symlink_to(tmp_path / "gone")
+
+    code, _, err = cli("init", "dangling", cwd=tmp_path)
+    assert code == 2 and ".gitignore (a symbolic link" in err
+
+    code, _, err = cli("init", "--force", "dangling", cwd=tmp_path)
+    assert code == 0, err
+    assert not (tmp_path / "gone").exists(), "nothing was made through the link"
+    assert (target / ".gitignore").read_text(encoding="utf-8") == ".oloproof/\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_a_linked_directory_stops_init(cli, tmp_path, force):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    target = tmp_path / "project"
+    target.mkdir()
+    (target / "data").symlink_to(elsewhere, target_is_directory=True)
+
+    code, _, err = cli("init", *force, "project", cwd=tmp_path)
+
+    assert code == 2
+    assert ("data (a symbolic link where init makes a directory: init never writes through "
+            "one)") in err
+    assert list(elsewhere.iterdir()) == [], "nothing was written where the link points"
+    assert sorted(os.listdir(target)) == ["data"]
+
+
 def test_an_unknown_example_is_a_usage_error(cli, tmp_path):
     code, _, err = cli("init", "--example", "nope", "x", cwd=tmp_path)
 
     assert code == 2
     assert "nope" in err and "support_agent" in err
     assert not (tmp_path / "x").exists()
+
+
+def test_the_readme_names_every_example_init_lists(cli, tmp_path):
+    """README's `oloproof init --example list` comment names what the command lists."""
+    code, out, _ = cli("init", "--example", "list", cwd=tmp_path)
+    assert code == 0
+    listed = [line.split()[0] for line in out.splitlines() if line and not line[0].isspace()]
+    assert "agents_sdk" in listed
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    at = readme.index("oloproof init --example list")
+    comment = " ".join(line.split("#", 1)[1] for line in readme[at:].splitlines()[:2]
+                       if "#" in line)
+    assert [name.strip() for name in comment.split(",")] == listed

@@ -3,6 +3,7 @@ drawn against k with the intervals Python computed, and a case's trials side by 
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,6 +91,30 @@ def test_a_case_panel_shows_its_trials_side_by_side(flaky: Path, browser: Any) -
         assert box.locator("table.trial-steps tr.differs").count() >= 1
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         box.screenshot(path=str(ARTIFACTS / "html-report-trials.png"))
+        assert not view.errors and not view.dialogs
+    finally:
+        view.close()
+
+
+def test_the_case_list_says_on_how_many_trials_a_case_failed(flaky: Path, browser: Any) -> None:
+    """`failed answer_correct (2 of 5 trials)`, as `oloproof cases` and JUnit say it."""
+    from click.testing import CliRunner
+
+    from oloproof.cli.main import cli
+
+    listed = CliRunner().invoke(cli, ["cases", "latest", "--json", "--config", str(flaky)])
+    cases = {c["case"]: c for c in json.loads(listed.output)["cases"]}
+    failing = {case_id: c["failed_trials"] for case_id, c in cases.items() if c["failed_trials"]}
+    assert failing and any(0 < n < 5 for counts in failing.values() for n in counts.values())
+    path = _report(flaky, "report.html")
+    view = Page(browser, path)
+    try:
+        for case_id, counts in list(failing.items())[:4]:
+            view.page.fill("#case-search", case_id)
+            row = view.page.locator(f'#case-rows tr[data-case="{case_id}"]')
+            shown = row.locator("td.flag").inner_text()
+            assert shown == "failed " + ", ".join(
+                f"{name} ({n} of 5 trials)" for name, n in counts.items()), shown
         assert not view.errors and not view.dialogs
     finally:
         view.close()

@@ -51,9 +51,8 @@ CONVERSATION: list[dict[str, Any]] = [
 
 def test_openai_conversation() -> None:
     reading = read_openai_messages(CONVERSATION)
+    # The system message is the agent's instructions: no step, in every format.
     assert rows(reading.trajectory) == [
-        ("message", None, None, None,
-         {"role": "system", "content": "You are a support agent."}, None),
         ("message", None, None, None, {"role": "user", "content": "Refund order o1"}, None),
         ("tool_call", None, None, "lookup_order", {"order_id": "o1"}, None),
         ("tool_call", None, None, "search", {"query": "refund policy"}, None),
@@ -64,8 +63,10 @@ def test_openai_conversation() -> None:
         ("tool_result", None, None, "issue_refund", None, "bad arguments"),
         ("final", None, None, None, {"role": "assistant", "content": "Refunded."}, None),
     ]
-    assert [(n.step, n.kind) for n in reading.notes] == [(8, "arguments_not_json")]
+    assert [(n.step, n.kind) for n in reading.notes] == [(7, "arguments_not_json")]
+    assert reading.ignored == {"instructions": 1}
     assert not reading.trajectory.truncated
+    assert reading.trajectory.terminal_status == "success"  # it ends with the answer
     assert reading.input == "Refund order o1" and reading.output == "Refunded."
 
 
@@ -91,8 +92,9 @@ def test_a_conversation_cut_after_a_call_is_truncated_not_finished() -> None:
     assert t.truncated is True and t.step_limit is None
     assert [s.kind for s in t.steps][-2:] == ["tool_call", "tool_call"]
     assert [(n.step, n.kind, n.detail) for n in reading.notes] == [
-        (3, "call_without_result", "c1"), (4, "call_without_result", "c2")]
+        (2, "call_without_result", "c1"), (3, "call_without_result", "c2")]
     assert "final" not in [s.kind for s in t.steps]
+    assert t.terminal_status == "unknown"  # it did not end with an answer
 
 
 def test_messages_it_cannot_place_are_counted_and_warned_about() -> None:
@@ -102,7 +104,7 @@ def test_messages_it_cannot_place_are_counted_and_warned_about() -> None:
     ]
     reading = read_openai_messages(messages)
     assert reading.skipped == {"tool_message_without_call": 1, "message:role=critic": 1}
-    assert len(reading.trajectory.steps) == 10
+    assert len(reading.trajectory.steps) == 9
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         from_openai_messages(messages)
@@ -146,8 +148,6 @@ def test_langchain_tool_calls_results_and_errors() -> None:
     ]
     reading = read_langchain_messages(history)
     assert rows(reading.trajectory) == [
-        ("message", None, None, None,
-         {"role": "system", "content": "You are a support agent."}, None),
         ("message", None, None, None, {"role": "user", "content": "Refund order o1"}, None),
         ("tool_call", None, None, "lookup_order", {"order_id": "o1"}, None),
         ("tool_call", None, None, "issue_refund", {"order_id": "o1"}, None),

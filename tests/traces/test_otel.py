@@ -158,7 +158,8 @@ def test_genai_spans_from_the_sdk_become_the_trajectory() -> None:
     assert rows(reading.trajectory) == EXPECTED
     t = reading.trajectory
     assert trajectory_problems(t.steps) == []
-    assert (t.truncated, t.terminal_status) == (False, "unknown")
+    # It ends with the agent's answer and no agent span says it failed.
+    assert (t.truncated, t.terminal_status) == (False, "success")
     # Model calls counted once each (agent spans carry no usage here).
     assert reading.usage is not None
     assert (reading.usage.input_tokens, reading.usage.output_tokens) == (350, 70)
@@ -180,12 +181,17 @@ def test_content_capture_off_records_calls_without_inventing_arguments() -> None
         ("tool_call", "support", "search"), ("tool_result", "support", "search"),
         ("tool_call", "support", "issue_refund"), ("tool_result", "support", "issue_refund"),
         ("tool_call", "billing", "open_ticket"), ("tool_result", "billing", "open_ticket"),
+        # The last model call called nothing: the support agent's answer, its text unknown.
+        ("final", "support", None),
     ]
     assert all(r[3] is None for r in got)  # no arguments recorded: none made up
     assert got[5][4] == {"error": "refund service down", "error_type": "RuntimeError"}
     kinds = [(n.step, n.kind) for n in reading.notes]
     assert (1, "arguments_not_recorded") in kinds and (2, "result_not_recorded") in kinds
+    assert (9, "content_not_recorded") in kinds
     assert not reading.trajectory.truncated  # every call has its (unrecorded) result
+    assert reading.trajectory.terminal_status == "success"
+    assert reading.output is None
 
 
 def test_a_call_the_model_made_that_no_tool_carried_out_is_left_without_a_result() -> None:
@@ -359,3 +365,24 @@ def test_files_that_cannot_be_read_name_file_line_trace_and_span(tmp_path: Path)
     (tmp_path / "other.json").write_text('{"spans": []}')
     with pytest.raises(TraceError, match="resourceSpans"):
         read_otlp_file(tmp_path / "other.json")
+
+
+def test_from_otel_given_a_path_reads_the_file(tmp_path: Path) -> None:
+    """`from_otel("spans.jsonl")` reads the file (it said "not a span: str has no context");
+    a file of several traces points to read_otlp_file, a missing one is named."""
+    one = tmp_path / "one.jsonl"
+    one.write_text(json.dumps(as_spec_json(protobuf_dict(spans_of()))) + "\n", encoding="utf-8")
+    assert rows(from_otel(str(one))) == EXPECTED
+    assert rows(read_otel(one).trajectory) == EXPECTED  # a Path too
+    tracer, exporter = tracer_and_exporter()
+    Agent(tracer).run("first")
+    Agent(tracer).run("second")
+    two = tmp_path / "two.jsonl"
+    two.write_text(json.dumps(as_spec_json(protobuf_dict(list(exporter.get_finished_spans()))))
+                   + "\n", encoding="utf-8")
+    with pytest.raises(TraceError, match=r"two\.jsonl: from_otel reads one trace; these spans "
+                                         r"hold 2 .*use read_otlp_file"):
+        from_otel(str(two))
+    assert len(read_otel_traces(str(two))) == 2
+    with pytest.raises(TraceError, match=r"absent\.jsonl: no such file"):
+        from_otel(str(tmp_path / "absent.jsonl"))

@@ -2,8 +2,9 @@
 
 `ScriptedModel` implements the SDK's `Model` interface and answers each turn with the next
 scripted list of output items. Like the SDK's own Responses model it wraps the turn in a
-`response_span` carrying the `Response`, its input and its usage, so an instrumentor sees what
-it would see in production (no network, no credentials).
+`response_span` carrying its usage always and, when the run includes sensitive data, the
+`Response` — with the agent's `instructions`, as the API returns them — and its input, so an
+instrumentor sees what it would see in production (no network, no credentials).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class ScriptedModel(Model):
             response = Response(
                 id=f"resp_{self.calls}", created_at=0, model="scripted", object="response",
                 output=output, tool_choice="auto", tools=[], top_p=None,
-                parallel_tool_calls=True,
+                parallel_tool_calls=True, instructions=system_instructions,
                 usage=ResponseUsage(
                     input_tokens=INPUT_TOKENS, output_tokens=OUTPUT_TOKENS,
                     total_tokens=INPUT_TOKENS + OUTPUT_TOKENS,
@@ -71,6 +72,7 @@ class ScriptedModel(Model):
                     output_tokens_details=OutputTokensDetails(reasoning_tokens=0),
                 ),
             )
+            span.span_data.usage = {"input_tokens": INPUT_TOKENS, "output_tokens": OUTPUT_TOKENS}
             if tracing.include_data():
                 span.span_data.response = response
                 span.span_data.input = input

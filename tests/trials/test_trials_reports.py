@@ -116,3 +116,46 @@ def test_the_run_document_names_the_trial_of_each_error(cli, project):
                                "trial": 2}]
     answer = next(m for m in body["metrics"] if m["id"] == "answer_correct")
     assert (answer["trials"], answer["cases"], answer["method"]) == (4, 5, "bentkus")
+
+
+def test_every_list_of_cases_says_on_how_many_trials_a_case_failed(cli, project, tmp_path):
+    """The terminal's failing cases, `oloproof cases` (and its JSON), the run document and
+    the Markdown summary say `failed answer_correct (2 of 4 trials)`, as JUnit does."""
+    summary = tmp_path / "summary.md"
+    done = cli("run", "--markdown", str(summary), cwd=project.root)
+
+    failing = done.out[done.out.index("Failing cases"):done.out.index("Cache:")]
+    assert "  coin: failed answer_correct (2 of 4 trials)\n" in failing
+    assert "  broken: failed answer_correct (4 of 4 trials)\n" in failing
+    assert "  gap: errored (exception); failed answer_correct (1 of 4 trials)\n" in failing
+    markdown = summary.read_text(encoding="utf-8")
+    assert "- mostly: failed answer\\_correct (1 of 4 trials)\n" in markdown
+    document = json.loads(cli("inspect", "latest", "--json", cwd=project.root).out)
+    first = {c["case"]: c for c in document["failing_cases"]["first"]}
+    assert first["coin"]["failed_trials"] == {"answer_correct": 2}
+    listed = cli("cases", "latest", cwd=project.root).out
+    assert "coin    F  failed answer_correct (2 of 4 trials)" in listed
+    body = {c["case"]: c for c in json.loads(cli("cases", "latest", "--json",
+                                                 cwd=project.root).out)["cases"]}
+    assert (body["gap"]["trials"], body["gap"]["failed_trials"],
+            body["gap"]["missing_trials"]) == (4, {"answer_correct": 1}, {"answer_correct": 1})
+
+
+def test_inspect_shows_one_trial_whole(cli, project):
+    cli("run", cwd=project.root)
+
+    done = cli("inspect", "latest", "--case", "coin", "--trial", "2", cwd=project.root)
+
+    assert done.code == 0, done.err
+    assert done.out.startswith("Case coin · trial 2 of 4 · run ")
+    assert "Trials side by side" not in done.out
+    assert '"answer": "no"' in done.out  # trial 2 answered wrong; trial 1 right
+    view = json.loads(cli("inspect", "latest", "--case", "gap", "--trial", "2", "--json",
+                          cwd=project.root).out)
+    assert (view["trial"], view["trials_in_run"]) == (2, 4)
+    assert [e["message"] for e in view["errors"]] == ["RuntimeError: scripted error on trial 2"]
+    assert view["criteria"][0]["verdict"] == "missing"
+    wrong = cli("inspect", "latest", "--case", "coin", "--trial", "5", cwd=project.root)
+    assert wrong.code == 2 and "give --trial 1 to 4" in wrong.err
+    alone = cli("inspect", "latest", "--trial", "2", cwd=project.root)
+    assert alone.code == 2 and "give --case ID too" in alone.err

@@ -23,6 +23,7 @@ from typing import Any, TypeGuard
 
 from oloproof.recording.trajectory import AgentTrajectory
 from oloproof.recording.usage import usage_tokens
+from oloproof.traces import EMPTY_TRAJECTORY
 
 QUANTILE_SOURCES = ("agent_steps", "agent_tool_calls", "latency_ms", "tokens", "cost")
 METADATA_PREFIX = "metadata."
@@ -50,16 +51,28 @@ def trajectory_facts(trajectory: AgentTrajectory) -> dict[str, Any]:
 
 
 def case_facts(trajectory: AgentTrajectory | None, usage: dict[str, Any] | None,
-               unread: int = 0) -> dict[str, Any] | None:
+               unread: int = 0, *, empty_trace: bool = False) -> dict[str, Any] | None:
     """The stored facts of an executed case: its trajectory's facts, its `usage/v1` payload
     (under `usage`) and, for a trajectory read from a trace, how many of the trace's items
-    the reader did not understand (`unread`, when not 0); None when it recorded none."""
-    facts = trajectory_facts(trajectory) if trajectory is not None else None
+    the reader did not understand (`unread`, when not 0); None when it recorded none.
+
+    A trajectory read from a trace that gave no step (`empty_trace`) has no trajectory facts,
+    only `empty_trajectory`: it joins no trajectory slice and gives no step count, as no
+    trajectory criterion judges it (`oloproof.traces.gave_no_step`)."""
+    if empty_trace:
+        facts: dict[str, Any] | None = {EMPTY_TRAJECTORY: True}
+    else:
+        facts = trajectory_facts(trajectory) if trajectory is not None else None
     if usage is not None:
         facts = {**(facts or {}), "usage": dict(usage)}
     if unread and facts is not None:
         facts["unread"] = unread
     return facts
+
+
+def empty_trace(facts: dict[str, Any] | None) -> bool:
+    """Whether these facts are those of a trace that gave no step (see `case_facts`)."""
+    return facts is not None and EMPTY_TRAJECTORY in facts
 
 
 def has_trajectory(facts: dict[str, Any] | None) -> TypeGuard[dict[str, Any]]:

@@ -13,10 +13,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from oloproof.analysis.facts import has_trajectory, quantile_value
+from oloproof.analysis.facts import empty_trace, has_trajectory, quantile_value
 from oloproof.analysis.judged import JudgedCases, JudgeSpec, binary_values, calibrate
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.analysis.tally import QuantileTally, RateTally, merge_into
+from oloproof.traces import EMPTY_TRAJECTORY
 
 if TYPE_CHECKING:  # NumPy, the statistics and the document's row models are imported when
     # a run is analysed (the document when the first failing case is noted), not before its
@@ -256,7 +257,8 @@ class Analysis:
             return
         self._note_failing_case(outcome.case_id, outcome.codes, outcome.error)
 
-    def _note_failing_case(self, case_id: str, codes: str, error: str | None) -> None:
+    def _note_failing_case(self, case_id: str, codes: str, error: str | None,
+                           trials: CaseTrials | None = None) -> None:
         order = case_order(case_id)
         criteria = self.plan.criteria
         self.failing += 1
@@ -264,12 +266,15 @@ class Analysis:
         if len(shown) >= FAILING_SHOWN and order >= shown[-1][0]:
             return
         from oloproof.document import FailingCase
-        case = FailingCase(
-            case=case_id,
-            failed=[c for c, code in zip(criteria, codes, strict=True) if code == "F"],
-            missing=[c for c, code in zip(criteria, codes, strict=True) if code == "M"],
-            error=error,
-        )
+        failed = [c for c, code in zip(criteria, codes, strict=True) if code == "F"]
+        missing = [c for c, code in zip(criteria, codes, strict=True) if code == "M"]
+        failed_trials = missing_trials = None
+        if trials is not None:  # how many of its trials gave each verdict
+            counts = dict(zip(criteria, trials.counts, strict=True))
+            failed_trials = {c: counts[c].failed for c in failed} or None
+            missing_trials = {c: counts[c].missing for c in missing} or None
+        case = FailingCase(case=case_id, failed=failed, missing=missing, error=error,
+                           failed_trials=failed_trials, missing_trials=missing_trials)
         bisect.insort(shown, (order, case), key=lambda item: item[0])
         del shown[FAILING_SHOWN:]
 
@@ -281,7 +286,7 @@ class Analysis:
                         for c in case.counts)
         error = case.errors[0] if case.errors else None
         if "F" in codes or error is not None:
-            self._note_failing_case(case.case_id, codes, error)
+            self._note_failing_case(case.case_id, codes, error, case)
 
     def failing_cases(self) -> FailingCases:
         """How many cases failed a criterion or errored, and the first of them."""
@@ -590,6 +595,8 @@ def _gap(spec: QuantileSpec, outcome: CaseOutcome) -> str:
         return "no_latency"
     if spec.source in ("tokens", "cost"):
         return "no_usage" if spec.source == "tokens" else "no_cost"
+    if empty_trace(outcome.facts):
+        return EMPTY_TRAJECTORY
     if not has_trajectory(outcome.facts):
         return "no_trajectory"
     return "truncated"

@@ -51,7 +51,10 @@ def _fail(error: OloproofError, as_json: bool, ci: CiFiles | None = None) -> NoR
     if as_json:
         click.echo(json.dumps({"error": error.to_json()}, ensure_ascii=False))
     else:
-        click.echo(f"{label}: {error}", err=True)
+        from oloproof.report.escape import safe
+
+        # An error may quote a case id or a span's name: shown as every report shows them.
+        click.echo(safe(f"{label}: {error}"), err=True)
     sys.exit(code)
 
 
@@ -505,6 +508,8 @@ _verdict_option = click.option("--verdict", type=click.Choice(["failed", "missin
 @cli.command()
 @click.argument("run_ref", default="latest")
 @click.option("--case", "case_id", default=None, help="Show one case whole.")
+@click.option("--trial", type=click.IntRange(min=1), default=None,
+              help="With --case: that trial of the case whole (a run with --trials).")
 @click.option("--failures", is_flag=True,
               help="Every failed, errored or missing case: one line each, then each whole.")
 @click.option("--flaky", is_flag=True,
@@ -516,14 +521,18 @@ _verdict_option = click.option("--verdict", type=click.Choice(["failed", "missin
 @_config_option
 @_store_option
 @click.option("--json", "as_json", is_flag=True)
-def inspect(run_ref: str, case_id: str | None, failures: bool, flaky: bool,
-            criterion: str | None, verdict: str | None, slices: str, config: str,
+def inspect(run_ref: str, case_id: str | None, trial: int | None, failures: bool,
+            flaky: bool, criterion: str | None, verdict: str | None, slices: str, config: str,
             store: str | None, as_json: bool) -> None:
     """A stored run, one case whole, or its failed/errored/missing cases.
 
     --criterion and --verdict narrow --failures (and imply it): `--criterion answer_correct
-    --verdict missing` shows the cases missing on answer_correct.
+    --verdict missing` shows the cases missing on answer_correct. With trials, --case shows
+    trial 1 whole beside every trial's verdicts and steps; `--case ID --trial N` shows trial
+    N whole.
     """
+    if trial is not None and case_id is None:
+        _fail(UsageError("--trial N shows one trial of one case: give --case ID too"), as_json)
     from oloproof import api
     from oloproof.report.case_list import CaseSelection, render_case_list, select_cases
     from oloproof.report.case_panel import render_case
@@ -540,7 +549,7 @@ def inspect(run_ref: str, case_id: str | None, failures: bool, flaky: bool,
             run_id = db.resolve_run(run_ref)
             console = _console()
             if case_id is not None:
-                view = case_view(db, run_id, case_id)
+                view = case_view(db, run_id, case_id, trial)
                 if as_json:
                     click.echo(json.dumps(view, ensure_ascii=False, default=str))
                 else:
@@ -763,7 +772,8 @@ def traces_import(file: str, out: str, project: str | None, as_json: bool) -> No
         click.echo(f"Not understood, left out of the trajectories: {counts}.")
     if summary.without_steps:
         click.echo(f"{len(summary.without_steps)} trace(s) gave no step (no GenAI or "
-                   "OpenInference span): " + ", ".join(summary.without_steps[:5])
+                   "OpenInference span made one), so every trajectory criterion is missing "
+                   "on them (empty_trajectory): " + ", ".join(summary.without_steps[:5])
                    + (" ..." if len(summary.without_steps) > 5 else ""))
     click.echo("Fill in `expected` in data/cases.jsonl to judge answers and tool sequences;"
                f" then: cd {out} && oloproof run")

@@ -27,7 +27,6 @@ from oloproof.evaluators.judgment import (
     MISSING,
     PASSED,
     Judgment,
-    excluded,
     failed,
     missing,
     passed,
@@ -143,10 +142,7 @@ class TrajectoryEvaluator(Evaluator):
 class _DeclaredToolsEvaluator(TrajectoryEvaluator):
     """Applies only to cases that declare `expected.tools` (`[]` included)."""
 
-    def exclusion(self, evidence: Evidence) -> Judgment | None:
-        if "tools" not in evidence.case.expected:
-            return excluded(NO_DECLARED_TOOLS)
-        return None
+    absent_expected = (NO_DECLARED_TOOLS, "tools")
 
     @staticmethod
     def expected_tools(evidence: Evidence) -> list[str]:

@@ -21,6 +21,7 @@ from oloproof.evaluators.registry import REGISTRY
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND
 from oloproof.suite.validation import ConfigModel
+from oloproof.traces import EMPTY_TRAJECTORY, gave_no_step
 
 OUTPUT = "output"
 # What an errored case lacks: an evaluator reading any of these is missing on it.
@@ -48,6 +49,10 @@ class Evaluator:
     judges_pairs: ClassVar[bool] = False
     needs_stateful: ClassVar[bool] = False
     needs_replayable: ClassVar[bool] = False
+    #: (reason, key): a case whose `expected` holds no `key` is excluded with `reason` — the
+    #: criterion does not apply to it. The run names the pair, so a report can point at a
+    #: misspelt key (`expected.tool` where `expected.tools` is looked for).
+    absent_expected: tuple[str, str] | None = None
 
     def __init__(self, config: EvaluatorConfig, base_dir: Path | None = None) -> None:
         self.config = config
@@ -64,8 +69,12 @@ class Evaluator:
         """An `excluded` judgment when the criterion does not apply to this case at all.
 
         Decided from the case alone, before any evidence is looked at, so an errored case the
-        criterion does not apply to is excluded, not missing.
+        criterion does not apply to is excluded, not missing. By default: the case lacks the
+        `expected` key of `absent_expected`.
         """
+        absent = self.absent_expected
+        if absent is not None and absent[1] not in evidence.case.expected:
+            return excluded(absent[0])
         return None
 
     def judge(self, evidence: Evidence) -> Judgment:  # pragma: no cover - abstract
@@ -111,6 +120,8 @@ def judge_case(evaluator: Evaluator, evidence: Evidence) -> Judgment:
             return missing("snapshot_failed", error=evidence.state_error)
         return missing("no_state")
     try:
+        if TRAJECTORY_KIND in reads and gave_no_step(evidence.trajectory, evidence.artifacts):
+            return missing(EMPTY_TRAJECTORY)  # a trace that gave no step: nothing to judge
         return evaluator.judge(evidence)
     except Exception as exc:  # an evaluator bug must not stop the run
         return missing("evaluator_error", error=f"{type(exc).__name__}: {exc}")

@@ -9,7 +9,7 @@ from typing import Any
 from oloproof.errors import ConfigError
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.registry import REGISTRY
-from oloproof.suite.validation import validate_model
+from oloproof.suite.validation import suggestion, validate_model
 from oloproof.suite.yaml_source import YamlDocument
 
 
@@ -31,6 +31,8 @@ def build_evaluators(
             hint = ""
             if isinstance(type_name, str) and REGISTRY.check(type_name) is not None:
                 hint = f" ({type_name!r} is a custom check: write type: custom, name: {type_name})"
+            elif isinstance(type_name, str):
+                hint = suggestion(type_name, REGISTRY.names("type"))
             raise ConfigError(
                 f"unknown evaluator type {type_name!r}{hint}; accepted types: "
                 + ", ".join(REGISTRY.names("type")),

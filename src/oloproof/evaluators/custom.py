@@ -20,6 +20,7 @@ from oloproof.evaluators.base import Evaluator, EvaluatorConfig, register
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment, failed, missing, passed
 from oloproof.evaluators.registry import REGISTRY, CheckFunction
+from oloproof.suite.validation import ENTRY_POINT
 
 F = TypeVar("F", bound=CheckFunction)
 
@@ -85,7 +86,7 @@ class Custom(Evaluator):
 
     class Config(EvaluatorConfig):
         name: str = Field(min_length=1)
-        callable: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+        callable: str | None = Field(default=None, pattern=ENTRY_POINT)
 
     config: Config
 

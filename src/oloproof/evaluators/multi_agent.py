@@ -21,7 +21,7 @@ from pydantic import Field
 from oloproof.evaluators.agent import TRUNCATED, TrajectoryEvaluator, common_prefix_length
 from oloproof.evaluators.base import EvaluatorConfig, register
 from oloproof.evaluators.evidence import Evidence
-from oloproof.evaluators.judgment import Judgment, excluded, failed, missing, passed
+from oloproof.evaluators.judgment import Judgment, failed, missing, passed
 from oloproof.recording.trajectory import AgentTrajectory
 
 AGENTS_NOT_NAMED = "agents_not_named"
@@ -63,10 +63,7 @@ class AgentRoute(_RouteEvaluator):
 
     config: EvaluatorConfig
 
-    def exclusion(self, evidence: Evidence) -> Judgment | None:
-        if "route" not in evidence.case.expected:
-            return excluded(NO_DECLARED_ROUTE)
-        return None
+    absent_expected = (NO_DECLARED_ROUTE, "route")
 
     def judge_route(
         self, route: list[str], trajectory: AgentTrajectory, evidence: Evidence

@@ -11,7 +11,7 @@ from pydantic import Field, model_validator
 
 from oloproof.evaluators.base import Evaluator, EvaluatorConfig, register
 from oloproof.evaluators.evidence import Evidence
-from oloproof.evaluators.judgment import Judgment, excluded, failed, passed
+from oloproof.evaluators.judgment import Judgment, failed, passed
 
 _ABSENT = object()
 
@@ -33,11 +33,7 @@ class _ExpectedEvaluator(Evaluator):
     def __init__(self, config: EvaluatorConfig, base_dir: Path | None = None) -> None:
         super().__init__(config, base_dir)
         self._key = self.config.expected_field or self.config.field  # the expected field
-
-    def exclusion(self, evidence: Evidence) -> Judgment | None:
-        if self._key not in evidence.case.expected:
-            return excluded(f"no_expected_{self._key}")
-        return None
+        self.absent_expected = (f"no_expected_{self._key}", self._key)
 
     def values(self, evidence: Evidence) -> tuple[Any, Any]:
         output = evidence.output or {}

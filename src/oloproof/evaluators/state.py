@@ -12,7 +12,7 @@ from pydantic import Field, model_validator
 
 from oloproof.evaluators.base import Evaluator, EvaluatorConfig, register
 from oloproof.evaluators.evidence import Evidence
-from oloproof.evaluators.judgment import Judgment, excluded, failed, passed
+from oloproof.evaluators.judgment import Judgment, failed, passed
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.state import (
     StateComparison,
@@ -72,10 +72,7 @@ class StateMatches(Evaluator):
     reads = _STATE
     needs_stateful = True
 
-    def exclusion(self, evidence: Evidence) -> Judgment | None:
-        if "state" not in evidence.case.expected:
-            return excluded("no_expected_state")
-        return None
+    absent_expected = ("no_expected_state", "state")
 
     def judge(self, evidence: Evidence) -> Judgment:
         expected = evidence.case.expected["state"]

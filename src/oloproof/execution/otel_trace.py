@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from oloproof.errors import ConfigError, ErrorKind
+from oloproof.errors import ConfigError, ErrorKind, TraceError
 from oloproof.execution.units import CaseError
 from oloproof.recording.trajectory import TRAJECTORY_KIND
 from oloproof.recording.usage import USAGE_FIELDS, USAGE_KIND, add_usage
@@ -150,8 +150,9 @@ def record_from_spans(spans: CaseSpans, artifacts: dict[str, Any],
     """Put the trajectory and usage read from the case's spans into `artifacts`.
 
     Returns the case's error instead when the system recorded a trajectory itself, when
-    spans and `current_case().usage()` both give one usage field, or when no span of the
-    system reached the case (nothing to read: never an empty trajectory).
+    spans and `current_case().usage()` both give one usage field, when no span of the
+    system reached the case (nothing to read: never an empty trajectory), or when the spans
+    do not form a tree (a span its own parent, parents in a cycle: never a hang).
     """
     if TRAJECTORY_KIND in artifacts or uses_steps:
         return CaseError(
@@ -165,7 +166,11 @@ def record_from_spans(spans: CaseSpans, artifacts: dict[str, Any],
             "system.trace: otel: the tracer provider's sampler dropped the case's span, so no "
             "span of the case was recorded; sample every trace (ALWAYS_ON, or ParentBased "
             "over it) while oloproof runs")
-    reading = spans.reading()
+    try:
+        reading = spans.reading()
+    except TraceError as exc:  # spans whose parents do not form a tree: the case errors
+        return CaseError(ErrorKind.SYSTEM_ERROR, f"system.trace: otel: the case's spans cannot be "
+                         f"read: {exc}")
     if reading is None:
         return CaseError(
             ErrorKind.NO_TRACE,

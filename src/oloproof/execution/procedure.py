@@ -49,7 +49,7 @@ from oloproof.recording.usage import USAGE_KIND
 from oloproof.storable import Unstorable, storable_problem
 from oloproof.store.sql import stored_json
 from oloproof.suite.cases import Case
-from oloproof.traces import READING_KIND
+from oloproof.traces import READING_KIND, gave_no_step
 
 
 @dataclass(slots=True)
@@ -300,7 +300,8 @@ def keep(case: Case, call: CallResult) -> tuple[Execution, Evidence]:
     trajectory = call.trajectory
     reading = call.artifacts.get(READING_KIND)
     unread = sum(reading["skipped"].values()) if isinstance(reading, dict) else 0
-    facts = case_facts(trajectory, call.artifacts.get(USAGE_KIND), unread)
+    facts = case_facts(trajectory, call.artifacts.get(USAGE_KIND), unread,
+                       empty_trace=gave_no_step(trajectory, call.artifacts))
     for kind, payload in call.artifacts.items():
         try:
             content_hash = _artifact_text(case, kind, payload, call, texts)

@@ -18,6 +18,7 @@ from oloproof.errors import ErrorKind, UsageError
 from oloproof.evaluators.judgment import CODE_VERDICTS
 from oloproof.report.escape import safe_line
 from oloproof.report.layout import print_wrapped
+from oloproof.report.trial_counts import criteria_text
 from oloproof.store.store import Store
 
 VerdictFilter = Literal["failed", "missing"]
@@ -27,15 +28,28 @@ _CODE_STYLE = {"P": "green", "F": "bold red", "M": "yellow", "X": "dim"}
 
 @dataclass(frozen=True)
 class CaseVerdicts:
-    """One case of a run: its verdict code per criterion (P F M X), error kind, source."""
+    """One case of a run: its verdict code per criterion (P F M X), error kind, source; with
+    trials, how many of its `trials` failed and were missing on each criterion."""
 
     case: str
     codes: str
     error: str | None = None
     source: str | None = None
+    trials: int = 1
+    failed: tuple[int, ...] = ()   # per criterion: trials failed (with trials)
+    missing: tuple[int, ...] = ()  # per criterion: trials missing (with trials)
 
     def with_code(self, code: str, criteria: Sequence[str]) -> list[str]:
         return [c for c, mine in zip(criteria, self.codes, strict=False) if mine == code]
+
+    def trial_counts(self, code: str, criteria: Sequence[str]) -> dict[str, int] | None:
+        """For the criteria `with_code(code)`: how many trials failed (F) or were missing (M)
+        on each; None without trials."""
+        if self.trials < 2:
+            return None
+        counts = self.failed if code == "F" else self.missing
+        return {c: n for c, mine, n in zip(criteria, self.codes, counts, strict=False)
+                if mine == code}
 
     def to_json(self, criteria: Sequence[str]) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -47,6 +61,12 @@ class CaseVerdicts:
             body["error"] = self.error
         if self.source:
             body["source"] = self.source
+        if self.trials > 1:
+            body["trials"] = self.trials
+            body["failed_trials"] = {c: n for c, n in zip(criteria, self.failed, strict=False)
+                                     if n}
+            body["missing_trials"] = {c: n for c, n in zip(criteria, self.missing,
+                                                           strict=False) if n}
         return body
 
 
@@ -87,14 +107,20 @@ class CaseSelection:
 def run_cases(store: Store, run_id: str) -> tuple[list[str], list[CaseVerdicts]]:
     """(criteria in suite order, every case of the run in case-id order)."""
     record = store.run_record(run_id)
-    criteria = list((record.get("suite") or {}).get("criteria") or [])
+    suite = record.get("suite") or {}
+    criteria = list(suite.get("criteria") or [])
+    trials = int(suite.get("trials", 1))
     # With repeated trials a case has one row per trial: one line per case, each criterion's
-    # letter F if any trial failed it, else M if any is missing, else P (X: all excluded).
+    # letter F if any trial failed it, else M if any is missing, else P (X: all excluded),
+    # and how many of its trials failed and were missing.
     by_case: dict[str, CaseVerdicts] = {}
     for case_id, _digest, _key, outcome in store.iter_run_cases(run_id):
+        codes = str(outcome.get("c") or "")
         kind = outcome.get("e")
-        mine = CaseVerdicts(case_id, str(outcome.get("c") or ""),
-                            None if kind is None else ErrorKind.of(kind), outcome.get("src"))
+        mine = CaseVerdicts(case_id, codes, None if kind is None else ErrorKind.of(kind),
+                            outcome.get("src"), trials,
+                            tuple(int(c == "F") for c in codes),
+                            tuple(int(c == "M") for c in codes))
         known = by_case.get(case_id)
         by_case[case_id] = mine if known is None else _merged(known, mine)
     cases = sorted(by_case.values(), key=lambda c: case_order(c.case))
@@ -110,7 +136,9 @@ def _merged(a: CaseVerdicts, b: CaseVerdicts) -> CaseVerdicts:
         return "X"
 
     codes = "".join(worst(x, y) for x, y in zip(a.codes, b.codes, strict=False))
-    return CaseVerdicts(a.case, codes, a.error or b.error, a.source)
+    return CaseVerdicts(a.case, codes, a.error or b.error, a.source, a.trials,
+                        tuple(x + y for x, y in zip(a.failed, b.failed, strict=False)),
+                        tuple(x + y for x, y in zip(a.missing, b.missing, strict=False)))
 
 
 def select_cases(store: Store, run_id: str, selection: CaseSelection
@@ -125,7 +153,7 @@ def select_cases(store: Store, run_id: str, selection: CaseSelection
 
 def case_line(case: CaseVerdicts, criteria: Sequence[str], width: int) -> Text:
     """`case_003  PPFFPP  failed agent_no_tool_loop, agent_tool_sequence` (id padded to
-    `width`)."""
+    `width`); with trials, `failed agent_no_tool_loop (1 of 3 trials), …`."""
     name = safe_line(case.case)
     out = Text(name + " " * max(1, width - len(name) + 2))
     for code in case.codes:
@@ -136,7 +164,8 @@ def case_line(case: CaseVerdicts, criteria: Sequence[str], width: int) -> Text:
     for code, word in (("F", "failed"), ("M", "missing")):
         names = case.with_code(code, criteria)
         if names:
-            parts.append(f"{word} " + ", ".join(safe_line(n) for n in names))
+            parts.append(f"{word} " + criteria_text(names, case.trial_counts(code, criteria),
+                                                    case.trials))
     if case.source:
         parts.append(f"copy of {safe_line(case.source)}")
     if parts:

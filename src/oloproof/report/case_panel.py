@@ -58,7 +58,10 @@ def render_attempts(view: dict[str, Any], console: Console) -> None:
 
 def render_case(view: dict[str, Any], console: Console) -> None:
     """Print one case whole."""
-    title = f"Case {view['case']} · run {view['run_id']}"
+    title = f"Case {view['case']}"
+    if view.get("trial") is not None:
+        title += f" · trial {view['trial']} of {view['trials_in_run']}"
+    title += f" · run {view['run_id']}"
     if view.get("transform"):
         title += f" · copy of {view['source']} under transform {view['transform']}"
     console.print(T(title, "bold"))

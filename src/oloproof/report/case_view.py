@@ -15,8 +15,15 @@ from oloproof.report.differences import pair_rows, replay_step_rows
 from oloproof.store.store import Store
 
 
-def case_view(store: Store, run_id: str, case_id: str) -> dict[str, Any]:
-    """Everything about one case of a run: input, expected, states, trajectory, verdicts."""
+def case_view(store: Store, run_id: str, case_id: str,
+              trial: int | None = None) -> dict[str, Any]:
+    """Everything about one case of a run: input, expected, states, trajectory, verdicts.
+
+    With repeated trials the view is trial 1, with every trial side by side (`trials`); with
+    `trial`, it is that trial whole (`trial`, of `trials_in_run`), alone.
+    """
+    if trial is not None:
+        return _trial_view(store, run_id, case_id, trial)
     found = store.run_case(run_id, case_id)
     if found is None:
         raise UsageError(f"run {run_id} has no case {case_id!r}; `oloproof cases {run_id}` "
@@ -25,6 +32,24 @@ def case_view(store: Store, run_id: str, case_id: str) -> dict[str, Any]:
     record = store.run_record(run_id)
     view = _assemble(store, record, case_id, case_digest, exec_key, outcome)
     add_trials(store, record, view)
+    return view
+
+
+def _trial_view(store: Store, run_id: str, case_id: str, trial: int) -> dict[str, Any]:
+    record = store.run_record(run_id)
+    trials = int((record.get("suite") or {}).get("trials", 1))
+    rows = store.run_case_trials(run_id, case_id)
+    if not rows:
+        raise UsageError(f"run {run_id} has no case {case_id!r}; `oloproof cases {run_id}` "
+                         "lists its case ids")
+    chosen = [row for row in rows if int(row[2].get("tr", 1)) == trial]
+    if not chosen:
+        hint = (f"it ran {trials} trials of each case: give --trial 1 to {trials}"
+                if trials > 1 else "it ran each case once: leave out --trial")
+        raise UsageError(f"run {run_id} has no trial {trial} of case {case_id!r}; {hint}")
+    view = _assemble(store, record, case_id, *chosen[0])
+    view["trial"] = trial
+    view["trials_in_run"] = trials
     return view
 
 

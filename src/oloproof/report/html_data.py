@@ -307,16 +307,19 @@ def iter_views(store: Store, run_id: str) -> Iterator[tuple[str, dict[str, Any],
     rows: dict[str, tuple[str, str | None, dict[str, Any]]] = {}
     order: list[str] = []
     merged: dict[str, dict[str, Any]] = {}
+    trials = int((record.get("suite") or {}).get("trials", 1))
     for case_id, digest, key, outcome in store.iter_run_cases(run_id):
+        failed = [int(code == "F") for code in outcome.get("c") or ""]
         if case_id not in rows:
             order.append(case_id)
             rows[case_id] = (digest, key, outcome)
-            merged[case_id] = outcome
+            merged[case_id] = dict(outcome, ft=[trials, failed]) if trials > 1 else outcome
         else:  # another trial: the view shows trial 1 (and each trial side by side), the
-            # case list the worst of its trials
+            # case list the worst of its trials, and how many of them failed each criterion
             first = merged[case_id]
+            counts = [a + b for a, b in zip(first["ft"][1], failed, strict=False)]
             merged[case_id] = dict(first, c=_worst_codes(first["c"], outcome["c"]),
-                                   e=first.get("e") or outcome.get("e"))
+                                   e=first.get("e") or outcome.get("e"), ft=[trials, counts])
     errors: dict[str, list[dict[str, Any]]] = {}
     for error in store.run_errors(run_id):
         errors.setdefault(error["case"], []).append(error)
@@ -408,6 +411,7 @@ class _Builder:
             outcome.get("src"),
             len(self.chunks) - 1,
             len(self.chunks[-1]),
+            outcome.get("ft"),  # with trials: [trials, trials failed per criterion]
         ])
         self.chunks[-1].append(text)
         self._chunk_chars += len(text)

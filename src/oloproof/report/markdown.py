@@ -8,7 +8,9 @@ fixed, changed and unpaired cases. Figures are the terminal's (same rounding).
 Every text from a case or a configuration is written with `text()`: control and
 direction-changing characters as `\\uXXXX`, newlines as `\\n`, and every ASCII punctuation
 character backslash-escaped — so `|` cannot split a table cell, a backtick cannot open code,
-`<` and `&` cannot start HTML or an entity, and nothing can become a link or a heading.
+`<` and `&` cannot start HTML or an entity, and nothing can become a link or a heading (an
+`@` is followed by an empty HTML comment, so GitHub's renderer finds no e-mail address to
+link either: `xmpp:a@b.example` stays text).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from oloproof.document import (
 )
 from oloproof.report.comparison import verdict_words
 from oloproof.report.escape import safe_line
+from oloproof.report.expected_keys import expected_key_text
 from oloproof.report.numbers import (
     decision_comparison,
     difference_text,
@@ -33,6 +36,7 @@ from oloproof.report.numbers import (
     n_text,
     p_value_text,
 )
+from oloproof.report.trial_counts import criteria_text
 from oloproof.report.what_broke import error_groups, hint, leading
 
 #: Failing or broken cases listed before `… and N more`.
@@ -48,7 +52,12 @@ _STATE_MARK = {"PASS": "✅", "FAIL": "❌", "INSUFFICIENT_EVIDENCE": "⚠️", 
 
 def text(value: object) -> str:
     """Untrusted text made inert in Markdown (see the module's text)."""
-    return _PUNCTUATION.sub(r"\\\1", safe_line(value))
+    escaped = _PUNCTUATION.sub(r"\\\1", safe_line(value))
+    # GitHub finds e-mail addresses (and `mailto:` / `xmpp:` ones) in the text after escapes
+    # are read, so `\@` alone still links: an empty comment after each `@` (shown as
+    # nothing) keeps the address from being found. `www.` and `https://` are kept from
+    # linking by the escaped `.` and `:`.
+    return escaped.replace("\\@", "\\@<!-- -->") if "@" in escaped else escaped
 
 
 def _plain(value: str) -> str:
@@ -140,11 +149,14 @@ def run_markdown(document: RunDocument) -> str:
     out += table(["Metric", "Estimate", "Interval", "N"],
                  [[text(m.id), _plain(estimate_text(m)), _plain(interval_text(m)),
                    _plain(n_text(m))] for m in document.metrics])
+    for key_hint in document.expected_key_hints or ():
+        out += ["", f"> **Note:** {expected_key_text(key_hint, text)}"]
     if document.baseline is not None:
         out += _baseline(document.baseline)
     if not nothing:
         out += _what_broke(document)
     failing = document.failing_cases
+    trials = document.trials or 1
     if failing is not None and failing.total:
         out += ["", f"### Failing cases: {failing.total}", ""]
         for case in failing.first:
@@ -152,9 +164,11 @@ def run_markdown(document: RunDocument) -> str:
             if case.error:
                 parts.append(f"errored ({text(case.error)})")
             if case.failed:
-                parts.append("failed " + ", ".join(text(c) for c in case.failed))
+                parts.append("failed " + criteria_text(case.failed, case.failed_trials, trials,
+                                                       text))
             if case.missing:
-                parts.append("missing " + ", ".join(text(c) for c in case.missing))
+                parts.append("missing " + criteria_text(case.missing, case.missing_trials,
+                                                        trials, text))
             out.append(f"- {text(case.case)}: " + "; ".join(parts))
         if failing.total > len(failing.first):
             out.append(f"- … and {failing.total - len(failing.first)} more: "

@@ -27,6 +27,7 @@ from oloproof.document import (
     DecisionRow,
     ErrorKind,
     Executions,
+    ExpectedKeyHint,
     FailingCases,
     MetricRow,
     RateRow,
@@ -35,6 +36,7 @@ from oloproof.document import (
     TransformValidity,
 )
 from oloproof.report.escape import safe_line
+from oloproof.report.expected_keys import expected_key_text
 from oloproof.report.layout import (
     DEFAULT_WIDTH,
     Column,
@@ -54,6 +56,7 @@ from oloproof.report.numbers import (
     n_text,
     usage_text,
 )
+from oloproof.report.trial_counts import criteria_text
 from oloproof.report.what_broke import error_groups, hint, leading
 from oloproof.stats import percent, percent_lower
 
@@ -101,12 +104,12 @@ def render_run(document: RunDocument, console: Console, *,
 
         render_baseline_summary(document.baseline, console)
     render_metrics(document.metrics, console)
-    render_missing_and_excluded(document.metrics, console)
+    render_missing_and_excluded(document.metrics, console, document.expected_key_hints)
     render_judge_checks(document.metrics, console)
     render_transforms(document.transforms, console)
     render_slices(document.slices, console, mode=slices, run_id=document.run_id)
     if document.failing_cases is not None:
-        render_failing(document.failing_cases, console, document.run_id)
+        render_failing(document.failing_cases, console, document.run_id, document.trials or 1)
     if document.executions is not None:
         print_wrapped(console, "Executions: " + executions_text(document.executions,
                                                                  document.trials))
@@ -244,9 +247,11 @@ def _reasons(counts: dict[str, int]) -> str:
     return ", ".join(f"{reason} {count}" for reason, count in counts.items())
 
 
-def render_missing_and_excluded(metrics: Sequence[MetricRow], console: Console) -> None:
+def render_missing_and_excluded(metrics: Sequence[MetricRow], console: Console,
+                                hints: Sequence[ExpectedKeyHint] | None = None) -> None:
     """Per metric, its missing cases by reason (with the first case missing for each, and its
-    error) and its excluded cases by reason (trials, where a row counts trials)."""
+    error) and its excluded cases by reason (trials, where a row counts trials); then the
+    exclusions that look like a misspelt `expected` key."""
     lines: list[Text] = []
     for m in metrics:
         parts = []
@@ -271,6 +276,9 @@ def render_missing_and_excluded(metrics: Sequence[MetricRow], console: Console) 
         print_wrapped(console, Text("Missing and excluded cases, by reason", style="bold"))
         for line in lines:
             print_wrapped(console, line, 2, 4)
+    for key_hint in hints or ():
+        print_wrapped(console, Text(expected_key_text(key_hint), style="yellow"), 2, 4)
+
 
 
 def _unit(row: MetricRow) -> str:
@@ -357,9 +365,10 @@ def render_slices(rows: Sequence[SliceRow], console: Console, *, mode: SliceMode
                   "below min_slice_support show counts only. Descriptive, never gated.", 2)
 
 
-def render_failing(failing: FailingCases, console: Console, run_id: str) -> None:
-    """The failing cases (up to ten, in case order) with what each failed, and where to read
-    more."""
+def render_failing(failing: FailingCases, console: Console, run_id: str,
+                   trials: int = 1) -> None:
+    """The failing cases (up to ten, in case order) with what each failed — with trials, on
+    how many of its `trials` — and where to read more."""
     if not failing.total:
         return
     n = len(failing.first)
@@ -372,9 +381,9 @@ def render_failing(failing: FailingCases, console: Console, run_id: str) -> None
         if case.error:
             parts.append(f"errored ({safe_line(case.error)})")
         if case.failed:
-            parts.append("failed " + ", ".join(safe_line(c) for c in case.failed))
+            parts.append("failed " + criteria_text(case.failed, case.failed_trials, trials))
         if case.missing:
-            parts.append("missing " + ", ".join(safe_line(c) for c in case.missing))
+            parts.append("missing " + criteria_text(case.missing, case.missing_trials, trials))
         line.append(": " + "; ".join(parts))
         print_wrapped(console, line, 2, 4)
     _commands(console, "Each whole, then every case with its verdicts:",

@@ -9,17 +9,27 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
+from oloproof.errors import StoreError
 from oloproof.state import diff as state_diff
 from oloproof.store.schema import JUDGMENT_CASE_KEY
-from oloproof.store.sql import select_in
+from oloproof.store.sql import JSON_ERRORS, damaged_row_error, select_in
 
 
 class CacheReads:
-    """The cache reads of a `Store` (which provides `conn`)."""
+    """The cache reads of a `Store` (which provides `conn` and `path`).
+
+    A row whose JSON cannot be read is a `StoreError` saying the store is damaged, naming
+    the table and row (`damaged_row_error`), never an internal error.
+    """
 
     conn: sqlite3.Connection
+    path: Path
+
+    def _damaged(self, table: str, key: str, exc: BaseException) -> StoreError:
+        return damaged_row_error(self.path, f"the {table} row {key}", exc)
 
     def lookup_executions(self, keys: Sequence[str]) -> dict[str, tuple[Any, float | None]]:
         """For cached executions: key -> (facts, latency_ms). Reads no outputs."""
@@ -27,7 +37,10 @@ class CacheReads:
         for key, facts, latency in select_in(
             self.conn, "SELECT key, facts, latency_ms FROM executions WHERE key IN", keys
         ):
-            found[key] = (json.loads(facts) if facts else None, latency)
+            try:
+                found[key] = (json.loads(facts) if facts else None, latency)
+            except JSON_ERRORS as exc:
+                raise self._damaged("executions", key, exc) from None
         return found
 
     def load_executions(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -38,10 +51,14 @@ class CacheReads:
             self.conn,
             "SELECT key, output, artifacts, facts, latency_ms FROM executions WHERE key IN", keys,
         ):
-            refs = json.loads(artifacts)
-            hashes.update(refs.values())
-            rows[key] = {"output": json.loads(output), "artifact_refs": refs,
-                         "facts": json.loads(facts) if facts else None, "latency_ms": latency}
+            try:
+                refs = json.loads(artifacts)
+                hashes.update(refs.values())
+                rows[key] = {"output": json.loads(output), "artifact_refs": refs,
+                             "facts": json.loads(facts) if facts else None,
+                             "latency_ms": latency}
+            except (*JSON_ERRORS, AttributeError) as exc:  # refs not an object: damaged too
+                raise self._damaged("executions", key, exc) from None
         payloads = self.load_artifacts(sorted(hashes))
         for row in rows.values():
             row["artifacts"] = {k: payloads[h] for k, h in row["artifact_refs"].items()
@@ -66,7 +83,10 @@ class CacheReads:
         def build(h: str) -> Any:
             if h not in built:
                 base, body = raw[h]
-                value = json.loads(body)
+                try:
+                    value = json.loads(body)
+                except JSON_ERRORS as exc:
+                    raise self._damaged("artifacts", h, exc) from None
                 built[h] = value if base is None else state_diff.apply(build(base), value)
             return built[h]
 
@@ -74,8 +94,18 @@ class CacheReads:
 
     def _judgment_rows(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
         groups = sorted({k[:JUDGMENT_CASE_KEY] for k in keys if k})
-        return {key: json.loads(body) for key, body in select_in(
-            self.conn, "SELECT key, body FROM judgments WHERE key IN", groups)}
+        return self._bodies("judgments", select_in(
+            self.conn, "SELECT key, body FROM judgments WHERE key IN", groups))
+
+    def _bodies(self, table: str, rows: Iterable[tuple[str, str]]) -> dict[str, Any]:
+        """key -> parsed body, for rows of (key, JSON text)."""
+        found: dict[str, Any] = {}
+        for key, body in rows:
+            try:
+                found[key] = json.loads(body)
+            except JSON_ERRORS as exc:
+                raise self._damaged(table, key, exc) from None
+        return found
 
     def lookup_judgments(
         self, keys: Sequence[str], details_for: frozenset[str] = frozenset()
@@ -106,12 +136,12 @@ class CacheReads:
     def load_case(self, case_digest: str) -> dict[str, Any] | None:
         """A case as it was run, by its digest, or None."""
         row = self.conn.execute("SELECT body FROM cases WHERE digest=?", (case_digest,)).fetchone()
-        return json.loads(row[0]) if row else None
+        return self._bodies("cases", [(case_digest, row[0])])[case_digest] if row else None
 
     def load_cases(self, digests: Iterable[str]) -> dict[str, dict[str, Any]]:
         """Cases as they were run, by digest (digests not stored are left out)."""
-        return {digest: json.loads(body) for digest, body in select_in(
-            self.conn, "SELECT digest, body FROM cases WHERE digest IN", digests)}
+        return self._bodies("cases", select_in(
+            self.conn, "SELECT digest, body FROM cases WHERE digest IN", digests))
 
     def lookup_judge_verdicts(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Stored judge verdicts (`judge_verdict/v1` records) by verdict key."""
@@ -120,5 +150,5 @@ class CacheReads:
 
     def lookup_replays(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Stored fault replays by replay key."""
-        return {key: json.loads(body) for key, body in select_in(
-            self.conn, "SELECT key, body FROM replays WHERE key IN", keys)}
+        return self._bodies("replays", select_in(
+            self.conn, "SELECT key, body FROM replays WHERE key IN", keys))

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from oloproof.errors import ErrorKind, StoreError, UsageError
-from oloproof.store.sql import dumps, writing
+from oloproof.store.sql import JSON_ERRORS, damaged_row_error, dumps, writing
 
 _LISTED = ("run_id", "project", "started_at", "finished_at", "status", "pid", "host",
            "system_name", "system_version", "n_cases")
@@ -72,10 +72,21 @@ class RunsRegistry:
         out = []
         for row in rows:
             record = dict(zip(keys, row, strict=True))
-            record["summary"] = json.loads(record["summary"]) if record["summary"] else None
+            record["summary"] = self._json(record["summary"], "runs", record["run_id"],
+                                           "summary")
             record["status"] = self._live_status(record)
             out.append(record)
         return out
+
+    def _json(self, text: str | None, table: str, key: object, column: str) -> Any:
+        """A stored JSON column (None when empty); text that is not JSON is a damaged store."""
+        if not text:
+            return None
+        try:
+            return json.loads(text)
+        except JSON_ERRORS as exc:
+            raise damaged_row_error(self.path, f"the {table} row {key} ({column})",
+                                    exc) from None
 
     @staticmethod
     def _live_status(record: dict[str, Any]) -> str:
@@ -139,7 +150,7 @@ class RunsRegistry:
         keys = (*_LISTED, "suite", "policy", "summary")
         record = dict(zip(keys, row, strict=True))
         for key in ("suite", "policy", "summary"):
-            record[key] = json.loads(record[key]) if record[key] else None
+            record[key] = self._json(record[key], "runs", run_id, key)
         record["status"] = self._live_status(record)
         return record
 
@@ -150,7 +161,12 @@ class RunsRegistry:
             "ORDER BY seq", (run_id,),
         )
         for case_id, case_digest, exec_key, outcome in cursor:
-            yield case_id, case_digest, exec_key, json.loads(outcome)
+            try:
+                parsed = json.loads(outcome)
+            except JSON_ERRORS as exc:
+                raise damaged_row_error(self.path, f"the run_cases row of case {case_id!r} "
+                                        f"in run {run_id} (outcome)", exc) from None
+            yield case_id, case_digest, exec_key, parsed
 
     def iter_run_verdicts(self, run_id: str, *, trials: bool = True
                           ) -> Iterator[tuple[str, str, str | None, str, int]]:
@@ -159,11 +175,17 @@ class RunsRegistry:
         stored outcomes by SQLite rather than parsing each one. `trials=False` (a run of one
         trial per case) reads every trial as 1 without looking (one JSON lookup a row)."""
         trial = "coalesce(json_extract(outcome, '$.tr'), 1)" if trials else "1"
-        cursor = self.conn.execute(
-            f"SELECT case_id, case_digest, exec_key, json_extract(outcome, '$.c'), {trial} "
-            "FROM run_cases WHERE run_id=? ORDER BY seq", (run_id,),
-        )
-        yield from cursor
+        try:
+            cursor = self.conn.execute(
+                f"SELECT case_id, case_digest, exec_key, json_extract(outcome, '$.c'), {trial} "
+                "FROM run_cases WHERE run_id=? ORDER BY seq", (run_id,),
+            )
+            yield from cursor
+        except sqlite3.OperationalError as exc:
+            if "malformed JSON" not in str(exc):
+                raise
+            raise damaged_row_error(self.path, f"a run_cases row of run {run_id} (outcome)",
+                                    exc) from None
 
     def run_case(self, run_id: str, case_id: str) -> tuple[str, str | None, dict[str, Any]] | None:
         """(case digest, execution key, outcome) of one case of a run (its first trial), or
@@ -175,7 +197,8 @@ class RunsRegistry:
         ).fetchone()
         if row is None:
             return None
-        return row[0], row[1], json.loads(row[2])
+        return row[0], row[1], self._json(row[2], "run_cases", f"of case {case_id!r} in run "
+                                          f"{run_id}", "outcome")
 
     def run_case_trials(self, run_id: str, case_id: str
                         ) -> list[tuple[str, str | None, dict[str, Any]]]:
@@ -185,7 +208,8 @@ class RunsRegistry:
             "SELECT case_digest, exec_key, outcome FROM run_cases WHERE run_id=? AND case_id=? "
             "ORDER BY seq", (run_id, case_id),
         ).fetchall()
-        found = [(row[0], row[1], json.loads(row[2])) for row in rows]
+        found = [(row[0], row[1], self._json(row[2], "run_cases", f"of case {case_id!r} in "
+                                             f"run {run_id}", "outcome")) for row in rows]
         found.sort(key=lambda row: int(row[2].get("tr", 1)))
         return found
 

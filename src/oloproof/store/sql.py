@@ -70,6 +70,23 @@ def damaged_store_error(path: Path, detail: str) -> StoreError:
         file=path)
 
 
+def damaged_row_error(path: Path, where: str, exc: BaseException) -> StoreError:
+    """The error for a stored row whose JSON cannot be read (`where`: which table, row and
+    column): the store is damaged — Oloproof writes every such column as JSON — said as such,
+    with what to do."""
+    why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+    return StoreError(
+        f"the store is damaged: {where} does not hold valid JSON ({why}); "
+        "Oloproof never writes such a row, so the file was changed or broken outside it. "
+        f"Move it aside (`mv {path} {path}.damaged`) and the next `oloproof run` starts a new "
+        "store, executing every case again (`sqlite3 FILE .recover` may save the rest)",
+        file=path)
+
+
+#: What `json.loads` raises on text that is not JSON (or nests past Python's limit).
+JSON_ERRORS = (ValueError, RecursionError)
+
+
 def store_error(exc: sqlite3.Error, path: Path, doing: str = "write to") -> StoreError:
     """A `StoreError` naming the store, what went wrong in words, and what to do about it."""
     code = getattr(exc, "sqlite_errorcode", None)
@@ -94,6 +111,8 @@ def store_error(exc: sqlite3.Error, path: Path, doing: str = "write to") -> Stor
             file=path)
     if primary in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
         return damaged_store_error(path, text)
+    if "malformed JSON" in text:  # SQLite's json_extract on a row that is not JSON
+        return damaged_row_error(path, "a row SQLite read as JSON", exc)
     if primary == sqlite3.SQLITE_CANTOPEN and path.exists() and doing != "read" and not (
             os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
         # SQLite opens a file it may not write read-only, then cannot open its WAL beside it.

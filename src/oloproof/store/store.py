@@ -17,6 +17,7 @@ reported on.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from oloproof.store.caches import CacheReads
 from oloproof.store.runs import RunsRegistry
 from oloproof.store.schema import JUDGMENT_CASE_KEY, SCHEMA_VERSION, migrate
 from oloproof.store.sql import (
+    _ELSEWHERE,
     connect,
     connect_read_only,
     damaged_store_error,
@@ -48,9 +50,7 @@ class Store(Writer, RunsRegistry, CacheReads):
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise StoreError(f"cannot make the store's directory {path.parent}: "
-                             f"{exc.strerror}; point the store elsewhere (--store PATH, "
-                             "$OLOPROOF_STORE or `store:` in oloproof.yaml)", file=path) from None
+            raise _no_directory(path, exc) from None
         try:
             self.conn = connect(path)
             _check_is_a_store(self.conn, path, empty_ok=True)
@@ -111,6 +111,25 @@ class Store(Writer, RunsRegistry, CacheReads):
                 self.stop_writer()
         finally:
             self.conn.close()
+
+
+def _no_directory(path: Path, exc: OSError) -> StoreError:
+    """Why the store's directory cannot be made, in words: a symbolic link to nothing, a file
+    where the directory goes, or what the system said."""
+    for folder in (path.parent, *path.parent.parents):
+        if folder.is_symlink() and not folder.exists():
+            return StoreError(
+                f"{folder} is a symbolic link to {os.readlink(folder)}, which does not exist, "
+                "so the store cannot be made there; create what it points to, remove the link "
+                f"(`rm {folder}`) and the store is made in its place, or point the store elsewhere "
+                f"({_ELSEWHERE})",
+                file=path)
+        if folder.exists() and not folder.is_dir():
+            return StoreError(
+                f"{folder} is a file, where the store's directory goes; move it aside, or "
+                f"point the store elsewhere ({_ELSEWHERE})", file=path)
+    return StoreError(f"cannot make the store's directory {path.parent}: {exc.strerror}; "
+                      f"point the store elsewhere ({_ELSEWHERE})", file=path)
 
 
 def _check_is_a_store(conn: sqlite3.Connection, path: Path, *, empty_ok: bool) -> int:

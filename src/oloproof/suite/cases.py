@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import stat
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -201,6 +202,9 @@ class DatasetIndex:
     # Of the case paths the scan was asked to look for (`input.message`, …), those some case
     # has.
     found_paths: frozenset[str] = frozenset()
+    # How many cases hold each key of `expected` (an evaluator that excludes most cases for a
+    # key they lack is pointed at a key of a similar name they have).
+    expected_keys: dict[str, int] = field(default_factory=dict)
     # The scanned cases (without digests) of a small dataset, for `iter_cases` to hand out
     # once instead of reading the file again; None once handed out or when not kept.
     kept: list[Case] | None = field(default=None, repr=False, compare=False)
@@ -462,6 +466,9 @@ def scan_dataset(
     first_line: dict[str, int] = {}
     ids: list[str] = []
     clustered = False
+    # Cases counted by the keys of their `expected`, in order (one dictionary update a case:
+    # a dataset has few such shapes), spread over the keys at the end.
+    shapes: dict[tuple[str, ...], int] = {}
     kept: list[Case] | None = [] if path.stat().st_size <= KEEP_BYTES else None
     try:
         for number, raw in _lines(path):
@@ -494,13 +501,20 @@ def scan_dataset(
                         del looking[wanted]
             ids.append(case.id)
             clustered = clustered or case.cluster is not None
+            shape = tuple(case.expected)
+            shapes[shape] = shapes.get(shape, 0) + 1
     except UnicodeDecodeError as exc:
         raise ConfigError(f"dataset is not UTF-8 text: {exc}", file=path) from None
     if not ids:
         raise ConfigError("the dataset has no cases", file=path)
+    expected_keys: Counter[str] = Counter()
+    for shape, count in shapes.items():
+        for key in shape:
+            expected_keys[key] += count
     stat = path.stat()
     return DatasetIndex(path=path, ids=ids, size=stat.st_size, mtime_ns=stat.st_mtime_ns,
-                        clustered=clustered, kept=kept, found_paths=frozenset(found))
+                        clustered=clustered, expected_keys=dict(sorted(expected_keys.items())),
+                        kept=kept, found_paths=frozenset(found))
 
 
 def _has_path(case: Case, parts: list[str]) -> bool:

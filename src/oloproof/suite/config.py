@@ -13,10 +13,16 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from oloproof.errors import ConfigError
-from oloproof.suite.validation import ConfigModel, accepted_fields, validate_model
+from oloproof.suite.validation import (
+    ENTRY_POINT,
+    PLAIN_NAME,
+    ConfigModel,
+    accepted_fields,
+    unknown_key,
+    validate_model,
+)
 from oloproof.suite.yaml_source import YamlDocument, read_yaml
 
-ENTRY_POINT = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
 #: Where a run's workers live (SPEC §14).
 EXECUTORS = ("local", "processes", "ray")
 MAX_WORKERS = 4096
@@ -164,7 +170,7 @@ MAX_TRIALS = 1000
 class TransformConfig(_Strict):
     """A metamorphic transform (SPEC §9): `template` or `replace` on one input field."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_-]+$")
+    name: str = Field(pattern=PLAIN_NAME)
     field: str = Field(min_length=1)
     template: str | None = None
     replace: tuple[tuple[str, str], ...] | None = None
@@ -321,7 +327,8 @@ class SuiteFile(_Strict):
 
 def load_suite_file(path: Path) -> tuple[SuiteFile, YamlDocument]:
     """Read and validate oloproof.yaml (everything but the evaluator entries)."""
-    doc = read_yaml(path, "suite (oloproof.yaml)")
+    doc = read_yaml(path, "suite", "check the path given (--config), or run where the "
+                    "suite is (`oloproof init` writes an oloproof.yaml)")
     if not isinstance(doc.data, dict):
         raise ConfigError(
             "the suite must be a YAML mapping with version, dataset, system and evaluators",
@@ -331,8 +338,7 @@ def load_suite_file(path: Path) -> tuple[SuiteFile, YamlDocument]:
     unknown = [k for k in doc.data if k not in accepted_fields(SuiteFile)]
     if unknown:
         raise ConfigError(
-            f"unknown top-level key {unknown[0]!r}; accepted keys: "
-            + ", ".join(accepted_fields(SuiteFile)),
+            unknown_key(unknown[0], accepted_fields(SuiteFile)),
             file=path,
             line=doc.line_of((unknown[0],)),
         )

@@ -14,6 +14,7 @@ from oloproof.suite.validation import (
     accepted_fields,
     error_location,
     plain_message,
+    unknown_key,
     validate_model,
 )
 from oloproof.suite.yaml_source import YamlDocument, read_yaml
@@ -118,7 +119,8 @@ def policy_warnings(policy: Policy) -> list[str]:
 
 def load_policy(path: Path) -> tuple[Policy, YamlDocument]:
     """Read and validate release.yaml."""
-    doc = read_yaml(path, "policy (release.yaml)")
+    doc = read_yaml(path, "policy", "check the path given (--policy, or `policy=`), or "
+                    "create it (`oloproof init` writes a release.yaml beside oloproof.yaml)")
     data = doc.data
     if data is None:
         # An empty policy would allow every release: fail closed (SPEC §11.1).
@@ -132,8 +134,7 @@ def load_policy(path: Path) -> tuple[Policy, YamlDocument]:
     for key in data:
         if key not in accepted_fields(Policy):
             raise ConfigError(
-                f"unknown top-level key {key!r}; accepted keys: "
-                + ", ".join(accepted_fields(Policy)),
+                unknown_key(key, accepted_fields(Policy)),
                 file=path,
                 line=doc.line_of((key,)),
             )

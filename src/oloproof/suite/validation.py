@@ -131,6 +131,58 @@ class ConfigModel(BaseModel):
         return data
 
 
+# ---- patterns, in words ---------------------------------------------------------------------
+
+#: What a field checked against a pattern must look like, in words, by pattern: a regular
+#: expression says nothing to the person who wrote the YAML (`must match the pattern ^[A-Za-z_]…`).
+_PATTERN_WORDS: dict[str, Callable[[Any], str]] = {}
+
+
+def worded_pattern(pattern: str, words: Callable[[Any], str]) -> str:
+    """Register `words(value)` as what a value failing `pattern` is told; returns `pattern`
+    (for `Field(pattern=worded_pattern(...))`)."""
+    _PATTERN_WORDS[pattern] = words
+    return pattern
+
+
+def _entry_point_words(value: Any) -> str:
+    text = f"write module:attribute, e.g. app:run (got {value!r}"
+    if isinstance(value, str) and ":" not in value and "." in value.strip("."):
+        module, _, attribute = value.rpartition(".")
+        text += f": did you mean {module + ':' + attribute!r}?"
+    return text + ")"
+
+
+#: `module:attribute`, imported from the suite's directory (a system, a factory, a check).
+ENTRY_POINT = worded_pattern(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$", _entry_point_words)
+#: A name written in ids and paths.
+PLAIN_NAME = worded_pattern(
+    r"^[A-Za-z0-9_-]+$",
+    lambda value: f"use letters, digits, _ and - only (got {value!r})")
+
+
+def closest(word: str, choices: Sequence[str]) -> str | None:
+    """The one of `choices` that `word` most likely misspells (difflib), or None."""
+    import difflib
+
+    close = difflib.get_close_matches(word, [c for c in choices if c != word], n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def suggestion(word: str, choices: Sequence[str]) -> str:
+    """` (did you mean 'mode'?)` when `word` is close to one of `choices` (else empty)."""
+    close = closest(word, choices)
+    return f" (did you mean {close!r}?)" if close else ""
+
+
+def unknown_key(key: object, accepted: Sequence[str], where: str = "") -> str:
+    """`unknown key 'mdoe' in evaluators[2] (did you mean 'mode'?); accepted keys: …` (`where`
+    empty: a top-level key)."""
+    message = f"unknown key {key!r} in {where}" if where else f"unknown top-level key {key!r}"
+    message += suggestion(str(key), accepted)
+    return message + (f"; accepted keys: {', '.join(accepted)}" if accepted else "")
+
+
 def accepted_fields(model: type[BaseModel]) -> list[str]:
     """The keys a model takes, as written in YAML."""
     return [f.alias or name for name, f in model.model_fields.items()]
@@ -160,10 +212,8 @@ def _to_config_error(
     kind = first["type"]
     if kind == "extra_forbidden":
         owner = _model_at(model, err_loc[:-1], data)
-        accepted = ", ".join(accepted_fields(owner)) if owner else ""
-        message = f"unknown key {err_loc[-1]!r} in {_dotted(full_loc[:-1]) or 'the top level'}"
-        if accepted:
-            message += f"; accepted keys: {accepted}"
+        message = unknown_key(err_loc[-1], accepted_fields(owner) if owner else [],
+                              _dotted(full_loc[:-1]) or "the top level")
     elif kind == "missing":
         message = f"{where} is required but missing"
     else:
@@ -328,6 +378,10 @@ def plain_message(error: Any) -> str:
         text = str(error.get("msg", ""))
         return text.split(", ", 1)[1] if text.startswith(("Value error, ", "Assertion failed, "))\
             else text
+    if kind == "string_pattern_mismatch":
+        words = _PATTERN_WORDS.get(str((error.get("ctx") or {}).get("pattern")))
+        if words is not None:
+            return words(error.get("input"))
     plain = _PLAIN.get(kind)
     if plain is None:
         return str(error.get("msg", "is not valid"))

@@ -36,15 +36,16 @@ class YamlDocument:
         return self.lines.get((), None)
 
 
-def read_yaml(path: Path, what: str) -> YamlDocument:
-    """Parse `path`; a missing file or a syntax error is a ConfigError naming file and line."""
+def read_yaml(path: Path, what: str, hint: str = "check its path, or create it "
+              "(see `oloproof init`)") -> YamlDocument:
+    """Parse `path`; a missing file or a syntax error is a ConfigError naming file and line.
+
+    A missing file is named as given (`release-v1.yaml`), with `hint` saying what to do.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(
-            f"{what} file not found; create it or pass its path (see `oloproof init`)",
-            file=path,
-        ) from None
+        raise ConfigError(f"{what} file {path.name} not found; {hint}", file=path) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {what} file: {exc}", file=path) from None
     try:

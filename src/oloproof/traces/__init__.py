@@ -22,8 +22,13 @@ from oloproof.lazy_names import lazy_names
 
 #: The artifact beside a trajectory read from a trace: what the reader did not understand.
 READING_KIND = "trace_reading/v1"
+#: Why every trajectory criterion is missing on a trace that gave no step (docs/traces.md).
+EMPTY_TRAJECTORY = "empty_trajectory"
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from oloproof.recording.trajectory import AgentTrajectory
     from oloproof.recording.usage import USAGE_KIND
     from oloproof.traces.langchain_messages import from_langchain_messages, read_langchain_messages
     from oloproof.traces.openai_agents import from_openai_agents, read_openai_agents
@@ -38,6 +43,19 @@ if TYPE_CHECKING:
     )
     from oloproof.traces.spans import Span, SpanEvent
     from oloproof.traces.suite_writer import ImportedSuite, import_traces
+
+
+
+def gave_no_step(trajectory: AgentTrajectory | None, artifacts: Mapping[str, object]) -> bool:
+    """Whether `trajectory` was read from a trace (`system.trace: otel`, a suite of
+    `oloproof traces import`: a `trace_reading/v1` beside it) and the trace gave no step.
+
+    Such a trajectory records nothing the agent did, so no trajectory criterion can pass or
+    fail on it: each is missing (`empty_trajectory`). A trajectory a system recorded by hand
+    with no step is what it says — the agent took none — and is judged.
+    """
+    return trajectory is not None and not trajectory.steps and READING_KIND in artifacts
+
 
 # Each lazily imported public name, and the module that defines it.
 _LAZY = {

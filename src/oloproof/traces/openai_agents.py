@@ -5,7 +5,9 @@ is imported only here and only when this adapter is used, so nothing else needs 
 step names the agent whose turn produced the item (`item.agent.name`); a `HandoffOutputItem`
 is the `handoff` step (its `source_agent` → `target_agent`), and the `HandoffCallItem` it
 answers makes no step of its own. `MaxTurnsExceeded` makes the trajectory truncated with the
-run's `max_turns` as `step_limit`.
+run's `max_turns` as `step_limit`; another exception makes it a `failure`, and a run that
+ended with its answer a `success`. Instructions (system and developer messages of the input)
+are no steps, as in every format.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def read_openai_agents(result: Any) -> TraceReading:
     """
     from agents.exceptions import AgentsException, MaxTurnsExceeded
 
-    terminal: TerminalStatus = "unknown"
+    terminal: TerminalStatus | None = None  # derived by the builder: success with an answer
     truncated, step_limit = False, None
     items: Any
     run_input: Any
@@ -67,6 +69,9 @@ def read_openai_agents(result: Any) -> TraceReading:
     elif hasattr(result, "new_items"):
         items, run_input = result.new_items, result.input
         context = getattr(result, "context_wrapper", None)
+        if getattr(result, "interruptions", None) or getattr(result, "is_complete", True) is False:
+            # Paused for a tool approval, or a streamed run not finished: it has not ended.
+            terminal = "unknown"
     else:
         raise TraceError(
             f"from_openai_agents takes a run result or the exception a run raised, "

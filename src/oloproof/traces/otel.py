@@ -21,9 +21,12 @@ docs/traces.md.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
 from typing import Any
 
 from oloproof.digest import canonical_json
@@ -76,6 +79,8 @@ OI_COST = "llm.cost.total"
 OI_NOT_STEPS = frozenset({"CHAIN", "RETRIEVER", "EMBEDDING", "RERANKER", "GUARDRAIL",
                           "EVALUATOR", "PROMPT"})
 HANDOFF_SPAN_PREFIX = "handoff to "  # openinference-instrumentation-openai-agents
+# The Agents SDK's error on an agent span its turn limit stopped.
+_MAX_TURNS = re.compile(r"Max turns exceeded\b\D*(\d+)")
 
 _MESSAGE_ROLES = ("user", "system", "developer")
 
@@ -267,9 +272,10 @@ def _continuation(text: str, previous: str) -> str | None:
 class _Walk:
     """One trace's spans turned into steps, in tree order."""
 
-    def __init__(self, spans: list[Span], trace_id: str) -> None:
+    def __init__(self, spans: list[Span], trace_id: str, file: str | Path | None = None) -> None:
         self.spans = spans
         self.trace_id = trace_id
+        self.file = file  # named by the errors of a tree that is not one
         self.builder = TrajectoryBuilder("otel")
         self.said: Counter[tuple[str, int, str]] = Counter()  # user/system messages in steps
         self.by_tool_span: set[int] = set()  # calls a tool span has claimed
@@ -278,10 +284,15 @@ class _Walk:
         # Per agent: the last model call's input text and what it had seen, so the next
         # call's history is read only where it is new (see `_model_input`).
         self.last_input: dict[str | None, tuple[str, Counter[tuple[str, int, str]]]] = {}
+        # The agent of the last model call, if its output was not recorded, and the number of
+        # steps when it ended.
+        self.unrecorded_answer: tuple[str | None, int] | None = None
 
     def run(self) -> TraceReading:
         builder = self.builder
         by_id = {s.span_id: s for s in self.spans}
+        if len(by_id) != len(self.spans):
+            raise _twice(self.spans, self.trace_id, self.file)
         roles: dict[str, str | None] = {}
         children: dict[str, list[Span]] = defaultdict(list)
         roots: list[Span] = []
@@ -301,6 +312,10 @@ class _Walk:
             elif role == AGENT:
                 agents.append(span)
             if span.parent_id is not None and span.parent_id in by_id:
+                if span.parent_id == span.span_id:
+                    raise TraceError("this span names itself as its parent; a span's parent is "
+                                     "another span of its trace, or none", file=self.file,
+                                     trace=self.trace_id, span=_named(span))
                 children[span.parent_id].append(span)
             else:
                 roots.append(span)
@@ -308,12 +323,16 @@ class _Walk:
             builder.ignored["span:other"] += plain
         order = lambda s: (s.start, s.span_id)  # noqa: E731
         roots.sort(key=order)
+        unwalked: dict[str, int] = {}  # per parent: its children left out of the walk
         for parent, kids in children.items():
             # A span that is no step and has no child gives nothing: it is not walked (most
             # spans of a service — its queries and requests — are such leaves).
             kept = [k for k in kids if roles[k.span_id] != CONTAINER or k.span_id in children]
             kept.sort(key=order)
             children[parent] = kept
+            if len(kept) < len(kids):
+                unwalked[parent] = len(kids) - len(kept)
+        reached = 0  # spans below a root: all of them, unless parents form a cycle
         # An explicit stack: a trace may nest deeper than Python's recursion allows.
         stack: list[tuple[bool, Span, str | None, Any]] = [
             (True, root, None, None) for root in reversed(roots)
@@ -321,6 +340,7 @@ class _Walk:
         while stack:
             entering, span, agent, state = stack.pop()
             if entering:
+                reached += 1 + unwalked.get(span.span_id, 0)
                 role = roles[span.span_id]
                 agent = self._agent(span, role, agent)
                 state = self._enter(span, role, agent)
@@ -331,9 +351,27 @@ class _Walk:
             else:
                 role, inner = state
                 self._leave(span, role, agent, inner)
+        if reached < len(self.spans):
+            raise _cycle(self.spans, by_id, roots, self.trace_id, self.file)
         first = roots[0] if roots else None
-        terminal: TerminalStatus = "failure" if first and first.status == "ERROR" else "unknown"
-        return builder.finish(terminal_status=terminal, usage=_usage(models, agents, by_id),
+        # The run failed when its root or one of its agents ended in error (a tool's error is
+        # a result the agent was shown, not the run's end); otherwise the builder derives it.
+        # An agent stopped by the Agents SDK's turn limit was cut short, not failed: what was
+        # recorded is a lower bound, as `read_openai_agents` reads the same run.
+        limits = [n for n in map(_max_turns, agents) if n is not None]
+        step_limit = limits[0] if limits else None
+        failed = step_limit is None and (
+            (first is not None and first.status == "ERROR")
+            or any(a.status == "ERROR" for a in agents))
+        unanswered = self.unrecorded_answer
+        if unanswered is not None and not failed and unanswered[1] == builder.step_count():
+            # The trace's last model call answered (nothing was called after it), but its
+            # text was not captured: the answer is a step all the same, its content empty.
+            step = builder.add("final", agent=unanswered[0])
+            step.notes.append(("content_not_recorded", ""))
+        terminal: TerminalStatus | None = "failure" if failed else None
+        return builder.finish(terminal_status=terminal, truncated=step_limit is not None,
+                              step_limit=step_limit, usage=_usage(models, agents, by_id),
                               trace_id=self.trace_id)
 
     @staticmethod
@@ -360,7 +398,12 @@ class _Walk:
             # The agent's own output restates its model calls' output: read only without them.
             self._output(_messages(span, self.builder, "output"), agent, span)
         elif role == MODEL:
-            self._output(_messages(span, self.builder, "output"), agent, span)
+            output = _messages(span, self.builder, "output")
+            self._output(output, agent, span)
+            # A model call whose output was not captured (content capture off) may be the
+            # agent's answer: it is, if no step follows it (see `run`).
+            self.unrecorded_answer = (None if output or not span.end
+                                      else (agent, self.builder.step_count()))
         elif role == TOOL and inner is not None:
             self._tool_result(span, inner, agent)
 
@@ -485,6 +528,67 @@ class _Walk:
             self.builder.remove(chosen[0])
 
 
+# --- a tree that is not one ------------------------------------------------------------------
+
+
+def _named(span: Span) -> str:
+    return f"span {span.span_id}" + (f" ({span.name!r})" if span.name else "")
+
+
+def _twice(spans: list[Span], trace_id: str, file: str | Path | None) -> TraceError:
+    """Two spans of one trace with one id: which is whose parent cannot be told."""
+    seen: dict[str, Span] = {}
+    for span in spans:
+        first = seen.setdefault(span.span_id, span)
+        if first is not span:
+            break
+    return TraceError(
+        "two spans of this trace have this id" + (f" ({first.name!r} and {span.name!r})"
+                                                   if first.name or span.name else "")
+        + "; every span of a trace has an id of its own (a span exported twice, or ids made by "
+        "hand?)", file=file, trace=trace_id, span=f"span {span.span_id}")
+
+
+def _cycle(spans: list[Span], by_id: Mapping[str, Span], roots: list[Span],
+           trace_id: str, file: str | Path | None) -> TraceError:
+    """Spans no root reaches: their parents, followed up, go round in a cycle."""
+    below = set()
+    stack = [r.span_id for r in roots]
+    kids: dict[str, list[str]] = defaultdict(list)
+    for span in spans:
+        if span.parent_id is not None:
+            kids[span.parent_id].append(span.span_id)
+    while stack:
+        current = stack.pop()
+        if current not in below:
+            below.add(current)
+            stack.extend(kids.get(current, ()))
+    start = next(s for s in spans if s.span_id not in below)
+    path: list[str] = []
+    on_path: set[str] = set()
+    current_id = start.span_id
+    while current_id not in on_path:  # every span here has a parent in the trace
+        on_path.add(current_id)
+        path.append(current_id)
+        current_id = by_id[current_id].parent_id  # type: ignore[assignment]
+    ring = path[path.index(current_id):]
+    shown = " → ".join(_named(by_id[i]) for i in ring[:6]) + (" → …" if len(ring) > 6 else "")
+    return TraceError(
+        f"the parents of {len(ring)} spans form a cycle ({shown} → back to the first): no "
+        f"span of it descends from a root, so {len(spans) - len(below)} span(s) of this trace "
+        "could not be placed; the spans of a trace form a tree (a span whose parent is not in "
+        "the trace is a root)", file=file, trace=trace_id, span=_named(by_id[ring[0]]))
+
+
+def _max_turns(span: Span) -> int | None:
+    """The turn limit an agent span's error reports, when the Agents SDK stopped the agent
+    there (`Max turns exceeded: {'max_turns': 10}`, as its instrumentors record it)."""
+    if span.status != "ERROR" or not span.status_message:
+        return None
+    found = _MAX_TURNS.match(span.status_message)
+    return int(found.group(1)) if found else None
+
+
 def _error(span: Span, output: Any) -> dict[str, Any]:
     """A failed tool's result: the error's message (status, exception event or error.type)."""
     message = span.status_message
@@ -551,27 +655,48 @@ def group_by_trace(spans: list[Span]) -> dict[str, list[Span]]:
     return dict(sorted(groups.items(), key=lambda kv: (min(s.start for s in kv[1]), kv[0])))
 
 
-def read_trace(spans: list[Span], trace_id: str) -> TraceReading:
-    """One trace's spans (already grouped) read into a trajectory."""
-    return _Walk(spans, trace_id).run()
+def read_trace(spans: list[Span], trace_id: str, *,
+               file: str | Path | None = None) -> TraceReading:
+    """One trace's spans (already grouped) read into a trajectory.
+
+    Raises:
+        TraceError: the spans do not form a tree — two with one id, one that is its own
+            parent, parents in a cycle — naming the trace and the span (and `file`, if given).
+    """
+    return _Walk(spans, trace_id, file).run()
 
 
-def read_otel_traces(spans: Iterable[Any] | Mapping[str, Any]) -> list[TraceReading]:
+Spans = Iterable[Any] | Mapping[str, Any] | str | PathLike[str]
+
+
+def _spans(spans: Spans) -> list[Span]:
+    if isinstance(spans, str | PathLike):
+        # A path: the OTLP/JSON (or JSON Lines) file it names, read as read_otlp_file reads it
+        # (iterated as text, its characters would each be "not a span").
+        from oloproof.traces.otlp_json import read_otlp_spans
+
+        return read_otlp_spans(Path(spans), lean=True)
+    return spans_from(spans)
+
+
+def read_otel_traces(spans: Spans) -> list[TraceReading]:
     """Read spans of any number of traces: one TraceReading per trace.
 
     Args:
         spans: `opentelemetry.sdk.trace.ReadableSpan` objects (e.g.
-            `InMemorySpanExporter().get_finished_spans()`), OTLP/JSON span objects, or a whole
-            OTLP/JSON document (`{"resourceSpans": [...]}`, hex or base64 ids).
+            `InMemorySpanExporter().get_finished_spans()`), OTLP/JSON span objects, a whole
+            OTLP/JSON document (`{"resourceSpans": [...]}`, hex or base64 ids), or the path of
+            an OTLP/JSON or JSON Lines file (as `read_otlp_file` reads it).
 
     Returns:
         Readings in the order the traces started.
     """
-    return [read_trace(group, trace_id)
-            for trace_id, group in group_by_trace(spans_from(spans)).items()]
+    file = spans if isinstance(spans, str | PathLike) else None
+    return [read_trace(group, trace_id, file=None if file is None else Path(file))
+            for trace_id, group in group_by_trace(_spans(spans)).items()]
 
 
-def read_otel(spans: Iterable[Any] | Mapping[str, Any]) -> TraceReading:
+def read_otel(spans: Spans) -> TraceReading:
     """Read the spans of one trace into a trajectory, with what was skipped and marked.
 
     Raises:
@@ -583,12 +708,15 @@ def read_otel(spans: Iterable[Any] | Mapping[str, Any]) -> TraceReading:
         raise TraceError(
             f"from_otel reads one trace; these spans hold {len(readings)}"
             + (f" ({ids}{', ...' if len(readings) > 5 else ''})" if readings else "")
-            + "; use read_otel_traces for one trajectory per trace"
+            + ("; use read_otlp_file for one reading per trace of a file"
+               if isinstance(spans, str | PathLike) else
+               "; use read_otel_traces for one trajectory per trace"),
+            file=Path(spans) if isinstance(spans, str | PathLike) else None,
         )
     return readings[0]
 
 
-def from_otel(spans: Iterable[Any] | Mapping[str, Any]) -> AgentTrajectory:
+def from_otel(spans: Spans) -> AgentTrajectory:
     """The `AgentTrajectory` of one trace's OpenTelemetry spans (SPEC §16).
 
     Warns (`TraceWarning`) if a span could not be read; `read_otel` returns the same

@@ -16,6 +16,8 @@ from oloproof.traces.otel import group_by_trace, read_trace
 from oloproof.traces.reading import TraceReading
 from oloproof.traces.spans import Span, spans_from_document
 
+_TOO_DEEP = "its JSON is nested too deeply to be read; is it an OTLP/JSON file?"
+
 
 def read_otlp_spans(path: str | Path, *, lean: bool = False) -> list[Span]:
     """Every span in an OTLP/JSON or OTLP/JSON Lines file.
@@ -37,6 +39,8 @@ def read_otlp_spans(path: str | Path, *, lean: bool = False) -> list[Span]:
         raise TraceError("the file is empty: an OTLP/JSON file holds resourceSpans", file=file)
     try:
         whole = json.loads(text)
+    except RecursionError:
+        raise TraceError(_TOO_DEEP, file=file) from None
     except json.JSONDecodeError as exc:
         if exc.msg != "Extra data":
             raise TraceError(f"not valid JSON at column {exc.colno}: {exc.msg}", file=file,
@@ -52,6 +56,8 @@ def _json_lines(text: str, file: Path, lean: bool) -> list[Span]:
             continue
         try:
             doc = json.loads(line)
+        except RecursionError:
+            raise TraceError(_TOO_DEEP, file=file, line=number) from None
         except json.JSONDecodeError as exc:
             raise TraceError(
                 f"not valid JSON at column {exc.colno}: {exc.msg}; in a JSON Lines file each "
@@ -64,5 +70,5 @@ def _json_lines(text: str, file: Path, lean: bool) -> list[Span]:
 
 def read_otlp_file(path: str | Path) -> list[TraceReading]:
     """One TraceReading per trace in an OTLP/JSON (or JSON Lines) file, in start order."""
-    return [read_trace(group, trace_id)
+    return [read_trace(group, trace_id, file=path)
             for trace_id, group in group_by_trace(read_otlp_spans(path, lean=True)).items()]

@@ -37,7 +37,13 @@ NoteKind = Literal[
     "result_not_recorded",  # the tool finished but its result was not captured
     "call_without_result",  # no result at all: the trajectory is marked truncated
     "agent_by_control",  # the step lies outside every agent's span/message: see docs/traces.md
+    "content_not_recorded",  # the agent's answer, its text not captured (content capture off)
 ]
+
+#: Roles whose messages are an agent's instructions, sent again with every model call: they
+#: are configuration, not something that happened in the run, so no format makes them a step
+#: (docs/traces.md#one-trajectory-whatever-the-integration).
+INSTRUCTION_ROLES = frozenset({"system", "developer"})
 
 
 class TraceWarning(UserWarning):
@@ -250,9 +256,20 @@ class TrajectoryBuilder:
         self._steps.append(step)
         return step
 
+    def step_count(self) -> int:
+        """How many steps were added so far (removed ones included)."""
+        return len(self._steps)
+
     def message(self, role: str, content: Any, *, agent: str | None = None,
-                name: str | None = None, kind: StepKind = "message") -> _Step:
-        """A message step: `arguments` holds the role and the content (and a name if given)."""
+                name: str | None = None, kind: StepKind = "message") -> _Step | None:
+        """A message step: `arguments` holds the role and the content (and a name if given).
+
+        An instruction (a system or developer message) is no step, whatever the format:
+        counted in `ignored` as `instructions`, and None is returned.
+        """
+        if role in INSTRUCTION_ROLES:
+            self.ignored["instructions"] += 1
+            return None
         arguments: dict[str, Any] = {"role": role, "content": jsonable(content)}
         if name:
             arguments["name"] = name
@@ -327,7 +344,7 @@ class TrajectoryBuilder:
     def finish(
         self,
         *,
-        terminal_status: TerminalStatus = "unknown",
+        terminal_status: TerminalStatus | None = None,
         truncated: bool = False,
         step_limit: int | None = None,
         usage: TraceUsage | None = None,
@@ -340,6 +357,11 @@ class TrajectoryBuilder:
         lower bound of what happened, so every §7.2 evaluator gives a verdict only when the
         recorded part already decides it and is missing otherwise — never a fail the absent
         result caused.
+
+        `terminal_status` None (what the trace does not state) is derived the same way for
+        every format: `success` when the trace ends with the agent's answer (a `final` step)
+        and is not truncated, else `unknown`. An adapter passes `failure` (or `unknown`) when
+        its trace says so.
         """
         steps = [s for s in self._steps if not s.removed]
         for call in self._open:
@@ -352,6 +374,8 @@ class TrajectoryBuilder:
         if final is not None and final.arguments is not None:
             self.output = final.arguments.get("content")
         self._name_agents(steps)
+        if terminal_status is None:
+            terminal_status = "success" if steps and steps[-1].kind == "final" else "unknown"
         if truncated and terminal_status == "success":
             terminal_status = "unknown"
         agent_steps: list[AgentStep] = []

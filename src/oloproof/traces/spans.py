@@ -180,6 +180,10 @@ def span_from_otlp(raw: Mapping[str, Any], *, lean: bool = False) -> Span:
     status, message = _status(raw.get("status"))
     events = raw.get("events")
     items = raw.get("attributes")
+    if items is not None and type(items) is not list:
+        _shaped(items, list, "attributes", None, None)
+    if events is not None and type(events) is not list:
+        _shaped(events, list, "events", None, None)
     if lean and (not items or not any(kv.get("key") in MARKERS for kv in items)):
         items = events = None
     return Span(
@@ -215,26 +219,70 @@ def spans_from_document(doc: Any, *, file: str | Path | None = None,
     if resources is None:
         raise TraceError("no resourceSpans in this OTLP/JSON document", file=file, line=line)
     spans: list[Span] = []
-    for r, resource in enumerate(resources):
+    for r, resource in enumerate(_shaped(resources, list, "resourceSpans", file, line)):
+        where = f"resourceSpans[{r}]"
+        _shaped(resource, Mapping, where, file, line)
         scopes = _get(resource, "scopeSpans", "scope_spans")
+        level = "scopeSpans"
         if scopes is None:  # before OTLP 0.19 the level was called instrumentationLibrarySpans
             scopes = _get(resource, "instrumentationLibrarySpans",
                           "instrumentation_library_spans") or []
-        for s, scope in enumerate(scopes):
-            for n, raw in enumerate(scope.get("spans") or ()):
+            level = "instrumentationLibrarySpans"
+        for s, scope in enumerate(_shaped(scopes, list, f"{where}.{level}", file, line)):
+            _shaped(scope, Mapping, f"{where}.{level}[{s}]", file, line)
+            listed = _shaped(scope.get("spans") or [], list, f"{where}.{level}[{s}].spans",
+                             file, line)
+            for n, raw in enumerate(listed):
                 try:
+                    if type(raw) is not dict:  # parsed JSON: an object is a dict
+                        _shaped(raw, Mapping, "a span", None, None)
                     spans.append(span_from_otlp(raw, lean=lean))
-                except (KeyError, TypeError, ValueError) as exc:
+                except (KeyError, TypeError, ValueError, AttributeError, TraceError,
+                        RecursionError) as exc:
                     trace = raw.get("traceId", raw.get("trace_id")) if isinstance(
                         raw, Mapping) else None
                     name = raw.get("name") if isinstance(raw, Mapping) else None
                     raise TraceError(
-                        f"span cannot be read: {exc}",
+                        f"span cannot be read: {_why(exc)}",
                         file=file, line=line, trace=str(trace) if trace else None,
-                        span=f"span {n} of resourceSpans[{r}].scopeSpans[{s}]"
+                        span=f"span {n} of {where}.{level}[{s}]"
                         + (f" ({name!r})" if name else ""),
                     ) from None
     return spans
+
+
+_SHAPES: dict[type, str] = {list: "a list", Mapping: "an object"}
+
+
+def _why(exc: Exception) -> str:
+    """What was wrong with a span, in words."""
+    if isinstance(exc, TraceError):
+        return exc.message
+    if isinstance(exc, RecursionError):
+        return "its values are nested too deeply"
+    if isinstance(exc, KeyError):
+        return f"a field is missing: {exc}"
+    if isinstance(exc, AttributeError | TypeError):
+        # A list where an object belongs, or the reverse (attributes, events, values).
+        return f"a field has the wrong shape for OTLP/JSON ({exc})"
+    return str(exc)
+
+
+def _shaped(value: Any, shape: type, where: str, file: str | Path | None,
+            line: int | None) -> Any:
+    """`value`, if it has the shape OTLP/JSON gives `where`; else a TraceError saying so."""
+    if isinstance(value, shape):
+        return value
+    found = "null" if value is None else {bool: "a boolean", int: "a number", float: "a number",
+                                          str: "a string", list: "a list", dict: "an object",
+                                          }.get(type(value), type(value).__name__)
+    raise TraceError(f"{where} is {_SHAPES[shape]} in OTLP/JSON; here it is {found} "
+                     f"({_preview(value)})", file=file, line=line)
+
+
+def _preview(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def spans_from(items: Iterable[Any] | Mapping[str, Any]) -> list[Span]:
@@ -251,8 +299,9 @@ def spans_from(items: Iterable[Any] | Mapping[str, Any]) -> list[Span]:
                 continue
             try:
                 spans.append(span_from_otlp(item))
-            except (KeyError, TypeError, ValueError) as exc:
-                raise TraceError(f"span {n} cannot be read: {exc}",
+            except (KeyError, TypeError, ValueError, AttributeError, TraceError,
+                    RecursionError) as exc:
+                raise TraceError(f"span {n} cannot be read: {_why(exc)}",
                                  span=f"span {n} ({item.get('name')!r})") from None
         else:
             spans.append(span_from_sdk(item))

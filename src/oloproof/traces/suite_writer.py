@@ -68,7 +68,7 @@ def import_traces(path: str | Path, out: str | Path, *,
     skipped: Counter[str] = Counter()
     costs = False
     for trace_id, spans in groups.items():
-        reading = read_trace(spans, trace_id)
+        reading = read_trace(spans, trace_id, file=source)
         trajectory = reading.trajectory
         summary.steps += len(trajectory.steps)
         skipped.update(reading.skipped)

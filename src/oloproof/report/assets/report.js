@@ -11,7 +11,8 @@
   var DATA = JSON.parse(document.getElementById("oloproof-data").textContent);
   var META = DATA.meta;
   var S = DATA.summary;
-  var INDEX = DATA.index;              // [id, codes, errorKind, groups[], source, chunk, pos]
+  var INDEX = DATA.index;              // [id, codes, errorKind, groups[], source, chunk, pos,
+                                       //  with trials [trials, trials failed per criterion]]
   // With a baseline: the baseline run's cases whose verdicts moved (same row shape).
   var BASE_INDEX = DATA.baseline_index || [];
   var CMP = S.comparison || null;
@@ -785,14 +786,31 @@
     document.getElementById("app").setAttribute("data-listed", String(filtered.length));
   }
 
+  /* With trials: " (1 of 3 trials)" after a criterion the case failed on some of its trials,
+   * as every list of cases says it (report/trial_counts.py). */
+  function trialsNote(row, i) {
+    var t = row[7];
+    return t && t[0] > 1 && row[1].charAt(i) === "F" ? " (" + t[1][i] + " of " + t[0] +
+      " trials)" : "";
+  }
+
+  function failedText(row) {
+    var names = [];
+    for (var i = 0; i < row[1].length; i++) {
+      if (row[1].charAt(i) === "F") names.push(CRITERIA[i] + trialsNote(row, i));
+    }
+    return names.length ? "failed " + names.join(", ") : null;
+  }
+
   function caseRow(pos) {
     var row = INDEX[pos];
     var strip = h("span", { class: "strip", "aria-hidden": "true" });
     for (var i = 0; i < row[1].length; i++) {
       var code = row[1].charAt(i);
       strip.appendChild(h("span", { class: code + (i === state.crit ? " sel" : ""),
-        title: CRITERIA[i] + ": " + VERDICT[code] }));
+        title: CRITERIA[i] + ": " + VERDICT[code] + trialsNote(row, i) }));
     }
+    var failed = failedText(row);
     var c = category(row, -1);
     var tr = h("tr", { tabindex: "0", "data-case": row[0], "data-status": c.status,
       class: (pos === state.current ? "current " : "") +
@@ -801,6 +819,7 @@
       h("td", { class: "cid" }, row[0]),
       h("td", null, strip),
       h("td", { class: "flag" }, row[2] ? pill("errored: " + row[2], "errored") : null,
+        failed ? h("span", { class: "failed-criteria" }, (row[2] ? " " : "") + failed) : null,
         row[4] ? " copy of " + row[4] : null));
     tr.addEventListener("click", function () { goToCase(row[0]); });
     tr.addEventListener("keydown", function (ev) {

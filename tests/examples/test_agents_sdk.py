@@ -1,0 +1,185 @@
+"""The agents_sdk example: a two-agent OpenAI Agents SDK desk on a scripted `Model`, offline,
+read under `system.trace: otel` from the spans OpenInference's instrumentor makes. Its figures
+come out of the real engine (one trial, then `--trials 3`), they are the ones its README
+prints, and the trajectories read from the spans are the ones `read_openai_agents` reads from
+the same runs' items."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+pytest.importorskip("opentelemetry.sdk")
+pytest.importorskip("agents")
+pytest.importorskip("openinference.instrumentation.openai_agents")
+
+from _run_example import EXAMPLES, example_fixtures, run_cli
+
+from oloproof.stats import percent_lower, percent_upper
+
+project, terminal, document, every_slice = example_fixtures("agents_sdk", exit_code=1)
+
+HERE = EXAMPLES / "agents_sdk"
+README = (HERE / "README.md").read_text(encoding="utf-8")
+
+
+def _blocks(text: str) -> list[str]:
+    return re.findall(r"```\n(.*?)```", text, flags=re.S)
+
+
+def _lines(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.splitlines())
+
+
+@pytest.fixture(scope="module")
+def three_trials(project: Path, document: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """`oloproof run --trials 3` after the one-trial runs: its terminal report and document."""
+    done = run_cli(project, "run", "--trials", "3")
+    assert done.returncode == 1, done.stderr
+    stored = run_cli(project, "inspect", "latest", "--json")  # the stored run's document
+    assert stored.returncode == 0, stored.stderr
+    return done.stdout, json.loads(stored.stdout)
+
+
+def test_the_suite_records_nothing_and_instruments_once_at_import() -> None:
+    suite = yaml.safe_load((HERE / "oloproof.yaml").read_text(encoding="utf-8"))
+    assert suite["system"]["trace"] == "otel" and "records" not in suite["system"]
+    source = (HERE / "app.py").read_text(encoding="utf-8")
+    assert "agent_trajectory(" not in source and ".steps(" not in source
+    # The instrumentor is called at module level (column 0), once, with no provider.
+    assert re.findall(r"^OpenAIAgentsInstrumentor\(\)\.instrument\(\)$", source, re.M) == [
+        "OpenAIAgentsInstrumentor().instrument()"]
+    assert source.count(".instrument(") == 1
+    assert "current_case().trial" in source or "case.trial" in source
+    # The scripted model is the SDK's own Model interface, emitting the SDK's response span.
+    assert "class ScriptedModel(Model):" in source and "response_span(" in source
+    cases = (HERE / "data" / "cases.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(cases) == 18
+
+
+def test_the_figures(document: dict[str, Any]) -> None:
+    metrics = {m["id"]: m for m in document["metrics"]}
+    decisions = {d["rule"]: d["state"] for d in document["decisions"]}
+    assert decisions == {"answer-floor": "PASS",
+                         "looks-before-refunding": "FAIL", "no-overreach": "PASS"}
+    assert document["gate"] == {"action": "BLOCK", "exit_code": 1}
+    assert document["errors"] == [] and document["cases"] == 18
+    counts = {m: (metrics[m]["passed"], metrics[m]["observed"]) for m in
+              ("answer_correct", "agent_tool_sequence", "agent_route", "agent_tool_permissions")}
+    assert counts == {"answer_correct": (15, 18), "agent_tool_sequence": (14, 18),
+                      "agent_route": (15, 18), "agent_tool_permissions": (18, 18)}
+    answer = metrics["answer_correct"]
+    # Clopper–Pearson for 15 of 18, as printed (outward rounding).
+    assert (percent_lower(answer["lower"]), percent_upper(answer["upper"])) == ("58.5%", "96.5%")
+    assert metrics["steps_p95"]["estimate"] == 7
+    assert metrics["tokens_p50"]["estimate"] == 291
+    failing = {c["case"]: c["failed"] for c in document["failing_cases"]["first"]}
+    assert failing == {
+        "req-010": ["agent_tool_sequence"],
+        "req-013": ["answer_correct", "agent_tool_sequence", "agent_route"],
+        "req-014": ["answer_correct", "agent_tool_sequence", "agent_route"],
+        "req-015": ["answer_correct", "agent_tool_sequence", "agent_route"]}
+    assert document["usage"] == {"cases": 18, "input_tokens": 3370, "output_tokens": 917,
+                                 "cost": None}
+
+
+def test_three_trials_run_only_the_new_trials(three_trials: tuple[str, dict[str, Any]]) -> None:
+    terminal, document = three_trials
+    assert "Cache: execution 18 hit/36 miss" in terminal
+    assert document["trials"] == 3 and document["errors"] == []
+    metrics = {m["id"]: m for m in document["metrics"]}
+    # Counts are trials: 18 cases × 3.
+    assert {m: (metrics[m]["passed"], metrics[m]["observed"]) for m in
+            ("answer_correct", "agent_tool_sequence", "agent_route")} == {
+        "answer_correct": (47, 54), "agent_tool_sequence": (45, 54), "agent_route": (47, 54)}
+    decisions = {d["rule"]: d["state"] for d in document["decisions"]}
+    assert decisions["looks-before-refunding"] == "FAIL"
+    failing = {c["case"]: c["failed_trials"] for c in document["failing_cases"]["first"]}
+    assert failing == {
+        "req-010": {"agent_tool_sequence": 1}, "req-011": {"agent_tool_sequence": 1},
+        "req-013": {"answer_correct": 3, "agent_tool_sequence": 3, "agent_route": 3},
+        "req-014": {"answer_correct": 2, "agent_tool_sequence": 2, "agent_route": 2},
+        "req-015": {"answer_correct": 2, "agent_tool_sequence": 2, "agent_route": 2}}
+
+
+def test_the_flaky_view(project: Path, three_trials: Any) -> None:
+    done = run_cli(project, "inspect", "latest", "--flaky", "--json")
+    flaky = json.loads(done.stdout)["flaky"]
+    assert [f["case"] for f in flaky] == ["req-014", "req-015", "req-010", "req-011"]
+
+
+def test_the_readme_pastes_the_real_output(project: Path, terminal: str,
+                                           three_trials: tuple[str, dict[str, Any]]) -> None:
+    blocks = _blocks(README)
+    one, three = (b for b in blocks if b.startswith("Decisions"))
+    assert _lines(one) in _lines(terminal)
+    assert _lines(three) in _lines(three_trials[0])
+    failing = next(b for b in blocks if b.startswith("Failing cases"))
+    assert _lines(failing) in _lines(three_trials[0])
+    flaky = next(b for b in blocks if b.startswith("  req-014"))
+    assert _lines(flaky) in _lines(run_cli(project, "inspect", "latest", "--flaky").stdout)
+    trajectory = next(b for b in blocks if b.startswith("Trajectory"))
+    shown = run_cli(project, "inspect", "latest", "--case", "req-001").stdout
+    assert _lines(trajectory) in _lines(shown)
+    for figure in ("Cache: execution 18 hit/36 miss",):
+        assert figure in README and figure in three_trials[0]
+
+
+def test_one_trial_is_shown_whole(project: Path, three_trials: Any) -> None:
+    done = run_cli(project, "inspect", "latest", "--case", "req-014", "--trial", "2")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Case req-014 · trial 2 of 3 · run ")
+    assert "route: triage\n" in done.stdout and "declined" in done.stdout
+
+
+# The desk run outside Oloproof, trial by trial as the engine seeds it, read from the run's
+# items with read_openai_agents: the same steps the engine read from the spans.
+FROM_ITEMS = '''
+import asyncio, json, random, sys
+sys.path.insert(0, ".")
+import app
+from agents import Runner
+from oloproof.traces import read_openai_agents
+
+out = {}
+for line in open("data/cases.jsonl", encoding="utf-8"):
+    case = json.loads(line)
+    for trial in (1, 2, 3):
+        rng = random.Random(f"{case['id']}:{trial}")
+        result = asyncio.run(Runner.run(app.team(rng), case["input"]["message"]))
+        reading = read_openai_agents(result)
+        out[f"{case['id']}:{trial}"] = reading.trajectory.model_dump(mode="json")
+print(json.dumps(out))
+'''
+
+
+def _step(step: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(step.get(k) for k in ("kind", "agent", "to_agent", "tool_name", "arguments",
+                                       "result"))
+
+
+def test_the_spans_give_the_trajectory_the_run_items_give(project: Path,
+                                                          three_trials: Any) -> None:
+    done = subprocess.run([sys.executable, "-c", FROM_ITEMS], cwd=project, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    from_items = json.loads(done.stdout)
+    from oloproof.report.case_view import case_view
+    from oloproof.store.store import Store
+
+    with Store(project / ".oloproof" / "store.sqlite", read_only=True) as db:
+        run_id = db.resolve_run("latest")
+        for key, items in from_items.items():
+            case_id, trial = key.split(":")
+            view = case_view(db, run_id, case_id, int(trial))
+            spans = view["trajectory"]
+            assert [_step(s) for s in spans["steps"]] == [_step(s) for s in items["steps"]], key
+            assert spans["terminal_status"] == items["terminal_status"] == "success", key
+            assert view["other_artifacts"]["trace_reading/v1"]["skipped"] == {}, key
