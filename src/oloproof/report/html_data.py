@@ -156,9 +156,13 @@ def _what_broke(document: RunDocument) -> dict[str, Any]:
     lead = leading(document.executions, groups)
     return {"lead": lead, "cases": len({c for g in groups for c in g.cases}),
             "groups": [{"kind": str(g.kind), "message": g.message, "executions": g.executions,
-                        "cases": g.cases,
-                        "hint": None if at == 0 and lead else hint(g.kind, g.message)}
-                       for at, g in enumerate(groups)]}
+                        "cases": g.cases, "hint": _unsaid(hint(g.kind, g.message), lead)}
+                       for g in groups]}
+
+
+def _unsaid(said: str | None, lead: str | None) -> str | None:
+    """A group's hint, unless the leading sentence says it already."""
+    return None if said is None or (lead is not None and said in lead) else said
 
 
 def build_summary(document: RunDocument, record: dict[str, Any]) -> dict[str, Any]:

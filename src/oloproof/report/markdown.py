@@ -109,11 +109,11 @@ def _what_broke(document: RunDocument) -> list[str]:
     lead = leading(document.executions, groups)
     if lead:
         out += [f"**{text(lead)}**", ""]
-    for at, group in enumerate(groups):
+    for group in groups:
         line = (f"- {text(group.kind)} × {group.executions}: {text(group.message)} (cases: "
                 f"{_ids(group.cases)})")
         said = hint(group.kind, group.message)
-        if said is not None and not (at == 0 and lead):
+        if said is not None and not (lead and said in lead):
             line += f"; hint: {text(said)}"
         out.append(line)
     return out

@@ -169,14 +169,14 @@ def render_errors(errors: Sequence[CaseError], console: Console, run_id: str = "
                     "output is judged, and they count as missing for every criterion that "
                     "reads the end state")
     print_wrapped(console, Text("What broke: " + ". ".join(said), style="bold red"))
-    for at, group in enumerate(groups):
+    for group in groups:
         shown = ", ".join(safe_line(c) for c in group.cases[:8]) + (
             f" (+{len(group.cases) - 8} more)" if len(group.cases) > 8 else "")
         print_wrapped(console, _cell(f"{group.kind} × {group.executions}: {group.message}"),
                       2, 4)
         print_wrapped(console, Text(f"cases: {shown}"), 4, 2)
         said_hint = hint(group.kind, group.message)
-        if said_hint is not None and not (at == 0 and lead):
+        if said_hint is not None and not (lead and said_hint in lead):
             print_wrapped(console, Text(f"hint: {said_hint}"), 4, 2)
     _commands(console, "Each with its traceback:", f"oloproof inspect {run_id} --failures")
 

@@ -76,6 +76,8 @@ def hint(kind: ErrorKind, message: str) -> str | None:
 def leading(executions: Executions | None, groups: Sequence[ErrorGroup]) -> str | None:
     """The sentence "What broke" leads with when one kind dominates the run: every execution
     errored (nothing was measured), or more than half errored with one kind."""
+    # (a snapshot that failed leaves its case's output judged: not what leads)
+    groups = [g for g in groups if g.kind != ErrorKind.SNAPSHOT_FAILED]
     if executions is None or not executions.cases or not groups:
         return None
     total = executions.cases
