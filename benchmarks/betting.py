@@ -52,21 +52,28 @@ def _timed(call: Callable[[], object], repeats: int) -> float:
     return statistics.median(times)
 
 
-def _evaluations(values: FloatArray) -> int:
-    original = betting._log_capital_excess
+def _count_calls(module: object, name: str, call: Callable[[], object]) -> int:
+    """How many times `call()` calls `module.name` (each is one vectorised evaluation)."""
+    original = getattr(module, name)
     calls = 0
 
-    def counted(*args: object) -> FloatArray:
+    def counted(*args: object) -> object:
         nonlocal calls
         calls += 1
-        return original(*args)  # type: ignore[arg-type]
+        return original(*args)
 
-    betting._log_capital_excess = counted  # type: ignore[assignment]
+    setattr(module, name, counted)
     try:
-        bounded_mean_interval(values, values, 0.95)
+        call()
     finally:
-        betting._log_capital_excess = original  # type: ignore[assignment]
+        setattr(module, name, original)
     return calls
+
+
+def _evaluations(values: FloatArray) -> int:
+    """Capital evaluations of one betting interval."""
+    return _count_calls(betting, "_log_capital_excess",
+                        lambda: bounded_mean_interval(values, values, 0.95))
 
 
 def _grid_bounds(values: FloatArray, level: float, points: int = 1001) -> tuple[float, float]:
@@ -90,25 +97,12 @@ def _grid_bounds(values: FloatArray, level: float, points: int = 1001) -> tuple[
 
 
 def _bentkus_evaluations(values: FloatArray) -> int:
-    """How many evaluations of the Bentkus bound one interval needed (each one vectorised
-    pass over the binomial's bulk, for both ends at once)."""
+    """Evaluations of the Bentkus bound one interval needed (each one vectorised pass over the
+    binomial's bulk, for both ends at once)."""
     import oloproof.stats.bentkus as bentkus
     from oloproof.stats import bentkus_interval
 
-    original = bentkus._log_beta
-    calls = 0
-
-    def counted(*args: object) -> FloatArray:
-        nonlocal calls
-        calls += 1
-        return original(*args)  # type: ignore[arg-type]
-
-    bentkus._log_beta = counted  # type: ignore[assignment]
-    try:
-        bentkus_interval(values, values, 0.95)
-    finally:
-        bentkus._log_beta = original  # type: ignore[assignment]
-    return calls
+    return _count_calls(bentkus, "_log_beta", lambda: bentkus_interval(values, values, 0.95))
 
 
 def speed() -> None:

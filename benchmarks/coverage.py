@@ -1,5 +1,5 @@
-"""Coverage of the intervals for means of values in [0, 1] (SPEC §15.2, §15.2′, §5.4, §17;
-issues 12, 14 and 26).
+"""Coverage of the intervals for means of values in [0, 1] (issues 12, 14
+and 26).
 
 Not a speed benchmark: the share of simulated suites whose reported interval contains the true
 mean, for the settings the tests check (there with fewer repetitions), at 10,000 repetitions
@@ -55,18 +55,29 @@ def bounded_means(rng: np.random.Generator) -> None:
     print()
 
 
+# The audit's clustered settings: (rate, intra-cluster correlation).
+CLUSTERED = ((0.75, 0.5), (0.97, 0.8), (0.75, 1.0), (0.97, 1.0))
+
+
+def _cluster_shares(rng: np.random.Generator, rate: float, correlation: float) -> FloatArray:
+    """Each of 40 clusters' share of passing cases, for `REPETITIONS` suites: clusters of 2–4
+    cases whose chance of passing is Beta-distributed around `rate` with the given
+    intra-cluster correlation (1: a cluster's cases always agree)."""
+    sizes = rng.integers(2, 5, size=(REPETITIONS, 40))
+    if correlation >= 1.0:
+        return (rng.uniform(size=(REPETITIONS, 40)) < rate).astype(float)
+    total = 1.0 / correlation - 1.0
+    chance = rng.beta(rate * total, (1.0 - rate) * total, size=(REPETITIONS, 40))
+    shares: FloatArray = rng.binomial(sizes, chance) / sizes
+    return shares
+
+
 def clusters(rng: np.random.Generator) -> None:
     print("### Clusters: 40 clusters of 2–4 cases, 95% (the audit's settings)\n")
     print("| setting | coverage | lower above truth | upper below truth | mean width |")
     print("|---|---|---|---|---|")
-    for rate, correlation in ((0.75, 0.5), (0.97, 0.8), (0.75, 1.0), (0.97, 1.0)):
-        sizes = rng.integers(2, 5, size=(REPETITIONS, 40))
-        if correlation >= 1.0:
-            shares = (rng.uniform(size=(REPETITIONS, 40)) < rate).astype(float)
-        else:
-            total = 1.0 / correlation - 1.0
-            chance = rng.beta(rate * total, (1.0 - rate) * total, size=(REPETITIONS, 40))
-            shares = rng.binomial(sizes, chance) / sizes
+    for rate, correlation in CLUSTERED:
+        shares = _cluster_shares(rng, rate, correlation)
         lower, upper = _interval(shares, 0.95)
         print(_line(f"rate {rate}, intra-cluster correlation {correlation}", lower, upper,
                     rate))
@@ -145,14 +156,8 @@ def bentkus_simulated(rng: np.random.Generator) -> None:
             for name, values, truth in draws:
                 lower, upper = _bentkus(values.sum(axis=1), n, level)
                 print(_line(f"{name}, n = {n}, {level:.0%}", lower, upper, truth))
-    for rate, correlation in ((0.75, 0.5), (0.97, 0.8), (0.75, 1.0), (0.97, 1.0)):
-        sizes = rng.integers(2, 5, size=(REPETITIONS, 40))
-        if correlation >= 1.0:
-            shares = (rng.uniform(size=(REPETITIONS, 40)) < rate).astype(float)
-        else:
-            total = 1.0 / correlation - 1.0
-            chance = rng.beta(rate * total, (1.0 - rate) * total, size=(REPETITIONS, 40))
-            shares = rng.binomial(sizes, chance) / sizes
+    for rate, correlation in CLUSTERED:
+        shares = _cluster_shares(rng, rate, correlation)
         lower, upper = _bentkus(shares.sum(axis=1), 40, 0.95)
         print(_line(f"40 clusters of 2–4, rate {rate}, intra-cluster correlation "
                     f"{correlation}, 95%", lower, upper, rate))

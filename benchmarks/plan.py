@@ -1,4 +1,4 @@
-"""Speed of the plan projections (SPEC §18; issue 14, acceptance 5; issue 26).
+"""Speed of the plan projections (issue 14, acceptance 5; issue 26).
 
 `rate_projection` finds the smallest total of cases at the current rate that decides a rule by
 doubling and bisecting; a linear scan (one exact interval per total, as the tests' brute force

@@ -1,4 +1,4 @@
-"""`oloproof plan` (SPEC §18, issue 14 acceptance 5, issue 26): the projected total is the smallest
+"""`oloproof plan` (issue 14 acceptance 5, issue 26): the projected total is the smallest
 N whose interval at the same rate clears the threshold, checked by scanning N, and the total for
 an 80% chance of deciding is checked by summing over every count; fractional values (trials)
 are projected in cases by the Bentkus interval; labelled a projection; nothing is run."""

@@ -1,4 +1,4 @@
-"""The plan projections (SPEC §18; issues 14 and 26): the total at the same rate checked against
+"""The plan projections (issues 14 and 26): the total at the same rate checked against
 a linear scan, for the exact and the Bentkus interval; the chance of deciding against the
 binomial summed over every count, and the simulated chance against an exact one."""
 

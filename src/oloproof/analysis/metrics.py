@@ -402,7 +402,8 @@ class Analysis:
         )
         if any(c[i][1] + c[i][2] > 1 for c in self.clusters.values()):
             # Cases of one cluster are not independent: each cluster's share of passing cases
-            # is one value, and the interval is the Bentkus interval over clusters (SPEC §5.4).
+            # is one value, and the interval is the Bentkus interval over clusters
+            # (docs/concepts.md#clusters).
             lower, upper = self._cluster_shares(i, tally)
             clustered = bentkus_interval(lower, upper, level)
             row.estimate, row.lower, row.upper = (clustered.estimate, clustered.lower,

@@ -17,9 +17,11 @@ with one trial failed is 0 whatever the missing trials did) and *missing* otherw
 with every trial excluded is excluded. A case with fewer counted trials than ``j`` has no
 pass^j estimate: it is missing (`too_few_trials`), never dropped. Where every value is 0 or 1
 (pass^k / pass@k with j = k) the interval is §5.1's exact one over cases; where values are
-fractions it is the betting interval (`oloproof.stats.bounded_mean_interval`), cases taken in
-the order of their digests, so the same suite always gives the same interval whatever order
-its trials finished in.
+fractions it is the Bentkus interval (`oloproof.stats.bentkus_interval`), which reads the
+values only through their sum: the same suite always gives the same interval whatever order
+its trials finished in. (Rows are still taken in the order of their cases' digests, so that
+every floating-point sum is added up in one order.) With declared clusters, a case outside any
+is a cluster of its own named by its id — never by its row, which fills in finishing order.
 
 Memory stays flat in the number of trials: a case's trials are dispatched one after another
 and folded as soon as the last one is in, so only the cases in flight are held trial by trial;
@@ -28,11 +30,12 @@ the suite keeps three small counts per case and criterion.
 Slices: a trial joins the group its own trajectory puts it in (two trials of one case may land
 in different `first_tool` groups). A group's row is over the cases with a trial in it, each
 case's value its share among *those* trials — again one value per case, cases independent, so
-the betting interval over cases applies. Rows are never tested against the rest of the suite
+the Bentkus interval over cases applies. Rows are never tested against the rest of the suite
 (the Fisher test of §10.2 assumes independent cases; a group's trials are not).
 
-Quantile metrics count each trial's value and are clustered by case (SPEC §5.4):
-`oloproof.stats.clustered_quantile_interval`, marked approximate.
+Quantile metrics count each trial's value and are clustered by case:
+`oloproof.stats.clustered_quantile_interval`, valid for every number of cases (not
+approximate).
 """
 
 from __future__ import annotations
@@ -443,14 +446,15 @@ class RateOverCases:
 
 def rate_over_cases(values: CaseValues, order: Sequence[int], level: float, *, binary: bool,
                     clusters: Sequence[str] | None = None) -> RateOverCases:
-    """The interval of SPEC §15.2′ over cases given in `order` (indices into `values`).
+    """The interval over cases given in `order` (indices into `values`;
+    docs/reliability.md#why-every-interval-is-over-cases).
 
     `binary` (every value 0 or 1 by construction): §5.1's exact interval over cases. Else the
     Bentkus interval over the cases' lower and upper values (`oloproof.stats.bentkus`), which
     depends only on their sums. With `clusters` (one cluster name per case: its declared
     cluster, or its own id) and some cluster counting two cases or more: the same interval over
-    cluster means (SPEC §5.4). `order` only fixes the order floating-point sums are taken in;
-    the figures depend on which cases are in, never on the order they finished.
+    cluster means (docs/concepts.md#clusters). `order` only fixes the order floating-point sums
+    are taken in; the figures depend on which cases are in, never on the order they finished.
     """
     import numpy as np
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -20,18 +20,31 @@ def increasing_root(
     ga: FloatArray,
     gb: FloatArray,
     tolerance: float,
+    guesses: Sequence[FloatArray] = (),
 ) -> tuple[FloatArray, FloatArray]:
     """Shrink brackets ``[a, b]`` (one per row) around the root of a nondecreasing ``g`` until
     each is at most ``tolerance`` wide; returns the final ``(a, b)``: ``g(a) ≤ 0 < g(b)``.
 
     ``g(x, rows)`` evaluates the rows selected by the boolean mask ``rows`` at their points
-    ``x`` (one per selected row). Method: regula falsi with the Anderson–Björck correction
+    ``x`` (one per selected row). ``guesses`` (one point per row each) are tried first, each
+    shrinking the brackets it falls inside: where the caller knows about where the root is.
+    Method: regula falsi with the Anderson–Björck correction
     (Anderson & Björck, 1973, BIT 13: the end kept twice has its value scaled down, so both
     ends converge, superlinearly), safeguarded by bisection whenever two steps have not halved
     the bracket, which bounds the work by about twice that of bisection. The caller keeps the
     end on the side it must not cross (a bound reported outward).
     """
     a, b, ga, gb = a.copy(), b.copy(), ga.copy(), gb.copy()
+    everyone = np.ones(a.shape, dtype=bool)
+    for guess in guesses:
+        inside = (guess > a) & (guess < b)
+        if not inside.any():
+            continue
+        gg = g(np.where(inside, guess, a), everyone)
+        up = inside & (gg > 0.0)
+        down = inside & ~(gg > 0.0)
+        b, gb = np.where(up, guess, b), np.where(up, gg, gb)
+        a, ga = np.where(down, guess, a), np.where(down, gg, ga)
     before = [b - a, b - a]
     kept = np.zeros(a.shape, dtype=np.int8)  # +1: b was replaced last, −1: a was
     for _ in range(300):  # bisection alone needs ~log2(width / tolerance) steps
@@ -40,7 +53,7 @@ def increasing_root(
         if not live.any():
             break
         with np.errstate(divide="ignore", invalid="ignore"):
-            falsi = a - ga * width / (gb - ga)
+            falsi = (gb * a - ga * b) / (gb - ga)
         slow = (width > 0.5 * before[0]) | ~np.isfinite(falsi)
         probe = np.where(slow, a + 0.5 * width, falsi)
         # Keep the probe strictly inside the bracket (float rounding can put it on an end).

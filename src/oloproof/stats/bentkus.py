@@ -43,6 +43,7 @@ import numpy.typing as npt
 from oloproof.stats._checks import count, tail_probabilities
 from oloproof.stats._lazy import scipy_special as _scipy_special
 from oloproof.stats._roots import increasing_root
+from oloproof.stats._values import check_case_bounds
 from oloproof.stats.betting import MeanInterval
 from oloproof.stats.binomial import clopper_pearson
 
@@ -209,18 +210,9 @@ def _lower_ends(sw: FloatArray, n: int, half_alpha: float) -> FloatArray:
     # Start from a bracket around the usual place of the bound: Clopper–Pearson's beta form at
     # α/2 and at α/(2e) (Bentkus: β is at most e times the binomial's interpolated tail).
     betaincinv = _scipy_special().betaincinv
-    everyone = np.ones(sw.shape, dtype=bool)
-    for tail in (half_alpha, half_alpha / math.e):
-        guess = np.asarray(betaincinv(sw, n - sw + 1.0, tail), dtype=np.float64)
-        inside = (guess > a) & (guess < b)
-        if not inside.any():
-            continue
-        gg = g(np.where(inside, guess, a), everyone)
-        up = inside & (gg > 0.0)
-        down = inside & ~(gg > 0.0)
-        b, gb = np.where(up, guess, b), np.where(up, gg, gb)
-        a, ga = np.where(down, guess, a), np.where(down, gg, ga)
-    a, _ = increasing_root(g, a, b, ga, gb, BOUND_TOLERANCE)
+    guesses = [np.asarray(betaincinv(sw, n - sw + 1.0, tail), dtype=np.float64)
+               for tail in (half_alpha, half_alpha / math.e)]
+    a, _ = increasing_root(g, a, b, ga, gb, BOUND_TOLERANCE, guesses)
     return a
 
 
@@ -312,17 +304,7 @@ def bentkus_interval(
     """
     low = _values(lower_values, "lower_values")
     high = _values(upper_values, "upper_values")
-    if low.size != high.size:
-        raise ValueError(
-            f"lower_values and upper_values need one entry per case each "
-            f"({low.size} and {high.size} given)"
-        )
-    if np.any(low > high):
-        first = int(np.flatnonzero(low > high)[0])
-        raise ValueError(
-            f"lower_values[{first}] ({low[first]!r}) exceeds upper_values[{first}] "
-            f"({high[first]!r})"
-        )
+    check_case_bounds(low, high)
     n = int(low.size)
     if n == 0:
         return MeanInterval(None, None, None, BENTKUS_METHOD)

@@ -43,6 +43,8 @@ import numpy as np
 import numpy.typing as npt
 
 from oloproof.stats._checks import tail_probabilities
+from oloproof.stats._roots import increasing_root
+from oloproof.stats._values import check_case_bounds
 
 __all__ = [
     "BETTING_METHOD",
@@ -106,10 +108,8 @@ def _lower_ends(x: FloatArray, bets: FloatArray, log_threshold: float) -> FloatA
     """Per row, the lower end ``L`` of the interval: the root in ``[0, 1]`` of the excess,
     returned as the largest rejected candidate of the final bracket (so never above ``L``).
 
-    Root search: regula falsi with the Anderson–Björck correction (Anderson & Björck, 1973,
-    BIT 13) — the end kept twice has its value scaled down, so both ends converge,
-    superlinearly — safeguarded by bisection whenever two steps have not halved the bracket,
-    which bounds the work by about twice that of bisection. Vectorised over rows.
+    Root search: `increasing_root` (regula falsi with the Anderson–Björck correction,
+    safeguarded by bisection), vectorised over rows.
     """
     rows = x.shape[0]
     result = np.zeros(rows, dtype=np.float64)
@@ -119,56 +119,22 @@ def _lower_ends(x: FloatArray, bets: FloatArray, log_threshold: float) -> FloatA
         return result  # m = 0 is not rejected: L = 0
     xs, bs = x[rejected], bets[rejected]
 
-    def g(m: FloatArray) -> FloatArray:  # increasing in m; ≤ 0 where m is rejected
-        return -_log_capital_excess(xs, bs, m, log_threshold)
+    def g(m: FloatArray, rows: npt.NDArray[np.bool_]) -> FloatArray:
+        # Increasing in m; ≤ 0 where m is rejected.
+        return -_log_capital_excess(xs[rows], bs[rows], m, log_threshold)
 
+    everyone = np.ones(xs.shape[0], dtype=bool)
     # At m = 1 every long-side factor is ≤ 1, so the capital never exceeds 1 < 2/α.
     a = np.zeros(xs.shape[0])
     b = np.ones(xs.shape[0])
     ga = -at_zero[rejected]
-    gb = g(b.copy())
+    gb = g(b.copy(), everyone)
     # Start from a bracket around the usual place of the bound (mean minus an empirical
     # Bernstein half-width) when it holds, so the search begins close to the root.
     mean = xs.mean(axis=1)
     spread = np.sqrt(2.0 * log_threshold * np.maximum(xs.var(axis=1), 1e-12) / xs.shape[1])
-    for guess in (np.clip(mean - spread, 0.0, 1.0), np.clip(mean - 2.0 * spread, 0.0, 1.0)):
-        inside = (guess > a) & (guess < b)
-        if not inside.any():
-            continue
-        gg = g(np.where(inside, guess, a))
-        to_b = inside & (gg > 0.0)
-        to_a = inside & ~(gg > 0.0)
-        b, gb = np.where(to_b, guess, b), np.where(to_b, gg, gb)
-        a, ga = np.where(to_a, guess, a), np.where(to_a, gg, ga)
-    width_before = [b - a, b - a]
-    last_kept = np.zeros(xs.shape[0], dtype=np.int8)  # +1: b replaced last, −1: a replaced
-    for _ in range(200):  # bisection alone would need ~41 steps; the safeguard keeps it < 90
-        width = b - a
-        live = width > BOUND_TOLERANCE
-        if not live.any():
-            break
-        falsi = (gb * a - ga * b) / (gb - ga)
-        slow = width > 0.5 * width_before[0]
-        probe = np.where(slow, 0.5 * (a + b), falsi)
-        # Keep the probe strictly inside the bracket (float rounding can put it on an end).
-        margin = np.minimum(0.25 * width, 0.5 * BOUND_TOLERANCE)
-        probe = np.clip(probe, a + margin, b - margin)
-        probe = np.where(live, probe, a)
-        gp = g(probe)
-        to_b = live & (gp > 0.0)
-        to_a = live & ~(gp > 0.0)
-        # Anderson–Björck: the end that stays has its value scaled by 1 − g(probe)/g(replaced)
-        # (or halved when that is not positive); with bisection steps nothing is scaled.
-        scale_a = np.where(gb != 0.0, 1.0 - gp / np.where(gb != 0.0, gb, 1.0), 0.5)
-        scale_a = np.where(scale_a > 0.0, scale_a, 0.5)
-        scale_b = np.where(ga != 0.0, 1.0 - gp / np.where(ga != 0.0, ga, 1.0), 0.5)
-        scale_b = np.where(scale_b > 0.0, scale_b, 0.5)
-        ga = np.where(to_b & ~slow & (last_kept == 1), ga * scale_a, ga)
-        gb = np.where(to_a & ~slow & (last_kept == -1), gb * scale_b, gb)
-        b, gb = np.where(to_b, probe, b), np.where(to_b, gp, gb)
-        a, ga = np.where(to_a, probe, a), np.where(to_a, gp, ga)
-        last_kept = np.where(to_b, 1, np.where(to_a, -1, last_kept)).astype(np.int8)
-        width_before = [width_before[1], width]
+    guesses = [np.clip(mean - spread, 0.0, 1.0), np.clip(mean - 2.0 * spread, 0.0, 1.0)]
+    a, _ = increasing_root(g, a, b, ga, gb, BOUND_TOLERANCE, guesses)
     result[rejected] = a
     return result
 
@@ -251,17 +217,7 @@ def bounded_mean_interval(
     if low.shape[0] != 1 or high.shape[0] != 1:
         raise ValueError("lower_values and upper_values must each be one sequence of numbers")
     low, high = low[0], high[0]
-    if low.size != high.size:
-        raise ValueError(
-            f"lower_values and upper_values need one entry per case each "
-            f"({low.size} and {high.size} given)"
-        )
-    if np.any(low > high):
-        first = int(np.flatnonzero(low > high)[0])
-        raise ValueError(
-            f"lower_values[{first}] ({low[first]!r}) exceeds upper_values[{first}] "
-            f"({high[first]!r})"
-        )
+    check_case_bounds(low, high)
     if low.size == 0:
         return MeanInterval(None, None, None, BETTING_METHOD)
     observed = low == high

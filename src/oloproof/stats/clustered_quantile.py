@@ -1,5 +1,5 @@
-"""A quantile of values that come in clusters (SPEC §5.4, §15.2′): each trial of a case is a
-value, and the trials of one case are not independent.
+"""A quantile of values that come in clusters: each trial of a case is a value, and the trials of
+one case are not independent (docs/reliability.md#quantiles-and-slices-with-trials).
 
 What is estimated: pick a cluster at random, then one of its values at random; ``F(v)`` is the
 chance that value is at most ``v`` — the mean over clusters of each cluster's share of values
@@ -32,7 +32,7 @@ sum (`bentkus_critical_sum`: ``β(m, s)`` falls as ``s`` grows), computed once p
 candidate costs one comparison. The estimate is the smallest observed value with ``F̂(v) ≥ q``,
 ``F̂`` the mean over clusters with an observed value of their share among observed values. Each
 side spends ``α/2``. Valid for every number of clusters: a quantile over a case's own trials is
-not approximate in SPEC §5.4's sense.
+not approximate (docs/concepts.md#clusters).
 """
 
 from __future__ import annotations

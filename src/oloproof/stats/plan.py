@@ -215,7 +215,8 @@ def mean_projection(
     limit: int = PROJECTION_LIMIT,
 ) -> RateProjection:
     """The smallest total of observed cases whose *Bentkus* interval at the current mean
-    ``rate`` of per-case values in [0, 1] would decide a ``min``/``max`` rule (SPEC §18).
+    ``rate`` of per-case values in [0, 1] would decide a ``min``/``max`` rule (`oloproof plan`,
+    docs/compare.md).
 
     Method: as :func:`rate_projection`, with the Bentkus interval (Hoeffding 1963 / Bentkus
     2004, `oloproof.stats.bentkus`) of a sum ``rate·N`` over ``N`` values in place of the exact

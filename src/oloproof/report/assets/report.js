@@ -441,7 +441,7 @@
           h("th", { class: "num" }, "Interval"), h("th", null, "N"),
           h("th", null, "Interval against the rule's threshold"))),
         h("tbody", null, rows))),
-      approx ? h("p", { class: "note" }, "≈ over clusters (betting interval): cases of one " +
+      approx ? h("p", { class: "note" }, "≈ over clusters (Bentkus interval): cases of one " +
         "cluster are not independent.") : null,
       h("p", { class: "note" }, "Percentages to one decimal; interval bounds rounded outward. " +
         "Missing cases stay in the denominator and widen the interval; excluded cases leave it."));
@@ -501,7 +501,7 @@
       h("p", { class: "note" }, "pass^k is the chance that k fresh trials of a case all pass " +
         "(C(c, k) / C(n, k) per case, averaged over cases). Bars are " +
         Math.round(rel.level * 100) + "% intervals over cases: exact at k = " + rel.trials +
-        ", betting below; missing trials count the worst way for the lower end and the best " +
+        ", Bentkus below; missing trials count the worst way for the lower end and the best " +
         "for the upper."),
       h("div", { class: "reliability-grid" }, rel.curves.map(function (c) {
         return h("figure", { class: "reliability-item" },
