@@ -155,6 +155,9 @@ def load_worker_parts(config: str, project_dir: str | None) -> WorkerParts:
     target = load_targets(suite_file.system, root, doc, 1)[0]
     evaluators = build_evaluators(suite_file.evaluators, doc, root)
     bind_judges(evaluators, suite_file.judges, doc.path, doc.line_of)
+    # Checked again where the judges are called: a Ray actor has its node's environment, which
+    # may lack the variable that holds a judge's API key.
+    _check_judges(suite_file, evaluators, doc, where=" (on this worker)")
     return (target, evaluators, suite_file.system.timeout_s, suite_file.system.concurrency,
             retry_policy(suite_file.system.retries, doc))
 
@@ -261,9 +264,11 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
 _CASE_PARTS = ("input", "expected", "metadata")
 
 
-def _check_judges(config: SuiteFile, evaluators: list[Evaluator], doc: YamlDocument) -> None:
+def _check_judges(config: SuiteFile, evaluators: list[Evaluator], doc: YamlDocument,
+                  where: str = "") -> None:
     """Every judge a criterion uses can be called: a `callable` imports, a `model` has the
-    `openai` SDK installed and its API key's variable set — checked before any call."""
+    `openai` SDK installed and its API key's variable set — checked before any call (`where`
+    says where it was checked, when not here)."""
     from oloproof.execution.judging import judge_problem
 
     used = {e.config.judge for e in evaluators if isinstance(e, JudgeCriterion)}
@@ -275,7 +280,7 @@ def _check_judges(config: SuiteFile, evaluators: list[Evaluator], doc: YamlDocum
             key = "callable" if judge.callable is not None else \
                 "api_key_env" if "environment variable" in problem and judge.api_key_env \
                 else "model"
-            raise ConfigError(f"judge {judge.name!r}: {problem}", file=doc.path,
+            raise ConfigError(f"judge {judge.name!r}{where}: {problem}", file=doc.path,
                               line=doc.line_of(("judges", at, key)))
 
 
