@@ -10,24 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_html import ARGS, CHROMIUM, EXAMPLES, Page, _report
+from test_html import EXAMPLES, Page, _report, browser  # noqa: F401 - the fixture
 
 import oloproof
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +27,8 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield root / "oloproof.yaml"
 
 
-def test_the_judge_checked_and_its_verdict_on_a_case(judged: Path, browser: Any) -> None:
+def test_the_judge_checked_and_its_verdict_on_a_case(judged: Path,
+                                                     browser: Any) -> None:  # noqa: F811
     path = _report(judged, "report.html")
     view = Page(browser, path)
     try:

@@ -24,6 +24,7 @@ from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import FAILED, PASSED, Judgment, missing
 from oloproof.evaluators.verdicts import JUDGE_FAILURES
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
+from oloproof.suite.cases import ABSENT, value_at
 from oloproof.suite.config import JudgeConfig
 
 #: What a judge can be shown: a part of the case or its output (whole, or a dotted path into
@@ -58,24 +59,6 @@ def shows_problem(field: str) -> str | None:
 def placeholders(template: str) -> list[str]:
     """The `{field}` placeholders of a prompt template, in order (`{{` and `}}` are braces)."""
     return [m.group(1) for m in _PLACEHOLDER.finditer(template) if m.group(1) is not None]
-
-
-class _Absent:
-    """A shown field the case or its output does not have."""
-
-
-ABSENT = _Absent()
-
-
-def _at(value: Any, path: list[str]) -> Any:
-    for part in path:
-        if isinstance(value, dict) and part in value:
-            value = value[part]
-        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
-            value = value[int(part)]
-        else:
-            return ABSENT
-    return value
 
 
 def _trajectory_field(field: str, trajectory: AgentTrajectory) -> Any:
@@ -222,7 +205,7 @@ class JudgeCriterion(Evaluator):
                 values[field] = _trajectory_field(field, trajectory)
                 continue
             root, *path = field.split(".")
-            value = _at(sources[root], path)
+            value = value_at(sources[root], path)
             if value is ABSENT or (value is None and not path):
                 return field
             values[field] = value

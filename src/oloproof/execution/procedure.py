@@ -9,10 +9,11 @@ A unit's work comes in two parts, so that a driver can do them on different thre
 - `judge_unit(calls, evaluators)` does everything else (the artifacts as stored text, the
   trajectory facts, every judgment) and returns the `UnitResult`.
 
-`unit_procedure(job, evaluators)` is the two in one generator. A sync system's lanes
-(`lanes.ThreadLanes`) run only `unit_calls` in their threads and judge on the event loop's
-thread; an async worker runs the whole procedure on the loop; the coordinator drives a job
-that needs no system (its executions and replays all cached) without calling anything.
+A sync system's lanes (`lanes.ThreadLanes`) run only `unit_calls` in their threads and judge
+on the event loop's thread; an async worker runs `unit_calls` on the loop and judges there
+(`Worker.run_unit_async`); between the two, the judge criteria's calls are made
+(`ask_judges`, docs/judges.md); the coordinator drives a job that needs no system (its
+executions, replays and judge verdicts all cached) without calling anything.
 """
 
 from __future__ import annotations
@@ -86,7 +87,6 @@ class UnitCalls:
 Request = CallRequest | ReplayRequest
 Response = CallResult | ReplayResult
 Calls = Generator[Request, Response, UnitCalls]
-Procedure = Generator[Request, Response, UnitResult]
 
 
 def unit_calls(job: UnitJob) -> Calls:
@@ -194,12 +194,6 @@ async def ask_judges(called: UnitCalls, panel: JudgePanel | None) -> UnitCalls:
         if asks:
             await panel.answer(asks)
     return called
-
-
-def unit_procedure(job: UnitJob, evaluators: Sequence[Evaluator]) -> Procedure:
-    """`unit_calls` then `judge_unit`, for a driver that does both in one place."""
-    called = yield from unit_calls(job)
-    return judge_unit(called, evaluators)
 
 
 def _retried(request: CallRequest, call: CallResult) -> Generator[Request, Response,

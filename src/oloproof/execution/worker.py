@@ -40,7 +40,6 @@ from oloproof.execution.procedure import (
     failed_unit,
     judged,
     unit_calls,
-    unit_procedure,
 )
 from oloproof.execution.replays import ReplayRequest
 from oloproof.execution.resets import StateCopies
@@ -196,16 +195,7 @@ class Worker:
 
     async def run_unit_async(self, job: UnitJob) -> UnitResult:
         """Run one unit whole on the event loop (an async system)."""
-        procedure = unit_procedure(job, self.evaluators)
-        try:
-            request = next(procedure)
-            while True:
-                request = procedure.send(await self.perform_async(request))
-        except StopIteration as done:
-            result: UnitResult = done.value
-            return result
-        except Exception as exc:  # an engine bug must not stop the run: the unit errors
-            return failed_unit(job, exc)
+        return judged(await self.run_calls_async(job), self.evaluators)
 
     async def run_calls_async(self, job: UnitJob) -> UnitCalls | UnitResult:
         """Run one unit's calls and replays on the event loop (an async system), leaving its

@@ -517,18 +517,30 @@ def scan_dataset(
                         kept=kept, found_paths=frozenset(found))
 
 
-def _has_path(case: Case, parts: list[str]) -> bool:
-    """Whether the case has the dotted path (`input`, `expected` or `metadata` first)."""
-    value: Any = {"input": case.input, "expected": case.expected,
-                  "metadata": case.metadata}.get(parts[0])
-    for part in parts[1:]:
+class _Absent:
+    """What `value_at` finds where a path leads nowhere."""
+
+
+ABSENT: Any = _Absent()
+
+
+def value_at(value: Any, parts: Sequence[str]) -> Any:
+    """The value at a path of keys (a number indexes a list) under `value`, or `ABSENT`."""
+    for part in parts:
         if isinstance(value, dict) and part in value:
             value = value[part]
         elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
             value = value[int(part)]
         else:
-            return False
-    return value is not None
+            return ABSENT
+    return value
+
+
+def _has_path(case: Case, parts: list[str]) -> bool:
+    """Whether the case has the dotted path (`input`, `expected` or `metadata` first)."""
+    root = {"input": case.input, "expected": case.expected, "metadata": case.metadata}
+    value = value_at(root.get(parts[0]), parts[1:])
+    return value is not ABSENT and value is not None
 
 
 def iter_cases(index: DatasetIndex, states: StateFiles) -> Iterator[Case]:
