@@ -323,7 +323,8 @@ def test_cli_blocks_show_what_the_commands_print(tmp_path: Path) -> None:
     assert list(by_command) == [
         "oloproof --help", "oloproof init --help", "oloproof init demo", "oloproof init",
         "oloproof run --help", "oloproof run --concurrency 2 --no-cache", "oloproof run",
-        "oloproof runs --help", "oloproof inspect --help", "oloproof inspect latest --failures",
+        "oloproof runs --help", "oloproof tag --help", "oloproof inspect --help",
+        "oloproof inspect latest --failures",
         "oloproof inspect nonsense", "oloproof cases --help", "oloproof cases latest",
         "oloproof gate --help", "cat warn.yaml", "oloproof report --help",
         "oloproof labels sample --help", "oloproof labels review --help",
@@ -342,6 +343,7 @@ def test_cli_blocks_show_what_the_commands_print(tmp_path: Path) -> None:
     demo = Session(_init(tmp_path, "demo"))
     check("oloproof run --concurrency 2 --no-cache", demo)
     check("oloproof runs --help", demo)  # its `runs --limit 1`
+    check("oloproof tag --help", demo)  # `tag latest shipped`, then `runs --limit 1`
     check("oloproof inspect nonsense", demo)
     shown_policy = by_command["cat warn.yaml"][0].steps[0].shown
     (demo.cwd / "warn.yaml").write_text("\n".join(shown_policy) + "\n", encoding="utf-8")
@@ -619,6 +621,7 @@ def test_compare_shows_what_the_candidate_and_its_baseline_print(tmp_path: Path)
         "oloproof report latest --baseline latest~1 --html comparison.html",
         "oloproof plan latest --policy ni.yaml",
         "oloproof compare nope latest",
+        "oloproof tag latest~1 shipped",
     ]
     session = Session(tmp_path)
     _check(blocks[0], session, page.name)
@@ -629,7 +632,7 @@ def test_compare_shows_what_the_candidate_and_its_baseline_print(tmp_path: Path)
                 json.loads(session.run("oloproof compare latest~1 latest --json")), "document")
     (session.cwd / "ni.yaml").write_text(_shown_yaml(page, "## Gating on it"), encoding="utf-8")
     _check(blocks[3], session, page.name)
-    assert session.code == 3  # "(exit 3.)"
+    assert session.code == 1  # "(exit 1.)"
     _check(blocks[4], session, page.name)
     assert (session.cwd / "comparison.html").stat().st_size > 0
     _check(blocks[5], session, page.name)
@@ -641,6 +644,8 @@ def test_compare_shows_what_the_candidate_and_its_baseline_print(tmp_path: Path)
 
     assert sum(s.command.endswith(tuple(BAD_POLICIES)) for s in blocks[6].steps) == 2
     _check(blocks[6], session, page.name, before=bad_policy)
+    assert session.code == 2
+    _check(blocks[7], session, page.name)  # pinned baselines: a tag, a re-run of example-2
     assert session.code == 2
 
 

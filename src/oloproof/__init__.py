@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         redecide,
         run,
         run_async,
+        tag,
         write_ci_reports,
     )
     from oloproof.evaluators.custom import evaluator
@@ -52,6 +53,7 @@ _LAZY = {
     "redecide": "oloproof.api",
     "run": "oloproof.api",
     "run_async": "oloproof.api",
+    "tag": "oloproof.api",
     "write_ci_reports": "oloproof.api",
     "evaluator": "oloproof.evaluators.custom",
     "JudgeRequest": "oloproof.evaluators.verdicts",
@@ -93,6 +95,7 @@ __all__ = [
     "run",
     "run_async",
     "system",
+    "tag",
     "write_ci_reports",
 ]
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from oloproof.analysis.judged import specs_of
 from oloproof.analysis.metrics import Analysis, MetricPlan, QuantileSpec
 from oloproof.analysis.outcome import CaseOutcome
-from oloproof.errors import ConfigError, RunStopped, UsageError
+from oloproof.errors import ConfigError, RunStopped, StoreError, UsageError
 from oloproof.execution.engine import Progress, RunEngine
 from oloproof.execution.executors import open_transport
 from oloproof.project import LoadedSuite, describe_suite, load_suite
@@ -210,14 +210,14 @@ class _Run:
         self.db = open_store(self.suite, store)
         # The baseline is resolved before the run is registered, as `oloproof run` means it:
         # the run being made is `latest` (SPEC §17). A bad baseline stops here, before any call.
-        reference = baseline if baseline is not None else self.suite.policy.baseline
+        reference = baseline if baseline is not None else self.suite.policy.baseline_reference
         self.baseline: str | None = None
         if reference is not None:
             try:
-                self.baseline = _check_baseline(self.db, self.db.resolve_baseline(reference, None),
-                                                self.suite.config.project,
-                                                set(self.suite.dataset.ids),
-                                                gating=self.suite.policy.compares)
+                project = self.suite.config.project
+                self.baseline = _check_baseline(
+                    self.db, self.db.resolve_baseline(reference, None, project), project,
+                    set(self.suite.dataset.ids), gating=self.suite.policy.compares)
             except BaseException:
                 self.db.close()
                 raise
@@ -542,6 +542,33 @@ def _open_existing(config: str | Path, store: str | Path | None) -> Store:
     return open_existing_store(config, store)
 
 
+@dataclass(frozen=True)
+class Tagged:
+    """What `tag` did: the run now tagged `name`, and the run the tag was on before (None if
+    it was on none, or on this one already)."""
+
+    name: str
+    run_id: str
+    moved_from: str | None = None
+
+
+def tag(
+    ref: str, name: str, config: str | Path = "oloproof.yaml", store: str | Path | None = None
+) -> Tagged:
+    """Tag a stored run `name`, as `oloproof tag RUN NAME` does: `baseline: {tag: NAME}` (or
+    `--baseline tag:NAME`, or `tag:NAME` wherever a run is named) then names it. A tag is on one
+    run at a time: tagging another run moves it. Writes only the tag; a UsageError for a name
+    that cannot be a tag, a StoreError when no store or no such run exists."""
+    path = find_store(config, store)
+    if not path.is_file():
+        raise StoreError("no store here yet: run `oloproof run` in the project directory "
+                         "first", file=path)
+    with Store(path) as db:
+        run_id = db.resolve_run(ref)
+        moved = db.tag_run(run_id, name)
+    return Tagged(name=name, run_id=run_id, moved_from=moved)
+
+
 def load_run(
     ref: str = "latest", config: str | Path = "oloproof.yaml", store: str | Path | None = None
 ) -> RunResult:
@@ -570,8 +597,10 @@ def _document_of(db: Store, record: dict[str, Any]) -> RunDocument:
                         trial=e["trial"] if trials > 1 else None)
               for e in db.run_errors(record["run_id"])]
     against = None
-    if policy.compares and policy.baseline is not None:
-        against = _compare_stored(db, db.resolve_run(policy.baseline), record["run_id"],
+    if policy.compares and policy.baseline_reference is not None:
+        against = _compare_stored(db, db.resolve_baseline(policy.baseline_reference,
+                                                          record["run_id"], record["project"]),
+                                  record["run_id"],
                                   policy.confidence_level).summary()
     return _decide(db, record["run_id"], record["status"], suite_info, policy, analysis,
                    [], CacheCounts(), errors, [], baseline=against)
@@ -635,7 +664,7 @@ def write_html_report(
         document = _document_of(db, record)
         comparison = None
         if baseline is not None:
-            baseline_id = db.resolve_baseline(baseline, record["run_id"])
+            baseline_id = db.resolve_baseline(baseline, record["run_id"], record["project"])
             comparison = _compare_stored(db, baseline_id, record["run_id"],
                                          document.confidence_level)
         data = build_report_data(db, record["run_id"], document, compress=compress,
@@ -703,7 +732,7 @@ def _redecided(
         if policy is None:
             chosen = stored_policy(record["policy"], record["run_id"],
                                    stored_metric_kinds(suite_info))
-            if chosen.compares and baseline is None and chosen.baseline is None:
+            if chosen.compares and baseline is None and chosen.baseline_reference is None:
                 raise ConfigError("the run's own policy has a non_inferiority rule and no "
                                   "baseline; give --baseline REF")
         else:
@@ -715,10 +744,10 @@ def _redecided(
         validity = list(old.transforms) if old is not None else []
         if validity and policy is not None:
             validity = [_validity_at(v, chosen.confidence_level) for v in validity]
-        reference = baseline if baseline is not None else chosen.baseline
+        reference = baseline if baseline is not None else chosen.baseline_reference
         against = None
         if reference is not None:
-            baseline_id = db.resolve_baseline(reference, record["run_id"])
+            baseline_id = db.resolve_baseline(reference, record["run_id"], record["project"])
             _check_baseline(db, baseline_id, record["project"],
                             {case_id for case_id, *_ in db.iter_run_verdicts(record["run_id"])},
                             gating=chosen.compares)
@@ -794,7 +823,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "Comparison", "ConfigError", "Plan", "RunDocument", "RunResult", "compare", "find_store",
-    "load_case_trials", "load_run", "plan", "redecide", "run", "run_async",
+    "Comparison", "ConfigError", "Plan", "RunDocument", "RunResult", "Tagged", "compare",
+    "find_store", "load_case_trials", "load_run", "plan", "redecide", "run", "run_async", "tag",
     "write_ci_reports", "write_html_report",
 ]

@@ -198,12 +198,14 @@ class DecisionRow(_Model):
     rule carries `failures`, `missing` and `limit` (`max_failures`). A `non_inferiority` rule
     (SPEC §17) carries the bound of the paired difference candidate − baseline it compared,
     `threshold` −margin (`threshold_side` `min`: the difference must be at least −margin), the
-    `baseline` run and how many cases were `paired`.
+    `baseline` run and how many cases were `paired`; `dropped` is how many cases of the baseline
+    are not in this run (counted as pairs whose candidate side is missing, or with
+    `dropped_ignored` left out, as the rule's `dropped: ignore` asks).
     """
 
     _INTERVAL: ClassVar[tuple[str, ...]] = ("bound", "bound_side", "threshold", "threshold_side")
     _COUNT: ClassVar[tuple[str, ...]] = ("failures", "missing", "limit")
-    _BASELINE: ClassVar[tuple[str, ...]] = ("baseline", "paired")
+    _BASELINE: ClassVar[tuple[str, ...]] = ("baseline", "paired", "dropped", "dropped_ignored")
 
     rule: str
     metric: str
@@ -219,6 +221,8 @@ class DecisionRow(_Model):
     limit: int | None = None
     baseline: str | None = None
     paired: int | None = None
+    dropped: int | None = None
+    dropped_ignored: bool | None = None
 
     @model_serializer(mode="wrap")
     def _drop_empty_optionals(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -232,6 +236,8 @@ class DecisionRow(_Model):
                 drop = (*self._INTERVAL, *self._BASELINE)
             elif self.kind == "non_inferiority":
                 drop = self._COUNT
+                if not self.dropped:  # no case of the baseline is left out of this run
+                    drop = (*drop, "dropped", "dropped_ignored")
             else:
                 drop = ("kind", *self._INTERVAL, *self._COUNT, *self._BASELINE)
             for key in drop:
@@ -589,9 +595,17 @@ class CriterionComparison(_Model):
     `broken` are the pairs whose share rose or fell, `unchanged` those with the same share
     strictly between 0 and 1, and `mcnemar_p` the exact sign test on the pairs that moved
     (which is McNemar's test when every value is 0 or 1).
+
+    `method` names the interval: `melded_mcnemar` (0/1 values on both sides: Fay & Lumbard
+    2021, compatible with exact McNemar) or `betting` (fractions, or clusters). `dropped`
+    counts the cases of the baseline that are not in the candidate, each a pair whose
+    candidate side is missing (in the interval, not in `paired`). When cases share clusters
+    and some cluster holds two pairs, the interval is over the `clusters` (each cluster's
+    mean difference one value) and `approximate` is true, as for a clustered metric.
     """
 
-    _OPTIONAL = frozenset({"unchanged", "metric_type", "k"})
+    _OPTIONAL = frozenset({"unchanged", "metric_type", "k", "dropped", "approximate",
+                           "clusters"})
 
     criterion: str
     paired: int
@@ -609,6 +623,9 @@ class CriterionComparison(_Model):
     unchanged: int | None = None
     metric_type: Literal["pass_hat_k", "pass_at_k"] | None = None
     k: int | None = None
+    dropped: int | None = None
+    approximate: bool = False
+    clusters: int | None = None
 
 
 class VerdictChange(_Model):
@@ -653,8 +670,14 @@ class Comparison(_Model):
     or expected changed) and are not paired; `baseline_only` and `candidate_only` are in one
     run only. `broken_cases` and `fixed_cases` name, per criterion, the cases that broke or
     were fixed (by case id); `changes` says what changed in the broken cases (the first
-    `CHANGES_SHOWN` by case id), then in the fixed ones.
+    `CHANGES_SHOWN` by case id), then in the fixed ones. The `criteria` rows count the
+    `baseline_only` cases as pairs whose candidate side is missing; when there are some,
+    `ignoring_dropped` holds the rows without them (what a rule with `dropped: ignore` decides
+    on). `not_compared` names the metrics left out because their evaluator is configured
+    otherwise in the baseline run.
     """
+
+    _OPTIONAL = frozenset({"ignoring_dropped", "not_compared"})
 
     baseline: str
     candidate: str
@@ -670,6 +693,8 @@ class Comparison(_Model):
     fixed_cases: dict[str, list[str]] = Field(default_factory=dict)
     changes: list[CaseChange] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    ignoring_dropped: list[CriterionComparison] | None = None
+    not_compared: list[str] | None = None
 
     def criterion(self, name: str) -> CriterionComparison:
         """The row of this criterion (KeyError naming the rows there are)."""
@@ -684,12 +709,18 @@ class Comparison(_Model):
         return BaselineSummary(baseline=self.baseline, criteria=list(self.criteria),
                                changed=len(self.changed), baseline_only=len(self.baseline_only),
                                candidate_only=len(self.candidate_only),
-                               warnings=list(self.warnings))
+                               warnings=list(self.warnings),
+                               ignoring_dropped=self.ignoring_dropped,
+                               dropped_cases=list(self.baseline_only) or None)
 
 
 class BaselineSummary(_Model):
     """In a run document: the baseline its `non_inferiority` rules were decided against, the
-    paired figures per criterion, and how many cases were changed or in one run only."""
+    paired figures per criterion, and how many cases were changed or in one run only; with
+    cases of the baseline not in this run, which (`dropped_cases`) and the figures without them
+    (`ignoring_dropped`, for rules with `dropped: ignore`)."""
+
+    _OPTIONAL = frozenset({"ignoring_dropped", "dropped_cases"})
 
     baseline: str
     criteria: list[CriterionComparison] = Field(default_factory=list)
@@ -697,6 +728,8 @@ class BaselineSummary(_Model):
     baseline_only: int = 0
     candidate_only: int = 0
     warnings: list[str] = Field(default_factory=list)
+    ignoring_dropped: list[CriterionComparison] | None = None
+    dropped_cases: list[str] | None = None
 
 
 class PlanRow(_Model):

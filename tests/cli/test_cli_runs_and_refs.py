@@ -104,9 +104,11 @@ def test_runs_lists_newest_first_with_the_gate_in_words(project, cli):
     rows = table(out, "Runs")
     assert [r["Run"] for r in rows] == [latest, first]
     assert all(r["Gate"] == "ALLOW (exit 0)" for r in rows)
-    assert all(" · complete · " in r["Started · status · system · cases"] for r in rows)
-    assert all(r["Started · status · system · cases"].split(" · ")[0].endswith(" UTC")
-               for r in rows)
+    detail = "Started · status · system · cases × trials · tags"
+    assert all(" · complete · " in r[detail] for r in rows)
+    assert all(r[detail].split(" · ")[0].endswith(" UTC") for r in rows)
+    # The system with its version, and the trials, so two runs can be told apart.
+    assert all(r[detail].endswith(" cases × 1 trial") for r in rows), rows
 
 
 def test_inspect_latest_shows_the_report(project, cli):

@@ -19,6 +19,7 @@ DESK = '''\
 """A desk that answers wrongly the cases wrong.json names, and raises on raise.json's."""
 
 import json
+import time
 from pathlib import Path
 
 from oloproof import AgentStep, AgentTrajectory, current_case, system
@@ -31,9 +32,16 @@ def _ids(name):
     return set(json.loads(path.read_text())) if path.exists() else set()
 
 
+def _delays():
+    path = HERE / "delays.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
 @system(name="desk", records=("agent_trajectory/v1",))
 def run(case_input):
     case = current_case()
+    # How long a case takes (seconds), by case id: the order cases finish in.
+    time.sleep(_delays().get(case.case_id, 0.0))
     with open(HERE / "calls.log", "a") as log:
         log.write(case.case_id + "\\n")
     if case.case_id in _ids("raise.json") or \\
@@ -115,6 +123,10 @@ class Desk:
     def raising_trials(self, *ids: str) -> None:
         """`c4#2`: case c4 raises in its trial 2 (that trial is missing)."""
         (self.root / "raise_trials.json").write_text(json.dumps(list(ids)), encoding="utf-8")
+
+    def delays(self, seconds: dict[str, float]) -> None:
+        """How long each case takes (by id): with concurrency, the order cases finish in."""
+        (self.root / "delays.json").write_text(json.dumps(seconds), encoding="utf-8")
 
     def raising(self, *ids: str) -> None:
         (self.root / "raise.json").write_text(json.dumps(list(ids)), encoding="utf-8")

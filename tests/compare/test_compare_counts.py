@@ -13,7 +13,11 @@ from rich.cells import cell_len
 
 import oloproof
 from oloproof.document import Comparison, Verdict
-from oloproof.stats import difference_bounds, paired_difference_interval
+from oloproof.stats import (
+    binary_difference_interval,
+    difference_bounds,
+    paired_difference_interval,
+)
 
 # Baseline v1: c1–c7 wrong, c8 raises. Candidate v2: c1–c5 still wrong (both failed), c6, c7
 # fixed, c10–c12 broken, c8 still raises (missing on both sides), c9 raises now (missing on
@@ -74,7 +78,13 @@ def test_the_document_has_the_keys_of_spec_17(printed: dict[str, Any]) -> None:
     row = printed["criteria"][0]
     assert {"criterion", "paired", "both_passed", "fixed", "broken", "both_failed", "missing",
             "difference", "lower", "upper", "method", "mcnemar_p"} <= set(row)
-    assert row["method"] == "betting"
+    # One trial: 0/1 values on both sides, the interval compatible with exact McNemar.
+    assert row["method"] == "melded_mcnemar"
+    # c39 is in the baseline only: a pair whose candidate side is missing (not in `paired`).
+    assert row["dropped"] == 1
+    assert [r["criterion"] for r in printed["ignoring_dropped"]] == [
+        r["criterion"] for r in printed["criteria"]]
+    assert all("dropped" not in r for r in printed["ignoring_dropped"])
 
 
 def test_the_difference_is_in_its_interval_with_missing_sides_resolved_the_worst_way(
@@ -88,7 +98,7 @@ def test_the_difference_is_in_its_interval_with_missing_sides_resolved_the_worst
     assert answer["lower"] < -1 / 36 < answer["upper"]
 
 
-def test_the_interval_is_the_stats_interval_over_the_pairs_in_digest_order(
+def test_the_interval_is_the_melded_interval_over_the_pairs_and_the_dropped_case(
         runs: tuple[Desk, str, str]) -> None:
     desk, baseline, candidate = runs
     sides = {}
@@ -105,13 +115,26 @@ def test_the_interval_is_the_stats_interval_over_the_pairs_in_digest_order(
 
     b = [bounds(base[i]) for _, i in paired]
     c = [bounds(cand[i]) for _, i in paired]
-    low, high = difference_bounds([x[0] for x in b], [x[1] for x in b], [x[0] for x in c],
-                                  [x[1] for x in c])
-    expected = paired_difference_interval(low, high, 0.95)
+    # c39, dropped: the baseline's verdict against a candidate side that could be anything.
+    dropped_b, dropped_c = [bounds(base["c39"])], [(0.0, 1.0)]
+
+    def interval(b: list[tuple[float, float]], c: list[tuple[float, float]]) -> Any:
+        low, high = difference_bounds([x[0] for x in b], [x[1] for x in b],
+                                      [x[0] for x in c], [x[1] for x in c])
+        return binary_difference_interval(low, high, 0.95)
+
     comparison = oloproof.compare(baseline, candidate, desk.config)
     row = comparison.criterion("answer_correct")
+    expected = interval(b + dropped_b, c + dropped_c)
     assert (row.difference, row.lower, row.upper) == (expected.estimate, expected.lower,
                                                       expected.upper)
+    assert comparison.ignoring_dropped is not None
+    ignoring = next(r for r in comparison.ignoring_dropped if r.criterion == "answer_correct")
+    without = interval(b, c)
+    assert (ignoring.difference, ignoring.lower, ignoring.upper) == (
+        without.estimate, without.lower, without.upper)
+    assert ignoring.lower is not None and row.lower is not None
+    assert row.lower < ignoring.lower  # the dropped case counts against the candidate
 
 
 def test_mcnemar_p_is_the_exact_binomial_test_on_the_discordant_pairs(
@@ -155,7 +178,7 @@ def test_the_terminal_lists_broken_cases_with_what_changed(runs: tuple[Desk, str
     assert "c10: answer_correct passed → failed" in out
     assert "trajectories part at step 2" in out
     assert "Changed cases (their input or expected changed; not paired): c40" in out
-    assert "In the baseline only: c39" in out and "In the candidate only: c41" in out
+    assert "In the baseline only (dropped): c39" in out and "In the candidate only: c41" in out
     broken_at, fixed_at = out.index("Broken cases"), out.index("Fixed cases")
     assert broken_at < fixed_at
 

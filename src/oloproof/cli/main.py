@@ -242,7 +242,7 @@ _store_option = click.option("--store", default=None, help="Path to the store (d
 _baseline_option = click.option(
     "--baseline", "baseline", default=None, metavar="REF",
     help="The baseline run non_inferiority rules compare with (latest, latest~N, an id "
-    "prefix or suffix), instead of `baseline:` in the policy.")
+    "prefix or suffix, tag:NAME, version:V), instead of `baseline:` in the policy.")
 _junit_option = click.option("--junit", "junit", default=None, metavar="FILE",
                              help="Also write the results as JUnit XML (for CI).")
 _markdown_option = click.option("--markdown", "markdown", default=None, metavar="FILE",
@@ -389,6 +389,26 @@ def runs(config: str, store: str | None, limit: int) -> None:
     from oloproof.report.terminal import render_runs
 
     render_runs(rows, _console())
+
+
+@cli.command("tag")
+@click.argument("run_ref", metavar="RUN")
+@click.argument("name", metavar="NAME")
+@_config_option
+@_store_option
+def tag_command(run_ref: str, name: str, config: str, store: str | None) -> None:
+    """Tag a run, so that a baseline can name it.
+
+    RUN (a run reference) is tagged NAME: `baseline: {tag: NAME}` in a policy, --baseline
+    tag:NAME, or tag:NAME wherever a run is named, then names it. A tag is on one run at a
+    time: tagging another run moves it there. `oloproof runs` shows the tags. `oloproof tag
+    latest shipped`.
+    """
+    from oloproof import api
+
+    done = _guard(False, lambda: api.tag(run_ref, name, config, store))
+    click.echo(f"Tagged {done.run_id} {done.name}"
+               + (f" (moved from {done.moved_from})" if done.moved_from else "") + ".")
 
 
 @cli.command()

@@ -2,17 +2,28 @@
 
 Cases are paired by id. A case whose digest differs between the runs (its input or expected
 changed) is *changed*: reported, never paired — its verdicts answer another question. A case in
-one run only is unpaired. For each metric both runs define alike, over the paired cases:
+the candidate only is unpaired. A case in the baseline only is *dropped*: for the paired
+difference it counts as a pair whose candidate side is missing (resolved the worst way for each
+bound), so removing failing cases from a dataset can never improve the comparison; a
+`non_inferiority` rule that means to allow removals says `dropped: ignore`, and decides on the
+rows computed without them (`ignore_dropped`). For each metric both runs define alike:
 
 - a pair *counts* when neither side is excluded (`excluded` otherwise);
 - it is *missing* when either side's value is not settled (a missing verdict, or missing trials
   that could move a share); otherwise both values are known and the pair is both passed (1, 1),
   both failed (0, 0), fixed (the candidate's value is higher), broken (lower) or, with trials,
   unchanged (the same share strictly between 0 and 1);
-- the difference candidate − baseline has the interval of `stats.paired_difference_interval`
-  over every counted pair, a missing side resolved the worst way for each bound
-  (`stats.difference_bounds`), pairs taken in the order of their case digests so a comparison
-  always gets the same interval;
+- the difference candidate − baseline has an interval over every counted pair, a missing side
+  resolved the worst way for each bound (`stats.difference_bounds`):
+  - when cases share a cluster (a source and its copies, a declared `cluster`) and some
+    cluster has two counted pairs, over clusters: each cluster's mean difference is one value,
+    and the betting interval is taken over them in the order of the clusters' ids' digests —
+    marked approximate, with the number of clusters, so a rule on it follows the clustered
+    metrics' rules (docs/concepts.md#clusters);
+  - else with 0/1 values on both sides (one trial; pass^k with k = trials) the melded interval
+    compatible with exact McNemar, which the order of the pairs does not change;
+  - else (fractions: trials) the betting interval over the pairs in the order of their case
+    digests, so a comparison always gets the same interval whatever order cases finished in;
 - McNemar's exact p-value is taken on the broken and fixed pairs (with fractional values this is
   the exact sign test on the pairs that moved), a description that never decides anything.
 """
@@ -20,29 +31,53 @@ one run only is unpaired. For each metric both runs define alike, over the paire
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from oloproof.analysis.metrics import case_order
+from oloproof.analysis.ordering import digest_order
 from oloproof.comparison.sides import MetricSpec, RunSide
 from oloproof.document import CriterionComparison
-from oloproof.stats import difference_bounds, mcnemar_exact, paired_difference_interval
+from oloproof.stats import (
+    MeanInterval,
+    binary_difference_interval,
+    cluster_means,
+    difference_bounds,
+    mcnemar_exact,
+    paired_difference_interval,
+)
 
+_T = TypeVar("_T", bound=np.generic)
 IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 
 
 @dataclass
 class Pairs:
-    """Which cases of two runs pair: rows in each side, in the order the interval takes them
-    (by case digest, then id), and the cases that do not pair."""
+    """Which cases of two runs pair: rows in each side, by case digest (then id), the cases in
+    the baseline only among them as dropped (candidate row −1), each with its cluster; and the
+    cases that do not pair."""
 
     ids: list[str]
     baseline_rows: IntArray
     candidate_rows: IntArray
+    clusters: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     baseline_only: list[str] = field(default_factory=list)
     candidate_only: list[str] = field(default_factory=list)
+
+    @property
+    def dropped(self) -> BoolArray:
+        """Which of the rows are cases in the baseline only."""
+        mask: BoolArray = self.candidate_rows < 0
+        return mask
+
+    @property
+    def paired(self) -> int:
+        """How many cases pair (both runs, one digest)."""
+        return int((self.candidate_rows >= 0).sum())
 
 
 def pair_cases(baseline: RunSide, candidate: RunSide) -> Pairs:
@@ -54,14 +89,19 @@ def pair_cases(baseline: RunSide, candidate: RunSide) -> Pairs:
               if case_id in base_at]
     changed = [case_id for case_id, b_row, c_row in shared
                if b_digests[b_row] != c_digests[c_row]]
-    paired = sorted((c_digests[c_row], case_id, b_row, c_row) for case_id, b_row, c_row in shared
-                    if b_digests[b_row] == c_digests[c_row])
+    only = [case_id for case_id in base_at if case_id not in cand_at]
+    rows = sorted([(c_digests[c_row], case_id, b_row, c_row) for case_id, b_row, c_row in shared
+                   if b_digests[b_row] == c_digests[c_row]]
+                  + [(b_digests[base_at[case_id]], case_id, base_at[case_id], -1)
+                     for case_id in only])
     return Pairs(
-        ids=[p[1] for p in paired],
-        baseline_rows=np.fromiter((p[2] for p in paired), dtype=np.int64, count=len(paired)),
-        candidate_rows=np.fromiter((p[3] for p in paired), dtype=np.int64, count=len(paired)),
+        ids=[p[1] for p in rows],
+        baseline_rows=np.fromiter((p[2] for p in rows), dtype=np.int64, count=len(rows)),
+        candidate_rows=np.fromiter((p[3] for p in rows), dtype=np.int64, count=len(rows)),
+        clusters=[baseline.cluster_key(p[2]) if p[3] < 0 else candidate.cluster_key(p[3])
+                  for p in rows],
         changed=sorted(changed, key=case_order),
-        baseline_only=sorted((c for c in base_at if c not in cand_at), key=case_order),
+        baseline_only=sorted(only, key=case_order),
         candidate_only=sorted((c for c in cand_at if c not in base_at), key=case_order),
     )
 
@@ -76,42 +116,53 @@ class PairedMetric:
 
 
 def compare_metric(baseline: RunSide, candidate: RunSide, pairs: Pairs, base_metric: MetricSpec,
-                   cand_metric: MetricSpec, level: float) -> PairedMetric:
-    """The paired figures of one metric (see the module's text)."""
+                   cand_metric: MetricSpec, level: float, *, ignore_dropped: bool = False
+                   ) -> PairedMetric:
+    """The paired figures of one metric (see the module's text); `ignore_dropped` leaves the
+    cases in the baseline only out of the interval (a rule with `dropped: ignore`)."""
     before = baseline.values(base_metric)
     after = candidate.values(cand_metric)
-    b, c = pairs.baseline_rows, pairs.candidate_rows
-    counted = before.counted[b] & after.counted[c]
-    settled = counted & before.observed[b] & after.observed[c]
-    b_low, b_high = before.lower[b][counted], before.upper[b][counted]
-    c_low, c_high = after.lower[c][counted], after.upper[c][counted]
-    low, high = difference_bounds(b_low, b_high, c_low, c_high)
-    interval = paired_difference_interval(low, high, level)
-    b_value, c_value = before.lower[b], after.lower[c]  # equal to the upper where settled
+    present = pairs.candidate_rows >= 0
+    b = pairs.baseline_rows
+    # A dropped case's candidate side is missing: it counts (unless ignored), never settles,
+    # and its value could be anything from 0 to 1.
+    counted = before.counted[b] & _candidate(after.counted, pairs, not ignore_dropped)
+    settled = counted & present & before.observed[b] & _candidate(after.observed, pairs, False)
+    c_low = _candidate(after.lower, pairs, 0.0)
+    c_high = _candidate(after.upper, pairs, 1.0)
+    low, high = difference_bounds(before.lower[b][counted], before.upper[b][counted],
+                                  c_low[counted], c_high[counted])
+    binary = _binary(baseline, base_metric) and _binary(candidate, cand_metric)
+    interval, clusters = _interval(low, high, [pairs.clusters[i] for i in
+                                               np.flatnonzero(counted)], binary, level)
+    b_value, c_value = before.lower[b], c_low  # equal to the upper where settled
     both_passed = settled & (b_value == 1.0) & (c_value == 1.0)
     both_failed = settled & (b_value == 0.0) & (c_value == 0.0)
     fixed = settled & (c_value > b_value)
     broken = settled & (c_value < b_value)
     unchanged = settled & (c_value == b_value) & ~both_passed & ~both_failed
     n_broken, n_fixed = int(broken.sum()), int(fixed.sum())
-    fractional = not (_binary(baseline, base_metric) and _binary(candidate, cand_metric))
+    dropped = int((counted & ~present).sum())
     row = CriterionComparison(
         criterion=cand_metric.id,
-        paired=int(counted.sum()),
+        paired=int((counted & present).sum()),
         both_passed=int(both_passed.sum()),
         fixed=n_fixed,
         broken=n_broken,
         both_failed=int(both_failed.sum()),
-        missing=int((counted & ~settled).sum()),
+        missing=int((counted & present & ~settled).sum()),
         difference=interval.estimate,
         lower=interval.lower,
         upper=interval.upper,
         method=interval.method,
         mcnemar_p=mcnemar_exact(n_broken, n_fixed).p_value,
-        excluded=int(len(pairs.ids) - counted.sum()),
-        unchanged=int(unchanged.sum()) if fractional else None,
+        excluded=int((present & ~counted).sum()),
+        unchanged=int(unchanged.sum()) if not binary else None,
         metric_type=cand_metric.metric_type,  # type: ignore[arg-type]
         k=cand_metric.k if cand_metric.metric_type is not None else None,
+        dropped=dropped or None,
+        approximate=clusters is not None,
+        clusters=clusters,
     )
     ids = pairs.ids
     return PairedMetric(
@@ -121,6 +172,28 @@ def compare_metric(baseline: RunSide, candidate: RunSide, pairs: Pairs, base_met
     )
 
 
+def _candidate(values: npt.NDArray[_T], pairs: Pairs, fill: object) -> npt.NDArray[_T]:
+    """The candidate's values in the pairs' order, `fill` for the dropped cases."""
+    present = pairs.candidate_rows >= 0
+    out = np.full(pairs.candidate_rows.size, fill, dtype=values.dtype)
+    out[present] = values[pairs.candidate_rows[present]]
+    return out
+
+
+def _interval(low: npt.NDArray[np.float64], high: npt.NDArray[np.float64], clusters: list[str],
+              binary: bool, level: float) -> tuple[MeanInterval, int | None]:
+    """The interval of the paired difference (see the module's text), and the number of
+    clusters when it is taken over clusters (None: over pairs)."""
+    if len(set(clusters)) < len(clusters):
+        # Some cluster holds two pairs: one value per cluster, clusters by their ids' digests.
+        order = {key: rank for rank, key in enumerate(digest_order(sorted(set(clusters))))}
+        low_means, high_means = cluster_means(low, high, [order[k] for k in clusters])
+        return paired_difference_interval(low_means, high_means, level), len(order)
+    if binary:
+        return binary_difference_interval(low, high, level), None
+    return paired_difference_interval(low, high, level), None
+
+
 def _binary(side: RunSide, metric: MetricSpec) -> bool:
     """Whether every per-case value of the metric is 0 or 1: a criterion with one trial, or a
     pass^k / pass@k whose k is the run's trials."""
@@ -128,11 +201,17 @@ def _binary(side: RunSide, metric: MetricSpec) -> bool:
 
 
 def shared_metrics(baseline: RunSide, candidate: RunSide
-                   ) -> tuple[list[tuple[MetricSpec, MetricSpec]], list[str]]:
-    """The metrics both runs define alike (in the candidate's order), and a warning for each
-    one that is in one run only or defined differently."""
+                   ) -> tuple[list[tuple[MetricSpec, MetricSpec]], list[str], list[str]]:
+    """The metrics both runs define alike (in the candidate's order); a warning for each one
+    that is in one run only or defined differently; and the metrics not compared because the
+    evaluator that judges their criterion is configured otherwise in the baseline run (another
+    suite file: its verdicts answer another question), listed in one warning."""
     pairs: list[tuple[MetricSpec, MetricSpec]] = []
     warnings: list[str] = []
+    base_keys, cand_keys = baseline.evaluator_keys(), candidate.evaluator_keys()
+    judged_otherwise = {criterion for criterion, key in cand_keys.items()
+                        if criterion in base_keys and base_keys[criterion] != key}
+    not_compared: list[str] = []
     for metric in candidate.metrics:
         other = baseline.metric(metric.id)
         if other is None:
@@ -144,8 +223,17 @@ def shared_metrics(baseline: RunSide, candidate: RunSide
             warnings.append(f"metric {metric.id} is defined differently in the two runs: not "
                             "compared")
             continue
+        if metric.criterion in judged_otherwise:
+            not_compared.append(metric.id)
+            continue
         pairs.append((other, metric))
     for metric in baseline.metrics:
         if metric.metric_type is None and candidate.metric(metric.id) is None:
             warnings.append(f"criterion {metric.id} is only in the baseline run: not compared")
-    return pairs, warnings
+    if not_compared:
+        warnings.append(
+            f"{len(not_compared)} of the metrics are judged by an evaluator configured "
+            "otherwise in the baseline run (another suite file's evaluators), so their "
+            "verdicts answer another question and they are not compared: "
+            + ", ".join(not_compared))
+    return pairs, warnings, not_compared

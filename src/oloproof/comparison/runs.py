@@ -1,10 +1,12 @@
 """Two stored runs compared (SPEC §17): the comparison document, and the checks before it.
 
 `compare_runs(store, baseline, candidate)` reads both runs once (`sides.read_side`), pairs their
-cases (`pairing`), compares every metric both define alike, and says what changed in the broken
-cases, then the fixed ones (`changes`). A baseline must be a run of the same project whose
-suite shares case ids with the candidate's: anything else is a usage error that says so, never
-a comparison of nothing.
+cases (`pairing`), compares every metric both define alike and judge with the same evaluator
+configuration, and says what changed in the broken cases, then the fixed ones (`changes`). A
+baseline must be a run of the same project whose suite shares case ids with the candidate's:
+anything else is a usage error that says so, never a comparison of nothing. A baseline of the
+same system name and version is compared, with a warning: two runs of one version measure
+noise, not a change.
 """
 
 from __future__ import annotations
@@ -55,14 +57,13 @@ def _warnings(baseline: RunSide, candidate: RunSide) -> list[str]:
         if status != "complete":
             out.append(f"the {name} run {side.run_id} is {status}: only the cases it finished "
                        "are paired")
-    b_keys = dict(zip(baseline.criteria, baseline.suite.get("evaluator_keys") or [],
-                      strict=False))
-    c_keys = dict(zip(candidate.criteria, candidate.suite.get("evaluator_keys") or [],
-                      strict=False))
-    for criterion, key in c_keys.items():
-        if criterion in b_keys and b_keys[criterion] != key:
-            out.append(f"criterion {criterion} is judged with another evaluator configuration "
-                       "in the candidate run: its verdicts are compared as each run judged them")
+    base, cand = _system(baseline), _system(candidate)
+    if (base.name, base.version) == (cand.name, cand.version):
+        out.append(f"the baseline and the candidate are both {cand.name} {cand.version}: this "
+                   "compares two runs of one version, so it measures noise (how much the "
+                   "system varies from run to run), not a change; to compare with the "
+                   "version you ship, name its run (`baseline: {version: ...}`, a tag, or a "
+                   "run id; `oloproof runs` lists them)")
     if baseline.trials != candidate.trials:
         out.append(f"the baseline ran {baseline.trials} trial(s) per case and the candidate "
                    f"{candidate.trials}: per-case values (shares of passing trials) are paired")
@@ -74,9 +75,10 @@ def compare_sides(store: Store, baseline: RunSide, candidate: RunSide, level: fl
     """The comparison of two runs already read (see the module's text)."""
     pairs = pair_cases(baseline, candidate)
     check_comparable(baseline.run_id, baseline.project, candidate.run_id, candidate.project,
-                     len(pairs.ids) + len(pairs.changed))
-    metrics, metric_warnings = shared_metrics(baseline, candidate)
+                     pairs.paired + len(pairs.changed))
+    metrics, metric_warnings, not_compared = shared_metrics(baseline, candidate)
     rows = []
+    ignoring = []
     broken: dict[str, list[str]] = {}
     fixed: dict[str, list[str]] = {}
     for base_metric, cand_metric in metrics:
@@ -84,8 +86,19 @@ def compare_sides(store: Store, baseline: RunSide, candidate: RunSide, level: fl
         rows.append(paired.row)
         broken[cand_metric.id] = paired.broken
         fixed[cand_metric.id] = paired.fixed
+        if pairs.baseline_only:
+            ignoring.append(compare_metric(baseline, candidate, pairs, base_metric,
+                                           cand_metric, level, ignore_dropped=True).row)
     shown = _first(_union(broken.values()), CHANGES_SHOWN)
     shown += _first(_union(fixed.values()) - set(shown), CHANGES_SHOWN - len(shown))
+    dropped_note = []
+    if pairs.baseline_only and rows:
+        n = len(pairs.baseline_only)
+        dropped_note.append(
+            f"{n} case{'s' if n != 1 else ''} of the baseline {'are' if n != 1 else 'is'} not "
+            "in the candidate (dropped): each counts as a pair whose candidate side is missing "
+            "(a failure for the lower bound), so removing failing cases cannot improve the "
+            "comparison; a non_inferiority rule that allows removals says `dropped: ignore`")
     return Comparison(
         baseline=baseline.run_id,
         candidate=candidate.run_id,
@@ -100,7 +113,9 @@ def compare_sides(store: Store, baseline: RunSide, candidate: RunSide, level: fl
         broken_cases=broken,
         fixed_cases=fixed,
         changes=case_changes(store, baseline, candidate, shown, metrics) if shown else [],
-        warnings=_warnings(baseline, candidate) + metric_warnings,
+        warnings=_warnings(baseline, candidate) + metric_warnings + dropped_note,
+        ignoring_dropped=ignoring if pairs.baseline_only else None,
+        not_compared=not_compared or None,
     )
 
 

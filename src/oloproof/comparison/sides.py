@@ -57,6 +57,9 @@ class RunSide:
     counts: IntArray
     metrics: list[MetricSpec]
     codes: list[str] = field(default_factory=list)  # trial 1's verdict codes, per case
+    # Per case, its cluster (a declared `cluster`, a copy's source), None outside any; empty
+    # when the suite has none.
+    clusters: list[str | None] = field(default_factory=list)
     _values: dict[str, CaseValues] = field(default_factory=dict)
     _position: dict[str, int] | None = None
 
@@ -73,6 +76,20 @@ class RunSide:
         if self._position is None or len(self._position) != len(self.ids):
             self._position = {case_id: i for i, case_id in enumerate(self.ids)}
         return self._position
+
+    def cluster_key(self, row: int) -> str:
+        """The cluster a case belongs to: its `cluster` (a copy's is its source's), else the
+        case's own id — as the run's analysis groups them (a case whose id names a cluster
+        joins it, as a source case joins its copies)."""
+        cluster = self.clusters[row] if self.clusters else None
+        return cluster if cluster is not None else self.ids[row]
+
+    def evaluator_keys(self) -> dict[str, str]:
+        """Criterion → the digest of the evaluator configuration that judged it (empty for a
+        run stored before the suite kept them)."""
+        keys = self.suite.get("evaluator_keys") or []
+        return dict(zip(self.criteria, keys, strict=False)) if len(keys) == len(
+            self.criteria) else {}
 
     def metric(self, metric_id: str) -> MetricSpec | None:
         return next((m for m in self.metrics if m.id == metric_id), None)
@@ -110,19 +127,25 @@ def read_side(store: Store, run_id: str) -> RunSide:
     suite = record["suite"] or {}
     criteria = list(suite.get("criteria") or [])
     trials = int(suite.get("trials", 1))
-    stored = list(store.iter_run_verdicts(run_id, trials=trials > 1))
-    columns: list[tuple[Any, ...]] = list(zip(*stored, strict=True)) if stored else [()] * 5
+    # Runs stored before the key existed may have clusters: read them.
+    clustered = bool(suite.get("case_clusters", True) or suite.get("transforms"))
+    stored = list(store.iter_run_verdicts(run_id, trials=trials > 1, clusters=clustered))
+    width = 6 if clustered else 5
+    columns: list[tuple[Any, ...]] = list(zip(*stored, strict=True)) if stored else [()] * width
     codes: list[str] = list(columns[3])
     ids: list[str] = list(columns[0])
+    clusters: list[str | None] = []
     if len(set(ids)) == len(ids):  # one row per case: the rows are the cases
         digests: list[str] = list(columns[1])
         exec_keys: list[str | None] = list(columns[2])
         first_codes = codes
         rows = list(range(len(ids)))
+        if clustered:
+            clusters = list(columns[5])
     else:
         ids, digests, exec_keys, first_codes, rows = [], [], [], [], []
         where: dict[str, int] = {}
-        for case_id, digest, exec_key, case_codes, trial in stored:
+        for case_id, digest, exec_key, case_codes, trial, *cluster in stored:
             at = where.get(case_id)
             if at is None:
                 at = where[case_id] = len(ids)
@@ -130,6 +153,8 @@ def read_side(store: Store, run_id: str) -> RunSide:
                 digests.append(digest)
                 exec_keys.append(exec_key)
                 first_codes.append(case_codes)
+                if clustered:
+                    clusters.append(cluster[0])
             elif int(trial) == 1:  # trial 1 is what the case panel shows
                 exec_keys[at] = exec_key
                 first_codes[at] = case_codes
@@ -152,4 +177,4 @@ def read_side(store: Store, run_id: str) -> RunSide:
             counts[:, :, 2] += np.maximum(trials - seen, 0)[:, None]
     return RunSide(run_id=run_id, record=record, ids=ids, digests=digests, exec_keys=exec_keys,
                    criteria=criteria, trials=trials, counts=counts,
-                   metrics=metric_specs(suite), codes=first_codes)
+                   metrics=metric_specs(suite), codes=first_codes, clusters=clusters)

@@ -20,20 +20,22 @@ def compare(
 ) -> Comparison:
     """A candidate run against its baseline, case by case (SPEC §17); runs nothing.
 
-    Both are run references (`latest`, `latest~N`, a unique prefix or suffix of an id),
-    resolved among the stored runs. Returns the `Comparison`: per criterion both passed,
-    fixed, broken, both failed and missing pairs, the difference in pass rate (candidate −
-    baseline) with its interval and McNemar's exact p; the changed and unpaired cases; the
-    broken and fixed cases with what changed in each. Its level is the candidate's policy's.
-    A baseline of another project, the candidate itself, or one sharing no case id with the
-    candidate raises UsageError.
+    Both are run references (`latest`, `latest~N`, a unique prefix or suffix of an id,
+    `tag:NAME`, `version:V` — for the baseline, the newest complete run of that system version
+    other than the candidate), resolved among the stored runs. Returns the `Comparison`: per
+    criterion both passed, fixed, broken, both failed and missing pairs, the difference in pass
+    rate (candidate − baseline) with its interval and McNemar's exact p; the changed and
+    unpaired cases; the broken and fixed cases with what changed in each. Its level is the
+    candidate's policy's. A baseline of another project, the candidate itself, or one sharing
+    no case id with the candidate raises UsageError.
     """
     db = open_existing_store(config, store)
     try:
-        base, cand = db.resolve_run(baseline), db.resolve_run(candidate)
+        cand = db.resolve_run(candidate)
+        candidate_side = read_side(db, cand)
+        base = db.resolve_run(baseline, candidate_side.project, cand)
         if base == cand:
             check_comparable(base, "", cand, "")
-        candidate_side = read_side(db, cand)
         level = float((candidate_side.record.get("policy") or {}).get("confidence_level", 0.95))
         return compare_sides(db, read_side(db, base), candidate_side, level)
     finally:

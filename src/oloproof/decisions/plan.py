@@ -152,8 +152,9 @@ def plan_row(decision: DecisionRow, metric: MetricRow | None, level: float,
     if decision.kind == "non_inferiority":
         return _not_projected(rule, decision, None, "paired_difference", (
             "no projection for a non_inferiority rule: its paired difference interval "
-            "(betting) depends on every pair, not only on the difference and a count; more "
-            "paired cases (fewer changed or missing ones) narrow it"))
+            "depends on how many pairs broke and how many were fixed (with trials or "
+            "clusters, on every pair), not only on the difference and a count; more paired "
+            "cases (fewer changed or missing ones) narrow it"))
     if reason == R.MISSING_COULD_CHANGE_OUTCOME:
         return skip("missing_cases", (
             f"no projection needed: the {decision.missing} missing case(s) decide it — "

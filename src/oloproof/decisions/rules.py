@@ -123,12 +123,17 @@ def _observed_count(rule: Rule, metric: MetricRow) -> DecisionRow:
 
 
 def decide_non_inferiority(rule: Rule, row: CriterionComparison | None,
-                           baseline: str | None) -> DecisionRow:
+                           baseline: str | None, policy: Policy | None = None,
+                           dropped: int = 0) -> DecisionRow:
     """SPEC §17: the paired difference candidate − baseline against −margin.
 
     PASS when its lower bound ≥ −margin; FAIL when its upper bound < −margin; otherwise
     INSUFFICIENT_EVIDENCE; no paired case (or the metric not in the baseline) →
-    INSUFFICIENT_EVIDENCE (`no_paired_cases`).
+    INSUFFICIENT_EVIDENCE (`no_paired_cases`). A difference taken over clusters follows the
+    rules of every clustered metric (docs/concepts.md#clusters): MANUAL_REVIEW unless the
+    policy sets `allow_approximate_methods: true`, INSUFFICIENT_EVIDENCE below 20 clusters.
+    `dropped` cases of the baseline are not in this run: the row counts them as pairs whose
+    candidate side is missing, or (`dropped: ignore`) is the row without them.
     """
     threshold = -float(rule.margin or 0.0)
 
@@ -138,10 +143,16 @@ def decide_non_inferiority(rule: Rule, row: CriterionComparison | None,
         return DecisionRow(rule=rule.id, metric=rule.metric, state=state, reasons=[reason],
                            kind="non_inferiority", bound=bound, bound_side=side,
                            threshold=threshold, threshold_side="min", baseline=baseline,
-                           paired=0 if row is None else row.paired)
+                           paired=0 if row is None else row.paired, dropped=dropped or None,
+                           dropped_ignored=(rule.dropped == "ignore") if dropped else None)
 
     if row is None or not row.paired or row.lower is None or row.upper is None:
         return out(S.INSUFFICIENT_EVIDENCE, R.NO_PAIRED_CASES)
+    if row.approximate:  # over clusters, as a clustered metric
+        if policy is None or not policy.allow_approximate_methods:
+            return out(S.MANUAL_REVIEW, R.APPROXIMATE_METHOD_NOT_PERMITTED)
+        if int(row.clusters or 0) < MIN_CLUSTERS:
+            return out(S.INSUFFICIENT_EVIDENCE, R.INSUFFICIENT_CLUSTERS)
     if row.lower >= threshold:
         return out(S.PASS, R.DIFFERENCE_LOWER_BOUND_WITHIN_MARGIN)
     if row.upper < threshold:
@@ -165,8 +176,12 @@ def decide(
         if rule.kind == "non_inferiority":
             if baseline is None:
                 raise ValueError(f"rule {rule.id!r} needs the comparison with a baseline run")
-            row = next((r for r in baseline.criteria if r.criterion == rule.metric), None)
-            decisions.append(decide_non_inferiority(rule, row, baseline.baseline))
+            rows = baseline.criteria
+            if rule.dropped == "ignore" and baseline.ignoring_dropped is not None:
+                rows = baseline.ignoring_dropped
+            row = next((r for r in rows if r.criterion == rule.metric), None)
+            decisions.append(decide_non_inferiority(rule, row, baseline.baseline, policy,
+                                                    baseline.baseline_only))
             continue
         metric = by_id.get(rule.metric)
         if metric is None:  # a stored run re-decided under a policy naming an unknown metric

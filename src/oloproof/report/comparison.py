@@ -31,12 +31,33 @@ from oloproof.stats import percent
 #: Case ids listed per line of a list before `(+N more)`.
 IDS_SHOWN = 12
 
-METHOD_NOTE = (
-    "Difference = candidate − baseline over the paired cases, with its betting interval "
-    "(Waudby-Smith & Ramdas 2023, on the per-case differences; a missing side resolved the "
-    "worst way for each bound). McNemar's exact p on the broken and fixed pairs is a "
-    "description: it never gates."
-)
+MCNEMAR_NOTE = ("McNemar's exact p on the broken and fixed pairs is a description: it never "
+                "gates.")
+
+
+def method_note(rows: Sequence[CriterionComparison]) -> str:
+    """What the intervals of these rows are, in words (one sentence per method in use)."""
+    methods = {r.method for r in rows if not r.approximate}
+    parts = ["Difference = candidate − baseline over the paired cases."]
+    if "melded_mcnemar" in methods:
+        parts.append("With 0/1 values on both sides its interval is Fay & Lumbard's (2021), "
+                     "built on the broken and fixed pairs and compatible with exact McNemar: "
+                     "pairs that agree narrow it, and it excludes 0 exactly when McNemar's p "
+                     "is below 1 − the confidence level.")
+    if "betting" in methods:
+        parts.append("With trials (shares of passing trials) it is the betting interval "
+                     "(Waudby-Smith & Ramdas 2023) on the per-case differences.")
+    clustered = [r for r in rows if r.approximate]
+    if clustered:
+        parts.append("Where cases share clusters (a source and its copies, a declared "
+                     "cluster) it is over clusters: each cluster's mean difference is one "
+                     "value, with the betting interval over them (approximate: a rule on it "
+                     "needs allow_approximate_methods and 20 clusters).")
+    if any(r.dropped for r in rows):
+        parts.append("A case of the baseline missing from the candidate (dropped) counts as "
+                     "a pair whose candidate side is missing.")
+    parts.append("A missing side is resolved the worst way for each bound. " + MCNEMAR_NOTE)
+    return " ".join(parts)
 
 
 def _cell(text: object, style: str = "") -> Text:
@@ -57,12 +78,14 @@ def render_criteria(rows: Sequence[CriterionComparison], console: Console,
                Column("Both passed · both failed · missing · McNemar p", stack=True)]
     table = []
     for r in rows:
+        missing = f"{r.missing}" + (f" + {r.dropped} dropped" if r.dropped else "")
+        clusters = f" · over {r.clusters} clusters" if r.approximate else ""
         table.append([_cell(r.criterion), Text(str(r.paired)),
                       Text(str(r.fixed), style="green" if r.fixed else ""),
                       Text(str(r.broken), style="bold red" if r.broken else ""),
-                      Text(difference_text(r)),
-                      Text(f"{r.both_passed} · {r.both_failed} · {r.missing} · "
-                           f"p {p_value_text(r.mcnemar_p)}")])
+                      Text(difference_text(r) + (" ≈" if r.approximate else "")),
+                      Text(f"{r.both_passed} · {r.both_failed} · {missing} · "
+                           f"p {p_value_text(r.mcnemar_p)}{clusters}")])
     if not table:
         print_wrapped(console, Text(title, style="bold"))
         print_wrapped(console, "(no criterion is in both runs)", 2)
@@ -70,12 +93,15 @@ def render_criteria(rows: Sequence[CriterionComparison], console: Console,
     render_table(console, Text(title, style="bold"), columns, table)
     fractional = [r for r in rows if r.unchanged is not None]
     if fractional:
+        same = [r for r in fractional if r.unchanged]
         print_wrapped(console, "With trials a case's value is its share of passing trials: "
-                      "fixed and broken are the cases whose share rose or fell ("
-                      + "; ".join(f"{safe_line(r.criterion)}: {r.unchanged} unchanged "
-                                  "between 0 and 1" for r in fractional)
-                      + "), and McNemar's p is the exact sign test on them.", 2)
-    print_wrapped(console, METHOD_NOTE, 2)
+                      "fixed and broken are the cases whose share rose or fell, and McNemar's "
+                      "p is the exact sign test on them."
+                      + (" Cases that passed some but not all of their trials, the same share "
+                         "in both runs (neither fixed nor broken): "
+                         + ", ".join(f"{safe_line(r.criterion)} {r.unchanged}" for r in same)
+                         + "." if same else ""), 2)
+    print_wrapped(console, method_note(rows), 2)
 
 
 def verdict_words(change: VerdictChange) -> str:
@@ -121,10 +147,12 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
     for warning in comparison.warnings:
         print_wrapped(console, _cell(f"Warning: {warning}", "yellow"))
     paired = max((r.paired + r.excluded for r in comparison.criteria), default=0)
+    dropped = len(comparison.baseline_only)
     print_wrapped(console, (
         f"Cases paired by id: {paired} paired · {len(comparison.changed)} changed (another "
-        f"digest: not paired) · {len(comparison.baseline_only)} in the baseline only · "
-        f"{len(comparison.candidate_only)} in the candidate only"))
+        f"digest: not paired) · {dropped} in the baseline only"
+        + (" (dropped: each counted as a missing candidate side)" if dropped else "")
+        + f" · {len(comparison.candidate_only)} in the candidate only"))
     render_criteria(comparison.criteria, console)
     broken = {c: ids for c, ids in comparison.broken_cases.items() if ids}
     fixed = {c: ids for c, ids in comparison.fixed_cases.items() if ids}
@@ -155,7 +183,7 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
             print_wrapped(console, _cell(criterion).append(": " + ids_text(ids)), 2, 4)
     for label, ids in (("Changed cases (their input or expected changed; not paired)",
                         comparison.changed),
-                       ("In the baseline only", comparison.baseline_only),
+                       ("In the baseline only (dropped)", comparison.baseline_only),
                        ("In the candidate only", comparison.candidate_only)):
         if ids:
             print_wrapped(console, Text(f"{label}: ", style="bold").append(ids_text(ids)))
@@ -185,3 +213,7 @@ def render_baseline_summary(summary: BaselineSummary, console: Console) -> None:
                     + ")")
     for warning in summary.warnings:
         print_wrapped(console, _cell(f"Warning: {warning}", "yellow"), 2, 2)
+    if summary.dropped_cases:
+        print_wrapped(console, _cell("Dropped (in the baseline, not in this run; a rule with "
+                                     "`dropped: ignore` leaves them out): ").append(
+                                         ids_text(summary.dropped_cases)), 2, 4)

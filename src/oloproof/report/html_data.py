@@ -41,7 +41,7 @@ from oloproof.document import (
 )
 from oloproof.errors import ErrorKind, StoreError
 from oloproof.report.case_view import case_view
-from oloproof.report.comparison import verdict_words
+from oloproof.report.comparison import method_note, verdict_words
 from oloproof.report.numbers import (
     decision_comparison,
     difference_text,
@@ -466,9 +466,12 @@ def comparison_summary(comparison: Comparison) -> dict[str, Any]:
     """The comparison as the page shows it: the document, with the terminal's display strings
     (each criterion's difference and p-value, each change in words), computed here."""
     summary = comparison.to_json()
-    summary["criteria"] = [dict(row.to_json(), text={"difference": difference_text(row),
-                                                     "p": p_value_text(row.mcnemar_p)})
-                           for row in comparison.criteria]
+    summary["criteria"] = [dict(row.to_json(), text={
+        "difference": difference_text(row) + (f" ≈ over {row.clusters} clusters"
+                                              if row.approximate else ""),
+        "missing": f"{row.missing}" + (f" + {row.dropped} dropped" if row.dropped else ""),
+        "p": p_value_text(row.mcnemar_p)}) for row in comparison.criteria]
+    summary["method_note"] = method_note(comparison.criteria)
     changes = []
     for change in comparison.changes:
         item = change.to_json()

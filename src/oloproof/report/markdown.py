@@ -24,7 +24,7 @@ from oloproof.document import (
     CriterionComparison,
     RunDocument,
 )
-from oloproof.report.comparison import verdict_words
+from oloproof.report.comparison import method_note, verdict_words
 from oloproof.report.escape import safe_line
 from oloproof.report.expected_keys import expected_key_text
 from oloproof.report.numbers import (
@@ -77,8 +77,11 @@ def criteria_table(rows: Sequence[CriterionComparison]) -> list[str]:
     return table(["Criterion", "Paired", "Both passed", "Fixed", "Broken", "Both failed",
                   "Missing", "Difference [interval]", "McNemar p"],
                  [[text(r.criterion), str(r.paired), str(r.both_passed), str(r.fixed),
-                   f"**{r.broken}**" if r.broken else "0", str(r.both_failed), str(r.missing),
-                   _plain(difference_text(r)), _plain(p_value_text(r.mcnemar_p))]
+                   f"**{r.broken}**" if r.broken else "0", str(r.both_failed),
+                   str(r.missing) + (f" + {r.dropped} dropped" if r.dropped else ""),
+                   _plain(difference_text(r))
+                   + (f" ≈ over {r.clusters} clusters" if r.approximate else ""),
+                   _plain(p_value_text(r.mcnemar_p))]
                   for r in rows])
 
 
@@ -90,12 +93,16 @@ def _ids(ids: Sequence[str], shown: int = CASES_SHOWN) -> str:
 def _baseline(summary: BaselineSummary) -> list[str]:
     out = ["", f"### Against baseline `{summary.baseline}`", "",
            "This run − baseline over the cases paired by id"
-           + (f" ({summary.changed} changed, {summary.baseline_only} in the baseline only, "
-              f"{summary.candidate_only} in this run only: not paired)"
-              if summary.changed or summary.baseline_only or summary.candidate_only else "")
+           + (f" ({summary.changed} changed, {summary.candidate_only} in this run only: not "
+              "paired)" if summary.changed or summary.candidate_only else "")
+           + (f"; {summary.baseline_only} in the baseline only (dropped), each counted as a "
+              "pair whose candidate side is missing" if summary.baseline_only else "")
            + ".", ""]
     out += criteria_table(summary.criteria)
     out += [f"> {text(w)}" for w in summary.warnings]
+    if summary.dropped_cases:
+        out += ["", "Dropped (in the baseline, not in this run; a rule with `dropped: ignore` "
+                f"leaves them out): {_ids(summary.dropped_cases)}"]
     return out
 
 
@@ -189,9 +196,7 @@ def comparison_markdown(comparison: Comparison) -> str:
     for warning in comparison.warnings:
         out += [f"> **Warning:** {text(warning)}", ""]
     out += criteria_table(comparison.criteria)
-    out += ["", "Difference = candidate − baseline over paired cases (betting interval, a "
-            "missing side resolved the worst way for each bound); McNemar's exact p is "
-            "descriptive."]
+    out += ["", _plain(method_note(comparison.criteria))]
     changes = {c.case: c for c in comparison.changes}
     if total_broken:
         out += ["", f"### Broken cases: {total_broken}", ""]
@@ -220,7 +225,8 @@ def comparison_markdown(comparison: Comparison) -> str:
         out += [f"- **{text(c)}**: {_ids(ids)}" for c, ids in comparison.fixed_cases.items()
                 if ids]
     unpaired = [("Changed (input or expected changed; not paired)", comparison.changed),
-                ("In the baseline only", comparison.baseline_only),
+                ("In the baseline only (dropped: each counted as a missing candidate side)",
+                 comparison.baseline_only),
                 ("In the candidate only", comparison.candidate_only)]
     if any(ids for _, ids in unpaired):
         out += ["", "### Not paired", ""]

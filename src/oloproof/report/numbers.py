@@ -218,6 +218,12 @@ def difference_comparison(decision: DecisionRow, row: CriterionComparison | None
     if reason == DecisionReason.NO_PAIRED_CASES or decision.threshold is None:
         return "no paired case" + (f" with baseline {decision.baseline}"
                                    if decision.baseline else "")
+    if reason == DecisionReason.APPROXIMATE_METHOD_NOT_PERMITTED:
+        return ("the difference over clusters is approximate; allow_approximate_methods is "
+                "off")
+    if reason == DecisionReason.INSUFFICIENT_CLUSTERS:
+        clusters = row.clusters if row is not None else None
+        return f"{clusters or 0} clusters < {MIN_CLUSTERS}"
     threshold = float(decision.threshold)
     lower = row.lower if row is not None else (
         decision.bound if decision.bound_side == "lower" else None)

@@ -197,10 +197,14 @@ def render_decisions(decisions: Sequence[DecisionRow], console: Console,
     `baseline` gives a `non_inferiority` rule's paired figures."""
     by_id = {m.id: m for m in metrics}
     paired = {r.criterion: r for r in (baseline.criteria if baseline is not None else ())}
+    # A rule with `dropped: ignore` decided on the figures without the dropped cases.
+    ignoring = {r.criterion: r for r in (baseline.ignoring_dropped or ()
+                                         if baseline is not None else ())}
     columns = [Column("Rule"), Column("Metric"), Column("State", stack=True),
                Column("Reasons", stack=True)]
     rows = [[_cell(d.rule), _cell(d.metric),
-             _state_cell(d, by_id.get(d.metric), paired.get(d.metric)),
+             _state_cell(d, by_id.get(d.metric),
+                         (ignoring if d.dropped_ignored else paired).get(d.metric)),
              _cell(", ".join(d.reasons))] for d in decisions]
     if not rows:
         print_wrapped(console, Text("Decisions", style="bold"))
@@ -398,27 +402,38 @@ def started_text(timestamp: float | None) -> str:
 
 
 def render_runs(rows: Sequence[dict[str, Any]], console: Console) -> None:
-    """`oloproof runs`: newest first, each with its gate in words."""
+    """`oloproof runs`: newest first, each with its gate in words, its system and version, how
+    many trials each case ran and the run's tags (so two runs of one version, or a run of one
+    trial and one of three, can be told apart)."""
     table = []
     for r in rows:
         gate = (r.get("summary") or {}).get("gate")
         words = (f"{gate['action']} (exit {gate['exit_code']})" if gate
                  else "not decided: the run did not complete")
         cases = str(r["n_cases"]) if r.get("n_cases") is not None else "—"
+        trials = int(r.get("trials") or 1)
+        tags = ", ".join(r.get("tags") or ())
         table.append([Text(r["run_id"]), Text(started_text(r.get("started_at"))),
                       Text(str(r["status"])), _cell(f"{r['system_name']} {r['system_version']}"),
-                      Text(cases), Text(words)])
-    columns = [Column(c) for c in ("Run", "Started", "Status", "System", "Cases", "Gate")]
+                      Text(cases), Text(f"{trials}"), _cell(tags), Text(words)])
+    columns = [Column(c) for c in ("Run", "Started", "Status", "System", "Cases", "Trials",
+                                   "Tags", "Gate")]
     title = Text("Runs (newest first)", style="bold")
     if table_width(columns, table) <= console.width:
         render_table(console, title, columns, table)
         return
     # Stacked: the run and its gate on one line, the rest on the next.
-    stacked = [[row[0], row[5], Text(f"{row[1].plain} · {row[2].plain} · "
-                                     f"{row[3].plain} · {row[4].plain} cases")]
-               for row in table]
+    stacked = []
+    for row, r in zip(table, rows, strict=True):
+        trials = int(r.get("trials") or 1)
+        text = Text(f"{row[1].plain} · {row[2].plain} · {row[3].plain} · {row[4].plain} cases "
+                    f"× {trials} trial{'s' if trials != 1 else ''}")
+        if row[6].plain:
+            text.append(" · tagged ").append(row[6])
+        stacked.append([row[0], row[7], text])
     render_table(console, title, [Column("Run"), Column("Gate"),
-                                  Column("Started · status · system · cases", stack=True)],
+                                  Column("Started · status · system · cases × trials · tags",
+                                         stack=True)],
                  stacked)
 
 

@@ -19,10 +19,13 @@ from oloproof.stats.betting import (
 )
 from oloproof.stats.binomial import RATE_METHOD, RateInterval, clopper_pearson, rate_interval
 from oloproof.stats.display import percent, percent_lower, percent_upper
+from oloproof.stats.melded import MELDED_METHOD, melded_bounds, melded_lower_bound
 from oloproof.stats.multiplicity import benjamini_yekutieli, fisher_two_sided
 from oloproof.stats.paired import (
     MCNEMAR_METHOD,
     McNemarTest,
+    binary_difference_interval,
+    cluster_means,
     difference_bounds,
     mcnemar_exact,
     paired_difference_interval,
@@ -64,6 +67,7 @@ __all__ = [
     "EXACT_CHANCE_METHOD",
     "LIKELY_CHANCE",
     "MCNEMAR_METHOD",
+    "MELDED_METHOD",
     "PREDICTION_POWERED_METHOD",
     "PROJECTION_LIMIT",
     "PROJECTION_METHOD",
@@ -87,8 +91,10 @@ __all__ = [
     "bentkus_tail_bound",
     "betting_bounds",
     "betting_lower_bounds",
+    "binary_difference_interval",
     "bounded_mean_interval",
     "clopper_pearson",
+    "cluster_means",
     "cohen_kappa",
     "decision_chance",
     "difference_bounds",
@@ -99,6 +105,8 @@ __all__ = [
     "likely_projection",
     "mcnemar_exact",
     "mean_projection",
+    "melded_bounds",
+    "melded_lower_bound",
     "order_statistic_ranks",
     "paired_difference_interval",
     "percent",

@@ -2,7 +2,15 @@
 its interval, and the exact McNemar test on the discordant pairs.
 
 Cases are paired by id; a pair's difference is candidate − baseline of the per-case values
-(0/1 verdicts, or the fractions of SPEC §15.1 with trials), so it lies in [−1, 1].
+(0/1 verdicts, or with trials the shares of passing trials), so it lies in [−1, 1]. Two
+intervals, each valid at every sample size (docs/compare.md#the-interval):
+
+- 0/1 values on both sides (one trial; pass^k with k = trials): the melded interval of Fay &
+  Lumbard (2021), compatible with exact McNemar (`binary_difference_interval`,
+  :mod:`oloproof.stats.melded`): built on the discordant pairs, so pairs that agree narrow it;
+- fractions (trials), or one value per cluster (each cluster's mean difference): the betting
+  interval of Waudby-Smith & Ramdas (2023) on the differences mapped to [0, 1]
+  (`paired_difference_interval`), in an order the caller fixes.
 """
 
 from __future__ import annotations
@@ -16,10 +24,13 @@ import numpy.typing as npt
 
 from oloproof.stats._checks import count
 from oloproof.stats.betting import MeanInterval, bounded_mean_interval
+from oloproof.stats.melded import MELDED_METHOD, melded_lower_bound
 
 __all__ = [
     "MCNEMAR_METHOD",
     "McNemarTest",
+    "binary_difference_interval",
+    "cluster_means",
     "difference_bounds",
     "mcnemar_exact",
     "paired_difference_interval",
@@ -100,6 +111,26 @@ def _differences(name: str, values: Sequence[float] | npt.ArrayLike) -> FloatArr
     return array
 
 
+def _pair_bounds(lower_differences: Sequence[float] | npt.ArrayLike,
+                 upper_differences: Sequence[float] | npt.ArrayLike
+                 ) -> tuple[FloatArray, FloatArray]:
+    """Both sequences checked: numbers in [−1, 1], one each per pair, lower ≤ upper."""
+    low = _differences("lower_differences", lower_differences)
+    high = _differences("upper_differences", upper_differences)
+    if low.size != high.size:
+        raise ValueError(
+            f"lower_differences and upper_differences need one entry per pair each "
+            f"({low.size} and {high.size} given)"
+        )
+    if np.any(low > high):
+        first = int(np.flatnonzero(low > high)[0])
+        raise ValueError(
+            f"lower_differences[{first}] ({low[first]!r}) exceeds upper_differences[{first}] "
+            f"({high[first]!r})"
+        )
+    return low, high
+
+
 def difference_bounds(
     baseline_lower: Sequence[float] | npt.ArrayLike,
     baseline_upper: Sequence[float] | npt.ArrayLike,
@@ -148,19 +179,7 @@ def paired_difference_interval(
     ``2y − 1``. The estimate is the mean difference of the pairs with both sides observed
     (``None`` if none), and the interval contains it. With no pair every field is ``None``.
     """
-    low = _differences("lower_differences", lower_differences)
-    high = _differences("upper_differences", upper_differences)
-    if low.size != high.size:
-        raise ValueError(
-            f"lower_differences and upper_differences need one entry per pair each "
-            f"({low.size} and {high.size} given)"
-        )
-    if np.any(low > high):
-        first = int(np.flatnonzero(low > high)[0])
-        raise ValueError(
-            f"lower_differences[{first}] ({low[first]!r}) exceeds upper_differences[{first}] "
-            f"({high[first]!r})"
-        )
+    low, high = _pair_bounds(lower_differences, upper_differences)
     shifted = bounded_mean_interval((low + 1.0) / 2.0, (high + 1.0) / 2.0, level)
     if shifted.lower is None or shifted.upper is None:
         return MeanInterval(None, None, None, shifted.method)
@@ -173,3 +192,67 @@ def paired_difference_interval(
     if estimate is not None:
         lower, upper = min(lower, estimate), max(upper, estimate)
     return MeanInterval(estimate, lower, upper, shifted.method)
+
+
+def binary_difference_interval(
+    lower_differences: Sequence[float] | npt.ArrayLike,
+    upper_differences: Sequence[float] | npt.ArrayLike,
+    level: float,
+) -> MeanInterval:
+    """Mean paired difference of 0/1 values (candidate − baseline) with the melded interval.
+
+    ``lower_differences[i] ≤ upper_differences[i]``, each −1, 0 or 1, are pair ``i``'s lowest
+    and highest possible difference (equal when both sides are observed; a missing side makes
+    them differ: :func:`difference_bounds`). Method: Fay & Lumbard (2021), the melded interval
+    compatible with exact McNemar (:func:`oloproof.stats.melded.melded_lower_bound`), a missing
+    side resolved the worst way for each bound: the lower bound is the melded lower bound of
+    the table of lowest differences (``m`` of them nonzero, ``x`` of those +1), the upper bound
+    minus the lower bound of the table of highest differences mirrored. That stays valid
+    because the melded lower bound never rises when one pair's difference falls. The order of
+    the pairs does not matter. The estimate is the mean difference of the pairs with both sides
+    observed (``None`` if none), and the interval contains it. With no pair every field is
+    ``None``.
+    """
+    low, high = _pair_bounds(lower_differences, upper_differences)
+    if not (np.all(np.isin(low, (-1.0, 0.0, 1.0))) and np.all(np.isin(high, (-1.0, 0.0, 1.0)))):
+        raise ValueError("differences of 0/1 values are -1, 0 or 1")
+    n = int(low.size)
+    if n == 0:
+        return MeanInterval(None, None, None, MELDED_METHOD)
+    lower = melded_lower_bound(n, int(np.count_nonzero(low)), int(np.count_nonzero(low > 0)),
+                               level)
+    upper = -melded_lower_bound(n, int(np.count_nonzero(high)), int(np.count_nonzero(high < 0)),
+                                level)
+    observed = low == high
+    estimate = float(low[observed].mean()) if observed.any() else None
+    if estimate is not None:
+        lower, upper = min(lower, estimate), max(upper, estimate)
+    return MeanInterval(estimate, lower, upper, MELDED_METHOD)
+
+
+def cluster_means(
+    lower_differences: Sequence[float] | npt.ArrayLike,
+    upper_differences: Sequence[float] | npt.ArrayLike,
+    clusters: Sequence[int] | npt.ArrayLike,
+) -> tuple[FloatArray, FloatArray]:
+    """Each cluster's mean lowest and mean highest difference, clusters numbered 0 … k − 1.
+
+    ``clusters[i]`` is pair ``i``'s cluster; a cluster with no pair is left out, so the
+    results have one entry per cluster present, in the clusters' order. Pairs of one cluster
+    are not independent (a source and its copies, cases of one declared cluster): each
+    cluster's mean is one value of the paired difference, and clusters are independent.
+    """
+    low = _differences("lower_differences", lower_differences)
+    high = _differences("upper_differences", upper_differences)
+    labels = np.asarray(clusters, dtype=np.int64)
+    if not low.size == high.size == labels.size:
+        raise ValueError("lower_differences, upper_differences and clusters need one entry "
+                         "per pair each")
+    if labels.size and labels.min() < 0:
+        raise ValueError("clusters are numbered from 0")
+    sizes = np.bincount(labels)
+    present = sizes > 0
+    low_means: FloatArray = np.bincount(labels, weights=low)[present] / sizes[present]
+    high_means: FloatArray = np.bincount(labels, weights=high)[present] / sizes[present]
+    # A mean of values in [−1, 1] stays there (a rounding step outside would be refused later).
+    return np.clip(low_means, -1.0, 1.0), np.clip(high_means, -1.0, 1.0)

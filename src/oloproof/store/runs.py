@@ -3,12 +3,17 @@
 A run is registered `running` before its first case, with the process and host that run it;
 a `running` run whose process is gone from this host shows as `incomplete` (it can never allow
 a release). The cases, errors and summary of a run are read back from here.
+
+A run is found by a reference: `latest`, `latest~N`, a unique prefix or suffix of its id,
+`tag:NAME` (the run `oloproof tag RUN NAME` named; a tag is on one run at a time) or
+`version:V` (the newest complete run whose system version is V; docs/compare.md#pinned-baselines).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import sqlite3
 import time
@@ -21,6 +26,9 @@ from oloproof.store.sql import JSON_ERRORS, damaged_row_error, dumps, writing
 
 _LISTED = ("run_id", "project", "started_at", "finished_at", "status", "pid", "host",
            "system_name", "system_version", "n_cases")
+
+#: What a tag may be: it is written after `tag:` in a reference, and never reads as one.
+TAG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
 
 
 class RunsRegistry:
@@ -63,20 +71,46 @@ class RunsRegistry:
         """The stored runs, newest first, each with its live status and summary."""
         sql = (
             "SELECT run_id, project, started_at, finished_at, status, pid, host, system_name, "
-            "system_version, n_cases, summary FROM runs ORDER BY started_at DESC, run_id DESC"
+            "system_version, n_cases, summary, coalesce(CASE WHEN json_valid(suite) THEN "
+            "json_extract(suite, '$.trials') END, 1) "
+            "FROM runs ORDER BY started_at DESC, run_id DESC"
         )
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         rows = self.conn.execute(sql).fetchall()
-        keys = (*_LISTED, "summary")
+        tags = self.tags()
+        keys = (*_LISTED, "summary", "trials")
         out = []
         for row in rows:
             record = dict(zip(keys, row, strict=True))
             record["summary"] = self._json(record["summary"], "runs", record["run_id"],
                                            "summary")
             record["status"] = self._live_status(record)
+            record["tags"] = tags.get(record["run_id"], [])
             out.append(record)
         return out
+
+    def tags(self) -> dict[str, list[str]]:
+        """Run id → the names it is tagged with, in name order."""
+        out: dict[str, list[str]] = {}
+        for name, run_id in self.conn.execute("SELECT name, run_id FROM tags ORDER BY name"):
+            out.setdefault(run_id, []).append(name)
+        return out
+
+    def tag_run(self, run_id: str, name: str) -> str | None:
+        """Tag a run `name` (a tag is on one run at a time: one on another run moves here).
+        Returns the run the tag was on before, if another; a UsageError for a bad name."""
+        if not TAG_NAME.fullmatch(name) or name == "latest" or name.startswith("run_"):
+            raise UsageError(
+                f"{name!r} cannot be a tag: a tag is 1 to 64 letters, digits, '.', '_', '+' "
+                "or '-', starting with a letter or digit, and neither `latest` nor starting "
+                "with `run_` (it is written `tag:NAME` wherever a run is named)")
+        self.run_record(run_id)  # a StoreError if it is not stored
+        before = self.conn.execute("SELECT run_id FROM tags WHERE name=?", (name,)).fetchone()
+        self._write("INSERT INTO tags (name, run_id, tagged_at) VALUES (?,?,?) ON CONFLICT(name) "
+                    "DO UPDATE SET run_id=excluded.run_id, tagged_at=excluded.tagged_at",
+                    (name, run_id, time.time()))
+        return before[0] if before is not None and before[0] != run_id else None
 
     def _json(self, text: str | None, table: str, key: object, column: str) -> Any:
         """A stored JSON column (None when empty); text that is not JSON is a damaged store."""
@@ -106,14 +140,67 @@ class RunsRegistry:
         return [r[0] for r in self.conn.execute(
             "SELECT run_id FROM runs ORDER BY started_at DESC, run_id DESC")]
 
-    def resolve_run(self, ref: str) -> str:
-        """`latest`, `latest~N`, or a unique prefix or suffix of a run id."""
+    def resolve_run(self, ref: str, project: str | None = None,
+                    candidate: str | None = None) -> str:
+        """`latest`, `latest~N`, a unique prefix or suffix of a run id, `tag:NAME`, or
+        `version:V` (the newest complete run of `project` whose system version is V); when the
+        run named is a baseline, `candidate` is the run it is compared with (never what
+        `version:V` names)."""
         ids = self._run_ids()
         if not ids:
             raise StoreError("no runs are stored yet; run `oloproof run` first", file=self.path)
-        return _resolve_in(ids, ref)
+        named = self._named(ref, project, candidate)
+        return named if named is not None else _resolve_in(ids, ref, tags=self._tag_names())
 
-    def resolve_baseline(self, ref: str, candidate: str | None) -> str:
+    def _tag_names(self) -> list[str]:
+        return [row[0] for row in self.conn.execute("SELECT name FROM tags ORDER BY name")]
+
+    def _named(self, ref: str, project: str | None, candidate: str | None,
+               what: str = "") -> str | None:
+        """The run a `tag:NAME` or `version:V` reference names (None for other references);
+        a UsageError saying what is stored when none is."""
+        if ref.startswith("tag:"):
+            name = ref[4:]
+            row = self.conn.execute("SELECT run_id FROM tags WHERE name=?", (name,)).fetchone()
+            if row is None:
+                known = self._tag_names()
+                raise UsageError(
+                    f"{what}{ref!r}: no run is tagged {name!r}; "
+                    + (f"the tags are {', '.join(known)}" if known else "no run is tagged yet")
+                    + " (`oloproof tag RUN NAME` tags a run)")
+            if row[0] == candidate:
+                raise UsageError(
+                    f"{what}{ref!r} names the candidate run {candidate} itself (the tag was "
+                    "moved to it); name the baseline another way (`oloproof runs` lists the "
+                    "runs and their tags)")
+            return str(row[0])
+        if ref.startswith("version:"):
+            version = ref[8:]
+            sql = ("SELECT run_id FROM runs WHERE status = 'complete' AND system_version = ?"
+                   + (" AND project = ?" if project is not None else "")
+                   + (" AND run_id != ?" if candidate is not None else "")
+                   + " ORDER BY started_at DESC, run_id DESC LIMIT 1")
+            params = [version, *([project] if project is not None else []),
+                      *([candidate] if candidate is not None else [])]
+            found = self.conn.execute(sql, params).fetchone()
+            if found is None:
+                versions = [row[0] for row in self.conn.execute(
+                    "SELECT DISTINCT system_version FROM runs WHERE status = 'complete'"
+                    + (" AND project = ?" if project is not None else "")
+                    + " ORDER BY system_version", [project] if project is not None else [])]
+                raise UsageError(
+                    f"{what}{ref!r}: no complete run"
+                    + (f" of project {project!r}" if project is not None else "")
+                    + f" has system version {version!r}"
+                    + (" besides the candidate" if candidate is not None else "")
+                    + "; " + (f"complete runs have versions {', '.join(versions)}" if versions
+                              else "no run is complete yet")
+                    + " (`oloproof runs` lists them)")
+            return str(found[0])
+        return None
+
+    def resolve_baseline(self, ref: str, candidate: str | None,
+                         project: str | None = None) -> str:
         """A baseline reference resolved beside its candidate run (SPEC §17).
 
         It resolves as every run reference does, with the candidate counted among the runs:
@@ -121,7 +208,12 @@ class RunsRegistry:
         run being made is `latest`, so `latest~1` is the newest run before it — the same run
         `latest~1` names once it is stored. A reference that names the candidate itself
         (`latest` in a policy `oloproof run` decides) means the newest run started before it.
+        `version:V` is the newest complete run of `project` with that system version other
+        than the candidate; `tag:NAME` the run tagged so (never the candidate itself).
         """
+        named = self._named(ref, project, candidate, what="baseline ")
+        if named is not None:
+            return named
         stored = self._run_ids()
         ids = [_BEING_MADE, *stored] if candidate is None else stored
         if candidate is None and not stored:
@@ -168,17 +260,19 @@ class RunsRegistry:
                                         f"in run {run_id} (outcome)", exc) from None
             yield case_id, case_digest, exec_key, parsed
 
-    def iter_run_verdicts(self, run_id: str, *, trials: bool = True
-                          ) -> Iterator[tuple[str, str, str | None, str, int]]:
+    def iter_run_verdicts(self, run_id: str, *, trials: bool = True, clusters: bool = False
+                          ) -> Iterator[tuple[Any, ...]]:
         """(case id, case digest, execution key, verdict codes, trial) of each case (each trial
         of a case) of a run, in order: what a comparison of two runs reads, taken out of the
         stored outcomes by SQLite rather than parsing each one. `trials=False` (a run of one
-        trial per case) reads every trial as 1 without looking (one JSON lookup a row)."""
+        trial per case) reads every trial as 1 without looking (one JSON lookup a row);
+        `clusters=True` adds a sixth field, the case's cluster (None outside any)."""
         trial = "coalesce(json_extract(outcome, '$.tr'), 1)" if trials else "1"
+        cluster = ", json_extract(outcome, '$.cl')" if clusters else ""
         try:
             cursor = self.conn.execute(
-                f"SELECT case_id, case_digest, exec_key, json_extract(outcome, '$.c'), {trial} "
-                "FROM run_cases WHERE run_id=? ORDER BY seq", (run_id,),
+                f"SELECT case_id, case_digest, exec_key, json_extract(outcome, '$.c'), {trial}"
+                f"{cluster} FROM run_cases WHERE run_id=? ORDER BY seq", (run_id,),
             )
             yield from cursor
         except sqlite3.OperationalError as exc:
@@ -260,8 +354,9 @@ class RunsRegistry:
 _BEING_MADE = "\x00the run being made"
 
 
-def _resolve_in(ids: list[str], ref: str, what: str = "") -> str:
-    """`ref` among `ids` (newest first): `latest`, `latest~N`, a unique prefix or suffix."""
+def _resolve_in(ids: list[str], ref: str, what: str = "", tags: list[str] | None = None) -> str:
+    """`ref` among `ids` (newest first): `latest`, `latest~N`, a unique prefix or suffix;
+    `tags` (the names in use) make a bare tag name's error say to write `tag:NAME`."""
     if ref == "latest" or ref.startswith("latest~"):
         back = 0
         if ref != "latest":
@@ -289,7 +384,8 @@ def _resolve_in(ids: list[str], ref: str, what: str = "") -> str:
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        raise UsageError(f"no run matches {what}{ref!r}; `oloproof runs` lists them")
+        hint = f" (a tag is written tag:{ref})" if tags and ref in tags else ""
+        raise UsageError(f"no run matches {what}{ref!r}{hint}; `oloproof runs` lists them")
     raise UsageError(
         f"{what}{ref!r} matches {len(matches)} runs ({', '.join(matches[:4])}...); "
         "give more of the id"

@@ -114,6 +114,19 @@ MIGRATIONS: list[tuple[int, str]] = [
     ),
     (
         3,
+        # Tags (docs/cli.md#oloproof-tag): `oloproof tag RUN NAME` names a run; a name is on
+        # one run at a time, so giving it to another run moves it.
+        """
+        CREATE TABLE tags (
+            name TEXT PRIMARY KEY,
+            run_id TEXT NOT NULL,
+            tagged_at REAL NOT NULL
+        );
+        CREATE INDEX tags_run ON tags(run_id);
+        """,
+    ),
+    (
+        4,
         # Retries (docs/failures.md#retries): every attempt's error is kept. `attempt` is which
         # attempt failed (NULL: the first, as every row stored before retries); `retried` is 1
         # when another attempt followed, so the row is not the case's error (NULL: it is).
@@ -123,7 +136,7 @@ MIGRATIONS: list[tuple[int, str]] = [
         """,
     ),
     (
-        4,
+        5,
         # Judges (docs/judges.md): each verdict a judge gave, as its judge_verdict/v1 record,
         # keyed by the judge's definition and the digest of what it was shown.
         """

@@ -20,6 +20,7 @@ from oloproof.suite.validation import (
     accepted_fields,
     unknown_key,
     validate_model,
+    version_text,
 )
 from oloproof.suite.yaml_source import YamlDocument, read_yaml
 
@@ -99,9 +100,7 @@ class SystemConfig(_Strict):
     @field_validator("version", mode="before")
     @classmethod
     def _version_text(cls, value: object) -> object:
-        # `version: 3` in YAML is a number; a version is a label, so take it as text.
-        return str(value) if isinstance(value, int | float) and not isinstance(value, bool) \
-            else value
+        return version_text(value)
 
     @model_validator(mode="after")
     def _one_entry_point(self) -> SystemConfig:

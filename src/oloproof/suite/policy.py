@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from oloproof.errors import ConfigError
 from oloproof.suite.validation import (
@@ -16,6 +16,7 @@ from oloproof.suite.validation import (
     plain_message,
     unknown_key,
     validate_model,
+    version_text,
 )
 from oloproof.suite.yaml_source import YamlDocument, read_yaml
 
@@ -39,6 +40,9 @@ class Rule(ConfigModel):
     max_failures: int | None = Field(default=None, ge=0, examples=[0])
     # How far below the baseline's pass rate the candidate may be, a fraction in [0, 1).
     margin: float | None = Field(default=None, ge=0, lt=1, examples=[0.02])
+    # A case of the baseline that is not in the candidate: `count` it as a pair whose candidate
+    # side is missing (so removing failing cases cannot improve the gate), or `ignore` it.
+    dropped: Literal["count", "ignore"] | None = None
 
     @model_validator(mode="after")
     def _shape(self) -> Rule:
@@ -52,6 +56,9 @@ class Rule(ConfigModel):
             return self
         if self.margin is not None:
             raise ValueError("margin needs kind: non_inferiority")
+        if self.dropped is not None:
+            raise ValueError("dropped needs kind: non_inferiority (it says what a case of the "
+                             "baseline missing from the candidate counts as)")
         if self.kind == "observed_count":
             if self.max_failures is None:
                 raise ValueError("an observed_count rule takes max_failures")
@@ -65,6 +72,32 @@ class Rule(ConfigModel):
         return self
 
 
+class BaselineChoice(ConfigModel):
+    """`baseline: {version: "1.4.0"}` — the latest complete run of the project whose system
+    version is that — or `baseline: {tag: NAME}` — the run `oloproof tag RUN NAME` named."""
+
+    version: str | None = Field(default=None, min_length=1)
+    tag: str | None = Field(default=None, min_length=1)
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_text(cls, value: object) -> object:
+        return version_text(value)  # as the system's version is read
+
+    @model_validator(mode="after")
+    def _one(self) -> BaselineChoice:
+        if (self.version is None) == (self.tag is None):
+            raise ValueError("a baseline is a run reference (latest~1, a run id), "
+                             '{version: "1.4.0"} or {tag: NAME}: give exactly one of version '
+                             "and tag")
+        return self
+
+    @property
+    def reference(self) -> str:
+        """The same choice as a run reference: `version:1.4.0` or `tag:NAME`."""
+        return f"version:{self.version}" if self.version is not None else f"tag:{self.tag}"
+
+
 class Policy(ConfigModel):
     """The release policy: confidence level, rules, and which states block or warn."""
 
@@ -73,9 +106,28 @@ class Policy(ConfigModel):
     block_on: tuple[RuleState, ...] = ("FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW")
     warn_on: tuple[RuleState, ...] = ()
     allow_approximate_methods: bool = False
-    # The run `non_inferiority` rules compare with (SPEC §17): a run reference (§4.2).
-    baseline: str | None = Field(default=None, min_length=1)
+    # The run `non_inferiority` rules compare with (docs/compare.md): a run reference, or
+    # {version: ...} / {tag: ...}.
+    baseline: str | BaselineChoice | None = None
     rules: tuple[Rule, ...] = ()
+
+    @field_validator("baseline", mode="before")
+    @classmethod
+    def _a_reference(cls, value: object) -> object:
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("is empty: write a run reference (latest~1, a run id), "
+                             '{version: "1.4.0"} or {tag: NAME}')
+        if value is not None and not isinstance(value, str | dict | BaselineChoice):
+            raise ValueError("is a run reference (latest~1, a run id), {version: \"1.4.0\"} "
+                             f"or {{tag: NAME}}, not {value!r}")
+        return value
+
+    @property
+    def baseline_reference(self) -> str | None:
+        """`baseline:` as a run reference (`version:V` and `tag:NAME` for the mappings)."""
+        if isinstance(self.baseline, BaselineChoice):
+            return self.baseline.reference
+        return self.baseline
 
     @property
     def compares(self) -> bool:
@@ -146,6 +198,8 @@ def load_policy(path: Path) -> tuple[Policy, YamlDocument]:
             f"{_DECIDES_NOTHING}",
             file=path, line=doc.line_of(("rules",)) if given else 1,
         )
+    if isinstance(data.get("baseline"), dict):  # its own errors, not the union's two at once
+        validate_model(BaselineChoice, data["baseline"], doc, ("baseline",))
     first_line: dict[str, int | None] = {}
     for i, rule in enumerate(data.get("rules") or ()):
         rule_id = rule.get("id") if isinstance(rule, dict) else None
@@ -287,7 +341,7 @@ def stored_policy(data: Any, run: str, metrics: dict[str, str] | None = None) ->
 def check_baseline_given(policy: Policy, doc: YamlDocument, baseline: str | None) -> None:
     """A policy with a `non_inferiority` rule needs a baseline run: `baseline:` in the policy
     or `baseline` given (`--baseline REF`). A ConfigError at the first such rule otherwise."""
-    if baseline is not None or policy.baseline is not None:
+    if baseline is not None or policy.baseline_reference is not None:
         return
     for i, rule in enumerate(policy.rules):
         if rule.kind == "non_inferiority":

@@ -131,6 +131,13 @@ class ConfigModel(BaseModel):
         return data
 
 
+def version_text(value: object) -> object:
+    """A version as text: `version: 3` or `1.1` in YAML is a number, and a version is a label
+    (a system's, or the one a baseline names), so numbers are read as their text."""
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+        else value
+
+
 # ---- patterns, in words ---------------------------------------------------------------------
 
 #: What a field checked against a pattern must look like, in words, by pattern: a regular

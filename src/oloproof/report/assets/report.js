@@ -1466,7 +1466,7 @@
         h("td", null, fmtInt(r.paired)), h("td", null, fmtInt(r.both_passed)),
         h("td", null, fmtInt(r.fixed)),
         h("td", { class: r.broken ? "bad" : "" }, fmtInt(r.broken)),
-        h("td", null, fmtInt(r.both_failed)), h("td", null, fmtInt(r.missing)),
+        h("td", null, fmtInt(r.both_failed)), h("td", null, r.text.missing),
         h("td", { class: "mono" }, r.text.difference), h("td", null, r.text.p));
     });
     cmpEls.panel = h("div", { id: "compare-panel", class: "compare-panel" });
@@ -1474,9 +1474,7 @@
       h("h2", null, "Compared with baseline ", h("span", { class: "mono" }, CMP.baseline)),
       h("p", { class: "note" }, "This run (candidate, " + CMP.candidate_system.name + " " +
         CMP.candidate_system.version + ") against the baseline (" + CMP.baseline_system.name +
-        " " + CMP.baseline_system.version + "), cases paired by id. Difference = candidate − " +
-        "baseline over paired cases, with its betting interval (a missing side resolved the " +
-        "worst way for each bound); McNemar's exact p is descriptive and never gates."),
+        " " + CMP.baseline_system.version + "), cases paired by id. " + CMP.method_note),
       (CMP.warnings || []).map(function (w) { return h("p", { class: "warning" }, "Warning: " + w); }),
       h("div", { class: "table-scroll" }, h("table", { id: "compare-criteria" },
         h("thead", null, h("tr", null, ["Criterion", "Paired", "Both passed", "Fixed", "Broken",
