@@ -1,4 +1,5 @@
-"""Clustered metrics: the betting interval over clusters (SPEC §5.4; issue 12, acceptance 7).
+"""Clustered metrics: the interval over clusters (issue 12, acceptance 7; the Bentkus interval since
+issue 26).
 
 An audit of the old cluster bootstrap found (a) identical runs gating differently, because
 clusters were resampled in the order cases finished, and (b) coverage below nominal when a
@@ -8,7 +9,6 @@ interval covers at least its level in the audit's settings.
 
 from __future__ import annotations
 
-import hashlib
 import random
 from typing import Any
 
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from oloproof.analysis.metrics import Analysis, MetricPlan
 from oloproof.analysis.outcome import CaseOutcome
-from oloproof.stats import betting_lower_bounds, bounded_mean_interval, rate_interval
+from oloproof.stats import bentkus_interval, bentkus_lower_bounds, rate_interval
 
 CRITERIA = ["answer_correct", "polite"]
 
@@ -71,11 +71,11 @@ def test_identical_rows_under_any_completion_order(rng: random.Random) -> None:
     assert _rows(shuffled) == reference
 
 
-def test_the_row_is_the_betting_interval_over_cluster_shares() -> None:
+def test_the_row_is_the_bentkus_interval_over_cluster_shares() -> None:
     outcomes = _suite()
     row = _rows(outcomes)[0]
     assert row["id"] == "answer_correct"
-    assert row["method"] == "betting"
+    assert row["method"] == "bentkus"
     assert row["approximate"] is True
     assert row["clusters"] == 42  # 40 named clusters and two clusters of one
     # Worked by hand: per cluster (named or not), passed / observed / missing of criterion 0.
@@ -85,10 +85,9 @@ def test_the_row_is_the_betting_interval_over_cluster_shares() -> None:
         cell[0] += o.codes[0] == "P"
         cell[1] += o.codes[0] in "PF"
         cell[2] += o.codes[0] == "M"
-    order = sorted(cells, key=lambda cid: hashlib.sha256(cid.encode()).digest())
-    lower = [cells[c][0] / (cells[c][1] + cells[c][2]) for c in order]
-    upper = [(cells[c][0] + cells[c][2]) / (cells[c][1] + cells[c][2]) for c in order]
-    expected = bounded_mean_interval(lower, upper, 0.95)
+    lower = [cells[c][0] / (cells[c][1] + cells[c][2]) for c in cells]
+    upper = [(cells[c][0] + cells[c][2]) / (cells[c][1] + cells[c][2]) for c in cells]
+    expected = bentkus_interval(lower, upper, 0.95)
     assert (row["estimate"], row["lower"], row["upper"]) == (
         expected.estimate, expected.lower, expected.upper)
     # The counts stay case counts (the N column).
@@ -118,12 +117,12 @@ def test_one_case_per_cluster_keeps_the_exact_interval() -> None:
 
 def test_clusters_that_always_agree_are_counted_once() -> None:
     # 120 passing cases in 40 clusters of 3: the old bootstrap showed [96.9%, 100%]; 40
-    # independent clusters support no more than the exact 91.2% (and the betting interval,
-    # valid for fractions too, is wider still).
+    # independent clusters support no more than the exact 91.2%, and that is what the
+    # Bentkus interval gives when every cluster passed whole (the betting interval: 83.8%).
     outcomes = [_outcome(f"c{c}-{k}", "PP", f"c{c}") for c in range(40) for k in range(3)]
     row = _rows(outcomes)[0]
     assert row["estimate"] == 1.0 and row["upper"] == 1.0
-    assert row["lower"] < rate_interval(40, 40, 0, 0.95).lower < 0.913
+    assert row["lower"] == rate_interval(40, 40, 0, 0.95).lower < 0.913
     assert row["clusters"] == 40
 
 
@@ -151,10 +150,10 @@ def test_coverage_at_least_nominal_in_the_audits_settings(rate: float, correlati
                                                           ) -> None:
     rng = np.random.default_rng(int(rate * 1000) + int(correlation * 10))
     shares = _cluster_shares(rate, correlation, rng, 2000)
-    means = shares.mean(axis=1)
-    lower = np.minimum(betting_lower_bounds(shares, 0.95), means)
-    upper = np.maximum(1.0 - betting_lower_bounds(1.0 - shares, 0.95), means)
-    one = bounded_mean_interval(shares[0], shares[0], 0.95)
+    sums = np.sort(shares, axis=1).sum(axis=1)
+    lower = bentkus_lower_bounds(sums, 40, 0.95)
+    upper = 1.0 - bentkus_lower_bounds(40 - sums, 40, 0.95)
+    one = bentkus_interval(shares[0], shares[0], 0.95)
     assert (one.lower, one.upper) == pytest.approx((lower[0], upper[0]), abs=1e-15)
     covered = float(np.mean((lower <= rate) & (rate <= upper)))
     lower_missed = float(np.mean(lower > rate))

@@ -324,15 +324,15 @@ def test_a_clustered_metric_is_over_clusters_and_needs_the_opt_in(new_probe: Any
     row = decision(allowed, "answers")
     assert (row["rule"], row["metric"], row["state"], row["reasons"]) == (
         "answers", "answer_correct", "PASS", ["lower_bound_meets_minimum"])
-    # reproducible: clusters are taken in an order fixed by their ids, run after run
+    # reproducible: the interval reads the clusters' shares only through their sum
     again = oloproof.run(probe.path / "oloproof.yaml", no_cache=True)
     assert (metric(again, "answer_correct")["lower"], metric(again, "answer_correct")["upper"]
             ) == (metric(allowed, "answer_correct")["lower"],
                   metric(allowed, "answer_correct")["upper"])
-    # the interval is the betting interval over 20 clusters' shares (17 of them 1, 3 of them
+    # the interval is the Bentkus interval over 20 clusters' shares (17 of them 1, 3 of them
     # 0), not the exact one of 34 of 40 cases as if they were independent ([0.702, 0.944])
     row = metric(allowed, "answer_correct")
-    assert row["method"] == "betting"
+    assert row["method"] == "bentkus"
     assert row["estimate"] == 0.85
     assert row["lower"] < 0.70 and row["upper"] > 0.95
 
@@ -369,7 +369,8 @@ def test_identical_runs_give_identical_intervals_whatever_order_cases_finish_in(
 ) -> None:
     # The audit's setting: 118 cases in 40 clusters, an async system, cases finishing in an
     # order set by their sleeps. The bootstrap resampled clusters in finishing order and gave
-    # a different lower bound almost every run; over clusters in id-digest order it cannot.
+    # a different lower bound almost every run; the interval over clusters reads only their
+    # shares' sum, so it cannot.
     probe = new_probe()
     (probe.path / "finish.py").write_text(FINISH_SYSTEM, encoding="utf-8")
     probe.suite["evaluators"] = probe.suite["evaluators"][:1]  # answer_correct only
@@ -395,7 +396,7 @@ def test_identical_runs_give_identical_intervals_whatever_order_cases_finish_in(
         (probe.path / "finished.log").unlink(missing_ok=True)
         result = oloproof.run(probe.path / "oloproof.yaml", no_cache=True)
         row = metric(result, "answer_correct")
-        assert (row["clusters"], row["observed"], row["method"]) == (40, 118, "betting")
+        assert (row["clusters"], row["observed"], row["method"]) == (40, 118, "bentkus")
         rows.append((row["estimate"], row["lower"], row["upper"]))
         finish_orders.append((probe.path / "finished.log").read_text().split())
         # `gate` re-reads the stored cases in dataset order: the same interval again.
