@@ -155,7 +155,9 @@ with tempfile.TemporaryDirectory() as root:
             make(i))
         store.add_case(case)
         store.add_artifact_text(artifact, "agent_trajectory/v1", None, trajectory)
-        store.add_execution(exec_key, case.digest, {"answer": "declined"},
+        # (the output's stored text, made where the case ran; a revision before that
+        # serialised the output here, and serialises this text as a JSON string)
+        store.add_execution(exec_key, case.digest, '{"answer":"declined"}',
                             {"agent_trajectory/v1": artifact}, facts, latency)
         store.add_judgments(case_key, judgments)
         store.add_run_case(run_id, i, case.id, case.digest, exec_key, outcome)

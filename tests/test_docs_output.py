@@ -327,7 +327,8 @@ def test_cli_blocks_show_what_the_commands_print(tmp_path: Path) -> None:
         "oloproof inspect latest --failures",
         "oloproof inspect nonsense", "oloproof cases --help", "oloproof cases latest",
         "oloproof gate --help", "cat warn.yaml", "oloproof report --help",
-        "oloproof view --help", "oloproof labels export --help",
+        "oloproof view --help", "oloproof labels sample --help", "oloproof labels review --help",
+        "oloproof labels export --help",
         "oloproof labels export --transform injected | head -1",
         "oloproof traces import --help",
         "oloproof traces import spans.otlp.json --out prod-suite", "oloproof run --json",
@@ -753,9 +754,26 @@ def test_scaling_shows_what_the_executors_print(tmp_path: Path) -> None:
     assert sorted({first[0], first[2], *SCALING_NOT_RUN}) == sorted(first)
 
 
+def test_judges_shows_what_judged_agent_prints(tmp_path: Path) -> None:
+    """docs/judges.md: the judged_agent example run, inspected, its labels put aside, sampled
+    and reviewed again into the same file, and run with them: one session."""
+    page = DOCS / "judges.md"
+    blocks = console_blocks(page)
+    assert _first_commands(blocks) == [
+        "oloproof init --example judged_agent judged", "oloproof run",
+        "mv labels/reply_truthful.jsonl kept.jsonl",
+        "oloproof labels sample --criterion reply_truthful --n 30 --seed 20 -o "
+        "labels/reply_truthful.jsonl",
+        "printf 'p f f p p f p p p f p f p p f p f p p p p f p p p p f f p p' | oloproof "
+        "labels review labels/reply_truthful.jsonl",
+        "oloproof labels sample --criterion reply_truthful -o labels/reply_truthful.jsonl",
+        "oloproof run"]
+    _run_from_home(blocks, Session(tmp_path), page.name)
+
+
 def test_every_page_with_console_blocks_is_run_here() -> None:
     """A page that gains a ```console block gets a test here (or says why not)."""
     tested = {"getting-started.md", "cli.md", "agents-and-tools.md", "stateful-agents.md",
               "reliability.md", "concepts.md", "configuration.md", "compare.md", "ci.md",
-              "scaling.md"}
+              "scaling.md", "judges.md"}
     assert {page.name for page in DOCS.glob("*.md") if console_blocks(page)} == tested

@@ -28,6 +28,21 @@ def test_max_depth_is_what_the_store_s_serialiser_keeps() -> None:
     assert "nests deeper than the 255 levels" in str(storable_problem(_nested(MAX_DEPTH + 1)))
 
 
+@pytest.mark.parametrize("leaf", [1, "x", None, {}])
+def test_a_value_inside_the_innermost_container_counts_as_a_level(leaf: Any) -> None:
+    """`[[1]]` is three levels to the serialiser: 255 levels of containers holding a value are
+    refused (storable_problem said they could be stored)."""
+    value: Any = leaf
+    for _ in range(MAX_DEPTH - 1):
+        value = {"next": value}
+    assert storable_problem(value) is None
+    dumps(value)
+    deeper = {"next": value}
+    with pytest.raises(PydanticSerializationError):
+        dumps(deeper)
+    assert "nests deeper than the 255 levels" in str(storable_problem(deeper))
+
+
 @pytest.mark.parametrize(("value", "says"), [
     ({"a": "ok", "b": ["x", "\ud800"]}, "b[1] holds a lone surrogate \\ud800"),
     ({"\udfff": 1}, "a key of the value holds a lone surrogate \\udfff"),

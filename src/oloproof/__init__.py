@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         write_ci_reports,
     )
     from oloproof.evaluators.custom import evaluator
+    from oloproof.evaluators.verdicts import JudgeRequest, JudgeVerdict
     from oloproof.recording import (
         AgentCheckpoint,
         AgentConstraintCheck,
@@ -55,6 +56,8 @@ _LAZY = {
     "tag": "oloproof.api",
     "write_ci_reports": "oloproof.api",
     "evaluator": "oloproof.evaluators.custom",
+    "JudgeRequest": "oloproof.evaluators.verdicts",
+    "JudgeVerdict": "oloproof.evaluators.verdicts",
     "AgentCheckpoint": "oloproof.recording",
     "AgentConstraintCheck": "oloproof.recording",
     "AgentStep": "oloproof.recording",
@@ -73,6 +76,8 @@ __all__ = [
     "AgentStep",
     "AgentTrajectory",
     "ConfigError",
+    "JudgeRequest",
+    "JudgeVerdict",
     "OloproofError",
     "RecordingError",
     "ReplayChange",

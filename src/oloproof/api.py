@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from oloproof.analysis.judged import specs_of
 from oloproof.analysis.metrics import Analysis, MetricPlan, QuantileSpec
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.errors import ConfigError, RunStopped, StoreError, UsageError
@@ -126,6 +127,7 @@ def _plan(suite_info: dict[str, Any]) -> MetricPlan:
         trial_metrics=[TrialMetricSpec(m["id"], m["type"], criteria.index(m["criterion"]),
                                        int(m["k"]))
                        for m in trial_metrics],
+        judges=specs_of(criteria, suite_info.get("judges") or {}),
     )
 
 
@@ -286,13 +288,21 @@ class _Run:
                 against = _compare_stored(db, self.baseline, run_id,
                                           suite.policy.confidence_level,
                                           candidate_complete=True).summary()
-            document = _decide(db, run_id, RunStatus.COMPLETE, suite_info, suite.policy,
+            # A run every execution of which errored measured nothing: it is `failed`, exit 5
+            # (never "more cases needed"; docs/failures.md#a-run-that-never-ran).
+            status = RunStatus.FAILED if analysis.execution_counts().nothing_measured \
+                else RunStatus.COMPLETE
+            cache = CacheCounts.model_validate(engine.cache.to_json())
+            rerun = db.rerun_errored(run_id) if not self.no_cache else None
+            if rerun is not None:  # (what errored before is never cached: it ran again)
+                cache.rerun_from, cache.rerun = rerun
+            document = _decide(db, run_id, status, suite_info, suite.policy,
                                analysis,
                                [TransformValidity.model_validate(v) for v in validity],
-                               CacheCounts.model_validate(engine.cache.to_json()),
+                               cache,
                                [CaseError.model_validate(e) for e in engine.errors],
                                suite.warnings, execution, against)
-            db.finish_run(run_id, "complete", analysis.cases, document.to_json())
+            db.finish_run(run_id, str(status), analysis.cases, document.to_json())
         except (KeyboardInterrupt, asyncio.CancelledError):
             db.finish_run(run_id, "stopped", self.progress.done, None)
             raise
@@ -442,12 +452,19 @@ def _decide(
             f"{analysis.unread_items} trace item(s) in {analysis.unread_cases} case(s) were "
             "not understood and are not in those trajectories; `oloproof inspect --case ID` "
             "lists them by kind (trace_reading/v1)")]
+    executions = analysis.execution_counts()
     if status != RunStatus.COMPLETE:
         # Figures of a run that did not complete describe only the cases that finished: they
         # can be read, never used to release (exit 5: the run could not complete).
         gate = Gate(action=GateAction.BLOCK, exit_code=ExitCode.INCOMPLETE)
-        warnings = [*warnings, f"this run is {status}: its figures cover only the "
-                    f"{analysis.cases} cases that finished, and its gate cannot allow a release"]
+        if executions.nothing_measured:
+            warnings = [*warnings, f"every execution of this run errored ({executions.cases} "
+                        "of " f"{executions.cases}), so nothing was measured: the run is "
+                        f"{status}, and its gate cannot allow a release; What broke says why"]
+        else:
+            warnings = [*warnings, f"this run is {status}: its figures cover only the "
+                        f"{analysis.cases} cases that finished, and its gate cannot allow a "
+                        "release"]
     return RunDocument(
         run_id=run_id,
         status=RunStatus(status),
@@ -471,6 +488,7 @@ def _decide(
         execution=execution if execution is not None else _stored_execution(suite_info),
         baseline=baseline,
         usage=analysis.usage_totals(),
+        executions=executions,
         expected_key_hints=expected_key_hints(
             metrics, suite_info.get("absent_expected") or {},
             suite_info.get("expected_keys") or {}) or None,

@@ -1,9 +1,9 @@
 """The run document (SPEC §11): what a run decided, as typed models.
 
 This module is the product's vocabulary for a run's results — verdicts, rule states, gate
-actions, exit codes — and the rows of the document `oloproof run --json` prints, the store
-keeps (`runs.summary`) and every report renders. It imports nothing of Oloproof, so any layer
-may use it.
+actions, exit codes, error kinds (`ErrorKind`, from `errors.py`) — and the rows of the
+document `oloproof run --json` prints, the store keeps (`runs.summary`) and every report
+renders. It imports only `errors`, so any layer may use it.
 
 The JSON is the contract: enums are `str` (or `int`) valued so they dump as the plain values,
 and a few keys appear only when they carry something (`approximate` on a clustered metric,
@@ -17,7 +17,16 @@ from __future__ import annotations
 from enum import IntEnum, StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
+
+from oloproof.errors import ErrorKind
 
 __all__ = [
     "BaselineSummary",
@@ -28,7 +37,9 @@ __all__ = [
     "CriterionComparison",
     "DecisionReason",
     "DecisionRow",
+    "ErrorKind",
     "Execution",
+    "Executions",
     "ExitCode",
     "ExpectedKeyHint",
     "FailingCase",
@@ -36,6 +47,7 @@ __all__ = [
     "Gate",
     "GateAction",
     "HitMiss",
+    "JudgeCalibration",
     "MetricRow",
     "MissingExample",
     "Plan",
@@ -97,6 +109,10 @@ class DecisionReason(StrEnum):
     DIFFERENCE_UPPER_BOUND_BELOW_MARGIN = "difference_upper_bound_below_margin"
     DIFFERENCE_INTERVAL_OVERLAPS_MARGIN = "difference_interval_overlaps_margin"
     NO_PAIRED_CASES = "no_paired_cases"
+    # judge criteria (docs/judges.md): not yet checked against people's labels, or checked
+    # and found to agree with them less than the criterion's minimum_agreement
+    JUDGE_NOT_CHECKED = "judge_not_checked"
+    JUDGE_DISAGREES_WITH_PEOPLE = "judge_disagrees_with_people"
 
 
 class GateAction(StrEnum):
@@ -229,6 +245,49 @@ class DecisionRow(_Model):
         return data
 
 
+class JudgeCalibration(_Model):
+    """A judge criterion checked against people (docs/judges.md#what-a-judged-criterion-reports).
+
+    `status`: `uncalibrated` (no labels, or fewer than 10 labelled sampled cases: `why` says
+    which; the row's figures are the judge's raw rate), `checked` (the agreement's exact lower
+    bound reaches `minimum_agreement`) or `disagrees` (it does not). The counts are over the
+    sampled cases labelled for this run's text: judge pass & person pass (`both_pass`), judge
+    pass & person fail (`judge_only`), judge fail & person pass (`person_only`), both fail.
+    `raw_*` is the judge's own pass rate and interval at the run's level; once checked, the
+    row's estimate and interval are the prediction-powered ones, the sum of the judge's rate at
+    α/2 (`judge_lower`, `judge_upper`) and the rectifier's mean person − judge (`rectifier*`).
+    """
+
+    _OPTIONAL = frozenset({"why", "agreement", "agreement_lower", "agreement_upper",
+                           "agreement_method", "kappa", "judge_lower", "judge_upper",
+                           "rectifier", "rectifier_lower", "rectifier_upper"})
+
+    judge: str
+    status: Literal["uncalibrated", "checked", "disagrees"]
+    why: str | None = None
+    minimum_agreement: float
+    sampled: int = 0
+    labelled: int = 0
+    both_pass: int = 0
+    judge_only: int = 0
+    person_only: int = 0
+    both_fail: int = 0
+    agreement: float | None = None
+    agreement_lower: float | None = None
+    agreement_upper: float | None = None
+    agreement_method: str | None = None
+    kappa: float | None = None
+    raw_estimate: float | None = None
+    raw_lower: float | None = None
+    raw_upper: float | None = None
+    raw_method: str = ""
+    judge_lower: float | None = None
+    judge_upper: float | None = None
+    rectifier: float | None = None
+    rectifier_lower: float | None = None
+    rectifier_upper: float | None = None
+
+
 class RateRow(_Model):
     """A pass-rate metric (SPEC §5.1): counts and the exact interval, bounds unrounded.
 
@@ -241,7 +300,7 @@ class RateRow(_Model):
     """
 
     _OPTIONAL = frozenset({"approximate", "clusters", "transform", "missing_examples", "trials",
-                           "cases", "excluded_cases", "metric_type", "criterion", "k"})
+                           "cases", "excluded_cases", "metric_type", "criterion", "k", "judge"})
 
     id: str
     kind: Literal["rate"] = "rate"
@@ -265,6 +324,8 @@ class RateRow(_Model):
     metric_type: Literal["pass_hat_k", "pass_at_k"] | None = None
     criterion: str | None = None
     k: int | None = None
+    # A judge criterion (docs/judges.md): how far its judge agrees with people, and its raw rate.
+    judge: JudgeCalibration | None = None
 
 
 class QuantileRow(_Model):
@@ -391,10 +452,19 @@ class HitMiss(_Model):
 
 
 class CacheCounts(_Model):
-    """What the run took from the caches (SPEC §4.2)."""
+    """What the run took from the caches (SPEC §4.2); `rerun` (written when there are some):
+    how many executions ran again because they had errored in the run before, `rerun_from`
+    (errored executions are never cached: docs/failures.md#resuming); `judge` (a suite with
+    judges, docs/judges.md): verdicts taken from the judge cache (hit) and asked of a judge
+    (miss)."""
+
+    _OPTIONAL = frozenset({"rerun", "rerun_from", "judge"})
 
     execution: HitMiss = Field(default_factory=HitMiss)
     judgment: HitMiss = Field(default_factory=HitMiss)
+    rerun: int | None = None
+    rerun_from: str | None = None
+    judge: HitMiss | None = None
 
 
 class Execution(_Model):
@@ -408,6 +478,41 @@ class Execution(_Model):
     workers: int
     retried: int = 0
     nodes: list[str] | None = None
+
+
+class Executions(_Model):
+    """What the run's executions came to (docs/failures.md#accounting). An execution is one
+    case's call for one trial -- a metamorphic copy is a case of its own; fault replays are
+    not executions (they are part of judging their source). `cases` counts them all, each
+    either `ran` (the system was called this run) or `cached` (reused from an earlier run):
+    `cases = ran + cached`. `errored` counts by kind the executions that errored -- all ran
+    this run, since an errored execution is never cached -- `snapshot_failed` included (the
+    output judged, the end state missing). `retried` counts the executions that
+    `system.retries` tried more than once, `attempts` the system's calls over those that ran
+    (each attempt one call)."""
+
+    cases: int
+    ran: int
+    cached: int
+    errored: dict[ErrorKind, int] = Field(default_factory=dict)
+    retried: int = 0
+    attempts: int = 0
+
+    @property
+    def errored_total(self) -> int:
+        """How many executions errored, whatever the kind."""
+        return sum(self.errored.values())
+
+    @property
+    def nothing_measured(self) -> bool:
+        """Every execution errored, so nothing was judged: a run that never ran (its status is
+        `failed`, docs/failures.md#a-run-that-never-ran). A snapshot that failed leaves its
+        case's output judged: that execution ran."""
+        if not self.cases or self.cached:
+            return False
+        errored = sum(n for kind, n in self.errored.items()
+                      if kind != ErrorKind.SNAPSHOT_FAILED)
+        return errored >= self.cases
 
 
 class UsageTotals(_Model):
@@ -431,9 +536,15 @@ class CaseError(_Model):
     _OPTIONAL = frozenset({"trial"})
 
     case: str
-    kind: str
+    kind: ErrorKind
     message: str
     trial: int | None = None
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _stored_name(cls, value: object) -> object:
+        # A document stored before the kinds were one set names them as it did then.
+        return ErrorKind.of(value) if isinstance(value, str) else value
 
 
 class FailingCase(_Model):
@@ -683,13 +794,14 @@ class RunDocument(_Model):
     `trials` (written when above 1) is how many times each of the `cases` ran (SPEC §15).
     `baseline` (written when a `non_inferiority` rule was decided) holds the paired figures
     against the baseline run (SPEC §17). `usage` (written when a case recorded tokens or
-    cost) holds the run's totals (SPEC §16.2). `expected_key_hints` (written when there is
-    one) names criteria that excluded cases for an `expected` key they lack while they hold
-    one of a similar name.
+    cost) holds the run's totals (SPEC §16.2). `executions` (every run since error kinds)
+    counts the executions: ran, cached, errored by kind, retried. `expected_key_hints` (written
+    when there is one) names criteria that excluded cases for an `expected` key they lack while
+    they hold one of a similar name.
     """
 
     _OPTIONAL = frozenset({"failing_cases", "trials", "execution", "baseline", "usage",
-                           "expected_key_hints"})
+                           "executions", "expected_key_hints"})
 
     run_id: str
     status: RunStatus
@@ -711,6 +823,7 @@ class RunDocument(_Model):
     execution: Execution | None = None
     baseline: BaselineSummary | None = None
     usage: UsageTotals | None = None
+    executions: Executions | None = None
     expected_key_hints: list[ExpectedKeyHint] | None = None
 
     def metric(self, metric_id: str) -> RateRow | QuantileRow:

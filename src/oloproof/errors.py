@@ -1,12 +1,52 @@
-"""One exception hierarchy users can catch.
+"""One exception hierarchy users can catch, and the kinds of error an execution can have.
 
 Every error carries what it concerns (file, line, case, field) so that a message can say where
-the problem is and what to do about it.
+the problem is and what to do about it. `ErrorKind` is the closed set of reasons a case's
+execution errored (docs/failures.md#error-kinds), used by the engine, the store, the run
+document and every report; it lives here, in the lowest layer, so the engine names a kind
+without importing the run document's models.
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
+
+
+class ErrorKind(StrEnum):
+    """Why an execution errored (docs/failures.md#error-kinds): one closed set, stored with
+    each error, counted by kind in the run document and shown by kind in every report."""
+
+    SYSTEM_ERROR = "system_error"  # the system (its call, reset or recording) raised
+    TIMEOUT = "timeout"  # the call did not return within timeout_s
+    WORKER_LOST = "worker_lost"  # the worker running it died, twice
+    NO_TRACE = "no_trace"  # system.trace: otel, and no span of the case was recorded
+    SNAPSHOT_FAILED = "snapshot_failed"  # the call returned; the sandbox's snapshot() failed
+    JUDGE_ERROR = "judge_error"  # a judge's call failed
+    JUDGE_UNPARSEABLE = "judge_unparseable"  # a judge answered something that is not a verdict
+    SYSTEM_EXIT = "system_exit"  # the system raised SystemExit or KeyboardInterrupt
+    UNSTORABLE_OUTPUT = "unstorable_output"  # what the case returned cannot be stored as it is
+    INTERNAL_ERROR = "internal_error"  # a bug in Oloproof while running the case
+
+    @classmethod
+    def of(cls, text: str) -> ErrorKind:
+        """The kind a stored name stands for, names stored before the kinds were one set
+        included (an unknown name is an internal error: never silently another kind)."""
+        try:
+            return cls(text)
+        except ValueError:
+            return _EARLIER_KINDS.get(text, cls.INTERNAL_ERROR)
+
+
+# The names errors were stored under before the kinds were one closed set.
+_EARLIER_KINDS = {
+    "exception": ErrorKind.SYSTEM_ERROR,
+    "invalid_output": ErrorKind.SYSTEM_ERROR,
+    "invalid_artifact": ErrorKind.SYSTEM_ERROR,
+    "reset_failed": ErrorKind.SYSTEM_ERROR,
+    "engine_error": ErrorKind.INTERNAL_ERROR,
+}
+
 
 
 class OloproofError(Exception):
@@ -72,6 +112,11 @@ class RecordingError(OloproofError):
     """A system recorded something invalid (an artifact that fails validation, twice, ...)."""
 
     kind = "recording"
+
+
+class UnstorableRecording(RecordingError):
+    """A system recorded an artifact the store cannot keep as it is (nesting deeper than the
+    store keeps, a value JSON has no form for): its case errors `unstorable_output`."""
 
 
 class StoreError(OloproofError):

@@ -19,6 +19,8 @@ from oloproof.digest import combine
 from oloproof.errors import ConfigError
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.catalog import build_evaluators
+from oloproof.evaluators.judge import JudgeCriterion, bind_judges
+from oloproof.execution.retries import RetryPolicy, exception_class
 from oloproof.execution.target import SystemTarget, load_targets, put_on_path
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND
@@ -36,6 +38,7 @@ from oloproof.suite.config import (
     MAX_TRIALS,
     MAX_WORKERS,
     ExecutionConfig,
+    RetriesConfig,
     SuiteFile,
     TransformConfig,
     TrialMetricConfig,
@@ -43,6 +46,7 @@ from oloproof.suite.config import (
     quantile_metrics,
     trial_metrics,
 )
+from oloproof.suite.judge_labels import JudgeLabels, load_judge_labels
 from oloproof.suite.metamorphic import derive, transform_digest
 from oloproof.suite.policy import Policy, check_rule_metrics, load_policy
 from oloproof.suite.validity import check_labels_files
@@ -76,6 +80,10 @@ class LoadedSuite:
     #: One system per local worker (`executor: local`); else the coordinator's own copy, which
     #: only tells what the system is (workers elsewhere import their own).
     targets: list[SystemTarget] = field(default_factory=list)
+    #: People's labels of each judge criterion that names a labels file, by criterion.
+    judge_labels: dict[str, JudgeLabels] = field(default_factory=dict)
+    #: `system.retries:` with its exception classes imported; None: nothing is retried.
+    retries: RetryPolicy | None = None
 
     @property
     def worker_loader(self) -> WorkerLoader:
@@ -146,7 +154,30 @@ def load_worker_parts(config: str, project_dir: str | None) -> WorkerParts:
     put_on_path(root)
     target = load_targets(suite_file.system, root, doc, 1)[0]
     evaluators = build_evaluators(suite_file.evaluators, doc, root)
-    return target, evaluators, suite_file.system.timeout_s, suite_file.system.concurrency
+    bind_judges(evaluators, suite_file.judges, doc.path, doc.line_of)
+    # Checked again where the judges are called: a Ray actor has its node's environment, which
+    # may lack the variable that holds a judge's API key.
+    _check_judges(suite_file, evaluators, doc, where=" (on this worker)")
+    return (target, evaluators, suite_file.system.timeout_s, suite_file.system.concurrency,
+            retry_policy(suite_file.system.retries, doc))
+
+
+def retry_policy(config: RetriesConfig | None, doc: YamlDocument) -> RetryPolicy | None:
+    """`system.retries:` with its `on:` classes imported (after the system's module: a class
+    may be the system's own); a ConfigError at the name that does not import, before any
+    call (docs/failures.md#retries)."""
+    if config is None:
+        return None
+    classes = []
+    for at, name in enumerate(config.on):
+        try:
+            classes.append(exception_class(name))
+        except LookupError as exc:
+            raise ConfigError(f"system.retries.on: {exc}; name an exception class the "
+                              "system raises, as module:Class", file=doc.path,
+                              line=doc.line_of(("system", "retries", "on", at))) from None
+    return RetryPolicy(config.attempts, tuple(classes), config.backoff_s, config.max_backoff_s,
+                       config.on)
 
 
 def metric_kinds(config: SuiteFile, criteria: list[str], trials: int) -> dict[str, str]:
@@ -189,8 +220,11 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
     targets = load_targets(config.system, project_dir, doc,
                            execution.workers if local else 1)
     target = targets[0]
+    retries = retry_policy(config.system.retries, doc)
     _check_workers(config, doc, execution, target, workers is not None)
     evaluators = build_evaluators(config.evaluators, doc, project_dir)
+    bind_judges(evaluators, config.judges, doc.path, doc.line_of)
+    _check_judges(config, evaluators, doc)
     _check_metric_ids(config, evaluators, doc)
     _check_trial_metrics(config, evaluators, doc, run_trials, trials is not None)
     _check_requirements(config, evaluators, target, doc)
@@ -208,15 +242,84 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
             file=config_path, line=doc.line_of(("dataset",)),
         )
     states = StateFiles(dataset_path.parent, project_dir)
-    index = scan_dataset(dataset_path, states, [(t.name, t.field) for t, _ in transforms])
+    shown_paths = sorted({f for e in evaluators if isinstance(e, JudgeCriterion)
+                          for f in e.shows if f.split(".")[0] in _CASE_PARTS})
+    index = scan_dataset(dataset_path, states, [(t.name, t.field) for t, _ in transforms],
+                         shown_paths)
+    judge_labels, judge_warnings = _judge_labels(evaluators, index, project_dir, doc)
     suite = LoadedSuite(
         path=config_path, project_dir=project_dir, config=config, doc=doc, policy=policy,
         policy_path=policy_path, policy_doc=policy_doc, evaluators=evaluators, dataset=index,
         states=states, target=target, transforms=transforms, trials=run_trials,
-        execution=execution, targets=targets if local else [target],
+        execution=execution, targets=targets if local else [target], retries=retries,
+        judge_labels=judge_labels,
     )
     suite.warnings.extend(_metamorphic_warnings(suite))
+    suite.warnings.extend(judge_warnings)
     return suite
+
+
+#: The parts of a case (not of its output) a judge can be shown; a path into one of them must
+#: exist in some case of the dataset.
+_CASE_PARTS = ("input", "expected", "metadata")
+
+
+def _check_judges(config: SuiteFile, evaluators: list[Evaluator], doc: YamlDocument,
+                  where: str = "") -> None:
+    """Every judge a criterion uses can be called: a `callable` imports, a `model` has the
+    `openai` SDK installed and its API key's variable set — checked before any call (`where`
+    says where it was checked, when not here)."""
+    from oloproof.execution.judging import judge_problem
+
+    used = {e.config.judge for e in evaluators if isinstance(e, JudgeCriterion)}
+    for at, judge in enumerate(config.judges):
+        if judge.name not in used:
+            continue
+        problem = judge_problem(judge)
+        if problem is not None:
+            key = "callable" if judge.callable is not None else \
+                "api_key_env" if "environment variable" in problem and judge.api_key_env \
+                else "model"
+            raise ConfigError(f"judge {judge.name!r}{where}: {problem}", file=doc.path,
+                              line=doc.line_of(("judges", at, key)))
+
+
+def _judge_labels(evaluators: list[Evaluator], index: DatasetIndex, project_dir: Path,
+                  doc: YamlDocument) -> tuple[dict[str, JudgeLabels], list[str]]:
+    """Each judge criterion's shown case paths exist in the dataset, and its labels file (if
+    it names one) reads; the labels by criterion, and warnings for files not (yet) usable."""
+    labels: dict[str, JudgeLabels] = {}
+    warnings: list[str] = []
+    for i, evaluator in enumerate(evaluators):
+        if not isinstance(evaluator, JudgeCriterion):
+            continue
+        for field_name in evaluator.shows:
+            if field_name.split(".")[0] in _CASE_PARTS and "." in field_name \
+                    and field_name not in index.found_paths:
+                raise ConfigError(
+                    f"evaluator judge ({evaluator.criterion}) shows {field_name!r}, which no "
+                    f"case of the dataset has; name a field the cases have (a typo here would "
+                    "show the judge nothing)", file=doc.path,
+                    line=doc.line_of(("evaluators", i, "shows")))
+        if index.clustered:
+            raise ConfigError(
+                f"evaluator judge ({evaluator.criterion}): the dataset names clusters, and a "
+                "judged criterion's corrected interval is over independent cases; judge a "
+                "dataset without `cluster`", file=doc.path, line=doc.line_of(("evaluators", i)))
+        if evaluator.config.labels is None:
+            continue
+        found = load_judge_labels(project_dir / evaluator.config.labels,
+                                  evaluator.config.labels, evaluator.criterion, index.ids)
+        labels[evaluator.criterion] = found
+        if found.missing:
+            warnings.append(
+                f"{evaluator.criterion}: the labels file {evaluator.config.labels} does not "
+                "exist yet, so the judge is not checked against people; after this run, "
+                f"write it with `oloproof labels sample --criterion {evaluator.criterion} "
+                f"-o {evaluator.config.labels}` and label it with `oloproof labels review`")
+        elif found.stale is not None:
+            warnings.append(f"{evaluator.criterion}: {found.stale}")
+    return labels, warnings
 
 
 def _execution(config: SuiteFile, doc: YamlDocument, workers: int | None,
@@ -419,4 +522,20 @@ def describe_suite(suite: LoadedSuite) -> dict[str, Any]:
                             if e.absent_expected is not None},
         "expected_keys": suite.dataset.expected_keys,
         "execution": {"executor": suite.execution.executor, "workers": suite.execution.workers},
+        **({"judges": _describe_judges(suite)} if suite.config.judges else {}),
     }
+
+
+def _describe_judges(suite: LoadedSuite) -> dict[str, Any]:
+    """Each judge criterion as a run stores it: its judge, bar, and the labels it used (so
+    `gate` re-decides the run on the same labels)."""
+    described: dict[str, Any] = {}
+    for evaluator in suite.evaluators:
+        if isinstance(evaluator, JudgeCriterion):
+            labels = suite.judge_labels.get(evaluator.criterion)
+            described[evaluator.criterion] = {
+                "judge": evaluator.config.judge,
+                "minimum_agreement": evaluator.config.minimum_agreement,
+                "labels": labels.to_json() if labels is not None else None,
+            }
+    return described

@@ -16,8 +16,28 @@ import math
 from typing import Any
 
 MAX_DEPTH = 255
-"""The deepest nesting of arrays and objects the store keeps (`[]` is one level, `[[]]` two):
+"""The deepest nesting of arrays and objects the store keeps (`[]` is one level, `[[]]` two, and
+`[[1]]` three: a value inside the innermost container counts as a level of its own):
 pydantic-core's serialiser refuses a 256th (tests/test_storable.py checks it still does)."""
+
+class Unstorable(ValueError):
+    """A value the store cannot keep as it is; `problem` says what and where, in words
+    (`output.note holds a lone surrogate \\ud800 …`)."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+
+
+def escaped(text: str) -> str:
+    """`text` as the store can keep it: each lone surrogate written out as `\\udXXX` (an
+    exception's message or traceback is kept so, rather than lost)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
 
 _SCALARS = (str, int, float, bool, type(None))
 # Keys JSON writers turn into text (json.dumps and pydantic-core alike): `{1: "a"}` → `{"1":"a"}`.
@@ -54,11 +74,11 @@ def storable_problem(value: Any, root: tuple[str | int, ...] = ()) -> str | None
     stack: list[tuple[Any, int, tuple[str | int, ...]]] = [(value, 0, root)]
     while stack:
         item, depth, path = stack.pop()
+        depth += 1  # (a value is one level below its container; the serialiser counts both)
+        if depth > MAX_DEPTH:
+            return (f"{_where(path)} nests deeper than the {MAX_DEPTH} levels of arrays and "
+                    "objects the store keeps; flatten it")
         if isinstance(item, dict | list | tuple):
-            depth += 1
-            if depth > MAX_DEPTH:
-                return (f"{_where(path)} nests deeper than the {MAX_DEPTH} levels of arrays and "
-                        "objects the store keeps; flatten it")
             if isinstance(item, dict):
                 children: list[tuple[Any, int, tuple[str | int, ...]]] = []
                 for key, child in item.items():

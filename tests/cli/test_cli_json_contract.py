@@ -159,7 +159,7 @@ def test_cache_counts(document):
 
 
 def test_errors_list_each_errored_case(document):
-    assert document["errors"] == [{"case": "c004", "kind": "exception",
+    assert document["errors"] == [{"case": "c004", "kind": "system_error",
                                    "message": "RuntimeError: the order service is down"}]
 
 

@@ -85,7 +85,7 @@ def test_junit_carries_hostile_text_escaped(written: dict[str, Any]) -> None:
     assert shown_id in cases  # the id itself, `<`, `&`, `|` and backticks as text
     error = cases[shown_id].result[0]
     assert isinstance(error, Error)
-    assert error.type == "exception"
+    assert error.type == "system_error"
     assert "<script>alert(1)</script>" in (error.text or "")  # the text, not markup
     assert "\\u202eevil" in (error.text or "")
 

@@ -48,6 +48,15 @@ def _document(result: oloproof.RunResult, project: Path) -> Any:
     return json.loads(json.dumps(document).replace(str(project), "<project>"))
 
 
+def _without_judge_latency(body: str) -> Any:
+    """A case's judgments, a judge's latency aside (a timing, docs/judges.md)."""
+    judgments = json.loads(body)
+    for entry in judgments.values():
+        if isinstance(entry[2], dict):
+            entry[2].pop("latency_ms", None)
+    return judgments
+
+
 def _stored(project: Path) -> dict[str, Any]:
     """What the store holds of the run, timings aside."""
     db = sqlite3.connect(project / ".oloproof" / "store.sqlite")
@@ -66,15 +75,21 @@ def _stored(project: Path) -> dict[str, Any]:
             "executions": rows("SELECT key, case_digest, output, artifacts, facts "
                                "FROM executions"),
             "artifacts": rows("SELECT hash, kind, base, body FROM artifacts"),
-            "judgments": rows("SELECT key, body FROM judgments"),
+            "judgments": [(key, _without_judge_latency(body))
+                          for key, body in rows("SELECT key, body FROM judgments")],
             "replays": rows("SELECT key, body FROM replays"),
+            # (a judge's latency aside: the verdicts its judge gave, docs/judges.md)
+            "judge_verdicts": [(key, {k: v for k, v in json.loads(body).items()
+                                      if k != "latency_ms"})
+                               for key, body in rows("SELECT key, body FROM judge_verdicts")],
             "run_cases": outcomes,
         }
     finally:
         db.close()
 
 
-@pytest.mark.parametrize("example", ["support_agent", "triage_agents", "stateful-agent"])
+@pytest.mark.parametrize("example", ["support_agent", "triage_agents", "stateful-agent",
+                                     "judged_agent"])
 def test_every_executor_gives_the_same_run_document_and_store(
         example: str, tmp_path: Path, local_ray: Any) -> None:
     runs = {}

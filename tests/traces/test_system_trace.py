@@ -227,10 +227,10 @@ def test_a_system_that_records_a_trajectory_itself_is_an_error(tmp_path: Path) -
         {"id": "silent", "input": {"order_id": "o3", "message": "m", "mode": "silent"}},
     ])
     errors = {e.case: e for e in oloproof.run(config).document.errors}
-    assert errors["own"].kind == "invalid_artifact"
+    assert errors["own"].kind == "system_error"
     assert "recorded agent_trajectory/v1 itself while system.trace: otel" in errors[
         "own"].message
-    assert errors["twice"].kind == "invalid_artifact"
+    assert errors["twice"].kind == "system_error"
     assert "input_tokens both from current_case().usage()" in errors["twice"].message
     assert errors["silent"].kind == "no_trace"
     assert "emitted no span" in errors["silent"].message

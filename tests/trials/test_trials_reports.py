@@ -69,7 +69,7 @@ def test_the_case_panel_shows_each_trial_side_by_side(cli, project):
     assert "Trials side by side: 4 trials" in out
     row = next(line for line in out.splitlines() if line.startswith("answer_correct"))
     assert row.split()[1:5] == ["P", "M", "P", "F"] and row.endswith("2 / 4")
-    assert "T2 errored (exception): RuntimeError: scripted error on trial 2" in out
+    assert "T2 errored (system_error): RuntimeError: scripted error on trial 2" in out
     assert 'T4: {"answer": "no"}' in out, "outputs that differ are shown per trial"
 
 
@@ -111,7 +111,7 @@ def test_the_run_document_names_the_trial_of_each_error(cli, project):
 
     body = json.loads(done.out)
     assert body["trials"] == 4
-    assert body["errors"] == [{"case": "gap", "kind": "exception",
+    assert body["errors"] == [{"case": "gap", "kind": "system_error",
                                "message": "RuntimeError: scripted error on trial 2",
                                "trial": 2}]
     answer = next(m for m in body["metrics"] if m["id"] == "answer_correct")

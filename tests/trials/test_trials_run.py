@@ -118,7 +118,7 @@ def test_the_case_trials_of_a_stored_run_are_the_counts_per_criterion(trial_proj
         "A": (1, 1, 2, 0), "B": (4, 0, 0, 0), "C": (0, 4, 0, 0), "D": (3, 0, 1, 0)}
     assert all(c.trials == 4 and c.digest.startswith("sha256:") for c in cases.values())
     assert cases["A"].counts[0].divided and not cases["B"].counts[0].divided
-    assert cases["A"].errors == ("exception", "exception")
+    assert cases["A"].errors == ("system_error", "system_error")
 
 
 def test_raising_trials_runs_only_the_new_trials_and_trial_one_keeps_the_plain_key(

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from oloproof.analysis.facts import empty_trace, has_trajectory, quantile_value
+from oloproof.analysis.judged import JudgedCases, JudgeSpec, binary_values, calibrate
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.analysis.tally import QuantileTally, RateTally, merge_into
 from oloproof.traces import EMPTY_TRAJECTORY
@@ -26,6 +27,7 @@ if TYPE_CHECKING:  # NumPy, the statistics and the document's row models are imp
 
     from oloproof.analysis.trials import CaseTrials, TrialAnalysis, TrialMetricSpec
     from oloproof.document import (
+        Executions,
         FailingCase,
         FailingCases,
         MetricRow,
@@ -80,6 +82,8 @@ class MetricPlan:
     # pass_hat_k / pass_at_k metrics.
     trials: int = 1
     trial_metrics: list[TrialMetricSpec] = field(default_factory=list)
+    # Judge criteria (docs/judges.md), by criterion position: checked against people's labels.
+    judges: dict[int, JudgeSpec] = field(default_factory=dict)
 
 
 def _add_values(tallies: list[QuantileTally],
@@ -129,7 +133,14 @@ class Analysis:
         # Trajectories read from traces: cases with items the reader did not understand.
         self.unread_cases = 0
         self.unread_items = 0
+        # The executions (docs/failures.md#accounting): every outcome is one.
+        self.executions = 0
+        self.cached_executions = 0
+        self.errored: Counter[str] = Counter()
+        self.retried = 0
+        self.attempts = 0
         self.trials: TrialAnalysis | None = None
+        self.judged = {i: JudgedCases(spec) for i, spec in plan.judges.items()}
         if plan.trials > 1:  # (repeated trials' folding is imported only for such a run)
             from oloproof.analysis.trials import TrialAnalysis
 
@@ -143,6 +154,20 @@ class Analysis:
         so a case costs one dictionary update."""
         codes = outcome.codes
         facts = outcome.facts
+        if self.judged:
+            for judged in self.judged.values():
+                judged.add(outcome)
+        self.executions += 1
+        if outcome.cached:
+            self.cached_executions += 1
+        else:
+            self.attempts += outcome.attempts
+            if outcome.attempts > 1:
+                self.retried += 1
+        if outcome.error is not None:
+            self.errored[outcome.error] += 1
+        elif outcome.no_state:
+            self.errored["snapshot_failed"] += 1
         if facts is not None:
             if "usage" in facts:
                 self._add_usage(facts["usage"])
@@ -203,6 +228,17 @@ class Analysis:
             output_tokens=int(sums["output_tokens"]) if "output_tokens" in sums else None,
             cost=float(sums["cost"]) if "cost" in sums else None,
         )
+
+    def execution_counts(self) -> Executions:
+        """The run's executions: ran, cached, errored by kind, retried (the document's
+        `executions`)."""
+        from oloproof.document import ErrorKind, Executions
+        errored: dict[ErrorKind, int] = {}
+        for kind, count in sorted(self.errored.items(), key=lambda item: (-item[1], item[0])):
+            errored[ErrorKind.of(kind)] = errored.get(ErrorKind.of(kind), 0) + count
+        return Executions(cases=self.executions, ran=self.executions - self.cached_executions,
+                          cached=self.cached_executions, errored=errored,
+                          retried=self.retried, attempts=self.attempts)
 
     def _note_missing(self, outcome: CaseOutcome) -> None:
         """Remember the first case missing for each reason."""
@@ -317,9 +353,12 @@ class Analysis:
         if self.trials is not None:
             self.trials.finish_pending()
             self._materialize()
-            return trial_rows(self, self.trials, level)
+            rows = trial_rows(self, self.trials, level)
+            self._calibrate(rows[0], level)
+            return rows
         self._materialize()
         metrics: list[MetricRow] = [self._rate_metric(i, level) for i in range(len(self.rates))]
+        self._calibrate(metrics, level)
         # With one trial pass^1 and pass@1 are the criterion itself (C(c, 1) / C(1, 1) = c).
         metrics += [_single_trial_row(spec, metrics[spec.criterion])
                     for spec in self.plan.trial_metrics]
@@ -328,6 +367,27 @@ class Analysis:
             for spec, tally in zip(self.plan.quantiles, self.quantiles, strict=True)
         ]
         return metrics, self._slice_rows(level)
+
+    def _calibrate(self, metrics: list[MetricRow], level: float) -> None:
+        """Each judge criterion's row checked against people's labels (`analysis/judged.py`);
+        a pass^k / pass@k row over it carries the same calibration, so its rules wait too."""
+        from oloproof.document import RateRow
+        for i, judged in self.judged.items():
+            row = metrics[i]
+            assert isinstance(row, RateRow)
+            if self.trials is not None:
+                counts = self.trials.counts()[:, i, :]
+                size = counts.sum(axis=1)
+                kept = size > 0
+                low = counts[kept, 0] / size[kept]
+                high = (counts[kept, 0] + counts[kept, 2]) / size[kept]
+            else:
+                low, high = binary_values(row.passed, row.observed, row.missing)
+            if low.size:
+                calibrate(row, judged, low, high, level, self.plan.trials)
+            for other in metrics:
+                if isinstance(other, RateRow) and other.criterion == row.id:
+                    other.judge = row.judge
 
     def _rate_metric(self, i: int, level: float) -> RateRow:
         from oloproof.document import RateRow

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from oloproof.errors import ErrorKind
+
 
 @dataclass(slots=True)
 class CaseOutcome:
@@ -24,7 +26,7 @@ class CaseOutcome:
     facts: dict[str, Any] | None
     latency_ms: float | None
     groups: list[str | None]        # one per declared slice; None = joins no group
-    error: str | None = None        # error kind when the case errored
+    error: str | None = None        # the ErrorKind when the case errored
     source: str | None = None       # source case id, for a metamorphic copy
     transform: str | None = None
     cluster: str | None = None
@@ -33,6 +35,13 @@ class CaseOutcome:
     # The case's content digest (kept in its own column of `run_cases`, not in the outcome):
     # trial metrics take cases in digest order.
     digest: str | None = None
+    # How many attempts its execution took under system.retries (docs/failures.md#retries).
+    attempts: int = 1
+    # Its sandbox's snapshot() failed: its output is judged, its end state missing.
+    no_state: bool = False
+    # The digest of what each judge criterion's judge was shown (None for other criteria;
+    # None for a suite without judges): people's labels apply where it matches.
+    shown: list[str | None] | None = None
 
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"c": self.codes, "r": self.reasons, "k": self.case_key,
@@ -48,6 +57,12 @@ class CaseOutcome:
             body["h"] = 1
         if self.trial != 1:
             body["tr"] = self.trial
+        if self.attempts != 1:
+            body["a"] = self.attempts
+        if self.no_state:
+            body["ns"] = 1
+        if self.shown is not None:
+            body["j"] = self.shown
         return body
 
     @classmethod
@@ -56,9 +71,11 @@ class CaseOutcome:
         return cls(
             case_id=case_id, codes=body["c"], reasons=body["r"], case_key=body.get("k"),
             facts=body.get("f"), latency_ms=body.get("l"), groups=body.get("s") or [],
-            error=body.get("e"), source=body.get("src"), transform=body.get("t"),
+            error=None if body.get("e") is None else ErrorKind.of(body["e"]),
+            source=body.get("src"), transform=body.get("t"),
             cluster=body.get("cl"), cached=bool(body.get("h")), trial=int(body.get("tr", 1)),
-            digest=digest,
+            digest=digest, attempts=int(body.get("a", 1)), no_state=bool(body.get("ns")),
+            shown=body.get("j"),
         )
 
 

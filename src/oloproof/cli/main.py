@@ -656,7 +656,76 @@ def cases(run_ref: str, failures: bool, criterion: str | None, verdict: str | No
 
 @cli.group()
 def labels() -> None:
-    """People's labels for metamorphic pairs."""
+    """People's labels: of judge criteria and of metamorphic pairs."""
+
+
+@labels.command("sample")
+@click.option("--criterion", required=True, help="The judge criterion to label.")
+@click.option("--n", "n", type=click.IntRange(min=1), default=None,
+              help="How many cases to sample (not needed to add to an existing file).")
+@click.option("--seed", default=None, help="The seed of the draw (default: a new one, "
+              "recorded in the file; an existing file's own).")
+@click.option("--output", "-o", required=True, help="The labels file to write.")
+@click.option("--run", "run_ref", default="latest", show_default=True,
+              help="The run whose shown text to sample.")
+@_config_option
+@_store_option
+def labels_sample(criterion: str, n: int | None, seed: str | None, output: str,
+                  run_ref: str, config: str, store: str | None) -> None:
+    """Draw a uniform sample of a run's cases for people to label (docs/judges.md).
+
+    Each sampled case is written as the judge was shown it, never with its verdict, `label`
+    left empty. With a file that already holds the sample, only the sampled cases whose shown
+    text changed are added: the labels of unchanged text still apply.
+    """
+    from oloproof import api
+    from oloproof.report.labelling import sample_labels
+    from oloproof.report.output_files import check_output_path, write_output
+    from oloproof.store.store import Store
+    from oloproof.suite.judge_labels import read_labels_file
+
+    target = _guard(False, lambda: check_output_path(output))
+    existing = _guard(False, lambda: read_labels_file(target)) \
+        if target.is_file() and target.stat().st_size > 0 else None
+    chosen_seed: int | str | None = None if seed is None else \
+        (int(seed) if seed.lstrip("-").isdigit() else seed)
+
+    def work() -> Any:
+        with Store(api.find_store(config, store), read_only=True) as db:
+            return sample_labels(db, run_ref, criterion, n, chosen_seed, existing,
+                                 Path(output))
+
+    made = _guard(False, work)
+    _guard(False, lambda: write_output(output, made.labels.text()))
+    sample = made.labels.sample
+    if existing is None:
+        click.echo(f"Sampled {len(made.added)} of {sample['cases']} cases of {made.run_id} for "
+                   f"{criterion} (seed {sample['seed']}); wrote {output}. Label them with "
+                   f"`oloproof labels review {output}`.")
+    elif not made.added:
+        click.echo(f"No sampled case of {made.run_id} showed new text: the rows of {output} "
+                   f"still apply to all {made.kept}.")
+    else:
+        click.echo(f"{len(made.added)} sampled case(s) of {made.run_id} showed new text, "
+                   f"added to {output} to label ({made.kept} unchanged, their labels still "
+                   "apply):")
+        for row in made.added:
+            click.echo(f"  {row.case}" + (f" trial {row.trial}" if row.trial else ""))
+    for case_id, why in sorted(made.unshown.items()):
+        click.echo(f"  {case_id}: the judge was shown nothing ({why}); it stays unlabelled "
+                   "and counts as missing", err=True)
+
+
+@labels.command("review")
+@click.argument("file", type=click.Path(dir_okay=False))
+def labels_review(file: str) -> None:
+    """Label a sample in the terminal: one case at a time, p pass, f fail, s skip, q quit;
+    saved after every key. The judge's verdict is never shown."""
+    from oloproof.cli.review import run_review
+
+    done = _guard(False, lambda: run_review(Path(file)))
+    click.echo(f"\nLabelled {done.labelled}, skipped {done.skipped}; {done.left} left "
+               f"unlabelled. Saved {file}.")
 
 
 @labels.command("export")

@@ -61,6 +61,12 @@ def decide_rule(
     transform = metric.transform if isinstance(metric, RateRow) else None
     if transform is not None and not checked_transforms.get(transform, False):
         return out(S.INSUFFICIENT_EVIDENCE, R.TRANSFORM_NOT_CHECKED)
+    judge = metric.judge if isinstance(metric, RateRow) else None
+    if judge is not None:  # a judged criterion (docs/judges.md): its judge checked first
+        if judge.status == "uncalibrated":
+            return out(S.INSUFFICIENT_EVIDENCE, R.JUDGE_NOT_CHECKED)
+        if judge.status == "disagrees":
+            return out(S.MANUAL_REVIEW, R.JUDGE_DISAGREES_WITH_PEOPLE)
     if rule.kind == "observed_count":
         return _observed_count(rule, metric)
     # Over declared or metamorphic clusters (docs/concepts.md#clusters); a case's own trials

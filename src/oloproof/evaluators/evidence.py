@@ -26,6 +26,10 @@ class Evidence:
     initial_state: dict[str, Any] | None = None
     source: Evidence | None = None
     replays: dict[str, Any] = field(default_factory=dict)
+    # The `judge_verdict/v1` record of each judge criterion (docs/judges.md), by criterion:
+    # the execution layer calls the judge and puts its verdict here.
+    # (None when there is none: no dict is made per case of a suite without judges.)
+    verdicts: dict[str, Any] | None = None
     facts: dict[str, Any] | None = None  # trajectory facts, computed once by the engine
     state_error: str | None = None  # why a Stateful system's end state is missing (snapshot)
     _trajectory: AgentTrajectory | None = None

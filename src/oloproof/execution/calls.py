@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from oloproof.digest import canonical_json, compact_json
-from oloproof.errors import RecordingError
+from oloproof.errors import ErrorKind, RecordingError, UnstorableRecording
+from oloproof.execution.exits import CONTAINED, SYSTEM_EXITS, exit_text, from_a_signal
 from oloproof.execution.target import SystemTarget
 from oloproof.execution.units import CaseError
 from oloproof.recording.protocols import STATE_KIND, ReplayChange, Stateful
@@ -30,6 +31,8 @@ from oloproof.recording.trajectory import (
     AgentTrajectory,
 )
 from oloproof.state import diff as state_diff
+from oloproof.storable import Unstorable, escaped, storable_problem
+from oloproof.store.sql import stored_json
 from oloproof.suite.cases import Case
 
 if TYPE_CHECKING:  # only a suite with `system.trace` reads spans (its target imports this)
@@ -47,6 +50,14 @@ class CallResult:
     latency_ms: float | None = None
     state_patch: str | None = None  # canonical JSON of the end state's diff from initial_state
     snapshot_error: CaseError | None = None  # the call returned but snapshot() failed
+    output_text: str | None = None  # the output as the store keeps it
+    # Under system.retries (docs/failures.md#retries): what the call raised (a timeout as a
+    # TimeoutError), how long to wait before the next attempt (None: none is made), and once
+    # the case is done, how many attempts it took and each earlier attempt's error.
+    raised: BaseException | None = None
+    retry_in: float | None = None
+    attempts: int = 1
+    attempt_errors: list[CaseError] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -62,6 +73,8 @@ class ReplayResult:
     state: dict[str, Any] | None = None
     error: str | None = None
     whole: bool = False
+    raised: BaseException | None = None  # what the replay raised (a timeout: TimeoutError)
+    retry_in: float | None = None  # under system.retries: wait, then replay again
 
 
 # ---- a case ------------------------------------------------------------------------------------
@@ -80,8 +93,8 @@ def call_sync(target: SystemTarget, case: Case, state: dict[str, Any] | None,
         if stateful is not None:
             try:
                 stateful.reset(state if state is not None else {})
-            except Exception as exc:
-                return _failure("reset_failed", exc, "the sandbox's reset() raised")
+            except CONTAINED as exc:
+                return _failure(exc, "the sandbox's reset() raised")
         start = time.perf_counter()
         try:
             if target.trace is None:
@@ -89,8 +102,8 @@ def call_sync(target: SystemTarget, case: Case, state: dict[str, Any] | None,
             else:
                 with target.trace.case(case.id) as spans:
                     output = target.call(case.input)
-        except Exception as exc:
-            return _failure_from(exc)
+        except CONTAINED as exc:
+            return _failure(exc, None)
         result = _finish(recorder, output, (time.perf_counter() - start) * 1000.0)
         if target.trace is not None:
             _from_spans(result, spans, recorder)
@@ -112,8 +125,8 @@ async def call_async(target: SystemTarget, case: Case, state: dict[str, Any] | N
         if stateful is not None:
             try:
                 await _maybe_await(_reset_of(stateful)(state if state is not None else {}))
-            except Exception as exc:
-                return _failure("reset_failed", exc, "the sandbox's reset() raised")
+            except CONTAINED as exc:
+                return _failure(exc, "the sandbox's reset() raised")
         start = time.perf_counter()
         try:
             if target.trace is None:
@@ -121,15 +134,15 @@ async def call_async(target: SystemTarget, case: Case, state: dict[str, Any] | N
             else:
                 with target.trace.case(case.id) as spans:
                     output = await target.call(case.input)
-        except Exception as exc:
-            return _failure_from(exc)
+        except CONTAINED as exc:
+            return _failure(exc, None)
         result = _finish(recorder, output, (time.perf_counter() - start) * 1000.0)
         if target.trace is not None:
             _from_spans(result, spans, recorder)
         if stateful is not None and result.error is None:
             try:
                 snap = await _maybe_await(stateful.snapshot())
-            except Exception as exc:
+            except CONTAINED as exc:
                 result.snapshot_error = _snapshot_error(exc)
             else:
                 _take_snapshot(lambda: snap, case.initial_state, result, base)
@@ -140,12 +153,11 @@ async def call_async(target: SystemTarget, case: Case, state: dict[str, Any] | N
 
 
 def timed_out(timeout_s: float | None) -> CallResult:
-    """The result of a case whose call did not return in time."""
-    return CallResult(
-        None,
-        error=CaseError("timeout", f"the system did not return within timeout_s={timeout_s:g} s"),
-        latency_ms=(timeout_s or 0) * 1000.0,
-    )
+    """The result of a case whose call did not return in time (retried as a TimeoutError the
+    call raised would be: docs/failures.md#retries)."""
+    message = f"the system did not return within timeout_s={timeout_s:g} s"
+    return CallResult(None, error=CaseError(ErrorKind.TIMEOUT, message),
+                      latency_ms=(timeout_s or 0) * 1000.0, raised=TimeoutError(message))
 
 
 # ---- a replay ----------------------------------------------------------------------------------
@@ -171,8 +183,8 @@ def replay_sync(
             returned = asyncio.run(_awaited(returned))
         return _replay_outcome(returned, recorder,
                                None if stateful is None else stateful.snapshot, case, base)
-    except Exception as exc:
-        return ReplayResult(None, error=f"replay raised {type(exc).__name__}: {exc}")
+    except CONTAINED as exc:
+        return _replay_failure(exc)
     finally:
         recorder.close()
         reset_current(token)
@@ -200,15 +212,25 @@ async def replay_async(
             snap = await _maybe_await(stateful.snapshot())
             snapshot = lambda: snap  # noqa: E731 - the value, taken while the sandbox is held
         return _replay_outcome(returned, recorder, snapshot, case, base)
-    except Exception as exc:
-        return ReplayResult(None, error=f"replay raised {type(exc).__name__}: {exc}")
+    except CONTAINED as exc:
+        return _replay_failure(exc)
     finally:
         recorder.close()
         reset_current(token)
 
 
+def _replay_failure(exc: BaseException) -> ReplayResult:
+    if from_a_signal(exc):
+        raise exc
+    if isinstance(exc, SYSTEM_EXITS):
+        return ReplayResult(None, error=f"replay: {exit_text(exc)}", raised=exc)
+    return ReplayResult(None, error=escaped(f"replay raised {type(exc).__name__}: {exc}"),
+                        raised=exc)
+
+
 def replay_timed_out(timeout_s: float | None) -> ReplayResult:
-    return ReplayResult(None, error=f"replay timed out after {timeout_s:g} s")
+    message = f"replay timed out after {timeout_s:g} s"
+    return ReplayResult(None, error=message, raised=TimeoutError(message))
 
 
 def _replay_outcome(returned: Any, recorder: CaseRecorder, snapshot: Callable[[], Any] | None,
@@ -254,23 +276,35 @@ def _finish(recorder: CaseRecorder, output: Any, latency: float) -> CallResult:
         return CallResult(
             None,
             error=CaseError(
-                "invalid_output",
+                ErrorKind.SYSTEM_ERROR,
                 f"the system returned {type(output).__name__}, not a JSON object (dict)",
             ),
             latency_ms=latency,
         )
     try:
-        compact_json(output)
-    except (TypeError, ValueError) as exc:
-        return CallResult(
-            None, error=CaseError("invalid_output", f"the output is not JSON: {exc}"),
-            latency_ms=latency,
-        )
+        text = output_text(output)
+    except Unstorable as exc:
+        return CallResult(None, error=CaseError(ErrorKind.UNSTORABLE_OUTPUT, exc.problem),
+                          latency_ms=latency)
     artifacts = dict(recorder.artifacts)
     trajectory = artifacts.get(TRAJECTORY_KIND)
     if trajectory is not None and not isinstance(trajectory, AgentTrajectory):
         trajectory = AgentTrajectory.model_validate(trajectory)
-    return CallResult(output, artifacts, trajectory, None, latency)
+    return CallResult(output, artifacts, trajectory, None, latency, output_text=text)
+
+
+def output_text(output: dict[str, Any]) -> str:
+    """The output as the store keeps it, made here, where the case ran (the coordinator
+    stores the text as it is); `Unstorable` saying what and where when it cannot be kept:
+    a type JSON has no form for, NaN or an infinity (refused by the JSON writer), nesting
+    deeper than the store keeps or a lone surrogate (refused by the store's serialiser)."""
+    try:
+        compact_json(output)
+    except (TypeError, ValueError) as exc:
+        problem = storable_problem(output, ("output",))
+        raise Unstorable(problem if problem is not None else
+                         f"the output is not JSON: {exc}") from None
+    return stored_json(output, ("output",))
 
 
 def _from_spans(result: CallResult, spans: CaseSpans, recorder: CaseRecorder) -> None:
@@ -302,7 +336,7 @@ def _take_snapshot(snapshot: Callable[[], Any], initial: dict[str, Any] | None,
             raise TypeError(f"snapshot() returned {type(state).__name__}, not a dict")
         patch_text = canonical_json(state_diff.diff(
             (initial or {}) if base is None else base, state))
-    except Exception as exc:
+    except CONTAINED as exc:
         result.snapshot_error = _snapshot_error(exc)
         return
     result.state_patch = patch_text
@@ -310,22 +344,32 @@ def _take_snapshot(snapshot: Callable[[], Any], initial: dict[str, Any] | None,
 
 
 def _snapshot_error(exc: BaseException) -> CaseError:
-    return CaseError("snapshot_failed",
-                     f"the sandbox's snapshot() failed: {type(exc).__name__}: {exc}",
-                     "".join(traceback.format_exception(exc)))
+    if from_a_signal(exc):
+        raise exc
+    what = exit_text(exc) if isinstance(exc, SYSTEM_EXITS) else f"{type(exc).__name__}: {exc}"
+    return CaseError(ErrorKind.SNAPSHOT_FAILED,
+                     escaped(f"the sandbox's snapshot() failed: {what}"),
+                     escaped("".join(traceback.format_exception(exc))))
 
 
-def _failure_from(exc: BaseException) -> CallResult:
-    if isinstance(exc, RecordingError):
-        return _failure("invalid_artifact", exc, None)
-    return _failure("exception", exc, None)
-
-
-def _failure(kind: str, exc: BaseException, prefix: str | None) -> CallResult:
+def _failure(exc: BaseException, prefix: str | None) -> CallResult:
+    """The result of a call that raised: the case's error, `system_exit` for SystemExit and
+    KeyboardInterrupt (Ctrl-C itself is raised on: it stops the run, `exits.py`)."""
+    if from_a_signal(exc):
+        raise exc
+    kind = ErrorKind.SYSTEM_ERROR
     text = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, RecordingError):
         text = exc.message
+        if isinstance(exc, UnstorableRecording):
+            kind = ErrorKind.UNSTORABLE_OUTPUT
+    elif isinstance(exc, SYSTEM_EXITS):
+        kind, text = ErrorKind.SYSTEM_EXIT, exit_text(exc)
     message = f"{prefix}: {text}" if prefix else text
-    return CallResult(
-        None, error=CaseError(kind, message, "".join(traceback.format_exception(exc)))
-    )
+    kept = escaped(message)
+    if kept is not message:  # a lone surrogate: the message is kept escaped, and says so
+        problem = storable_problem(message, ("its message",))
+        kind, kept = ErrorKind.UNSTORABLE_OUTPUT, (
+            f"the system raised {type(exc).__name__}, and {problem}; kept escaped: {kept}")
+    return CallResult(None, error=CaseError(
+        kind, kept, escaped("".join(traceback.format_exception(exc)))), raised=exc)

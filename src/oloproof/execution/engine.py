@@ -23,10 +23,16 @@ from oloproof.analysis.facts import slice_groups
 from oloproof.analysis.metrics import Analysis
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.digest import combine, digest
+from oloproof.errors import ErrorKind
+from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.faults import FaultRecovery
+from oloproof.evaluators.judgment import Judgment
+from oloproof.evaluators.verdicts import JUDGE_FAILURES
+from oloproof.execution.judging import asks_for, judge_positions
 from oloproof.execution.lanes import Transport, local_transport
 from oloproof.execution.plan import SuiteToRun
 from oloproof.execution.procedure import run_without_system
+from oloproof.execution.retries import Throttle
 from oloproof.execution.units import (
     CachedExecution,
     CaseError,
@@ -38,6 +44,7 @@ from oloproof.execution.units import (
     UnitResult,
 )
 from oloproof.execution.worker import Worker
+from oloproof.storable import Unstorable, storable_problem
 from oloproof.store.store import JUDGMENT_CASE_KEY, Store
 from oloproof.suite.cases import Case
 
@@ -82,12 +89,19 @@ class CacheCounts:
     execution_miss: int = 0
     judgment_hit: int = 0
     judgment_miss: int = 0
+    # Judge verdicts (docs/judges.md) taken from the judge cache, and asked of a judge; None
+    # for a suite without judges.
+    judge_hit: int | None = None
+    judge_miss: int | None = None
 
     def to_json(self) -> dict[str, dict[str, int]]:
-        return {
+        counts = {
             "execution": {"hit": self.execution_hit, "miss": self.execution_miss},
             "judgment": {"hit": self.judgment_hit, "miss": self.judgment_miss},
         }
+        if self.judge_hit is not None:
+            counts["judge"] = {"hit": self.judge_hit, "miss": self.judge_miss or 0}
+        return counts
 
 
 class _Slot:
@@ -102,11 +116,12 @@ class _Slot:
         self.trial = trial
         self.cached: tuple[Any, float | None] | None = None  # (facts, latency_ms) if executed
         self.case_key: str | None = None  # the judgments' shared key (made once it is needed)
-        self.hits: dict[int, tuple[str, str | None]] = _NO_HITS  # cached verdicts by position
+        # cached verdicts by position: (code, reason), and for a judge criterion its details
+        self.hits: dict[int, tuple[Any, ...]] = _NO_HITS
         self.judge: tuple[int, ...] = ()  # the evaluators its job judges (those not in `hits`)
 
 
-_NO_HITS: dict[int, tuple[str, str | None]] = {}  # (shared, never written to)
+_NO_HITS: dict[int, tuple[Any, ...]] = {}  # (shared, never written to)
 
 
 def _batched(items: Iterable[Any], size: int, first: int | None = None) -> Iterator[list[Any]]:
@@ -135,7 +150,9 @@ class RunEngine:
         # Where jobs go: the workers the executor started (`executors.open_transport`), or by
         # default the suite's own system in this process.
         self.transport = transport if transport is not None else local_transport(
-            [Worker(suite.target, suite.evaluators, system.timeout_s)], self.concurrency)
+            [Worker(suite.target, suite.evaluators, system.timeout_s, retries=suite.retries,
+                    throttle=Throttle() if suite.retries is not None else None)],
+            self.concurrency)
         self.evaluators = suite.evaluators
         self.slice_groups = slice_groups(suite.config.slices)
         self.trials = suite.trials
@@ -156,6 +173,11 @@ class RunEngine:
                         for i, e in enumerate(suite.evaluators) if isinstance(e, FaultRecovery)]
         self._judge_all = tuple(range(len(suite.evaluators)))
         self.replays_run = 0
+        # The judge criteria (docs/judges.md): their evaluator positions and keys.
+        self._judges = judge_positions(suite.evaluators)
+        self._judge_keys = frozenset(self._evaluator_keys[i] for i in self._judges)
+        if self._judges:
+            self.cache.judge_hit = self.cache.judge_miss = 0
 
     # ---- the run ---------------------------------------------------------------------------
 
@@ -255,6 +277,8 @@ class RunEngine:
         reused = [s.exec_key for slots in work for s in slots if s.cached is not None]
         payloads = self.store.load_executions(reused) if reused else {}
         case_jobs = [[self._case_job(s, payloads) for s in slots] for slots in work]
+        if self._judges and reused:
+            self._judge_asks([job for jobs in case_jobs for job in jobs if job.cached])
         replays = self._replay_jobs(work) if self._faults else [[] for _ in work]
         jobs: list[UnitJob] = []
         unit = self._next_unit
@@ -298,7 +322,7 @@ class RunEngine:
                 if slot.cached is not None:
                     case_key = self._case_key(slot, source_key)
                     wanted.extend([case_key + short for short in self._evaluator_keys])
-        verdicts = self.store.lookup_judgments(wanted) if wanted else {}
+        verdicts = self.store.lookup_judgments(wanted, self._judge_keys) if wanted else {}
         evaluators = len(self.evaluators)
         work: list[list[_Slot]] = []
         for slots in planned:
@@ -313,6 +337,29 @@ class RunEngine:
             else:
                 work.append(slots)
         return work
+
+    def _judge_asks(self, jobs: list[CaseJob]) -> None:
+        """The judge asks of cached executions still to be judged by a judge criterion, with
+        the verdicts the judge cache holds (one query for the chunk): an unchanged case is
+        never asked again, and a changed rubric asks without running the system."""
+        evaluators = self.evaluators
+        asked = []
+        for job in jobs:
+            positions = [i for i in job.judge if i in self._judges]
+            if not positions:
+                continue
+            cached = job.cached
+            assert cached is not None
+            evidence = Evidence(job.case, cached.output, cached.artifacts,
+                                latency_ms=cached.latency_ms, facts=cached.facts)
+            job.asks = asks_for(evidence, evaluators, positions)
+            asked.extend(job.asks)
+        keys = [a.key for a in asked if a.key is not None and a.record is None]
+        stored = self.store.lookup_judge_verdicts(keys) if keys and not self.no_cache else {}
+        for ask in asked:
+            if ask.key is not None and ask.record is None and ask.key in stored:
+                ask.record = stored[ask.key]
+                self.cache.judge_hit = (self.cache.judge_hit or 0) + 1
 
     def _replay_jobs(self, work: list[list[_Slot]]) -> list[list[ReplayJob]]:
         """Each unit's fault replays, with the stored records the replay cache holds."""
@@ -373,6 +420,10 @@ class RunEngine:
         for key, record in result.replays:
             self.replays_run += 1
             self.store.add_replay(key, record)
+        if result.verdicts:
+            self.cache.judge_miss = (self.cache.judge_miss or 0) + len(result.verdicts)
+            for key, record in result.verdicts:
+                self.store.add_judge_verdict(key, record)
         source_key = slots[0].exec_key
         for slot, case_result in zip(slots, result.cases, strict=True):
             self._take_case(slot, case_result, source_key)
@@ -391,11 +442,11 @@ class RunEngine:
         else:
             self.cache.execution_miss += 1
             facts, latency = execution.facts, execution.latency_ms
+            for attempt, earlier in enumerate(execution.attempt_errors, 1):
+                self._record_error(slot, earlier, attempt, retried=True)
             if execution.error is not None:
                 error = execution.error.kind
-                self._record_error(slot, execution.error)
-            else:
-                exec_key = self._keep_execution(slot, execution)
+                self._record_error(slot, execution.error, execution.attempts)
         judgments = result.judgments
         hits = slot.hits
         self.cache.judgment_hit += len(hits)
@@ -404,8 +455,8 @@ class RunEngine:
             judged = dict(zip(slot.judge, judgments, strict=True))
             verdicts = [hits[i] if i in hits else (judged[i].code, judged[i].reason)
                         for i in self._judge_all]
-            codes = "".join([code for code, _ in verdicts])
-            reasons = tuple([reason for _, reason in verdicts])
+            codes = "".join([verdict[0] for verdict in verdicts])
+            reasons = tuple([verdict[1] for verdict in verdicts])
         else:
             codes = "".join([judgment.code for judgment in judgments])
             reasons = tuple([judgment.reason for judgment in judgments])
@@ -414,12 +465,67 @@ class RunEngine:
             case_key = self._case_key(slot, source_key)
             if judgments:
                 evaluator_keys = self._evaluator_keys
-                store.add_judgments(case_key, {
-                    evaluator_keys[i]: (judgment.code, judgment.reason, judgment.details)
-                    for i, judgment in zip(slot.judge, judgments, strict=True)})
+                kept = {evaluator_keys[i]: (judgment.code, judgment.reason, judgment.details)
+                        for i, judgment in zip(slot.judge, judgments, strict=True)}
+                if self._judges:
+                    self._judge_failures(slot, kept)
+                try:
+                    if kept:
+                        store.add_judgments(case_key, kept)
+                except Unstorable:  # (the details of a judgment: the case errors, uncached)
+                    self._record_error(slot, self._unstorable_judgment(slot, judgments),
+                                       1 if execution is None else execution.attempts)
+                    n = len(self.evaluators)
+                    codes, reasons = "M" * n, ("case_errored",) * n
+                    case_key, error = None, ErrorKind.UNSTORABLE_OUTPUT
+            if execution is not None and error is None:
+                exec_key = self._keep_execution(slot, execution)
+        shown = self._shown(slot, judgments) if self._judges and error is None else None
         self._tally(slot, codes, reasons, case_key, None if error is not None else facts,
                     latency, error=error, cached=False, exec_key=exec_key,
-                    noted=execution is not None and execution.snapshot_error is not None)
+                    noted=execution is not None and execution.snapshot_error is not None,
+                    attempts=1 if execution is None else execution.attempts, shown=shown)
+
+    def _judge_failures(self, slot: _Slot, kept: dict[str, Any]) -> None:
+        """A judge that failed (`judge_error`, `judge_unparseable`) is recorded as the run's
+        error of that kind, and its judgment is not cached: the next run asks again. The
+        case itself is not errored: its other criteria stand."""
+        for short in self._judge_keys:
+            entry = kept.get(short)
+            if entry is not None and entry[1] in JUDGE_FAILURES:
+                del kept[short]
+                self.cache.judge_miss = (self.cache.judge_miss or 0) + 1
+                details = entry[2] or {}
+                self._record_error(slot, CaseError(
+                    ErrorKind(entry[1]), f"{details.get('judge', 'the judge')}: "
+                    f"{details.get('error') or entry[1]}"))
+
+    def _shown(self, slot: _Slot, judgments: list[Any]) -> list[str | None]:
+        """The digest of what each judge criterion's judge was shown for this case (None for
+        the other criteria), from the judgments made now or the cached ones."""
+        made = dict(zip(slot.judge, judgments, strict=True))
+        shown: list[str | None] = [None] * len(self.evaluators)
+        for i in self._judges:
+            if i in made:
+                details = made[i].details
+            else:
+                hit = slot.hits.get(i)
+                details = hit[2] if hit is not None and len(hit) > 2 else None
+            if isinstance(details, dict) and isinstance(details.get("shown_digest"), str):
+                shown[i] = details["shown_digest"]
+        return shown
+
+    def _unstorable_judgment(self, slot: _Slot, judgments: list[Judgment]) -> CaseError:
+        """Which judgment of a case the store cannot keep, and why."""
+        for i, judgment in zip(slot.judge, judgments, strict=True):
+            criterion = self.evaluators[i].criterion
+            # (as the row holds it: the details are three levels down)
+            problem = storable_problem({criterion: [judgment.code, judgment.reason,
+                                                    judgment.details]}, ("judgments",))
+            if problem is not None:
+                return CaseError(ErrorKind.UNSTORABLE_OUTPUT,
+                                 f"the judgment of {criterion} cannot be stored: {problem}")
+        return CaseError(ErrorKind.UNSTORABLE_OUTPUT, "a judgment of this case cannot be stored")
 
     def _keep_execution(self, slot: _Slot, execution: Execution) -> str:
         """Write a fresh execution and its artifacts; the key it is stored under."""
@@ -432,10 +538,10 @@ class RunEngine:
                 self.store.add_artifact_text(text.hash, text.kind, text.base, text.text)
         key = slot.exec_key
         if execution.snapshot_error is not None:
-            self._record_error(slot, execution.snapshot_error)
+            self._record_error(slot, execution.snapshot_error, execution.attempts)
             key = UNCACHED_PREFIX + key
-        assert execution.output is not None
-        self.store.add_execution(key, case.digest, execution.output, execution.artifacts,
+        assert execution.output_text is not None
+        self.store.add_execution(key, case.digest, execution.output_text, execution.artifacts,
                                  execution.facts, execution.latency_ms)
         return key
 
@@ -445,14 +551,19 @@ class RunEngine:
         order the cases happened to finish: the same run reads the same every time."""
         return [entry for _, entry in sorted(self._errors, key=lambda e: e[0])]
 
-    def _record_error(self, slot: _Slot, error: CaseError) -> None:
+    def _record_error(self, slot: _Slot, error: CaseError, attempt: int = 1,
+                      retried: bool = False) -> None:
+        """Keep an error of a case; `retried`: an attempt another followed (stored, and shown
+        by `inspect`, but not the case's error)."""
         case = slot.case
-        entry: dict[str, Any] = {"case": case.id, "kind": error.kind, "message": error.message}
-        if self.trials > 1:
-            entry["trial"] = slot.trial
-        self._errors.append((slot.seq, entry))
+        if not retried:
+            entry: dict[str, Any] = {"case": case.id, "kind": error.kind,
+                                     "message": error.message}
+            if self.trials > 1:
+                entry["trial"] = slot.trial
+            self._errors.append((slot.seq, entry))
         self.store.add_error(self.run_id, case.id, error.kind, error.message, error.traceback,
-                             trial=slot.trial)
+                             trial=slot.trial, attempt=attempt, retried=retried)
 
     # ---- tallying ----------------------------------------------------------------------------
 
@@ -465,7 +576,8 @@ class RunEngine:
         codes = "".join([hits[i][0] for i in self._judge_all])
         reasons = tuple([hits[i][1] for i in self._judge_all])
         self._tally(slot, codes, reasons, slot.case_key, facts, latency, error=None,
-                    cached=True, exec_key=slot.exec_key)
+                    cached=True, exec_key=slot.exec_key,
+                    shown=self._shown(slot, []) if self._judges else None)
 
     def _tally_errored(self, slot: _Slot, error: CaseError) -> None:
         self.store.add_case(slot.case)
@@ -477,14 +589,18 @@ class RunEngine:
     def _tally(
         self, slot: _Slot, codes: str, reasons: tuple[str | None, ...], case_key: str | None,
         facts: dict[str, Any] | None, latency: float | None, *, error: str | None,
-        cached: bool, exec_key: str, noted: bool = False,
+        cached: bool, exec_key: str, noted: bool = False, attempts: int = 1,
+        shown: list[str | None] | None = None,
     ) -> None:
         case = slot.case
         # In the fields' order, not by keyword: a class called with keywords first gathers
-        # them into a dict (for these fourteen, twice the time of making the outcome).
+        # them into a dict (for these sixteen, twice the time of making the outcome).
         outcome = CaseOutcome(case.id, codes, reasons, case_key, facts, latency,
                               self.slice_groups(facts, case.metadata), error, case.source_id,
-                              case.transform, case.cluster, cached, slot.trial, case.digest)
+                              case.transform, case.cluster, cached, slot.trial, case.digest,
+                              attempts, noted)
+        if shown is not None:
+            outcome.shown = shown
         assert self.analysis is not None
         self.analysis.add(outcome)
         self.store.add_run_case(self.run_id, slot.seq, case.id, case.digest, exec_key,

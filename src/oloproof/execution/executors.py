@@ -17,6 +17,7 @@ from oloproof.errors import ConfigError
 from oloproof.execution.lanes import Transport, local_transport
 from oloproof.execution.plan import SuiteToRun
 from oloproof.execution.resets import StateCopies
+from oloproof.execution.retries import Throttle
 from oloproof.execution.worker import Worker
 
 
@@ -27,7 +28,10 @@ async def open_transport(suite: SuiteToRun, concurrency: int | None = None) -> T
     lanes = concurrency or system.concurrency
     if execution.executor == "local":
         copies = StateCopies()  # one copy of each `$ref` base for all the workers
-        workers = [Worker(target, suite.evaluators, system.timeout_s, copies)
+        # One throttle for all of them: they are one system, called from one process.
+        throttle = Throttle() if suite.retries is not None else None
+        workers = [Worker(target, suite.evaluators, system.timeout_s, copies,
+                          retries=suite.retries, throttle=throttle)
                    for target in suite.targets]
         return local_transport(workers, lanes)
     if execution.executor == "processes":
@@ -35,7 +39,7 @@ async def open_transport(suite: SuiteToRun, concurrency: int | None = None) -> T
         from oloproof.execution.worker_host import WorkerSpec
 
         spec = WorkerSpec(suite.worker_loader, suite.path.name, str(suite.project_dir),
-                          concurrency)
+                          concurrency, judge_share=execution.workers)
         pool = ProcessWorkers(spec, execution.workers, suite.path)
         await pool.start()
         return pool

@@ -44,16 +44,18 @@ import contextlib
 import queue
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from oloproof.execution.calls import CallResult, ReplayResult
+from oloproof.execution.judging import JudgePanel
 from oloproof.execution.procedure import (
     Calls,
     Request,
     UnitCalls,
     failed_unit,
+    judge_asks,
     judged,
     unit_calls,
 )
@@ -101,14 +103,55 @@ class Transport(Protocol):
         ...
 
 
-def local_transport(workers: Sequence[Worker], concurrency: int) -> Transport:
+def local_transport(workers: Sequence[Worker], concurrency: int,
+                    judge_share: int = 1) -> Transport:
     """The transport of the workers in this process: threads for a sync system, tasks for an
-    async one; a single lane per worker when it holds a sandbox."""
+    async one; a single lane per worker when it holds a sandbox. A suite with judge criteria
+    gets the judges of this process (`judge_share`: how many processes share each judge's
+    concurrency)."""
     first = workers[0]
     lanes = 1 if first.stateful else max(1, concurrency)
+    panel = JudgePanel.of(first.evaluators, judge_share)
     if first.is_async:
-        return LoopLanes(workers, lanes)
-    return ThreadLanes(workers, lanes)
+        return LoopLanes(workers, lanes, panel)
+    return ThreadLanes(workers, lanes, panel)
+
+
+class _Judging:
+    """The judge calls of a transport's units (docs/judges.md): a unit whose calls came back
+    and whose judge criteria still need a verdict is sent to its judges in a task of its own,
+    so the lanes go on with the next units while the judges answer (the judges' concurrency
+    bounds their calls, not the lanes); once answered, it is handed back to be judged."""
+
+    def __init__(self, panel: JudgePanel, done: Callable[[UnitCalls | UnitResult], None]
+                 ) -> None:
+        self.panel = panel
+        self._done = done
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def send(self, item: UnitCalls) -> bool:
+        """Send the unit to its judges if it needs any (True), else leave it (False)."""
+        asks = judge_asks(item, self.panel)
+        if not asks:
+            return False
+        task = asyncio.get_running_loop().create_task(self._answer(item, asks))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return True
+
+    async def _answer(self, item: UnitCalls, asks: Any) -> None:
+        try:
+            await self.panel.answer(asks)
+        except Exception as exc:  # an engine bug must not lose the unit: its cases error
+            self._done(failed_unit(item.job, exc))
+            return
+        self._done(item)
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.panel.close()
 
 
 class _Busy:
@@ -226,7 +269,8 @@ class ThreadLanes:
     """`lanes` threads per worker running the calls of sync workers' units, judged on the
     event loop's thread (see the module docstring)."""
 
-    def __init__(self, workers: Sequence[Worker], lanes: int) -> None:
+    def __init__(self, workers: Sequence[Worker], lanes: int,
+                 panel: JudgePanel | None = None) -> None:
         self._workers = list(workers)
         self.worker = self._workers[0]  # what every worker shares: timeout, evaluators
         self.lanes = lanes * len(self._workers)
@@ -239,6 +283,7 @@ class ThreadLanes:
         self._running_lock = threading.Lock()
         self._lanes_lock = threading.Lock()  # starting lanes and closing, one at a time
         self._watchdog: threading.Thread | None = None
+        self._judging = None if panel is None else _Judging(panel, self._outbox.put)
 
     @property
     def workers(self) -> int:
@@ -276,15 +321,21 @@ class ThreadLanes:
         a unit's calls are let go once it is judged, so no more than one unit's judgments and
         trajectories are alive beside what still waits."""
         evaluators = self.worker.evaluators
+        judging = self._judging
         items.reverse()
         while items:
-            yield judged(items.pop(), evaluators)
+            item = items.pop()
+            if judging is not None and isinstance(item, UnitCalls) and judging.send(item):
+                continue  # (back in the outbox once its judges have answered)
+            yield judged(item, evaluators)
 
     async def close(self) -> None:
         with self._lanes_lock:
             self._closed = True
             for _ in range(self._started):
                 self._jobs.put(None)
+        if self._judging is not None:
+            await self._judging.close()
 
     # ---- a lane ------------------------------------------------------------------------
 
@@ -344,16 +395,23 @@ class ThreadLanes:
         assert worker.timeout_s is not None
         me = threading.get_ident()
         # The clock starts once the sandbox is held: waiting for a timed-out call to give it
-        # back is not this call's time. An abandoned call keeps the sandbox until it returns.
-        with worker.sandbox:
-            running = _Running(time.monotonic() + worker.timeout_s, request, calls, job, at)
-            with self._running_lock:
-                self._running[me] = running
-            try:
-                outcome: CallResult | ReplayResult = worker.perform_holding_sandbox(request)
-            finally:
+        # back is not this call's time, nor is a backoff under system.retries. An abandoned
+        # call keeps the sandbox (and its place among the calls in flight) until it returns.
+        slot = worker.wait_turn(request)
+        try:
+            with worker.sandbox:
+                running = _Running(time.monotonic() + worker.timeout_s, request, calls, job, at)
                 with self._running_lock:
-                    self._running.pop(me, None)
+                    self._running[me] = running
+                try:
+                    outcome: CallResult | ReplayResult = worker.settle(
+                        request, worker.perform_holding_sandbox(request), slot)
+                finally:
+                    with self._running_lock:
+                        self._running.pop(me, None)
+        finally:
+            if slot is not None:
+                slot.finish()
         return _ABANDONED if running.abandoned else outcome
 
     # ---- the watchdog: timeouts ------------------------------------------------------------
@@ -384,7 +442,8 @@ class LoopLanes:
     """`lanes` tasks per worker on the event loop running whole units of async workers (an
     async Stateful system with 32 workers runs 32 sandboxes at once on this one loop)."""
 
-    def __init__(self, workers: Sequence[Worker], lanes: int) -> None:
+    def __init__(self, workers: Sequence[Worker], lanes: int,
+                 panel: JudgePanel | None = None) -> None:
         self._workers = list(workers)
         self.lanes = lanes * len(self._workers)
         self._jobs: asyncio.Queue[UnitJob | None] = asyncio.Queue()
@@ -392,6 +451,10 @@ class LoopLanes:
         self._tasks: list[asyncio.Task[None]] = []
         self._closed = False
         self._busy = _Busy(len(self._workers))
+        self._judging = None if panel is None else _Judging(panel, self._judged)
+
+    def _judged(self, item: UnitCalls | UnitResult) -> None:
+        self._outbox.put(judged(item, self._workers[0].evaluators))
 
     def submit(self, jobs: Sequence[UnitJob]) -> None:
         for job in jobs:
@@ -429,6 +492,8 @@ class LoopLanes:
             task.cancel()
             self._jobs.put_nowait(None)
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._judging is not None:
+            await self._judging.close()
 
     async def _serve(self, at: int) -> None:
         worker = self._workers[at]
@@ -437,8 +502,15 @@ class LoopLanes:
             if job is None or self._closed:
                 return
             self._busy.start(at)
+            judging = self._judging
             try:
-                result = await worker.run_unit_async(job)
+                if judging is None:
+                    result = await worker.run_unit_async(job)
+                else:  # judge calls go on beside the lanes (`_Judging`)
+                    called = await worker.run_calls_async(job)
+                    if isinstance(called, UnitCalls) and judging.send(called):
+                        continue
+                    result = judged(called, worker.evaluators)
             finally:
                 self._busy.stop(at)
             self._outbox.put(result)

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from oloproof.errors import ConfigError, TraceError
+from oloproof.errors import ConfigError, ErrorKind, TraceError
 from oloproof.execution.units import CaseError
 from oloproof.recording.trajectory import TRAJECTORY_KIND
 from oloproof.recording.usage import USAGE_FIELDS, USAGE_KIND, add_usage
@@ -156,24 +156,24 @@ def record_from_spans(spans: CaseSpans, artifacts: dict[str, Any],
     """
     if TRAJECTORY_KIND in artifacts or uses_steps:
         return CaseError(
-            "invalid_artifact",
+            ErrorKind.SYSTEM_ERROR,
             "the system recorded agent_trajectory/v1 itself while system.trace: otel is set; "
             "the engine records it from the spans: remove current_case().agent_trajectory(...)"
             " / steps(), or remove trace: otel")
     if not spans.sampled:
         return CaseError(
-            "no_trace",
+            ErrorKind.NO_TRACE,
             "system.trace: otel: the tracer provider's sampler dropped the case's span, so no "
             "span of the case was recorded; sample every trace (ALWAYS_ON, or ParentBased "
             "over it) while oloproof runs")
     try:
         reading = spans.reading()
     except TraceError as exc:  # spans whose parents do not form a tree: the case errors
-        return CaseError("invalid_artifact", f"system.trace: otel: the case's spans cannot be "
+        return CaseError(ErrorKind.SYSTEM_ERROR, f"system.trace: otel: the case's spans cannot be "
                          f"read: {exc}")
     if reading is None:
         return CaseError(
-            "no_trace",
+            ErrorKind.NO_TRACE,
             "system.trace: otel: the system emitted no span under the case's span; its "
             "instrumentation must use the global tracer provider and run in the calling "
             "context (a thread it starts must carry the context over: "
@@ -185,7 +185,7 @@ def record_from_spans(spans: CaseSpans, artifacts: dict[str, Any],
         both = [k for k in USAGE_FIELDS if k in given and k in from_spans]
         if both:
             return CaseError(
-                "invalid_artifact",
+                ErrorKind.SYSTEM_ERROR,
                 f"usage recorded twice: {', '.join(both)} both from current_case().usage() "
                 "and from the spans' gen_ai.usage.* under system.trace: otel; record only "
                 "what the spans do not carry (e.g. cost)")

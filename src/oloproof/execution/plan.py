@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from oloproof.evaluators.base import Evaluator
+from oloproof.execution.retries import RetryPolicy
 from oloproof.execution.target import SystemTarget
 from oloproof.suite.cases import Case
 from oloproof.suite.config import ExecutionConfig, SuiteFile, TransformConfig
@@ -53,6 +54,10 @@ class SuiteToRun(Protocol):
     @property
     def transforms(self) -> list[tuple[TransformConfig, str]]:
         """The metamorphic transforms with their digests."""
+
+    @property
+    def retries(self) -> RetryPolicy | None:
+        """`system.retries:`, its exception classes imported (None: nothing is retried)."""
 
     @property
     def worker_loader(self) -> Callable[[str, str | None], WorkerParts]:

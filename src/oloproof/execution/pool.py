@@ -23,6 +23,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from oloproof.errors import ErrorKind
 from oloproof.execution.units import CaseError, UnitJob, UnitResult
 
 IN_FLIGHT = 2
@@ -145,9 +146,9 @@ class Dispatch:
                 self._losses[job.unit] = losses
                 if losses >= 2:
                     failed.append(UnitResult(job.unit, [], failure=CaseError(
-                        "worker_lost", "the worker running this case was lost twice (killed, "
-                        "crashed or out of memory); the case is not cached, so the next run "
-                        "tries it again")))
+                        ErrorKind.WORKER_LOST, "the worker running this case was lost twice "
+                        "(killed, crashed or out of memory); the case is not cached, so the "
+                        "next run tries it again")))
                 else:
                     again.append(job)
                     self.retried += len(job.cases)
@@ -159,8 +160,8 @@ class Dispatch:
             while self._retry or self._queue:
                 job = (self._retry or self._queue).popleft()
                 failed.append(UnitResult(job.unit, [], failure=CaseError(
-                    "worker_lost", "every worker of the run was lost; the case is not cached, "
-                    "so the next run tries it again")))
+                    ErrorKind.WORKER_LOST, "every worker of the run was lost; the case is not "
+                    "cached, so the next run tries it again")))
         return failed
 
     def revive(self, worker: int) -> None:

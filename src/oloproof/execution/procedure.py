@@ -9,30 +9,37 @@ A unit's work comes in two parts, so that a driver can do them on different thre
 - `judge_unit(calls, evaluators)` does everything else (the artifacts as stored text, the
   trajectory facts, every judgment) and returns the `UnitResult`.
 
-`unit_procedure(job, evaluators)` is the two in one generator. A sync system's lanes
-(`lanes.ThreadLanes`) run only `unit_calls` in their threads and judge on the event loop's
-thread; an async worker runs the whole procedure on the loop; the coordinator drives a job
-that needs no system (its executions and replays all cached) without calling anything.
+A sync system's lanes (`lanes.ThreadLanes`) run only `unit_calls` in their threads and judge
+on the event loop's thread; an async worker runs `unit_calls` on the loop and judges there
+(`Worker.run_unit_async`); between the two, the judge criteria's calls are made
+(`ask_judges`, docs/judges.md); the coordinator drives a job that needs no system (its
+executions, replays and judge verdicts all cached) without calling anything.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import time
 import traceback
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from oloproof.analysis.facts import case_facts
 from oloproof.digest import canonical_json, combine, sha256_text
+from oloproof.errors import ErrorKind
 from oloproof.evaluators.base import Evaluator, judge_case
 from oloproof.evaluators.evidence import Evidence
 from oloproof.execution.calls import CallResult, ReplayResult
+from oloproof.execution.judging import JudgePanel
 from oloproof.execution.replays import ReplayRequest, fault_replay
 from oloproof.execution.units import (
     CaseError,
     CaseJob,
     CaseResult,
     Execution,
+    JudgeAsk,
     StoredText,
     UnitJob,
     UnitResult,
@@ -40,6 +47,8 @@ from oloproof.execution.units import (
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
 from oloproof.recording.usage import USAGE_KIND
+from oloproof.storable import Unstorable, storable_problem
+from oloproof.store.sql import stored_json
 from oloproof.suite.cases import Case
 from oloproof.traces import READING_KIND, gave_no_step
 
@@ -54,6 +63,8 @@ class CallRequest:
     case: Case
     trial: int = 1
     trials: int = 1
+    attempt: int = 1  # under system.retries: which attempt (docs/failures.md#retries)
+    not_before: float = 0.0  # time.monotonic() before which it does not start (a backoff)
 
 
 @dataclass(slots=True)
@@ -76,7 +87,6 @@ class UnitCalls:
 Request = CallRequest | ReplayRequest
 Response = CallResult | ReplayResult
 Calls = Generator[Request, Response, UnitCalls]
-Procedure = Generator[Request, Response, UnitResult]
 
 
 def unit_calls(job: UnitJob) -> Calls:
@@ -86,8 +96,11 @@ def unit_calls(job: UnitJob) -> Calls:
         if case_job.cached is not None:
             calls.append(None)
             continue
-        call = yield CallRequest(case_job.case, job.trial, job.trials)
+        request = CallRequest(case_job.case, job.trial, job.trials)
+        call = yield request
         assert isinstance(call, CallResult)
+        if call.retry_in is not None:
+            call = yield from _retried(request, call)
         calls.append(call)
     if not job.replays:
         return UnitCalls(job, calls, [])
@@ -127,23 +140,78 @@ def judge_unit(called: UnitCalls, evaluators: Sequence[Evaluator]) -> UnitResult
     source = evidence[0]
     for item in evidence[1:]:
         item.source = source
+    verdicts: list[tuple[str, dict[str, Any]]] = []
+    for case_job, item in zip(job.cases, evidence, strict=True):
+        if case_job.asks:  # judge criteria: the verdicts their judge gave (docs/judges.md)
+            item.verdicts = {evaluators[a.evaluator].criterion: a.record
+                             for a in case_job.asks if a.record is not None}
+            verdicts.extend((a.key, a.record) for a in case_job.asks
+                            if a.fresh and a.key is not None and a.record is not None
+                            and "status" not in a.record)
     new_replays: list[tuple[str, dict[str, Any]]] = []
     if called.replays is not None:
         for replay, record in zip(job.replays, called.replays, strict=True):
             if replay.record is None:
+                record = _storable_replay(record)
                 new_replays.append((replay.key, record))
             source.replays[evaluators[replay.evaluator].criterion] = record | {"key": replay.key}
     cases = []
     for case_job, kept, item in zip(job.cases, executions, evidence, strict=True):
         cases.append(CaseResult(kept, [judge_case(evaluators[i], item)
                                             for i in case_job.judge]))
-    return UnitResult(job.unit, cases, new_replays)
+    return UnitResult(job.unit, cases, new_replays, verdicts=verdicts)
 
 
-def unit_procedure(job: UnitJob, evaluators: Sequence[Evaluator]) -> Procedure:
-    """`unit_calls` then `judge_unit`, for a driver that does both in one place."""
-    called = yield from unit_calls(job)
-    return judge_unit(called, evaluators)
+def judge_asks(called: UnitCalls, panel: JudgePanel) -> list[tuple[JudgeAsk, str, int]]:
+    """The judge calls a unit's cases still need (docs/judges.md), each with its case id and
+    trial: the asks of a fresh execution are made here, from what its call returned."""
+    job = called.job
+
+    def evidence(at: int) -> Evidence | None:
+        call = called.calls[at]
+        case_job = job.cases[at]
+        if call is None:
+            return _cached_evidence(case_job) if case_job.cached is not None else None
+        if call.error is not None:
+            return None
+        return Evidence(case_job.case, call.output, call.artifacts, _trajectory=call.trajectory)
+
+    pending = []
+    for at, case_job in enumerate(job.cases):
+        def this_case(_: int, at: int = at) -> Evidence | None:
+            return evidence(at)
+
+        for ask in panel.pending([case_job], this_case):
+            pending.append((ask, case_job.case.id, job.trial))
+    return pending
+
+
+async def ask_judges(called: UnitCalls, panel: JudgePanel | None) -> UnitCalls:
+    """Make the judge calls a unit still needs (none without a panel) and return it, its asks
+    answered, ready to judge."""
+    if panel is not None:
+        asks = judge_asks(called, panel)
+        if asks:
+            await panel.answer(asks)
+    return called
+
+
+def _retried(request: CallRequest, call: CallResult) -> Generator[Request, Response,
+                                                                    CallResult]:
+    """The attempts after the first, as the worker said (`retry_in`: the matching error and
+    its backoff, docs/failures.md#retries): each a whole request, from a freshly reset
+    sandbox; the last one's result, with every earlier attempt's error kept."""
+    errors: list[CaseError] = []
+    while call.retry_in is not None:
+        assert call.error is not None
+        errors.append(call.error)
+        request = CallRequest(request.case, request.trial, request.trials, request.attempt + 1,
+                              time.monotonic() + call.retry_in)
+        response = yield request
+        assert isinstance(response, CallResult)
+        call = response
+    call.attempts, call.attempt_errors = request.attempt, errors
+    return call
 
 
 def _replay(case: Case, trajectory: AgentTrajectory, plan: dict[str, Any], trial: int,
@@ -154,6 +222,11 @@ def _replay(case: Case, trajectory: AgentTrajectory, plan: dict[str, Any], trial
         while True:
             result = yield request
             assert isinstance(result, ReplayResult)
+            while result.retry_in is not None:  # (system.retries: the replay again)
+                request = replace(request, attempt=request.attempt + 1,
+                                  not_before=time.monotonic() + result.retry_in)
+                result = yield request
+                assert isinstance(result, ReplayResult)
             request = steps.send(result)
     except StopIteration as done:
         record: dict[str, Any] = done.value
@@ -186,7 +259,19 @@ def failed_unit(job: UnitJob, exc: BaseException) -> UnitResult:
     """The result of a unit that could not be run (an engine bug): every case errors."""
     text = "".join(traceback.format_exception(exc))
     return UnitResult(job.unit, [], failure=CaseError(
-        "engine_error", f"{type(exc).__name__}: {exc}", text))
+        ErrorKind.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}", text))
+
+
+def _storable_replay(record: dict[str, Any]) -> dict[str, Any]:
+    """A new replay's record, or, when the store cannot keep it as it is (what the replay
+    recorded nests too deep, or holds a lone surrogate), a failed replay saying why: judged
+    as such here, and stored so."""
+    try:
+        stored_json(record, ("replay",))
+    except Unstorable as exc:
+        return {"status": "replay_failed", "message": f"the replay cannot be stored: "
+                f"{exc.problem}"}
+    return record
 
 
 def _cached_evidence(job: CaseJob) -> Evidence:
@@ -200,7 +285,8 @@ def keep(case: Case, call: CallResult) -> tuple[Execution, Evidence]:
     """A call's result as stored text (content hashes, the state as a diff) and as evidence."""
     if call.error is not None:
         error = call.error
-        return (Execution(None, {}, [], None, call.latency_ms, error=error),
+        return (Execution(None, {}, [], None, call.latency_ms, error=error,
+                          attempts=call.attempts, attempt_errors=call.attempt_errors),
                 Evidence(case, None, {}, errored=f"{error.kind}: {error.message}",
                          latency_ms=call.latency_ms, initial_state=case.initial_state))
     refs: dict[str, str] = {}
@@ -211,31 +297,60 @@ def keep(case: Case, call: CallResult) -> tuple[Execution, Evidence]:
     facts = case_facts(trajectory, call.artifacts.get(USAGE_KIND), unread,
                        empty_trace=gave_no_step(trajectory, call.artifacts))
     for kind, payload in call.artifacts.items():
-        if kind == STATE_KIND:
-            base = _state_base(case, texts)
-            patch = call.state_patch or "{}"
-            content_hash = combine(base, sha256_text(patch))
-            texts.append(StoredText(content_hash, STATE_KIND, base, patch))
-        elif kind == TRAJECTORY_KIND and isinstance(payload, AgentTrajectory):
-            # pydantic's own serialiser: deterministic for a given model and much faster than
-            # sorting keys in Python (equal trajectories built in another key order are stored
-            # twice, which costs space, never correctness). Called as `model_dump_json` calls
-            # it, without that method's keyword handling.
-            text = payload.__pydantic_serializer__.to_json(payload).decode()
-            content_hash = sha256_text(text)
-            texts.append(StoredText(content_hash, kind, None, text))
-        else:
-            text = canonical_json(payload)
-            content_hash = sha256_text(text)
-            texts.append(StoredText(content_hash, kind, None, text))
+        try:
+            content_hash = _artifact_text(case, kind, payload, call, texts)
+        except ValueError:  # (UnicodeEncodeError, the serialiser's error, RecursionError's)
+            return _unstorable(case, call, kind, payload)
         refs[kind] = content_hash
     snapshot_error = call.snapshot_error
-    execution = Execution(call.output, refs, texts, facts, call.latency_ms,
-                          snapshot_error=snapshot_error)
+    assert call.output_text is not None
+    execution = Execution(call.output_text, refs, texts, facts, call.latency_ms,
+                          snapshot_error=snapshot_error, attempts=call.attempts,
+                          attempt_errors=call.attempt_errors)
     return execution, Evidence(
         case, call.output, call.artifacts, latency_ms=call.latency_ms,
         initial_state=case.initial_state, facts=facts, _trajectory=trajectory,
         state_error=None if snapshot_error is None else snapshot_error.message)
+
+
+def _artifact_text(case: Case, kind: str, payload: Any, call: CallResult,
+                   texts: list[StoredText]) -> str:
+    """Add one artifact's stored text to `texts`; its content hash. ValueError when it cannot
+    be stored as it is (a lone surrogate, nesting the store does not keep)."""
+    if kind == STATE_KIND:
+        base = _state_base(case, texts)
+        patch = call.state_patch or "{}"
+        content_hash = combine(base, sha256_text(patch))
+        texts.append(StoredText(content_hash, STATE_KIND, base, patch))
+        return content_hash
+    if kind == TRAJECTORY_KIND and isinstance(payload, AgentTrajectory):
+        # pydantic's own serialiser: deterministic for a given model and much faster than
+        # sorting keys in Python (equal trajectories built in another key order are stored
+        # twice, which costs space, never correctness). Called as `model_dump_json` calls
+        # it, without that method's keyword handling.
+        text = payload.__pydantic_serializer__.to_json(payload).decode()
+    else:
+        text = canonical_json(payload)
+    content_hash = sha256_text(text)
+    texts.append(StoredText(content_hash, kind, None, text))
+    return content_hash
+
+
+def _unstorable(case: Case, call: CallResult, kind: str,
+                payload: Any) -> tuple[Execution, Evidence]:
+    """What an execution one of whose artifacts cannot be stored becomes: the case errored,
+    `unstorable_output`, saying what and where."""
+    with contextlib.suppress(ValueError, RecursionError):  # (the words are a courtesy)
+        if kind == STATE_KIND and call.state_patch is not None:
+            payload = json.loads(call.state_patch)  # (what is stored: the diff)
+        elif isinstance(payload, AgentTrajectory):
+            payload = payload.model_dump(mode="python")
+    problem = None if isinstance(payload, AgentTrajectory) else \
+        storable_problem(payload, (kind,))
+    error = CaseError(ErrorKind.UNSTORABLE_OUTPUT, problem if problem is not None
+                      else f"the {kind} artifact cannot be stored as it is")
+    return keep(case, CallResult(None, error=error, latency_ms=call.latency_ms,
+                                 attempts=call.attempts, attempt_errors=call.attempt_errors))
 
 
 def _state_base(case: Case, texts: list[StoredText]) -> str:

@@ -106,7 +106,8 @@ class RayWorkers(DispatchedTransport):
         # it where it is.
         on_cluster = self.config.address is not None
         self.spec = WorkerSpec(suite.worker_loader, suite.path.name,
-                               None if on_cluster else str(suite.project_dir), concurrency)
+                               None if on_cluster else str(suite.project_dir), concurrency,
+                               judge_share=self.count)
 
     # ---- starting ------------------------------------------------------------------------------
 

@@ -38,6 +38,8 @@ class ReplayRequest:
     change: ReplayChange
     trial: int = 1  # whose recording is replayed (SPEC §15.3)
     trials: int = 1
+    attempt: int = 1  # under system.retries: which attempt (docs/failures.md#retries)
+    not_before: float = 0.0  # time.monotonic() before which it does not start (a backoff)
 
 
 #: `control: exact` (SPEC §8): the control replay must repeat the recording step for step.

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import ConfigError
+from oloproof.execution.exits import CONTAINED, from_a_signal
 from oloproof.recording.declaration import declaration_of
 from oloproof.recording.protocols import Replayable, Stateful
 from oloproof.suite.config import SystemConfig
@@ -70,7 +71,9 @@ def load_targets(config: SystemConfig, project_dir: Path, doc: YamlDocument,
         for call in range(count):
             try:
                 system = entry()
-            except Exception as exc:
+            except CONTAINED as exc:  # (a factory that calls sys.exit is refused, in words)
+                if from_a_signal(exc):
+                    raise
                 detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
                 raise ConfigError(
                     f"system.factory {config.factory!r} raised when called (call {call + 1} of "
@@ -94,7 +97,9 @@ def _import_entry(config: SystemConfig, project_dir: Path, doc: YamlDocument) ->
     _forget_foreign(module_name, Path(root))
     try:
         module = importlib.import_module(module_name)
-    except Exception as exc:
+    except CONTAINED as exc:  # (argparse at import time calls sys.exit: refused, in words)
+        if from_a_signal(exc):
+            raise
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         raise ConfigError(
             f"cannot import the system module {module_name!r} (system.{key}): {detail}",

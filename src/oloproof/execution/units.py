@@ -13,18 +13,21 @@ same list (it loaded the same suite), so only indices travel.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from oloproof.errors import ErrorKind
 from oloproof.evaluators.judgment import Judgment
 from oloproof.suite.cases import Case
 
 
 @dataclass(slots=True)
 class CaseError:
-    """Why a case errored: kind (exception, timeout, invalid_output, invalid_artifact, ...)."""
+    """Why a case errored: its kind (one of `ErrorKind`, docs/failures.md#error-kinds), the
+    message, and the traceback where something raised."""
 
-    kind: str
+    kind: ErrorKind
     message: str
     traceback: str | None = None
 
@@ -40,14 +43,39 @@ class CachedExecution:
 
 
 @dataclass(slots=True)
+class JudgeAsk:
+    """What a judge criterion (the evaluator at `evaluator`) needs of a judge for one case
+    (docs/judges.md): the fields it is shown, their digest and the verdict's cache key.
+
+    `record` is the `judge_verdict/v1` record once there is one -- the stored one the judge
+    cache held, or the one a call just made (`fresh`; stored by the coordinator), or a
+    record saying why nothing could be asked (a shown field the case lacks) or the call
+    failed (`status` `judge_error` / `judge_unparseable`, never stored).
+    """
+
+    evaluator: int
+    key: str | None
+    shown_digest: str | None
+    shown: dict[str, Any] | None
+    record: dict[str, Any] | None = None
+    fresh: bool = False
+
+
+@dataclass(slots=True)
 class CaseJob:
     """One case of a unit: run it (`cached` None) or reuse its stored execution, then judge
     it with the evaluators at the positions in `judge` (the ones whose judgment is not
-    cached)."""
+    cached).
+
+    `asks` are its judge criteria's asks (docs/judges.md): made by the coordinator for a
+    cached execution (with the records the judge cache holds), by the worker after the call
+    for a fresh one (None until then).
+    """
 
     case: Case
     judge: tuple[int, ...]
     cached: CachedExecution | None = None
+    asks: list[JudgeAsk] | None = None
 
 
 @dataclass(slots=True)
@@ -82,9 +110,11 @@ class UnitJob:
 
     @property
     def needs_system(self) -> bool:
-        """Whether running this job calls the system (else the coordinator judges it)."""
+        """Whether running this job calls the system or a judge (else the coordinator judges
+        it)."""
         return (any(c.cached is None for c in self.cases)
-                or any(r.record is None for r in self.replays))
+                or any(r.record is None for r in self.replays)
+                or any(a.record is None for c in self.cases if c.asks for a in c.asks))
 
 
 @dataclass(slots=True)
@@ -104,15 +134,20 @@ class Execution:
     `error` set: the case errored (nothing of it is cached). `snapshot_error` set: the call
     returned, but `snapshot()` failed, so the case has no state; its output and trajectory
     are judged, and the execution is kept for `inspect` but never reused from the cache.
+    `attempts` above 1: `system.retries` tried it again (docs/failures.md#retries).
     """
 
-    output: dict[str, Any] | None
+    output_text: str | None  # the output as the store keeps it (made where the case ran)
     artifacts: dict[str, str]  # kind -> content hash (the execution row's references)
     texts: list[StoredText]
     facts: dict[str, Any] | None
     latency_ms: float | None
     error: CaseError | None = None
     snapshot_error: CaseError | None = None
+    # Under system.retries: how many attempts the case took, and each earlier one's error
+    # (the last attempt's is `error`, if it failed too).
+    attempts: int = 1
+    attempt_errors: list[CaseError] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -135,3 +170,5 @@ class UnitResult:
     cases: list[CaseResult]
     replays: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # new (key, record)
     failure: CaseError | None = None
+    # New judge verdicts to store, (verdict key, judge_verdict/v1 record) (docs/judges.md).
+    verdicts: Sequence[tuple[str, dict[str, Any]]] = ()

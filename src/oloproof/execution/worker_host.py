@@ -18,14 +18,15 @@ from dataclasses import dataclass
 from oloproof.errors import ConfigError
 from oloproof.evaluators.base import Evaluator
 from oloproof.execution.lanes import Transport, local_transport
+from oloproof.execution.retries import RetryPolicy, Throttle
 from oloproof.execution.shipping import Parcel, StateHolder
 from oloproof.execution.target import SystemTarget
 from oloproof.execution.units import UnitJob, UnitResult
 from oloproof.execution.worker import Worker
 
-#: What a loader returns: the system (one copy), the suite's evaluators in order, the timeout
-#: and the concurrency per worker.
-WorkerParts = tuple[SystemTarget, list[Evaluator], float | None, int]
+#: What a loader returns: the system (one copy), the suite's evaluators in order, the timeout,
+#: the concurrency per worker and the retry policy (`system.retries`).
+WorkerParts = tuple[SystemTarget, list[Evaluator], float | None, int, RetryPolicy | None]
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ class WorkerSpec:
     config: str
     project_dir: str | None
     concurrency: int | None = None
+    # How many workers share each judge's concurrency (docs/judges.md): each takes its part.
+    judge_share: int = 1
 
 
 @dataclass(frozen=True)
@@ -66,9 +69,13 @@ class WorkerHost:
     """One worker's system, sandbox and states, and the local transport its jobs run on."""
 
     def __init__(self, spec: WorkerSpec) -> None:
-        target, evaluators, timeout_s, concurrency = spec.loader(spec.config, spec.project_dir)
-        self.worker = Worker(target, evaluators, timeout_s)
+        target, evaluators, timeout_s, concurrency, retries = spec.loader(spec.config,
+                                                                          spec.project_dir)
+        # (the rate-limit pause is this process's own: docs/failures.md#retries)
+        self.worker = Worker(target, evaluators, timeout_s, retries=retries,
+                             throttle=Throttle() if retries is not None else None)
         self.concurrency = spec.concurrency or concurrency
+        self.judge_share = spec.judge_share
         self.holder = StateHolder()
         self._arrived: asyncio.Condition | None = None  # a parcel's states came in
         self._transport: Transport | None = None
@@ -79,7 +86,8 @@ class WorkerHost:
     def transport(self) -> Transport:
         """The local transport over this worker (made on first use, on the running loop)."""
         if self._transport is None:
-            self._transport = local_transport([self.worker], self.concurrency)
+            self._transport = local_transport([self.worker], self.concurrency,
+                                              self.judge_share)
         return self._transport
 
     def submit(self, parcel: Parcel) -> None:

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from oloproof.errors import RecordingError
+from oloproof.errors import RecordingError, UnstorableRecording
 from oloproof.recording.steps import Replaying, StepRecorder
 from oloproof.recording.trajectory import (
     TRAJECTORY_KIND,
@@ -20,6 +20,7 @@ from oloproof.recording.trajectory import (
     trajectory_problems,
 )
 from oloproof.recording.usage import USAGE_FIELDS, USAGE_KIND, add_usage, usage_problems
+from oloproof.storable import storable_problem
 
 _ARTIFACT_KIND = re.compile(r"^[a-z][a-z0-9_.-]*/v[0-9]+$")
 
@@ -149,9 +150,11 @@ class CaseRecorder:
             payload = {k: payload[k] for k in USAGE_FIELDS if k in payload}
         try:
             json.dumps(payload, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise RecordingError(
-                f"artifact {kind} is not JSON: {exc}", case=self.case_id
+        except (TypeError, ValueError, RecursionError) as exc:
+            problem = storable_problem(payload, (kind,))
+            raise UnstorableRecording(
+                f"artifact {kind} cannot be stored: {problem}" if problem is not None
+                else f"artifact {kind} is not JSON: {exc}", case=self.case_id
             ) from None
         self._put(kind, payload)
 

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from oloproof.analysis.metrics import case_order
-from oloproof.errors import UsageError
+from oloproof.errors import ErrorKind, UsageError
 from oloproof.evaluators.judgment import CODE_VERDICTS
 from oloproof.report.escape import safe_line
 from oloproof.report.layout import print_wrapped
@@ -116,7 +116,9 @@ def run_cases(store: Store, run_id: str) -> tuple[list[str], list[CaseVerdicts]]
     by_case: dict[str, CaseVerdicts] = {}
     for case_id, _digest, _key, outcome in store.iter_run_cases(run_id):
         codes = str(outcome.get("c") or "")
-        mine = CaseVerdicts(case_id, codes, outcome.get("e"), outcome.get("src"), trials,
+        kind = outcome.get("e")
+        mine = CaseVerdicts(case_id, codes, None if kind is None else ErrorKind.of(kind),
+                            outcome.get("src"), trials,
                             tuple(int(c == "F") for c in codes),
                             tuple(int(c == "M") for c in codes))
         known = by_case.get(case_id)

@@ -42,6 +42,20 @@ def _block(console: Console, title: str, value: Any, limit: int = 4000) -> None:
     console.print(T(text))
 
 
+def render_attempts(view: dict[str, Any], console: Console) -> None:
+    """Under system.retries: how many attempts the case took, and each earlier one's error
+    (the last one's, if it failed too, is the case's error above)."""
+    attempts = int(view.get("attempts") or 1)
+    if attempts < 2:
+        return
+    errored = bool(view.get("errors"))
+    console.print(T(f"Attempts: {attempts} (system.retries); the last "
+                    + ("failed too, as above" if errored else "succeeded"), "bold"))
+    for error in view.get("attempt_errors") or []:
+        console.print(T(f"  attempt {error['attempt']}: {error['kind']}: {error['message']}",
+                        "yellow"))
+
+
 def render_case(view: dict[str, Any], console: Console) -> None:
     """Print one case whole."""
     title = f"Case {view['case']}"
@@ -57,6 +71,7 @@ def render_case(view: dict[str, Any], console: Console) -> None:
         console.print(T(f"errored ({error['kind']}): {error['message']}", "bold red"))
         if error.get("traceback"):
             console.print(T(error["traceback"].rstrip(), "dim"))
+    render_attempts(view, console)
     _block(console, "Input", view.get("input"))
     _block(console, "Expected", view.get("expected"))
     _block(console, "Metadata", view.get("metadata"))
@@ -72,6 +87,41 @@ def render_case(view: dict[str, Any], console: Console) -> None:
     for kind, payload in (view.get("other_artifacts") or {}).items():
         _block(console, f"Artifact {kind}", payload)
     render_verdicts(view["criteria"], console)
+    render_judges(view.get("judges") or [], console)
+
+
+def judge_line(judge: dict[str, Any]) -> str:
+    """A judge criterion's verdict in one line: who judged, what it said, what it cost."""
+    words = f"{judge['criterion']}: {judge['verdict']} by judge {judge.get('judge')}"
+    if judge.get("model"):
+        words += f" ({judge['model']})"
+    if judge.get("reason"):
+        words += f" — {judge['reason']}"
+    if judge.get("error"):
+        words += f" — {judge.get('why')}: {judge['error']}"
+    costs = []
+    if judge.get("input_tokens") is not None or judge.get("output_tokens") is not None:
+        costs.append(f"{judge.get('input_tokens') or 0} + {judge.get('output_tokens') or 0} "
+                     "tokens")
+    if judge.get("latency_ms") is not None:
+        costs.append(f"{round(judge['latency_ms'])} ms")
+    if judge.get("split"):
+        split = judge["split"]
+        costs.append(f"samples {split.get('pass', 0)} pass / {split.get('fail', 0)} fail")
+    if judge.get("attempts") and judge["attempts"] > 1:
+        costs.append(f"{judge['attempts']} calls")
+    return words + (" · " + " · ".join(costs) if costs else "")
+
+
+def render_judges(judges: list[dict[str, Any]], console: Console) -> None:
+    """Each judge criterion's verdict, and what its judge was shown (docs/judges.md)."""
+    if not judges:
+        return
+    console.print(T("Judges", "bold"))
+    for judge in judges:
+        console.print(T("  " + judge_line(judge)))
+        for field, value in (judge.get("shown") or {}).items():
+            console.print(T(f"    shown {field}: {_short(value, 300)}", "dim"))
 
 
 #: At most this many steps are shown side by side.

@@ -92,6 +92,10 @@ def _assemble(
     trial = int(outcome.get("tr", 1))
     errors = [e for e in store.run_errors(record["run_id"])
               if e["case"] == case_id and int(e.get("trial") or 1) == trial]
+    attempts = int(outcome.get("a", 1))
+    attempt_errors = [{k: e[k] for k in ("attempt", "kind", "message", "traceback")}
+                      for e in store.attempt_errors(record["run_id"], case_id)
+                      if e["trial"] == trial and e["retried"]] if attempts > 1 else []
     keys = judgment_keys(outcome, suite.get("evaluator_keys") or [])
     judgments = store.load_judgments(k for k in keys if k)
     criteria = []
@@ -140,9 +144,14 @@ def _assemble(
         "slices": dict(zip(suite["slices"], outcome.get("s") or [], strict=False)),
         "criteria": criteria,
         "errors": errors,
+        # system.retries (docs/failures.md#retries): the attempts, each earlier one's error
+        "attempts": attempts,
+        "attempt_errors": attempt_errors,
         "replays": replays,
         "cached": bool(outcome.get("h")),
     }
+    if suite.get("judges"):
+        view["judges"] = _judges(store, suite["judges"], criteria)
     if body.get("source"):
         view["source_case"] = _source_side(store, record["run_id"], body["source"])
         if view["source_case"] is not None:
@@ -154,6 +163,33 @@ def _assemble(
             view["trajectory"], replay.get("fault_trajectory"),
             after if isinstance(after, int) else 0)
     return view
+
+
+def _judges(store: Store, judges: dict[str, Any], criteria: list[dict[str, Any]]
+            ) -> list[dict[str, Any]]:
+    """Each judge criterion's verdict on the case (docs/judges.md): the judge, the model that
+    answered, its reason, tokens, latency, the split of its samples, what it was shown."""
+    keys = [c["details"]["verdict_key"] for c in criteria
+            if isinstance(c.get("details"), dict) and c["details"].get("verdict_key")]
+    lookup = getattr(store, "lookup_judge_verdicts", None)
+    stored = lookup(keys) if keys and lookup is not None else {}
+    shown = []
+    for c in criteria:
+        if c["criterion"] not in judges:
+            continue
+        details: dict[str, Any] = c["details"] if isinstance(c.get("details"), dict) else {}
+        record = stored.get(details.get("verdict_key") or "", {})
+        shown.append({
+            "criterion": c["criterion"], "verdict": c["verdict"], "why": c.get("reason"),
+            "judge": details.get("judge") or judges[c["criterion"]].get("judge"),
+            "model": details.get("model"), "reason": details.get("reason"),
+            "input_tokens": details.get("input_tokens"),
+            "output_tokens": details.get("output_tokens"),
+            "latency_ms": details.get("latency_ms"), "attempts": details.get("attempts"),
+            "split": details.get("split"), "error": details.get("error"),
+            "shown": record.get("shown"),
+        })
+    return shown
 
 
 def _source_side(store: Store, run_id: str, source_id: str) -> dict[str, Any] | None:

@@ -39,23 +39,27 @@ from oloproof.document import (
     Comparison,
     MetricRow,
     QuantileRow,
+    RateRow,
     RunDocument,
     SliceRow,
     TransformValidity,
 )
-from oloproof.errors import StoreError
+from oloproof.errors import ErrorKind, StoreError
 from oloproof.report.case_view import case_view
 from oloproof.report.comparison import method_note, verdict_words
 from oloproof.report.numbers import (
     decision_comparison,
     difference_text,
     estimate_text,
+    executions_text,
     interval_text,
+    judge_check_text,
     n_text,
     p_value_text,
     threshold_text,
     usage_text,
 )
+from oloproof.report.what_broke import error_groups, hint, leading
 from oloproof.stats import percent, percent_lower, percent_upper
 from oloproof.store.store import Store
 
@@ -134,7 +138,11 @@ def _threshold_text(rule: dict[str, Any], metric: MetricRow | None) -> str:
 
 
 def _row_text(row: MetricRow | SliceRow) -> dict[str, str]:
-    return {"estimate": estimate_text(row), "interval": interval_text(row), "n": n_text(row)}
+    interval = interval_text(row)
+    judge = row.judge if isinstance(row, RateRow) else None
+    if judge is not None:  # a judged criterion: raw until people's labels check it
+        interval += " uncalibrated" if judge.status == "uncalibrated" else " corrected"
+    return {"estimate": estimate_text(row), "interval": interval, "n": n_text(row)}
 
 
 def _transform_text(v: TransformValidity) -> str:
@@ -145,6 +153,21 @@ def _transform_text(v: TransformValidity) -> str:
     if v.stale_labels:
         text += f"; {v.stale_labels} stale label(s) ignored"
     return text
+
+
+def _what_broke(document: RunDocument) -> dict[str, Any]:
+    """The errors grouped as the terminal shows them (`report/what_broke.py`)."""
+    groups = error_groups(document.errors)
+    lead = leading(document.executions, groups)
+    return {"lead": lead, "cases": len({c for g in groups for c in g.cases}),
+            "groups": [{"kind": str(g.kind), "message": g.message, "executions": g.executions,
+                        "cases": g.cases, "hint": _unsaid(hint(g.kind, g.message), lead)}
+                       for g in groups]}
+
+
+def _unsaid(said: str | None, lead: str | None) -> str | None:
+    """A group's hint, unless the leading sentence says it already."""
+    return None if said is None or (lead is not None and said in lead) else said
 
 
 def build_summary(document: RunDocument, record: dict[str, Any]) -> dict[str, Any]:
@@ -160,6 +183,10 @@ def build_summary(document: RunDocument, record: dict[str, Any]) -> dict[str, An
     summary["slices"] = [dict(r.to_json(), text=_row_text(r)) for r in document.slices]
     summary["transforms"] = [dict(v.to_json(), text=_transform_text(v))
                              for v in document.transforms]
+    summary["judge_checks"] = [{"criterion": m.id, "judge": m.judge.judge,
+                                "status": m.judge.status, "text": judge_check_text(m)}
+                               for m in document.metrics if isinstance(m, RateRow)
+                               and m.judge is not None and m.metric_type is None]
     policy = record.get("policy") or {}
     rules = []
     for rule in policy.get("rules") or []:
@@ -174,6 +201,9 @@ def build_summary(document: RunDocument, record: dict[str, Any]) -> dict[str, An
     summary["criteria"] = list(suite.get("criteria") or [])
     if document.usage is not None:
         summary["usage_text"] = usage_text(document.usage)
+    if document.executions is not None:
+        summary["executions_text"] = executions_text(document.executions, document.trials)
+    summary["what_broke"] = _what_broke(document)
     summary["slice_names"] = list(suite.get("slices") or [])
     summary["started_at"] = record.get("started_at")
     summary["finished_at"] = record.get("finished_at")
@@ -359,7 +389,8 @@ def index_row(case_id: str, outcome: dict[str, Any], error_kind: str | None, chu
     """One row of the case list: id, verdict codes, error kind, slice groups, source, where
     its details are (chunk and position; -1 when the view serves them), and with trials
     `[trials, trials failed per criterion]`."""
-    return [case_id, outcome.get("c") or "", error_kind, list(outcome.get("s") or []),
+    kind = ErrorKind.of(outcome["e"]) if outcome.get("e") else error_kind
+    return [case_id, outcome.get("c") or "", kind, list(outcome.get("s") or []),
             outcome.get("src"), chunk, position, outcome.get("ft")]
 
 
@@ -430,7 +461,7 @@ class _Builder:
             self._chunk_chars = 0
         errors = view.get("errors") or []
         (self.index if index is None else index).append(index_row(
-            case_id, outcome, outcome.get("e") or (errors[0].get("kind") if errors else None),
+            case_id, outcome, errors[0].get("kind") if errors else None,
             len(self.chunks) - 1, len(self.chunks[-1])))
         self.chunks[-1].append(text)
         self._chunk_chars += len(text)

@@ -36,7 +36,12 @@ from oloproof.document import (
 )
 from oloproof.evaluators.judgment import CODE_VERDICTS
 from oloproof.report.escape import safe
-from oloproof.report.numbers import decision_comparison, difference_text, p_value_text
+from oloproof.report.numbers import (
+    decision_comparison,
+    difference_text,
+    executions_text,
+    p_value_text,
+)
 from oloproof.store.store import Store
 
 
@@ -141,6 +146,12 @@ def rules_suite(root: ET.Element, document: RunDocument, block_on: Sequence[str]
                         ("gate", f"{document.gate.action} (exit {int(document.gate.exit_code)})"),
                         ("system", f"{document.system.name} {document.system.version}")):
         ET.SubElement(properties, "property", name=name, value=_text(value))
+    executions = document.executions
+    if executions is not None:  # (docs/failures.md#accounting: errors by kind)
+        ET.SubElement(properties, "property", name="executions",
+                      value=_text(executions_text(executions, document.trials)))
+        for kind, count in executions.errored.items():
+            ET.SubElement(properties, "property", name=f"errored.{kind}", value=str(count))
     metrics = {m.id: m for m in document.metrics}
     for decision in document.decisions:
         case = _case(suite, decision.rule)

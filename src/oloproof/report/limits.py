@@ -30,6 +30,9 @@ BLAME = ("Which agent is to blame: a route divergence shows where two routes par
 TRIALS = ("How the agent behaves beyond these trials: each case's trials estimate its chance "
           "of passing, never pass^k for k above the trials run; a second run reuses the stored "
           "trials (raise `trials`, or run with --no-cache, to draw new ones).")
+JUDGED = ("What people beyond the labellers would say: a judged criterion's corrected rate is "
+          "the rate people like the ones who labelled its sample would give, by its rubric as "
+          "written, on cases like the suite's; it says nothing of why its judge errs.")
 NO_SANDBOX = ("Anything about a sandbox the engine does not hold: this system has none (it is "
               "not Stateful), so no world it changes was reset, recorded or compared.")
 
@@ -41,7 +44,7 @@ LIMITS: list[str] = [
     LENGTH, BLAME,
     "Anything about a sandbox the engine does not hold: a worker runs the system's own "
     "sandbox, and none is provided for a system that has none.",
-    TRIALS,
+    TRIALS, JUDGED,
 ]
 
 
@@ -79,4 +82,6 @@ def limits_for(suite: Mapping[str, Any]) -> list[str]:
         out.append(NO_SANDBOX)
     if int(suite.get("trials", 1)) > 1:
         out.append(TRIALS)
+    if suite.get("judges"):
+        out.append(JUDGED)
     return out

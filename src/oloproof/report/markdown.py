@@ -31,11 +31,13 @@ from oloproof.report.numbers import (
     decision_comparison,
     difference_text,
     estimate_text,
+    executions_text,
     interval_text,
     n_text,
     p_value_text,
 )
 from oloproof.report.trial_counts import criteria_text
+from oloproof.report.what_broke import error_groups, hint, leading
 
 #: Failing or broken cases listed before `… and N more`.
 CASES_SHOWN = 10
@@ -106,6 +108,26 @@ def _baseline(summary: BaselineSummary) -> list[str]:
     return out
 
 
+def _what_broke(document: RunDocument) -> list[str]:
+    """The errors by kind and first line, commonest first, each case named once."""
+    if not document.errors:
+        return []
+    groups = error_groups(document.errors)
+    cases = {case for group in groups for case in group.cases}
+    out = ["", f"### What broke: {len(cases)} case(s) errored", ""]
+    lead = leading(document.executions, groups)
+    if lead:
+        out += [f"**{text(lead)}**", ""]
+    for group in groups:
+        line = (f"- {text(group.kind)} × {group.executions}: {text(group.message)} (cases: "
+                f"{_ids(group.cases)})")
+        said = hint(group.kind, group.message)
+        if said is not None and not (lead and said in lead):
+            line += f"; hint: {text(said)}"
+        out.append(line)
+    return out
+
+
 def run_markdown(document: RunDocument) -> str:
     """The Markdown summary of a run (see the module's text)."""
     gate = document.gate
@@ -113,6 +135,12 @@ def run_markdown(document: RunDocument) -> str:
            f"{_GATE_WORDS.get(int(gate.exit_code), '')} · run `{document.run_id}` · "
            f"{document.status} · {text(document.system.name)} {text(document.system.version)}"
            f" · {document.cases} cases · confidence level {document.confidence_level:g}"]
+    if document.executions is not None:
+        out += ["", "Executions: " + _plain(executions_text(document.executions,
+                                                             document.trials))]
+    nothing = document.executions is not None and document.executions.nothing_measured
+    if nothing:  # a run that never ran: why comes first
+        out += _what_broke(document)
     for warning in document.warnings:
         out += ["", f"> **Warning:** {text(warning)}"]
     metrics = {m.id: m for m in document.metrics}
@@ -130,18 +158,12 @@ def run_markdown(document: RunDocument) -> str:
     out += table(["Metric", "Estimate", "Interval", "N"],
                  [[text(m.id), _plain(estimate_text(m)), _plain(interval_text(m)),
                    _plain(n_text(m))] for m in document.metrics])
-    for hint in document.expected_key_hints or ():
-        out += ["", f"> **Note:** {expected_key_text(hint, text)}"]
+    for key_hint in document.expected_key_hints or ():
+        out += ["", f"> **Note:** {expected_key_text(key_hint, text)}"]
     if document.baseline is not None:
         out += _baseline(document.baseline)
-    if document.errors:
-        groups: dict[tuple[str, str], list[str]] = {}
-        for error in document.errors:
-            first = error.message.splitlines()[0] if error.message.strip() else ""
-            groups.setdefault((error.kind, first), []).append(error.case)
-        out += ["", f"### What broke: {len(document.errors)} case(s) errored", ""]
-        out += [f"- {text(kind)} × {len(cases)}: {text(message)} (cases: {_ids(cases)})"
-                for (kind, message), cases in sorted(groups.items(), key=lambda g: -len(g[1]))]
+    if not nothing:
+        out += _what_broke(document)
     failing = document.failing_cases
     trials = document.trials or 1
     if failing is not None and failing.total:

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Literal
 
 from oloproof.decisions.rules import MIN_CLUSTERS
@@ -21,6 +22,8 @@ from oloproof.document import (
     CriterionComparison,
     DecisionReason,
     DecisionRow,
+    ErrorKind,
+    Executions,
     MetricRow,
     QuantileRow,
     QuantileSliceRow,
@@ -131,6 +134,13 @@ def interval_comparison(decision: DecisionRow, metric: MetricRow | None) -> str:
         return "no observed case"
     if reason == DecisionReason.TRANSFORM_NOT_CHECKED and isinstance(metric, RateRow):
         return f"transform {metric.transform} is not checked by people's labels"
+    judge = metric.judge if isinstance(metric, RateRow) else None
+    if reason == DecisionReason.JUDGE_NOT_CHECKED and judge is not None:
+        return f"judge {judge.judge} is not checked by people's labels (uncalibrated)"
+    if reason == DecisionReason.JUDGE_DISAGREES_WITH_PEOPLE and judge is not None:
+        lower = "—" if judge.agreement_lower is None else percent_lower(judge.agreement_lower)
+        return (f"judge {judge.judge} agrees with people: lower {lower} < minimum_agreement "
+                f"{percent(judge.minimum_agreement)}")
     if reason == DecisionReason.APPROXIMATE_METHOD_NOT_PERMITTED:
         return "the interval over clusters is approximate; allow_approximate_methods is off"
     if reason == DecisionReason.INSUFFICIENT_CLUSTERS:
@@ -244,6 +254,9 @@ def decision_comparison(decision: DecisionRow, metric: MetricRow | None,
     A `non_inferiority` rule's numbers are the paired figures `paired`."""
     if decision.kind == "non_inferiority":
         return difference_comparison(decision, paired)
+    reason = decision.reasons[0] if decision.reasons else None
+    if reason in (DecisionReason.JUDGE_NOT_CHECKED, DecisionReason.JUDGE_DISAGREES_WITH_PEOPLE):
+        return interval_comparison(decision, metric)  # (the judge decided it, not the counts)
     if decision.kind == "observed_count":
         return count_comparison(decision)
     if decision.kind == "interval":
@@ -360,3 +373,66 @@ def usage_text(usage: UsageTotals) -> str:
         parts.append(f"cost {usage.cost:.4g}")
     what = "execution" if usage.cases == 1 else "executions"
     return f"Usage: {' · '.join(parts)} (recorded by {usage.cases} {what})"
+
+
+def _rate_or_dash(value: float | None) -> str:
+    return "—" if value is None else percent(value)
+
+
+def _bounds_or_dash(lower: float | None, upper: float | None) -> str:
+    if lower is None or upper is None:
+        return "[—]"
+    return f"[{percent_lower(lower)}, {percent_upper(upper)}]"
+
+
+def judge_check_text(row: RateRow) -> str:
+    """A judge criterion checked against people, in one sentence (docs/judges.md): the counts,
+    the agreement and κ, the judge's own rate and the rate as people would judge it — or why
+    it is not checked, and that its raw rate decides nothing."""
+    judge = row.judge
+    assert judge is not None
+    raw = (f"the judge's own rate {_rate_or_dash(judge.raw_estimate)} "
+           f"{_bounds_or_dash(judge.raw_lower, judge.raw_upper)}")
+    if judge.status == "uncalibrated":
+        return f"uncalibrated — {judge.why}; {raw} decides nothing (judge_not_checked)"
+    counts = (f"{judge.labelled} labelled of {judge.sampled} sampled: judge pass & person pass "
+              f"{judge.both_pass}, judge pass & person fail {judge.judge_only}, judge fail & "
+              f"person pass {judge.person_only}, both fail {judge.both_fail}")
+    kappa = "undefined" if judge.kappa is None else f"{judge.kappa:.2f}"
+    agreement = (f"agreement {_rate_or_dash(judge.agreement)} "
+                 f"{_bounds_or_dash(judge.agreement_lower, judge.agreement_upper)} vs minimum "
+                 f"{percent(judge.minimum_agreement)} · κ {kappa}")
+    people = (f"as people would judge it {_rate_or_dash(row.estimate)} "
+              f"{_bounds_or_dash(row.lower, row.upper)} ({row.method})")
+    verdict = ("checked" if judge.status == "checked" else
+               "disagrees with people (judge_disagrees_with_people)")
+    return f"{counts} · {agreement} · {raw} → {people} → {verdict}"
+
+
+def errored_text(errored: Mapping[ErrorKind, int]) -> str:
+    """`6 errored (timeout 4, system_error 2)`: the errored executions by kind, commonest
+    first (`0 errored` when none did)."""
+    total = sum(errored.values())
+    if not total:
+        return "0 errored"
+    kinds = sorted(errored.items(), key=lambda item: (-item[1], str(item[0])))
+    return f"{total:,} errored (" + ", ".join(f"{k} {n:,}" for k, n in kinds) + ")"
+
+
+def executions_text(executions: Executions, trials: int | None = None) -> str:
+    """The run's accounting in one line, as every report prints it
+    (docs/failures.md#accounting): `2,000 cases · 1,994 ran · 6 cached · 6 errored
+    (timeout 4, system_error 2) · 31 retried`; with trials the executions are counted (`2,000
+    executions (400 cases × 5 trials)`)."""
+    count = executions.cases
+    if trials and trials > 1:
+        head = f"{count:,} executions ({count // trials:,} cases × {trials} trials)"
+    else:
+        head = f"{count:,} case{'' if count == 1 else 's'}"
+    parts = [head, f"{executions.ran:,} ran"]
+    if executions.cached:
+        parts.append(f"{executions.cached:,} cached")
+    parts.append(errored_text(executions.errored))
+    if executions.retried:
+        parts.append(f"{executions.retried:,} retried")
+    return " · ".join(parts)

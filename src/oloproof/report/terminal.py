@@ -14,7 +14,6 @@ The width is the terminal's; when the output is not a terminal (a pipe, a file, 
 from __future__ import annotations
 
 import datetime as dt
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -26,6 +25,8 @@ from oloproof.document import (
     CaseError,
     CriterionComparison,
     DecisionRow,
+    ErrorKind,
+    Executions,
     ExpectedKeyHint,
     FailingCases,
     MetricRow,
@@ -49,12 +50,15 @@ from oloproof.report.numbers import (
     NO_BOUND,
     decision_comparison,
     estimate_text,
+    executions_text,
     interval_text,
+    judge_check_text,
     n_text,
     usage_text,
 )
 from oloproof.report.run_list import gate_words
 from oloproof.report.trial_counts import criteria_text
+from oloproof.report.what_broke import error_groups, hint, leading
 from oloproof.stats import percent, percent_lower
 
 __all__ = ["DEFAULT_WIDTH", "NO_BOUND", "estimate_text", "interval_text", "make_console",
@@ -76,15 +80,20 @@ def render_run(document: RunDocument, console: Console, *,
                slices: SliceMode = "differing") -> None:
     """Print the whole report, in the SPEC's order."""
     status = document.status
+    nothing = document.executions is not None and document.executions.nothing_measured
     print_wrapped(console, _cell(
         f"Run {document.run_id} · {status}"
-        + ("" if status == "complete" else " (did not complete: figures cover what finished)")
+        + ("" if status == "complete" else " (nothing was measured: every execution errored)"
+           if nothing else " (did not complete: figures cover what finished)")
         + f" · {document.system.name} {document.system.version}"
         + f" · {document.cases} cases"
     ))
+    if nothing:  # a run that never ran: why comes first
+        render_errors(document.errors, console, document.run_id, document.executions)
     for warning in document.warnings:
         print_wrapped(console, _cell(f"Warning: {warning}", "yellow"))
-    render_errors(document.errors, console, document.run_id)
+    if not nothing:
+        render_errors(document.errors, console, document.run_id, document.executions)
     gate = document.gate
     console.print(Text.assemble(
         "Gate: ", (gate.action, _ACTION_STYLE.get(gate.action, "")),
@@ -97,14 +106,22 @@ def render_run(document: RunDocument, console: Console, *,
         render_baseline_summary(document.baseline, console)
     render_metrics(document.metrics, console)
     render_missing_and_excluded(document.metrics, console, document.expected_key_hints)
+    render_judge_checks(document.metrics, console)
     render_transforms(document.transforms, console)
     render_slices(document.slices, console, mode=slices, run_id=document.run_id)
     if document.failing_cases is not None:
         render_failing(document.failing_cases, console, document.run_id, document.trials or 1)
+    if document.executions is not None:
+        print_wrapped(console, "Executions: " + executions_text(document.executions,
+                                                                 document.trials))
     cache = document.cache
+    rerun = (f" ({cache.rerun} re-run: errored in {cache.rerun_from})" if cache.rerun
+             else "")
     print_wrapped(console,
-                  f"Cache: execution {cache.execution.hit} hit/{cache.execution.miss} miss; "
-                  f"judgment {cache.judgment.hit} hit/{cache.judgment.miss} miss")
+                  f"Cache: execution {cache.execution.hit} hit/{cache.execution.miss} miss"
+                  f"{rerun}; judgment {cache.judgment.hit} hit/{cache.judgment.miss} miss"
+                  + (f"; judge {cache.judge.hit} hit/{cache.judge.miss} miss"
+                     if cache.judge is not None else ""))
     render_usage(document, console)
     render_execution(document, console)
     render_limits(document.limits, console)
@@ -130,30 +147,38 @@ def render_execution(document: RunDocument, console: Console) -> None:
     print_wrapped(console, line)
 
 
-def render_errors(errors: Sequence[CaseError], console: Console, run_id: str = "latest") -> None:
-    """What broke: errored cases grouped by kind and first line of the message."""
+def render_errors(errors: Sequence[CaseError], console: Console, run_id: str = "latest",
+                  executions: Executions | None = None) -> None:
+    """What broke: errored cases grouped by kind and first line of the message, commonest
+    first, each case named once, with a hint for the kinds whose cause is known; led by the
+    kind that dominates the run, when one does (`what_broke.leading`)."""
     if not errors:
         return
-    groups: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for error in errors:
-        first_line = error.message.splitlines()[0] if error.message else ""
-        groups[(error.kind, first_line)].append(error.case)
-    no_state = sum(1 for e in errors if e.kind == "snapshot_failed")
-    said = []
-    if len(errors) > no_state:
-        said.append(f"{len(errors) - no_state} case(s) errored; they count as missing for every "
-                    "criterion that needed their output")
+    groups = error_groups(errors)
+    lead = leading(executions, groups)
+    errored = {case for g in groups if g.kind != ErrorKind.SNAPSHOT_FAILED for case in g.cases}
+    failed_calls = sum(g.executions for g in groups if g.kind != ErrorKind.SNAPSHOT_FAILED)
+    no_state = {case for g in groups if g.kind == ErrorKind.SNAPSHOT_FAILED for case in g.cases}
+    said = [lead] if lead else []
+    if errored:
+        said.append(f"{len(errored)} case(s) errored"
+                    + (f" ({failed_calls} executions)" if failed_calls != len(errored) else "")
+                    + "; they count as missing for every criterion that needed their output")
     if no_state:
         # The output of such a case was judged: only what reads the end state lacks it.
-        said.append(f"{no_state} case(s) left no end state (snapshot() failed); their output is "
-                    "judged, and they count as missing for every criterion that reads the end "
-                    "state")
+        said.append(f"{len(no_state)} case(s) left no end state (snapshot() failed); their "
+                    "output is judged, and they count as missing for every criterion that "
+                    "reads the end state")
     print_wrapped(console, Text("What broke: " + ". ".join(said), style="bold red"))
-    for (kind, message), cases in sorted(groups.items(), key=lambda g: (-len(g[1]), g[0])):
-        shown = ", ".join(safe_line(c) for c in cases[:8]) + (
-            f" (+{len(cases) - 8} more)" if len(cases) > 8 else "")
-        print_wrapped(console, _cell(f"{kind} × {len(cases)}: {message}"), 2, 4)
+    for group in groups:
+        shown = ", ".join(safe_line(c) for c in group.cases[:8]) + (
+            f" (+{len(group.cases) - 8} more)" if len(group.cases) > 8 else "")
+        print_wrapped(console, _cell(f"{group.kind} × {group.executions}: {group.message}"),
+                      2, 4)
         print_wrapped(console, Text(f"cases: {shown}"), 4, 2)
+        said_hint = hint(group.kind, group.message)
+        if said_hint is not None and not (lead and said_hint in lead):
+            print_wrapped(console, Text(f"hint: {said_hint}"), 4, 2)
     _commands(console, "Each with its traceback:", f"oloproof inspect {run_id} --failures")
 
 
@@ -199,6 +224,9 @@ def render_metrics(metrics: Sequence[MetricRow], console: Console) -> None:
     rows = []
     for m in metrics:
         interval = interval_text(m) + (" ≈" if _approximate(m) else "")
+        judge = m.judge if isinstance(m, RateRow) else None
+        if judge is not None:  # a judged criterion: raw until people's labels check it
+            interval += " uncalibrated" if judge.status == "uncalibrated" else " corrected"
         rows.append([_cell(m.id), Text(estimate_text(m)), Text(interval), Text(n_text(m))])
     render_table(console, Text("Metrics", style="bold"), columns, rows)
     if any(m.trials and m.trials > 1 for m in metrics):
@@ -253,8 +281,8 @@ def render_missing_and_excluded(metrics: Sequence[MetricRow], console: Console,
         print_wrapped(console, Text("Missing and excluded cases, by reason", style="bold"))
         for line in lines:
             print_wrapped(console, line, 2, 4)
-    for hint in hints or ():
-        print_wrapped(console, Text(expected_key_text(hint), style="yellow"), 2, 4)
+    for key_hint in hints or ():
+        print_wrapped(console, Text(expected_key_text(key_hint), style="yellow"), 2, 4)
 
 
 
@@ -269,6 +297,22 @@ def _unit(row: MetricRow) -> str:
 def render_exclusions(metrics: Sequence[MetricRow], console: Console) -> None:
     """Kept for callers of the earlier name: missing and excluded cases by reason."""
     render_missing_and_excluded(metrics, console)
+
+
+def render_judge_checks(metrics: Sequence[MetricRow], console: Console) -> None:
+    """Each judge criterion checked against people (docs/judges.md): the judge-vs-people
+    counts, the agreement with its exact interval, κ, and the judge's own rate beside the rate
+    as people would judge it; or why it is not checked yet."""
+    judged = [m for m in metrics if isinstance(m, RateRow) and m.judge is not None
+              and m.metric_type is None]
+    if not judged:
+        return
+    print_wrapped(console, Text("Judges, checked against people's labels", style="bold"))
+    for row in judged:
+        assert row.judge is not None
+        print_wrapped(console, _cell(f"{row.id} (judge {row.judge.judge}): ").append(
+            judge_check_text(row), style="yellow" if row.judge.status == "uncalibrated"
+            else ""), 2, 4)
 
 
 def render_transforms(validity: Sequence[TransformValidity], console: Console) -> None:

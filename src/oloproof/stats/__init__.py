@@ -1,6 +1,7 @@
 """Pure statistics for Oloproof (SPEC §5, §9, §10.2, §15, §17, §18): numbers in, small frozen
 results out."""
 
+from oloproof.stats.agreement import Agreement, agreement, cohen_kappa
 from oloproof.stats.bentkus import (
     BENTKUS_METHOD,
     bentkus_bounds,
@@ -44,6 +45,13 @@ from oloproof.stats.plan import (
     mean_projection,
     rate_projection,
 )
+from oloproof.stats.prediction_powered import (
+    PREDICTION_POWERED_METHOD,
+    PredictionPowered,
+    half_level,
+    prediction_powered_bounds,
+    prediction_powered_interval,
+)
 from oloproof.stats.quantile import (
     QUANTILE_METHOD,
     QuantileInterval,
@@ -60,17 +68,21 @@ __all__ = [
     "LIKELY_CHANCE",
     "MCNEMAR_METHOD",
     "MELDED_METHOD",
+    "PREDICTION_POWERED_METHOD",
     "PROJECTION_LIMIT",
     "PROJECTION_METHOD",
     "QUANTILE_METHOD",
     "RATE_METHOD",
     "SIMULATED_CHANCE_METHOD",
+    "Agreement",
     "LikelyProjection",
     "McNemarTest",
     "MeanInterval",
+    "PredictionPowered",
     "QuantileInterval",
     "RateInterval",
     "RateProjection",
+    "agreement",
     "benjamini_yekutieli",
     "bentkus_bounds",
     "bentkus_critical_sum",
@@ -83,11 +95,13 @@ __all__ = [
     "bounded_mean_interval",
     "clopper_pearson",
     "cluster_means",
+    "cohen_kappa",
     "decision_chance",
     "difference_bounds",
     "estimate_rank",
     "exact_interval_at_rate",
     "fisher_two_sided",
+    "half_level",
     "likely_projection",
     "mcnemar_exact",
     "mean_projection",
@@ -98,6 +112,8 @@ __all__ = [
     "percent",
     "percent_lower",
     "percent_upper",
+    "prediction_powered_bounds",
+    "prediction_powered_interval",
     "quantile_interval",
     "rate_interval",
     "rate_projection",

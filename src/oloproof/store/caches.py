@@ -127,14 +127,19 @@ class CacheReads:
                 raise self._damaged(table, key, exc) from None
         return found
 
-    def lookup_judgments(self, keys: Sequence[str]) -> dict[str, tuple[str, str | None]]:
-        """key -> (verdict, reason) for cached judgments."""
+    def lookup_judgments(
+        self, keys: Sequence[str], details_for: frozenset[str] = frozenset()
+    ) -> dict[str, tuple[Any, ...]]:
+        """key -> (verdict, reason) for cached judgments; (verdict, reason, details) for those
+        of the evaluators whose keys are in `details_for`."""
         rows = self._judgment_rows(keys)
-        found: dict[str, tuple[str, str | None]] = {}
+        found: dict[str, tuple[Any, ...]] = {}
         for key in keys:
-            entry = rows.get(key[:JUDGMENT_CASE_KEY], {}).get(key[JUDGMENT_CASE_KEY:])
+            short = key[JUDGMENT_CASE_KEY:]
+            entry = rows.get(key[:JUDGMENT_CASE_KEY], {}).get(short)
             if entry is not None:
-                found[key] = (entry[0], entry[1])
+                found[key] = (entry[0], entry[1], entry[2]) if short in details_for \
+                    else (entry[0], entry[1])
         return found
 
     def load_judgments(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -165,6 +170,11 @@ class CacheReads:
             "SELECT digest, body FROM stage_cases WHERE digest IN",
             [d for d in digests if d not in found]))
         return {**staged, **found}
+
+    def lookup_judge_verdicts(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Stored judge verdicts (`judge_verdict/v1` records) by verdict key."""
+        return {key: json.loads(body) for key, body in select_in(
+            self.conn, "SELECT key, body FROM judge_verdicts WHERE key IN", keys)}
 
     def lookup_replays(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Stored fault replays by replay key."""

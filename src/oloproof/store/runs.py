@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from oloproof.errors import StoreError, UsageError
+from oloproof.errors import ErrorKind, StoreError, UsageError
 from oloproof.store.sql import JSON_ERRORS, damaged_row_error, dumps, writing
 
 _LISTED = ("run_id", "project", "started_at", "finished_at", "status", "pid", "host",
@@ -415,13 +415,46 @@ class RunsRegistry:
         return found
 
     def run_errors(self, run_id: str) -> list[dict[str, Any]]:
-        """What broke in a run's cases, in the order it was recorded."""
+        """What broke in a run's cases, in the order it was recorded; each `kind` an
+        `ErrorKind` (names stored before the kinds were one set read as the kind they were)."""
         rows = self.conn.execute(
-            "SELECT case_id, kind, message, traceback, trial FROM run_errors WHERE run_id=? "
-            "ORDER BY rowid", (run_id,),
+            "SELECT case_id, kind, message, traceback, trial, attempt FROM run_errors "
+            "WHERE run_id=? AND retried IS NULL ORDER BY rowid", (run_id,),
         ).fetchall()
-        return [dict(zip(("case", "kind", "message", "traceback", "trial"),
-                         (*r[:4], r[4] or 1), strict=True)) for r in rows]
+        return [{"case": r[0], "kind": ErrorKind.of(r[1]), "message": r[2], "traceback": r[3],
+                 "trial": r[4] or 1, "attempt": r[5] or 1} for r in rows]
+
+    def rerun_errored(self, run_id: str) -> tuple[str, int] | None:
+        """The run before `run_id` of the same project and system version, and how many of
+        `run_id`'s executions that ran (not cached) had errored in it -- what the next run
+        re-runs (docs/failures.md#resuming); None when there is no such run, or none did."""
+        row = self.conn.execute(
+            "SELECT r.run_id FROM runs r, runs me WHERE me.run_id = ? AND r.run_id != me.run_id "
+            "AND r.project = me.project AND r.system_name IS me.system_name "
+            "AND r.system_version IS me.system_version AND r.started_at <= me.started_at "
+            "ORDER BY r.started_at DESC, r.run_id DESC LIMIT 1", (run_id,)).fetchone()
+        if row is None:
+            return None
+        before = row[0]
+        count = self.conn.execute(
+            "SELECT COUNT(*) FROM run_cases rc WHERE rc.run_id = ? "
+            "AND json_extract(rc.outcome, '$.h') IS NULL AND EXISTS (SELECT 1 FROM run_errors e "
+            "WHERE e.run_id = ? AND e.case_id = rc.case_id AND e.retried IS NULL "
+            "AND coalesce(e.trial, 1) = coalesce(json_extract(rc.outcome, '$.tr'), 1))",
+            (run_id, before)).fetchone()[0]
+        return (before, int(count)) if count else None
+
+    def attempt_errors(self, run_id: str, case_id: str) -> list[dict[str, Any]]:
+        """Every failed attempt of one case of a run (`system.retries`), the case's own error
+        included (`retried` False), in trial and attempt order."""
+        rows = self.conn.execute(
+            "SELECT kind, message, traceback, trial, attempt, retried FROM run_errors "
+            "WHERE run_id=? AND case_id=? ORDER BY coalesce(trial, 1), coalesce(attempt, 1), "
+            "rowid", (run_id, case_id),
+        ).fetchall()
+        return [{"kind": ErrorKind.of(r[0]), "message": r[1], "traceback": r[2],
+                 "trial": r[3] or 1, "attempt": r[4] or 1, "retried": bool(r[5])}
+                for r in rows]
 
 
 # Stands for the run `oloproof run` is about to make, while its baseline is resolved.

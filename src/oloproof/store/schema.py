@@ -125,6 +125,24 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX tags_run ON tags(run_id);
         """,
     ),
+    (
+        4,
+        # Retries (docs/failures.md#retries): every attempt's error is kept. `attempt` is which
+        # attempt failed (NULL: the first, as every row stored before retries); `retried` is 1
+        # when another attempt followed, so the row is not the case's error (NULL: it is).
+        """
+        ALTER TABLE run_errors ADD COLUMN attempt INTEGER;
+        ALTER TABLE run_errors ADD COLUMN retried INTEGER;
+        """,
+    ),
+    (
+        5,
+        # Judges (docs/judges.md): each verdict a judge gave, as its judge_verdict/v1 record,
+        # keyed by the judge's definition and the digest of what it was shown.
+        """
+        CREATE TABLE judge_verdicts (key TEXT PRIMARY KEY, body TEXT NOT NULL);
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -17,6 +17,7 @@ from urllib.parse import quote
 from pydantic_core import to_json
 
 from oloproof.errors import StoreError
+from oloproof.storable import Unstorable, storable_problem
 
 IN_CHUNK = 500
 """Keys per `IN (…)` list: well under SQLite's variable limit."""
@@ -176,6 +177,19 @@ def dumps(value: Any) -> str:
     """Compact JSON text for a column (pydantic-core's serialiser: several times faster than
     json's)."""
     return to_json(value).decode("utf-8")
+
+
+def stored_json(value: Any, root: tuple[str | int, ...]) -> str:
+    """`dumps(value)`, or `Unstorable` saying what cannot be stored and where (`root` is where
+    `value` is: `("output",)`): nesting deeper than the store keeps, a lone surrogate, a type
+    JSON has no form for. The words are looked for only when the serialiser refused."""
+    try:
+        return dumps(value)
+    except ValueError as exc:  # (pydantic-core's PydanticSerializationError is one)
+        problem = storable_problem(value, root)
+        raise Unstorable(problem if problem is not None else
+                         f"{'.'.join(map(str, root)) or 'a value'} cannot be stored: {exc}"
+                         ) from None
 
 
 @contextmanager

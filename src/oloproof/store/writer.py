@@ -25,8 +25,9 @@ from typing import Any
 from pydantic_core import from_json
 
 from oloproof.digest import canonical_json
-from oloproof.errors import StoreError
-from oloproof.store.sql import connect, dumps, insert_rows, transaction, writing
+from oloproof.errors import ErrorKind, StoreError
+from oloproof.storable import escaped
+from oloproof.store.sql import connect, dumps, insert_rows, stored_json, transaction, writing
 
 
 class Writer:
@@ -40,7 +41,7 @@ class Writer:
         self._writer_error: StoreError | None = None
         self._pending: dict[str, list[tuple[Any, ...]]] = {
             "cases": [], "executions": [], "artifacts": [], "replays": [],
-            "run_cases": [], "run_errors": [],
+            "run_cases": [], "run_errors": [], "judge_verdicts": [],
         }
         self._pending_judgments: dict[str, str] = {}  # case key -> its judgments' JSON text
         self._pending_count = 0
@@ -88,28 +89,30 @@ class Writer:
         self,
         key: str,
         case_digest: str,
-        output: dict[str, Any],
+        output: str,
         artifacts: dict[str, str],
         facts: dict[str, Any] | None,
         latency_ms: float | None,
     ) -> None:
-        """Keep a successful system call under its execution key (artifacts by hash)."""
+        """Keep a successful system call under its execution key (artifacts by hash);
+        `output` is its stored text (`sql.dumps`, made where the case ran)."""
         self._add(
             "executions",
-            (key, case_digest, dumps(output), dumps(artifacts),
+            (key, case_digest, output, dumps(artifacts),
              None if facts is None else dumps(facts), latency_ms, time.time()),
         )
 
     def add_judgments(self, case_key: str, judgments: dict[str, Any]) -> None:
         """Keep a case's judgments: `case_key` (JUDGMENT_CASE_KEY characters) -> evaluator key
         -> (verdict, reason, details). A judgment's key is `<case key><evaluator key>`; a
-        case's judgments share one row.
+        case's judgments share one row. `Unstorable` when their details cannot be kept as
+        they are (nothing is added).
 
         Written as text at once, while the judgments are fresh in memory: held a second
         for the next batch, their objects would outlive the young garbage collections."""
         entry = self._pending_judgments.get(case_key)
         if entry is None:
-            self._pending_judgments[case_key] = dumps(judgments)
+            self._pending_judgments[case_key] = stored_json(judgments, ("judgments",))
             self._pending_count += 1
         else:  # (rare) the same case judged again in this batch: one row, merged as a dict
             self._pending_judgments[case_key] = dumps(from_json(entry) | judgments)
@@ -117,6 +120,10 @@ class Writer:
     def add_replay(self, key: str, body: dict[str, Any]) -> None:
         """Keep a fault replay's record under its replay key."""
         self._add("replays", (key, dumps(body)))
+
+    def add_judge_verdict(self, key: str, body: dict[str, Any]) -> None:
+        """Keep a judge's verdict record (`judge_verdict/v1`) under its verdict key."""
+        self._add("judge_verdicts", (key, dumps(body)))
 
     def add_run_case(
         self, run_id: str, seq: int, case_id: str, case_digest: str, exec_key: str | None,
@@ -126,12 +133,17 @@ class Writer:
         self._add("run_cases", (run_id, seq, case_id, case_digest, exec_key, dumps(outcome)))
 
     def add_error(
-        self, run_id: str, case_id: str, kind: str, message: str, traceback: str | None,
-        trial: int = 1,
+        self, run_id: str, case_id: str, kind: ErrorKind, message: str, traceback: str | None,
+        trial: int = 1, attempt: int = 1, retried: bool = False,
     ) -> None:
-        """Keep what broke in one case (one trial of it) of a run."""
-        self._add("run_errors", (run_id, case_id, kind, message, traceback,
-                                 None if trial == 1 else trial))
+        """Keep what broke in one case (one trial of it) of a run (a lone surrogate in the
+        message or the traceback written out as `\\udXXX`: text the store can keep).
+        `attempt` is which attempt failed; `retried`: another attempt followed it, so it is
+        not the case's error (docs/failures.md#retries)."""
+        self._add("run_errors", (run_id, case_id, kind, escaped(message),
+                                 None if traceback is None else escaped(traceback),
+                                 None if trial == 1 else trial,
+                                 None if attempt == 1 else attempt, 1 if retried else None))
 
     # Each pending table: (statement up to VALUES, columns per row).
     _INSERTS = {
@@ -142,8 +154,9 @@ class Writer:
         "artifacts": ("INSERT OR IGNORE INTO artifacts VALUES", 4),
         "executions": ("INSERT INTO stage_executions VALUES", 7),
         "replays": ("INSERT OR REPLACE INTO replays VALUES", 2),
+        "judge_verdicts": ("INSERT OR REPLACE INTO judge_verdicts VALUES", 2),
         "run_cases": ("INSERT OR REPLACE INTO run_cases VALUES", 6),
-        "run_errors": ("INSERT INTO run_errors VALUES", 6),
+        "run_errors": ("INSERT INTO run_errors VALUES", 8),
     }
 
     # Merging staged rows into the keyed tables, in key order (one transaction).

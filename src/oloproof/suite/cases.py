@@ -199,6 +199,9 @@ class DatasetIndex:
     size: int
     mtime_ns: int
     clustered: bool = False  # some case names a `cluster`
+    # Of the case paths the scan was asked to look for (`input.message`, …), those some case
+    # has.
+    found_paths: frozenset[str] = frozenset()
     # How many cases hold each key of `expected` (an evaluator that excludes most cases for a
     # key they lack is pointed at a key of a similar name they have).
     expected_keys: dict[str, int] = field(default_factory=dict)
@@ -440,14 +443,19 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def scan_dataset(
-    path: Path, states: StateFiles, text_fields: Sequence[tuple[str, str]] = ()
+    path: Path, states: StateFiles, text_fields: Sequence[tuple[str, str]] = (),
+    paths: Sequence[str] = (),
 ) -> DatasetIndex:
     """Validate every line of the dataset; keep ids (and the cases of a dataset of up to
     `KEEP_BYTES` without `$ref` states). Raises ConfigError on any problem.
 
     `text_fields` are (transform name, input field) pairs: every case must have that field as
-    text, so a transform cannot fail half-way through a run.
+    text, so a transform cannot fail half-way through a run. `paths` are dotted case paths
+    (`input.message`, `expected.answer`, `metadata.surface`); those some case has are
+    `found_paths` of the index.
     """
+    looking = {p: p.split(".") for p in paths}
+    found: set[str] = set()
     problem = file_problem(path)
     if problem is not None:
         raise ConfigError(
@@ -486,6 +494,11 @@ def scan_dataset(
                     path, number, case.id,
                 )
             first_line[case.id] = number
+            if looking:
+                for wanted, parts in list(looking.items()):
+                    if _has_path(case, parts):
+                        found.add(wanted)
+                        del looking[wanted]
             ids.append(case.id)
             clustered = clustered or case.cluster is not None
             shape = tuple(case.expected)
@@ -501,7 +514,33 @@ def scan_dataset(
     stat = path.stat()
     return DatasetIndex(path=path, ids=ids, size=stat.st_size, mtime_ns=stat.st_mtime_ns,
                         clustered=clustered, expected_keys=dict(sorted(expected_keys.items())),
-                        kept=kept)
+                        kept=kept, found_paths=frozenset(found))
+
+
+class _Absent:
+    """What `value_at` finds where a path leads nowhere."""
+
+
+ABSENT: Any = _Absent()
+
+
+def value_at(value: Any, parts: Sequence[str]) -> Any:
+    """The value at a path of keys (a number indexes a list) under `value`, or `ABSENT`."""
+    for part in parts:
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return ABSENT
+    return value
+
+
+def _has_path(case: Case, parts: list[str]) -> bool:
+    """Whether the case has the dotted path (`input`, `expected` or `metadata` first)."""
+    root = {"input": case.input, "expected": case.expected, "metadata": case.metadata}
+    value = value_at(root.get(parts[0]), parts[1:])
+    return value is not ABSENT and value is not None
 
 
 def iter_cases(index: DatasetIndex, states: StateFiles) -> Iterator[Case]:

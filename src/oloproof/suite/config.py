@@ -39,6 +39,47 @@ class _Strict(ConfigModel):
     """A mapping of the suite file (see `ConfigModel`)."""
 
 
+#: At most this many attempts per case under `system.retries`.
+MAX_ATTEMPTS = 100
+
+
+class RetriesConfig(_Strict):
+    """`system.retries:` — which exceptions of the system are transient, how many attempts a
+    case gets in all, and how long to wait between them (docs/failures.md#retries)."""
+
+    attempts: int = Field(default=1, ge=1, le=MAX_ATTEMPTS, examples=[3])
+    # Exception classes as `module:Class` (`openai:RateLimitError`, `builtins:TimeoutError`).
+    on: tuple[str, ...] = ()
+    backoff_s: float = Field(default=1.0, ge=0, le=3600, examples=[1])
+    max_backoff_s: float = Field(default=30.0, ge=0, le=3600, examples=[30])
+
+    @field_validator("on")
+    @classmethod
+    def _names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for name in value:
+            if not re.match(ENTRY_POINT, name):
+                raise ValueError(f"{name!r} is not an exception class as module:Class (e.g. "
+                                 "builtins:TimeoutError, openai:RateLimitError)")
+        if len(set(value)) != len(value):
+            raise ValueError("an exception class is listed twice")
+        return value
+
+    @model_validator(mode="after")
+    def _meaningful(self) -> RetriesConfig:
+        # A retry policy that retries nothing is a mistake, not a default.
+        if self.attempts > 1 and not self.on:
+            raise ValueError(f"attempts: {self.attempts} retries nothing without `on:`; list "
+                             "the exceptions that are transient (e.g. on: "
+                             "[builtins:TimeoutError])")
+        if self.attempts == 1 and self.on:
+            raise ValueError("`on:` has no effect with attempts: 1 (one attempt, none "
+                             "retried); write attempts: 3 (the first attempt and two retries)")
+        if self.max_backoff_s < self.backoff_s:
+            raise ValueError(f"max_backoff_s ({self.max_backoff_s:g}) is below backoff_s "
+                             f"({self.backoff_s:g}): the cap must be at least the first wait")
+        return self
+
+
 class SystemConfig(_Strict):
     """`system:` — what is under test and how to call it."""
 
@@ -54,6 +95,7 @@ class SystemConfig(_Strict):
     trace: Literal["otel"] | None = None
     concurrency: int = Field(default=8, ge=1, le=4096)
     timeout_s: float | None = Field(default=None, gt=0, examples=[60])
+    retries: RetriesConfig | None = None
 
     @field_validator("version", mode="before")
     @classmethod
@@ -178,6 +220,66 @@ class ExecutionConfig(_Strict):
         return value
 
 
+class JudgeConfig(_Strict):
+    """One entry of `judges:` — a model that judges free text (docs/judges.md).
+
+    Exactly one of `model` (any model behind an OpenAI-compatible chat completions API, called
+    through the `openai` SDK: the optional extra `oloproof[judge]`) and `callable` (a Python
+    function, sync or async, taking a `JudgeRequest` and returning a `JudgeVerdict`).
+    `api_key_env` names the environment variable that holds the key (never the key itself);
+    `concurrency` is how many calls of this judge are in flight at once, over the whole run.
+    """
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    model: str | None = Field(default=None, min_length=1)
+    callable: str | None = Field(default=None, pattern=ENTRY_POINT)
+    base_url: str | None = Field(default=None, min_length=1)
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    concurrency: int = Field(default=8, ge=1, le=1024)
+    timeout_s: float = Field(default=60.0, gt=0)
+    # Ask for JSON-schema structured output (`response_format`); an endpoint that does not
+    # take it can be told not to, and the reply is then read as JSON text.
+    structured_output: bool = True
+    max_tokens: int | None = Field(default=None, ge=1)
+    # Which failures of a call are retried, as `system.retries:` says it; absent: a model's
+    # rate limits and lost connections (a callable's ConnectionError and TimeoutError) are
+    # retried 3 times (`JUDGE_RETRIES`).
+    retries: RetriesConfig | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> JudgeConfig:
+        if (self.model is None) == (self.callable is None):
+            raise ValueError(
+                "give exactly one of model (a model behind an OpenAI-compatible API) and "
+                "callable (module:function taking a JudgeRequest, returning a JudgeVerdict)")
+        if self.callable is not None:
+            for key in ("base_url", "api_key_env", "max_tokens"):
+                if getattr(self, key) is not None:
+                    raise ValueError(f"{key} is for a judge given by `model`; a `callable` "
+                                     "judge makes its own calls")
+        return self
+
+    @property
+    def key_variable(self) -> str:
+        """The environment variable the model's API key is read from."""
+        return self.api_key_env or "OPENAI_API_KEY"
+
+    def definition(self) -> dict[str, Any]:
+        """What makes this judge's verdicts what they are, for cache keys: its name, and the
+        model and temperature (or the callable). Where it is served from is not part of it."""
+        if self.callable is not None:
+            return {"name": self.name, "callable": self.callable,
+                    "temperature": self.temperature}
+        return {"name": self.name, "model": self.model, "temperature": self.temperature}
+
+
+#: What a judge retries when its entry says nothing (docs/judges.md): 3 retries, 4 attempts.
+JUDGE_RETRY_ATTEMPTS = 4
+JUDGE_RETRIES_MODEL = ("openai:RateLimitError", "openai:APIConnectionError")
+JUDGE_RETRIES_CALLABLE = ("builtins:ConnectionError", "builtins:TimeoutError")
+
+
 class SuiteFile(_Strict):
     """The top level of oloproof.yaml. `evaluators` is validated by the registry."""
 
@@ -193,6 +295,16 @@ class SuiteFile(_Strict):
     metamorphic: MetamorphicConfig | None = None
     store: str | None = None
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
+    judges: tuple[JudgeConfig, ...] = ()
+
+    @field_validator("judges")
+    @classmethod
+    def _judge_names(cls, value: tuple[JudgeConfig, ...]) -> tuple[JudgeConfig, ...]:
+        names = [j.name for j in value]
+        for name in names:
+            if names.count(name) > 1:
+                raise ValueError(f"two judges are named {name!r}; give each its own name")
+        return value
 
     @field_validator("slices")
     @classmethod

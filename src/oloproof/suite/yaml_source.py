@@ -54,6 +54,7 @@ def read_yaml(path: Path, what: str, hint: str = "check its path, or create it "
         raise _syntax_error(exc, path, text.splitlines()) from None
     if node is None:
         return YamlDocument(path, None, {(): 1})
+    _keys_as_written(node)
     _refuse_duplicate_keys(node, path)
     loader = yaml.SafeLoader("")
     try:
@@ -126,6 +127,32 @@ def _refuse_duplicate_keys(node: yaml.Node, path: Path) -> None:
                         file=path, line=key_node.start_mark.line + 1,
                     )
                 seen[key] = key_node
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend(current.value)
+
+
+_BOOL = "tag:yaml.org,2002:bool"
+_STR = "tag:yaml.org,2002:str"
+
+
+def _keys_as_written(node: yaml.Node) -> None:
+    """A plain key such as `on`, `off`, `yes` or `no` is the word itself, as in YAML 1.2 (YAML
+    1.1, which PyYAML reads, makes them true and false: `retries: {on: [...]}` would have a
+    key True). Only `true` and `false` stay booleans, to be refused as keys."""
+    stack = [node]
+    visited: set[int] = set()
+    while stack:
+        current = stack.pop()
+        if id(current) in visited:
+            continue
+        visited.add(id(current))
+        if isinstance(current, yaml.MappingNode):
+            for key_node, value_node in current.value:
+                stack.append(value_node)
+                if isinstance(key_node, yaml.ScalarNode) and key_node.tag == _BOOL \
+                        and key_node.style is None \
+                        and key_node.value.lower() not in ("true", "false"):
+                    key_node.tag = _STR
         elif isinstance(current, yaml.SequenceNode):
             stack.extend(current.value)
 

@@ -341,28 +341,22 @@
       "no rules in the policy";
   }
 
-  function renderErrors(errors) {
-    if (!errors || !errors.length) return null;
-    var groups = new Map();
-    errors.forEach(function (e) {
-      var first = e.message ? String(e.message).split("\n")[0] : "";
-      var key = e.kind + "\u0000" + first;
-      if (!groups.has(key)) groups.set(key, { kind: e.kind, message: first, cases: [] });
-      groups.get(key).cases.push(e["case"]);
-    });
-    var list = Array.from(groups.values()).sort(function (a, b) {
-      return b.cases.length - a.cases.length;
-    });
+  function renderErrors(broke) {
+    // The groups are made in Python (report/what_broke.py), as the terminal prints them:
+    // commonest first, each case once, a hint for the known kinds.
+    if (!broke || !broke.groups || !broke.groups.length) return null;
     return h("section", { id: "errors" },
       h("h2", null, "What broke"),
-      h("p", { class: "warning" }, errors.length + " case(s) errored; they count as missing for " +
+      broke.lead ? h("p", { class: "warning", id: "broke-lead" }, h("strong", null, broke.lead)) : null,
+      h("p", { class: "warning" }, broke.cases + " case(s) errored; they count as missing for " +
         "every criterion that needed their output."),
-      h("ul", null, list.map(function (g) {
-        return h("li", null, h("strong", null, g.kind + " × " + g.cases.length + ": "),
+      h("ul", null, broke.groups.map(function (g) {
+        return h("li", { class: "broke-group" }, h("strong", null, g.kind + " × " + g.executions + ": "),
           h("span", { class: "mono" }, g.message),
           h("div", null, "cases: ", g.cases.slice(0, 12).map(function (c, i) {
             return [i ? ", " : "", caseLink(c)];
-          }), g.cases.length > 12 ? " (+" + (g.cases.length - 12) + " more)" : ""));
+          }), g.cases.length > 12 ? " (+" + (g.cases.length - 12) + " more)" : ""),
+          g.hint ? h("div", { class: "hint" }, "hint: " + g.hint) : null);
       })));
   }
 
@@ -574,6 +568,43 @@
     return h("section", { id: "exclusions" }, h("h3", null, "Exclusions by reason"),
       lines.length ? h("ul", null, lines) : h("p", { class: "note" }, "No case was excluded " +
         "from any metric."));
+  }
+
+  function renderJudgeChecks() {
+    var j = S.judge_checks || [];
+    if (!j.length) return null;
+    return h("section", { id: "judge-checks" },
+      h("h3", null, "Judges, checked against people's labels"),
+      h("ul", null, j.map(function (v) {
+        return h("li", null, h("strong", { class: "mono" }, v.criterion),
+          " (judge " + v.judge + "): " + v.text, " ",
+          pill(v.status === "checked" ? "checked" : v.status === "disagrees" ?
+            "disagrees with people" : "uncalibrated",
+            v.status === "checked" ? "PASS" : v.status === "disagrees" ? "MANUAL_REVIEW" :
+              "INSUFFICIENT_EVIDENCE"));
+      })));
+  }
+
+  /* Each judge criterion's verdict on one case: who judged, what it said, what it cost, and
+   * what it was shown (docs/judges.md). */
+  function renderJudges(judges) {
+    return h("div", { id: "panel-judges" }, h("h3", null, "Judges"), judges.map(function (j) {
+      var cost = [];
+      if (j.input_tokens != null || j.output_tokens != null) cost.push(
+        (j.input_tokens || 0) + " + " + (j.output_tokens || 0) + " tokens");
+      if (typeof j.latency_ms === "number") cost.push(Math.round(j.latency_ms) + " ms");
+      if (j.split) cost.push("samples " + (j.split.pass || 0) + " pass / " +
+        (j.split.fail || 0) + " fail");
+      if (j.attempts > 1) cost.push(j.attempts + " calls");
+      return h("div", { class: "judge", "data-criterion": j.criterion },
+        h("p", null, h("span", { class: "mono" }, j.criterion), " ", pill(j.verdict),
+          " by judge ", h("strong", null, j.judge || ""),
+          j.model ? [" (", h("span", { class: "mono" }, j.model), ")"] : null,
+          j.reason ? " — " + j.reason : null,
+          j.error ? " — " + (j.why || "") + ": " + j.error : null,
+          cost.length ? h("span", { class: "note" }, " · " + cost.join(" · ")) : null),
+        j.shown ? box("What the judge was shown", j.shown) : null);
+    }));
   }
 
   function renderTransforms() {
@@ -1010,6 +1041,14 @@
         e.traceback ? h("details", null, h("summary", null, "traceback"),
           h("pre", null, e.traceback)) : null));
     });
+    if (d.attempts > 1) {  // system.retries: each earlier attempt's error
+      out.push(h("div", { class: "attempts" },
+        h("div", null, "Attempts: " + d.attempts + " (system.retries); the last " +
+          ((d.errors || []).length ? "failed too, as above" : "succeeded")),
+        h("ul", null, (d.attempt_errors || []).map(function (e) {
+          return h("li", null, "attempt " + e.attempt + ": " + e.kind + ": " + e.message);
+        }))));
+    }
     out.push(h("div", { class: "grid2" },
       box("Input", d.input, cut.input),
       box("Expected", d.expected, cut.expected),
@@ -1018,6 +1057,7 @@
     var paths = renderComparedPaths(d.criteria || []);
     if (paths) out.push(paths);
     if (d.source_case) out.push(renderPair(d));
+    if (Array.isArray(d.judges) && d.judges.length) out.push(renderJudges(d.judges));
     if (Array.isArray(d.replays) && d.replays.length) out.push(renderReplays(d));
     if (d.trajectory && typeof d.trajectory === "object" && !cut.trajectory) {
       out.push(h("h3", null, "Trajectory"));
@@ -1047,7 +1087,7 @@
     var known = ["case", "input", "expected", "metadata", "initial_state", "source", "transform",
       "output", "latency_ms", "trajectory", "end_state", "other_artifacts", "facts", "slices",
       "criteria", "errors", "cached", "source_case", "replays", "route", "$cut", "$refs",
-      "trials", "parting", "parting_actions"];
+      "trials", "parting", "parting_actions", "attempts", "attempt_errors", "judges"];
     Object.keys(d).forEach(function (k) {
       if (known.indexOf(k) < 0 && !isEmpty(d[k])) out.push(box(k, d[k], cut[k]));
     });
@@ -1494,10 +1534,12 @@
   /* Everything above the case list, drawn from the summary. */
   function renderSummary() {
     var part = h("div", { id: "summary-part" });
-    add(part, renderErrors(S.errors));
+    add(part, renderErrors(S.what_broke));
     (S.warnings || []).forEach(function (w) { add(part, h("p", { class: "warning" }, "Warning: " + w)); });
     add(part, [renderDecisions(), renderComparison(), renderMetrics(), renderReliability(),
-      renderExclusions(), renderTransforms(), renderSlices()]);
+      renderExclusions(), renderJudgeChecks(), renderTransforms(), renderSlices()]);
+    if (S.executions_text) add(part, [h("h2", null, "Executions"),
+      h("p", { id: "executions", class: "mono" }, S.executions_text)]);
     add(part, [h("h2", null, "Cache"), renderCache()]);
     if (S.usage_text) add(part, [h("h2", null, "Usage"), h("p", { id: "usage", class: "mono" }, S.usage_text)]);
     return part;

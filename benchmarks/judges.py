@@ -1,0 +1,149 @@
+"""Judges at scale (docs/judges.md): 2,000 cases judged by the scripted OpenAI-compatible
+server (tests/judges/scripted_openai.py, in a process of its own) at 50 ms a call, through the
+real `openai` SDK, judge concurrency 32.
+
+The ideal is 2000 × 0.05 / 32 = 3.125 s of judge calls; the target is within 1.3× of that plus
+the start-up. The start-up is measured, not guessed: the same suite, fresh store, with the
+server answering at once (0 ms) — loading, the system's 2,000 calls, the judge client's own
+work per call, storing and deciding. Then the same store again: an unchanged re-run must make
+0 judge calls. Each timing is the whole `oloproof.run` call in a fresh process; the two delays
+alternate, best of three each. Usage: python benchmarks/judges.py [--cases N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVER = ROOT / "tests" / "judges" / "scripted_openai.py"
+sys.path.insert(0, str(Path(__file__).parent))
+from _versions import finished  # noqa: E402
+
+CHILD = """
+import json, sys, time
+import oloproof
+start = time.perf_counter()
+result = oloproof.run(sys.argv[1])
+seconds = time.perf_counter() - start
+print(json.dumps({"seconds": seconds, "cache": result.to_json()["cache"],
+                  "passed": result.metric("reply_ok").passed}))
+"""
+
+APP = '''
+from oloproof import system
+
+
+@system(name="echo-desk", version="v1")
+def run(case_input):
+    return {"answer": "Your refund for " + case_input["order"] + " has been issued."}
+'''
+
+
+def _project(root: Path, cases: int, base_url: str) -> Path:
+    (root / "data").mkdir(parents=True)
+    (root / "bench_desk.py").write_text(APP, encoding="utf-8")
+    with (root / "data" / "cases.jsonl").open("w", encoding="utf-8") as out:
+        for i in range(cases):
+            out.write(json.dumps({"id": f"c{i:05d}", "input": {
+                "message": f"Please refund order {i}.", "order": f"A{i:05d}"}}) + "\n")
+    (root / "oloproof.yaml").write_text(f"""
+version: 1
+project: judges-bench
+dataset: data/cases.jsonl
+system: {{name: echo-desk, version: v1, callable: "bench_desk:run", concurrency: 8}}
+judges:
+  - {{name: grader, model: bench-model, base_url: "{base_url}", api_key_env: BENCH_JUDGE_KEY,
+     concurrency: 32}}
+evaluators:
+  - type: judge
+    criterion: reply_ok
+    judge: grader
+    rubric: The reply says what happened to the refund.
+    shows: [input.message, output.answer]
+""", encoding="utf-8")
+    (root / "release.yaml").write_text("version: 1\nrules: []\n", encoding="utf-8")
+    return root / "oloproof.yaml"
+
+
+class _Server:
+    def __init__(self, delay_s: float) -> None:
+        self.process = subprocess.Popen([sys.executable, str(SERVER), str(delay_s)],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True)
+        assert self.process.stdout is not None
+        self.base_url = self.process.stdout.readline().strip()
+
+    def calls(self) -> int:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write("count\n")
+        self.process.stdin.flush()
+        return int(self.process.stdout.readline())
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+def _run(config: Path) -> dict[str, object]:
+    env = {"CI": "1", "PATH": "/usr/bin:/bin", "BENCH_JUDGE_KEY": "bench",
+           "HOME": os.environ.get("HOME", "/tmp")}
+    out = subprocess.run([sys.executable, "-c", CHILD, str(config)], capture_output=True,
+                         text=True, check=True, env=env)
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cases", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    servers = {0.0: _Server(0.0), 0.05: _Server(0.05)}
+    root = Path(tempfile.mkdtemp(prefix="oloproof-judges-"))
+    times: dict[float, list[float]] = {0.0: [], 0.05: []}
+    rerun: dict[str, object] = {}
+    try:
+        for attempt in range(args.repeat):
+            for delay, server in servers.items():  # alternating: the machine drifts
+                config = _project(root / f"{delay}-{attempt}", args.cases, server.base_url)
+                before = server.calls()
+                first = _run(config)
+                made = server.calls() - before
+                assert made == args.cases, (made, first)
+                times[delay].append(float(first["seconds"]))  # type: ignore[arg-type]
+                if delay == 0.05 and attempt == 0:
+                    again = _run(config)
+                    rerun = {"seconds": round(float(again["seconds"]), 3),  # type: ignore
+                             "judge_calls": server.calls() - before - made,
+                             "cache": again["cache"]}
+    finally:
+        for server in servers.values():
+            server.close()
+        shutil.rmtree(root, ignore_errors=True)
+    ideal = args.cases * 0.05 / 32
+    startup, judged = min(times[0.0]), min(times[0.05])
+    print(json.dumps({
+        "cases": args.cases, "judge_delay_s": 0.05, "judge_concurrency": 32,
+        "ideal_judge_s": round(ideal, 3),
+        "startup_s (same run, judge answering at once)": round(startup, 3),
+        "runs_0ms_s": [round(t, 3) for t in times[0.0]],
+        "runs_50ms_s": [round(t, 3) for t in times[0.05]],
+        "best_50ms_s": round(judged, 3),
+        "target_s (1.3 × ideal + start-up)": round(1.3 * ideal + startup, 3),
+        "within_target": judged <= 1.3 * ideal + startup,
+        "judge_time_over_ideal ((best − start-up) / ideal)": round((judged - startup) / ideal,
+                                                                   2),
+        "rerun": rerun,
+    }, indent=1))
+    print(finished())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""What broke in a run, as every report says it (docs/failures.md#what-broke).
+
+The run document's errors grouped by kind and the first line of their message, commonest
+first, each case named once (with repeated trials a case that errored in three trials is one
+case, three executions); a hint for the kinds whose cause is known; and the sentence that leads
+when one kind dominates -- every execution errored (a run that never ran), or more than half
+errored with one kind.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from oloproof.document import CaseError, ErrorKind, Executions
+
+_NO_MODULE = re.compile(r"No module named '([^']+)'")
+
+
+@dataclass
+class ErrorGroup:
+    """Errors of one kind with the same first line: how many executions, which cases (each
+    once, in the order they came)."""
+
+    kind: ErrorKind
+    message: str
+    executions: int = 0
+    cases: list[str] = field(default_factory=list)
+
+
+def error_groups(errors: Sequence[CaseError]) -> list[ErrorGroup]:
+    """The errors grouped by (kind, first line of the message), commonest first."""
+    groups: dict[tuple[str, str], ErrorGroup] = {}
+    seen: dict[tuple[str, str], set[str]] = {}
+    for error in errors:
+        first = error.message.splitlines()[0] if error.message.strip() else ""
+        key = (str(error.kind), first)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = ErrorGroup(error.kind, first)
+            seen[key] = set()
+        group.executions += 1
+        if error.case not in seen[key]:
+            seen[key].add(error.case)
+            group.cases.append(error.case)
+    return sorted(groups.values(), key=lambda g: (-g.executions, str(g.kind), g.message))
+
+
+def hint(kind: ErrorKind, message: str) -> str | None:
+    """What usually causes errors of this kind, and what to do (None: nothing to add)."""
+    if kind == ErrorKind.NO_TRACE:
+        return ("the instrumentation is not installed, or tracing is disabled (e.g. "
+                "OPENAI_AGENTS_DISABLE_TRACING is set): no span of the case reached Oloproof; "
+                "see docs/traces.md")
+    missing = _NO_MODULE.search(message)
+    if kind == ErrorKind.SYSTEM_ERROR and ("ImportError" in message or missing):
+        module = f" ({missing.group(1)!r})" if missing else ""
+        return (f"an ImportError: a module the system imports{module} is not installed in "
+                "this environment; install it where the system runs")
+    if kind == ErrorKind.TIMEOUT:
+        return ("raise system.timeout_s, or if the slowness is transient declare "
+                "builtins:TimeoutError under system.retries.on (docs/failures.md#retries)")
+    if kind == ErrorKind.SYSTEM_EXIT:
+        return ("the system (or a tool inside it: argparse on arguments it refuses) called "
+                "sys.exit; catch SystemExit where it calls the tool")
+    if kind == ErrorKind.WORKER_LOST:
+        return ("the worker process died twice while running these cases (killed, crashed, "
+                "out of memory); the next `oloproof run` tries them again")
+    if kind == ErrorKind.SYSTEM_ERROR and ("RateLimit" in message or "429" in message):
+        return ("a rate limit: declare its class under system.retries.on to wait and retry "
+                "(docs/failures.md#retries)")
+    return None
+
+
+def leading(executions: Executions | None, groups: Sequence[ErrorGroup]) -> str | None:
+    """The sentence "What broke" leads with when one kind dominates the run: every execution
+    errored (nothing was measured), or more than half errored with one kind."""
+    # (a snapshot that failed leaves its case's output judged: not what leads)
+    groups = [g for g in groups if g.kind != ErrorKind.SNAPSHOT_FAILED]
+    if executions is None or not executions.cases or not groups:
+        return None
+    total = executions.cases
+    by_kind: dict[ErrorKind, int] = {}
+    for group in groups:
+        by_kind[group.kind] = by_kind.get(group.kind, 0) + group.executions
+    kind, count = max(by_kind.items(), key=lambda item: (item[1], str(item[0])))
+    commonest = groups[0]
+    said = hint(commonest.kind, commonest.message)
+    tail = f": {commonest.message}" + (f" (hint: {said})" if said else "")
+    if executions.nothing_measured:
+        return (f"every execution errored ({total:,} of {total:,}), so nothing was measured; "
+                f"the commonest error is {commonest.kind}{tail}")
+    if count * 2 > total:
+        return f"{count:,} of {total:,} executions errored with {kind}{tail}"
+    return None

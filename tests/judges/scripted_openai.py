@@ -1,0 +1,156 @@
+"""A scripted OpenAI-compatible server for judges (tests and benchmarks/judges.py share it).
+
+The standard library's `ThreadingHTTPServer` in a thread, on 127.0.0.1 and a free port the
+caller does not choose: `POST /v1/chat/completions` answers a chat completion whose content is
+a verdict, decided by `decide(user_text)`, after `delay_s`. Markers in the user message script
+the failures a real endpoint has:
+
+- `[429]`: the first request for this text is a rate limit (status 429, `retry-after`), the
+  next ones answer;
+- `[500]`: always a server error (500);
+- `[garbage]`: always a reply that is not a verdict; `[garbage-once]`: not a verdict the first
+  time, a verdict after;
+- `[401]`: an authentication error whose message repeats the key it was sent, as some servers
+  do (the client must never store or print it).
+
+Every request is kept (`requests`: its JSON body and its Authorization header), so a test can
+see what was sent and count the calls.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def refund_truth(text: str) -> str:
+    """The default rule: pass when the reply's text and the tool results agree that the refund
+    went through (or no refund is claimed)."""
+    claims = "refunded" in text.lower().split("### output.answer", 1)[-1]
+    failed = '"status": "failed"' in text or "'status': 'failed'" in text
+    return "fail" if claims and failed else "pass"
+
+
+@dataclass
+class ScriptedServer:
+    """The server, started by `start()` and stopped by `stop()` (or as a context manager)."""
+
+    decide: Callable[[str], str] = refund_truth
+    delay_s: float = 0.0
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    _seen: dict[str, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _server: ThreadingHTTPServer | None = None
+    _thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    @property
+    def calls(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    def start(self) -> ScriptedServer:
+        script = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's connection pool expects
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                return
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                status, headers, reply = script.answer(body, self.headers.get("authorization"))
+                data = json.dumps(reply).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 256  # (the default, 5, refuses a judge's 32 connections)
+            daemon_threads = True
+
+        self._server = Server(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def answer(self, body: dict[str, Any], authorization: str | None
+               ) -> tuple[int, dict[str, str], dict[str, Any]]:
+        """The status, headers and JSON body of the reply to one request."""
+        messages = body.get("messages") or []
+        text = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
+        with self._lock:
+            self.requests.append({"body": body, "authorization": authorization})
+            seen = self._seen[text] = self._seen.get(text, 0) + 1
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        if "[401]" in text:
+            key = (authorization or "").removeprefix("Bearer ")
+            return 401, {}, {"error": {"message": f"Incorrect API key provided: {key}",
+                                       "type": "invalid_request_error",
+                                       "code": "invalid_api_key"}}
+        if "[500]" in text:
+            return 500, {}, {"error": {"message": "the server broke", "type": "server_error"}}
+        if "[429]" in text and seen == 1:
+            return 429, {"retry-after": "0.05"}, {"error": {"message": "slow down",
+                                                             "type": "rate_limit"}}
+        if "[garbage]" in text or ("[garbage-once]" in text and seen == 1):
+            content = "I think this one is probably fine?"
+        else:
+            verdict = self.decide(text)
+            content = json.dumps({"verdict": verdict, "reason": f"scripted: {verdict}"})
+        return 200, {}, {
+            "id": f"chatcmpl-{seen}", "object": "chat.completion", "created": 0,
+            "model": str(body.get("model")) + "-served",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": len(text) // 4, "completion_tokens": 12,
+                      "total_tokens": len(text) // 4 + 12},
+        }
+
+
+def serve(delay_s: float) -> None:
+    """Serve in this process until stdin closes, printing the base URL first and, at the end,
+    how many requests came (`python scripted_openai.py DELAY_S`: benchmarks/judges.py runs it
+    in a process of its own, so the server does not share the measured run's interpreter)."""
+    import sys
+
+    with ScriptedServer(delay_s=delay_s) as server:
+        print(server.base_url, flush=True)
+        for line in sys.stdin:
+            if line.strip() == "count":
+                print(server.calls, flush=True)
+        print(server.calls, flush=True)
+
+
+if __name__ == "__main__":
+    import sys
+
+    serve(float(sys.argv[1]) if len(sys.argv) > 1 else 0.0)
