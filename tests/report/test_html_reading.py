@@ -168,7 +168,9 @@ def test_a_case_address_opens_the_panel_and_scrolls_to_it(support: Path, browser
         panel.wait_for()
         top = panel.evaluate("p => p.getBoundingClientRect().top")
         assert page.evaluate("window.scrollY") > 500, "the page scrolled down to the cases"
-        assert 0 <= top < page.evaluate("window.innerHeight") / 2, top
+        # the panel at the top of the window; scrolling lands on a device pixel, so its top may
+        # sit a fraction of a CSS pixel above 0
+        assert -1 < top < page.evaluate("window.innerHeight") / 2, top
         assert "case_031" in panel.inner_text()
         # Another address while the page is open does the same.
         page.evaluate("window.scrollTo(0, 0)")

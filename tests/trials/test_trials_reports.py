@@ -127,7 +127,7 @@ def test_every_list_of_cases_says_on_how_many_trials_a_case_failed(cli, project,
     failing = done.out[done.out.index("Failing cases"):done.out.index("Cache:")]
     assert "  coin: failed answer_correct (2 of 4 trials)\n" in failing
     assert "  broken: failed answer_correct (4 of 4 trials)\n" in failing
-    assert "  gap: errored (exception); failed answer_correct (1 of 4 trials)\n" in failing
+    assert "  gap: errored (system_error); failed answer_correct (1 of 4 trials)\n" in failing
     markdown = summary.read_text(encoding="utf-8")
     assert "- mostly: failed answer\\_correct (1 of 4 trials)\n" in markdown
     document = json.loads(cli("inspect", "latest", "--json", cwd=project.root).out)

@@ -80,7 +80,7 @@ def test_api_progress_of_a_finished_run(desk: Desk, view: ViewServer) -> None:
     assert progress["status"] == "complete"
     assert progress["done"] == progress["total"] == 19
     assert progress["executions"] == {"done": 19, "total": 19}
-    assert progress["errored"] == 1 and progress["errored_by_kind"] == {"exception": 1}
+    assert progress["errored"] == 1 and progress["errored_by_kind"] == {"system_error": 1}
     assert progress["retried"] == 0 and progress["eta_seconds"] is None
     assert progress["elapsed_seconds"] >= 0
 

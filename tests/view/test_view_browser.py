@@ -70,7 +70,7 @@ def test_runs_then_a_run_then_a_case_then_compare(desk: Any, view: ViewServer,
     page.wait_for_selector("#app[data-ready]")
     assert "Gate: ALLOW" in page.locator("#gate").inner_text()
     assert "answer_correct" in page.locator("#metrics").inner_text()
-    assert "exception × 1" in page.locator("#errors").inner_text()
+    assert "system_error × 1" in page.locator("#errors").inner_text()
     _shot(page, "view-run.png")
     page.click('button.chip[data-status="failed"]')
     assert [page.locator("#case-rows tr").nth(i).get_attribute("data-case")
@@ -184,7 +184,7 @@ def test_a_run_started_while_its_page_is_open_advances_on_screen(
         assert " of 40 cases done" in text and "time to finish: about" in text
         page.wait_for_function(
             "() => (document.getElementById('progress-errored') || {}).textContent"
-            "?.includes('exception')", timeout=30_000)
+            "?.includes('system_error')", timeout=30_000)
         _shot(page, "view-live.png")
         assert run.wait(timeout=120) == 0
         page.wait_for_function("() => (document.getElementById('gate') || {}).textContent"
