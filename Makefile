@@ -6,6 +6,8 @@
 VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
+# `make test` runs the suite on this many processes (pytest-xdist); 2 is the CI machine's cores
+TEST_WORKERS ?= 2
 
 .PHONY: demo test install browser bench clean
 
@@ -34,7 +36,7 @@ browser:
 	bash scripts/install-browser.sh
 
 test: $(VENV)/.installed-test browser
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
 bench: install
 	$(PY) benchmarks/startup.py

@@ -457,3 +457,68 @@ def local_ray() -> Iterator[Any]:
                  logging_level="WARNING")
     yield ray
     ray.shutdown()
+
+
+
+# ---- running on two workers (pytest-xdist) ------------------------------------------------------
+
+#: The tests that start Ray (they use `local_ray`, or are marked `ray`): a test file, or one test
+#: of a file. Under `make test` (`pytest -n 2`, scheduled by `_group` below) they all run
+#: on one worker, one after another: one local Ray instance for them all, and never two Ray
+#: instances or a cluster starting beside another. A test that starts Ray elsewhere is refused
+#: at collection until it is named here.
+RAY_TESTS = (
+    "tests/scale/test_ray.py",
+    "tests/scale/test_ray_cluster.py",
+    "tests/scale/test_same_figures.py",
+    "tests/failures/test_retries.py::test_retries_happen_where_the_case_runs_on_ray",
+    "tests/failures/test_system_exit.py::test_on_ray_an_exiting_system_errors_its_case",
+    "tests/judges/test_judge_executors.py::"
+    "test_a_model_judge_judges_on_the_workers_as_on_local[ray]",
+    "tests/test_docs_output.py::test_scaling_shows_what_the_executors_print",
+)
+
+
+def _runs_with_ray(nodeid: str) -> bool:
+    return any(nodeid == name or nodeid.startswith((name + "::", name + "["))
+               for name in RAY_TESTS)
+
+
+def _group(nodeid: str) -> str:
+    """The unit a worker runs whole: "ray" for the tests that start Ray, else the test's file
+    (so that a module-scoped fixture -- an example's runs, a browser, a server -- is made
+    once)."""
+    return "ray" if _runs_with_ray(nodeid) else nodeid.split("::", 1)[0]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        uses_ray = ("local_ray" in getattr(item, "fixturenames", ())
+                    or item.get_closest_marker("ray") is not None)
+        if uses_ray and not _runs_with_ray(item.nodeid):
+            raise pytest.UsageError(
+                f"{item.nodeid} starts Ray (it uses local_ray or is marked ray) but is not "
+                "in RAY_TESTS in tests/conftest.py: add it there, so that the Ray tests run "
+                "on one worker under `make test`")
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)  # pytest-xdist's hook: `make test` runs it
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`pytest -n N` sends each worker whole groups (`_group`), the Ray tests first: they are
+    the longest group, and starting them last would leave the other worker idle meanwhile.
+    (xdist's own `loadgroup` would do the grouping, but with pytest 9.2 its marks no longer
+    reach the scheduler: it renames node ids through an attribute pytest stopped reading.)"""
+    if config.getvalue("dist") != "load":
+        return None  # another --dist asked for explicitly
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(nodeid)
+
+        def _assign_work_unit(self, node: Any) -> None:
+            if "ray" in self.workqueue:
+                self.workqueue.move_to_end("ray", last=False)
+            super()._assign_work_unit(node)
+
+    return ByGroup(config, log)

@@ -20,7 +20,7 @@ from scale_support import DeskProject, desk_cases
 
 from oloproof.errors import ConfigError
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
 pytest.importorskip("ray")
 
 
