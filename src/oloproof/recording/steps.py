@@ -198,3 +198,8 @@ class StepRecorder:
     def built(self, trajectory: AgentTrajectory) -> bool:
         """Whether `trajectory` is one this recorder built (the engine's test in a replay)."""
         return any(t is trajectory for t in self._built)
+
+    @property
+    def built_trajectories(self) -> list[AgentTrajectory]:
+        """The trajectories this recorder built, in order."""
+        return self._built
