@@ -9,7 +9,10 @@ case is a distinct execution). Each measurement is a fresh process on a fresh st
 - `process`: the whole process, interpreter start to exit (what `oloproof run` costs, less
   the command line), measured from outside;
 - `cpu`: the process's CPU time, user + system, all threads (from `getrusage`): on this
-  shared machine the wall times grow with the neighbours' load, the CPU time much less.
+  shared machine the wall times grow with the neighbours' load, the CPU time much less;
+- where that CPU went: each thread's CPU time, by the thread's name, and the garbage
+  collector's, by generation (a `gc.callbacks` hook, and a wrapper of `Thread.run` that reads
+  the thread's CPU clock when it ends: both in the measuring process only).
 
 With `--against REF` (default: c067e66, main before the Part III work), each round measures
 this checkout and REF alternately (REF's `src/` exported by `_versions`, with what it needs
@@ -43,15 +46,35 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "oloproof" / "examples" 
 BEFORE = "c067e66"
 
 CHILD = """
-import json, resource, sys, time
+import collections, gc, json, resource, sys, threading, time
+# Where the CPU went: each thread's CPU time when it ends (by name), and the garbage
+# collector's, by generation (in whichever thread a collection ran).
+threads = collections.Counter()
+collector = [0.0, 0.0, 0.0]
+began = {}
+_run = threading.Thread.run
+def _timed_run(self):
+    try:
+        _run(self)
+    finally:
+        threads[self.name] += time.thread_time()
+threading.Thread.run = _timed_run
+def _collection(phase, info):
+    me = threading.get_ident()
+    if phase == "start":
+        began[me] = time.thread_time()
+    elif me in began:
+        collector[info["generation"]] += time.thread_time() - began.pop(me)
+gc.callbacks.append(_collection)
 import oloproof
-start = time.perf_counter()
+start, own = time.perf_counter(), time.thread_time()
 result = oloproof.run(sys.argv[1])
-seconds = time.perf_counter() - start
+seconds, threads["main"] = time.perf_counter() - start, time.thread_time() - own
 doc = result.to_json()
 print(json.dumps({"seconds": seconds, "cases": doc["cases"], "cache": doc["cache"],
                   "figures": {k: doc.get(k) for k in ("metrics", "slices", "decisions", "gate",
                                                      "failing_cases")},
+                  "threads": threads, "gc": collector,
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -191,6 +214,22 @@ def main() -> None:
                   f"{_median([m['seconds'] for m in ms])} | "
                   f"{_median([m['process'] for m in ms])} | {_median([m['cpu'] for m in ms])} | "
                   f"{statistics.median([m['rss_mb'] for m in ms]):.0f} |")
+        print("\nWhere the CPU went (cold, medians, seconds): each thread's CPU time by name "
+              "(`main` from the call's start: loading, planning, judging, taking results; "
+              "`oloproof-case` the lanes running the system; `oloproof-store` the writer "
+              "thread; `oloproof-import` the imports beside the run), and the garbage "
+              "collector's by generation (inside those threads' time):\n")
+        names = ("main", "oloproof-case", "oloproof-store", "oloproof-import")
+        print("| cases | revision | " + " | ".join(names) + " | gc 0 / 1 / 2 |")
+        print("|---|---|" + "---|" * (len(names) + 1))
+        for (size, at, kind), ms in sorted(results.items()):
+            if kind != "cold":
+                continue
+            cells = [f"{statistics.median([m['threads'].get(n, 0.0) for m in ms]):.2f}"
+                     for n in names]
+            collected = " / ".join(f"{statistics.median([m['gc'][g] for m in ms]):.2f}"
+                                   for g in range(3))
+            print(f"| {size:,} | {labels[at]} | " + " | ".join(cells) + f" | {collected} |")
         if len(builds) > 1:
             print("\nThis checkout / the other, per round (cold), median in brackets:\n")
             for size in sizes:
