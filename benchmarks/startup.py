@@ -6,9 +6,10 @@ Each measurement is a fresh process, timed from spawn to exit: `oloproof --help`
 is the median of N runs, the runs of all commands interleaved so that a busy neighbour slows
 them alike. Usage: python benchmarks/startup.py [N] [--before SRC] (N defaults to 21).
 
-`--before SRC` also times `python -m oloproof.cli.main --help` / `--version` with another
-checkout's `src/` first on the path (e.g. a worktree of the commit before a change), beside the
-same two commands of this checkout, so the before/after ratio comes from one run.
+`--before SRC` also times `python -m oloproof.cli.main --help` / `--version` and
+`python -c "import oloproof.api"` with another checkout's `src/` first on the path (e.g. a
+worktree of the commit before a change), beside the same three commands of this checkout, so
+the before/after ratios come from one run.
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ def main() -> None:
             argv = [sys.executable, "-m", "oloproof.cli.main", flag]
             commands[f"before: -m oloproof.cli.main {flag}"] = (argv, before)
             commands[f"after: -m oloproof.cli.main {flag}"] = (argv, here)
+        commands["before: import oloproof.api"] = (COMMANDS["import oloproof.api"], before)
+        commands["after: import oloproof.api"] = (COMMANDS["import oloproof.api"], here)
     for argv, src in commands.values():  # warm the file cache: every figure is a warm start
         _once(argv, src)
     times: dict[str, list[float]] = {name: [] for name in commands}
@@ -79,6 +82,9 @@ def main() -> None:
                     / medians[f"after: -m oloproof.cli.main {flag}"], 2)
         for flag in ("--help", "--version") if before is not None
     }
+    if before is not None:
+        ratios["import oloproof.api"] = round(medians["before: import oloproof.api"]
+                                              / medians["after: import oloproof.api"], 2)
     print(json.dumps({
         "runs": n,
         "commands": rows,
