@@ -1,4 +1,5 @@
-"""The library surface the command line is a thin layer over (SPEC §3.6).
+"""The library surface the command line is a thin layer over
+(docs/getting-started.md#the-same-from-python).
 
 `run()` does everything `oloproof run` does and returns a RunResult; `load_run()` reads a stored
 run; `redecide()` decides a stored run under another policy without running anything.

@@ -30,8 +30,9 @@ def write_html_report(
 
     `compress` forces (True) or forbids (False) gzip-compressed case details; by default only
     large runs are compressed. `baseline` (a run reference) adds the comparison with that run
-    (SPEC §17): the broken cases first, each opening both runs' case panels side by side; a
-    reference naming the run itself means the newest run before it.
+    (docs/compare.md#both-runs-side-by-side-the-html-report): the broken cases first, each opening
+    both runs' case panels side by side; a reference naming the run itself means the newest run
+    before it.
     """
     # Imported here: the report's modules are not needed by a run.
     from oloproof.report.html import render_page
@@ -58,7 +59,7 @@ def write_ci_reports(
     markdown: str | Path | None = None, config: str | Path = "oloproof.yaml",
     store: str | Path | None = None,
 ) -> list[Path]:
-    """Write a run's (or a comparison's) results where CI systems read them (SPEC §19): JUnit
+    """Write a run's (or a comparison's) results where CI systems read them (docs/ci.md): JUnit
     XML to `junit`, GitHub-flavoured Markdown to `markdown`. A run's cases are read from the
     store, like every report. Returns the paths written."""
     from oloproof.document import Comparison

@@ -12,7 +12,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class RunResult:
-    """A run as the reports show it; `to_json()` is the JSON document of SPEC §11.
+    """A run as the reports show it; `to_json()` is the JSON document of
+    docs/cli.md#the-json-document.
 
     `document` is the typed run document (`oloproof.document.RunDocument`): `result.gate.action`,
     `result.metric("answer_correct").lower`, `result.decisions[0].state` read it.
@@ -48,5 +49,5 @@ class RunResult:
         return self.document.metric(metric_id)
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON document (SPEC §11), as `oloproof run --json` prints it."""
+        """The JSON document (docs/cli.md#the-json-document), as `oloproof run --json` prints it."""
         return self.document.to_json()

@@ -34,7 +34,8 @@ from oloproof.suite.validity import transform_validity
 
 
 def open_store(suite: LoadedSuite, store: str | Path | None = None) -> Store:
-    """The store a run writes to: `store` if given, else the suite's (SPEC §4.2)."""
+    """The store a run writes to: `store` if given, else the suite's
+    (docs/configuration.md#oloproofyaml)."""
     return Store(Path(store) if store is not None else suite.store_path())
 
 
@@ -111,7 +112,8 @@ class _Run:
         check_baseline_given(self.suite.policy, self.suite.policy_doc, baseline)
         self.db = open_store(self.suite, store)
         # The baseline is resolved before the run is registered, as `oloproof run` means it:
-        # the run being made is `latest` (SPEC §17). A bad baseline stops here, before any call.
+        # the run being made is `latest` (docs/compare.md#which-run-is-the-baseline). A bad baseline
+        # stops here, before any call.
         reference = baseline if baseline is not None else self.suite.policy.baseline_reference
         self.baseline: str | None = None
         if reference is not None:
@@ -236,14 +238,14 @@ def run(
 ) -> RunResult:
     """Run a suite: load, execute, judge, analyse, decide, store. Returns the run's result.
 
-    `trials` runs every case that many times (SPEC §15), instead of the suite's `trials:`;
-    `workers` and `executor` (`local`, `processes` or `ray`) replace `execution.workers` and
-    `execution.executor` (SPEC §14).
+    `trials` runs every case that many times (docs/reliability.md), instead of the suite's
+    `trials:`; `workers` and `executor` (`local`, `processes` or `ray`) replace `execution.workers`
+    and `execution.executor` (docs/scaling.md).
     `baseline` (a run reference) is the run `non_inferiority` rules compare with, instead of
-    the policy's `baseline:` (SPEC §17); the run being made counts as `latest`, so
-    `latest~1` — or `latest`, which cannot name the run itself — is the newest run before it.
-    A baseline that does not exist, is of another project or shares no case id with the suite
-    raises UsageError before any system call.
+    the policy's `baseline:` (docs/compare.md#which-run-is-the-baseline); the run being made counts
+    as `latest`, so `latest~1` — or `latest`, which cannot name the run itself — is the newest run
+    before it. A baseline that does not exist, is of another project or shares no case id with the
+    suite raises UsageError before any system call.
 
     Raises ConfigError before any system call when the configuration is wrong, and RunStopped
     when interrupted (what finished is stored and reused by the next run). `store` moves the

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
 
 def _open_existing(config: str | Path, store: str | Path | None) -> Store:
-    """The project's store, opened read-only: reading a run never writes (SPEC §11.1)."""
+    """The project's store, opened read-only: reading a run never writes
+    (docs/configuration.md#how-oloproof-fails-closed)."""
     return open_existing_store(config, store)
 
 
@@ -116,7 +117,8 @@ def _reanalyse(db: Store, run_id: str, suite_info: dict[str, Any]) -> Analysis:
 def load_case_trials(
     ref: str = "latest", config: str | Path = "oloproof.yaml", store: str | Path | None = None
 ) -> list[CaseTrials]:
-    """Every case of a stored run with its trials folded (SPEC §15.1), in stored order.
+    """Every case of a stored run with its trials folded (docs/reliability.md#what-passk-means), in
+    stored order.
 
     Each `CaseTrials` holds, per criterion (in the suite's `criteria` order), the case's
     passed, failed, missing (errored or never run) and excluded trials — the `c`, `f`, `m`
@@ -144,7 +146,7 @@ def redecide(
 
     `baseline` (a run reference) is the run `non_inferiority` rules compare with, instead of
     the policy's `baseline:`; a reference that names the run itself (`latest` for `gate
-    latest`) means the newest run before it (SPEC §17).
+    latest`) means the newest run before it (docs/compare.md#which-run-is-the-baseline).
     """
     return _redecided(ref, policy, config, store, baseline)[0]
 
@@ -195,7 +197,8 @@ def plan(
     ref: str = "latest", policy: str | Path | None = None, config: str | Path = "oloproof.yaml",
     store: str | Path | None = None, baseline: str | None = None,
 ) -> Plan:
-    """What it would take to decide each undecided rule of a stored run (SPEC §18).
+    """What it would take to decide each undecided rule of a stored run
+    (docs/compare.md#what-it-would-take-to-decide-oloproof-plan).
 
     The run is decided under its own policy (or `policy`) as `redecide` does; each rule that
     is INSUFFICIENT_EVIDENCE gets a projection — the smallest number of observed cases whose

@@ -98,7 +98,8 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
 
 
 def _live_progress() -> LiveProgress | None:
-    """The progress bar of a run on a terminal, or None (SPEC §4.4: never when `CI` is set).
+    """The progress bar of a run on a terminal, or None (docs/cli.md#oloproof-run: never when `CI`
+    is set).
 
     Where no bar can be shown — `CI` set, or stderr not a terminal and neither
     `TTY_COMPATIBLE` nor `FORCE_COLOR` saying it is one (Rich's own rules) — Rich is not

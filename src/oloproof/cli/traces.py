@@ -12,7 +12,10 @@ from oloproof.cli.group import cli
 
 @cli.group()
 def traces() -> None:
-    """Suites over the traces agents recorded in production (SPEC §16)."""
+    """Suites over the traces agents recorded in production.
+
+    How traces become trajectories: docs/traces.md.
+    """
 
 
 @traces.command("import")
