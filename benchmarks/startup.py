@@ -9,7 +9,9 @@ them alike. Usage: python benchmarks/startup.py [N] [--before SRC] (N defaults t
 `--before SRC` also times `python -m oloproof.cli.main --help` / `--version` and
 `python -c "import oloproof.api"` with another checkout's `src/` first on the path (e.g. a
 worktree of the commit before a change), beside the same three commands of this checkout, so
-the before/after ratios come from one run.
+the before/after ratios come from one run. It also reads, from `python -X importtime`, how long
+importing `oloproof.cli.main` and `oloproof.api` takes on each side (median and minimum of N, the
+minimum being the figure a busy machine disturbs least).
 """
 
 from __future__ import annotations
@@ -44,6 +46,18 @@ def _once(argv: list[str], src: str | None = None) -> float:
     return time.perf_counter() - start
 
 
+def _import_ms(module: str, src: str) -> float:
+    """How long `import module` took, by `-X importtime` (cumulative, in ms)."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", f"import {module}"],
+                          check=True, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": src})
+    for line in done.stderr.splitlines():
+        parts = [part.strip() for part in line.split("|")]
+        if len(parts) == 3 and parts[2] == module:
+            return int(parts[1]) / 1000
+    raise SystemExit(f"-X importtime printed no line for {module}")
+
+
 def main() -> None:
     args = sys.argv[1:]
     before = None
@@ -70,6 +84,13 @@ def main() -> None:
     for _ in range(n):
         for name, (argv, src) in commands.items():
             times[name].append(_once(argv, src))
+    imports: dict[str, list[float]] = {}
+    if before is not None:
+        for _ in range(n):
+            for module in ("oloproof.cli.main", "oloproof.api"):
+                for side, src in (("before", before), ("after", here)):
+                    imports.setdefault(f"{side}: import {module}", []).append(
+                        _import_ms(module, src))
     medians = {name: statistics.median(ts) for name, ts in times.items()}
     bare = medians["python -c pass"]
     rows = {
@@ -89,6 +110,9 @@ def main() -> None:
         "runs": n,
         "commands": rows,
         **({"before_over_after": ratios} if ratios else {}),
+        **({"importtime_ms": {name: {"median": round(statistics.median(ms), 1),
+                                     "min": round(min(ms), 1)}
+                              for name, ms in imports.items()}} if imports else {}),
         "help_within_target": medians["oloproof --help"] <= TARGET_S,
         "version_within_target": medians["oloproof --version"] <= TARGET_S,
         "engine_import_over_help": round(medians["import oloproof.api"]
