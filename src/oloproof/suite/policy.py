@@ -305,7 +305,8 @@ def _check_errored_rule(rule: dict[str, Any], i: int, doc: YamlDocument) -> None
     if "max_share" in rule and "max_count" in rule:
         raise ConfigError(f"rule {name}: {ERRORED_ONE_LIMIT}, not both", file=doc.path,
                           line=doc.line_of(("rules", i, "max_count")))
-    if "max_share" not in rule and "max_count" not in rule:
+    if "max_share" not in rule and "max_count" not in rule \
+            and set(rule) <= set(accepted_fields(Rule)):  # (a misspelt key is said first)
         raise ConfigError(f"rule {name}: {ERRORED_ONE_LIMIT}", file=doc.path,
                           line=doc.line_of(("rules", i, "kind")))
 
