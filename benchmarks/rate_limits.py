@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _versions import finished, load, revision
+
 APP = '''
 import asyncio
 import os
@@ -148,6 +150,7 @@ def main() -> None:
     args = parser.parse_args()
     ideal = args.cases * 0.05 / 32
     base = Path(tempfile.mkdtemp(prefix="oloproof-rate-limits-"))
+    print(f"revision {revision()}; {load()}", flush=True)
     try:
         for round_ in range(1, args.rounds + 1):
             startup_root = make(base / f"startup-{round_}", 1, True)
@@ -159,8 +162,10 @@ def main() -> None:
                               "bound_s": round(bound, 3), "retries": with_retries,
                               "within_bound": with_retries["seconds"] <= bound,
                               "no_retries": without}), flush=True)
+            print(f"# after round {round_}: {load()}", flush=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+    print(finished())
 
 
 if __name__ == "__main__":
