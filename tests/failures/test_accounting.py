@@ -109,6 +109,11 @@ def test_the_accounting_adds_up_in_every_output(tmp_path: Path, cli: Any) -> Non
     assert summary["executions_text"] == LINE
     broke = {(g["kind"], g["executions"]) for g in summary["what_broke"]["groups"]}
     assert broke == {("system_error", 4), ("timeout", 4)}
+    (budget,) = summary["decisions"]
+    assert (budget["metric"], budget["state"], budget["text"]) == (
+        "executions", "PASS", "8 of 20 executions errored ≤ max 8")
+    (rule,) = summary["policy"]["rules"]
+    assert (rule["metric"], rule["text"]) == ("executions", "at most 8 errored execution(s)")
 
     # Again: only what errored runs, and the cache line names the run it errored in.
     project.forget_calls()
