@@ -274,3 +274,17 @@ def test_max_errored_needs_the_run_s_executions_and_reads_back_from_a_stored_pol
 def test_a_max_errored_rule_is_validated_strictly(fields: dict[str, Any], says: str) -> None:
     with pytest.raises(ValueError, match=re.escape(says)):
         Rule(id="infra", kind="max_errored", **fields)
+
+
+def test_a_max_errored_rule_with_nothing_to_count_is_planned_as_running_the_suite() -> None:
+    from oloproof.decisions.plan import plan_decisions
+
+    rule = Rule(id="infra", kind="max_errored", max_share=0.02)
+    policy = Policy(rules=(rule,))
+    decisions, _ = decide(policy, [], {}, executions=_executions({}, 0))
+
+    (row,) = plan_decisions("run_x", policy, decisions, []).rules
+
+    assert (row.rule, row.metric, row.reason, row.total) == ("infra", "executions",
+                                                             "no_executions", None)
+    assert "running the suite settles the rule" in row.note
