@@ -186,13 +186,17 @@ class Desk:
         attempt = _attempt(case)
         _log("start", case.case_id, attempt)
         try:
+            found = dict(self.state)  # what this attempt found in the sandbox
+            if case_input.get("dirty"):  # it writes to the sandbox before the call fails
+                self.state["written_by_attempt"] = attempt
             time.sleep(_before(case_input, attempt))
             self.state["refunded"] = True
             case.agent_trajectory(AgentTrajectory(
                 steps=self._steps(case_input), terminal_status="success",
                 checkpoints=(AgentCheckpoint(checkpoint_id="start", step_index=None,
                                              payload={"input": case_input}),)))
-            return {"answer": "yes"}
+            return {"answer": "yes", "found": found} if case_input.get("dirty") \
+                else {"answer": "yes"}
         finally:
             _log("end", case.case_id, attempt)
 
