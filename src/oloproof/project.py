@@ -306,6 +306,15 @@ def _judge_labels(evaluators: list[Evaluator], index: DatasetIndex, project_dir:
                 f"evaluator judge ({evaluator.criterion}): the dataset names clusters, and a "
                 "judged criterion's corrected interval is over independent cases; judge a "
                 "dataset without `cluster`", file=doc.path, line=doc.line_of(("evaluators", i)))
+        judge = evaluator.judge_config
+        samples = evaluator.config.samples
+        if samples > 1 and judge is not None and judge.model is not None \
+                and judge.temperature == 0:
+            warnings.append(
+                f"{evaluator.criterion}: samples: {samples} asks judge {judge.name} {samples} "
+                "times at temperature 0, where a model mostly answers alike: the majority is "
+                f"that one answer at {samples} times the cost; give the judge a temperature "
+                "above 0, or leave samples out")
         if evaluator.config.labels is None:
             continue
         found = load_judge_labels(project_dir / evaluator.config.labels,

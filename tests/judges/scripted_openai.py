@@ -10,6 +10,8 @@ the failures a real endpoint has:
 - `[500]`: always a server error (500);
 - `[garbage]`: always a reply that is not a verdict; `[garbage-once]`: not a verdict the first
   time, a verdict after;
+- `[split]`: the verdict turned the other way on every second request for this text (three
+  samples of one case: 2 to 1);
 - `[401]`: an authentication error whose message repeats the key it was sent, as some servers
   do (the client must never store or print it).
 
@@ -125,6 +127,8 @@ class ScriptedServer:
             content = "I think this one is probably fine?"
         else:
             verdict = self.decide(text)
+            if "[split]" in text and seen % 2 == 0:
+                verdict = "pass" if verdict == "fail" else "fail"
             content = json.dumps({"verdict": verdict, "reason": f"scripted: {verdict}"})
         return 200, {}, {
             "id": f"chatcmpl-{seen}", "object": "chat.completion", "created": 0,
