@@ -8,7 +8,8 @@ the failures a real endpoint has:
 - `[429]`: the first request for this text is a rate limit (status 429, `retry-after`), the
   next ones answer;
 - `[500]`: always a server error (500);
-- `[garbage]`: always a reply that is not a verdict; `[garbage-once]`: not a verdict the first
+- `[garbage]`: always a reply that is not a verdict; `[broken-body]`: a 200 whose body is not
+  JSON at all; `[no-choices]`: a completion without choices; `[garbage-once]`: not a verdict the first
   time, a verdict after;
 - `[split]`: the verdict turned the other way on every second request for this text (three
   samples of one case: 2 to 1);
@@ -73,7 +74,7 @@ class ScriptedServer:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 status, headers, reply = script.answer(body, self.headers.get("authorization"))
-                data = json.dumps(reply).encode()
+                data = reply if isinstance(reply, bytes) else json.dumps(reply).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
@@ -104,7 +105,7 @@ class ScriptedServer:
         self.stop()
 
     def answer(self, body: dict[str, Any], authorization: str | None
-               ) -> tuple[int, dict[str, str], dict[str, Any]]:
+               ) -> tuple[int, dict[str, str], dict[str, Any] | bytes]:
         """The status, headers and JSON body of the reply to one request."""
         messages = body.get("messages") or []
         text = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
@@ -123,6 +124,11 @@ class ScriptedServer:
         if "[429]" in text and seen == 1:
             return 429, {"retry-after": "0.05"}, {"error": {"message": "slow down",
                                                              "type": "rate_limit"}}
+        if "[broken-body]" in text:
+            return 200, {}, b'{"id": "chatcmpl-1", "choices": [{"message": {"content": "{\\"verd'
+        if "[no-choices]" in text:
+            return 200, {}, {"id": "chatcmpl-0", "object": "chat.completion", "created": 0,
+                             "model": str(body.get("model")), "choices": []}
         if "[garbage]" in text or ("[garbage-once]" in text and seen == 1):
             content = "I think this one is probably fine?"
         else:

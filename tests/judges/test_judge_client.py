@@ -5,6 +5,7 @@ scripted OpenAI-compatible server, and the same suite with a `callable:` judge
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -117,6 +118,42 @@ def test_failures_of_the_judge_are_missing_never_failed_or_passed(
     assert server.calls == calls + 2 + 1
 
 
+def test_a_reply_that_is_no_completion_is_missing(judged: JudgedProject,
+                                                  server: ScriptedServer, keyed: None) -> None:
+    """A 200 whose body is cut off mid-JSON, and a completion with no choices: replies that
+    are not a verdict, asked again once, then missing (`judge_unparseable`) — never passed or
+    failed — and the other cases judged as usual."""
+    judged.model_judge(server)
+    judged.write_cases(desk_cases(5, lies={4}, broken_body={1}, no_choices={2}))
+    result = _run(judged)
+    verdicts = _verdicts(result, judged)
+    assert verdicts["r001"] == verdicts["r002"] == ("missing", "judge_unparseable")
+    assert verdicts["r003"][0] == "passed" and verdicts["r004"][0] == "failed"
+    row = result.metric("reply_truthful")
+    assert (row.passed, row.observed, row.missing) == (2, 3, 2)
+    assert row.missing_by_reason == {"judge_unparseable": 2}
+    errors = {e.case: e for e in result.document.errors}
+    assert set(errors) == {"r001", "r002"}
+    assert "not a chat completion (JSONDecodeError" in errors["r001"].message
+    assert server.calls == 3 + 2 * 2
+
+
+def test_a_short_stand_in_key_leaves_the_words_around_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A local server takes any key (`export OLLAMA_API_KEY=ollama`): blotted out where it
+    stands as a word, never inside the words of a message; a real key everywhere."""
+    from oloproof.execution.judging import _Judge
+    from oloproof.suite.config import JudgeConfig
+
+    judge = _Judge(JudgeConfig(name="g", model="m", api_key_env="JUDGE_TEST_KEY"), 1)
+    monkeypatch.setenv("JUDGE_TEST_KEY", "k")
+    assert judge.scrub("asked 2 times with key k") == "asked 2 times with key ***"
+    monkeypatch.setenv("JUDGE_TEST_KEY", "ollama")
+    assert judge.scrub("key 'ollama' refused by ollamad") == "key '***' refused by ollamad"
+    monkeypatch.setenv("JUDGE_TEST_KEY", KEY)
+    assert judge.scrub(f"tokens x{KEY}y and {KEY}.") == "tokens x***y and ***."
+
+
 def test_a_rate_limit_is_retried_after_the_wait_it_asks(
         judged: JudgedProject, server: ScriptedServer, keyed: None) -> None:
     judged.model_judge(server)
@@ -196,6 +233,43 @@ def test_the_key_is_never_stored_nor_printed(judged: JudgedProject, server: Scri
     with sqlite3.connect(judged.store) as db:
         db.execute("PRAGMA wal_checkpoint(FULL)")
     for path in judged.store.parent.iterdir():
+        assert KEY.encode() not in path.read_bytes(), path
+
+
+def test_the_key_is_in_no_output_of_the_command_line(judged: JudgedProject,
+                                                     server: ScriptedServer,
+                                                     cli: Callable[..., Any]) -> None:
+    """Every command a user runs on a judged project, and every file they write: the key the
+    server saw in each request is in none of them, though the server's error repeats it."""
+    judged.model_judge(server)
+    judged.write_cases(desk_cases(3, lies={2}, **{"401": {1}}))
+    env = {"JUDGE_TEST_KEY": KEY}
+    (judged.root / "out").mkdir()
+    (judged.root / "labels").mkdir()
+    printed = []
+    for args in (("run",),
+                 ("run", "--json", "--junit", "out/junit.xml", "--markdown", "out/run.md"),
+                 ("inspect", "latest"), ("inspect", "latest", "--failures"),
+                 ("inspect", "latest", "--case", "r001"),
+                 ("inspect", "latest", "--case", "r001", "--json"),
+                 ("cases", "latest"), ("gate", "latest", "--json"), ("runs",),
+                 ("report", "--html", "out/report.html"),
+                 ("labels", "sample", "--criterion", "reply_truthful", "--n", "3", "--seed",
+                  "1", "-o", "labels/truthful.jsonl")):
+        code, out, err = cli(*args, cwd=judged.root, env=env)
+        assert code in (0, 3), (args, out, err)
+        printed.append(out + err)
+    assert server.requests and all(r["authorization"] == f"Bearer {KEY}"
+                                   for r in server.requests)  # it was sent, every time
+    assert any("Incorrect API key provided: ***" in text for text in printed)
+    for at, text in enumerate(printed):
+        assert KEY not in text, at
+    with sqlite3.connect(judged.store) as db:
+        db.execute("PRAGMA wal_checkpoint(FULL)")
+    written = [p for p in judged.root.rglob("*") if p.is_file()]
+    assert {"junit.xml", "run.md", "report.html", "truthful.jsonl", "store.sqlite"} <= \
+        {p.name for p in written}
+    for path in written:
         assert KEY.encode() not in path.read_bytes(), path
 
 
