@@ -4,6 +4,7 @@ scripted OpenAI-compatible server, and the same suite with a `callable:` judge
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from typing import Any
@@ -95,6 +96,38 @@ def test_a_changed_rubric_rejudges_without_running_the_system(
     third = _run(judged)
     assert third.to_json()["cache"]["judge"] == {"hit": 0, "miss": 0}  # judgments cached
     assert server.calls == 12
+
+
+def test_a_changed_judge_version_rejudges_without_running_the_system(
+        judged: JudgedProject, cli: Callable[..., Any]) -> None:
+    """A callable judge's code is not in its verdicts' key (as a system's code is not in its
+    executions'): an edit alone re-judges nothing; its `version` changed, every case is
+    judged again by the new code, and the system is not called again."""
+    def run() -> dict[str, Any]:
+        code, out, err = cli("run", "--json", cwd=judged.root)
+        assert code in (0, 3), err
+        document: dict[str, Any] = json.loads(out)
+        return document
+
+    (judged.root / "strict.py").write_text(
+        "def grade(request):\n    return {'verdict': 'pass', 'reason': 'first'}\n",
+        encoding="utf-8")
+    judged.suite["judges"] = [{"name": "house", "callable": "strict:grade", "version": 1}]
+    judged.write()
+    judged.write_cases(desk_cases(4))
+    assert run()["metrics"][0]["passed"] == 4
+    (judged.root / "strict.py").write_text(
+        "def grade(request):\n    return {'verdict': 'fail', 'reason': 'second'}\n",
+        encoding="utf-8")
+    edited = run()
+    assert edited["metrics"][0]["passed"] == 4  # the cached verdicts
+    assert edited["cache"]["judge"] == {"hit": 0, "miss": 0}
+    judged.suite["judges"][0]["version"] = 2
+    judged.write()
+    again = run()
+    assert again["cache"]["execution"] == {"hit": 4, "miss": 0}
+    assert again["cache"]["judge"] == {"hit": 0, "miss": 4}
+    assert again["metrics"][0]["passed"] == 0
 
 
 def test_failures_of_the_judge_are_missing_never_failed_or_passed(
@@ -320,3 +353,20 @@ def test_the_judges_concurrency_bounds_its_calls(judged: JudgedProject, keyed: N
     assert slow.calls == 12
     assert slow.peak == 3  # never more at once, and it reaches it
     assert slow.span_s >= 12 * 0.05 / 3
+
+
+def test_two_projects_in_one_process_each_get_their_own_judge(tmp_path: Any) -> None:
+    """Both name their judge's module `judges` (as the example does): in one process (a
+    notebook, a test session) the second project is judged by its own `judges.py`, not by the
+    module the first one imported."""
+    found = []
+    for name, verdict in (("first", "pass"), ("second", "fail")):
+        project = JudgedProject(tmp_path / name)
+        (project.root / "judges.py").write_text(
+            f"def grade(request):\n    return {{'verdict': {verdict!r}, 'reason': {name!r}}}\n",
+            encoding="utf-8")
+        project.suite["judges"] = [{"name": "house", "callable": "judges:grade"}]
+        project.write()
+        project.write_cases(desk_cases(3))
+        found.append(_run(project).metric("reply_truthful").passed)
+    assert found == [3, 0]

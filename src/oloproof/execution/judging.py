@@ -27,6 +27,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from oloproof.evaluators.base import Evaluator
@@ -43,6 +44,7 @@ from oloproof.evaluators.verdicts import (
     verdict_from_value,
 )
 from oloproof.execution.retries import RetryPolicy, Throttle, call_with_retries_async
+from oloproof.execution.target import forget_foreign
 from oloproof.execution.units import CaseJob, JudgeAsk
 from oloproof.suite.config import (
     JUDGE_RETRIES_CALLABLE,
@@ -77,16 +79,20 @@ def judge_retries(config: JudgeConfig) -> RetryPolicy:
     return RetryPolicy.named(names, attempts=JUDGE_RETRY_ATTEMPTS)
 
 
-def judge_problem(config: JudgeConfig) -> str | None:
+def judge_problem(config: JudgeConfig, project_dir: Path | None = None) -> str | None:
     """Why this judge cannot be called, in words, or None: its `callable` does not import,
     or its `model` lacks the `openai` SDK or the variable that holds its API key, or an
-    exception class its `retries:` names does not import."""
+    exception class its `retries:` names does not import. A `callable` module of the same
+    name that another project in this process imported is dropped first (`project_dir`, the
+    suite's folder): this project's own is the one imported, and then called."""
     if config.retries is not None:
         try:
             judge_retries(config)
         except LookupError as exc:
             return f"retries.on: {exc}; name an exception class the judge's call raises"
     if config.callable is not None:
+        if project_dir is not None:
+            forget_foreign(config.callable.partition(":")[0], project_dir.resolve())
         try:
             _import_function(config.callable)
         except LookupError as exc:
