@@ -8,9 +8,9 @@ the failures a real endpoint has:
 - `[429]`: the first request for this text is a rate limit (status 429, `retry-after`), the
   next ones answer;
 - `[500]`: always a server error (500);
-- `[garbage]`: always a reply that is not a verdict; `[broken-body]`: a 200 whose body is not
-  JSON at all; `[no-choices]`: a completion without choices; `[garbage-once]`: not a verdict the first
-  time, a verdict after;
+- `[garbage]`: always a reply that is not a verdict; `[garbage-once]`: not a verdict the first
+  time, a verdict after; `[broken-body]`: a 200 whose body is cut off mid-JSON;
+  `[no-choices]`: a completion without choices;
 - `[split]`: the verdict turned the other way on every second request for this text (three
   samples of one case: 2 to 1);
 - `[401]`: an authentication error whose message repeats the key it was sent, as some servers
