@@ -90,7 +90,9 @@ def test_the_figures(document: dict[str, Any]) -> None:
                                  "cost": None}
 
 
-def test_three_trials_run_only_the_new_trials(three_trials: tuple[str, dict[str, Any]]) -> None:
+def test_three_trials_run_only_the_new_trials(three_trials: tuple[str, dict[str, Any]],
+                                             document: dict[str, Any]) -> None:
+    one_trial = {m["id"]: m for m in document["metrics"]}
     terminal, document = three_trials
     assert "Cache: execution 18 hit/36 miss" in terminal
     assert document["trials"] == 3 and document["errors"] == []
@@ -99,6 +101,13 @@ def test_three_trials_run_only_the_new_trials(three_trials: tuple[str, dict[str,
     assert {m: (metrics[m]["passed"], metrics[m]["observed"]) for m in
             ("answer_correct", "agent_tool_sequence", "agent_route")} == {
         "answer_correct": (47, 54), "agent_tool_sequence": (45, 54), "agent_route": (47, 54)}
+    # Trials never cost evidence: 54 of 54 trials of agent_tool_permissions read the 18 of 18
+    # of one trial, [81.4%, 100.0%] (the betting interval read [68.7%, 100.0%]).
+    permissions, once = metrics["agent_tool_permissions"], one_trial["agent_tool_permissions"]
+    assert (permissions["passed"], permissions["observed"]) == (54, 54)
+    assert (permissions["lower"], permissions["upper"]) == (once["lower"], once["upper"])
+    assert (percent_lower(permissions["lower"]), percent_upper(permissions["upper"])) == (
+        "81.4%", "100.0%")
     decisions = {d["rule"]: d["state"] for d in document["decisions"]}
     assert decisions["looks-before-refunding"] == "FAIL"
     failing = {c["case"]: c["failed_trials"] for c in document["failing_cases"]["first"]}
