@@ -157,7 +157,7 @@ def load_worker_parts(config: str, project_dir: str | None) -> WorkerParts:
     bind_judges(evaluators, suite_file.judges, doc.path, doc.line_of)
     # Checked again where the judges are called: a Ray actor has its node's environment, which
     # may lack the variable that holds a judge's API key.
-    _check_judges(suite_file, evaluators, doc, where=" (on this worker)")
+    _check_judges(suite_file, evaluators, doc, root, where=" (on this worker)")
     return (target, evaluators, suite_file.system.timeout_s, suite_file.system.concurrency,
             retry_policy(suite_file.system.retries, doc))
 
@@ -224,7 +224,7 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
     _check_workers(config, doc, execution, target, workers is not None)
     evaluators = build_evaluators(config.evaluators, doc, project_dir)
     bind_judges(evaluators, config.judges, doc.path, doc.line_of)
-    _check_judges(config, evaluators, doc)
+    _check_judges(config, evaluators, doc, project_dir)
     _check_metric_ids(config, evaluators, doc)
     _check_trial_metrics(config, evaluators, doc, run_trials, trials is not None)
     _check_requirements(config, evaluators, target, doc)
@@ -265,7 +265,7 @@ _CASE_PARTS = ("input", "expected", "metadata")
 
 
 def _check_judges(config: SuiteFile, evaluators: list[Evaluator], doc: YamlDocument,
-                  where: str = "") -> None:
+                  project_dir: Path, where: str = "") -> None:
     """Every judge a criterion uses can be called: a `callable` imports, a `model` has the
     `openai` SDK installed and its API key's variable set — checked before any call (`where`
     says where it was checked, when not here)."""
@@ -275,7 +275,7 @@ def _check_judges(config: SuiteFile, evaluators: list[Evaluator], doc: YamlDocum
     for at, judge in enumerate(config.judges):
         if judge.name not in used:
             continue
-        problem = judge_problem(judge)
+        problem = judge_problem(judge, project_dir)
         if problem is not None:
             key = "callable" if judge.callable is not None else \
                 "api_key_env" if "environment variable" in problem and judge.api_key_env \
@@ -306,6 +306,15 @@ def _judge_labels(evaluators: list[Evaluator], index: DatasetIndex, project_dir:
                 f"evaluator judge ({evaluator.criterion}): the dataset names clusters, and a "
                 "judged criterion's corrected interval is over independent cases; judge a "
                 "dataset without `cluster`", file=doc.path, line=doc.line_of(("evaluators", i)))
+        judge = evaluator.judge_config
+        samples = evaluator.config.samples
+        if samples > 1 and judge is not None and judge.model is not None \
+                and judge.temperature == 0:
+            warnings.append(
+                f"{evaluator.criterion}: samples: {samples} asks judge {judge.name} {samples} "
+                "times at temperature 0, where a model mostly answers alike: the majority is "
+                f"that one answer at {samples} times the cost; give the judge a temperature "
+                "above 0, or leave samples out")
         if evaluator.config.labels is None:
             continue
         found = load_judge_labels(project_dir / evaluator.config.labels,

@@ -94,7 +94,7 @@ def _import_entry(config: SystemConfig, project_dir: Path, doc: YamlDocument) ->
     module_name, _, attribute = config.entry.partition(":")
     line = doc.line_of(("system", key))
     root = put_on_path(project_dir)
-    _forget_foreign(module_name, Path(root))
+    forget_foreign(module_name, Path(root))
     try:
         module = importlib.import_module(module_name)
     except CONTAINED as exc:  # (argparse at import time calls sys.exit: refused, in words)
@@ -163,11 +163,12 @@ def put_on_path(project_dir: Path) -> str:
     return root
 
 
-def _forget_foreign(module_name: str, root: Path) -> None:
+def forget_foreign(module_name: str, root: Path) -> None:
     """Drop an already imported module of the same name from another project.
 
-    Projects commonly name their system module `app`; in one process (a notebook, a test
-    session) the second project must get its own `app`, not the first one's.
+    Projects commonly name their system module `app` (and their judge's `judges`); in one
+    process (a notebook, a test session) the second project must get its own `app`, not the
+    first one's.
     """
     top = module_name.split(".", 1)[0]
     loaded = sys.modules.get(top)
