@@ -39,6 +39,25 @@ def pipe_closed() -> int:
     return _code_if_pipe_closes
 
 
+def report_fatal_signals() -> None:
+    """Have Python's fault report written to stderr if the process itself crashes.
+
+    A segmentation fault (or another fatal signal) in native code kills the process before any
+    exception handler runs, so the command ends with the signal's own exit code (139 for
+    SIGSEGV), not 5. Without this it ended without a word; with it, stderr shows
+    `Fatal Python error: Segmentation fault` and the Python line that was running -- a
+    system's factory, or the system itself on `executor: local`, which runs it in this
+    process (`executor: processes` keeps such a crash to one worker: docs/scaling.md)."""
+    import faulthandler
+
+    if faulthandler.is_enabled():
+        return
+    try:
+        faulthandler.enable(file=sys.stderr, all_threads=False)
+    except (AttributeError, OSError, ValueError):  # stderr is not a file (captured, closed)
+        pass
+
+
 def crash_directory(cwd: Path | None = None) -> Path:
     """Where a traceback is written: the project's `.oloproof/` when there is one, else the
     temporary directory."""
