@@ -9,6 +9,7 @@ failure: the command still exits with the code it meant to (the gate's, for `run
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -52,10 +53,9 @@ def report_fatal_signals() -> None:
 
     if faulthandler.is_enabled():
         return
-    try:
+    # (stderr may be no file: captured, or closed)
+    with contextlib.suppress(AttributeError, OSError, ValueError):
         faulthandler.enable(file=sys.stderr, all_threads=False)
-    except (AttributeError, OSError, ValueError):  # stderr is not a file (captured, closed)
-        pass
 
 
 def crash_directory(cwd: Path | None = None) -> Path:
