@@ -200,8 +200,9 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
 
     `trials` (from `--trials` or `oloproof.run(trials=...)`) replaces the suite's `trials:`;
     `workers` and `executor` (`--workers`, `--executor`) replace `execution.workers` and
-    `execution.executor`. On `executor: local` the system's factory is called once per worker
-    here, so a factory that fails is found before anything runs.
+    `execution.executor`. A run never has more workers than units to run (its cases times its
+    trials). On `executor: local` the system's factory is called once per worker here, so a
+    factory that fails is found before anything runs.
     """
     config_path = config_path.resolve()
     config, doc = load_suite_file(config_path)
@@ -216,9 +217,9 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
     put_on_path(project_dir)  # the system and custom evaluators import from the project
     execution = _execution(config, doc, workers, executor)
     # The system module first: it may register custom evaluators with @oloproof.evaluator.
+    # (One system now; a local run's other workers' once the dataset says how many run.)
     local = execution.executor == "local"
-    targets = load_targets(config.system, project_dir, doc,
-                           execution.workers if local else 1)
+    targets = load_targets(config.system, project_dir, doc, 1)
     target = targets[0]
     retries = retry_policy(config.system.retries, doc)
     _check_workers(config, doc, execution, target, workers is not None)
@@ -246,6 +247,13 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
                           for f in e.shows if f.split(".")[0] in _CASE_PARTS})
     index = scan_dataset(dataset_path, states, [(t.name, t.field) for t, _ in transforms],
                          shown_paths)
+    # Never more workers than units to run (a case's trials are units of their own): 32
+    # workers for 6 cases started 32 processes, 26 of them idle.
+    units = len(index) * run_trials
+    if execution.workers > units:
+        execution = execution.model_copy(update={"workers": units})
+    if local and execution.workers > 1:
+        targets = load_targets(config.system, project_dir, doc, execution.workers, targets)
     judge_labels, judge_warnings = _judge_labels(evaluators, index, project_dir, doc)
     suite = LoadedSuite(
         path=config_path, project_dir=project_dir, config=config, doc=doc, policy=policy,

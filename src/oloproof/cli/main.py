@@ -865,6 +865,7 @@ def view(port: int, host: str, open_browser: bool, config: str, store: str | Non
 
 def main() -> None:
     """Entry point of the `oloproof` command."""
+    crash.report_fatal_signals()
     _collect_young_objects_less_often()
     _exit_without_collecting()
     cli(prog_name="oloproof")
