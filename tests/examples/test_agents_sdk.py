@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -139,6 +140,44 @@ def test_the_readme_pastes_the_real_output(project: Path, terminal: str,
     assert _lines(trajectory) in _lines(shown)
     for figure in ("Cache: execution 18 hit/36 miss",):
         assert figure in README and figure in three_trials[0]
+
+
+def test_a_candidate_compared_with_the_version_shipped(project: Path, three_trials: Any,
+                                                      tmp_path: Path) -> None:
+    """The README's "Try a candidate": the reply reworded, the version bumped, run with three
+    trials and compared with `version:example-1` — the eleven refunded requests break on
+    answer_correct and nothing else moves; the README's policy lines FAIL the gate."""
+    candidate = tmp_path / "candidate"
+    shutil.copytree(project, candidate, ignore=shutil.ignore_patterns("__pycache__"))
+    app = candidate / "app.py"
+    source = app.read_text(encoding="utf-8")
+    old = """return model.say(f"Order {order_id.group() if order_id else ''} is refunded \""""
+    assert old in source
+    app.write_text(source.replace(old, """return model.say(f"Your money for order \
+{order_id.group() if order_id else ''} is on its way \""""), encoding="utf-8")
+    suite = candidate / "oloproof.yaml"
+    suite.write_text(suite.read_text(encoding="utf-8").replace(
+        "version: example-1 ", "version: example-2 "), encoding="utf-8")
+    commands = next(b for b in _blocks(README) if b.startswith("oloproof run --trials 3\n"))
+    run, compare = commands.splitlines()
+    assert run_cli(candidate, *run.split()[1:]).returncode == 1
+    done = run_cli(candidate, *compare.split()[1:])
+    assert done.returncode == 0, done.stderr
+    shown = next(b for b in _blocks(README) if b.startswith("Broken cases"))
+    assert _lines(shown) in _lines(done.stdout)
+    assert "Fixed cases" not in done.stdout and "Warning" not in done.stdout
+    printed = json.loads(run_cli(candidate, *compare.split()[1:], "--json").stdout)
+    assert {c: ids for c, ids in printed["broken_cases"].items() if ids} == {
+        "answer_correct": [f"req-{n:03d}" for n in range(1, 12)]}
+    assert not any(printed["fixed_cases"].values())
+    policy = re.search(r"```yaml\n(.*?)```", README, re.S)
+    assert policy is not None
+    (candidate / "ni.yaml").write_text("version: 1\n" + policy.group(1), encoding="utf-8")
+    gated = run_cli(candidate, "gate", "latest", "--policy", "ni.yaml", "--json")
+    assert gated.returncode == 1, gated.stderr
+    decision = json.loads(gated.stdout)["decisions"][0]
+    assert (decision["rule"], decision["state"]) == ("no-regression", "FAIL")
+    assert decision["baseline"] == printed["baseline"]
 
 
 def test_one_trial_is_shown_whole(project: Path, three_trials: Any) -> None:
