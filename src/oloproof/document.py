@@ -114,6 +114,10 @@ class DecisionReason(StrEnum):
     # and found to agree with them less than the criterion's minimum_agreement
     JUDGE_NOT_CHECKED = "judge_not_checked"
     JUDGE_DISAGREES_WITH_PEOPLE = "judge_disagrees_with_people"
+    # max_errored rules (docs/failures.md#the-error-budget): the run's errored executions
+    # against max_share or max_count
+    ERRORED_SHARE_EXCEEDS_LIMIT = "errored_share_exceeds_limit"
+    ERRORED_SHARE_WITHIN_LIMIT = "errored_share_within_limit"
 
 
 class GateAction(StrEnum):
@@ -203,17 +207,21 @@ class DecisionRow(_Model):
     must be at least −margin), the `baseline` run and how many cases were `paired`; `dropped` is how
     many cases of the baseline are not in this run (counted as pairs whose candidate side is
     missing, or with `dropped_ignored` left out, as the rule's `dropped: ignore` asks).
+    A `max_errored` rule (its `metric` is `executions`, the run's accounting) carries how many
+    of the run's `executions` `errored` and its limit as the rule gives it, `max_share` or
+    `max_count` (docs/failures.md#the-error-budget).
     """
 
     _INTERVAL: ClassVar[tuple[str, ...]] = ("bound", "bound_side", "threshold", "threshold_side")
     _COUNT: ClassVar[tuple[str, ...]] = ("failures", "missing", "limit")
     _BASELINE: ClassVar[tuple[str, ...]] = ("baseline", "paired", "dropped", "dropped_ignored")
+    _ERRORED: ClassVar[tuple[str, ...]] = ("errored", "executions", "max_share", "max_count")
 
     rule: str
     metric: str
     state: RuleState
     reasons: list[DecisionReason]
-    kind: Literal["interval", "observed_count", "non_inferiority"] | None = None
+    kind: Literal["interval", "observed_count", "non_inferiority", "max_errored"] | None = None
     bound: Number | None = None
     bound_side: Literal["lower", "upper"] | None = None
     threshold: Number | None = None
@@ -225,6 +233,10 @@ class DecisionRow(_Model):
     paired: int | None = None
     dropped: int | None = None
     dropped_ignored: bool | None = None
+    errored: int | None = None
+    executions: int | None = None
+    max_share: Number | None = None
+    max_count: int | None = None
 
     @model_serializer(mode="wrap")
     def _drop_empty_optionals(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -233,15 +245,18 @@ class DecisionRow(_Model):
             # Each kind of rule keeps its own numbers; a row stored before decisions carried
             # numbers (no kind) has none.
             if self.kind == "interval":
-                drop = (*self._COUNT, *self._BASELINE)
+                drop = (*self._COUNT, *self._BASELINE, *self._ERRORED)
             elif self.kind == "observed_count":
-                drop = (*self._INTERVAL, *self._BASELINE)
+                drop = (*self._INTERVAL, *self._BASELINE, *self._ERRORED)
             elif self.kind == "non_inferiority":
-                drop = self._COUNT
+                drop = (*self._COUNT, *self._ERRORED)
                 if not self.dropped:  # no case of the baseline is left out of this run
                     drop = (*drop, "dropped", "dropped_ignored")
+            elif self.kind == "max_errored":  # the limit the rule gives, of the two
+                drop = (*self._INTERVAL, *self._COUNT, *self._BASELINE,
+                        "max_count" if self.max_count is None else "max_share")
             else:
-                drop = ("kind", *self._INTERVAL, *self._COUNT, *self._BASELINE)
+                drop = ("kind", *self._INTERVAL, *self._COUNT, *self._BASELINE, *self._ERRORED)
             for key in drop:
                 data.pop(key, None)
         return data

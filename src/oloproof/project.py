@@ -159,7 +159,7 @@ def load_worker_parts(config: str, project_dir: str | None) -> WorkerParts:
     bind_judges(evaluators, suite_file.judges, doc.path, doc.line_of)
     # Checked again where the judges are called: a Ray actor has its node's environment, which
     # may lack the variable that holds a judge's API key.
-    _check_judges(suite_file, evaluators, doc, where=" (on this worker)")
+    _check_judges(suite_file, evaluators, doc, root, where=" (on this worker)")
     return (target, evaluators, suite_file.system.timeout_s, suite_file.system.concurrency,
             retry_policy(suite_file.system.retries, doc))
 
@@ -202,8 +202,9 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
 
     `trials` (from `--trials` or `oloproof.run(trials=...)`) replaces the suite's `trials:`;
     `workers` and `executor` (`--workers`, `--executor`) replace `execution.workers` and
-    `execution.executor`. On `executor: local` the system's factory is called once per worker
-    here, so a factory that fails is found before anything runs.
+    `execution.executor`. A run never has more workers than units to run (its cases times its
+    trials). On `executor: local` the system's factory is called once per worker here, so a
+    factory that fails is found before anything runs.
     """
     config_path = config_path.resolve()
     config, doc = load_suite_file(config_path)
@@ -218,15 +219,15 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
     put_on_path(project_dir)  # the system and custom evaluators import from the project
     execution = _execution(config, doc, workers, executor)
     # The system module first: it may register custom evaluators with @oloproof.evaluator.
+    # (One system now; a local run's other workers' once the dataset says how many run.)
     local = execution.executor == "local"
-    targets = load_targets(config.system, project_dir, doc,
-                           execution.workers if local else 1)
+    targets = load_targets(config.system, project_dir, doc, 1)
     target = targets[0]
     retries = retry_policy(config.system.retries, doc)
     _check_workers(config, doc, execution, target, workers is not None)
     evaluators = build_evaluators(config.evaluators, doc, project_dir)
     bind_judges(evaluators, config.judges, doc.path, doc.line_of)
-    _check_judges(config, evaluators, doc)
+    _check_judges(config, evaluators, doc, project_dir)
     _check_metric_ids(config, evaluators, doc)
     _check_trial_metrics(config, evaluators, doc, run_trials, trials is not None)
     _check_requirements(config, evaluators, target, doc)
@@ -248,6 +249,13 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
                           for f in e.shows if f.split(".")[0] in _CASE_PARTS})
     index = scan_dataset(dataset_path, states, [(t.name, t.field) for t, _ in transforms],
                          shown_paths)
+    # Never more workers than units to run (a case's trials are units of their own): 32
+    # workers for 6 cases started 32 processes, 26 of them idle.
+    units = len(index) * run_trials
+    if execution.workers > units:
+        execution = execution.model_copy(update={"workers": units})
+    if local and execution.workers > 1:
+        targets = load_targets(config.system, project_dir, doc, execution.workers, targets)
     judge_labels, judge_warnings = _judge_labels(evaluators, index, project_dir, doc)
     suite = LoadedSuite(
         path=config_path, project_dir=project_dir, config=config, doc=doc, policy=policy,
@@ -267,7 +275,7 @@ _CASE_PARTS = ("input", "expected", "metadata")
 
 
 def _check_judges(config: SuiteFile, evaluators: list[Evaluator], doc: YamlDocument,
-                  where: str = "") -> None:
+                  project_dir: Path, where: str = "") -> None:
     """Every judge a criterion uses can be called: a `callable` imports, a `model` has the
     `openai` SDK installed and its API key's variable set — checked before any call (`where`
     says where it was checked, when not here)."""
@@ -277,7 +285,7 @@ def _check_judges(config: SuiteFile, evaluators: list[Evaluator], doc: YamlDocum
     for at, judge in enumerate(config.judges):
         if judge.name not in used:
             continue
-        problem = judge_problem(judge)
+        problem = judge_problem(judge, project_dir)
         if problem is not None:
             key = "callable" if judge.callable is not None else \
                 "api_key_env" if "environment variable" in problem and judge.api_key_env \
@@ -308,6 +316,15 @@ def _judge_labels(evaluators: list[Evaluator], index: DatasetIndex, project_dir:
                 f"evaluator judge ({evaluator.criterion}): the dataset names clusters, and a "
                 "judged criterion's corrected interval is over independent cases; judge a "
                 "dataset without `cluster`", file=doc.path, line=doc.line_of(("evaluators", i)))
+        judge = evaluator.judge_config
+        samples = evaluator.config.samples
+        if samples > 1 and judge is not None and judge.model is not None \
+                and judge.temperature == 0:
+            warnings.append(
+                f"{evaluator.criterion}: samples: {samples} asks judge {judge.name} {samples} "
+                "times at temperature 0, where a model mostly answers alike: the majority is "
+                f"that one answer at {samples} times the cost; give the judge a temperature "
+                "above 0, or leave samples out")
         if evaluator.config.labels is None:
             continue
         found = load_judge_labels(project_dir / evaluator.config.labels,

@@ -171,6 +171,21 @@ def test_a_target_that_is_a_file_is_a_usage_error(cli, tmp_path):
 
 
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_a_target_that_is_a_dangling_link_says_so(cli, tmp_path, force):
+    """It said "project appeared while `oloproof init` was writing" (it was there before)."""
+    (tmp_path / "project").symlink_to(tmp_path / "gone", target_is_directory=True)
+
+    code, _, err = cli("init", *force, "project", cwd=tmp_path)
+
+    assert code == 2
+    assert err.startswith("Usage error: project is a symbolic link to "
+                          f"{tmp_path / 'gone'}, which does not exist; create the directory it "
+                          "points to, or remove the link"), err
+    assert not (tmp_path / "gone").exists() and (tmp_path / "project").is_symlink()
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
 def test_force_replaces_a_symlink_itself_never_the_file_it_points_to(cli, tmp_path):
     outside = tmp_path / "precious.md"
     outside.write_text("precious\n", encoding="utf-8")

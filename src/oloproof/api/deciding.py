@@ -102,14 +102,14 @@ def _decide(
         raise ConfigError("the policy has a non_inferiority rule, and no baseline run was "
                           "given to compare with: give --baseline REF (or `baseline:` in the "
                           "policy)")
-    decisions, gate = decide(policy, metrics, checked, baseline)
+    executions = analysis.execution_counts()  # (max_errored rules decide on it)
+    decisions, gate = decide(policy, metrics, checked, baseline, executions)
     warnings = [*warnings, *policy_warnings(policy)]
     if analysis.unread_cases:
         warnings = [*warnings, (
             f"{analysis.unread_items} trace item(s) in {analysis.unread_cases} case(s) were "
             "not understood and are not in those trajectories; `oloproof inspect --case ID` "
             "lists them by kind (trace_reading/v1)")]
-    executions = analysis.execution_counts()
     if status != RunStatus.COMPLETE:
         # Figures of a run that did not complete describe only the cases that finished: they
         # can be read, never used to release (exit 5: the run could not complete).

@@ -54,7 +54,7 @@ def labels_sample(criterion: str, n: int | None, seed: str | None, output: str,
     def work() -> Any:
         with Store(api.find_store(config, store), read_only=True) as db:
             return sample_labels(db, run_ref, criterion, n, chosen_seed, existing,
-                                 Path(output))
+                                 Path(output), Path(config).parent)
 
     made = _guard(False, work)
     _guard(False, lambda: write_output(output, made.labels.text()))
@@ -75,6 +75,8 @@ def labels_sample(criterion: str, n: int | None, seed: str | None, output: str,
     for case_id, why in sorted(made.unshown.items()):
         click.echo(f"  {case_id}: the judge was shown nothing ({why}); it stays unlabelled "
                    "and counts as missing", err=True)
+    for note in made.notes:
+        click.echo(f"Note: {note}", err=True)
 
 
 @labels.command("review")

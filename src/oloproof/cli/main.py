@@ -10,7 +10,7 @@ in one module per group, each registering its commands on `group.cli` when impor
 
 from __future__ import annotations
 
-from oloproof.cli import deciding, init, labels, reports, run, stored, traces
+from oloproof.cli import crash, deciding, init, labels, reports, run, stored, traces
 from oloproof.cli.group import cli
 
 #: The modules whose import registers the commands on `cli`.
@@ -19,6 +19,7 @@ COMMANDS = (deciding, init, labels, reports, run, stored, traces)
 
 def main() -> None:
     """Entry point of the `oloproof` command."""
+    crash.report_fatal_signals()
     _collect_young_objects_less_often()
     _exit_without_collecting()
     cli(prog_name="oloproof")

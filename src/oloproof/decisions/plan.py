@@ -150,6 +150,10 @@ def plan_row(decision: DecisionRow, metric: MetricRow | None, level: float,
     def skip(why: str, note: str) -> PlanRow:
         return _not_projected(rule, decision, metric, why, note, shown)
 
+    if decision.kind == "max_errored":  # undecided only when there is nothing to count
+        return _not_projected(rule, decision, None, "no_executions", (
+            "no projection: the run holds no execution to count errors among; running the "
+            "suite settles the rule"))
     if decision.kind == "non_inferiority":
         return _not_projected(rule, decision, None, "paired_difference", (
             "no projection for a non_inferiority rule: its paired difference interval "

@@ -62,6 +62,7 @@ from oloproof.report.numbers import (
 from oloproof.report.what_broke import error_groups, hint, leading
 from oloproof.stats import percent, percent_lower, percent_upper
 from oloproof.store.store import Store
+from oloproof.suite.policy import ERRORED_SUBJECT
 
 #: Cases read from the store per batch.
 BATCH = 500
@@ -127,6 +128,11 @@ def _threshold_text(rule: dict[str, Any], metric: MetricRow | None) -> str:
     if rule.get("kind") == "non_inferiority":
         return (f"difference from the baseline ≥ -{percent(float(rule.get('margin') or 0))} "
                 "(non-inferiority margin)")
+    if rule.get("kind") == "max_errored":  # (docs/failures.md#the-error-budget)
+        if rule.get("max_count") is not None:
+            return f"at most {rule.get('max_count')} errored execution(s)"
+        share = threshold_text(float(rule.get("max_share") or 0), True)
+        return f"at most {share} of the executions errored"
     bound = "min" if rule.get("min") is not None else "max"
     value = rule.get(bound)
     if value is None:
@@ -191,7 +197,10 @@ def build_summary(document: RunDocument, record: dict[str, Any]) -> dict[str, An
     policy = record.get("policy") or {}
     rules = []
     for rule in policy.get("rules") or []:
-        rules.append(dict(rule, text=_threshold_text(rule, by_id.get(rule.get("metric")))))
+        shown = dict(rule, text=_threshold_text(rule, by_id.get(rule.get("metric"))))
+        if rule.get("kind") == "max_errored":  # it decides on the run's executions
+            shown["metric"] = ERRORED_SUBJECT
+        rules.append(shown)
     summary["policy"] = {
         "rules": rules,
         "block_on": list(policy.get("block_on") or []),

@@ -126,6 +126,31 @@ def count_comparison(decision: DecisionRow) -> str:
             f"> max {limit}")
 
 
+def errored_comparison(decision: DecisionRow) -> str:
+    """A `max_errored` rule's comparison (docs/failures.md#the-error-budget): `41 of 2,000
+    executions errored (2.05%) > max 2.00%`, `0 of 40 executions errored ≤ max 3`; the share
+    with as many decimals as it takes to print the comparison that was made."""
+    errored, total = decision.errored, decision.executions
+    if errored is None or total is None:
+        return ""
+    if not total:
+        return "no execution to count"
+    head = f"{errored:,} of {total:,} execution{'' if total == 1 else 's'} errored"
+    sign = ">" if decision.state == "FAIL" else "≤"
+    if decision.max_count is not None:
+        return f"{head} {sign} max {decision.max_count:,}"
+    threshold = float(decision.max_share or 0.0)
+    share = errored / total
+    first = max(1, _threshold_decimals(threshold, True))
+    for decimals in range(first, max(first, MAX_DECIMALS) + 1):
+        low, high = _steps(share, decimals, "down", 100), _steps(share, decimals, "up", 100)
+        if _printed_as_made("max", low, high, _steps(threshold, decimals, "nearest", 100),
+                            decision.state):
+            break
+    shown = _rate(share, decimals, "down" if decision.state == "FAIL" else "up")
+    return f"{head} ({shown}) {sign} max {_rate(threshold, decimals, 'nearest')}"
+
+
 def interval_comparison(decision: DecisionRow, metric: MetricRow | None) -> str:
     """The comparison of an interval rule, printed as it was made (see the module's text)."""
     reason = decision.reasons[0] if decision.reasons else None
@@ -256,6 +281,8 @@ def decision_comparison(decision: DecisionRow, metric: MetricRow | None,
     A `non_inferiority` rule's numbers are the paired figures `paired`."""
     if decision.kind == "non_inferiority":
         return difference_comparison(decision, paired)
+    if decision.kind == "max_errored":
+        return errored_comparison(decision)
     reason = decision.reasons[0] if decision.reasons else None
     if reason in (DecisionReason.JUDGE_NOT_CHECKED, DecisionReason.JUDGE_DISAGREES_WITH_PEOPLE):
         return interval_comparison(decision, metric)  # (the judge decided it, not the counts)

@@ -133,6 +133,25 @@ def file_problem(path: Path) -> str | None:
     return f"is {kind}, not a regular file"
 
 
+def not_utf8(path: Path, subject: str) -> ConfigError:
+    """The error for a file that is not UTF-8 text, at its first line that does not decode:
+    the line, the byte and why (`subject` names the file in words: `the dataset`)."""
+    try:
+        with path.open("rb") as handle:
+            for number, raw in enumerate(handle, 1):
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    return ConfigError(
+                        f"{subject} is not UTF-8 text: byte {exc.start + 1} of this line "
+                        f"(0x{raw[exc.start]:02x}) is not part of a UTF-8 character "
+                        f"({exc.reason}); save {subject} as UTF-8",
+                        file=path, line=number)
+    except OSError as exc:
+        return ConfigError(f"cannot read {subject}: {exc.strerror or exc}", file=path)
+    return ConfigError(f"{subject} is not UTF-8 text; save it as UTF-8", file=path)
+
+
 class StateFiles:
     """Referenced initial states: each file read and digested once per run.
 
@@ -504,8 +523,8 @@ def scan_dataset(
             clustered = clustered or case.cluster is not None
             shape = tuple(case.expected)
             shapes[shape] = shapes.get(shape, 0) + 1
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"dataset is not UTF-8 text: {exc}", file=path) from None
+    except UnicodeDecodeError:
+        raise not_utf8(path, "the dataset") from None
     if not ids:
         raise ConfigError("the dataset has no cases", file=path)
     expected_keys: Counter[str] = Counter()

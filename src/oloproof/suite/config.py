@@ -237,6 +237,9 @@ class JudgeConfig(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     model: str | None = Field(default=None, min_length=1)
     callable: str | None = Field(default=None, pattern=ENTRY_POINT)
+    # Change it when the judge changes where its name does not show it (a callable's code, a
+    # new model behind the same name): it is in the verdicts' key, so they are asked again.
+    version: str | None = Field(default=None, min_length=1)
     base_url: str | None = Field(default=None, min_length=1)
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     temperature: float = Field(default=0.0, ge=0, le=2)
@@ -250,6 +253,11 @@ class JudgeConfig(_Strict):
     # rate limits and lost connections (a callable's ConnectionError and TimeoutError) are
     # retried 3 times (`JUDGE_RETRIES`).
     retries: RetriesConfig | None = None
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_text(cls, value: object) -> object:
+        return None if value is None else version_text(value)
 
     @model_validator(mode="after")
     def _one_kind(self) -> JudgeConfig:
@@ -271,11 +279,16 @@ class JudgeConfig(_Strict):
 
     def definition(self) -> dict[str, Any]:
         """What makes this judge's verdicts what they are, for cache keys: its name, and the
-        model and temperature (or the callable). Where it is served from is not part of it."""
+        model and temperature (or the callable), and its version when it has one. Where it is
+        served from is not part of it."""
+        made: dict[str, Any] = {"name": self.name}
         if self.callable is not None:
-            return {"name": self.name, "callable": self.callable,
-                    "temperature": self.temperature}
-        return {"name": self.name, "model": self.model, "temperature": self.temperature}
+            made.update(callable=self.callable, temperature=self.temperature)
+        else:
+            made.update(model=self.model, temperature=self.temperature)
+        if self.version is not None:  # (absent, the keys stay those of a judge without one)
+            made["version"] = self.version
+        return made
 
 
 #: What a judge retries when its entry says nothing (docs/judges.md): 3 retries, 4 attempts.

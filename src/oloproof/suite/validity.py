@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from oloproof.errors import ConfigError
+from oloproof.suite.cases import not_utf8
 from oloproof.suite.config import TransformConfig
 from oloproof.suite.yaml_source import YamlDocument
 
@@ -99,8 +100,8 @@ def _json_kind(value: Any) -> str:
 def _numbered_lines(handle: TextIO, path: Path) -> Iterator[tuple[int, str]]:
     try:
         yield from enumerate(handle, 1)
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"the labels file is not UTF-8 text: {exc}", file=path) from None
+    except UnicodeDecodeError:
+        raise not_utf8(path, "the labels file") from None
 
 
 def validity_bound(
