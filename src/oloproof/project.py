@@ -73,9 +73,11 @@ class LoadedSuite:
     target: SystemTarget
     transforms: list[tuple[TransformConfig, str]]
     warnings: list[str] = field(default_factory=list)
-    #: How many times each case runs (SPEC §15): `trials:` in the suite, or the run's override.
+    #: How many times each case runs (docs/reliability.md): `trials:` in the suite, or the run's
+    #: override.
     trials: int = 1
-    #: Where the workers run and how many (SPEC §14), the run's overrides applied.
+    #: Where the workers run and how many (docs/scaling.md#configuration), the run's overrides
+    #: applied.
     execution: ExecutionConfig = field(default_factory=ExecutionConfig)
     #: One system per local worker (`executor: local`); else the coordinator's own copy, which
     #: only tells what the system is (workers elsewhere import their own).
@@ -374,7 +376,7 @@ def _execution(config: SuiteFile, doc: YamlDocument, workers: int | None,
 def _check_workers(config: SuiteFile, doc: YamlDocument, execution: ExecutionConfig,
                    target: SystemTarget, overridden: bool) -> None:
     """A Stateful system given as one object cannot be several local workers: one object is
-    one sandbox (SPEC §14)."""
+    one sandbox (docs/scaling.md#configuration)."""
     if (execution.executor != "local" or execution.workers == 1 or target.stateful is None
             or config.system.factory is not None):
         return
@@ -407,7 +409,8 @@ def _check_metric_ids(config: SuiteFile, evaluators: list[Evaluator], doc: YamlD
 def _check_trial_metrics(config: SuiteFile, evaluators: list[Evaluator], doc: YamlDocument,
                          trials: int, overridden: bool) -> None:
     """A `pass_hat_k` / `pass_at_k` names a criterion some evaluator produces, and its `k` is
-    at most the number of trials (SPEC §15.1: C(c, k) / C(trials, k) needs k ≤ trials)."""
+    at most the number of trials (docs/reliability.md#what-passk-means: C(c, k) / C(trials, k) needs
+    k ≤ trials)."""
     criteria = [e.criterion for e in evaluators]
     for at, metric in enumerate(config.metrics):
         if not isinstance(metric, TrialMetricConfig):

@@ -1,4 +1,4 @@
-"""Exit codes keep their meaning under every failure (SPEC §10.3, §11.1).
+"""Exit codes keep their meaning under every failure (docs/ci.md#exit-codes).
 
 1 means "blocked with a FAIL" and nothing else: an unexpected internal error exits 5 with one
 paragraph naming the file its traceback was written to, and a reader that closes the output

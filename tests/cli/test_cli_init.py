@@ -1,4 +1,4 @@
-"""`oloproof init` never overwrites a file (SPEC §11.1).
+"""`oloproof init` never overwrites a file (docs/configuration.md#how-oloproof-fails-closed).
 
 Into a directory that holds any file the project would write, init stops with exit 2, names the
 files and writes nothing; `--force` replaces them and lists what it replaced. It writes a

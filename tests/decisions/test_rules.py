@@ -1,4 +1,5 @@
-"""Rule states, reasons, the gate and exit codes (SPEC §5.3, §10.1, §10.3)."""
+"""Rule states, reasons, the gate and exit codes
+(docs/configuration.md#states-reasons-and-exit-codes)."""
 
 from __future__ import annotations
 

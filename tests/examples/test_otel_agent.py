@@ -1,6 +1,7 @@
-"""The otel_agent example (SPEC §16): an agent that emits OpenTelemetry GenAI spans and a suite
-that records nothing by hand. Its figures come out of the real engine, they are the ones its
-README and docs/traces.md print, and its token totals are what the desk's own spans say."""
+"""The otel_agent example (docs/traces.md#the-otel_agent-example): an agent that emits OpenTelemetry
+GenAI spans and a suite that records nothing by hand. Its figures come out of the real engine, they
+are the ones its README and docs/traces.md print, and its token totals are what the desk's own spans
+say."""
 
 from __future__ import annotations
 

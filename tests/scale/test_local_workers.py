@@ -1,5 +1,5 @@
-"""Local workers (SPEC §14, `executor: local`): copies of the system from `system.factory`, each
-with its own sandbox, all in this process.
+"""Local workers (docs/scaling.md#local-workers-many-sandboxes-in-one-process, `executor: local`):
+copies of the system from `system.factory`, each with its own sandbox, all in this process.
 
 Each desk raises if a case ever sees a state that is not its own or if two cases are inside it
 at once, so zero errors and every state check passing is the isolation proof; the call log says

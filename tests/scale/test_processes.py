@@ -1,5 +1,6 @@
-"""`executor: processes` (SPEC §14): worker processes, each with its own system and sandbox, and
-what happens when one is killed, a case runs too long, or the run is stopped with Ctrl-C.
+"""`executor: processes` (docs/scaling.md#processes-every-core-of-this-machine): worker processes,
+each with its own system and sandbox, and what happens when one is killed, a case runs too long, or
+the run is stopped with Ctrl-C.
 
 Every test here starts real worker processes and sends real signals. The desks (scale_support)
 raise if a case ever sees a state that is not its own, and log which process ran each case.

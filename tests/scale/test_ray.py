@@ -1,4 +1,5 @@
-"""`executor: ray` (SPEC §14): Ray actors, each with its own system and sandbox.
+"""`executor: ray` (docs/scaling.md#ray-a-local-instance-or-a-cluster): Ray actors, each with its
+own system and sandbox.
 
 Few tests, sharing one local Ray instance (`local_ray`, two CPUs) where they can: a run in
 this process finds Ray initialised and uses it. The actors' processes are killed with real

@@ -1,4 +1,4 @@
-"""`oloproof view` as a command (docs/cli.md#view): it prints its address on 127.0.0.1 and
+"""`oloproof view` as a command (docs/cli.md#oloproof-view): it prints its address on 127.0.0.1 and
 serves until Ctrl-C (exit 0); a port in use is exit 2 naming it; another `--host` warns that
 the store's texts are reachable from elsewhere; `--open` opens the browser; without the
 `view` extra it says what to install.

@@ -1,6 +1,6 @@
 """What the command line does when something goes wrong that nobody planned for.
 
-Exit codes keep their meaning under every failure (SPEC §10.3, §11.1): an unexpected internal
+Exit codes keep their meaning under every failure (docs/ci.md#exit-codes): an unexpected internal
 error is not "blocked with a FAIL" (1), so it exits 5 — the command could not complete — with
 one paragraph on stderr, and the traceback goes to a file the paragraph names, not onto the
 user's screen. A closed output pipe (`oloproof run | head -1`) is the reader's choice, not a

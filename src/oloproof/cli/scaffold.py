@@ -1,11 +1,12 @@
 """`oloproof init`: copy a packaged project into a directory without ever overwriting a file.
 
 The plan is made before anything is written: every file the project would write is checked
-first, so a directory that already holds one of them is left exactly as it was (SPEC §11.1).
-With `force`, files are replaced (a symlink is replaced itself, never written through) and the
-replaced ones are listed. A `.gitignore` holding `.oloproof/` keeps the store out of Git; an
-existing `.gitignore` that does not ignore the store yet is one of the files init would change,
-so it too needs `force` — and then the line is appended, the user's own lines are kept.
+first, so a directory that already holds one of them is left exactly as it was
+(docs/configuration.md#how-oloproof-fails-closed). With `force`, files are replaced (a symlink is
+replaced itself, never written through) and the replaced ones are listed. A `.gitignore` holding
+`.oloproof/` keeps the store out of Git; an existing `.gitignore` that does not ignore the store yet
+is one of the files init would change, so it too needs `force` — and then the line is appended, the
+user's own lines are kept.
 
 Init never writes through a symbolic link, with `--force` or without: a `.gitignore` that is a
 link is replaced by a file holding the lines it pointed to and `.oloproof/` (listed as

@@ -1,4 +1,5 @@
-"""Two stored runs compared (SPEC §17): the comparison document, and the checks before it.
+"""Two stored runs compared (docs/compare.md#oloproof-compare-baseline-candidate): the comparison
+document, and the checks before it.
 
 `compare_runs(store, baseline, candidate)` reads both runs once (`sides.read_side`), pairs their
 cases (`pairing`), compares every metric both define alike and judge with the same evaluator

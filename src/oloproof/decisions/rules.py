@@ -1,4 +1,4 @@
-"""Rules → states → gate → exit code (SPEC §5.3, §10).
+"""Rules → states → gate → exit code (docs/configuration.md#states-reasons-and-exit-codes).
 
 Pure: a rule and a metric row (as analysis produced it) in, a decision out. Decisions are made
 on the interval, never on the estimate, and each decision carries the numbers it compared (the
@@ -107,9 +107,10 @@ def _count_row(rule: Rule, metric: MetricRow | None, state: RuleState,
 
 
 def _observed_count(rule: Rule, metric: MetricRow) -> DecisionRow:
-    """SPEC §5.3: decided on the suite that ran, with no interval. With no observed case
-    there is nothing to count (every case excluded, say by a misspelt `expected_field`): no
-    failures is then no evidence, not a pass (`no_observations`, as every other rule)."""
+    """docs/concepts.md#observed-count-rules: decided on the suite that ran, with no interval. With
+    no observed case there is nothing to count (every case excluded, say by a misspelt
+    `expected_field`): no failures is then no evidence, not a pass (`no_observations`, as every
+    other rule)."""
     limit = int(rule.max_failures or 0)
     passed = metric.passed if isinstance(metric, RateRow) else 0
     failures = metric.observed - passed
@@ -127,7 +128,8 @@ def _observed_count(rule: Rule, metric: MetricRow) -> DecisionRow:
 def decide_non_inferiority(rule: Rule, row: CriterionComparison | None,
                            baseline: str | None, policy: Policy | None = None,
                            dropped: int = 0) -> DecisionRow:
-    """SPEC §17: the paired difference candidate − baseline against −margin.
+    """docs/compare.md#gating-on-it-kind-non_inferiority: the paired difference candidate − baseline
+    against −margin.
 
     PASS when its lower bound ≥ −margin; FAIL when its upper bound < −margin; otherwise
     INSUFFICIENT_EVIDENCE; no paired case (or the metric not in the baseline) →
@@ -190,8 +192,8 @@ def decide(
     """Every rule's decision and the release gate.
 
     `baseline` holds the paired figures against the baseline run that `non_inferiority` rules
-    decide on (SPEC §17); a policy with such a rule and no baseline is refused before this
-    (a configuration error), so here a missing one is a bug.
+    decide on (docs/compare.md#gating-on-it-kind-non_inferiority); a policy with such a rule and no
+    baseline is refused before this (a configuration error), so here a missing one is a bug.
     `executions` is the run's accounting, which `max_errored` rules decide on.
     """
     by_id = {m.id: m for m in metrics}
@@ -227,7 +229,8 @@ def decide(
 
 
 def gate(policy: Policy, states: Sequence[str]) -> Gate:
-    """ALLOW / WARN / BLOCK and the exit code (SPEC §10.3)."""
+    """ALLOW / WARN / BLOCK and the exit code
+    (docs/configuration.md#states-reasons-and-exit-codes)."""
     blocking = [s for s in states if s in policy.block_on]
     if blocking:
         if S.FAIL in blocking:

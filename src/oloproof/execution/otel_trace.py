@@ -1,4 +1,5 @@
-"""`system.trace: otel` (SPEC §16): the trajectory from the spans a system emits.
+"""`system.trace: otel` (docs/traces.md#systemtrace-otel-the-engine-reads-the-spans): the trajectory
+from the spans a system emits.
 
 Around each call the engine opens a span of its own, `oloproof case`, as the root of a new
 trace, and makes it current; whatever the system's instrumentation emits in that context is a

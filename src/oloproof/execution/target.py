@@ -1,5 +1,5 @@
 """Load the system under test from `system.callable` or `system.factory` and check its
-declaration (SPEC §3.1, §14)."""
+declaration (docs/configuration.md#system)."""
 
 from __future__ import annotations
 
@@ -53,9 +53,9 @@ def load_targets(config: SystemConfig, project_dir: Path, doc: YamlDocument,
     """Import `module:attribute` with the project directory on sys.path; `count` systems.
 
     With `system.factory` the factory is called `count` times, and each call must return a
-    new object (each is one worker's system and sandbox, docs/scaling.md). `have` are systems
-    an earlier call made already: they count among the `count`, and the new ones must differ
-    from them too. With `system.callable` there is one object, whatever `count` is.
+    new object (each is one worker's system and sandbox, docs/scaling.md#configuration). `have`
+    are systems an earlier call made already: they count among the `count`, and the new ones must
+    differ from them too. With `system.callable` there is one object, whatever `count` is.
     """
     key = config.entry_key
     if have and config.factory is None:

@@ -1,4 +1,4 @@
-"""The data of the HTML report, read from the store in bulk (SPEC §11).
+"""The data of the HTML report, read from the store in bulk (docs/cli.md#oloproof-report).
 
 `case_view` reads one case with a handful of queries; for a 20,000-case run that is far too many
 round trips. `build_report_data` reads the run's rows in batches (case bodies, executions,
@@ -88,8 +88,9 @@ class ReportData:
     summary: dict[str, Any]
     index: list[list[Any]]
     chunks: list[str] = field(default_factory=list)
-    #: With a baseline (SPEC §17): index rows of the baseline run's cases shown side by side
-    #: with the candidate's (their details are in the same chunks).
+    #: With a baseline (docs/compare.md#both-runs-side-by-side-the-html-report): index rows of the
+    #: baseline run's cases shown side by side with the candidate's (their details are in the same
+    #: chunks).
     baseline_index: list[list[Any]] = field(default_factory=list)
     shared: list[str] = field(default_factory=list)
     encoding: str = "json"

@@ -1,4 +1,5 @@
-"""Numbers as every report shows them (SPEC §5.1, §11): rounded for display, never for deciding.
+"""Numbers as every report shows them: rounded for display, never for deciding
+(docs/concepts.md#pass-rates-exact-intervals-with-missing-cases).
 
 - Rates are percentages with one decimal; interval bounds round outward (a lower bound down,
   an upper bound up), estimates to nearest.
@@ -235,9 +236,10 @@ def _signed(shown: str) -> str:
 
 
 def difference_comparison(decision: DecisionRow, row: CriterionComparison | None) -> str:
-    """A `non_inferiority` rule's comparison (SPEC §17), printed as it was made: `difference
-    lower -0.6% ≥ -2.0%`, `difference upper -5.1% < -2.0%`, `difference lower -3.1% < -2.0% ≤
-    upper +1.2%`; `row` (the paired figures) gives the other bound where both are printed."""
+    """A `non_inferiority` rule's comparison (docs/compare.md#gating-on-it-kind-non_inferiority),
+    printed as it was made: `difference lower -0.6% ≥ -2.0%`, `difference upper -5.1% < -2.0%`,
+    `difference lower -3.1% < -2.0% ≤ upper +1.2%`; `row` (the paired figures) gives the other bound
+    where both are printed."""
     reason = decision.reasons[0] if decision.reasons else None
     against = ""
     if reason == DecisionReason.NO_PAIRED_CASES or decision.threshold is None:
@@ -332,10 +334,10 @@ def interval_text(row: Row) -> str:
 def n_text(row: Row) -> str:
     """`33 / 40 observed · 0 missing · 0 excluded` or `p95 of 39 observed · 1 missing · ...`.
 
-    With repeated trials (SPEC §15.2): a criterion reads `40 cases × 5 trials · 3 missing
-    trials · 0 excluded` (excluded trials), a pass^k / pass@k counts cases (`12 / 38 cases
-    observed · 2 missing · 0 excluded`), a quantile `p95 of 40 cases × 5 trials · ...`, and a
-    slice row its group's trials.
+    With repeated trials (docs/reliability.md#why-every-interval-is-over-cases): a criterion reads
+    `40 cases × 5 trials · 3 missing trials · 0 excluded` (excluded trials), a pass^k / pass@k
+    counts cases (`12 / 38 cases observed · 2 missing · 0 excluded`), a quantile
+    `p95 of 40 cases × 5 trials · ...`, and a slice row its group's trials.
     """
     trials = row.trials if row.trials and row.trials > 1 else None
     if trials is not None:
@@ -390,7 +392,7 @@ def p_value_text(p: float | None) -> str:
 
 
 def usage_text(usage: UsageTotals) -> str:
-    """The run's usage totals as both reports print them (SPEC §16.2)."""
+    """The run's usage totals as both reports print them (docs/traces.md#tokens-and-cost)."""
     parts = []
     if usage.input_tokens is not None:
         parts.append(f"{usage.input_tokens:,} input tokens")

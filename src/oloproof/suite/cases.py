@@ -1,4 +1,5 @@
-"""Cases: one JSON object per line of the dataset (SPEC §2.1).
+"""Cases: one JSON object per line of the dataset
+(docs/configuration.md#the-dataset-one-case-per-line).
 
 `scan_dataset` validates every line, so a broken line anywhere stops the run before any
 system call; `iter_cases` then gives the cases for execution, with their digests. A dataset of
@@ -431,12 +432,12 @@ def parse_case(
     return case
 
 
-# The object a case digest is of (SPEC §4.2), its keys in canonical order.
+# The object a case digest is of (docs/concepts.md#digests-and-keys), its keys in canonical order.
 _CASE_TEXT = ObjectText("expected", "initial_state", "input", "metadata")
 
 
 def _add_digests(case: Case, path: Path) -> None:
-    """Fill in a parsed case's digests (SPEC §4.2).
+    """Fill in a parsed case's digests (docs/concepts.md#digests-and-keys).
 
     The case digest is of the canonical JSON of {expected, initial_state, input, metadata} (a
     referenced state as {"$state": digest}), made in one go; the execution digest is of the

@@ -1,4 +1,4 @@
-"""The suite file, `oloproof.yaml` (SPEC §2.2): models and strict loading.
+"""The suite file, `oloproof.yaml` (docs/configuration.md#oloproofyaml): models and strict loading.
 
 Evaluator entries are validated by the evaluator registry (each type has its own model);
 everything else here. Validation happens before any system call.
@@ -24,7 +24,7 @@ from oloproof.suite.validation import (
 )
 from oloproof.suite.yaml_source import YamlDocument, read_yaml
 
-#: Where a run's workers live (SPEC §14).
+#: Where a run's workers live (docs/scaling.md#configuration).
 EXECUTORS = ("local", "processes", "ray")
 MAX_WORKERS = 4096
 ARTIFACT_KIND = re.compile(r"^[a-z][a-z0-9_.-]*/v[0-9]+$")
@@ -85,13 +85,15 @@ class SystemConfig(_Strict):
 
     name: str = Field(min_length=1)
     version: str = Field(min_length=1)
-    # Exactly one of the two (SPEC §14): `callable` is the system itself, `factory` a
-    # zero-argument callable returning a fresh system (one per worker, each with its sandbox).
+    # Exactly one of the two (docs/scaling.md#configuration): `callable` is the system itself,
+    # `factory` a zero-argument callable returning a fresh system (one per worker, each with its
+    # sandbox).
     callable: str | None = Field(default=None, pattern=ENTRY_POINT)
     factory: str | None = Field(default=None, pattern=ENTRY_POINT)
     records: tuple[str, ...] = ()
-    # `otel` (SPEC §16): the engine records the trajectory and usage from the OpenTelemetry
-    # spans the system emits under a per-case span; the system records neither itself.
+    # `otel` (docs/traces.md#systemtrace-otel-the-engine-reads-the-spans): the engine records the
+    # trajectory and usage from the OpenTelemetry spans the system emits under a per-case span; the
+    # system records neither itself.
     trace: Literal["otel"] | None = None
     concurrency: int = Field(default=8, ge=1, le=4096)
     timeout_s: float | None = Field(default=None, gt=0, examples=[60])
@@ -141,7 +143,7 @@ class SystemConfig(_Strict):
 
 
 class QuantileMetricConfig(_Strict):
-    """A quantile of a per-case number (SPEC §5.2)."""
+    """A quantile of a per-case number (docs/concepts.md#quantiles-order-statistic-intervals)."""
 
     id: str = Field(min_length=1)
     type: Literal["quantile"]
@@ -150,9 +152,9 @@ class QuantileMetricConfig(_Strict):
 
 
 class TrialMetricConfig(_Strict):
-    """A reliability metric over a case's trials (SPEC §15.1): `pass_hat_k` (the chance that
-    `k` fresh trials all pass, τ-bench's pass^k) or `pass_at_k` (that at least one of `k`
-    passes); `criterion` names the evaluator's criterion it is computed from."""
+    """A reliability metric over a case's trials (docs/reliability.md#what-passk-means):
+    `pass_hat_k` (the chance that `k` fresh trials all pass, τ-bench's pass^k) or `pass_at_k` (that
+    at least one of `k` passes); `criterion` names the evaluator's criterion it is computed from."""
 
     id: str = Field(min_length=1)
     type: Literal["pass_hat_k", "pass_at_k"]
@@ -167,7 +169,8 @@ MAX_TRIALS = 1000
 
 
 class TransformConfig(_Strict):
-    """A metamorphic transform (SPEC §9): `template` or `replace` on one input field."""
+    """A metamorphic transform (docs/stateful-agents.md#the-same-request-changed-metamorphic-pairs):
+    `template` or `replace` on one input field."""
 
     name: str = Field(pattern=PLAIN_NAME)
     field: str = Field(min_length=1)
@@ -200,7 +203,8 @@ class RayConfig(_Strict):
 
 
 class ExecutionConfig(_Strict):
-    """`execution:` — how many copies of the system run, and where (SPEC §14)."""
+    """`execution:` — how many copies of the system run, and where
+    (docs/scaling.md#configuration)."""
 
     workers: int = Field(default=1, ge=1, le=MAX_WORKERS)
     executor: Literal["local", "processes", "ray"] = "local"

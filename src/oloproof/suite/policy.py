@@ -1,4 +1,4 @@
-"""The release policy, `release.yaml` (SPEC §2.3)."""
+"""The release policy, `release.yaml` (docs/configuration.md#releaseyaml)."""
 
 from __future__ import annotations
 
@@ -26,8 +26,9 @@ RuleState = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"]
 class Rule(ConfigModel):
     """One release rule over one metric (never a slice).
 
-    `kind: non_inferiority` (SPEC §17) compares the metric with the policy's baseline run: it
-    passes when the paired difference candidate − baseline is shown to be at least −`margin`.
+    `kind: non_inferiority` (docs/compare.md#gating-on-it-kind-non_inferiority) compares the metric
+    with the policy's baseline run: it passes when the paired difference candidate − baseline is
+    shown to be at least −`margin`.
     """
 
     id: str = Field(min_length=1)
@@ -218,7 +219,8 @@ def load_policy(path: Path) -> tuple[Policy, YamlDocument]:
                     "create it (`oloproof init` writes a release.yaml beside oloproof.yaml)")
     data = doc.data
     if data is None:
-        # An empty policy would allow every release: fail closed (SPEC §11.1).
+        # An empty policy would allow every release: fail closed
+        # (docs/configuration.md#how-oloproof-fails-closed).
         raise ConfigError(
             "the policy is empty, so it would allow any release; write its rules "
             f"(`rules:` with rules on the suite's metrics), or `rules: []` {_DECIDES_NOTHING}",
