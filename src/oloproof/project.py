@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oloproof.digest import combine
-from oloproof.errors import ConfigError
+from oloproof.errors import ConfigError, install_extra
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.catalog import build_evaluators
 from oloproof.evaluators.judge import JudgeCriterion, bind_judges
@@ -364,9 +364,8 @@ def _execution(config: SuiteFile, doc: YamlDocument, workers: int | None,
         except ImportError:
             where = "--executor ray" if executor is not None else "execution.executor: ray"
             raise ConfigError(
-                f"{where} needs Ray, which is not installed in this environment; install the "
-                "extra with `pip install -e '.[ray]'` (from a checkout) or "
-                "`pip install 'oloproof[ray]'`, or choose executor local or processes",
+                f"{where} needs Ray, which is not installed in this environment; "
+                f"{install_extra('ray')}, or choose executor local or processes",
                 file=doc.path,
                 line=doc.line_of(("execution", "executor")) if executor is None else None,
             ) from None

@@ -82,7 +82,7 @@ def test_each_attempt_starts_from_a_freshly_reset_sandbox(tmp_path: Path, cli: A
     dirty["initial_state"] = {"stock": 3}
     project.write([dirty])
 
-    code, document, err = _run(project, cli)
+    _code, document, err = _run(project, cli)
 
     assert document["errors"] == [], err
     view = _view(project, cli, "c001")

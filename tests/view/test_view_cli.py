@@ -121,7 +121,7 @@ def test_without_the_view_extra_it_says_what_to_install(project: Path) -> None:
             "main()\n")
     done = _python(code, project)
     assert done.returncode == 2, done.stderr
-    assert "pip install 'oloproof[view]'" in done.stderr
+    assert "pip install -e '.[view]'" in done.stderr and "oloproof[" not in done.stderr
 
 
 @pytest.mark.parametrize("command", ["runs", "inspect latest", "report latest --html r.html"])

@@ -11,7 +11,7 @@ import click
 from oloproof.cli.exits import _fail, _guard
 from oloproof.cli.group import cli
 from oloproof.cli.options import _config_option, _store_option
-from oloproof.errors import UsageError
+from oloproof.errors import UsageError, install_extra
 
 
 @cli.command()
@@ -43,12 +43,13 @@ def report(run_ref: str, html_path: str, baseline: str | None, config: str,
 @_store_option
 def view(port: int, host: str, open_browser: bool, config: str, store: str | None) -> None:
     """Serve the project's runs in a browser, read-only, until Ctrl-C: every run, two side by
-    side, a run in progress as it goes (needs the `view` extra: pip install 'oloproof[view]')."""
+    side, a run in progress as it goes (needs the `view` extra: pip install -e '.[view]' in
+    the checkout)."""
     try:
         from oloproof.view.serve import serve
     except ImportError as exc:
         _fail(UsageError(f"`oloproof view` needs the view extra ({exc.name} is not installed): "
-                         "pip install 'oloproof[view]'"), False)
+                         f"{install_extra('view')}"), False)
     from oloproof.store.location import find_store
 
     path = _guard(False, lambda: find_store(config, store))

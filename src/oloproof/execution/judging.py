@@ -30,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from oloproof.errors import install_extra
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judge import JudgeCriterion
@@ -102,8 +103,7 @@ def judge_problem(config: JudgeConfig, project_dir: Path | None = None) -> str |
         import openai  # noqa: F401 - only whether it is there
     except ImportError:
         return ("a `model` judge is called through the openai SDK, which is not installed; "
-                "install the extra with `pip install 'oloproof[judge]'` (or `pip install -e "
-                "'.[judge]'` from a checkout), or give the judge a `callable:`")
+                f"{install_extra('judge')}, or give the judge a `callable:`")
     variable = config.key_variable
     if not os.environ.get(variable):
         return (f"its API key is read from the environment variable {variable}, which is not "

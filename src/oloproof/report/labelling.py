@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from oloproof.errors import UsageError
 from oloproof.analysis.judged import MIN_LABELLED
+from oloproof.errors import UsageError
 from oloproof.store.store import Store
 from oloproof.suite.judge_labels import (
     LabelRow,

@@ -228,7 +228,7 @@ class JudgeConfig(_Strict):
     """One entry of `judges:` — a model that judges free text (docs/judges.md).
 
     Exactly one of `model` (any model behind an OpenAI-compatible chat completions API, called
-    through the `openai` SDK: the optional extra `oloproof[judge]`) and `callable` (a Python
+    through the `openai` SDK: the optional `judge` extra) and `callable` (a Python
     function, sync or async, taking a `JudgeRequest` and returning a `JudgeVerdict`).
     `api_key_env` names the environment variable that holds the key (never the key itself);
     `concurrency` is how many calls of this judge are in flight at once, over the whole run.
