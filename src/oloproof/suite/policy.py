@@ -155,6 +155,17 @@ class Policy(ConfigModel):
     baseline: str | BaselineChoice | None = None
     rules: tuple[Rule, ...] = ()
 
+    @field_validator("confidence_level", mode="before")
+    @classmethod
+    def _a_probability(cls, value: object) -> object:
+        # `confidence_level: 95` meant 0.95: say so, as a rate's threshold does.
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            fraction = _as_fraction(float(value))
+            if fraction is not None and 0.5 < float(fraction) < 1:
+                raise ValueError("is a probability between 0.5 and 1: "
+                                 f"write {fraction}")
+        return value
+
     @field_validator("baseline", mode="before")
     @classmethod
     def _a_reference(cls, value: object) -> object:
