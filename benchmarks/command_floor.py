@@ -3,8 +3,8 @@
 The target: a cold `oloproof run` of the 2,000-case desk of `case_overhead.py` takes at most
 0.5 s more than the desk's own time. Every such command imports the same modules whatever the
 engine does per case: the command line and the API to start, and, to decide, NumPy and
-scipy.special (the statistics, SPEC §5). This script finds that set from a real run and times
-importing it alone, so the part of the 0.5 s left for everything else -- reading the 2,000
+scipy.special (the statistics, docs/concepts.md). This script finds that set from a real run
+and times importing it alone, so the part of the 0.5 s left for everything else -- reading the 2,000
 cases, running the engine on each, deciding, storing, printing -- is a measured figure, not
 a guess.
 

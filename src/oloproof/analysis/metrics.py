@@ -1,4 +1,4 @@
-"""Judgments → metrics and slices, with intervals (SPEC §5, §10.2).
+"""Judgments → metrics and slices, with intervals (docs/concepts.md).
 
 `Analysis` takes case outcomes one at a time and keeps only tallies; `finish` turns the tallies
 into metric and slice rows using `oloproof.stats`. The same code serves a run in progress and
@@ -78,7 +78,7 @@ class MetricPlan:
     # Some dataset cases name a `cluster`: the others are clusters of one named by their id
     # (a case id that names a cluster joins it), so their codes are kept by id.
     case_clusters: bool = False
-    # Repeated trials (SPEC §15): how many times each case ran, and the declared
+    # Repeated trials (docs/reliability.md): how many times each case ran, and the declared
     # pass_hat_k / pass_at_k metrics.
     trials: int = 1
     trial_metrics: list[TrialMetricSpec] = field(default_factory=list)
@@ -127,7 +127,8 @@ class Analysis:
         self._first_missing: dict[tuple[int, str], tuple[tuple[tuple[int, int | str], ...],
                                                         str, str | None]] = {}
         # With trials > 1 every outcome is one trial: folded per case (analysis/trials.py).
-        # Usage totals (SPEC §16.2): executions that recorded any, and per-field sums.
+        # Usage totals (docs/traces.md#tokens-and-cost): executions that recorded any, and per-field
+        # sums.
         self.usage_cases = 0
         self.usage_sums: dict[str, float] = {}
         # Trajectories read from traces: cases with items the reader did not understand.
@@ -630,7 +631,8 @@ def _number(value: float | None) -> float | int | None:
     return int(value) if float(value).is_integer() else float(value)
 
 
-# ---- rows with repeated trials (SPEC §15; the per-case values are in analysis/trials.py) ----
+# ---- rows with repeated trials (docs/reliability.md; the per-case values are in
+# analysis/trials.py) ----
 
 
 def trial_rows(analysis: Analysis, folding: TrialAnalysis, level: float

@@ -1,4 +1,5 @@
-"""`current_case()`: the recorder of the case being run (SPEC §3.2).
+"""`current_case()`: the recorder of the case being run
+(docs/agents-and-tools.md#recording-a-trajectory).
 
 The recorder lives in a context variable, so it is right under threads (each call runs in a
 copied context) and under asyncio tasks.
@@ -32,10 +33,10 @@ _current: contextvars.ContextVar[CaseRecorder | None] = contextvars.ContextVar(
 class CaseRecorder:
     """Collects the artifacts one case records while its system runs.
 
-    Inside `replay()` (SPEC §8) it is the recorder of the case being replayed: `replay` says
-    what the replay is about, and `steps()` records in the recording's numbering. `trial`
-    and `trials` say which trial of the case is running (or, in a replay, whose recording is
-    replayed).
+    Inside `replay()` (docs/stateful-agents.md#a-tool-that-fails-fault-replays) it is the recorder
+    of the case being replayed: `replay` says what the replay is about, and `steps()` records in the
+    recording's numbering. `trial` and `trials` say which trial of the case is running (or, in a
+    replay, whose recording is replayed).
     """
 
     __slots__ = ("_built", "_closed", "_replaying", "_steps", "artifacts", "case_id", "metadata",
@@ -45,8 +46,8 @@ class CaseRecorder:
                  replaying: Replaying | None = None, *, trial: int = 1,
                  trials: int = 1) -> None:
         self.case_id = case_id
-        #: Which trial of the case this is, 1 … `trials` (SPEC §15): a system that samples
-        #: can seed its randomness from (case_id, trial) to make a run reproducible.
+        #: Which trial of the case this is, 1 … `trials` (docs/reliability.md): a system that
+        #: samples can seed its randomness from (case_id, trial) to make a run reproducible.
         self.trial = trial
         #: How many trials each case of this run has.
         self.trials = trials
@@ -116,7 +117,7 @@ class CaseRecorder:
 
     def usage(self, *, input_tokens: int | None = None, output_tokens: int | None = None,
               cost: float | None = None) -> None:
-        """Add tokens and cost to the case's `usage/v1` artifact (SPEC §16.2).
+        """Add tokens and cost to the case's `usage/v1` artifact (docs/traces.md#tokens-and-cost).
 
         Any of the three; called again, the fields are summed (one call per model request is
         fine). A field never given stays absent: it is not 0, and a `tokens` or `cost`

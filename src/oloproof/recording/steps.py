@@ -5,8 +5,8 @@ step with the next index and returns it; `constraint()` and `checkpoint()` attac
 step taken; `finish()` builds the `AgentTrajectory` and records it as the case's
 `agent_trajectory/v1`.
 
-In a replay (SPEC §8) the same code records in the *recording's* numbering, so a replay needs
-no index arithmetic either:
+In a replay (docs/stateful-agents.md#a-tool-that-fails-fault-replays) the same code records in the
+*recording's* numbering, so a replay needs no index arithmetic either:
 
 - `current_case().steps()` starts at step 1: for a system that works the request again from the
   start (deterministically) to bring its world to the checkpoint. The engine checks that the
@@ -54,7 +54,8 @@ _new_trajectory = AgentTrajectory.__pydantic_validator__.validate_python
 
 @dataclass(frozen=True, slots=True)
 class Replaying:
-    """What a replay is about: the recorded trajectory, its checkpoint, the change (§8)."""
+    """What a replay is about: the recorded trajectory, its checkpoint, the change
+    (docs/stateful-agents.md#a-tool-that-fails-fault-replays)."""
 
     recorded: AgentTrajectory
     checkpoint: AgentCheckpoint
