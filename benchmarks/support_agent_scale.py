@@ -22,8 +22,12 @@ round alternates too. Each run's figures (`metrics`, `slices`, `decisions`, `gat
 stops. `--warm` also times a warm run after each cold one. `--profile` instead writes one
 cold run's cProfile of every thread (CPU time per thread) and prints its top lines.
 
+`--stages` instead times the engine's parts one after another in one thread (the collector
+off), CPU per case, this checkout and REF alternately: where a case's time goes without the
+threads and the collector.
+
 Usage: python benchmarks/support_agent_scale.py [--cases 2000,20000] [--rounds 3]
-[--against REF | --against none] [--warm] [--profile]
+[--against REF | --against none] [--warm] [--profile] [--stages]
 """
 
 from __future__ import annotations
@@ -76,6 +80,77 @@ print(json.dumps({"seconds": seconds, "cases": doc["cases"], "cache": doc["cache
                                                      "failing_cases")},
                   "threads": threads, "gc": collector,
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+# The engine's parts one after another in one thread, the collector off (its time is in the
+# run's table), on a fresh store, twice (the second pass is reported: the first pays for first
+# imports and first uses): CPU per case of each part. `system` is the agent with its
+# recorder alone (CaseRecorder, app.run), the rest the engine's own pieces as a run drives them.
+STAGES = """
+import asyncio, gc, json, shutil, sys, time
+from pathlib import Path
+from oloproof.analysis.metrics import Analysis
+from oloproof.execution.engine import CHUNK, RunEngine, _batched
+from oloproof.execution.procedure import judged
+from oloproof.project import describe_suite, load_suite
+from oloproof.recording.recorder import CaseRecorder, reset_current, set_current
+from oloproof.store.store import Store
+try:
+    from oloproof.api.deciding import _plan
+except ImportError:  # (before api/ was split)
+    from oloproof.api import _plan
+gc.disable()
+clock = time.thread_time
+path = Path(sys.argv[1])
+
+
+def once():
+    shutil.rmtree(path.parent / ".oloproof", ignore_errors=True)
+    spent = {}
+    t = clock(); suite = load_suite(path); spent["load_suite (the validating pass)"] = clock() - t
+    t = clock(); units = list(suite.iter_units()); spent["iter_units (digests)"] = clock() - t
+    target = suite.targets[0] if suite.targets else suite.target
+    t = clock()
+    for (case,) in units:
+        recorder = CaseRecorder(case.id, case.metadata)
+        token = set_current(recorder)
+        try:
+            target.call(case.input)
+        finally:
+            recorder.close()
+            reset_current(token)
+    spent["system (the agent and its recorder)"] = clock() - t
+    db = Store(suite.store_path())
+    info = describe_suite(suite)
+    db.begin_run("run_stages", suite.config.project, suite.config.system.name,
+                 suite.config.system.version, info, suite.policy.model_dump(mode="json"))
+    async def make():
+        return RunEngine(suite, db, "run_stages")
+    engine = asyncio.run(make())
+    engine.analysis = Analysis(_plan(info))
+    worker = engine.transport._workers[0]
+    parts = ("plan", "run_calls (the calls, system included)", "judge (keep and judge)",
+             "take (store rows, tallies)")
+    spent.update(dict.fromkeys(parts, 0.0))
+    for chunk in _batched(units, CHUNK):
+        t = clock(); jobs = engine._plan_chunk(chunk); spent[parts[0]] += clock() - t
+        t = clock(); called = [worker.run_calls(job) for job in jobs]
+        spent[parts[1]] += clock() - t
+        t = clock(); results = [judged(item, worker.evaluators) for item in called]
+        spent[parts[2]] += clock() - t
+        del called
+        t = clock()
+        for result in results:
+            engine._take(result, engine._in_flight.pop(result.unit))
+        spent[parts[3]] += clock() - t
+        del results
+    t = clock(); db.flush(wait=True); spent["the writes (no writer thread, no merge)"] = clock() - t
+    db.close()
+    return {name: 1e6 * seconds / len(units) for name, seconds in spent.items()}
+
+
+once()  # (the first pass pays for first imports and first uses)
+print(json.dumps(once()))
 """
 
 # One cold run under cProfile, every thread with its own profiler timed by its CPU time.
@@ -157,6 +232,27 @@ def profile(project: Path, out: Path) -> None:
     stats.sort_stats("cumtime").print_stats(60)
 
 
+def stages(project: Path, builds: list[tuple[str, dict[str, str]]], rounds: int,
+           against: str) -> None:
+    """`STAGES` for each build, alternately, `rounds` times; the medians, per case."""
+    found: dict[str, list[dict[str, float]]] = {label: [] for label, _ in builds}
+    for round_ in range(rounds):
+        for label, env in builds if round_ % 2 == 0 else builds[::-1]:
+            out = subprocess.run([sys.executable, "-c", STAGES, str(project / "oloproof.yaml")],
+                                 capture_output=True, text=True, env=env, check=True)
+            found[label].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    labels = [f"this ({revision()})"] + [f"{against} ({revision(against)})"] * (len(builds) - 1)
+    names = list(found["this"][0])
+    print(f"The engine's parts in one thread, the collector off, µs of CPU per case (medians of "
+          f"{rounds}; {load()}):\n")
+    print("| part | " + " | ".join(labels) + " |")
+    print("|---|" + "---|" * len(labels))
+    for name in names:
+        print(f"| {name} | " + " | ".join(
+            f"{statistics.median([row[name] for row in found[label]]):.1f}"
+            for label, _ in builds) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cases", default="2000,20000",
@@ -168,6 +264,9 @@ def main() -> None:
     parser.add_argument("--warm", action="store_true", help="also a warm run after each cold")
     parser.add_argument("--profile", action="store_true",
                         help="profile one cold run of this checkout (the first size) instead")
+    parser.add_argument("--stages", action="store_true",
+                        help="instead, the engine's parts one after another in one thread, "
+                             "CPU per case, this checkout and REF alternately (first size)")
     args = parser.parse_args()
     sizes = [int(size) for size in args.cases.split(",")]
     root = Path(tempfile.mkdtemp(prefix="oloproof-sa-"))
@@ -177,6 +276,9 @@ def main() -> None:
             profile(projects[sizes[0]], root / "run.prof")
             return
         builds = versions([] if args.against == "none" else [args.against])
+        if args.stages:
+            stages(projects[sizes[0]], builds, args.rounds, args.against)
+            return
         labels = [label if label != "this" else f"this ({revision()})" for label, _ in builds]
         if len(builds) > 1:
             labels[1] = f"{args.against} ({revision(args.against)})"
