@@ -241,9 +241,14 @@ class Analysis:
                           cached=self.cached_executions, errored=errored,
                           retried=self.retried, attempts=self.attempts)
 
-    def _note_missing(self, outcome: CaseOutcome) -> None:
-        """Remember the first case missing for each reason."""
-        order = case_order(outcome.case_id)
+    def _note_missing(self, outcome: CaseOutcome,
+                      order: tuple[tuple[int, int | str], ...] | None = None) -> None:
+        """Remember the first case missing for each reason (`order`: its `case_order`, if
+        known)."""
+        if "M" not in outcome.codes:
+            return
+        if order is None:
+            order = case_order(outcome.case_id)
         for i, code in enumerate(outcome.codes):
             if code == "M":
                 key = (i, outcome.reasons[i] or "unknown")
@@ -253,14 +258,17 @@ class Analysis:
 
     def _note_failing(self, outcome: CaseOutcome) -> None:
         """Remember the first case missing for each reason, and the first failing cases."""
-        self._note_missing(outcome)
+        order = case_order(outcome.case_id)
+        self._note_missing(outcome, order)
         if "F" not in outcome.codes and outcome.error is None:
             return
-        self._note_failing_case(outcome.case_id, outcome.codes, outcome.error)
+        self._note_failing_case(outcome.case_id, outcome.codes, outcome.error, order=order)
 
     def _note_failing_case(self, case_id: str, codes: str, error: str | None,
-                           trials: CaseTrials | None = None) -> None:
-        order = case_order(case_id)
+                           trials: CaseTrials | None = None,
+                           order: tuple[tuple[int, int | str], ...] | None = None) -> None:
+        if order is None:
+            order = case_order(case_id)
         criteria = self.plan.criteria
         self.failing += 1
         shown = self._first_failing

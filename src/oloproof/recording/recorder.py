@@ -39,8 +39,8 @@ class CaseRecorder:
     replay, whose recording is replayed).
     """
 
-    __slots__ = ("_closed", "_replaying", "_steps", "artifacts", "case_id", "metadata", "trial",
-                 "trials")
+    __slots__ = ("_built", "_closed", "_replaying", "_steps", "artifacts", "case_id", "metadata",
+                 "trial", "trials")
 
     def __init__(self, case_id: str, metadata: dict[str, Any] | None = None,
                  replaying: Replaying | None = None, *, trial: int = 1,
@@ -56,6 +56,8 @@ class CaseRecorder:
         self._closed = False
         self._replaying = replaying
         self._steps: StepRecorder | None = None
+        # After `close`: the trajectories the step recorder built (None: it was never opened).
+        self._built: list[AgentTrajectory] | None = None
 
     @property
     def replay(self) -> Replaying | None:
@@ -89,11 +91,13 @@ class CaseRecorder:
     @property
     def uses_steps(self) -> bool:
         """Whether the system opened the case's step recorder (engine use)."""
-        return self._steps is not None
+        return self._steps is not None or self._built is not None
 
     def built_by_steps(self, trajectory: AgentTrajectory) -> bool:
         """Whether this case's step recorder built `trajectory` (engine use)."""
-        return self._steps is not None and self._steps.built(trajectory)
+        if self._steps is not None:
+            return self._steps.built(trajectory)
+        return self._built is not None and any(t is trajectory for t in self._built)
 
     def agent_trajectory(self, trajectory: AgentTrajectory) -> None:
         """Store the case's `agent_trajectory/v1` artifact (once per case)."""
@@ -170,6 +174,14 @@ class CaseRecorder:
 
     def close(self) -> None:
         self._closed = True
+        # The step recorder points back at this recorder: let go of it (keeping what it
+        # built, for `built_by_steps`), so that the two are no reference cycle holding the
+        # case's whole trajectory until the garbage collector finds it. Every trajectory is
+        # then freed the moment its case is judged, and young collections find far less.
+        steps = self._steps
+        if steps is not None:
+            self._built = steps.built_trajectories
+            self._steps = None
 
 
 def current_case() -> CaseRecorder:
