@@ -183,7 +183,8 @@ print(json.dumps({"seconds": time.perf_counter() - start, "cases": doc["cases"],
 
 CLI = "from oloproof.cli.main import main; main()"
 
-# The suite sets no `concurrency:`, so the run calls the desk on this many threads (SPEC §5).
+# The suite sets no `concurrency:`, so the run calls the desk on this many threads
+# (docs/configuration.md#system).
 DEFAULT_CONCURRENCY = 8
 
 

@@ -11,9 +11,10 @@ flight: 2000 × 0.05 / 32 = 3.125 s of calls.
 - `no-retries`: the same suite without `retries:`. The rate-limited cases must be errored
   `system_error`, and the run must say so (the terminal line of errors by kind).
 
-Each measurement is the whole `oloproof run` command in a fresh process, cold store. Also
-reported: how many calls the provider refused, the most calls it saw in flight, and the calls
-each case took.
+Each measurement is the whole `oloproof run` command in a fresh process, cold store; its
+terminal report gives the words, and `oloproof gate latest --json` the same run's document.
+Also reported: how many calls the provider refused, the most calls it saw in flight, and the
+calls each case took.
 
 Usage: python benchmarks/rate_limits.py [--cases 2000] [--rounds 3]
 """
@@ -29,6 +30,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _versions import finished, load, revision
 
 APP = '''
 import asyncio
@@ -128,10 +131,13 @@ def timed_run(root: Path, *options: str) -> tuple[float, int, str]:
 
 def one(base: Path, cases: int, retries: bool, tag: str) -> dict:
     root = make(base / tag, cases, retries)
-    seconds, code, out = timed_run(root, "--json")
-    document = json.loads(out)
+    seconds, code, text = timed_run(root)  # the terminal's words
     provider = json.loads((root / "provider.json").read_text())
-    _, _, text = timed_run(root, "--no-cache")  # the terminal's words, the same run again
+    # The same run's document, read back from the store (nothing runs).
+    done = subprocess.run([*oloproof(), "gate", "latest", "--json"], cwd=root,
+                          env=dict(os.environ, CI="1"), capture_output=True, text=True,
+                          timeout=600)
+    document = json.loads(done.stdout)
     line = next((ln for ln in text.splitlines() if " cases · " in ln), "")
     broke = next((ln for ln in text.splitlines() if ln.startswith("What broke")), "")
     return {"seconds": round(seconds, 3), "exit": code,
@@ -148,10 +154,11 @@ def main() -> None:
     args = parser.parse_args()
     ideal = args.cases * 0.05 / 32
     base = Path(tempfile.mkdtemp(prefix="oloproof-rate-limits-"))
+    print(f"revision {revision()}; {load()}", flush=True)
     try:
         for round_ in range(1, args.rounds + 1):
             startup_root = make(base / f"startup-{round_}", 1, True)
-            startup, _, _ = timed_run(startup_root, "--json")
+            startup, _, _ = timed_run(startup_root)
             with_retries = one(base, args.cases, True, f"retries-{round_}")
             without = one(base, args.cases, False, f"no-retries-{round_}")
             bound = 1.5 * ideal + startup
@@ -159,8 +166,10 @@ def main() -> None:
                               "bound_s": round(bound, 3), "retries": with_retries,
                               "within_bound": with_retries["seconds"] <= bound,
                               "no_retries": without}), flush=True)
+            print(f"# after round {round_}: {load()}", flush=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+    print(finished())
 
 
 if __name__ == "__main__":

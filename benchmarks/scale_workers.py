@@ -1,4 +1,4 @@
-"""Scaling out (issue 11, SPEC §14): workers, processes, Ray, and large `$ref` states.
+"""Scaling out (issue 11, docs/scaling.md): workers, processes, Ray, and large `$ref` states.
 
 Each measurement is a fresh process running `oloproof.run` on a fresh store (the coordinator)
 and prints its timings; ratios are taken within one run of this script.

@@ -6,9 +6,12 @@ Each measurement is a fresh process, timed from spawn to exit: `oloproof --help`
 is the median of N runs, the runs of all commands interleaved so that a busy neighbour slows
 them alike. Usage: python benchmarks/startup.py [N] [--before SRC] (N defaults to 21).
 
-`--before SRC` also times `python -m oloproof.cli.main --help` / `--version` with another
-checkout's `src/` first on the path (e.g. a worktree of the commit before a change), beside the
-same two commands of this checkout, so the before/after ratio comes from one run.
+`--before SRC` also times `python -m oloproof.cli.main --help` / `--version` and
+`python -c "import oloproof.api"` with another checkout's `src/` first on the path (e.g. a
+worktree of the commit before a change), beside the same three commands of this checkout, so
+the before/after ratios come from one run. It also reads, from `python -X importtime`, how long
+importing `oloproof.cli.main` and `oloproof.api` takes on each side (median and minimum of N, the
+minimum being the figure a busy machine disturbs least).
 """
 
 from __future__ import annotations
@@ -43,6 +46,18 @@ def _once(argv: list[str], src: str | None = None) -> float:
     return time.perf_counter() - start
 
 
+def _import_ms(module: str, src: str) -> float:
+    """How long `import module` took, by `-X importtime` (cumulative, in ms)."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", f"import {module}"],
+                          check=True, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": src})
+    for line in done.stderr.splitlines():
+        parts = [part.strip() for part in line.split("|")]
+        if len(parts) == 3 and parts[2] == module:
+            return int(parts[1]) / 1000
+    raise SystemExit(f"-X importtime printed no line for {module}")
+
+
 def main() -> None:
     args = sys.argv[1:]
     before = None
@@ -61,12 +76,21 @@ def main() -> None:
             argv = [sys.executable, "-m", "oloproof.cli.main", flag]
             commands[f"before: -m oloproof.cli.main {flag}"] = (argv, before)
             commands[f"after: -m oloproof.cli.main {flag}"] = (argv, here)
+        commands["before: import oloproof.api"] = (COMMANDS["import oloproof.api"], before)
+        commands["after: import oloproof.api"] = (COMMANDS["import oloproof.api"], here)
     for argv, src in commands.values():  # warm the file cache: every figure is a warm start
         _once(argv, src)
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(n):
         for name, (argv, src) in commands.items():
             times[name].append(_once(argv, src))
+    imports: dict[str, list[float]] = {}
+    if before is not None:
+        for _ in range(n):
+            for module in ("oloproof.cli.main", "oloproof.api"):
+                for side, src in (("before", before), ("after", here)):
+                    imports.setdefault(f"{side}: import {module}", []).append(
+                        _import_ms(module, src))
     medians = {name: statistics.median(ts) for name, ts in times.items()}
     bare = medians["python -c pass"]
     rows = {
@@ -79,10 +103,16 @@ def main() -> None:
                     / medians[f"after: -m oloproof.cli.main {flag}"], 2)
         for flag in ("--help", "--version") if before is not None
     }
+    if before is not None:
+        ratios["import oloproof.api"] = round(medians["before: import oloproof.api"]
+                                              / medians["after: import oloproof.api"], 2)
     print(json.dumps({
         "runs": n,
         "commands": rows,
         **({"before_over_after": ratios} if ratios else {}),
+        **({"importtime_ms": {name: {"median": round(statistics.median(ms), 1),
+                                     "min": round(min(ms), 1)}
+                              for name, ms in imports.items()}} if imports else {}),
         "help_within_target": medians["oloproof --help"] <= TARGET_S,
         "version_within_target": medians["oloproof --version"] <= TARGET_S,
         "engine_import_over_help": round(medians["import oloproof.api"]

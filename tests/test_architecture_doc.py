@@ -18,7 +18,7 @@ ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
 
 
 def package_rows() -> dict[str, str]:
-    """The Packages table: the first cell's name (`store/`, `api.py`) → the row's text."""
+    """The Packages table: the first cell's name (`store/`, `digest.py`) → the row's text."""
     text = ARCHITECTURE.read_text(encoding="utf-8")
     section = re.search(r"^## Packages\n(.*?)(?=^## )", text, re.S | re.M)
     assert section, "docs/architecture.md needs a `## Packages` section with a table"

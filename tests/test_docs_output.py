@@ -12,9 +12,10 @@ its agent on one step only, a two-case sandbox); `docs/concepts.md` its clustere
 `docs/configuration.md` each configuration error in the project its prose names;
 `docs/compare.md` and `docs/ci.md` the support_agent example as the baseline and the candidate
 the page describes (with the Markdown and JUnit files the CI job writes); `docs/scaling.md`
-the stateful-agent example on the processes executor and a local Ray instance. Each test
-lists a page's console blocks by their first command, so a block added to a page is run or
-excluded here by name, never skipped silently.
+the stateful-agent example on the processes executor and a local Ray instance;
+`docs/failures.md` the starter whose order service fails for a while (the page's own code).
+Each test lists a page's console blocks by their first command, so a block added to a page is
+run or excluded here by name, never skipped silently.
 """
 
 from __future__ import annotations
@@ -774,9 +775,50 @@ def test_judges_shows_what_judged_agent_prints(tmp_path: Path) -> None:
     _run_from_home(blocks, Session(tmp_path), page.name)
 
 
+def test_failures_shows_what_the_flaky_service_prints(tmp_path: Path) -> None:
+    """docs/failures.md: the starter whose order service fails for a while (the page's own
+    `lookup_order`), run, retried and resumed, its error budget decided on both runs, and a
+    run whose every execution errors: one session."""
+    page = DOCS / "failures.md"
+    blocks = console_blocks(page)
+    assert _first_commands(blocks) == [
+        "oloproof init demo", "oloproof run", "oloproof run",
+        "oloproof gate latest~1 --policy release.yaml",
+        "ORDER_SERVICE=down oloproof run --no-cache"]
+    session = Session(tmp_path)
+    _check(blocks[0], session, page.name)
+    demo = session.cwd
+    app = demo / "app.py"
+    original = app.read_text(encoding="utf-8")
+    start = original.index("def lookup_order(")
+    end = original.index("\n\n\n", start) + 1
+    service = "\n".join(_shown_block(page, "python", "by replacing `lookup_order`")) + "\n"
+    app.write_text(original[:start] + service + original[end:], encoding="utf-8")
+    _edit(app, "from typing import Any\n", "import os\nfrom typing import Any\n")
+    _check(blocks[1], session, page.name)
+    timeout = "  timeout_s: 30                      # a case still running after this is " \
+        "missing, not failed\n"
+    _edit(demo / "oloproof.yaml", timeout,
+          timeout + _shown_yaml(page, "Declare which exceptions are transient"))
+    resumed = _check(blocks[2], session, page.name)[0]
+    (line,) = _shown_block(page, "", "in one line of\nthe terminal report")[:1]
+    assert line in normalised(resumed).splitlines()
+    shown = _shown_json(page, "in one line of\nthe terminal report")
+    assert isinstance(shown, dict)
+    real = json.loads(session.run("oloproof gate latest --json"))
+    _is_part_of(shown, {key: real[key] for key in shown}, "failures.md")
+    with (demo / "release.yaml").open("a", encoding="utf-8") as policy:
+        policy.write(_shown_yaml(page, "blocks a run whose executions errored too often"))
+    _check(blocks[3], session, page.name)
+    _check(blocks[4], session, page.name)
+    # "once the service is back, `oloproof run` takes all 33 executions from the cache"
+    back = " ".join(session.run("oloproof run").split())
+    assert "Executions: 33 cases · 0 ran · 33 cached · 0 errored" in back and session.code == 0
+
+
 def test_every_page_with_console_blocks_is_run_here() -> None:
     """A page that gains a ```console block gets a test here (or says why not)."""
     tested = {"getting-started.md", "cli.md", "agents-and-tools.md", "stateful-agents.md",
               "reliability.md", "concepts.md", "configuration.md", "compare.md", "ci.md",
-              "scaling.md", "judges.md"}
+              "scaling.md", "judges.md", "failures.md"}
     assert {page.name for page in DOCS.glob("*.md") if console_blocks(page)} == tested

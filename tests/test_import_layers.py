@@ -47,15 +47,15 @@ def imports_of(path: Path) -> list[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and (
             node.module == "oloproof" or node.module.startswith("oloproof.")
         ):
-            if node.module == "oloproof":  # `from oloproof import api` imports oloproof.api
-                found += [
-                    (node.lineno, f"oloproof.{a.name}")
-                    if (SRC / a.name).is_dir() or (SRC / f"{a.name}.py").is_file()
-                    else (node.lineno, "oloproof")
-                    for a in node.names
-                ]
-            else:
-                found.append((node.lineno, node.module))
+            # `from oloproof import api` imports oloproof.api, `from oloproof.cli import crash`
+            # oloproof.cli.crash: a name that is a module counts as that module.
+            folder = SRC.joinpath(*node.module.split(".")[1:])
+            found += [
+                (node.lineno, f"{node.module}.{a.name}")
+                if (folder / a.name).is_dir() or (folder / f"{a.name}.py").is_file()
+                else (node.lineno, node.module)
+                for a in node.names
+            ]
     return found
 
 
@@ -112,3 +112,68 @@ def test_the_checker_sees_a_wrong_import(tmp_path: Path) -> None:
     source.write_text("import os\n\ndef f():\n    from oloproof.execution.target import x\n")
     assert imports_of(source) == [(4, "oloproof.execution.target")]
     assert unit_of("oloproof.execution.target") == "execution"
+
+
+def documented_inner_layers() -> dict[str, list[set[str]]]:
+    """The second block of the `Import order` section: per package (`api/`, `cli/`), its
+    modules' layers, lowest first (`a < b, c < d`)."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = re.search(r"^## Import order\n(.*?)(?=^## )", text, re.S | re.M)
+    assert section, "docs/architecture.md needs an `## Import order` section"
+    blocks = re.findall(r"^```\n(.*?)^```", section.group(1), re.S | re.M)
+    assert len(blocks) >= 2, "the Import order section needs a second block: inside packages"
+    packages = {}
+    for line in blocks[1].splitlines():
+        if not line.strip():
+            continue
+        package, _, order = line.partition("/")
+        packages[package.strip()] = [
+            {name.strip() for name in layer.split(",") if name.strip()}
+            for layer in order.split("<")
+        ]
+    return packages
+
+
+def inner_import_problems(package: str, layers: list[set[str]]) -> list[str]:
+    """Each import inside `package` that goes to its own layer or above, and each module of the
+    package the layers do not place (or place twice)."""
+    level = {module: i for i, layer in enumerate(layers) for module in layer}
+    modules = {p.stem for p in (SRC / package).glob("*.py")} - {"__init__"}
+    wrong = [f"{package}/{m}.py is in no layer" for m in sorted(modules - set(level))]
+    wrong += [f"{package}/ has no module {m}" for m in sorted(set(level) - modules)]
+    if sum(len(layer) for layer in layers) != len(level):
+        wrong.append(f"a module of {package}/ is in two layers")
+    for name in sorted(modules & set(level)):
+        path = SRC / package / f"{name}.py"
+        for line, imported in imports_of(path):
+            parts = imported.split(".")
+            if parts[:2] != ["oloproof", package]:
+                continue
+            if len(parts) == 2:
+                wrong.append(f"{package}/{name}.py:{line} imports the package {imported}")
+                continue
+            theirs = parts[2]
+            if theirs not in level:
+                continue  # named above as in no layer
+            if level[theirs] >= level[name]:
+                where = "above" if level[theirs] > level[name] else "beside"
+                wrong.append(f"{package}/{name}.py:{line} imports {imported} "
+                             f"({theirs} is {where} {name})")
+    return wrong
+
+
+def test_imports_inside_api_and_cli_run_one_way() -> None:
+    inner = documented_inner_layers()
+    assert set(inner) == {"api", "cli"}
+    wrong = [problem for package, layers in inner.items()
+             for problem in inner_import_problems(package, layers)]
+    assert wrong == []
+
+
+def test_the_inner_checker_sees_a_wrong_import() -> None:
+    """The inner check can fail: with `reports` placed below `stored` (which it imports) and
+    `result` left out, both are reported, with the line of the import."""
+    wrong = inner_import_problems("api", [{"deciding"}, {"reports"}, {"stored", "running"}])
+    assert "api/result.py is in no layer" in wrong
+    assert any(problem.startswith("api/reports.py:") and problem.endswith(
+        "imports oloproof.api.stored (stored is above reports)") for problem in wrong), wrong

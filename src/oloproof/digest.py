@@ -1,4 +1,4 @@
-"""Canonical JSON and content digests (SPEC §2.1).
+"""Canonical JSON and content digests (docs/concepts.md#digests-and-keys).
 
 A digest is `sha256:<hex>` of the canonical JSON of a value: UTF-8, keys sorted, no
 insignificant whitespace, no NaN or infinity.

@@ -1,4 +1,4 @@
-"""The run document (SPEC §11): what a run decided, as typed models.
+"""The run document (docs/cli.md#the-json-document): what a run decided, as typed models.
 
 This module is the product's vocabulary for a run's results — verdicts, rule states, gate
 actions, exit codes, error kinds (`ErrorKind`, from `errors.py`) — and the rows of the
@@ -72,7 +72,7 @@ __all__ = [
 
 
 class Verdict(StrEnum):
-    """A criterion's verdict on one case (SPEC §1)."""
+    """A criterion's verdict on one case (docs/concepts.md#cases-criteria-and-the-four-verdicts)."""
 
     PASSED = "passed"
     FAILED = "failed"
@@ -81,7 +81,7 @@ class Verdict(StrEnum):
 
 
 class RuleState(StrEnum):
-    """A rule's state (SPEC §10.1)."""
+    """A rule's state (docs/configuration.md#states-reasons-and-exit-codes)."""
 
     PASS = "PASS"
     FAIL = "FAIL"
@@ -90,7 +90,7 @@ class RuleState(StrEnum):
 
 
 class DecisionReason(StrEnum):
-    """Why a rule is in its state (SPEC §10.1)."""
+    """Why a rule is in its state (docs/configuration.md#states-reasons-and-exit-codes)."""
 
     LOWER_BOUND_MEETS_MINIMUM = "lower_bound_meets_minimum"
     UPPER_BOUND_BELOW_MINIMUM = "upper_bound_below_minimum"
@@ -104,7 +104,8 @@ class DecisionReason(StrEnum):
     MISSING_COULD_CHANGE_OUTCOME = "missing_could_change_outcome"
     OBSERVED_FAILURES_EXCEED_LIMIT = "observed_failures_exceed_limit"
     OBSERVED_FAILURES_WITHIN_LIMIT = "observed_failures_within_limit"
-    # non_inferiority rules (SPEC §17): the paired difference candidate − baseline
+    # non_inferiority rules (docs/compare.md#gating-on-it-kind-non_inferiority): the paired
+    # difference candidate − baseline
     DIFFERENCE_LOWER_BOUND_WITHIN_MARGIN = "difference_lower_bound_within_margin"
     DIFFERENCE_UPPER_BOUND_BELOW_MARGIN = "difference_upper_bound_below_margin"
     DIFFERENCE_INTERVAL_OVERLAPS_MARGIN = "difference_interval_overlaps_margin"
@@ -113,10 +114,14 @@ class DecisionReason(StrEnum):
     # and found to agree with them less than the criterion's minimum_agreement
     JUDGE_NOT_CHECKED = "judge_not_checked"
     JUDGE_DISAGREES_WITH_PEOPLE = "judge_disagrees_with_people"
+    # max_errored rules (docs/failures.md#the-error-budget): the run's errored executions
+    # against max_share or max_count
+    ERRORED_SHARE_EXCEEDS_LIMIT = "errored_share_exceeds_limit"
+    ERRORED_SHARE_WITHIN_LIMIT = "errored_share_within_limit"
 
 
 class GateAction(StrEnum):
-    """What the gate says about the release (SPEC §10.3)."""
+    """What the gate says about the release (docs/ci.md#exit-codes)."""
 
     ALLOW = "ALLOW"
     WARN = "WARN"
@@ -124,7 +129,8 @@ class GateAction(StrEnum):
 
 
 class ExitCode(IntEnum):
-    """The exit codes of `oloproof run` and `gate` (SPEC §10.3); each keeps one meaning."""
+    """The exit codes of `oloproof run` and `gate` (docs/ci.md#exit-codes); each keeps one
+    meaning."""
 
     OK = 0  # allow or warn
     FAIL = 1  # blocked with a FAIL
@@ -135,7 +141,7 @@ class ExitCode(IntEnum):
 
 
 class RunStatus(StrEnum):
-    """Where a run is (SPEC §4.2)."""
+    """Where a run is (docs/concepts.md#caches-what-invalidates-what)."""
 
     RUNNING = "running"
     COMPLETE = "complete"
@@ -196,22 +202,26 @@ class DecisionRow(_Model):
     An interval rule carries `bound` (the bound compared, `None` for "no bound"), `bound_side`
     (`lower` / `upper`), `threshold` and `threshold_side` (`min` / `max`). An observed-count
     rule carries `failures`, `missing` and `limit` (`max_failures`). A `non_inferiority` rule
-    (SPEC §17) carries the bound of the paired difference candidate − baseline it compared,
-    `threshold` −margin (`threshold_side` `min`: the difference must be at least −margin), the
-    `baseline` run and how many cases were `paired`; `dropped` is how many cases of the baseline
-    are not in this run (counted as pairs whose candidate side is missing, or with
-    `dropped_ignored` left out, as the rule's `dropped: ignore` asks).
+    (docs/compare.md#gating-on-it-kind-non_inferiority) carries the bound of the paired difference
+    candidate − baseline it compared, `threshold` −margin (`threshold_side` `min`: the difference
+    must be at least −margin), the `baseline` run and how many cases were `paired`; `dropped` is how
+    many cases of the baseline are not in this run (counted as pairs whose candidate side is
+    missing, or with `dropped_ignored` left out, as the rule's `dropped: ignore` asks).
+    A `max_errored` rule (its `metric` is `executions`, the run's accounting) carries how many
+    of the run's `executions` `errored` and its limit as the rule gives it, `max_share` or
+    `max_count` (docs/failures.md#the-error-budget).
     """
 
     _INTERVAL: ClassVar[tuple[str, ...]] = ("bound", "bound_side", "threshold", "threshold_side")
     _COUNT: ClassVar[tuple[str, ...]] = ("failures", "missing", "limit")
     _BASELINE: ClassVar[tuple[str, ...]] = ("baseline", "paired", "dropped", "dropped_ignored")
+    _ERRORED: ClassVar[tuple[str, ...]] = ("errored", "executions", "max_share", "max_count")
 
     rule: str
     metric: str
     state: RuleState
     reasons: list[DecisionReason]
-    kind: Literal["interval", "observed_count", "non_inferiority"] | None = None
+    kind: Literal["interval", "observed_count", "non_inferiority", "max_errored"] | None = None
     bound: Number | None = None
     bound_side: Literal["lower", "upper"] | None = None
     threshold: Number | None = None
@@ -223,6 +233,10 @@ class DecisionRow(_Model):
     paired: int | None = None
     dropped: int | None = None
     dropped_ignored: bool | None = None
+    errored: int | None = None
+    executions: int | None = None
+    max_share: Number | None = None
+    max_count: int | None = None
 
     @model_serializer(mode="wrap")
     def _drop_empty_optionals(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -231,15 +245,18 @@ class DecisionRow(_Model):
             # Each kind of rule keeps its own numbers; a row stored before decisions carried
             # numbers (no kind) has none.
             if self.kind == "interval":
-                drop = (*self._COUNT, *self._BASELINE)
+                drop = (*self._COUNT, *self._BASELINE, *self._ERRORED)
             elif self.kind == "observed_count":
-                drop = (*self._INTERVAL, *self._BASELINE)
+                drop = (*self._INTERVAL, *self._BASELINE, *self._ERRORED)
             elif self.kind == "non_inferiority":
-                drop = self._COUNT
+                drop = (*self._COUNT, *self._ERRORED)
                 if not self.dropped:  # no case of the baseline is left out of this run
                     drop = (*drop, "dropped", "dropped_ignored")
+            elif self.kind == "max_errored":  # the limit the rule gives, of the two
+                drop = (*self._INTERVAL, *self._COUNT, *self._BASELINE,
+                        "max_count" if self.max_count is None else "max_share")
             else:
-                drop = ("kind", *self._INTERVAL, *self._COUNT, *self._BASELINE)
+                drop = ("kind", *self._INTERVAL, *self._COUNT, *self._BASELINE, *self._ERRORED)
             for key in drop:
                 data.pop(key, None)
         return data
@@ -289,10 +306,11 @@ class JudgeCalibration(_Model):
 
 
 class RateRow(_Model):
-    """A pass-rate metric (SPEC §5.1): counts and the exact interval, bounds unrounded.
+    """A pass-rate metric (docs/concepts.md#pass-rates-exact-intervals-with-missing-cases): counts
+    and the exact interval, bounds unrounded.
 
-    With repeated trials (SPEC §15) a criterion's row counts *trials* in `passed`, `observed`,
-    `missing` and `excluded` (and their reasons), `trials` is k and `cases` the cases it
+    With repeated trials (docs/reliability.md) a criterion's row counts *trials* in `passed`,
+    `observed`, `missing` and `excluded` (and their reasons), `trials` is k and `cases` the cases it
     counts (`excluded_cases` had every trial excluded); its estimate and interval are over the
     cases' shares of passing trials (`method: "bentkus"`). A `pass_hat_k` / `pass_at_k` row
     (`metric_type`, `criterion`, `k`) counts *cases*: `observed` are the cases whose value
@@ -329,7 +347,8 @@ class RateRow(_Model):
 
 
 class QuantileRow(_Model):
-    """A quantile metric (SPEC §5.2): order-statistic interval, `None` for no bound.
+    """A quantile metric (docs/concepts.md#quantiles-order-statistic-intervals): order-statistic
+    interval, `None` for no bound.
 
     With repeated trials each trial's value counts (`observed`, `missing`, `excluded` are
     trials) and the interval is clustered by case (`cases`); valid for every number of cases,
@@ -371,7 +390,8 @@ class MissingExample(_Model):
 
 
 class RateSliceRow(_Model):
-    """A pass rate restated on one slice group (SPEC §10.2): descriptive, never gated.
+    """A pass rate restated on one slice group
+    (docs/concepts.md#slices-are-exploratory-and-never-gate): descriptive, never gated.
 
     Below `min_slice_support` the row has counts and no interval (`below_support`). A row
     tested against the rest of the suite carries its Fisher `p_value` and adjusted `q_value`.
@@ -404,7 +424,8 @@ class RateSliceRow(_Model):
 
 
 class QuantileSliceRow(_Model):
-    """A quantile restated on one slice group (SPEC §10.2)."""
+    """A quantile restated on one slice group
+    (docs/concepts.md#slices-are-exploratory-and-never-gate)."""
 
     _OPTIONAL = frozenset({"method", "below_support", "trials"})
 
@@ -433,7 +454,8 @@ SliceRow = Annotated[RateSliceRow | QuantileSliceRow, Field(discriminator="kind"
 
 
 class TransformValidity(_Model):
-    """How far people's labels show a metamorphic transform keeps meaning (SPEC §9)."""
+    """How far people's labels show a metamorphic transform keeps meaning
+    (docs/stateful-agents.md#the-same-request-changed-metamorphic-pairs)."""
 
     transform: str
     digest: str
@@ -452,11 +474,11 @@ class HitMiss(_Model):
 
 
 class CacheCounts(_Model):
-    """What the run took from the caches (SPEC §4.2); `rerun` (written when there are some):
-    how many executions ran again because they had errored in the run before, `rerun_from`
-    (errored executions are never cached: docs/failures.md#resuming); `judge` (a suite with
-    judges, docs/judges.md): verdicts taken from the judge cache (hit) and asked of a judge
-    (miss)."""
+    """What the run took from the caches (docs/concepts.md#caches-what-invalidates-what); `rerun`
+    (written when there are some): how many executions ran again because they had errored in the run
+    before, `rerun_from` (errored executions are never cached: docs/failures.md#resuming); `judge`
+    (a suite with judges, docs/judges.md): verdicts taken from the judge cache (hit) and asked of a
+    judge (miss)."""
 
     _OPTIONAL = frozenset({"rerun", "rerun_from", "judge"})
 
@@ -468,9 +490,9 @@ class CacheCounts(_Model):
 
 
 class Execution(_Model):
-    """Where the run's cases ran (SPEC §14): the executor, how many workers, how many
-    cases were tried again because the worker running them was lost, and on `ray` the ids of
-    the Ray nodes the actors ran on."""
+    """Where the run's cases ran (docs/scaling.md#configuration): the executor, how many workers,
+    how many cases were tried again because the worker running them was lost, and on `ray` the ids
+    of the Ray nodes the actors ran on."""
 
     _OPTIONAL = frozenset({"nodes"})
 
@@ -516,8 +538,8 @@ class Executions(_Model):
 
 
 class UsageTotals(_Model):
-    """Tokens and cost the run's cases recorded (SPEC §16.2), summed over every execution
-    the run judged — each trial, metamorphic copies, cached executions included.
+    """Tokens and cost the run's cases recorded (docs/traces.md#tokens-and-cost), summed over every
+    execution the run judged — each trial, metamorphic copies, cached executions included.
 
     `cases` counts the executions that recorded any usage; a total is None when no case
     recorded that field (never 0 for "not recorded").
@@ -585,20 +607,21 @@ class FailingCases(_Model):
 
 
 class CriterionComparison(_Model):
-    """One criterion (or pass^k / pass@k metric) of a candidate against its baseline (SPEC §17).
+    """One criterion (or pass^k / pass@k metric) of a candidate against its baseline
+    (docs/compare.md#oloproof-compare-baseline-candidate).
 
     Over the `paired` cases (same id and digest in both runs, counted — not excluded — in
     both): `both_passed`, `fixed` (failed → passed), `broken` (passed → failed), `both_failed`,
     and `missing` (a side missing); `excluded` pairs (a side excluded) are not paired. The
     `difference` in pass rate candidate − baseline has its interval `lower`–`upper` over the
-    paired cases (`method` `betting`: SPEC §15.2 on the differences mapped to [0, 1], a side
-    missing resolved the worst way for each bound); `mcnemar_p` is the exact McNemar p-value
-    on the discordant pairs (`broken`, `fixed`), descriptive only.
+    paired cases (`method` `betting`: docs/concepts.md#the-betting-interval on the
+    differences mapped to [0, 1], a side missing resolved the worst way for each bound); `mcnemar_p`
+    is the exact McNemar p-value on the discordant pairs (`broken`, `fixed`), descriptive only.
 
-    With trials a case's value is its share of passing trials (SPEC §15.1): `fixed` and
-    `broken` are the pairs whose share rose or fell, `unchanged` those with the same share
-    strictly between 0 and 1, and `mcnemar_p` the exact sign test on the pairs that moved
-    (which is McNemar's test when every value is 0 or 1).
+    With trials a case's value is its share of passing trials
+    (docs/reliability.md#what-passk-means): `fixed` and `broken` are the pairs whose share rose or
+    fell, `unchanged` those with the same share strictly between 0 and 1, and `mcnemar_p` the exact
+    sign test on the pairs that moved (which is McNemar's test when every value is 0 or 1).
 
     `method` names the interval: `melded_mcnemar` (0/1 values on both sides: Fay & Lumbard
     2021, compatible with exact McNemar) or `betting` (fractions, or clusters). `dropped`
@@ -668,7 +691,8 @@ class CaseChange(_Model):
 
 
 class Comparison(_Model):
-    """A candidate run against its baseline (SPEC §17): `compare --json` prints `to_json()`.
+    """A candidate run against its baseline (docs/compare.md#oloproof-compare-baseline-candidate):
+    `compare --json` prints `to_json()`.
 
     Cases are paired by id. `changed` cases have another digest in the candidate (their input
     or expected changed) and are not paired; `baseline_only` and `candidate_only` are in one
@@ -738,8 +762,8 @@ class BaselineSummary(_Model):
 
 
 class PlanRow(_Model):
-    """`oloproof plan` (SPEC §18), one undecided rule: what would settle it *if the rate stayed
-    at its estimate* — a projection, not a promise.
+    """`oloproof plan` (docs/compare.md#what-it-would-take-to-decide-oloproof-plan), one undecided
+    rule: what would settle it *if the rate stayed at its estimate* — a projection, not a promise.
 
     `observed` counts observed *cases* (with trials too); `passed` those whose value is 1, set
     only where every value is 0 or 1 (`values` says in words what a case's value is where they
@@ -789,15 +813,16 @@ class Plan(_Model):
 
 
 class RunDocument(_Model):
-    """The whole run document (SPEC §11): `to_json()` is what `oloproof run --json` prints.
+    """The whole run document (docs/cli.md#the-json-document): `to_json()` is what
+    `oloproof run --json` prints.
 
-    `trials` (written when above 1) is how many times each of the `cases` ran (SPEC §15).
+    `trials` (written when above 1) is how many times each of the `cases` ran (docs/reliability.md).
     `baseline` (written when a `non_inferiority` rule was decided) holds the paired figures
-    against the baseline run (SPEC §17). `usage` (written when a case recorded tokens or
-    cost) holds the run's totals (SPEC §16.2). `executions` (every run since error kinds)
-    counts the executions: ran, cached, errored by kind, retried. `expected_key_hints` (written
-    when there is one) names criteria that excluded cases for an `expected` key they lack while
-    they hold one of a similar name.
+    against the baseline run (docs/compare.md#oloproof-compare-baseline-candidate). `usage` (written
+    when a case recorded tokens or cost) holds the run's totals (docs/traces.md#tokens-and-cost).
+    `executions` (every run since error kinds) counts the executions: ran, cached, errored by kind,
+    retried. `expected_key_hints` (written when there is one) names criteria that excluded cases for
+    an `expected` key they lack while they hold one of a similar name.
     """
 
     _OPTIONAL = frozenset({"failing_cases", "trials", "execution", "baseline", "usage",

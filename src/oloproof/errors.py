@@ -9,6 +9,7 @@ without importing the run document's models.
 
 from __future__ import annotations
 
+import importlib.metadata
 from enum import StrEnum
 from pathlib import Path
 
@@ -171,3 +172,21 @@ class TraceError(OloproofError):
         body["trace"] = self.trace
         body["span"] = self.span
         return body
+
+
+def install_extra(extra: str) -> str:
+    """How to install one of Oloproof's optional extras, for a message that needs it: from the
+    checkout Oloproof was installed from (`pip install -e '.[EXTRA]'`), or the packages the
+    extra brings, as this installation's metadata lists them. Never `oloproof[EXTRA]` from the
+    public registry: a package of that name there is another project."""
+    try:
+        requirements = importlib.metadata.requires("oloproof") or []
+    except importlib.metadata.PackageNotFoundError:
+        requirements = []
+    marker = f'extra == "{extra}"'
+    brings = [req.split(";")[0].strip() for req in requirements
+              if marker in req.replace("'", '"')]
+    text = f"install the `{extra}` extra from your Oloproof checkout: pip install -e '.[{extra}]'"
+    if brings:
+        text += " (or what it brings: pip install " + " ".join(f"'{b}'" for b in brings) + ")"
+    return text

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oloproof.digest import combine
-from oloproof.errors import ConfigError
+from oloproof.errors import ConfigError, install_extra
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.catalog import build_evaluators
 from oloproof.evaluators.judge import JudgeCriterion, bind_judges
@@ -73,9 +73,11 @@ class LoadedSuite:
     target: SystemTarget
     transforms: list[tuple[TransformConfig, str]]
     warnings: list[str] = field(default_factory=list)
-    #: How many times each case runs (SPEC §15): `trials:` in the suite, or the run's override.
+    #: How many times each case runs (docs/reliability.md): `trials:` in the suite, or the run's
+    #: override.
     trials: int = 1
-    #: Where the workers run and how many (SPEC §14), the run's overrides applied.
+    #: Where the workers run and how many (docs/scaling.md#configuration), the run's overrides
+    #: applied.
     execution: ExecutionConfig = field(default_factory=ExecutionConfig)
     #: One system per local worker (`executor: local`); else the coordinator's own copy, which
     #: only tells what the system is (workers elsewhere import their own).
@@ -157,7 +159,7 @@ def load_worker_parts(config: str, project_dir: str | None) -> WorkerParts:
     bind_judges(evaluators, suite_file.judges, doc.path, doc.line_of)
     # Checked again where the judges are called: a Ray actor has its node's environment, which
     # may lack the variable that holds a judge's API key.
-    _check_judges(suite_file, evaluators, doc, where=" (on this worker)")
+    _check_judges(suite_file, evaluators, doc, root, where=" (on this worker)")
     return (target, evaluators, suite_file.system.timeout_s, suite_file.system.concurrency,
             retry_policy(suite_file.system.retries, doc))
 
@@ -200,8 +202,9 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
 
     `trials` (from `--trials` or `oloproof.run(trials=...)`) replaces the suite's `trials:`;
     `workers` and `executor` (`--workers`, `--executor`) replace `execution.workers` and
-    `execution.executor`. On `executor: local` the system's factory is called once per worker
-    here, so a factory that fails is found before anything runs.
+    `execution.executor`. A run never has more workers than units to run (its cases times its
+    trials). On `executor: local` the system's factory is called once per worker here, so a
+    factory that fails is found before anything runs.
     """
     config_path = config_path.resolve()
     config, doc = load_suite_file(config_path)
@@ -216,15 +219,15 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
     put_on_path(project_dir)  # the system and custom evaluators import from the project
     execution = _execution(config, doc, workers, executor)
     # The system module first: it may register custom evaluators with @oloproof.evaluator.
+    # (One system now; a local run's other workers' once the dataset says how many run.)
     local = execution.executor == "local"
-    targets = load_targets(config.system, project_dir, doc,
-                           execution.workers if local else 1)
+    targets = load_targets(config.system, project_dir, doc, 1)
     target = targets[0]
     retries = retry_policy(config.system.retries, doc)
     _check_workers(config, doc, execution, target, workers is not None)
     evaluators = build_evaluators(config.evaluators, doc, project_dir)
     bind_judges(evaluators, config.judges, doc.path, doc.line_of)
-    _check_judges(config, evaluators, doc)
+    _check_judges(config, evaluators, doc, project_dir)
     _check_metric_ids(config, evaluators, doc)
     _check_trial_metrics(config, evaluators, doc, run_trials, trials is not None)
     _check_requirements(config, evaluators, target, doc)
@@ -246,6 +249,13 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
                           for f in e.shows if f.split(".")[0] in _CASE_PARTS})
     index = scan_dataset(dataset_path, states, [(t.name, t.field) for t, _ in transforms],
                          shown_paths)
+    # Never more workers than units to run (a case's trials are units of their own): 32
+    # workers for 6 cases started 32 processes, 26 of them idle.
+    units = len(index) * run_trials
+    if execution.workers > units:
+        execution = execution.model_copy(update={"workers": units})
+    if local and execution.workers > 1:
+        targets = load_targets(config.system, project_dir, doc, execution.workers, targets)
     judge_labels, judge_warnings = _judge_labels(evaluators, index, project_dir, doc)
     suite = LoadedSuite(
         path=config_path, project_dir=project_dir, config=config, doc=doc, policy=policy,
@@ -265,7 +275,7 @@ _CASE_PARTS = ("input", "expected", "metadata")
 
 
 def _check_judges(config: SuiteFile, evaluators: list[Evaluator], doc: YamlDocument,
-                  where: str = "") -> None:
+                  project_dir: Path, where: str = "") -> None:
     """Every judge a criterion uses can be called: a `callable` imports, a `model` has the
     `openai` SDK installed and its API key's variable set — checked before any call (`where`
     says where it was checked, when not here)."""
@@ -275,7 +285,7 @@ def _check_judges(config: SuiteFile, evaluators: list[Evaluator], doc: YamlDocum
     for at, judge in enumerate(config.judges):
         if judge.name not in used:
             continue
-        problem = judge_problem(judge)
+        problem = judge_problem(judge, project_dir)
         if problem is not None:
             key = "callable" if judge.callable is not None else \
                 "api_key_env" if "environment variable" in problem and judge.api_key_env \
@@ -306,6 +316,15 @@ def _judge_labels(evaluators: list[Evaluator], index: DatasetIndex, project_dir:
                 f"evaluator judge ({evaluator.criterion}): the dataset names clusters, and a "
                 "judged criterion's corrected interval is over independent cases; judge a "
                 "dataset without `cluster`", file=doc.path, line=doc.line_of(("evaluators", i)))
+        judge = evaluator.judge_config
+        samples = evaluator.config.samples
+        if samples > 1 and judge is not None and judge.model is not None \
+                and judge.temperature == 0:
+            warnings.append(
+                f"{evaluator.criterion}: samples: {samples} asks judge {judge.name} {samples} "
+                "times at temperature 0, where a model mostly answers alike: the majority is "
+                f"that one answer at {samples} times the cost; give the judge a temperature "
+                "above 0, or leave samples out")
         if evaluator.config.labels is None:
             continue
         found = load_judge_labels(project_dir / evaluator.config.labels,
@@ -345,9 +364,8 @@ def _execution(config: SuiteFile, doc: YamlDocument, workers: int | None,
         except ImportError:
             where = "--executor ray" if executor is not None else "execution.executor: ray"
             raise ConfigError(
-                f"{where} needs Ray, which is not installed in this environment; install the "
-                "extra with `pip install -e '.[ray]'` (from a checkout) or "
-                "`pip install 'oloproof[ray]'`, or choose executor local or processes",
+                f"{where} needs Ray, which is not installed in this environment; "
+                f"{install_extra('ray')}, or choose executor local or processes",
                 file=doc.path,
                 line=doc.line_of(("execution", "executor")) if executor is None else None,
             ) from None
@@ -357,7 +375,7 @@ def _execution(config: SuiteFile, doc: YamlDocument, workers: int | None,
 def _check_workers(config: SuiteFile, doc: YamlDocument, execution: ExecutionConfig,
                    target: SystemTarget, overridden: bool) -> None:
     """A Stateful system given as one object cannot be several local workers: one object is
-    one sandbox (SPEC §14)."""
+    one sandbox (docs/scaling.md#configuration)."""
     if (execution.executor != "local" or execution.workers == 1 or target.stateful is None
             or config.system.factory is not None):
         return
@@ -390,7 +408,8 @@ def _check_metric_ids(config: SuiteFile, evaluators: list[Evaluator], doc: YamlD
 def _check_trial_metrics(config: SuiteFile, evaluators: list[Evaluator], doc: YamlDocument,
                          trials: int, overridden: bool) -> None:
     """A `pass_hat_k` / `pass_at_k` names a criterion some evaluator produces, and its `k` is
-    at most the number of trials (SPEC §15.1: C(c, k) / C(trials, k) needs k ≤ trials)."""
+    at most the number of trials (docs/reliability.md#what-passk-means: C(c, k) / C(trials, k) needs
+    k ≤ trials)."""
     criteria = [e.criterion for e in evaluators]
     for at, metric in enumerate(config.metrics):
         if not isinstance(metric, TrialMetricConfig):

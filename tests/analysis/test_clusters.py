@@ -103,7 +103,7 @@ def test_the_row_is_the_bentkus_interval_over_cluster_shares() -> None:
 
 def test_one_case_per_cluster_keeps_the_exact_interval() -> None:
     # Every cluster counts at most one case of the criterion (the others are excluded, as a
-    # metamorphic copy is): the exact interval of §5.1, unchanged.
+    # metamorphic copy is): the exact interval, unchanged.
     outcomes = []
     for c in range(30):
         outcomes.append(_outcome(f"s{c}", "P" if c % 7 else "F", f"k{c}"))

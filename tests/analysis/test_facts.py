@@ -1,4 +1,4 @@
-"""Per-case trajectory facts, slice membership and quantile values (SPEC §10.2, §5.2)."""
+"""Per-case trajectory facts, slice membership and quantile values (docs/agents-and-tools.md)."""
 
 from __future__ import annotations
 

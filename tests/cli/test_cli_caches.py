@@ -1,4 +1,4 @@
-"""Acceptance 5 — the execution and judgment caches (SPEC §4.2).
+"""Acceptance 5 — the execution and judgment caches (docs/concepts.md#caches-what-invalidates-what).
 
 The execution cache is keyed by the system's name and version and the case's input: an
 unchanged suite is not executed again. The judgment cache adds the evaluator's configuration

@@ -3,7 +3,8 @@
 Each mistake below used to be read as something else, or to stop a run half-way: a JSON case
 line with a key given twice (the last `id` won silently); a line with a lone surrogate escape
 or nested ~260 levels deep (read, then exit 5 when the store could not keep it; 5,000 levels
-said "Circular reference detected"); `dataset: /dev/zero` or a directory ("file not found");
+said "Circular reference detected"); a line that is not UTF-8 (named by its place in the
+file's read buffer, not its line); `dataset: /dev/zero` or a directory ("file not found");
 a `$ref` state outside the project folder (read, stored and shown by `inspect`); a duplicate
 rule id (reported at line 1); `execution.ray:` with the local executor (ignored). Each is now
 exit 2 before anything runs, naming the file and line (see
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 from pathlib import Path
 
 import pytest
@@ -110,6 +112,19 @@ def test_a_line_the_store_cannot_keep_is_exit_2_naming_the_line(cli, project, va
     _refused(cli, project, "data/cases.jsonl:7: the line cannot be stored as written: ", says)
 
 
+def test_a_line_that_is_not_utf8_is_named_with_its_byte(cli, project):
+    """Before: `dataset is not UTF-8 text: 'utf-8' codec can't decode byte 0xe9 in position
+    7500` -- a position in the file's buffer, and no line."""
+    raw = (project / "data" / "cases.jsonl").read_bytes().split(b"\n")
+    assert raw[21].startswith(b'{"id": "req-022", "input": {"order_id": "ord-')
+    raw[21] = raw[21].replace(b'"input": {', b'"input": {"note": "caf\xe9", ', 1)  # Latin-1
+    (project / "data" / "cases.jsonl").write_bytes(b"\n".join(raw))
+
+    _refused(cli, project, "data/cases.jsonl:22: the dataset is not UTF-8 text: byte 41 of "
+             "this line (0xe9) is not part of a UTF-8 character (invalid continuation byte); "
+             "save the dataset as UTF-8")
+
+
 def test_a_line_nested_as_deep_as_the_store_keeps_runs(cli, project):
     _with_input(project, 7, "[" * 250 + "]" * 250)  # deeper than the fast parser reads
 
@@ -142,11 +157,46 @@ def test_a_dataset_that_is_a_fifo_says_so_and_is_never_opened(cli, project):
              "dataset 'data/pipe.jsonl' is a named pipe (FIFO), not a regular file")
 
 
-def test_a_dataset_that_is_a_device_says_so(cli, project):
-    _point_dataset_at(project, "/dev/zero")  # only stat'ed: it is never opened
+def test_a_dataset_that_is_a_socket_says_so(cli, project):
+    import socket
 
-    _refused(cli, project, "oloproof.yaml:4:",
-             "dataset '/dev/zero' is a character device, not a regular file")
+    with socket.socket(socket.AF_UNIX) as listening:  # (a path no longer than sun_path's 108)
+        here = Path.cwd()
+        os.chdir(project / "data")
+        try:
+            listening.bind("sock.jsonl")
+        finally:
+            os.chdir(here)
+        _point_dataset_at(project, "data/sock.jsonl")
+
+        _refused(cli, project, "oloproof.yaml:4:",
+                 "dataset 'data/sock.jsonl' is a socket, not a regular file")
+
+
+@pytest.mark.parametrize(("mode", "says"), [
+    (stat.S_IFCHR | 0o666, "is a character device, not a regular file"),
+    (stat.S_IFBLK | 0o660, "is a block device, not a regular file"),
+])
+def test_a_device_is_named_as_one_without_opening_it(tmp_path, monkeypatch, mode, says):
+    """`dataset: /dev/zero` said "file not found" (and reading it would never end). Tested on
+    a file whose stat() answers as a device would: no test points at a real device node."""
+    from oloproof.suite import cases
+
+    fake = tmp_path / "zero"
+    fake.write_text("", encoding="utf-8")
+    real_stat = Path.stat
+
+    def stat_of(path, *args, **kwargs):
+        found = real_stat(path, *args, **kwargs)
+        if path == fake:
+            return os.stat_result((mode, *tuple(found)[1:]))
+        return found
+
+    monkeypatch.setattr(Path, "stat", stat_of)
+
+    assert cases.file_problem(fake) == says
+    with pytest.raises(cases.ConfigError, match=f"the dataset {says}"):
+        cases.scan_dataset(fake, cases.StateFiles(tmp_path))
 
 
 def test_a_missing_dataset_still_says_it_does_not_exist(cli, project):

@@ -1,4 +1,4 @@
-"""Exit codes keep their meaning under every failure (SPEC §10.3, §11.1).
+"""Exit codes keep their meaning under every failure (docs/ci.md#exit-codes).
 
 1 means "blocked with a FAIL" and nothing else: an unexpected internal error exits 5 with one
 paragraph naming the file its traceback was written to, and a reader that closes the output
@@ -205,3 +205,39 @@ def test_usage_errors_still_exit_2(cli, tmp_path):
 
     assert code == 2
     assert "Traceback" not in err
+
+
+_CRASHING_FACTORY = '''
+
+
+def make_crashing():
+    """A factory whose native code crashes the process (a segmentation fault)."""
+    import ctypes
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core file in the project
+    ctypes.string_at(0)
+'''
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_factory_that_crashes_the_process_leaves_pythons_fault_report(
+        marked_starter: Path, spawn_oloproof) -> None:
+    """A segmentation fault cannot be caught: the process dies of it (exit 139 in a shell).
+    It used to die without a word; now stderr names the line that was running."""
+    import signal
+
+    app = marked_starter / "app.py"
+    app.write_text(app.read_text(encoding="utf-8") + _CRASHING_FACTORY, encoding="utf-8")
+    suite = marked_starter / "oloproof.yaml"
+    suite.write_text(suite.read_text(encoding="utf-8").replace(
+        "callable: app:run ", "factory: app:make_crashing "), encoding="utf-8")
+    line = app.read_text(encoding="utf-8").splitlines().index("    ctypes.string_at(0)") + 1
+
+    process = spawn_oloproof("run", cwd=marked_starter)
+    out, err = process.communicate(timeout=60)
+
+    assert process.returncode == -signal.SIGSEGV, (out, err)
+    assert err.startswith("Fatal Python error: Segmentation fault"), err
+    assert f'File "{app}", line {line} in make_crashing' in err
+    assert not (marked_starter / "calls.log").exists()

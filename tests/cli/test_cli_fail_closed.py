@@ -1,4 +1,5 @@
-"""A mistake in a suite or a policy is an error, never a silently different gate (SPEC §11.1).
+"""A mistake in a suite or a policy is an error, never a silently different gate
+(docs/configuration.md#how-oloproof-fails-closed).
 
 Each project below is the starter `oloproof init` makes, broken in one way that used to be read
 as something else: a key given twice (YAML keeps the last one), an empty policy (which allowed

@@ -1,4 +1,4 @@
-"""`oloproof init` never overwrites a file (SPEC §11.1).
+"""`oloproof init` never overwrites a file (docs/configuration.md#how-oloproof-fails-closed).
 
 Into a directory that holds any file the project would write, init stops with exit 2, names the
 files and writes nothing; `--force` replaces them and lists what it replaced. It writes a
@@ -168,6 +168,21 @@ def test_a_target_that_is_a_file_is_a_usage_error(cli, tmp_path):
     assert code == 2
     assert "is a file, not a directory" in err
     assert (tmp_path / "taken").read_text(encoding="utf-8") == "mine\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_a_target_that_is_a_dangling_link_says_so(cli, tmp_path, force):
+    """It said "project appeared while `oloproof init` was writing" (it was there before)."""
+    (tmp_path / "project").symlink_to(tmp_path / "gone", target_is_directory=True)
+
+    code, _, err = cli("init", *force, "project", cwd=tmp_path)
+
+    assert code == 2
+    assert err.startswith("Usage error: project is a symbolic link to "
+                          f"{tmp_path / 'gone'}, which does not exist; create the directory it "
+                          "points to, or remove the link"), err
+    assert not (tmp_path / "gone").exists() and (tmp_path / "project").is_symlink()
 
 
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")

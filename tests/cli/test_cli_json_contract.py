@@ -1,4 +1,5 @@
-"""The JSON document of `oloproof run --json` (SPEC §11): a contract for CI and scripts.
+"""The JSON document of `oloproof run --json` (docs/cli.md#the-json-document): a contract for CI and
+scripts.
 
 One run of a twelve-case suite exercises every part of it: a wrong answer, an errored case
 (missing everywhere), cases without `expected.tools` (excluded from agent_tool_sequence with a
@@ -17,7 +18,9 @@ LEVEL = 0.95
 
 
 def exact_interval(passed: int, observed: int, missing: int) -> tuple[float, float]:
-    """Clopper–Pearson widened for missing cases (SPEC §5.1), computed here independently."""
+    """Clopper–Pearson widened for missing cases
+    (docs/concepts.md#pass-rates-exact-intervals-with-missing-cases), computed here
+    independently."""
     n, alpha = observed + missing, 1 - LEVEL
     low_k, high_k = passed, passed + missing
     lower = 0.0 if low_k == 0 else beta.ppf(alpha / 2, low_k, n - low_k + 1)

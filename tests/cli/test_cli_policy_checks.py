@@ -143,6 +143,12 @@ def test_a_quantile_threshold_is_in_the_metric_s_unit_not_a_fraction(cli, projec
      "confidence_level: 0.95"),
     ("version: 1\nconfidence_level: true", 2,
      "confidence_level: must be a number, not true or false (got true)"),
+    # a percentage meant as the probability it names
+    ("version: 1\nconfidence_level: 95", 2,
+     "confidence_level: is a probability between 0.5 and 1: write 0.95"),
+    ("version: 1\nconfidence_level: 99.5", 2,
+     "confidence_level: is a probability between 0.5 and 1: write 0.995"),
+    ("version: 1\nconfidence_level: 1.5", 2, "confidence_level: must be less than 1.0"),
 ])
 def test_policy_settings_are_read_as_written(cli, project, head, line, says):
     _policy(project, "{id: answers, metric: answer_correct, min: 0.85}", head=head)

@@ -1,4 +1,5 @@
-"""Acceptance 7 — progress: a live bar on a terminal, nothing animated otherwise (SPEC §4.4).
+"""Acceptance 7 — progress: a live bar on a terminal, nothing animated otherwise
+(docs/cli.md#oloproof-run).
 
 The bar is drawn on stderr. A terminal is a real pseudo-terminal (`os.openpty`) given to the
 process as its stderr; everything else here is a pipe or a file.

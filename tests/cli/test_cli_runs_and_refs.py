@@ -1,4 +1,4 @@
-"""Stored runs: `gate`, `runs`, `inspect`, and run references (SPEC §4.2, §10.3, §11).
+"""Stored runs: `gate`, `runs`, `inspect`, and run references (docs/cli.md).
 
 `oloproof gate RUN [--policy FILE]` re-decides a stored run without running anything; every
 command that takes a run accepts `latest`, `latest~N`, and a unique prefix or suffix of an id.
@@ -180,7 +180,7 @@ def test_a_reference_that_names_no_single_run_is_a_clear_error(project, cli, ref
 
     code, out, err = cli("gate", ref, cwd=probe.path)
 
-    # SPEC §10.3 has 2 for usage errors and 5 for store errors; today the CLI says 5.
+    # docs/ci.md#exit-codes has 2 for usage errors and 5 for store errors; today the CLI says 5.
     assert code in (2, 5)
     assert ref in err
     assert "Traceback" not in err and out == ""

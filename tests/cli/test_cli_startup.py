@@ -50,7 +50,7 @@ def test_every_public_name_imports_from_the_package():
             "assert not missing, missing\n"
             "assert set(names) <= set(dir(oloproof))\n"
             "from oloproof import run, system, current_case, AgentTrajectory, evaluator\n"
-            "assert callable(run) and run.__module__ == 'oloproof.api'\n"
+            "assert callable(run) and run.__module__ == 'oloproof.api.running'\n"
             "try:\n"
             "    oloproof.no_such_name\n"
             "except AttributeError as e:\n"
@@ -69,7 +69,7 @@ def test_the_version_is_the_packages():
 
 
 # What `oloproof run` needs only after its cases: none of it is imported when the first call
-# starts (the run imports it in a thread beside its cases, `api._AFTER_THE_RUN`).
+# starts (the run imports it in a thread beside its cases, `api/running.py`'s `_AFTER_THE_RUN`).
 AFTER_THE_RUN = ("numpy", "scipy", "rich", "oloproof.document", "oloproof.decisions",
                  "oloproof.report.terminal", "oloproof.report.limits", "oloproof.comparison",
                  "oloproof.stats")

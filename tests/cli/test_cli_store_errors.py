@@ -1,5 +1,5 @@
-"""Store errors say what to do (SPEC §11.1, issue 10 §1): a full disk, a read-only store, a
-damaged store. Each goes through the command line as a real process.
+"""Store errors say what to do (docs/configuration.md#how-oloproof-fails-closed, issue 10 §1): a
+full disk, a read-only store, a damaged store. Each goes through the command line as a real process.
 
 A full disk is made with SQLite's own limit on a database's size (`PRAGMA max_page_count`),
 which fails a write with the error a full disk gives (SQLITE_FULL): a `sitecustomize` module

@@ -1,4 +1,4 @@
-"""A project whose fixed and broken cases are known by construction (SPEC §17 tests).
+"""A project whose fixed and broken cases are known by construction (docs/compare.md tests).
 
 The desk answers every case right except those its `wrong.json` names (it looks the case up,
 and the lookup's result says whether it will answer right, so a broken case's trajectory parts

@@ -1,6 +1,6 @@
-"""Results where CI systems read them (SPEC §19, issue 14 acceptance 4): the JUnit file read
-back by a real JUnit library, the Markdown rendered by markdown-it-py into tables, both with
-hostile case text (`<`, `&`, `|`, backticks, newlines, bidi controls) kept inert."""
+"""Results where CI systems read them (docs/ci.md#what-the-job-produces, issue 14 acceptance 4): the
+JUnit file read back by a real JUnit library, the Markdown rendered by markdown-it-py into tables,
+both with hostile case text (`<`, `&`, `|`, backticks, newlines, bidi controls) kept inert."""
 
 from __future__ import annotations
 

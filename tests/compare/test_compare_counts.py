@@ -1,5 +1,5 @@
 """`oloproof compare` on a suite whose fixed and broken cases are known by construction
-(SPEC §17, issue 14 acceptance 1 and 2): changed, dropped and added cases included."""
+(docs/compare.md, issue 14 acceptance 1 and 2): changed, dropped and added cases included."""
 
 from __future__ import annotations
 
@@ -208,7 +208,8 @@ def test_at_80_columns_every_line_fits_and_commands_copy_whole(runs: tuple[Desk,
 
 def test_with_trials_per_case_values_are_paired(tmp_path_factory: pytest.TempPathFactory,
                                                 cli: Any) -> None:
-    """Three trials per case: a case's value is its share of passing trials (SPEC §15.1)."""
+    """Three trials per case: a case's value is its share of passing trials
+    (docs/reliability.md#what-passk-means)."""
     desk = Desk(tmp_path_factory.mktemp("trials"), n=12)
     desk.suite["trials"] = 3
     desk.suite["metrics"] = [{"id": "answer_pass_hat_3", "type": "pass_hat_k",
@@ -245,7 +246,7 @@ def test_with_trials_per_case_values_are_paired(tmp_path_factory: pytest.TempPat
 
 def test_with_trials_a_missing_trial_is_resolved_the_worst_way_for_each_bound(
         tmp_path_factory: pytest.TempPathFactory, cli: Any) -> None:
-    """SPEC §15.1 and §17: with trials each case's lowest and highest share are paired; a
+    """docs/compare.md#the-interval: with trials each case's lowest and highest share are paired; a
     trial that raised leaves a share open, so the pair is missing and its difference bounds
     span what the trial could have been. Built by hand: 10 cases × 3 trials."""
     desk = Desk(tmp_path_factory.mktemp("open_trials"), n=10)

@@ -1,6 +1,7 @@
-"""`oloproof report RUN --baseline REF --html FILE` (SPEC §17) in real headless Chromium: the
-comparison after the decisions, broken cases first, each opening both runs' case panels side
-by side; offline, nothing from a case becomes markup. Screenshots go to `tests/artifacts/`."""
+"""`oloproof report RUN --baseline REF --html FILE`
+(docs/compare.md#both-runs-side-by-side-the-html-report) in real headless Chromium: the comparison
+after the decisions, broken cases first, each opening both runs' case panels side by side; offline,
+nothing from a case becomes markup. Screenshots go to `tests/artifacts/`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The `non_inferiority` rule (SPEC §17): decisions for margins that clearly pass, clearly fail
-and straddle, the gate's exit code, `baseline:` in the policy and `--baseline` on run and gate;
-and the bad input that must stop with exit 2 (issue 14 acceptance 2 and 3)."""
+"""The `non_inferiority` rule (docs/compare.md#gating-on-it-kind-non_inferiority): decisions for
+margins that clearly pass, clearly fail and straddle, the gate's exit code, `baseline:` in the
+policy and `--baseline` on run and gate; and the bad input that must stop with exit 2 (issue 14
+acceptance 2 and 3)."""
 
 from __future__ import annotations
 

@@ -195,3 +195,37 @@ def test_a_store_of_schema_2_gets_the_tags_table(tmp_path: Path, cli: Any) -> No
     with sqlite3.connect(store) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert conn.execute("SELECT name FROM tags").fetchall() == [("old",)]
+
+
+def test_a_candidate_of_fewer_trials_is_compared_share_to_share(tmp_path: Path,
+                                                                cli: Any) -> None:
+    """A baseline of 3 trials against a candidate of 1 (`oloproof run` after `run --trials 3`,
+    as the agents_sdk example's README goes): the warning says what to run, and a broken
+    case lists only the criteria whose share moved, as shares (it listed every criterion of
+    every broken case, `answer_correct ? → failed`)."""
+    desk = Desk(tmp_path / "mixed", n=6)
+    desk.suite["trials"] = 3
+    desk.policy = {"version": 1, "rules": []}
+    desk.write()
+    desk.wrong_trials("c2#2")  # c2 passes 2 of its 3 trials
+    assert cli("run", cwd=desk.root)[0] == 0
+    desk.suite["trials"] = 1
+    desk.version("v2")
+    desk.wrong_trials()
+    desk.wrong("c1")  # c1 breaks
+    assert cli("run", cwd=desk.root)[0] == 0
+    comparison = oloproof.compare("version:v1", "latest", desk.config)
+    row = comparison.criterion("answer_correct")
+    assert (row.broken, row.fixed) == (1, 1)  # c2: 2 of 3 → 1 of 1 reads as fixed
+    (changed,) = [c for c in comparison.changes if c.case == "c1"]
+    assert [(c.criterion, c.baseline_value, c.candidate_value) for c in changed.criteria] == [
+        ("answer_correct", 1.0, 0.0)]
+    code, out, err = cli("compare", "version:v1", "latest", cwd=desk.root,
+                         env={"COLUMNS": "200"})
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "the baseline ran 3 trial(s) per case and the candidate 1: each case's share of " \
+        "passing trials is paired" in text
+    assert "to compare like with like, run the candidate with --trials 3" in text
+    assert "c1: answer_correct 100.0% → 0.0% of trials" in text
+    assert "?" not in text[text.index("What changed"):]

@@ -1,13 +1,17 @@
-"""Rule states, reasons, the gate and exit codes (SPEC §5.3, §10.1, §10.3)."""
+"""Rule states, reasons, the gate and exit codes
+(docs/configuration.md#states-reasons-and-exit-codes)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
 from oloproof.decisions import decide, decide_rule, gate
-from oloproof.document import MetricRow, QuantileRow, RateRow
+from oloproof.decisions.rules import decide_max_errored
+from oloproof.document import ErrorKind, Executions, MetricRow, QuantileRow, RateRow
+from oloproof.report.numbers import decision_comparison
 from oloproof.suite.policy import Policy, Rule
 
 
@@ -191,3 +195,97 @@ def test_a_count_decision_carries_failures_missing_and_limit() -> None:
         "rule": "r", "metric": "m", "state": "FAIL",
         "reasons": ["observed_failures_exceed_limit"], "kind": "observed_count",
         "failures": 3, "missing": 1, "limit": 1}
+
+
+# ---- the error budget (docs/failures.md#the-error-budget) ----------------------------------------
+
+def _executions(errored: dict[str, int], cases: int, cached: int = 0) -> Executions:
+    return Executions(cases=cases, ran=cases - cached, cached=cached,
+                      errored={ErrorKind(k): n for k, n in errored.items()})
+
+
+@pytest.mark.parametrize(("errored", "cases", "limit", "state", "text"), [
+    (40, 2000, {"max_share": 0.02}, "PASS", "40 of 2,000 executions errored (2.0%) ≤ max 2.0%"),
+    (41, 2000, {"max_share": 0.02}, "FAIL",
+     "41 of 2,000 executions errored (2.05%) > max 2.00%"),
+    # a share just above the limit is printed with the decimals that show it above
+    (201, 10000, {"max_share": 0.02}, "FAIL",
+     "201 of 10,000 executions errored (2.01%) > max 2.00%"),
+    # 0.3 as written: 3 of 10 is at the limit, not above the float just below 0.3
+    (3, 10, {"max_share": 0.3}, "PASS", "3 of 10 executions errored (30.0%) ≤ max 30.0%"),
+    (0, 10, {"max_share": 0}, "PASS", "0 of 10 executions errored (0.0%) ≤ max 0.0%"),
+    (1, 1000, {"max_share": 0}, "FAIL", "1 of 1,000 executions errored (0.1%) > max 0.0%"),
+    (10, 10, {"max_share": 1}, "PASS", "10 of 10 executions errored (100.0%) ≤ max 100.0%"),
+    (5, 100, {"max_count": 5}, "PASS", "5 of 100 executions errored ≤ max 5"),
+    (6, 100, {"max_count": 5}, "FAIL", "6 of 100 executions errored > max 5"),
+    (0, 1, {"max_count": 0}, "PASS", "0 of 1 execution errored ≤ max 0"),
+])
+def test_max_errored_counts_errored_executions_against_its_limit(
+        errored: int, cases: int, limit: dict[str, float], state: str, text: str) -> None:
+    rule = Rule(id="infra", kind="max_errored", **limit)
+
+    (decision,), result = decide(Policy(rules=(rule,)), [], {},
+                                 executions=_executions({"timeout": errored}, cases))
+
+    assert decision.state == state
+    assert decision.reasons == [f"errored_share_{'within' if state == 'PASS' else 'exceeds'}"
+                                "_limit"]
+    assert decision_comparison(decision, None) == text
+    assert result.exit_code == (0 if state == "PASS" else 1)
+
+
+def test_max_errored_counts_every_kind_and_every_execution_cached_ones_included() -> None:
+    rule = Rule(id="infra", kind="max_errored", max_share=0.02)
+    executions = _executions({"timeout": 4, "system_error": 2, "snapshot_failed": 1}, 200,
+                             cached=150)
+
+    decision = decide_max_errored(rule, executions)
+
+    assert decision.to_json() == {
+        "rule": "infra", "metric": "executions", "state": "FAIL",
+        "reasons": ["errored_share_exceeds_limit"], "kind": "max_errored", "errored": 7,
+        "executions": 200, "max_share": 0.02}
+
+
+def test_max_errored_on_no_execution_is_no_evidence() -> None:
+    decision = decide_max_errored(Rule(id="infra", kind="max_errored", max_count=0),
+                                  _executions({}, 0))
+
+    assert (decision.state, decision.reasons) == ("INSUFFICIENT_EVIDENCE", ["no_observations"])
+    assert decision_comparison(decision, None) == "no execution to count"
+
+
+def test_max_errored_needs_the_run_s_executions_and_reads_back_from_a_stored_policy() -> None:
+    policy = Policy(rules=(Rule(id="infra", kind="max_errored", max_share=0.02),
+                           Rule(id="a", metric="m", min=0.5)))
+    with pytest.raises(ValueError, match="needs the run's executions"):
+        decide(policy, [rate(0.6, 0.9)], {})
+    stored = Policy.model_validate(policy.model_dump(mode="json"))
+    assert stored == policy and stored.rules[0].metric is None
+
+
+@pytest.mark.parametrize(("fields", "says"), [
+    ({"max_share": 0.02, "metric": "m"}, "it names no metric"),
+    ({"max_share": 0.02, "max_count": 1}, "exactly one of max_share"),
+    ({}, "exactly one of max_share"),
+    ({"max_share": 0.02, "margin": 0.1}, "not margin"),
+    ({"max_share": 1.5}, "less than or equal to 1"),
+    ({"max_count": -1}, "greater than or equal to 0"),
+])
+def test_a_max_errored_rule_is_validated_strictly(fields: dict[str, Any], says: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(says)):
+        Rule(id="infra", kind="max_errored", **fields)
+
+
+def test_a_max_errored_rule_with_nothing_to_count_is_planned_as_running_the_suite() -> None:
+    from oloproof.decisions.plan import plan_decisions
+
+    rule = Rule(id="infra", kind="max_errored", max_share=0.02)
+    policy = Policy(rules=(rule,))
+    decisions, _ = decide(policy, [], {}, executions=_executions({}, 0))
+
+    (row,) = plan_decisions("run_x", policy, decisions, []).rules
+
+    assert (row.rule, row.metric, row.reason, row.total) == ("infra", "executions",
+                                                             "no_executions", None)
+    assert "running the suite settles the rule" in row.note

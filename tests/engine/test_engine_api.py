@@ -1,4 +1,5 @@
-"""The Python surface (SPEC §3.6): everything `oloproof run` does is one call.
+"""The Python surface (docs/getting-started.md#the-same-from-python): everything `oloproof run` does
+is one call.
 
 `oloproof.run(...)` returns the run's result, `oloproof.load_run(...)` reads a stored run, and
 `oloproof.redecide(...)` decides a stored run under another policy. These run in this process.

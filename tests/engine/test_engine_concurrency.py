@@ -1,4 +1,5 @@
-"""Concurrency (SPEC §4.3) and the recorder (§3.2).
+"""Concurrency (docs/stateful-agents.md#a-sandbox-oloproof-resets) and the recorder
+(docs/agents-and-tools.md#recording-a-trajectory).
 
 Async systems run on the run's event loop, up to `concurrency` cases at once; sync systems run
 in a thread pool of that size. Bounds on time are generous on purpose: they separate "in

@@ -1,4 +1,5 @@
-"""Fault replays (SPEC §8): checkpoint, control replay, fault replay, verdict, exclusion, cache.
+"""Fault replays (docs/stateful-agents.md#a-tool-that-fails-fault-replays): checkpoint, control
+replay, fault replay, verdict, exclusion, cache.
 
 The system below is Stateful and Replayable. What its agent does after the refund fails is
 picked by the case (`on_error`); its `replay` logs every call it gets (the change, the

@@ -1,4 +1,5 @@
-"""Metamorphic pairs (SPEC §9) and clusters (SPEC §5.4).
+"""Metamorphic pairs (docs/stateful-agents.md#the-same-request-changed-metamorphic-pairs) and
+clusters (docs/concepts.md#clusters).
 
 Derived cases and their relations, validity labels (current digests only, every pair counted,
 unlabelled = not kept), staleness when a source case or a transform is edited, the betting
@@ -287,7 +288,8 @@ def test_the_pair_digest_follows_the_source_and_the_transform(tmp_path: Path) ->
     assert all(third[c] != second[c] for c in third)
 
 
-# ---- clusters (SPEC §5.4) ----------------------------------------------------------------------
+# ---- clusters (docs/concepts.md#clusters)
+# ----------------------------------------------------------------------
 
 def _clustered(clusters: int, per_cluster: int = 2, failing_clusters: int = 3
                ) -> list[dict[str, Any]]:

@@ -1,4 +1,5 @@
-"""Sandboxes (SPEC §4.3, §6): reset → call → snapshot, one case at a time per Stateful instance.
+"""Sandboxes (docs/stateful-agents.md): reset → call → snapshot, one case at a time per Stateful
+instance.
 
 Acceptance 2 of issue 5: 200 cases on one Stateful instance at concurrency 16, sync and async;
 each case checks at its start that the sandbox holds exactly its own initial_state and mutates

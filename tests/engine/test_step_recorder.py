@@ -246,3 +246,32 @@ def test_a_recorder_outside_a_case_cannot_finish() -> None:
     assert steps.trajectory().steps[0].index == 1
     with pytest.raises(RecordingError, match=r"current_case\(\)\.steps\(\)"):
         steps.finish()
+
+
+def test_a_finished_case_holds_its_trajectory_by_no_cycle() -> None:
+    """Once its case is closed, a trajectory the step recorder built is freed as soon as
+    nothing else holds it (no reference cycle keeps it for the garbage collector), and the
+    engine can still tell that the step recorder built it."""
+    import gc
+    import weakref
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        recorder = CaseRecorder("c1")
+        token = set_current(recorder)
+        try:
+            steps = current_case().steps()
+            steps.final({"answer": "ok"})
+            built = steps.finish()
+        finally:
+            recorder.close()
+            reset_current(token)
+        assert recorder.built_by_steps(built) and recorder.uses_steps
+        assert not recorder.built_by_steps(built.model_copy())
+        gone = weakref.ref(built)
+        del recorder, steps, built
+        assert gone() is None
+    finally:
+        if enabled:
+            gc.enable()

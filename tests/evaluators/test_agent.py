@@ -1,4 +1,5 @@
-"""Agent evaluators (SPEC §7.2), judged through `judge_case`, truncation column included."""
+"""Agent evaluators (docs/agents-and-tools.md#the-agent-evaluators), judged through `judge_case`,
+truncation column included."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Multi-agent evaluators and routes (SPEC §7.3), judged through `judge_case`."""
+"""Multi-agent evaluators and routes (docs/agents-and-tools.md#teams-of-agents), judged through
+`judge_case`."""
 
 from __future__ import annotations
 

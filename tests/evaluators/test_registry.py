@@ -1,4 +1,5 @@
-"""One registry for evaluator types and custom checks, with one rule for duplicates (SPEC §3.5).
+"""One registry for evaluator types and custom checks, with one rule for duplicates
+(docs/configuration.md#evaluators).
 
 Custom checks are written as a user writes them — `@oloproof.evaluator(name=...)` in the system's
 module or in a checks module named by `callable:` — and judged through `oloproof.run`. Names are

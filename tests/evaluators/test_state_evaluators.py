@@ -1,8 +1,8 @@
-"""State evaluators (SPEC §7.4) as the engine calls them: `state_matches` in every mode, with
-and without a tolerance, `state_unchanged` (absent paths included), and what happens without a
-state. The comparisons themselves are tested in tests/state/; here, the evaluators:
-their configuration, their verdicts and reasons through `judge_case`, and the compared paths
-each judgment keeps for the case panel. The last test runs every mode end to end.
+"""State evaluators (docs/stateful-agents.md#checking-what-changed) as the engine calls them:
+`state_matches` in every mode, with and without a tolerance, `state_unchanged` (absent paths
+included), and what happens without a state. The comparisons themselves are tested in tests/state/;
+here, the evaluators: their configuration, their verdicts and reasons through `judge_case`, and the
+compared paths each judgment keeps for the case panel. The last test runs every mode end to end.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""`agent_tool_sequence` match modes and argument rules (SPEC §16.1), truncation included."""
+"""`agent_tool_sequence` match modes and argument rules
+(docs/agents-and-tools.md#the-agent-evaluators), truncation included."""
 
 from __future__ import annotations
 

@@ -1,11 +1,13 @@
-"""The SPEC's definitions, written out by hand, to count the packaged examples' figures.
+"""The definitions of the docs (docs/concepts.md, docs/configuration.md), written out by hand, to
+count the packaged examples' figures.
 
 Nothing here uses Oloproof's evaluators, metrics, decisions or trajectory methods: a case is
 run by calling the example's own callable under a case recorder (as the engine does: reset
 the sandbox to a copy of `initial_state`, call, take the snapshot), its trajectory is read as
 plain JSON, and each criterion, interval, slice, fault replay, pair and rule state is worked
-out from the words of SPEC §5, §7–§10. `test_figures_by_hand.py` holds the results to the
-figures of SPEC §13 (and, where §13 gives none, to what the example's documentation prints).
+out from the words of the docs. `test_figures_by_hand.py` holds the results to the figures
+the examples' documentation prints (docs/agents-and-tools.md, docs/stateful-agents.md, the
+examples' READMEs).
 """
 
 from __future__ import annotations
@@ -77,7 +79,8 @@ class Example:
 
 
 def load_cases(path: Path) -> list[Json]:
-    """The dataset, with the checks SPEC §2.1 makes of every line."""
+    """The dataset, with the checks docs/configuration.md#the-dataset-one-case-per-line makes of
+    every line."""
     cases: list[Json] = []
     seen: dict[str, int] = {}
     for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -147,7 +150,7 @@ def run_all(example: Example) -> Example:
     return example
 
 
-# ---- trajectory facts (SPEC §7.2, §7.3, §10.2) ---------------------------------------------
+# ---- trajectory facts (docs/agents-and-tools.md) -------------------------------------------
 
 
 def calls(traj: Json) -> list[tuple[str, str]]:
@@ -171,7 +174,8 @@ def departs(recorded: list[str], expected: list[str]) -> bool:
     return recorded != expected[: len(recorded)] or len(recorded) > len(expected)
 
 
-# ---- per-case judgments, as SPEC §7 words them ----------------------------------------------
+# ---- per-case judgments, as docs/configuration.md#evaluators words them
+# ----------------------------------------------
 
 
 def contains(field_: str, expected_field: str) -> Judge:
@@ -263,7 +267,8 @@ def max_handoffs(limit: int) -> Judge:
     return judge
 
 
-# ---- states (SPEC §7.4) --------------------------------------------------------------------
+# ---- states (docs/stateful-agents.md#checking-what-changed)
+# --------------------------------------------------------------------
 
 
 _ABSENT = object()
@@ -304,7 +309,8 @@ def state_unchanged(paths: list[str]) -> Judge:
     return judge
 
 
-# ---- metamorphic copies (SPEC §9) ----------------------------------------------------------
+# ---- metamorphic copies (docs/stateful-agents.md#the-same-request-changed-metamorphic-pairs)
+# ----------------------------------------------------------
 
 
 def transformed(text: str, transform: Json) -> str:
@@ -325,7 +331,8 @@ def derived_case(case: Json, transform: Json) -> Json:
     return derived
 
 
-# ---- fault replays (SPEC §8) ---------------------------------------------------------------
+# ---- fault replays (docs/stateful-agents.md#a-tool-that-fails-fault-replays)
+# ---------------------------------------------------------------
 
 
 @dataclass
@@ -349,9 +356,10 @@ def _replay(example: Example, ran: Ran, checkpoint: AgentCheckpoint, change: Rep
             ) -> tuple[Json | None, Json | None]:
     """Reset, call the example's `replay`, snapshot; (steps after the checkpoint, end state).
 
-    The continuation comes back numbered from 1 (SPEC §3.4) unless the replay built it with
-    its step recorder, which numbers as the recording: then its steps up to the checkpoint
-    must retrace the recording, and the rest is renumbered here. None: the replay is unusable.
+    The continuation comes back numbered from 1 (docs/stateful-agents.md#a-sandbox-oloproof-resets)
+    unless the replay built it with its step recorder, which numbers as the recording: then its
+    steps up to the checkpoint must retrace the recording, and the rest is renumbered here. None:
+    the replay is unusable.
     """
     at = checkpoint.step_index or 0
     recorder = CaseRecorder(ran.case["id"], ran.case.get("metadata"),
@@ -388,7 +396,8 @@ def comparable(step: Json) -> tuple[Any, ...]:
 
 def fault_recovery(example: Example, ran: Ran, tool: str, fault: str,
                    escalate_tools: list[str], occurrence: int = 1) -> Replayed:
-    """SPEC §8 steps 1–4 for one source case, calling the example's own `replay`."""
+    """docs/stateful-agents.md#a-tool-that-fails-fault-replays steps 1–4 for one source case,
+    calling the example's own `replay`."""
     traj = ran.trajectory
     call_index = nth_call(traj, tool, occurrence)
     if call_index is None:
@@ -432,7 +441,8 @@ def fault_recovery(example: Example, ran: Ran, tool: str, fault: str,
     return Replayed(verdict, joined=joined, end_state=end_state, call_index=call_index)
 
 
-# ---- slices (SPEC §10.2): a truncated trace joins a group only when its recorded part settles it
+# ---- slices (docs/concepts.md#slices-are-exploratory-and-never-gate): a truncated trace joins a
+# group only when its recorded part settles it
 
 
 def first_tool(r: Ran) -> str | None:
@@ -494,7 +504,7 @@ def slice_counts(rows: list[Ran], verdicts: list[str], slicer: Callable[[Ran], s
     return {value: Rate.of(members) for value, members in groups.items()}
 
 
-# ---- statistics (SPEC §5.1, §5.2) and display ----------------------------------------------
+# ---- statistics (docs/concepts.md) and display ---------------------------------------------
 
 
 def clopper_pearson(k: int, n: int, level: float) -> tuple[float, float]:
@@ -506,7 +516,8 @@ def clopper_pearson(k: int, n: int, level: float) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class Rate:
-    """A criterion's counts; its interval widened for the missing cases (SPEC §5.1)."""
+    """A criterion's counts; its interval widened for the missing cases
+    (docs/concepts.md#pass-rates-exact-intervals-with-missing-cases)."""
 
     passed: int
     observed: int
@@ -554,7 +565,7 @@ def quantile(values: list[int], missing: int, q: float, level: float = 0.95
     return estimate, lower, upper
 
 
-# ---- rules and the gate (SPEC §5.3, §10) ---------------------------------------------------
+# ---- rules and the gate (docs/configuration.md#states-reasons-and-exit-codes) --------------
 
 
 def interval_rule(rule: Json, lower: float | None, upper: float | None, observed: int) -> str:
@@ -589,7 +600,7 @@ def rate_rule(rule: Json, rate: Rate, level: float) -> str:
 
 
 def gate(policy: Json, states: Iterable[str]) -> tuple[str, int]:
-    """(action, exit code) of SPEC §10.3."""
+    """(action, exit code) of docs/configuration.md#states-reasons-and-exit-codes."""
     states = list(states)
     block_on = policy.get("block_on", ["FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"])
     if any(s in block_on for s in states):
@@ -601,7 +612,8 @@ def gate(policy: Json, states: Iterable[str]) -> tuple[str, int]:
     return "ALLOW", 0
 
 
-# ---- the suite's criteria, from its evaluator entries (default names: SPEC §7) ---------------
+# ---- the suite's criteria, from its evaluator entries (default names:
+# docs/configuration.md#evaluators) ---------------
 
 
 def criteria(example: Example) -> dict[str, Judge]:

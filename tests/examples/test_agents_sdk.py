@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -90,7 +91,9 @@ def test_the_figures(document: dict[str, Any]) -> None:
                                  "cost": None}
 
 
-def test_three_trials_run_only_the_new_trials(three_trials: tuple[str, dict[str, Any]]) -> None:
+def test_three_trials_run_only_the_new_trials(three_trials: tuple[str, dict[str, Any]],
+                                             document: dict[str, Any]) -> None:
+    one_trial = {m["id"]: m for m in document["metrics"]}
     terminal, document = three_trials
     assert "Cache: execution 18 hit/36 miss" in terminal
     assert document["trials"] == 3 and document["errors"] == []
@@ -99,6 +102,13 @@ def test_three_trials_run_only_the_new_trials(three_trials: tuple[str, dict[str,
     assert {m: (metrics[m]["passed"], metrics[m]["observed"]) for m in
             ("answer_correct", "agent_tool_sequence", "agent_route")} == {
         "answer_correct": (47, 54), "agent_tool_sequence": (45, 54), "agent_route": (47, 54)}
+    # Trials never cost evidence: 54 of 54 trials of agent_tool_permissions read the 18 of 18
+    # of one trial, [81.4%, 100.0%] (the betting interval read [68.7%, 100.0%]).
+    permissions, once = metrics["agent_tool_permissions"], one_trial["agent_tool_permissions"]
+    assert (permissions["passed"], permissions["observed"]) == (54, 54)
+    assert (permissions["lower"], permissions["upper"]) == (once["lower"], once["upper"])
+    assert (percent_lower(permissions["lower"]), percent_upper(permissions["upper"])) == (
+        "81.4%", "100.0%")
     decisions = {d["rule"]: d["state"] for d in document["decisions"]}
     assert decisions["looks-before-refunding"] == "FAIL"
     failing = {c["case"]: c["failed_trials"] for c in document["failing_cases"]["first"]}
@@ -130,6 +140,44 @@ def test_the_readme_pastes_the_real_output(project: Path, terminal: str,
     assert _lines(trajectory) in _lines(shown)
     for figure in ("Cache: execution 18 hit/36 miss",):
         assert figure in README and figure in three_trials[0]
+
+
+def test_a_candidate_compared_with_the_version_shipped(project: Path, three_trials: Any,
+                                                      tmp_path: Path) -> None:
+    """The README's "Try a candidate": the reply reworded, the version bumped, run with three
+    trials and compared with `version:example-1` — the eleven refunded requests break on
+    answer_correct and nothing else moves; the README's policy lines FAIL the gate."""
+    candidate = tmp_path / "candidate"
+    shutil.copytree(project, candidate, ignore=shutil.ignore_patterns("__pycache__"))
+    app = candidate / "app.py"
+    source = app.read_text(encoding="utf-8")
+    old = """return model.say(f"Order {order_id.group() if order_id else ''} is refunded \""""
+    assert old in source
+    app.write_text(source.replace(old, """return model.say(f"Your money for order \
+{order_id.group() if order_id else ''} is on its way \""""), encoding="utf-8")
+    suite = candidate / "oloproof.yaml"
+    suite.write_text(suite.read_text(encoding="utf-8").replace(
+        "version: example-1 ", "version: example-2 "), encoding="utf-8")
+    commands = next(b for b in _blocks(README) if b.startswith("oloproof run --trials 3\n"))
+    run, compare = commands.splitlines()
+    assert run_cli(candidate, *run.split()[1:]).returncode == 1
+    done = run_cli(candidate, *compare.split()[1:])
+    assert done.returncode == 0, done.stderr
+    shown = next(b for b in _blocks(README) if b.startswith("Broken cases"))
+    assert _lines(shown) in _lines(done.stdout)
+    assert "Fixed cases" not in done.stdout and "Warning" not in done.stdout
+    printed = json.loads(run_cli(candidate, *compare.split()[1:], "--json").stdout)
+    assert {c: ids for c, ids in printed["broken_cases"].items() if ids} == {
+        "answer_correct": [f"req-{n:03d}" for n in range(1, 12)]}
+    assert not any(printed["fixed_cases"].values())
+    policy = re.search(r"```yaml\n(.*?)```", README, re.S)
+    assert policy is not None
+    (candidate / "ni.yaml").write_text("version: 1\n" + policy.group(1), encoding="utf-8")
+    gated = run_cli(candidate, "gate", "latest", "--policy", "ni.yaml", "--json")
+    assert gated.returncode == 1, gated.stderr
+    decision = json.loads(gated.stdout)["decisions"][0]
+    assert (decision["rule"], decision["state"]) == ("no-regression", "FAIL")
+    assert decision["baseline"] == printed["baseline"]
 
 
 def test_one_trial_is_shown_whole(project: Path, three_trials: Any) -> None:

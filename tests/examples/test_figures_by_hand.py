@@ -1,14 +1,14 @@
-"""The packaged examples' data give the figures of SPEC §13, counted by hand.
+"""The packaged examples' data give the figures their documentation prints, counted by hand.
 
 Every case of the four packaged examples is run by calling the example's own callable under a
 case recorder (a Stateful system reset to a copy of the case's `initial_state` first, its
-snapshot taken after), and each figure is worked out from the SPEC's definitions in
+snapshot taken after), and each figure is worked out from the docs' definitions in
 `_by_hand.py` — not by Oloproof's evaluators, metrics or decisions. The other tests of this
 directory check what `oloproof run` prints; these check that the data themselves give the
-figures, so the two together pin the engine and the data to the SPEC independently.
+figures, so the two together pin the engine and the data to the docs independently.
 
-Where §13 gives no figure, the figures are those the example's documentation prints: the
-starter's in `docs/getting-started.md`, the stateful-agent's in its README.
+For the starter the figures are those `docs/getting-started.md` prints; for the stateful-agent,
+its README's.
 """
 
 from __future__ import annotations
@@ -65,7 +65,8 @@ def shown(rate: Rate) -> tuple[int, int, int, int, str, str]:
 
 
 def rule_states(example: Example, judged: dict[str, Rate]) -> dict[str, str]:
-    """Each rule's state (SPEC §5.3, §10.1) on these criteria, at the policy's level."""
+    """Each rule's state (docs/configuration.md#states-reasons-and-exit-codes) on these criteria,
+    at the policy's level."""
     level = example.policy["confidence_level"]
     return {rule["id"]: rate_rule(rule, judged[rule["metric"]], level)
             for rule in example.policy["rules"]}
@@ -82,7 +83,8 @@ def slice_bounds(example: Example, kind: str) -> list[int]:
     return [int(b) for b in declared.split(":")[1].split(",")]
 
 
-# ---- support_agent (SPEC §13) --------------------------------------------------------------
+# ---- support_agent (docs/agents-and-tools.md)
+# --------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +92,9 @@ def support() -> Example:
     return ran("support_agent", 40)
 
 
-SUPPORT_METRICS = {  # SPEC §13: (passed, observed, missing, excluded, estimate, interval)
+# docs/agents-and-tools.md#the-support_agent-example:
+# (passed, observed, missing, excluded, estimate, interval)
+SUPPORT_METRICS = {
     "answer_correct": (33, 40, 0, 0, "82.5%", "[67.2%, 92.7%]"),
     "agent_tool_lookup_order_called": (39, 39, 1, 0, "100.0%", "[86.8%, 100.0%]"),
     "agent_no_tool_loop": (29, 39, 1, 0, "74.4%", "[56.1%, 87.4%]"),
@@ -107,7 +111,8 @@ def test_support_agent_criteria_are_the_spec_figures(support: Example) -> None:
 
 def test_support_agent_quantiles_are_the_spec_figures(support: Example) -> None:
     complete = [r.trajectory for r in support.ran if not r.trajectory["truncated"]]
-    truncated = len(support.ran) - len(complete)  # missing for both quantiles (SPEC §7.2)
+    # missing for both quantiles (docs/agents-and-tools.md#truncated-traces)
+    truncated = len(support.ran) - len(complete)
     assert (len(complete), truncated) == (39, 1)
     steps = [len(t["steps"]) for t in complete]
     tool_calls = [len(calls(t)) for t in complete]
@@ -175,7 +180,8 @@ def test_support_agent_rules_are_the_spec_states(support: Example) -> None:
     assert gate(support.policy, got.values()) == ("BLOCK", 1)
 
 
-# ---- triage_agents (SPEC §13) --------------------------------------------------------------
+# ---- triage_agents (docs/agents-and-tools.md)
+# --------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -183,7 +189,7 @@ def triage() -> Example:
     return ran("triage_agents", 30)
 
 
-TRIAGE_METRICS = {  # SPEC §13
+TRIAGE_METRICS = {  # docs/agents-and-tools.md
     "answer_correct": (29, 30, 0, 0, "96.7%", "[82.7%, 100.0%]"),
     "agent_route": (26, 30, 0, 0, "86.7%", "[69.2%, 96.3%]"),
     "agent_tool_permissions": (27, 29, 1, 0, "93.1%", "[73.4%, 99.2%]"),
@@ -281,7 +287,8 @@ def test_starter_rules_allow_the_release(starter: Example) -> None:
     assert gate(starter.policy, got.values()) == ("ALLOW", 0)
 
 
-# ---- stateful-agent (SPEC §13 and the figures its README prints) ---------------------------
+# ---- stateful-agent (docs/agents-and-tools.md and the figures its README prints)
+# ---------------------------
 
 
 class Stateful:
@@ -355,7 +362,8 @@ def test_stateful_agent_figures_are_the_documented_ones(stateful: Stateful) -> N
 
 def test_stateful_agent_suite_is_what_spec_asks_for(stateful: Stateful) -> None:
     sources = stateful.example.ran
-    assert len(sources) >= 24  # so that labels can check a transform at 0.85 (SPEC §9)
+    # so that labels can check a transform at 0.85 (docs/stateful-agents.md#validity-labels)
+    assert len(sources) >= 24
     for r in sources:  # a bystander order in every case, and no request is about it
         assert "ord-999" in r.case["initial_state"]["orders"], r.case["id"]
         assert "ord-999" not in json.dumps(r.case["input"]), r.case["id"]
@@ -401,7 +409,8 @@ def test_stateful_agent_injected_copies_refund_without_a_lookup(stateful: Statef
 
 def test_stateful_agent_labels_check_both_transforms(stateful: Stateful) -> None:
     """Every pair labelled `kept` for the texts the transform makes: the exact lower bound of
-    30 of 30 (88.4%) reaches the 0.85 bar, so both transforms are checked (SPEC §9)."""
+    30 of 30 (88.4%) reaches the 0.85 bar, so both transforms are checked
+    (docs/stateful-agents.md#the-same-request-changed-metamorphic-pairs)."""
     level = stateful.example.policy["confidence_level"]
     project = EXAMPLES / "stateful-agent"
     for name in stateful.transforms:

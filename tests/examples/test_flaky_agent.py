@@ -1,5 +1,5 @@
-"""The flaky_agent example (SPEC §15): its figures come out of the real engine, and they are the
-ones its README prints and explains."""
+"""The flaky_agent example (docs/reliability.md): its figures come out of the real engine, and they
+are the ones its README prints and explains."""
 
 from __future__ import annotations
 

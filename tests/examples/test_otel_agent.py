@@ -1,6 +1,7 @@
-"""The otel_agent example (SPEC §16): an agent that emits OpenTelemetry GenAI spans and a suite
-that records nothing by hand. Its figures come out of the real engine, they are the ones its
-README and docs/traces.md print, and its token totals are what the desk's own spans say."""
+"""The otel_agent example (docs/traces.md#the-otel_agent-example): an agent that emits OpenTelemetry
+GenAI spans and a suite that records nothing by hand. Its figures come out of the real engine, they
+are the ones its README and docs/traces.md print, and its token totals are what the desk's own spans
+say."""
 
 from __future__ import annotations
 
@@ -90,8 +91,8 @@ def test_every_output_docs_traces_shows_is_checked() -> None:
         "Usage: 2,575 input tokens · 777 output tokens (recorded by 30 executions)":
             "test_the_readme_and_the_docs_paste_the_real_output",
         "Trajectory: 10 steps · success": "test_the_readmes_trajectory_is_what_inspect_prints",
-        "pip install 'oloproof[openai-agents]'   # openai-agents, the instrumentor, "
-        "opentelemetry-sdk": "commands, no output (the agents_sdk example: "
+        "pip install -e '.[openai-agents]'   # in the Oloproof checkout: openai-agents, the "
+        "instrumentor, opentelemetry-sdk": "commands, no output (the agents_sdk example: "
                              "tests/examples/test_agents_sdk.py)",
     }
     assert [b.split("\n", 1)[0] for b in _plain_blocks(DOCS)] == list(checked)

@@ -1,4 +1,5 @@
-"""The packaged `stateful-agent` example (SPEC §13, issue 5 acceptance 1).
+"""The packaged `stateful-agent` example (docs/stateful-agents.md#the-stateful-agent-example, issue
+5 acceptance 1).
 
 `oloproof init --example stateful-agent` then `oloproof run`: the gate BLOCKs (exit 1) with
 `recovers_from_error_at_issue_refund` FAIL and `same_state_under_injected` below its bar while

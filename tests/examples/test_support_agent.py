@@ -1,4 +1,5 @@
-"""The support_agent example prints exactly the guide's figures (SPEC §13)."""
+"""The support_agent example prints exactly the guide's figures
+(docs/agents-and-tools.md#the-support_agent-example)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The triage_agents example prints exactly the guide's figures (SPEC §13, issue 4)."""
+"""The triage_agents example prints exactly the guide's figures
+(docs/agents-and-tools.md#the-triage_agents-example, issue 4)."""
 
 from __future__ import annotations
 

@@ -2,10 +2,11 @@
 
 `FAILING_SYSTEM` does what each case's input says (`do`): answer, raise, call `sys.exit`, raise
 `KeyboardInterrupt`, let argparse refuse its arguments, return what cannot be stored, fail
-transiently on its first attempts, or be rate-limited with a `retry_after`. It logs the start
+transiently on its first attempts, be rate-limited with a `retry_after`, or raise while a
+file `down` lies beside it (`while_down`: an outage that ends). It logs the start
 and the end of every call (case id, attempt, times) to `calls.log` beside it, so a test can
 count attempts and see when each call started. `run` is sync, `run_async` async; `desk` is a
-Stateful, Replayable system whose replay can exit too.
+Stateful, Replayable system that fails as `run` does, and whose replay can exit too.
 """
 
 from __future__ import annotations
@@ -95,6 +96,8 @@ def _before(case_input, attempt):
         argparse.ArgumentParser(prog="lookup-tool").parse_args(["--no-such-flag"])
     if do == "raise":
         raise Undeclared("the order service is down")
+    if do == "while_down" and CALLS.with_name("down").exists():
+        raise Undeclared("the order service is down")
     if do == "surrogate_message":
         raise RuntimeError("bad byte " + chr(0xD800) + " in the reply")
     if do == "flaky" and attempt <= case_input.get("fails", 1):
@@ -179,12 +182,23 @@ class Desk:
                 AgentStep(index=6, kind="final"))
 
     def __call__(self, case_input):
-        self.state["refunded"] = True
-        current_case().agent_trajectory(AgentTrajectory(
-            steps=self._steps(case_input), terminal_status="success",
-            checkpoints=(AgentCheckpoint(checkpoint_id="start", step_index=None,
-                                         payload={"input": case_input}),)))
-        return {"answer": "yes"}
+        case = current_case()
+        attempt = _attempt(case)
+        _log("start", case.case_id, attempt)
+        try:
+            found = dict(self.state)  # what this attempt found in the sandbox
+            if case_input.get("dirty"):  # it writes to the sandbox before the call fails
+                self.state["written_by_attempt"] = attempt
+            time.sleep(_before(case_input, attempt))
+            self.state["refunded"] = True
+            case.agent_trajectory(AgentTrajectory(
+                steps=self._steps(case_input), terminal_status="success",
+                checkpoints=(AgentCheckpoint(checkpoint_id="start", step_index=None,
+                                             payload={"input": case_input}),)))
+            return {"answer": "yes", "found": found} if case_input.get("dirty") \
+                else {"answer": "yes"}
+        finally:
+            _log("end", case.case_id, attempt)
 
     def replay(self, trajectory, *, checkpoint, change):
         case_input = checkpoint.payload["input"]

@@ -74,6 +74,23 @@ def test_inspect_shows_each_attempt_s_error(tmp_path: Path, cli: Any) -> None:
     assert "  attempt 2: system_error: Transient: connection reset (attempt 2)" in out
 
 
+def test_each_attempt_starts_from_a_freshly_reset_sandbox(tmp_path: Path, cli: Any) -> None:
+    """A Stateful desk whose failing attempts wrote to the sandbox: the attempt that answers
+    finds the case's initial state, not what the failed ones left."""
+    project = _project(tmp_path / "p", "app:desk")
+    dirty = case("c001", "flaky", fails=2, dirty=True)
+    dirty["initial_state"] = {"stock": 3}
+    project.write([dirty])
+
+    _code, document, err = _run(project, cli)
+
+    assert document["errors"] == [], err
+    view = _view(project, cli, "c001")
+    assert view["attempts"] == 3
+    assert view["output"]["found"] == {"stock": 3}, "no attempt sees another's writes"
+    assert view["end_state"]["written_by_attempt"] == 3
+
+
 @pytest.mark.parametrize("entry", ["app:run", "app:run_async"])
 def test_a_timeout_is_retried_only_when_declared(tmp_path: Path, cli: Any, entry: str) -> None:
     cases = [case("c001"), case("c002", "slow_first", sleep=2.0)]

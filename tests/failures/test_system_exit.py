@@ -50,6 +50,24 @@ def test_an_exiting_system_errors_its_case_and_the_run_goes_on(
     assert {c for _, c, _, _ in project.calls()} == {f"c{i:03d}" for i in range(1, 7)}
 
 
+def test_what_broke_hints_at_what_each_exit_was(tmp_path: Path, cli: Any) -> None:
+    """A KeyboardInterrupt's hint spoke of sys.exit, as SystemExit's does."""
+    project = FailingProject(tmp_path / "p").write(_cases())
+
+    code, out, err = cli("run", cwd=project.path, timeout=40, env={"COLUMNS": "300"})
+
+    assert code == 3, err
+    groups = out[out.index("What broke"):out.index("Gate:")].split("  system_exit × ")[1:]
+    by_cause = {group.splitlines()[0].split(":")[1].split()[3]: group for group in groups}
+    assert set(by_cause) == {"KeyboardInterrupt", "SystemExit(2)", "SystemExit(3)"}, groups
+    assert "hint: the system (or a library inside it) raised KeyboardInterrupt itself" in \
+        by_cause["KeyboardInterrupt"]
+    assert "sys.exit" not in by_cause["KeyboardInterrupt"]
+    for said in ("SystemExit(2)", "SystemExit(3)"):
+        assert "hint: the system (or a tool inside it: argparse on arguments it refuses) " \
+            "called sys.exit" in by_cause[said]
+
+
 def test_inspect_shows_the_exit_with_its_traceback(tmp_path: Path, cli: Any) -> None:
     project = FailingProject(tmp_path / "p").write(_cases())
     cli("run", cwd=project.path, timeout=40)

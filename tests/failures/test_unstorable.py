@@ -4,7 +4,7 @@ Before, one such case stopped the whole run with exit 5 ("cannot write to the st
 pointing at the disk): an output nested about 260 levels deep, a lone surrogate in an output
 or in an exception's message; a 5,000-deep output said "Circular reference detected". Now
 each is the case's error (`unstorable_output`), saying what cannot be stored and where, and
-the run goes on (docs/failures.md#unstorable-output).
+the run goes on (`unstorable_output` in docs/failures.md#error-kinds).
 """
 
 from __future__ import annotations

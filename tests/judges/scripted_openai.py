@@ -9,12 +9,17 @@ the failures a real endpoint has:
   next ones answer;
 - `[500]`: always a server error (500);
 - `[garbage]`: always a reply that is not a verdict; `[garbage-once]`: not a verdict the first
-  time, a verdict after;
+  time, a verdict after; `[broken-body]`: a 200 whose body is cut off mid-JSON;
+  `[no-choices]`: a completion without choices;
+- `[split]`: the verdict turned the other way on every second request for this text (three
+  samples of one case: 2 to 1);
 - `[401]`: an authentication error whose message repeats the key it was sent, as some servers
   do (the client must never store or print it).
 
 Every request is kept (`requests`: its JSON body and its Authorization header), so a test can
-see what was sent and count the calls.
+see what was sent and count the calls; `peak` is the most requests it held at once and `span_s`
+the time from the first request's arrival to the last one's answer (`mark()` starts both
+afresh).
 """
 
 from __future__ import annotations
@@ -43,6 +48,10 @@ class ScriptedServer:
     decide: Callable[[str], str] = refund_truth
     delay_s: float = 0.0
     requests: list[dict[str, Any]] = field(default_factory=list)
+    peak: int = 0
+    _in_flight: int = 0
+    _first: float | None = None
+    _last: float | None = None
     _seen: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _server: ThreadingHTTPServer | None = None
@@ -58,6 +67,17 @@ class ScriptedServer:
         with self._lock:
             return len(self.requests)
 
+    @property
+    def span_s(self) -> float:
+        with self._lock:
+            return 0.0 if self._first is None or self._last is None else \
+                self._last - self._first
+
+    def mark(self) -> None:
+        """Measure `peak` and `span_s` from here."""
+        with self._lock:
+            self.peak, self._first, self._last = self._in_flight, None, None
+
     def start(self) -> ScriptedServer:
         script = self
 
@@ -70,8 +90,19 @@ class ScriptedServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
-                status, headers, reply = script.answer(body, self.headers.get("authorization"))
-                data = json.dumps(reply).encode()
+                with script._lock:
+                    script._in_flight += 1
+                    script.peak = max(script.peak, script._in_flight)
+                    if script._first is None:
+                        script._first = time.perf_counter()
+                try:
+                    status, headers, reply = script.answer(body,
+                                                           self.headers.get("authorization"))
+                finally:
+                    with script._lock:
+                        script._in_flight -= 1
+                        script._last = time.perf_counter()
+                data = reply if isinstance(reply, bytes) else json.dumps(reply).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
@@ -102,7 +133,7 @@ class ScriptedServer:
         self.stop()
 
     def answer(self, body: dict[str, Any], authorization: str | None
-               ) -> tuple[int, dict[str, str], dict[str, Any]]:
+               ) -> tuple[int, dict[str, str], dict[str, Any] | bytes]:
         """The status, headers and JSON body of the reply to one request."""
         messages = body.get("messages") or []
         text = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
@@ -121,10 +152,17 @@ class ScriptedServer:
         if "[429]" in text and seen == 1:
             return 429, {"retry-after": "0.05"}, {"error": {"message": "slow down",
                                                              "type": "rate_limit"}}
+        if "[broken-body]" in text:
+            return 200, {}, b'{"id": "chatcmpl-1", "choices": [{"message": {"content": "{\\"verd'
+        if "[no-choices]" in text:
+            return 200, {}, {"id": "chatcmpl-0", "object": "chat.completion", "created": 0,
+                             "model": str(body.get("model")), "choices": []}
         if "[garbage]" in text or ("[garbage-once]" in text and seen == 1):
             content = "I think this one is probably fine?"
         else:
             verdict = self.decide(text)
+            if "[split]" in text and seen % 2 == 0:
+                verdict = "pass" if verdict == "fail" else "fail"
             content = json.dumps({"verdict": verdict, "reason": f"scripted: {verdict}"})
         return 200, {}, {
             "id": f"chatcmpl-{seen}", "object": "chat.completion", "created": 0,
@@ -139,14 +177,23 @@ class ScriptedServer:
 def serve(delay_s: float) -> None:
     """Serve in this process until stdin closes, printing the base URL first and, at the end,
     how many requests came (`python scripted_openai.py DELAY_S`: benchmarks/judges.py runs it
-    in a process of its own, so the server does not share the measured run's interpreter)."""
+    in a process of its own, so the server does not share the measured run's interpreter).
+    A line `count` on stdin prints how many requests came so far; `mark` starts measuring
+    afresh, and `stats` prints `{"calls", "peak", "span_s"}` as JSON."""
     import sys
 
     with ScriptedServer(delay_s=delay_s) as server:
         print(server.base_url, flush=True)
         for line in sys.stdin:
-            if line.strip() == "count":
+            command = line.strip()
+            if command == "count":
                 print(server.calls, flush=True)
+            elif command == "mark":
+                server.mark()
+                print("marked", flush=True)
+            elif command == "stats":
+                print(json.dumps({"calls": server.calls, "peak": server.peak,
+                                  "span_s": round(server.span_s, 3)}), flush=True)
         print(server.calls, flush=True)
 
 

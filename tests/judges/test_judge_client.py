@@ -4,7 +4,9 @@ scripted OpenAI-compatible server, and the same suite with a `callable:` judge
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -96,6 +98,38 @@ def test_a_changed_rubric_rejudges_without_running_the_system(
     assert server.calls == 12
 
 
+def test_a_changed_judge_version_rejudges_without_running_the_system(
+        judged: JudgedProject, cli: Callable[..., Any]) -> None:
+    """A callable judge's code is not in its verdicts' key (as a system's code is not in its
+    executions'): an edit alone re-judges nothing; its `version` changed, every case is
+    judged again by the new code, and the system is not called again."""
+    def run() -> dict[str, Any]:
+        code, out, err = cli("run", "--json", cwd=judged.root)
+        assert code in (0, 3), err
+        document: dict[str, Any] = json.loads(out)
+        return document
+
+    (judged.root / "strict.py").write_text(
+        "def grade(request):\n    return {'verdict': 'pass', 'reason': 'first'}\n",
+        encoding="utf-8")
+    judged.suite["judges"] = [{"name": "house", "callable": "strict:grade", "version": 1}]
+    judged.write()
+    judged.write_cases(desk_cases(4))
+    assert run()["metrics"][0]["passed"] == 4
+    (judged.root / "strict.py").write_text(
+        "def grade(request):\n    return {'verdict': 'fail', 'reason': 'second'}\n",
+        encoding="utf-8")
+    edited = run()
+    assert edited["metrics"][0]["passed"] == 4  # the cached verdicts
+    assert edited["cache"]["judge"] == {"hit": 0, "miss": 0}
+    judged.suite["judges"][0]["version"] = 2
+    judged.write()
+    again = run()
+    assert again["cache"]["execution"] == {"hit": 4, "miss": 0}
+    assert again["cache"]["judge"] == {"hit": 0, "miss": 4}
+    assert again["metrics"][0]["passed"] == 0
+
+
 def test_failures_of_the_judge_are_missing_never_failed_or_passed(
         judged: JudgedProject, server: ScriptedServer, keyed: None) -> None:
     judged.model_judge(server)
@@ -115,6 +149,42 @@ def test_failures_of_the_judge_are_missing_never_failed_or_passed(
     # failures are not cached: the next run asks again, and only them
     _run(judged)
     assert server.calls == calls + 2 + 1
+
+
+def test_a_reply_that_is_no_completion_is_missing(judged: JudgedProject,
+                                                  server: ScriptedServer, keyed: None) -> None:
+    """A 200 whose body is cut off mid-JSON, and a completion with no choices: replies that
+    are not a verdict, asked again once, then missing (`judge_unparseable`) — never passed or
+    failed — and the other cases judged as usual."""
+    judged.model_judge(server)
+    judged.write_cases(desk_cases(5, lies={4}, broken_body={1}, no_choices={2}))
+    result = _run(judged)
+    verdicts = _verdicts(result, judged)
+    assert verdicts["r001"] == verdicts["r002"] == ("missing", "judge_unparseable")
+    assert verdicts["r003"][0] == "passed" and verdicts["r004"][0] == "failed"
+    row = result.metric("reply_truthful")
+    assert (row.passed, row.observed, row.missing) == (2, 3, 2)
+    assert row.missing_by_reason == {"judge_unparseable": 2}
+    errors = {e.case: e for e in result.document.errors}
+    assert set(errors) == {"r001", "r002"}
+    assert "not a chat completion (JSONDecodeError" in errors["r001"].message
+    assert server.calls == 3 + 2 * 2
+
+
+def test_a_short_stand_in_key_leaves_the_words_around_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A local server takes any key (`export OLLAMA_API_KEY=ollama`): blotted out where it
+    stands as a word, never inside the words of a message; a real key everywhere."""
+    from oloproof.execution.judging import _Judge
+    from oloproof.suite.config import JudgeConfig
+
+    judge = _Judge(JudgeConfig(name="g", model="m", api_key_env="JUDGE_TEST_KEY"), 1)
+    monkeypatch.setenv("JUDGE_TEST_KEY", "k")
+    assert judge.scrub("asked 2 times with key k") == "asked 2 times with key ***"
+    monkeypatch.setenv("JUDGE_TEST_KEY", "ollama")
+    assert judge.scrub("key 'ollama' refused by ollamad") == "key '***' refused by ollamad"
+    monkeypatch.setenv("JUDGE_TEST_KEY", KEY)
+    assert judge.scrub(f"tokens x{KEY}y and {KEY}.") == "tokens x***y and ***."
 
 
 def test_a_rate_limit_is_retried_after_the_wait_it_asks(
@@ -199,6 +269,43 @@ def test_the_key_is_never_stored_nor_printed(judged: JudgedProject, server: Scri
         assert KEY.encode() not in path.read_bytes(), path
 
 
+def test_the_key_is_in_no_output_of_the_command_line(judged: JudgedProject,
+                                                     server: ScriptedServer,
+                                                     cli: Callable[..., Any]) -> None:
+    """Every command a user runs on a judged project, and every file they write: the key the
+    server saw in each request is in none of them, though the server's error repeats it."""
+    judged.model_judge(server)
+    judged.write_cases(desk_cases(3, lies={2}, **{"401": {1}}))
+    env = {"JUDGE_TEST_KEY": KEY}
+    (judged.root / "out").mkdir()
+    (judged.root / "labels").mkdir()
+    printed = []
+    for args in (("run",),
+                 ("run", "--json", "--junit", "out/junit.xml", "--markdown", "out/run.md"),
+                 ("inspect", "latest"), ("inspect", "latest", "--failures"),
+                 ("inspect", "latest", "--case", "r001"),
+                 ("inspect", "latest", "--case", "r001", "--json"),
+                 ("cases", "latest"), ("gate", "latest", "--json"), ("runs",),
+                 ("report", "--html", "out/report.html"),
+                 ("labels", "sample", "--criterion", "reply_truthful", "--n", "3", "--seed",
+                  "1", "-o", "labels/truthful.jsonl")):
+        code, out, err = cli(*args, cwd=judged.root, env=env)
+        assert code in (0, 3), (args, out, err)
+        printed.append(out + err)
+    assert server.requests and all(r["authorization"] == f"Bearer {KEY}"
+                                   for r in server.requests)  # it was sent, every time
+    assert any("Incorrect API key provided: ***" in text for text in printed)
+    for at, text in enumerate(printed):
+        assert KEY not in text, at
+    with sqlite3.connect(judged.store) as db:
+        db.execute("PRAGMA wal_checkpoint(FULL)")
+    written = [p for p in judged.root.rglob("*") if p.is_file()]
+    assert {"junit.xml", "run.md", "report.html", "truthful.jsonl", "store.sqlite"} <= \
+        {p.name for p in written}
+    for path in written:
+        assert KEY.encode() not in path.read_bytes(), path
+
+
 @pytest.mark.parametrize("function", ["grade", "grade_async"])
 def test_the_same_suite_with_a_callable_judge(judged: JudgedProject, server: ScriptedServer,
                                               keyed: None, function: str) -> None:
@@ -242,19 +349,24 @@ def test_the_judges_concurrency_bounds_its_calls(judged: JudgedProject, keyed: N
         judged.suite["system"]["concurrency"] = 8
         judged.write()
         judged.write_cases(desk_cases(12))
-        in_flight = []
-        original = slow.answer
-
-        def counting(body: dict[str, Any], authorization: str | None) -> Any:
-            in_flight.append(1)
-            try:
-                peak.append(len(in_flight))
-                return original(body, authorization)
-            finally:
-                in_flight.pop()
-
-        peak: list[int] = []
-        slow.answer = counting  # type: ignore[method-assign]
         _run(judged)
-    assert max(peak) <= 3
-    assert max(peak) == 3  # and it reaches it
+    assert slow.calls == 12
+    assert slow.peak == 3  # never more at once, and it reaches it
+    assert slow.span_s >= 12 * 0.05 / 3
+
+
+def test_two_projects_in_one_process_each_get_their_own_judge(tmp_path: Any) -> None:
+    """Both name their judge's module `judges` (as the example does): in one process (a
+    notebook, a test session) the second project is judged by its own `judges.py`, not by the
+    module the first one imported."""
+    found = []
+    for name, verdict in (("first", "pass"), ("second", "fail")):
+        project = JudgedProject(tmp_path / name)
+        (project.root / "judges.py").write_text(
+            f"def grade(request):\n    return {{'verdict': {verdict!r}, 'reason': {name!r}}}\n",
+            encoding="utf-8")
+        project.suite["judges"] = [{"name": "house", "callable": "judges:grade"}]
+        project.write()
+        project.write_cases(desk_cases(3))
+        found.append(_run(project).metric("reply_truthful").passed)
+    assert found == [3, 0]

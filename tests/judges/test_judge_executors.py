@@ -88,3 +88,60 @@ def test_a_worker_without_the_key_is_a_configuration_error(
     assert "(on this worker)" in raised.value.message
     assert "JUDGE_TEST_KEY, which is not set" in raised.value.message
     assert raised.value.line is not None
+
+
+PID_DESK = '''
+import os
+
+from oloproof import system
+
+
+@system(name="desk", version="v1")
+def run(case_input):
+    return {"answer": "Refunded.", "pid": os.getpid()}
+'''
+
+PID_JUDGE = '''
+import os
+from pathlib import Path
+
+
+def grade(request):
+    with open(Path(__file__).with_name("judged.txt"), "a") as out:
+        out.write(f"{request.case_id} {request.shown['output.pid']} {os.getpid()}\\n")
+    return {"verdict": "pass", "reason": "judged where the case ran"}
+'''
+
+
+@pytest.mark.parametrize("executor", ["local", "processes", "ray"])
+def test_the_judge_is_called_in_the_process_the_case_ran_in(tmp_path: Any,
+                                                            executor: str) -> None:
+    """The judge call is made beside the case, on its worker: each case is judged in the
+    process its system call ran in — the run's own process with `local`, the workers'
+    otherwise, never the coordinator for a worker's case."""
+    import os
+
+    project = JudgedProject(tmp_path / executor)
+    (project.root / "pid_desk.py").write_text(PID_DESK, encoding="utf-8")
+    (project.root / "pid_judge.py").write_text(PID_JUDGE, encoding="utf-8")
+    project.suite["system"] = {"name": "desk", "version": "v1", "callable": "pid_desk:run",
+                               "concurrency": 2}
+    project.suite["judges"] = [{"name": "house", "callable": "pid_judge:grade"}]
+    project.suite["evaluators"][0]["shows"] = ["input.message", "output.answer", "output.pid"]
+    project.suite["execution"] = {"executor": executor,
+                                  "workers": 1 if executor == "local" else 2}
+    if executor == "ray":
+        project.suite["execution"]["ray"] = {"num_cpus_per_worker": 0.5}
+    project.write()
+    project.write_cases(desk_cases(12))
+    result = oloproof.run(project.config)
+    assert result.metric("reply_truthful").passed == 12
+    rows = [line.split() for line in
+            (project.root / "judged.txt").read_text(encoding="utf-8").splitlines()]
+    assert sorted(r[0] for r in rows) == [f"r{i:03d}" for i in range(1, 13)]
+    assert all(ran == judged for _, ran, judged in rows)  # judged where it ran
+    places = {judged for _, _, judged in rows}
+    if executor == "local":
+        assert places == {str(os.getpid())}
+    else:
+        assert str(os.getpid()) not in places and 1 <= len(places) <= 2

@@ -45,6 +45,7 @@ def _fails(cli: Callable[..., Any], project: JudgedProject, *words: str,
     for word in words:
         assert word in error["message"], error
     assert Path(error["file"]).name == file
+    assert isinstance(error["line"], int) and error["line"] >= 1, error  # every one names its line
     if line is not None:
         assert error["line"] == line, error
     assert not project.store.exists()  # nothing ran, nothing was stored

@@ -245,3 +245,27 @@ def test_trials_judge_every_trial(cli: Callable[..., Any], project: JudgedProjec
     # every case's trials agree alike: the exact interval over the 12 cases
     assert judge["agreement_method"] == "clopper_pearson"
     assert judge["agreement_lower"] == pytest.approx(0.7354, abs=1e-4)
+
+
+def test_sample_says_when_its_labels_could_never_count(cli: Callable[..., Any],
+                                                       project: JudgedProject) -> None:
+    """A sample too small to ever check the judge, and a file the criterion does not read:
+    `labels sample` says so before anyone spends time labelling it."""
+    _run_json(cli, project.root)
+    code, out, err = cli("labels", "sample", "--criterion", "reply_truthful", "--n", "6",
+                         "--seed", "1", "-o", "labels/truthful.jsonl", cwd=project.root)
+    assert code == 0 and "Sampled 6 of 24" in out
+    assert "a sample of 6 leaves reply_truthful uncalibrated however it is labelled" in err
+    assert "reads its labels" not in err
+    code, out, err = cli("labels", "sample", "--criterion", "reply_truthful", "--n", "12",
+                         "--seed", "1", "-o", "labels/mine.jsonl", cwd=project.root)
+    assert code == 0 and "uncalibrated" not in err
+    assert "reply_truthful reads its labels from labels/truthful.jsonl, not " \
+        "labels/mine.jsonl" in " ".join(err.split())
+    del project.suite["evaluators"][0]["labels"]
+    project.write()
+    _run_json(cli, project.root)
+    code, _, err = cli("labels", "sample", "--criterion", "reply_truthful", "--n", "12",
+                       "--seed", "1", "-o", "labels/third.jsonl", cwd=project.root)
+    assert code == 0
+    assert "give the criterion `labels: labels/third.jsonl`" in " ".join(err.split())

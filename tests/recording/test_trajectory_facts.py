@@ -1,6 +1,6 @@
-"""What a trajectory tells about itself (SPEC §3.3, §7.2, §7.3, §8): its tool calls, which calls
-are identical, its route, its actions, where a call of a tool was made — each computed once per
-trajectory and shared by the evaluators, the slices and the fault replays."""
+"""What a trajectory tells about itself (docs/agents-and-tools.md#the-models): its tool calls,
+which calls are identical, its route, its actions, where a call of a tool was made — each
+computed once per trajectory and shared by the evaluators, the slices and the fault replays."""
 
 from __future__ import annotations
 

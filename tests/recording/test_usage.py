@@ -1,5 +1,6 @@
-"""Tokens and cost (SPEC §16.2): `current_case().usage(...)` sums into `usage/v1`; quantile
-sources `tokens` and `cost`; the run's totals in the document and the terminal report."""
+"""Tokens and cost (docs/traces.md#tokens-and-cost): `current_case().usage(...)` sums into
+`usage/v1`; quantile sources `tokens` and `cost`; the run's totals in the document and the terminal
+report."""
 
 from __future__ import annotations
 

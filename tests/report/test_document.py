@@ -1,4 +1,5 @@
-"""The typed run document (SPEC §11): same JSON, typed in Python, older stored runs still load."""
+"""The typed run document (docs/cli.md#the-json-document): same JSON, typed in Python, older stored
+runs still load."""
 
 from __future__ import annotations
 

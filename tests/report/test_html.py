@@ -1,4 +1,4 @@
-"""The offline HTML report (SPEC §11, issue 6), opened in real headless Chromium.
+"""The offline HTML report (docs/cli.md#oloproof-report, issue 6), opened in real headless Chromium.
 
 Each project is run once per module into a temporary directory; the browser is launched once
 per module. Screenshots of the summary and of case panels go to `tests/artifacts/`.
@@ -322,7 +322,8 @@ def test_summary_and_failed_case(projects: dict[str, Path], browser: Any) -> Non
         decisions = page.locator("#decisions").inner_text()
         assert "no-deletion" in decisions and "FAIL" in decisions
         metrics = page.locator("#metrics").inner_text()
-        # The same figures as the terminal report (SPEC §13).
+        # The same figures as the terminal report
+        # (docs/agents-and-tools.md#the-support_agent-example).
         assert "82.5%" in metrics and "[67.2%, 92.7%]" in metrics
         assert "33 / 40 observed · 0 missing · 0 excluded" in metrics
         assert "[10, no bound] steps" in metrics
@@ -343,7 +344,8 @@ def test_summary_and_failed_case(projects: dict[str, Path], browser: Any) -> Non
         page.click('button.chip[data-status="failed"]')
         assert page.locator("#case-rows tr").count() == failed
         page.select_option("#case-criterion", label="agent_constraints_satisfied")
-        assert page.locator("#case-rows tr").count() == 3  # the three deletions (SPEC §13)
+        # the three deletions (docs/agents-and-tools.md#the-support_agent-example)
+        assert page.locator("#case-rows tr").count() == 3
         page.select_option("#case-criterion", value="-1")
         page.click('button.chip[data-status="missing"]')
         assert page.locator("#case-rows tr").count() == _count_cases(

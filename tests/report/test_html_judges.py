@@ -49,3 +49,37 @@ def test_the_judge_checked_and_its_verdict_on_a_case(judged: Path,
         assert not view.errors and not view.dialogs
     finally:
         view.close()
+
+
+def test_the_split_of_three_samples_in_the_case_panel(tmp_path: Path,
+                                                      browser: Any) -> None:  # noqa: F811
+    """`samples: 3`: the panel shows how the three answers split beside the majority."""
+    root = tmp_path / "sampled"
+    shutil.copytree(EXAMPLES / "judged_agent", root)
+    (root / "judges.py").write_text(
+        "def lenient(request):\n"
+        "    # the second of every three answers says fail\n"
+        "    verdict = 'fail' if request.sample == 2 else 'pass'\n"
+        "    return {'verdict': verdict, 'reason': f'answer {request.sample}'}\n",
+        encoding="utf-8")
+    suite = (root / "oloproof.yaml").read_text(encoding="utf-8")
+    suite = suite.replace("    callable: judges:lenient\n",
+                          "    callable: judges:lenient\n    temperature: 1.0\n")
+    suite = suite.replace("    minimum_agreement: 0.5\n", "    minimum_agreement: 0.5\n"
+                          "    samples: 3\n")
+    assert suite.count("samples: 3") == 1 and suite.count("temperature: 1.0") == 1
+    (root / "oloproof.yaml").write_text(suite, encoding="utf-8")
+    from concurrent.futures import ThreadPoolExecutor
+
+    with pytest.MonkeyPatch.context() as mp, ThreadPoolExecutor(1) as aside:
+        mp.delenv("OLOPROOF_STORE", raising=False)
+        # (on a thread of its own: the browser's driver holds an event loop on this one)
+        aside.submit(oloproof.run, root / "oloproof.yaml").result()
+    view = Page(browser, _report(root / "oloproof.yaml", "report.html"))
+    try:
+        text = view.open_case("req-023").locator("#panel-judges").inner_text()
+        assert "samples 2 pass / 1 fail" in text
+        assert "answer 1" in text or "answer 3" in text  # a reason of the majority's
+        assert not view.errors
+    finally:
+        view.close()

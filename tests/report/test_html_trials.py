@@ -1,5 +1,6 @@
-"""The HTML report of a run with trials (SPEC §15.3), opened in real headless Chromium: pass^k
-drawn against k with the intervals Python computed, and a case's trials side by side."""
+"""The HTML report of a run with trials
+(docs/reliability.md#reading-oloproof-inspect-latest---flaky), opened in real headless Chromium:
+pass^k drawn against k with the intervals Python computed, and a case's trials side by side."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A project on disk whose system is built by a factory, for the tests of workers (SPEC §14).
+"""A project on disk whose system is built by a factory, for the tests of workers (docs/scaling.md).
 
 The system module (`app.py`) holds sandboxed desks: each desk is one sandbox (reset → call →
 snapshot) that raises if a case ever sees a state that is not its own, and logs every call --

@@ -1,5 +1,5 @@
-"""Local workers (SPEC §14, `executor: local`): copies of the system from `system.factory`, each
-with its own sandbox, all in this process.
+"""Local workers (docs/scaling.md#local-workers-many-sandboxes-in-one-process, `executor: local`):
+copies of the system from `system.factory`, each with its own sandbox, all in this process.
 
 Each desk raises if a case ever sees a state that is not its own or if two cases are inside it
 at once, so zero errors and every state check passing is the isolation proof; the call log says
@@ -108,3 +108,25 @@ def test_a_stateless_callable_may_have_several_local_workers(tmp_path: Path) -> 
 
     assert result.metric("exact").passed == 16
     assert result.to_json()["execution"] == {"executor": "local", "workers": 4, "retried": 0}
+
+
+def test_never_more_workers_than_units_to_run(tmp_path: Path) -> None:
+    """32 workers for 6 cases made 32 systems (or started 32 processes), 26 of them idle; a
+    run has at most one worker per unit to run: a case, each trial apart."""
+    import sys
+
+    project = DeskProject(tmp_path / "p", factory="app:make_desk")
+    project.suite["execution"] = {"workers": 32}
+    project.write(desk_cases(3))
+    seen: set[int] = set()
+
+    result = project.run(on_progress=lambda progress: seen.add(progress.workers))
+
+    assert result.to_json()["execution"] == {"executor": "local", "workers": 3, "retried": 0}
+    assert seen == {3}
+    app = sys.modules["app"]
+    from_the_factory = [d for d in app._made if d is not app._one and d is not app.desk]
+    assert len(from_the_factory) == 3, "one system per worker, none for idle ones"
+
+    result = project.run(trials=2, no_cache=True)
+    assert result.to_json()["execution"]["workers"] == 6

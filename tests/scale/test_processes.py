@@ -1,5 +1,6 @@
-"""`executor: processes` (SPEC §14): worker processes, each with its own system and sandbox, and
-what happens when one is killed, a case runs too long, or the run is stopped with Ctrl-C.
+"""`executor: processes` (docs/scaling.md#processes-every-core-of-this-machine): worker processes,
+each with its own system and sandbox, and what happens when one is killed, a case runs too long, or
+the run is stopped with Ctrl-C.
 
 Every test here starts real worker processes and sends real signals. The desks (scale_support)
 raise if a case ever sees a state that is not its own, and log which process ran each case.
@@ -145,6 +146,26 @@ def test_a_timeout_is_enforced_in_the_worker_and_the_others_carry_on(tmp_path: P
     assert [(e["case"], e["kind"]) for e in document["errors"]] == [("c002", "timeout")]
     assert "timeout_s=0.5" in document["errors"][0]["message"]
     assert result.metric("state_matches").passed == 9
+
+
+def test_no_more_worker_processes_start_than_cases_to_run(tmp_path: Path) -> None:
+    """`--workers 32` for 6 cases started 32 processes."""
+    project = DeskProject(tmp_path / "p", factory="app:make_logged")
+    project.suite["execution"] = {"executor": "processes", "workers": 8}
+    with (project.root / "app.py").open("a", encoding="utf-8") as app:
+        app.write("\n\ndef make_logged():\n"
+                  "    with open(HERE / 'made.log', 'a') as made:\n"
+                  "        made.write(f'{os.getpid()}\\n')\n"
+                  "    return Desk()\n")
+    project.write(desk_cases(3))
+
+    result = project.run()
+
+    assert result.to_json()["execution"] == {"executor": "processes", "workers": 3,
+                                             "retried": 0}
+    made = (project.root / "made.log").read_text(encoding="utf-8").split()
+    assert len(made) == len(set(made)) == 1 + 3, "the coordinator's look, then three workers"
+    assert str(os.getpid()) in made
 
 
 def test_a_worker_that_cannot_load_the_system_is_a_configuration_error(

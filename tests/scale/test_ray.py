@@ -1,4 +1,5 @@
-"""`executor: ray` (SPEC §14): Ray actors, each with its own system and sandbox.
+"""`executor: ray` (docs/scaling.md#ray-a-local-instance-or-a-cluster): Ray actors, each with its
+own system and sandbox.
 
 Few tests, sharing one local Ray instance (`local_ray`, two CPUs) where they can: a run in
 this process finds Ray initialised and uses it. The actors' processes are killed with real
@@ -65,6 +66,26 @@ def test_actors_lost_to_sigkill_are_restarted_their_cases_retried_then_worker_lo
     assert {c["case"] for c in calls} >= {f"c{i:03d}" for i in range(12)} - {"c007"}
     killed = int((project.root / "died-once").read_text())
     assert [c["pid"] for c in calls if c["case"] == "c003"] != [killed]
+
+
+def test_run_json_on_ray_prints_the_document_alone_though_a_worker_died(
+        tmp_path: Path, spawn_oloproof: Any) -> None:
+    """Ray's '(raylet) A worker died ...' notice reached stdout, so `--json` was not JSON."""
+    import json
+
+    project = DeskProject(tmp_path / "p")
+    project.suite["execution"] = {"executor": "ray", "workers": 2}
+    cases = desk_cases(6)
+    cases[2]["input"]["die_always"] = True  # SIGKILLs its actor every time
+    project.write(cases)
+
+    run = spawn_oloproof("run", "--json", cwd=project.root)
+    out, err = run.communicate(timeout=240)
+
+    assert run.returncode == 3, err  # 5 of 6 states cannot show the 50% floor
+    document = json.loads(out)  # the document and nothing else
+    assert [(e["case"], e["kind"]) for e in document["errors"]] == [("c002", "worker_lost")]
+    assert "A worker died" in err, "Ray's notice was printed, to stderr"
 
 
 def test_an_unreachable_ray_address_is_refused_within_seconds(tmp_path: Path) -> None:

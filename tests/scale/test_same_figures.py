@@ -1,11 +1,11 @@
-"""Identical figures on every executor (issue 11, acceptance 1 and 5; SPEC §14).
+"""Identical figures on every executor (issue 11, acceptance 1 and 5; docs/scaling.md).
 
-The three examples of SPEC §13 give the same run document -- every metric, slice, decision and
-judgment; ids, timings and the `execution` block that names the executor aside -- and store the
-same executions, artifacts (trajectories, end states as diffs), judgments and replays, on
-`local` with one worker and with four, `processes` with two and `ray` with two actors on a
-local Ray with two CPUs. The stateful example's fault replays run on the workers, so its
-replay verdicts (`recovers_from_error_at_issue_refund` FAIL) are among what must agree.
+The three examples of docs/agents-and-tools.md#the-support_agent-example give the same run document
+-- every metric, slice, decision and judgment; ids, timings and the `execution` block that names the
+executor aside -- and store the same executions, artifacts (trajectories, end states as diffs),
+judgments and replays, on `local` with one worker and with four, `processes` with two and `ray` with
+two actors on a local Ray with two CPUs. The stateful example's fault replays run on the workers, so
+its replay verdicts (`recovers_from_error_at_issue_refund` FAIL) are among what must agree.
 
 The stateful desk is given as `factory: app:RefundDesk` (a class is a zero-argument factory):
 four local workers need four desks.

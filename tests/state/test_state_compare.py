@@ -1,4 +1,5 @@
-"""The comparisons behind `state_matches` and `state_unchanged` (SPEC §7.4)."""
+"""The comparisons behind `state_matches` and `state_unchanged`
+(docs/stateful-agents.md#checking-what-changed)."""
 
 from __future__ import annotations
 

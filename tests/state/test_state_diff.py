@@ -1,4 +1,5 @@
-"""End states stored as structural diffs (SPEC §6): exact round trips, small patches, speed."""
+"""End states stored as structural diffs (docs/stateful-agents.md#a-sandbox-oloproof-resets): exact
+round trips, small patches, speed."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The betting interval for bounded means (Waudby-Smith & Ramdas 2023; SPEC §15.2)."""
+"""The betting interval for bounded means (Waudby-Smith & Ramdas 2023;
+docs/concepts.md#the-betting-interval)."""
 
 from __future__ import annotations
 

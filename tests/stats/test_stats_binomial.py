@@ -1,4 +1,5 @@
-"""Exact binomial intervals with missingness bounds (SPEC §5.1, §9)."""
+"""Exact binomial intervals with missingness bounds
+(docs/concepts.md#pass-rates-exact-intervals-with-missing-cases)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from oloproof.stats import (
     rate_interval,
 )
 
-# (passed, observed, missing, printed lower, printed upper) — SPEC §5.1 and §13, all at 95%.
+# (passed, observed, missing, printed lower, printed upper) — docs/concepts.md and the
+# examples' figures, all at 95%.
 WORKED_EXAMPLES = [
     (33, 40, 0, "67.2%", "92.7%"),
     (39, 39, 1, "86.8%", "100.0%"),

@@ -1,4 +1,4 @@
-"""Outward display rounding (SPEC §5.1)."""
+"""Outward display rounding (docs/concepts.md#pass-rates-exact-intervals-with-missing-cases)."""
 
 from __future__ import annotations
 

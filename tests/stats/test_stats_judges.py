@@ -189,6 +189,13 @@ def test_agreement_against_scipy_and_brute_force(pairs: list[tuple[bool, bool]],
         assert found.kappa is None
     else:
         assert found.kappa == pytest.approx(brute, abs=1e-12)
+        # and by its definition, chance agreement enumerated: how often the judge's verdict
+        # on one case and a person's on any case (independently drawn) agree
+        judge = np.array([j for j, _ in pairs])
+        person = np.array([p for _, p in pairs])
+        p_o = float(np.mean(judge == person))
+        p_e = float(np.mean(judge[:, None] == person[None, :]))
+        assert found.kappa == pytest.approx((p_o - p_e) / (1 - p_e), abs=1e-9)
     # the agreement rate's interval: scipy's exact interval, every missing case counted the
     # worst way on each side
     total = len(pairs) + missing

@@ -1,4 +1,5 @@
-"""Fisher exact test and Benjamini–Yekutieli adjustment (SPEC §10.2)."""
+"""Fisher exact test and Benjamini–Yekutieli adjustment
+(docs/concepts.md#slices-are-exploratory-and-never-gate)."""
 
 from __future__ import annotations
 

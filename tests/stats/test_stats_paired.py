@@ -1,4 +1,5 @@
-"""A candidate against its baseline (SPEC §17): the paired difference and exact McNemar."""
+"""A candidate against its baseline (docs/compare.md#the-interval): the paired difference and exact
+McNemar."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def test_mcnemar_many_discordant_pairs(b: int, c: int) -> None:
 
 
 def test_mcnemar_known_figures() -> None:
-    assert mcnemar_exact(2, 0).p_value == 0.5  # SPEC §17's example: 2 fixed, 0 broken
+    assert mcnemar_exact(2, 0).p_value == 0.5  # 2 fixed, 0 broken
     assert mcnemar_exact(1, 1).p_value == 1.0
     assert mcnemar_exact(0, 10).p_value == pytest.approx(2 / 1024)
     with pytest.raises(ValueError):

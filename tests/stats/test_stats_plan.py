@@ -63,7 +63,7 @@ def test_the_issues_example_33_of_40_at_min_80_percent() -> None:
     assert result == RateProjection(total, "PASS", None, PROJECTION_METHOD)
     assert state == "PASS"
     assert result.total == 1000
-    # At 1,000 cases the rate gives a whole number of passes (825): the §5.1 interval itself.
+    # At 1,000 cases the rate gives a whole number of passes (825): the exact interval itself.
     assert exact_interval_at_rate(0.825, 1000, 0.95) == clopper_pearson(825, 1000, 0.95)
     assert clopper_pearson(825, 1000, 0.95)[0] >= 0.8 > exact_interval_at_rate(0.825, 999,
                                                                                0.95)[0]

@@ -1,4 +1,4 @@
-"""Order-statistic quantile intervals (SPEC §5.2)."""
+"""Order-statistic quantile intervals (docs/concepts.md#quantiles-order-statistic-intervals)."""
 
 from __future__ import annotations
 

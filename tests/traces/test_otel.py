@@ -194,6 +194,31 @@ def test_content_capture_off_records_calls_without_inventing_arguments() -> None
     assert reading.output is None
 
 
+@pytest.mark.parametrize("capture", [True, False])
+def test_a_turn_with_no_tool_call_is_named_by_its_invoke_agent_span(capture: bool) -> None:
+    """An agent that answers at once (one `chat`, no tool) is the `invoke_agent` span's agent,
+    with content capture on or off: a `final` step, the route `desk` (such a trajectory had 0
+    steps and the route `missing agents_not_named`); as OpenInference's AGENT span does
+    (tests/traces/test_openinference.py)."""
+    tracer, exporter = tracer_and_exporter()
+    with tracer.start_as_current_span("invoke_agent desk") as span:
+        span.set_attribute("gen_ai.operation.name", "invoke_agent")
+        span.set_attribute("gen_ai.agent.name", "desk")
+        Agent(tracer, capture=capture).chat([text("user", "Where is o1?")],
+                                            [text("assistant", "Delivered on Monday.")])
+    reading = read_otel(exporter.get_finished_spans())
+    t = reading.trajectory
+    if capture:
+        assert rows(t) == [
+            ("message", "desk", None, {"role": "user", "content": "Where is o1?"}, None),
+            ("final", "desk", None, {"role": "assistant", "content": "Delivered on Monday."},
+             None)]
+    else:
+        assert rows(t) == [("final", "desk", None, None, None)]
+        assert [(n.step, n.kind) for n in reading.notes] == [(1, "content_not_recorded")]
+    assert t.route() == ["desk"] and t.terminal_status == "success"
+
+
 def test_a_call_the_model_made_that_no_tool_carried_out_is_left_without_a_result() -> None:
     tracer, exporter = tracer_and_exporter()
     agent = Agent(tracer)

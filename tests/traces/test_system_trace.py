@@ -263,7 +263,8 @@ def test_without_the_sdk_trace_otel_is_a_config_error(tmp_path: Path,
     with pytest.raises(ConfigError) as raised:
         oloproof.run(config)
     error = raised.value
-    assert "pip install 'oloproof[otel]'" in str(error)
+    assert "pip install -e '.[otel]'" in str(error)
+    assert "oloproof[" not in str(error)  # the registry's package of that name is another project
     assert error.line == config.read_text().splitlines().index("  trace: otel") + 1
 
 

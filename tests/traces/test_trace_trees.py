@@ -245,7 +245,8 @@ def test_system_trace_otel_with_no_step_is_missing_but_a_hand_recorded_one_is_ju
 
 def test_spans_of_a_case_that_are_not_a_tree_error_that_case(tmp_path: Path) -> None:
     """Under `system.trace: otel` the engine reads the case's spans: spans in a cycle make the
-    case's error (`system_error`: its recording cannot be read; naming the trace and span), never a hang."""
+    case's error (`system_error`: its recording cannot be read; naming the trace and span),
+    never a hang."""
     pytest.importorskip("opentelemetry.sdk")
     from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
     from opentelemetry.trace import SpanContext, TraceFlags

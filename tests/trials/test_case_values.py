@@ -1,5 +1,5 @@
-"""Per-case values of SPEC §15.1, held to their definitions by brute force, and the analysis of
-excluded trials, clusters and slices with trials."""
+"""Per-case values of docs/reliability.md#what-passk-means, held to their definitions by brute
+force, and the analysis of excluded trials, clusters and slices with trials."""
 
 from __future__ import annotations
 

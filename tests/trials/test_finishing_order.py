@@ -4,15 +4,17 @@ One suite — repeated trials, declared clusters beside unclustered cases, pass^
 `trials`, a quantile over trials, slices — run through the real engine with an async system
 whose cases sleep for a seeded random time, so they finish in a different order each run while
 every verdict and step count stays the same. The run documents (metrics, slices, decisions)
-must be identical, and so must `gate` re-deciding each stored run. Before, an unclustered case
-stood in for its cluster as `case:{row}`, the row filled in finishing order, and the betting
-interval over clusters moved with it.
+must be identical, and so must `gate` re-deciding each stored run; each run also has its
+dataset's lines in another order, so no figure may depend on a row number either. Before, an
+unclustered case stood in for its cluster as `case:{row}`, the row filled in finishing order,
+and the betting interval over clusters moved with it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import random
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +48,9 @@ async def run(case_input):
 '''
 
 
-def _project(root: Path) -> Path:
+def _project(root: Path, seed: int) -> Path:
+    """The suite, its dataset's lines shuffled by `seed` (seed 0 keeps them in order), so
+    that the rows cases are stored in differ too."""
     (root / "data").mkdir(parents=True)
     (root / "app.py").write_text(DESK, encoding="utf-8")
     suite: dict[str, Any] = {
@@ -85,6 +89,8 @@ def _project(root: Path) -> Path:
         if i < 24:  # 8 clusters of three; 16 cases outside any
             case["cluster"] = f"customer-{i // 3}"
         lines.append(json.dumps(case))
+    if seed:
+        random.Random(seed).shuffle(lines)
     (root / "data" / "cases.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return root / "oloproof.yaml"
 
@@ -96,9 +102,9 @@ def _figures(document: dict[str, Any]) -> str:
 
 def test_every_figure_is_the_same_whatever_order_the_cases_finish_in(tmp_path: Path,
                                                                      monkeypatch) -> None:
-    config = _project(tmp_path / "project")
     runs, orders = [], set()
     for seed in range(4):
+        config = _project(tmp_path / f"project-{seed}", seed)
         log = tmp_path / f"finished-{seed}.log"
         monkeypatch.setitem(os.environ, "ORDER_SEED", str(seed))
         monkeypatch.setitem(os.environ, "ORDER_LOG", str(log))

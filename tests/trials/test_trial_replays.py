@@ -1,8 +1,9 @@
-"""Fault replays and metamorphic pairs with repeated trials (SPEC §15.3).
+"""Fault replays and metamorphic pairs with repeated trials
+(docs/reliability.md#fault-replays-and-pairs-with-trials).
 
 The desk is the `stateful-agent` example's, changed to *sample* its reply text, as an LLM agent
 does: each call picks one of three phrasings. A control replay then cannot repeat the
-recording word for word, so §8's exact rule (`control: exact`) leaves many cases missing; the
+recording word for word, so the exact rule (`control: exact`) leaves many cases missing; the
 `world` rule (the default with trials) asks only that every tool result up to the agent's
 first different choice equals the recording's — and still catches a sandbox that was not
 restored.

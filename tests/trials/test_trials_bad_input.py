@@ -1,5 +1,5 @@
 """Bad trial configuration is a configuration error (exit 2) naming the file and the key, before
-anything runs (SPEC §15, §11.1)."""
+anything runs (docs/configuration.md#how-oloproof-fails-closed)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""What a run with trials shows (SPEC §15.3): `inspect --flaky`, a case's trials side by side,
-one line per case in `oloproof cases`, and the Metrics table's N column."""
+"""What a run with trials shows (docs/reliability.md#reading-oloproof-inspect-latest---flaky):
+`inspect --flaky`, a case's trials side by side, one line per case in `oloproof cases`, and the
+Metrics table's N column."""
 
 from __future__ import annotations
 

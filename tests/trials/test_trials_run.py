@@ -1,6 +1,6 @@
-"""Repeated trials through the real engine (SPEC §15): every case runs `trials` times, each trial
-is its own execution (cached by trial), and each metric is computed over cases from its
-per-case values exactly as §15.1 defines them."""
+"""Repeated trials through the real engine (docs/reliability.md): every case runs `trials` times,
+each trial is its own execution (cached by trial), and each metric is computed over cases from its
+per-case values exactly as docs/reliability.md#what-passk-means defines them."""
 
 from __future__ import annotations
 

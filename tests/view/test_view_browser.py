@@ -10,11 +10,12 @@ docs/view.md, refreshed on purpose).
 from __future__ import annotations
 
 import itertools
+import shutil
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from test_html import check_hostile_text_stays_text, write_hostile_project
+from test_html import EXAMPLES, check_hostile_text_stays_text, write_hostile_project
 from view_support import (
     HOSTILE,
     ViewPage,
@@ -50,6 +51,7 @@ def test_runs_then_a_run_then_a_case_then_compare(desk: Any, view: ViewServer,
     first = rows.nth(0).inner_text()
     assert "complete" in first and "desk" in first and "v2" in first
     assert "ALLOW (exit 0)" in first  # 15 of 19 answered right: above the 50% minimum
+    assert not page.locator(".pager").is_visible()  # one page of runs: no pager
     cells = rows.nth(0).locator("td")
     assert [cells.nth(i).inner_text() for i in (8, 9, 10, 11)] == ["1", "19", "4", "1"]
     # The filter: by version, then by anything a row shows.
@@ -138,14 +140,66 @@ def test_the_reports_hostile_text_test_passes_on_the_view(
         server.close()
 
 
+def test_a_judged_run_shows_its_judge_as_the_report_does(
+        tmp_path_factory: pytest.TempPathFactory, browser: Any) -> None:
+    """The judged_agent example in the view: the runs page lists it, its page shows the judge
+    checked against people and the corrected interval, and a case's panel (read from the API)
+    the judge's verdict, reason and what it was shown — as tests/report/test_html_judges.py
+    reads them in the file."""
+    root = tmp_path_factory.mktemp("view-judged") / "judged"
+    shutil.copytree(EXAMPLES / "judged_agent", root)
+    run_project(root / "oloproof.yaml")
+    server = ViewServer(find_store(root / "oloproof.yaml"))
+    tab = ViewPage(browser, server.url)
+    try:
+        runs = tab.open("/")
+        assert runs.locator("#run-rows tr").count() == 1
+        page = tab.open("/runs/latest")
+        checks = page.locator("#judge-checks").inner_text()
+        assert "reply_truthful" in checks and "as people would judge it 66.7%" in checks
+        assert "[23.5%, 100.0%] corrected" in page.locator("#metric-reply_truthful").inner_text()
+        text = tab.open_case("req-023").locator("#panel-judges").inner_text()
+        assert "by judge grader" in text and "the reply matches the refund it describes" in text
+        assert "what the judge was shown" in text.lower()
+        tab.assert_clean()
+    finally:
+        tab.close()
+        server.close()
+
+
+#: The live run's holds: its calls from case 5 on wait until the test lets them go, from case
+#: 21 on wait again, and from case 36 on a third time; so whatever the machine's load, the run
+#: cannot advance before the page watches it, and each stage is reached, and drawn, before the
+#: next begins.
+HOLDS = {5: "advance", 21: "more", 36: "finish"}
+
+
+def _held_at(case_number: int) -> str | None:
+    starts = [n for n in HOLDS if n <= case_number]
+    return HOLDS[max(starts)] if starts else None
+
+
 def test_a_run_started_while_its_page_is_open_advances_on_screen(
         new_probe: Callable[[], Any], spawn_oloproof: Callable[..., Any], browser: Any) -> None:
     probe = new_probe()
-    cases = probe.plain_cases(40, sleep=0.15)
+    cases = probe.plain_cases(40, sleep=0.2)
+    for number, case in enumerate(cases, 1):
+        gate = _held_at(number)
+        if gate is not None:
+            case["input"]["wait_for"] = gate
     for i in (3, 11):
-        cases[i]["input"]["behave"] = "raise"
+        cases[i - 1]["input"]["behave"] = "raise"
     probe.write_cases(cases)
-    probe.set_system(concurrency=1)
+    probe.set_system(concurrency=1, timeout_s=300)  # a held call is no timeout
+
+    def let_go(gate: str) -> None:
+        (probe.root / gate).touch()
+
+    def done_reaches(n: int) -> None:
+        page.wait_for_function(
+            f"() => +(document.getElementById('progress') || {{dataset: {{}}}}).dataset.done "
+            f"=== {n}", timeout=60_000)
+
     server = ViewServer(probe.store)  # before the project's first run: no store yet
     tab = ViewPage(browser, server.url)
     run = None
@@ -155,15 +209,25 @@ def test_a_run_started_while_its_page_is_open_advances_on_screen(
         assert "No runs yet" in page.locator("#run-rows").inner_text()
         run = spawn_oloproof("run", cwd=probe.root)
         running = page.locator('#run-rows tr[data-status="running"]')
-        running.wait_for(timeout=30_000)  # the runs page shows it, without a reload
+        running.wait_for(timeout=60_000)  # the runs page shows it, without a reload
         assert page.evaluate("window.__sameDocument") is True
         assert "running, not decided" in running.inner_text()
         running.locator("a").click()
-        page.wait_for_selector("#progress[data-done]", timeout=20_000)
-        # Watch the progress as it is drawn: each redraw's time and cases done.
+        done_reaches(4)  # cases 1-4 (case 3 raised); case 5 is held
+        page.wait_for_function(
+            "() => (document.getElementById('progress-errored') || {}).textContent"
+            "?.includes('system_error 1')", timeout=30_000)
+        assert "so far — running, not decided" in page.locator("#metrics").inner_text()
+        assert page.locator("#gate").get_attribute("data-running") == "1"
+        text = page.locator("#progress").inner_text()
+        assert "4 of 40 cases done" in text and "time to finish: about" in text
+        # Watch the progress as it is drawn: each redraw's time and cases done; and each
+        # redraw of the figures so far, with the cases done they were drawn at.
         page.evaluate("""() => {
           window.__drawn = [];
-          window.__figures = [];
+          const done = () => +document.getElementById("progress").dataset.done;
+          window.__figures = [[performance.now(),
+            document.getElementById("metrics").textContent, done()]];
           let figures = document.getElementById("summary-part");
           new MutationObserver(() => {
             const p = document.getElementById("progress");
@@ -172,36 +236,44 @@ def test_a_run_started_while_its_page_is_open_advances_on_screen(
             if (p && now !== figures) {
               figures = now;
               window.__figures.push([performance.now(),
-                document.getElementById("metrics").textContent]);
+                document.getElementById("metrics").textContent, done()]);
             }
           }).observe(document.getElementById("app"), { childList: true, subtree: true });
           window.__sameDocument = true;
         }""")
-        page.wait_for_function("() => window.__drawn.length >= 6", timeout=20_000)
-        assert "so far — running, not decided" in page.locator("#metrics").inner_text()
-        assert page.locator("#gate").get_attribute("data-running") == "1"
-        text = page.locator("#progress").inner_text()
-        assert " of 40 cases done" in text and "time to finish: about" in text
-        page.wait_for_function(
-            "() => (document.getElementById('progress-errored') || {}).textContent"
-            "?.includes('system_error')", timeout=30_000)
+        let_go("advance")
+        done_reaches(20)
+        page.wait_for_function(  # the figures at 20 cases drawn too
+            "() => window.__figures[window.__figures.length - 1][2] === 20", timeout=30_000)
         _shot(page, "view-live.png")
+        let_go("more")
+        done_reaches(35)
+        page.wait_for_function(  # the figures at 35 cases drawn too
+            "() => window.__figures[window.__figures.length - 1][2] === 35", timeout=30_000)
+        assert "errored: 2 (system_error 2)" in page.locator("#progress").inner_text()
+        assert "so far — running, not decided" in page.locator("#metrics").inner_text()
+        drawn = page.evaluate("window.__drawn")
+        figures = page.evaluate("window.__figures")
+        let_go("finish")
         assert run.wait(timeout=120) == 0
         page.wait_for_function("() => (document.getElementById('gate') || {}).textContent"
-                               "?.includes('Gate:')", timeout=20_000)
+                               "?.includes('Gate:')", timeout=30_000)
         assert page.evaluate("window.__sameDocument") is True  # never reloaded
         assert "Gate: ALLOW" in page.locator("#gate").inner_text()
         assert page.locator("#progress").count() == 0
-        drawn = page.evaluate("window.__drawn")
+        # The progress advanced on screen, and was redrawn at least once a second (every
+        # 0.4 s it is asked for, held or not).
         done = [d for _, d in drawn]
-        assert done == sorted(done) and done[0] < done[-1] < 40, done
+        assert done == sorted(done) and done[0] < done[-1] == 35, done
+        assert {20, 35} <= set(done), done
         gaps = sorted(b[0] - a[0] for a, b in itertools.pairwise(drawn))
-        assert gaps[len(gaps) // 2] <= 1000, gaps  # redrawn at least once a second
-        # The figures so far too, and they moved: the metrics read differently as cases came.
-        figures = page.evaluate("window.__figures")
-        assert len({text for _, text in figures}) >= 3, figures
-        gaps = sorted(b[0] - a[0] for a, b in itertools.pairwise(figures))
         assert gaps[len(gaps) // 2] <= 1000, gaps
+        # The figures so far moved with it: drawn at each stage (4, 20, 35 cases), reading
+        # differently at each, and redrawn while the cases came, not only when they stopped.
+        at = [d for _, _, d in figures]
+        assert at == sorted(at) and {4, 20, 35} <= set(at), at
+        assert len({text for _, text, _ in figures}) >= 3, figures
+        assert any(d not in (4, 20, 35) for d in at), at
         tab.assert_clean()
     finally:
         if run is not None and run.poll() is None:
@@ -209,4 +281,3 @@ def test_a_run_started_while_its_page_is_open_advances_on_screen(
             run.wait()
         tab.close()
         server.close()
-

@@ -1,4 +1,4 @@
-"""`oloproof view` as a command (docs/cli.md#view): it prints its address on 127.0.0.1 and
+"""`oloproof view` as a command (docs/cli.md#oloproof-view): it prints its address on 127.0.0.1 and
 serves until Ctrl-C (exit 0); a port in use is exit 2 naming it; another `--host` warns that
 the store's texts are reachable from elsewhere; `--open` opens the browser; without the
 `view` extra it says what to install.
@@ -121,7 +121,7 @@ def test_without_the_view_extra_it_says_what_to_install(project: Path) -> None:
             "main()\n")
     done = _python(code, project)
     assert done.returncode == 2, done.stderr
-    assert "pip install 'oloproof[view]'" in done.stderr
+    assert "pip install -e '.[view]'" in done.stderr and "oloproof[" not in done.stderr
 
 
 @pytest.mark.parametrize("command", ["runs", "inspect latest", "report latest --html r.html"])

@@ -1,8 +1,9 @@
 """Per-case facts read from a trajectory, and what slices and quantile metrics take from them.
 
 `trajectory_facts` is computed once per executed case and stored with the execution (it is
-JSON). `slice_group` places a case in a group of a declared slice (SPEC §10.2) and
-`quantile_value` gives its number for a quantile metric (SPEC §5.2, §7.2).
+JSON). `slice_group` places a case in a group of a declared slice
+(docs/concepts.md#slices-are-exploratory-and-never-gate) and `quantile_value` gives its number for a
+quantile metric (docs/agents-and-tools.md#quantiles-over-trajectories).
 
 On a truncated trace every count is a lower bound (the agent was stopped, so the true number of
 steps is larger than the recorded one; the true number of tool calls is at least the recorded
@@ -10,8 +11,8 @@ one). A truncated case joins a trajectory-derived slice only when the recorded p
 settles its group, never a route group, and gives no quantile value (a quantile of a lower bound
 is not a quantile).
 
-A case that recorded `usage/v1` (SPEC §16.2) has its tokens and cost under the key `usage`;
-the trajectory's keys are there only when it recorded a trajectory (`has_trajectory`).
+A case that recorded `usage/v1` (docs/traces.md#tokens-and-cost) has its tokens and cost under the
+key `usage`; the trajectory's keys are there only when it recorded a trajectory (`has_trajectory`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Judgments → metrics and slices, with intervals (SPEC §5, §10.2).
+"""Judgments → metrics and slices, with intervals (docs/concepts.md).
 
 `Analysis` takes case outcomes one at a time and keeps only tallies; `finish` turns the tallies
 into metric and slice rows using `oloproof.stats`. The same code serves a run in progress and
@@ -78,7 +78,7 @@ class MetricPlan:
     # Some dataset cases name a `cluster`: the others are clusters of one named by their id
     # (a case id that names a cluster joins it), so their codes are kept by id.
     case_clusters: bool = False
-    # Repeated trials (SPEC §15): how many times each case ran, and the declared
+    # Repeated trials (docs/reliability.md): how many times each case ran, and the declared
     # pass_hat_k / pass_at_k metrics.
     trials: int = 1
     trial_metrics: list[TrialMetricSpec] = field(default_factory=list)
@@ -127,7 +127,8 @@ class Analysis:
         self._first_missing: dict[tuple[int, str], tuple[tuple[tuple[int, int | str], ...],
                                                         str, str | None]] = {}
         # With trials > 1 every outcome is one trial: folded per case (analysis/trials.py).
-        # Usage totals (SPEC §16.2): executions that recorded any, and per-field sums.
+        # Usage totals (docs/traces.md#tokens-and-cost): executions that recorded any, and per-field
+        # sums.
         self.usage_cases = 0
         self.usage_sums: dict[str, float] = {}
         # Trajectories read from traces: cases with items the reader did not understand.
@@ -240,9 +241,14 @@ class Analysis:
                           cached=self.cached_executions, errored=errored,
                           retried=self.retried, attempts=self.attempts)
 
-    def _note_missing(self, outcome: CaseOutcome) -> None:
-        """Remember the first case missing for each reason."""
-        order = case_order(outcome.case_id)
+    def _note_missing(self, outcome: CaseOutcome,
+                      order: tuple[tuple[int, int | str], ...] | None = None) -> None:
+        """Remember the first case missing for each reason (`order`: its `case_order`, if
+        known)."""
+        if "M" not in outcome.codes:
+            return
+        if order is None:
+            order = case_order(outcome.case_id)
         for i, code in enumerate(outcome.codes):
             if code == "M":
                 key = (i, outcome.reasons[i] or "unknown")
@@ -252,14 +258,17 @@ class Analysis:
 
     def _note_failing(self, outcome: CaseOutcome) -> None:
         """Remember the first case missing for each reason, and the first failing cases."""
-        self._note_missing(outcome)
+        order = case_order(outcome.case_id)
+        self._note_missing(outcome, order)
         if "F" not in outcome.codes and outcome.error is None:
             return
-        self._note_failing_case(outcome.case_id, outcome.codes, outcome.error)
+        self._note_failing_case(outcome.case_id, outcome.codes, outcome.error, order=order)
 
     def _note_failing_case(self, case_id: str, codes: str, error: str | None,
-                           trials: CaseTrials | None = None) -> None:
-        order = case_order(case_id)
+                           trials: CaseTrials | None = None,
+                           order: tuple[tuple[int, int | str], ...] | None = None) -> None:
+        if order is None:
+            order = case_order(case_id)
         criteria = self.plan.criteria
         self.failing += 1
         shown = self._first_failing
@@ -622,7 +631,8 @@ def _number(value: float | None) -> float | int | None:
     return int(value) if float(value).is_integer() else float(value)
 
 
-# ---- rows with repeated trials (SPEC §15; the per-case values are in analysis/trials.py) ----
+# ---- rows with repeated trials (docs/reliability.md; the per-case values are in
+# analysis/trials.py) ----
 
 
 def trial_rows(analysis: Analysis, folding: TrialAnalysis, level: float

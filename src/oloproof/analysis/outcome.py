@@ -31,7 +31,7 @@ class CaseOutcome:
     transform: str | None = None
     cluster: str | None = None
     cached: bool = False
-    trial: int = 1                  # which trial of the case (SPEC §15)
+    trial: int = 1                  # which trial of the case (docs/reliability.md)
     # The case's content digest (kept in its own column of `run_cases`, not in the outcome):
     # trial metrics take cases in digest order.
     digest: str | None = None

@@ -1,4 +1,5 @@
-"""Repeated trials (SPEC §15): each case's trials folded into per-case values, rows over cases.
+"""Repeated trials (docs/reliability.md): each case's trials folded into per-case values, rows over
+cases.
 
 With `trials: k` every case runs k times and every criterion judges every trial. Trials of one
 case are not independent, cases are; so a case's trials are folded, as they complete, into
@@ -16,7 +17,8 @@ for its upper value (``c + m``); a case is *observed* for a metric when the two 
 with one trial failed is 0 whatever the missing trials did) and *missing* otherwise. A case
 with every trial excluded is excluded. A case with fewer counted trials than ``j`` has no
 pass^j estimate: it is missing (`too_few_trials`), never dropped. Where every value is 0 or 1
-(pass^k / pass@k with j = k) the interval is §5.1's exact one over cases; where values are
+(pass^k / pass@k with j = k) the interval is the exact one over cases
+(docs/concepts.md#pass-rates-exact-intervals-with-missing-cases); where values are
 fractions it is the Bentkus interval (`oloproof.stats.bentkus_interval`), which reads the
 values only through their sum: the same suite always gives the same interval whatever order
 its trials finished in. (Rows are still taken in the order of their cases' digests, so that
@@ -31,7 +33,8 @@ Slices: a trial joins the group its own trajectory puts it in (two trials of one
 in different `first_tool` groups). A group's row is over the cases with a trial in it, each
 case's value its share among *those* trials — again one value per case, cases independent, so
 the Bentkus interval over cases applies. Rows are never tested against the rest of the suite
-(the Fisher test of §10.2 assumes independent cases; a group's trials are not).
+(the Fisher test of docs/concepts.md#slices-are-exploratory-and-never-gate assumes independent
+cases; a group's trials are not).
 
 Quantile metrics count each trial's value and are clustered by case:
 `oloproof.stats.clustered_quantile_interval`, valid for every number of cases (not
@@ -69,7 +72,7 @@ PASS_AT_K = "pass_at_k"
 @dataclass(frozen=True)
 class TrialMetricSpec:
     """A declared `pass_hat_k` / `pass_at_k` metric: its id, type, criterion (by position in
-    the suite's criteria) and its k (called j in SPEC §15.1)."""
+    the suite's criteria) and its k (called j in docs/reliability.md#what-passk-means)."""
 
     id: str
     type: str
@@ -138,7 +141,8 @@ class CaseValues:
 
 def case_values(c: IntArray, f: IntArray, m: IntArray, metric_type: str | None,
                 j: int = 1) -> CaseValues:
-    """Per-case values of SPEC §15.1 from per-case counts (arrays over cases).
+    """Per-case values of docs/reliability.md#what-passk-means from per-case counts (arrays over
+    cases).
 
     `metric_type` None is the criterion itself (``c / n``); `pass_hat_k` and `pass_at_k` take
     ``j``. Missing trials give the lower value from ``c`` and the upper from ``c + m``.
@@ -449,7 +453,8 @@ def rate_over_cases(values: CaseValues, order: Sequence[int], level: float, *, b
     """The interval over cases given in `order` (indices into `values`;
     docs/reliability.md#why-every-interval-is-over-cases).
 
-    `binary` (every value 0 or 1 by construction): §5.1's exact interval over cases. Else the
+    `binary` (every value 0 or 1 by construction): the exact interval over cases
+    (docs/concepts.md#pass-rates-exact-intervals-with-missing-cases). Else the
     Bentkus interval over the cases' lower and upper values (`oloproof.stats.bentkus`), which
     depends only on their sums. With `clusters` (one cluster name per case: its declared
     cluster, or its own id) and some cluster counting two cases or more: the same interval over

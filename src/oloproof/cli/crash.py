@@ -1,6 +1,6 @@
 """What the command line does when something goes wrong that nobody planned for.
 
-Exit codes keep their meaning under every failure (SPEC §10.3, §11.1): an unexpected internal
+Exit codes keep their meaning under every failure (docs/ci.md#exit-codes): an unexpected internal
 error is not "blocked with a FAIL" (1), so it exits 5 — the command could not complete — with
 one paragraph on stderr, and the traceback goes to a file the paragraph names, not onto the
 user's screen. A closed output pipe (`oloproof run | head -1`) is the reader's choice, not a
@@ -9,6 +9,7 @@ failure: the command still exits with the code it meant to (the gate's, for `run
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -37,6 +38,24 @@ def pipe_closed() -> int:
     except (OSError, ValueError):  # stdout has no file descriptor (captured): nothing to do
         pass
     return _code_if_pipe_closes
+
+
+def report_fatal_signals() -> None:
+    """Have Python's fault report written to stderr if the process itself crashes.
+
+    A segmentation fault (or another fatal signal) in native code kills the process before any
+    exception handler runs, so the command ends with the signal's own exit code (139 for
+    SIGSEGV), not 5. Without this it ended without a word; with it, stderr shows
+    `Fatal Python error: Segmentation fault` and the Python line that was running -- a
+    system's factory, or the system itself on `executor: local`, which runs it in this
+    process (`executor: processes` keeps such a crash to one worker: docs/scaling.md)."""
+    import faulthandler
+
+    if faulthandler.is_enabled():
+        return
+    # (stderr may be no file: captured, or closed)
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        faulthandler.enable(file=sys.stderr, all_threads=False)
 
 
 def crash_directory(cwd: Path | None = None) -> Path:

@@ -1,11 +1,12 @@
 """`oloproof init`: copy a packaged project into a directory without ever overwriting a file.
 
 The plan is made before anything is written: every file the project would write is checked
-first, so a directory that already holds one of them is left exactly as it was (SPEC §11.1).
-With `force`, files are replaced (a symlink is replaced itself, never written through) and the
-replaced ones are listed. A `.gitignore` holding `.oloproof/` keeps the store out of Git; an
-existing `.gitignore` that does not ignore the store yet is one of the files init would change,
-so it too needs `force` — and then the line is appended, the user's own lines are kept.
+first, so a directory that already holds one of them is left exactly as it was
+(docs/configuration.md#how-oloproof-fails-closed). With `force`, files are replaced (a symlink is
+replaced itself, never written through) and the replaced ones are listed. A `.gitignore` holding
+`.oloproof/` keeps the store out of Git; an existing `.gitignore` that does not ignore the store yet
+is one of the files init would change, so it too needs `force` — and then the line is appended, the
+user's own lines are kept.
 
 Init never writes through a symbolic link, with `--force` or without: a `.gitignore` that is a
 link is replaced by a file holding the lines it pointed to and `.oloproof/` (listed as
@@ -86,6 +87,10 @@ class Scaffold:
 
 def plan(source: Path, target: Path) -> Scaffold:
     """Look at `target` and say what copying the project at `source` into it would change."""
+    if target.is_symlink() and not target.exists():
+        raise UsageError(f"{target} is a symbolic link to {os.readlink(target)}, which does not "
+                         "exist; create the directory it points to, or remove the link, then "
+                         "run init again (nothing was written)")
     if target.exists() and not target.is_dir():
         raise UsageError(f"{target} is a file, not a directory; choose a directory for the "
                          "project")

@@ -76,9 +76,12 @@ def parting(before: AgentTrajectory | None, after: AgentTrajectory | None
     )
 
 
-def _side_verdict(side: RunSide, row: int, metric: MetricSpec) -> tuple[Verdict | None,
-                                                                         float | None]:
-    if side.trials == 1:
+def _side_verdict(side: RunSide, row: int, metric: MetricSpec, shares: bool
+                  ) -> tuple[Verdict | None, float | None]:
+    """A case's verdict on one run, or with `shares` (either run has trials) its share of
+    passing trials: a run of one trial against a run of three is compared share to share
+    (1.0 against 2/3), never a verdict against a share, which always differs."""
+    if not shares:
         code = side.codes[row][side.criteria.index(metric.criterion)]
         return _VERDICTS.get(code), None
     values = side.values(metric)
@@ -110,12 +113,13 @@ def case_changes(store: Store, baseline: RunSide, candidate: RunSide, case_ids: 
     c_rows = [cand_at[c] for c in case_ids]
     before = _trajectories(store, baseline, b_rows)
     after = _trajectories(store, candidate, c_rows)
+    shares = baseline.trials > 1 or candidate.trials > 1
     changes = []
     for case_id, b_row, c_row in zip(case_ids, b_rows, c_rows, strict=True):
         moved = []
         for base_metric, cand_metric in metrics:
-            b_verdict, b_value = _side_verdict(baseline, b_row, base_metric)
-            c_verdict, c_value = _side_verdict(candidate, c_row, cand_metric)
+            b_verdict, b_value = _side_verdict(baseline, b_row, base_metric, shares)
+            c_verdict, c_value = _side_verdict(candidate, c_row, cand_metric, shares)
             if (b_verdict, b_value) != (c_verdict, c_value):
                 moved.append(VerdictChange(criterion=cand_metric.id, baseline=b_verdict,
                                            candidate=c_verdict, baseline_value=b_value,

@@ -1,4 +1,5 @@
-"""Pairing two runs case by case (SPEC §17): counts, the paired difference, McNemar.
+"""Pairing two runs case by case (docs/compare.md#oloproof-compare-baseline-candidate): counts, the
+paired difference, McNemar.
 
 Cases are paired by id. A case whose digest differs between the runs (its input or expected
 changed) is *changed*: reported, never paired — its verdicts answer another question. A case in

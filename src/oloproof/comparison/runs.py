@@ -1,4 +1,5 @@
-"""Two stored runs compared (SPEC §17): the comparison document, and the checks before it.
+"""Two stored runs compared (docs/compare.md#oloproof-compare-baseline-candidate): the comparison
+document, and the checks before it.
 
 `compare_runs(store, baseline, candidate)` reads both runs once (`sides.read_side`), pairs their
 cases (`pairing`), compares every metric both define alike and judge with the same evaluator
@@ -66,7 +67,12 @@ def _warnings(baseline: RunSide, candidate: RunSide) -> list[str]:
                    "run id; `oloproof runs` lists them)")
     if baseline.trials != candidate.trials:
         out.append(f"the baseline ran {baseline.trials} trial(s) per case and the candidate "
-                   f"{candidate.trials}: per-case values (shares of passing trials) are paired")
+                   f"{candidate.trials}: each case's share of passing trials is paired, and a "
+                   "share of fewer trials moves more by chance (2 of 3 in one run against 1 "
+                   "of 1 in the other reads as a change though nothing changed); to compare "
+                   "like with like, run the "
+                   f"{'candidate' if candidate.trials < baseline.trials else 'baseline'} with "
+                   f"--trials {max(baseline.trials, candidate.trials)}")
     return out
 
 

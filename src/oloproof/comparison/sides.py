@@ -1,4 +1,5 @@
-"""One side of a comparison: a stored run's cases with their per-case values (SPEC §15.1).
+"""One side of a comparison: a stored run's cases with their per-case values
+(docs/reliability.md#what-passk-means).
 
 A run is read once, from its `run_cases` rows (verdict codes only, taken out by SQLite), into
 per-case counts of passing, failing and missing trials for each criterion — one trial per case
@@ -95,7 +96,8 @@ class RunSide:
         return next((m for m in self.metrics if m.id == metric_id), None)
 
     def values(self, metric: MetricSpec) -> CaseValues:
-        """The per-case values of a metric over every case of this run (SPEC §15.1)."""
+        """The per-case values of a metric over every case of this run
+        (docs/reliability.md#what-passk-means)."""
         found = self._values.get(metric.id)
         if found is None:
             i = self.criteria.index(metric.criterion)

@@ -1,4 +1,5 @@
-"""`compare(baseline, candidate)`: two stored runs, named by reference, compared (SPEC §17).
+"""`compare(baseline, candidate)`: two stored runs, named by reference, compared
+(docs/compare.md#oloproof-compare-baseline-candidate).
 
 The library call behind `oloproof compare`; it reads the store only, so it imports neither the
 engine nor the policy machinery (`oloproof.compare` is this function).
@@ -19,7 +20,8 @@ def compare(
     baseline: str = "latest~1", candidate: str = "latest", config: str | Path = "oloproof.yaml",
     store: str | Path | None = None,
 ) -> Comparison:
-    """A candidate run against its baseline, case by case (SPEC §17); runs nothing.
+    """A candidate run against its baseline, case by case
+    (docs/compare.md#oloproof-compare-baseline-candidate); runs nothing.
 
     Both are run references (`latest`, `latest~N`, a unique prefix or suffix of an id,
     `tag:NAME`, `version:V` — for the baseline, the newest complete run of that system version

@@ -1,4 +1,5 @@
-"""What it would take to decide (SPEC §18): for each undecided rule, a projection.
+"""What it would take to decide (docs/compare.md#what-it-would-take-to-decide-oloproof-plan): for
+each undecided rule, a projection.
 
 For an interval rule on a pass rate over cases, two totals of observed cases:
 
@@ -149,6 +150,10 @@ def plan_row(decision: DecisionRow, metric: MetricRow | None, level: float,
     def skip(why: str, note: str) -> PlanRow:
         return _not_projected(rule, decision, metric, why, note, shown)
 
+    if decision.kind == "max_errored":  # undecided only when there is nothing to count
+        return _not_projected(rule, decision, None, "no_executions", (
+            "no projection: the run holds no execution to count errors among; running the "
+            "suite settles the rule"))
     if decision.kind == "non_inferiority":
         return _not_projected(rule, decision, None, "paired_difference", (
             "no projection for a non_inferiority rule: its paired difference interval "
@@ -191,7 +196,8 @@ def plan_row(decision: DecisionRow, metric: MetricRow | None, level: float,
 def plan_decisions(run_id: str, policy: Policy, decisions: Sequence[DecisionRow],
                    metrics: Sequence[MetricRow],
                    values: Mapping[str, Sequence[float]] | None = None) -> Plan:
-    """SPEC §18: each INSUFFICIENT_EVIDENCE decision with its projection (see the module).
+    """docs/compare.md#what-it-would-take-to-decide-oloproof-plan: each INSUFFICIENT_EVIDENCE
+    decision with its projection (see the module).
 
     `values`: per metric, its observed per-case values where they are fractions (a run with
     trials; `Analysis.observed_values`)."""

@@ -1,4 +1,4 @@
-"""Rules → states → gate → exit code (SPEC §5.3, §10).
+"""Rules → states → gate → exit code (docs/configuration.md#states-reasons-and-exit-codes).
 
 Pure: a rule and a metric row (as analysis produced it) in, a decision out. Decisions are made
 on the interval, never on the estimate, and each decision carries the numbers it compared (the
@@ -9,6 +9,7 @@ that was made.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Literal
 
 from oloproof.document import (
@@ -16,6 +17,7 @@ from oloproof.document import (
     CriterionComparison,
     DecisionReason,
     DecisionRow,
+    Executions,
     ExitCode,
     Gate,
     GateAction,
@@ -39,7 +41,7 @@ def _interval(rule: Rule, state: RuleState, reason: DecisionReason, metric: Metr
     threshold_side: Literal["min", "max"] = "min" if rule.min is not None else "max"
     threshold = rule.min if rule.min is not None else rule.max
     bound = None if metric is None else (metric.lower if side == "lower" else metric.upper)
-    return DecisionRow(rule=rule.id, metric=rule.metric, state=state, reasons=[reason],
+    return DecisionRow(rule=rule.id, metric=rule.subject, state=state, reasons=[reason],
                        kind="interval", bound=bound, bound_side=side, threshold=threshold,
                        threshold_side=threshold_side)
 
@@ -99,15 +101,16 @@ def _count_row(rule: Rule, metric: MetricRow | None, state: RuleState,
     failures = missing = None
     if isinstance(metric, RateRow):
         failures, missing = metric.observed - metric.passed, metric.missing
-    return DecisionRow(rule=rule.id, metric=rule.metric, state=state, reasons=[reason],
+    return DecisionRow(rule=rule.id, metric=rule.subject, state=state, reasons=[reason],
                        kind="observed_count", failures=failures, missing=missing,
                        limit=int(rule.max_failures or 0))
 
 
 def _observed_count(rule: Rule, metric: MetricRow) -> DecisionRow:
-    """SPEC §5.3: decided on the suite that ran, with no interval. With no observed case
-    there is nothing to count (every case excluded, say by a misspelt `expected_field`): no
-    failures is then no evidence, not a pass (`no_observations`, as every other rule)."""
+    """docs/concepts.md#observed-count-rules: decided on the suite that ran, with no interval. With
+    no observed case there is nothing to count (every case excluded, say by a misspelt
+    `expected_field`): no failures is then no evidence, not a pass (`no_observations`, as every
+    other rule)."""
     limit = int(rule.max_failures or 0)
     passed = metric.passed if isinstance(metric, RateRow) else 0
     failures = metric.observed - passed
@@ -125,7 +128,8 @@ def _observed_count(rule: Rule, metric: MetricRow) -> DecisionRow:
 def decide_non_inferiority(rule: Rule, row: CriterionComparison | None,
                            baseline: str | None, policy: Policy | None = None,
                            dropped: int = 0) -> DecisionRow:
-    """SPEC §17: the paired difference candidate − baseline against −margin.
+    """docs/compare.md#gating-on-it-kind-non_inferiority: the paired difference candidate − baseline
+    against −margin.
 
     PASS when its lower bound ≥ −margin; FAIL when its upper bound < −margin; otherwise
     INSUFFICIENT_EVIDENCE; no paired case (or the metric not in the baseline) →
@@ -140,7 +144,7 @@ def decide_non_inferiority(rule: Rule, row: CriterionComparison | None,
     def out(state: RuleState, reason: DecisionReason,
             side: Literal["lower", "upper"] = "lower") -> DecisionRow:
         bound = None if row is None else (row.lower if side == "lower" else row.upper)
-        return DecisionRow(rule=rule.id, metric=rule.metric, state=state, reasons=[reason],
+        return DecisionRow(rule=rule.id, metric=rule.subject, state=state, reasons=[reason],
                            kind="non_inferiority", bound=bound, bound_side=side,
                            threshold=threshold, threshold_side="min", baseline=baseline,
                            paired=0 if row is None else row.paired, dropped=dropped or None,
@@ -160,30 +164,57 @@ def decide_non_inferiority(rule: Rule, row: CriterionComparison | None,
     return out(S.INSUFFICIENT_EVIDENCE, R.DIFFERENCE_INTERVAL_OVERLAPS_MARGIN)
 
 
+def decide_max_errored(rule: Rule, executions: Executions) -> DecisionRow:
+    """The error budget (docs/failures.md#the-error-budget): an observed count, no interval,
+    of the run's executions that errored, whatever the kind, against `max_count` or
+    `max_share` (of every execution of the run, cached ones included: an errored execution is
+    never cached, so a cached one did not error). FAIL above the limit, PASS at or below it;
+    a run with no execution has nothing to count (`no_observations`)."""
+    errored, total = executions.errored_total, executions.cases
+    if not total:
+        state, reason = S.INSUFFICIENT_EVIDENCE, R.NO_OBSERVATIONS
+    else:
+        if rule.max_count is not None:
+            over = errored > rule.max_count
+        else:  # the share as written (0.3 is 3/10, not the float just below it)
+            over = Fraction(errored, total) > Fraction(repr(float(rule.max_share or 0.0)))
+        state, reason = (S.FAIL, R.ERRORED_SHARE_EXCEEDS_LIMIT) if over else \
+            (S.PASS, R.ERRORED_SHARE_WITHIN_LIMIT)
+    return DecisionRow(rule=rule.id, metric=rule.subject, state=state, reasons=[reason],
+                       kind="max_errored", errored=errored, executions=total,
+                       max_share=rule.max_share, max_count=rule.max_count)
+
+
 def decide(
     policy: Policy, metrics: Sequence[MetricRow], checked_transforms: dict[str, bool],
-    baseline: BaselineSummary | None = None,
+    baseline: BaselineSummary | None = None, executions: Executions | None = None,
 ) -> tuple[list[DecisionRow], Gate]:
     """Every rule's decision and the release gate.
 
     `baseline` holds the paired figures against the baseline run that `non_inferiority` rules
-    decide on (SPEC §17); a policy with such a rule and no baseline is refused before this
-    (a configuration error), so here a missing one is a bug.
+    decide on (docs/compare.md#gating-on-it-kind-non_inferiority); a policy with such a rule and no
+    baseline is refused before this (a configuration error), so here a missing one is a bug.
+    `executions` is the run's accounting, which `max_errored` rules decide on.
     """
     by_id = {m.id: m for m in metrics}
     decisions = []
     for rule in policy.rules:
+        if rule.kind == "max_errored":
+            if executions is None:
+                raise ValueError(f"rule {rule.id!r} needs the run's executions")
+            decisions.append(decide_max_errored(rule, executions))
+            continue
         if rule.kind == "non_inferiority":
             if baseline is None:
                 raise ValueError(f"rule {rule.id!r} needs the comparison with a baseline run")
             rows = baseline.criteria
             if rule.dropped == "ignore" and baseline.ignoring_dropped is not None:
                 rows = baseline.ignoring_dropped
-            row = next((r for r in rows if r.criterion == rule.metric), None)
+            row = next((r for r in rows if r.criterion == rule.subject), None)
             decisions.append(decide_non_inferiority(rule, row, baseline.baseline, policy,
                                                     baseline.baseline_only + baseline.changed))
             continue
-        metric = by_id.get(rule.metric)
+        metric = by_id.get(rule.subject)
         if metric is None:  # a stored run re-decided under a policy naming an unknown metric
             if rule.kind == "observed_count":
                 decisions.append(_count_row(rule, None, S.INSUFFICIENT_EVIDENCE,
@@ -198,7 +229,8 @@ def decide(
 
 
 def gate(policy: Policy, states: Sequence[str]) -> Gate:
-    """ALLOW / WARN / BLOCK and the exit code (SPEC §10.3)."""
+    """ALLOW / WARN / BLOCK and the exit code
+    (docs/configuration.md#states-reasons-and-exit-codes)."""
     blocking = [s for s in states if s in policy.block_on]
     if blocking:
         if S.FAIL in blocking:

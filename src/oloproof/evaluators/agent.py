@@ -1,10 +1,11 @@
-"""Agent evaluators (SPEC §7.2): they read the recorded `agent_trajectory/v1`.
+"""Agent evaluators (docs/agents-and-tools.md#the-agent-evaluators): they read the recorded
+`agent_trajectory/v1`.
 
 Every evaluator here judges a complete trace normally. On a truncated trace
 (`trajectory.truncated`) the recorded steps are only a prefix of what the agent did, so a
 count is a lower bound: each evaluator returns a settled pass or fail only when that prefix
 already decides the question, and otherwise `missing("truncated")` (the "on a truncated trace"
-column of §7.2).
+column of docs/agents-and-tools.md#the-agent-evaluators).
 
 An *identical call* is a `tool_call` step with the same `tool_name` and the same `arguments`
 (compared as canonical JSON; a call recorded without arguments and one with `{}` are the same
@@ -229,8 +230,9 @@ class AgentNoToolLoop(TrajectoryEvaluator):
 
 @register("agent_tool_sequence")
 class AgentToolSequence(_DeclaredToolsEvaluator):
-    """Passes when the called tools fit `expected.tools` under `mode` (SPEC §16.1);
-    `expected.tools: []` expects no call at all (superset: any calls).
+    """Passes when the called tools fit `expected.tools` under `mode`
+    (docs/agents-and-tools.md#the-agent-evaluators); `expected.tools: []` expects no call at all
+    (superset: any calls).
 
     Modes: `exact` (the same list in order; the default, `ordered: true` is its alias),
     `unordered` (the same multiset; `ordered: false`), `subset` (every call is an expected

@@ -9,6 +9,7 @@ declared in `reads`, so missing evidence is handled in one place (`judge_case`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -105,23 +106,61 @@ def judge_case(evaluator: Evaluator, evidence: Evidence) -> Judgment:
     An exception inside an evaluator makes the case missing for that criterion, with the
     error kept in the judgment's details (it never stops the run).
     """
-    if evidence.case.is_derived and not evaluator.judges_pairs:
-        return excluded("metamorphic_copy")
-    exclusion = evaluator.exclusion(evidence)
-    if exclusion is not None:
-        return exclusion
-    reads = evaluator.reads
-    if evidence.errored is not None and not reads.isdisjoint(_CALL_EVIDENCE):
-        return missing("case_errored", error=evidence.errored)
-    if TRAJECTORY_KIND in reads and TRAJECTORY_KIND not in evidence.artifacts:
-        return missing("no_trajectory")
-    if STATE_KIND in reads and evidence.state is None:
-        if evidence.state_error is not None:
-            return missing("snapshot_failed", error=evidence.state_error)
-        return missing("no_state")
-    try:
-        if TRAJECTORY_KIND in reads and gave_no_step(evidence.trajectory, evidence.artifacts):
-            return missing(EMPTY_TRAJECTORY)  # a trace that gave no step: nothing to judge
-        return evaluator.judge(evidence)
-    except Exception as exc:  # an evaluator bug must not stop the run
-        return missing("evaluator_error", error=f"{type(exc).__name__}: {exc}")
+    return judge_each((evaluator,), evidence)[0]
+
+
+_UNREAD: Any = object()
+
+
+def judge_each(evaluators: Sequence[Evaluator], evidence: Evidence) -> list[Judgment]:
+    """`judge_case` of each evaluator on one case, in order: what the case offers (whether it
+    is a copy, errored, has a trajectory, a state, a trace that gave no step) is looked at
+    once for them all."""
+    derived = evidence.case.is_derived
+    errored = evidence.errored
+    artifacts = evidence.artifacts
+    has_trajectory = TRAJECTORY_KIND in artifacts
+    state: Any = _UNREAD
+    empty: Any = _UNREAD  # whether the trajectory is a trace's that gave no step (or why not)
+    judgments: list[Judgment] = []
+    for evaluator in evaluators:
+        if derived and not evaluator.judges_pairs:
+            judgments.append(excluded("metamorphic_copy"))
+            continue
+        exclusion = evaluator.exclusion(evidence)
+        if exclusion is not None:
+            judgments.append(exclusion)
+            continue
+        reads = evaluator.reads
+        if errored is not None and not reads.isdisjoint(_CALL_EVIDENCE):
+            judgments.append(missing("case_errored", error=errored))
+            continue
+        reads_trajectory = TRAJECTORY_KIND in reads
+        if reads_trajectory and not has_trajectory:
+            judgments.append(missing("no_trajectory"))
+            continue
+        if STATE_KIND in reads:
+            if state is _UNREAD:
+                state = evidence.state
+            if state is None:
+                judgments.append(
+                    missing("snapshot_failed", error=evidence.state_error)
+                    if evidence.state_error is not None else missing("no_state"))
+                continue
+        try:
+            if reads_trajectory:
+                if empty is _UNREAD:
+                    try:
+                        empty = gave_no_step(evidence.trajectory, artifacts)
+                    except Exception as exc:  # (the trajectory cannot be read: said each time)
+                        empty = exc
+                if isinstance(empty, Exception):
+                    raise empty
+                if empty:
+                    judgments.append(missing(EMPTY_TRAJECTORY))  # a trace that gave no step
+                    continue
+            judgment = evaluator.judge(evidence)
+        except Exception as exc:  # an evaluator bug must not stop the run
+            judgment = missing("evaluator_error", error=f"{type(exc).__name__}: {exc}")
+        judgments.append(judgment)
+    return judgments

@@ -1,4 +1,5 @@
-"""Build the suite's evaluators from `evaluators:` entries, strictly (SPEC §2.2)."""
+"""Build the suite's evaluators from `evaluators:` entries, strictly
+(docs/configuration.md#oloproofyaml)."""
 
 from __future__ import annotations
 

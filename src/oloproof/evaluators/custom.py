@@ -1,4 +1,5 @@
-"""Custom evaluators: `@evaluator(name=...)` on `check(case, output, artifacts)` (SPEC §3.5).
+"""Custom evaluators: `@evaluator(name=...)` on `check(case, output, artifacts)`
+(docs/configuration.md#evaluators).
 
 Used in oloproof.yaml as `{type: custom, name: NAME, criterion: ..., callable: module:function}`
 (`callable` imports the module that registers NAME; it may be left out when the system's own

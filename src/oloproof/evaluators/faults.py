@@ -1,4 +1,5 @@
-"""`fault_recovery` (SPEC §8): judge a case on its replay with one tool call failing.
+"""`fault_recovery` (docs/stateful-agents.md#a-tool-that-fails-fault-replays): judge a case on its
+replay with one tool call failing.
 
 The engine runs the replays (control, then fault) and puts the result in
 `evidence.replays[criterion]`; this evaluator only reads it.
@@ -28,12 +29,13 @@ class FaultRecovery(Evaluator):
         occurrence: which call of the tool (default 1).
         escalate_tools: tools that hand the case to a person; calling one after the fault
             passes.
-        control: what makes the control replay trustworthy. `exact` (SPEC §8; the default
-            with one trial): the steps after the checkpoint come back exactly as recorded.
-            `world` (SPEC §15.3; the default with `trials` above 1): every tool result up to
-            the agent's first different choice equals the recording's, so an agent that
-            samples its replies can still be replayed, while a sandbox that was not restored
-            still cannot.
+        control: what makes the control replay trustworthy. `exact`
+            (docs/stateful-agents.md#a-tool-that-fails-fault-replays; the default with one
+            trial): the steps after the checkpoint come back exactly as recorded.
+            `world` (docs/reliability.md#fault-replays-and-pairs-with-trials; the default with
+            `trials` above 1): every tool result up to the agent's first different choice equals the
+            recording's, so an agent that samples its replies can still be replayed, while a sandbox
+            that was not restored still cannot.
     """
 
     class Config(EvaluatorConfig):
@@ -72,7 +74,7 @@ class FaultRecovery(Evaluator):
 
     def control_mode(self, trials: int) -> str:
         """`exact` or `world`: the configured one, else `world` exactly when cases run more
-        than one trial (SPEC §15.3)."""
+        than one trial (docs/reliability.md#fault-replays-and-pairs-with-trials)."""
         if self.config.control is not None:
             return self.config.control
         return "world" if trials > 1 else "exact"

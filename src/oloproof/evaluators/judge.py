@@ -34,8 +34,6 @@ TRAJECTORY_FIELDS = ("trajectory.steps", "trajectory.tool_calls", "trajectory.to
                      "trajectory.terminal_status")
 _FIELD = re.compile(r"^(input|output|expected|metadata)(\.[^.\s{}]+)*$")
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
-#: The least number of labelled sampled cases before a judge is held checked.
-MIN_LABELLED = 10
 
 SYSTEM_MESSAGE = (
     "You judge one case of an AI system against a rubric. Read the rubric and what you are "

@@ -1,4 +1,5 @@
-"""A judgment: one case, one criterion — passed, failed, missing or excluded (SPEC §1)."""
+"""A judgment: one case, one criterion — passed, failed, missing or excluded
+(docs/concepts.md#cases-criteria-and-the-four-verdicts)."""
 
 from __future__ import annotations
 

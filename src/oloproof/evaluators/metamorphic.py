@@ -1,4 +1,5 @@
-"""`metamorphic_relation` (SPEC §9): compare each derived copy with its source case.
+"""`metamorphic_relation` (docs/stateful-agents.md#the-same-request-changed-metamorphic-pairs):
+compare each derived copy with its source case.
 
 Judged on the derived case's row only; every other row is excluded (`not_a_metamorphic_pair`,
 `another_transform`). Missing when either side lacks what the relation reads.

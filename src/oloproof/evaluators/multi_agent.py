@@ -1,4 +1,5 @@
-"""Multi-agent evaluators (SPEC §7.3): routes, tool permissions and hand-offs.
+"""Multi-agent evaluators (docs/agents-and-tools.md#teams-of-agents): routes, tool permissions and
+hand-offs.
 
 The **route** of a trajectory is the sequence of agents that held control, consecutive repeats
 collapsed: each step's `agent` holds control when it takes the step, and a `handoff` step's

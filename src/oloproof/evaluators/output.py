@@ -1,4 +1,5 @@
-"""Output evaluators (SPEC §7.1): they read the JSON object the system returned."""
+"""Output evaluators (docs/configuration.md#evaluators): they read the JSON object the system
+returned."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""State evaluators (SPEC §7.4): they read the sandbox's recorded end state.
+"""State evaluators (docs/stateful-agents.md#checking-what-changed): they read the sandbox's
+recorded end state.
 
 A case whose system recorded no state is missing (handled centrally by `judge_case`), never a
 pass. Each judgment keeps the compared paths (expected, recorded, verdict) for the case panel.

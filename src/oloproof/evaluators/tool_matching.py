@@ -1,4 +1,5 @@
-"""Matching called tools against `expected.tools` (SPEC §16.1), for `agent_tool_sequence`.
+"""Matching called tools against `expected.tools` (docs/agents-and-tools.md#the-agent-evaluators),
+for `agent_tool_sequence`.
 
 An expected entry is a tool name (any arguments) or `{"name": ..., "arguments": {...}}`. A
 call matches an entry when the names agree and, under `arguments: exact`, its arguments equal

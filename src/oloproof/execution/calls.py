@@ -1,4 +1,5 @@
-"""One call of the system: the recorder, reset → call → snapshot, a replay (SPEC §3.2, §6, §8).
+"""One call of the system: the recorder, reset → call → snapshot, a replay
+(docs/stateful-agents.md).
 
 These functions run one case (or one replay) and turn whatever happened into a `CallResult`
 (or `ReplayResult`); they never raise for a problem of the case. They do not lock the sandbox
@@ -66,7 +67,7 @@ class ReplayResult:
 
     `whole` marks a trajectory built with the replay's step recorder, numbered as the
     recording (the engine cuts it at the checkpoint itself); otherwise `trajectory` is the
-    continuation numbered from 1 (SPEC §3.4).
+    continuation numbered from 1 (docs/stateful-agents.md#a-sandbox-oloproof-resets).
     """
 
     trajectory: AgentTrajectory | None
@@ -168,7 +169,8 @@ def replay_sync(
     checkpoint: AgentCheckpoint, change: ReplayChange, trial: int = 1, trials: int = 1,
     base: Any = None,
 ) -> ReplayResult:
-    """Reset the sandbox, call `replay`, take the snapshot (SPEC §8 steps 2 and 3)."""
+    """Reset the sandbox, call `replay`, take the snapshot: the control replay and the faulted
+    one of docs/stateful-agents.md#a-tool-that-fails-fault-replays."""
     replayable = target.replayable
     assert replayable is not None
     stateful = target.stateful

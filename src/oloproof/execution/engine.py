@@ -240,12 +240,12 @@ class RunEngine:
     # ---- keys --------------------------------------------------------------------------------
 
     def _case_key(self, slot: _Slot, source_key: str) -> str:
-        """The judgments' shared key of this case (SPEC §4.2): one digest of (execution key,
-        the case digest, and the source's execution key for a copy); a judgment's key is this
-        followed by its evaluator's config digest, so nothing is hashed per judgment.
+        """The judgments' shared key of this case (docs/concepts.md#digests-and-keys): one digest of
+        (execution key, the case digest, and the source's execution key for a copy); a judgment's
+        key is this followed by its evaluator's config digest, so nothing is hashed per judgment.
 
-        The case digest covers `expected` (SPEC §4.2) and also the metadata: a case whose
-        judgments are all cached is then known to be stored already, as it was run."""
+        The case digest covers `expected` (docs/concepts.md#digests-and-keys) and also the metadata:
+        a case whose judgments are all cached is then known to be stored already, as it was run."""
         if slot.case_key is None:
             extra = source_key if slot.case.is_derived else ""
             slot.case_key = combine(slot.exec_key, slot.case.digest, extra)[
@@ -253,9 +253,9 @@ class RunEngine:
         return slot.case_key
 
     def _execution_key(self, case: Case, trial: int = 1) -> str:
-        """SPEC §4.2's key; trial t > 1 adds its number (trial 1 keeps the key a run without
-        trials has, so `trials: 1` reuses every stored execution, and raising `trials` runs
-        only the new trials)."""
+        """The execution key (docs/concepts.md#digests-and-keys); trial t > 1 adds its number
+        (trial 1 keeps the key a run without trials has, so `trials: 1` reuses every stored
+        execution, and raising `trials` runs only the new trials)."""
         transform = self.transform_digests.get(case.transform or "", "")
         key = combine(self._system_key, case.exec_digest, transform)
         return key if trial == 1 else combine(key, f"trial:{trial}")

@@ -21,12 +21,16 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import json
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
+from oloproof.errors import install_extra
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judge import JudgeCriterion
@@ -41,6 +45,7 @@ from oloproof.evaluators.verdicts import (
     verdict_from_value,
 )
 from oloproof.execution.retries import RetryPolicy, Throttle, call_with_retries_async
+from oloproof.execution.target import forget_foreign
 from oloproof.execution.units import CaseJob, JudgeAsk
 from oloproof.suite.config import (
     JUDGE_RETRIES_CALLABLE,
@@ -51,6 +56,9 @@ from oloproof.suite.config import (
 
 #: How many times a reply that is not a verdict is asked for (once, then once again).
 PARSE_TRIES = 2
+#: Below this length a key is a stand-in (a local server takes any value), blotted out only
+#: where it stands as a word of its own.
+_SHORT_KEY = 12
 #: JSON-schema structured output, where the endpoint takes it.
 _RESPONSE_FORMAT = {"type": "json_schema",
                     "json_schema": {"name": "verdict", "schema": VERDICT_SCHEMA, "strict": True}}
@@ -72,16 +80,20 @@ def judge_retries(config: JudgeConfig) -> RetryPolicy:
     return RetryPolicy.named(names, attempts=JUDGE_RETRY_ATTEMPTS)
 
 
-def judge_problem(config: JudgeConfig) -> str | None:
+def judge_problem(config: JudgeConfig, project_dir: Path | None = None) -> str | None:
     """Why this judge cannot be called, in words, or None: its `callable` does not import,
     or its `model` lacks the `openai` SDK or the variable that holds its API key, or an
-    exception class its `retries:` names does not import."""
+    exception class its `retries:` names does not import. A `callable` module of the same
+    name that another project in this process imported is dropped first (`project_dir`, the
+    suite's folder): this project's own is the one imported, and then called."""
     if config.retries is not None:
         try:
             judge_retries(config)
         except LookupError as exc:
             return f"retries.on: {exc}; name an exception class the judge's call raises"
     if config.callable is not None:
+        if project_dir is not None:
+            forget_foreign(config.callable.partition(":")[0], project_dir.resolve())
         try:
             _import_function(config.callable)
         except LookupError as exc:
@@ -91,8 +103,7 @@ def judge_problem(config: JudgeConfig) -> str | None:
         import openai  # noqa: F401 - only whether it is there
     except ImportError:
         return ("a `model` judge is called through the openai SDK, which is not installed; "
-                "install the extra with `pip install 'oloproof[judge]'` (or `pip install -e "
-                "'.[judge]'` from a checkout), or give the judge a `callable:`")
+                f"{install_extra('judge')}, or give the judge a `callable:`")
     variable = config.key_variable
     if not os.environ.get(variable):
         return (f"its API key is read from the environment variable {variable}, which is not "
@@ -188,9 +199,15 @@ class _Judge:
         return os.environ.get(self.config.key_variable) or None
 
     def scrub(self, text: str) -> str:
-        """`text` with the API key, should an error repeat it, blotted out."""
+        """`text` with the API key, should an error repeat it, blotted out: everywhere, or,
+        for a short stand-in a local server takes (`ollama`, `EMPTY`), where it stands as a
+        word of its own, so that the words merely containing it stay readable."""
         secret = self._secret()
-        return text.replace(secret, "***") if secret else text
+        if not secret:
+            return text
+        if len(secret) >= _SHORT_KEY:
+            return text.replace(secret, "***")
+        return re.sub(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", "***", text)
 
     async def ask(self, request: JudgeRequest) -> tuple[JudgeVerdict | None, str | None]:
         """One call: the verdict (None when the reply is not one) and the reply's text."""
@@ -229,9 +246,15 @@ class _Judge:
             options["extra_body"] = {"response_format": _RESPONSE_FORMAT}
         if self.config.max_tokens is not None:
             options["max_tokens"] = self.config.max_tokens
-        response = await self._client.chat.completions.create(
-            model=self.config.model, messages=list(request.messages),
-            temperature=self.config.temperature, **options)
+        from openai import APIResponseValidationError
+
+        try:
+            response = await self._client.chat.completions.create(
+                model=self.config.model, messages=list(request.messages),
+                temperature=self.config.temperature, **options)
+        except (json.JSONDecodeError, APIResponseValidationError) as exc:
+            # A reply, but not a completion (a body cut off, not JSON): not a verdict either.
+            return None, f"a body that is not a chat completion ({type(exc).__name__}: {exc})"
         choices = getattr(response, "choices", None) or []
         text = choices[0].message.content if choices and choices[0].message else None
         verdict = verdict_from_text(text)

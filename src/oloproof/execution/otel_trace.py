@@ -1,4 +1,5 @@
-"""`system.trace: otel` (SPEC §16): the trajectory from the spans a system emits.
+"""`system.trace: otel` (docs/traces.md#systemtrace-otel-the-engine-reads-the-spans): the trajectory
+from the spans a system emits.
 
 Around each call the engine opens a span of its own, `oloproof case`, as the root of a new
 trace, and makes it current; whatever the system's instrumentation emits in that context is a
@@ -9,7 +10,7 @@ and a span outside every case costs one dictionary lookup. When the call returns
 spans are read by `oloproof.traces` (`read_trace`) into the `agent_trajectory/v1` and
 `usage/v1` artifacts, with what the reader did not understand kept in `trace_reading/v1`.
 
-The SDK is imported only when a suite sets `trace: otel` (the `oloproof[otel]` extra).
+The SDK is imported only when a suite sets `trace: otel` (the `otel` extra).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from oloproof.errors import ConfigError, ErrorKind, TraceError
+from oloproof.errors import ConfigError, ErrorKind, TraceError, install_extra
 from oloproof.execution.units import CaseError
 from oloproof.recording.trajectory import TRAJECTORY_KIND
 from oloproof.recording.usage import USAGE_FIELDS, USAGE_KIND, add_usage
@@ -92,7 +93,7 @@ def otel_trace(file: Any = None, line: int | None = None) -> OtelTrace:
     except ImportError:
         raise ConfigError(
             "system.trace: otel reads the spans through opentelemetry-sdk, which is not "
-            "installed; install the extra: pip install 'oloproof[otel]'", file=file, line=line,
+            f"installed; {install_extra('otel')}", file=file, line=line,
         ) from None
     with _INSTALL:
         provider = trace.get_tracer_provider()

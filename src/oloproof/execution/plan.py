@@ -45,7 +45,7 @@ class SuiteToRun(Protocol):
 
     @property
     def execution(self) -> ExecutionConfig:
-        """Where the workers run and how many (SPEC §14)."""
+        """Where the workers run and how many (docs/scaling.md#configuration)."""
 
     @property
     def evaluators(self) -> list[Evaluator]:
@@ -70,7 +70,7 @@ class SuiteToRun(Protocol):
 
     @property
     def trials(self) -> int:
-        """How many times each case runs (SPEC §15)."""
+        """How many times each case runs (docs/reliability.md)."""
 
     @property
     def case_count(self) -> int:

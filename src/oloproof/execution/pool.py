@@ -1,4 +1,5 @@
-"""Batches for workers elsewhere, and what happens to them when a worker is lost (SPEC §14).
+"""Batches for workers elsewhere, and what happens to them when a worker is lost
+(docs/scaling.md#processes-every-core-of-this-machine).
 
 `Dispatch` is the bookkeeping the `processes` and `ray` transports share, with no I/O of its
 own: jobs wait in one queue; a worker gets a batch when it has fewer than `IN_FLIGHT` batches

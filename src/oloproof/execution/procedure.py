@@ -29,7 +29,7 @@ from typing import Any
 from oloproof.analysis.facts import case_facts
 from oloproof.digest import canonical_json, combine, sha256_text
 from oloproof.errors import ErrorKind
-from oloproof.evaluators.base import Evaluator, judge_case
+from oloproof.evaluators.base import Evaluator, judge_each
 from oloproof.evaluators.evidence import Evidence
 from oloproof.execution.calls import CallResult, ReplayResult
 from oloproof.execution.judging import JudgePanel
@@ -157,8 +157,8 @@ def judge_unit(called: UnitCalls, evaluators: Sequence[Evaluator]) -> UnitResult
             source.replays[evaluators[replay.evaluator].criterion] = record | {"key": replay.key}
     cases = []
     for case_job, kept, item in zip(job.cases, executions, evidence, strict=True):
-        cases.append(CaseResult(kept, [judge_case(evaluators[i], item)
-                                            for i in case_job.judge]))
+        cases.append(CaseResult(kept, judge_each([evaluators[i] for i in case_job.judge],
+                                                 item)))
     return UnitResult(job.unit, cases, new_replays, verdicts=verdicts)
 
 

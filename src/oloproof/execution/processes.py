@@ -1,4 +1,5 @@
-"""`executor: processes` -- one worker process per worker on this machine (SPEC §14).
+"""`executor: processes` -- one worker process per worker on this machine
+(docs/scaling.md#processes-every-core-of-this-machine).
 
 Each worker is a fresh interpreter (`python -m oloproof.execution.processes`, so nothing of the
 caller's `__main__` is imported again) that loads the system itself -- the factory if given,

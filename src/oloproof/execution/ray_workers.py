@@ -1,4 +1,5 @@
-"""`executor: ray` -- one Ray actor per worker, on a local Ray instance or a cluster (SPEC §14).
+"""`executor: ray` -- one Ray actor per worker, on a local Ray instance or a cluster
+(docs/scaling.md#ray-a-local-instance-or-a-cluster).
 
 Nothing here is cluster machinery: Ray schedules and places the actors, restarts one whose
 process or node dies (`max_restarts`), and ships the project folder to a cluster's nodes

@@ -1,4 +1,5 @@
-"""Fault replays (SPEC §8): control replay first, then the same replay with one result faulted.
+"""Fault replays (docs/stateful-agents.md#a-tool-that-fails-fault-replays): control replay first,
+then the same replay with one result faulted.
 
 The runner never interprets a trajectory beyond what a replay needs: finding the faulted call,
 choosing the checkpoint, comparing the control replay with the recording, and joining the
@@ -36,23 +37,27 @@ class ReplayRequest:
     recorded: AgentTrajectory
     checkpoint: AgentCheckpoint
     change: ReplayChange
-    trial: int = 1  # whose recording is replayed (SPEC §15.3)
+    # whose recording is replayed (docs/reliability.md#fault-replays-and-pairs-with-trials)
+    trial: int = 1
     trials: int = 1
     attempt: int = 1  # under system.retries: which attempt (docs/failures.md#retries)
     not_before: float = 0.0  # time.monotonic() before which it does not start (a backoff)
 
 
-#: `control: exact` (SPEC §8): the control replay must repeat the recording step for step.
+#: `control: exact` (docs/stateful-agents.md#a-tool-that-fails-fault-replays): the control replay
+#: must repeat the recording step for step.
 EXACT = "exact"
-#: `control: world` (SPEC §15.3): up to the agent's first different choice, every tool result
-#: must equal the recording's — what shows the sandbox was restored, for an agent that samples.
+#: `control: world` (docs/reliability.md#fault-replays-and-pairs-with-trials): up to the agent's
+#: first different choice, every tool result must equal the recording's — what shows the sandbox was
+#: restored, for an agent that samples.
 WORLD = "world"
 
 
 def world_not_restored(expected: list[tuple[Any, ...]], got: list[tuple[Any, ...]]
                        ) -> int | None:
     """Where (0-based, after the checkpoint) a control replay shows the world was not
-    restored, or None when it was (the `control: world` rule of SPEC §15.3).
+    restored, or None when it was (the `control: world` rule of
+    docs/reliability.md#fault-replays-and-pairs-with-trials).
 
     Steps are compared in order as (kind, tool, arguments, result). A `tool_result` is the
     world's answer: while the agent has made the same choices as in the recording, it must

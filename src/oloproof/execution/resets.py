@@ -1,4 +1,4 @@
-"""What `reset` gets: a private copy of a case's initial state (SPEC §6, §14).
+"""What `reset` gets: a private copy of a case's initial state (docs/scaling.md#large-sandboxes).
 
 An inline state (small, one per case) is deep-copied. A state shared by `$ref` -- often
 megabytes, the same for every case -- is frozen once per process (`state.cow.frozen`: the same

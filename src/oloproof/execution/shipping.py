@@ -5,7 +5,7 @@ every case that names the file. Pickled as it is, a 5 MB sandbox would cross the
 every case. Here a batch of jobs is pickled with each such state replaced by its content hash
 (`persistent_id`), and the states a worker does not hold yet travel beside the batch, once per
 worker; the worker unpickles them once and every case it runs from then on refers to that one
-copy (SPEC §14: "a 5 MB sandbox never crosses a process boundary per case").
+copy: a 5 MB sandbox never crosses a process boundary per case (docs/scaling.md#large-sandboxes).
 
 Results need no such care: a worker sends an end state back only as its diff (`units.py`).
 """

@@ -1,5 +1,5 @@
 """Load the system under test from `system.callable` or `system.factory` and check its
-declaration (SPEC §3.1, §14)."""
+declaration (docs/configuration.md#system)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import importlib
 import inspect
 import sys
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,14 +49,17 @@ def load_target(config: SystemConfig, project_dir: Path, doc: YamlDocument) -> S
 
 
 def load_targets(config: SystemConfig, project_dir: Path, doc: YamlDocument,
-                 count: int) -> list[SystemTarget]:
+                 count: int, have: Sequence[SystemTarget] = ()) -> list[SystemTarget]:
     """Import `module:attribute` with the project directory on sys.path; `count` systems.
 
     With `system.factory` the factory is called `count` times, and each call must return a
-    new object (each is one worker's system and sandbox, SPEC §14). With `system.callable`
-    there is one object, whatever `count` is.
+    new object (each is one worker's system and sandbox, docs/scaling.md#configuration). `have`
+    are systems an earlier call made already: they count among the `count`, and the new ones must
+    differ from them too. With `system.callable` there is one object, whatever `count` is.
     """
     key = config.entry_key
+    if have and config.factory is None:
+        return list(have)
     entry = _import_entry(config, project_dir, doc)
     line = doc.line_of(("system", key))
     if config.factory is None:
@@ -67,8 +71,8 @@ def load_targets(config: SystemConfig, project_dir: Path, doc: YamlDocument,
                 "class) that takes no arguments and returns a fresh system",
                 file=doc.path, line=line,
             )
-        made = []
-        for call in range(count):
+        made = [target.call for target in have]
+        for call in range(len(have), count):
             try:
                 system = entry()
             except CONTAINED as exc:  # (a factory that calls sys.exit is refused, in words)
@@ -86,7 +90,7 @@ def load_targets(config: SystemConfig, project_dir: Path, doc: YamlDocument,
                     "build a new one on every call", file=doc.path, line=line,
                 )
             made.append(system)
-    return [_target_of(system, config, doc) for system in made]
+    return [*have, *(_target_of(system, config, doc) for system in made[len(have):])]
 
 
 def _import_entry(config: SystemConfig, project_dir: Path, doc: YamlDocument) -> Any:
@@ -94,7 +98,7 @@ def _import_entry(config: SystemConfig, project_dir: Path, doc: YamlDocument) ->
     module_name, _, attribute = config.entry.partition(":")
     line = doc.line_of(("system", key))
     root = put_on_path(project_dir)
-    _forget_foreign(module_name, Path(root))
+    forget_foreign(module_name, Path(root))
     try:
         module = importlib.import_module(module_name)
     except CONTAINED as exc:  # (argparse at import time calls sys.exit: refused, in words)
@@ -163,11 +167,12 @@ def put_on_path(project_dir: Path) -> str:
     return root
 
 
-def _forget_foreign(module_name: str, root: Path) -> None:
+def forget_foreign(module_name: str, root: Path) -> None:
     """Drop an already imported module of the same name from another project.
 
-    Projects commonly name their system module `app`; in one process (a notebook, a test
-    session) the second project must get its own `app`, not the first one's.
+    Projects commonly name their system module `app` (and their judge's `judges`); in one
+    process (a notebook, a test session) the second project must get its own `app`, not the
+    first one's.
     """
     top = module_name.split(".", 1)[0]
     loaded = sys.modules.get(top)

@@ -80,7 +80,8 @@ class CaseJob:
 
 @dataclass(slots=True)
 class ReplayJob:
-    """A fault replay of the unit's source case (SPEC §8), for one `fault_recovery` evaluator.
+    """A fault replay of the unit's source case
+    (docs/stateful-agents.md#a-tool-that-fails-fault-replays), for one `fault_recovery` evaluator.
 
     `record` is the stored replay when the replay cache holds it; otherwise the worker runs
     the control and the fault replay and returns the new record.
@@ -97,8 +98,8 @@ class UnitJob:
     """Everything a worker needs to run one trial of one unit: its cases (source first) and
     replays.
 
-    With `trials: k` (SPEC §15) a unit is run k times, one job per trial: a copy's trial t is
-    judged against its source's trial t, and the source's trial t is what its fault replays
+    With `trials: k` (docs/reliability.md) a unit is run k times, one job per trial: a copy's trial
+    t is judged against its source's trial t, and the source's trial t is what its fault replays
     replay. `trial` and `trials` are what `current_case().trial` / `.trials` read.
     """
 

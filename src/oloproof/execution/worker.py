@@ -1,4 +1,4 @@
-"""A worker: one copy of the system with its own sandbox (SPEC §4.3, §14).
+"""A worker: one copy of the system with its own sandbox (docs/scaling.md#configuration).
 
 A worker performs what a unit's procedure asks for -- one case around the sandbox (reset →
 call → snapshot) or one replay -- and runs a unit's calls (`run_calls`, whose judging is the

@@ -1,4 +1,5 @@
-"""What a sandboxed system implements: `Stateful` and `Replayable` (SPEC §3.4)."""
+"""What a sandboxed system implements: `Stateful` and `Replayable`
+(docs/stateful-agents.md#a-sandbox-oloproof-resets)."""
 
 from __future__ import annotations
 

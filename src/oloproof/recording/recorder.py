@@ -1,4 +1,5 @@
-"""`current_case()`: the recorder of the case being run (SPEC §3.2).
+"""`current_case()`: the recorder of the case being run
+(docs/agents-and-tools.md#recording-a-trajectory).
 
 The recorder lives in a context variable, so it is right under threads (each call runs in a
 copied context) and under asyncio tasks.
@@ -32,21 +33,21 @@ _current: contextvars.ContextVar[CaseRecorder | None] = contextvars.ContextVar(
 class CaseRecorder:
     """Collects the artifacts one case records while its system runs.
 
-    Inside `replay()` (SPEC §8) it is the recorder of the case being replayed: `replay` says
-    what the replay is about, and `steps()` records in the recording's numbering. `trial`
-    and `trials` say which trial of the case is running (or, in a replay, whose recording is
-    replayed).
+    Inside `replay()` (docs/stateful-agents.md#a-tool-that-fails-fault-replays) it is the recorder
+    of the case being replayed: `replay` says what the replay is about, and `steps()` records in the
+    recording's numbering. `trial` and `trials` say which trial of the case is running (or, in a
+    replay, whose recording is replayed).
     """
 
-    __slots__ = ("_closed", "_replaying", "_steps", "artifacts", "case_id", "metadata", "trial",
-                 "trials")
+    __slots__ = ("_built", "_closed", "_replaying", "_steps", "artifacts", "case_id", "metadata",
+                 "trial", "trials")
 
     def __init__(self, case_id: str, metadata: dict[str, Any] | None = None,
                  replaying: Replaying | None = None, *, trial: int = 1,
                  trials: int = 1) -> None:
         self.case_id = case_id
-        #: Which trial of the case this is, 1 … `trials` (SPEC §15): a system that samples
-        #: can seed its randomness from (case_id, trial) to make a run reproducible.
+        #: Which trial of the case this is, 1 … `trials` (docs/reliability.md): a system that
+        #: samples can seed its randomness from (case_id, trial) to make a run reproducible.
         self.trial = trial
         #: How many trials each case of this run has.
         self.trials = trials
@@ -55,6 +56,8 @@ class CaseRecorder:
         self._closed = False
         self._replaying = replaying
         self._steps: StepRecorder | None = None
+        # After `close`: the trajectories the step recorder built (None: it was never opened).
+        self._built: list[AgentTrajectory] | None = None
 
     @property
     def replay(self) -> Replaying | None:
@@ -88,11 +91,13 @@ class CaseRecorder:
     @property
     def uses_steps(self) -> bool:
         """Whether the system opened the case's step recorder (engine use)."""
-        return self._steps is not None
+        return self._steps is not None or self._built is not None
 
     def built_by_steps(self, trajectory: AgentTrajectory) -> bool:
         """Whether this case's step recorder built `trajectory` (engine use)."""
-        return self._steps is not None and self._steps.built(trajectory)
+        if self._steps is not None:
+            return self._steps.built(trajectory)
+        return self._built is not None and any(t is trajectory for t in self._built)
 
     def agent_trajectory(self, trajectory: AgentTrajectory) -> None:
         """Store the case's `agent_trajectory/v1` artifact (once per case)."""
@@ -112,7 +117,7 @@ class CaseRecorder:
 
     def usage(self, *, input_tokens: int | None = None, output_tokens: int | None = None,
               cost: float | None = None) -> None:
-        """Add tokens and cost to the case's `usage/v1` artifact (SPEC §16.2).
+        """Add tokens and cost to the case's `usage/v1` artifact (docs/traces.md#tokens-and-cost).
 
         Any of the three; called again, the fields are summed (one call per model request is
         fine). A field never given stays absent: it is not 0, and a `tokens` or `cost`
@@ -169,6 +174,14 @@ class CaseRecorder:
 
     def close(self) -> None:
         self._closed = True
+        # The step recorder points back at this recorder: let go of it (keeping what it
+        # built, for `built_by_steps`), so that the two are no reference cycle holding the
+        # case's whole trajectory until the garbage collector finds it. Every trajectory is
+        # then freed the moment its case is judged, and young collections find far less.
+        steps = self._steps
+        if steps is not None:
+            self._built = steps.built_trajectories
+            self._steps = None
 
 
 def current_case() -> CaseRecorder:

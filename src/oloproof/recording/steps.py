@@ -5,8 +5,8 @@ step with the next index and returns it; `constraint()` and `checkpoint()` attac
 step taken; `finish()` builds the `AgentTrajectory` and records it as the case's
 `agent_trajectory/v1`.
 
-In a replay (SPEC §8) the same code records in the *recording's* numbering, so a replay needs
-no index arithmetic either:
+In a replay (docs/stateful-agents.md#a-tool-that-fails-fault-replays) the same code records in the
+*recording's* numbering, so a replay needs no index arithmetic either:
 
 - `current_case().steps()` starts at step 1: for a system that works the request again from the
   start (deterministically) to bring its world to the checkpoint. The engine checks that the
@@ -43,9 +43,19 @@ if TYPE_CHECKING:
     from oloproof.recording.recorder import CaseRecorder
 
 
+# The models' validators, called with the fields as a dict: what `AgentStep(**fields)` does
+# without the keyword call into `BaseModel.__init__` (a third of a simple step's cost; the
+# same checks, the same errors). A system records about a dozen of these per case.
+_new_step = AgentStep.__pydantic_validator__.validate_python
+_new_check = AgentConstraintCheck.__pydantic_validator__.validate_python
+_new_checkpoint = AgentCheckpoint.__pydantic_validator__.validate_python
+_new_trajectory = AgentTrajectory.__pydantic_validator__.validate_python
+
+
 @dataclass(frozen=True, slots=True)
 class Replaying:
-    """What a replay is about: the recorded trajectory, its checkpoint, the change (§8)."""
+    """What a replay is about: the recorded trajectory, its checkpoint, the change
+    (docs/stateful-agents.md#a-tool-that-fails-fault-replays)."""
 
     recorded: AgentTrajectory
     checkpoint: AgentCheckpoint
@@ -92,7 +102,12 @@ class StepRecorder:
 
     def step(self, kind: StepKind, **fields: Any) -> AgentStep:
         """Add a step of any kind (`agent`, `to_agent`, `tool_name`, `arguments`, `result`)."""
-        step = AgentStep(index=len(self._steps) + 1, kind=kind, **fields)
+        if "index" in fields:  # (the recorder numbers the steps)
+            raise TypeError(f"{AgentStep.__module__}.AgentStep() got multiple values for "
+                            "keyword argument 'index'")
+        fields["index"] = len(self._steps) + 1
+        fields["kind"] = kind
+        step: AgentStep = _new_step(fields)
         self._steps.append(step)
         return step
 
@@ -157,9 +172,9 @@ class StepRecorder:
     def constraint(self, name: str, passed: bool, *,
                    step_index: int | None = None) -> AgentConstraintCheck:
         """An environment check; it observed the last step taken unless `step_index` says."""
-        check = AgentConstraintCheck(
-            name=name, passed=passed,
-            step_index=step_index if step_index is not None else (self.last_index or None))
+        check: AgentConstraintCheck = _new_check({
+            "name": name, "passed": passed,
+            "step_index": step_index if step_index is not None else (len(self._steps) or None)})
         self._constraints.append(check)
         return check
 
@@ -167,9 +182,9 @@ class StepRecorder:
                    description: str | None = None,
                    payload: dict[str, JsonValue] | None = None) -> AgentCheckpoint:
         """A point a replay can resume from: after the last step taken (or before the first)."""
-        point = AgentCheckpoint(checkpoint_id=checkpoint_id, kind=kind,
-                                step_index=self.last_index or None, description=description,
-                                payload=payload)
+        point: AgentCheckpoint = _new_checkpoint({
+            "checkpoint_id": checkpoint_id, "kind": kind, "step_index": len(self._steps) or None,
+            "description": description, "payload": payload})
         self._checkpoints.append(point)
         return point
 
@@ -178,10 +193,10 @@ class StepRecorder:
     def trajectory(self, terminal_status: TerminalStatus = "unknown", *, truncated: bool = False,
                    step_limit: int | None = None) -> AgentTrajectory:
         """The trajectory recorded so far (not recorded as the case's artifact)."""
-        built = AgentTrajectory(steps=tuple(self._steps), terminal_status=terminal_status,
-                                truncated=truncated, step_limit=step_limit,
-                                constraints=tuple(self._constraints),
-                                checkpoints=tuple(self._checkpoints))
+        built: AgentTrajectory = _new_trajectory({
+            "steps": tuple(self._steps), "terminal_status": terminal_status,
+            "truncated": truncated, "step_limit": step_limit,
+            "constraints": tuple(self._constraints), "checkpoints": tuple(self._checkpoints)})
         self._built.append(built)
         return built
 
@@ -198,3 +213,8 @@ class StepRecorder:
     def built(self, trajectory: AgentTrajectory) -> bool:
         """Whether `trajectory` is one this recorder built (the engine's test in a replay)."""
         return any(t is trajectory for t in self._built)
+
+    @property
+    def built_trajectories(self) -> list[AgentTrajectory]:
+        """The trajectories this recorder built, in order."""
+        return self._built

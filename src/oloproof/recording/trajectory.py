@@ -1,4 +1,5 @@
-"""The `agent_trajectory/v1` artifact: what an agent did, step by step (SPEC §3.3).
+"""The `agent_trajectory/v1` artifact: what an agent did, step by step
+(docs/agents-and-tools.md#the-models).
 
 The models are frozen pydantic models that reject unknown fields. The whole trace is checked
 when it is recorded (`trajectory_problems`: contiguous indices, tool names on tool steps,

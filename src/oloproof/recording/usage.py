@@ -1,4 +1,4 @@
-"""Tokens and cost of one case: the `usage/v1` artifact (SPEC §16.2).
+"""Tokens and cost of one case: the `usage/v1` artifact (docs/traces.md#tokens-and-cost).
 
 A payload holds any of `input_tokens`, `output_tokens` (whole numbers ≥ 0) and `cost` (a
 number ≥ 0, in whatever currency the system counts in); a field nobody recorded is absent,

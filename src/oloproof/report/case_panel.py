@@ -129,8 +129,8 @@ SIDE_BY_SIDE_STEPS = 40
 
 
 def render_trials(view: dict[str, Any], console: Console) -> None:
-    """A case's trials side by side (SPEC §15.3): each criterion's verdict per trial, where
-    the trajectories part, and their steps; the rest of the panel is trial 1."""
+    """A case's trials side by side (docs/reliability.md#what-passk-means): each criterion's verdict
+    per trial, where the trajectories part, and their steps; the rest of the panel is trial 1."""
     trials = view["trials"]
     criteria = [c["criterion"] for c in view["criteria"]]
     console.print(T(f"Trials side by side: {len(trials)} trials (trial 1 is shown whole "
@@ -249,7 +249,8 @@ def render_trajectory(trajectory: dict[str, Any], console: Console) -> None:
 
 def render_replay(replay: dict[str, Any], recording: dict[str, Any] | None,
                   console: Console) -> None:
-    """The recording beside the replay from the checkpoint (SPEC §11)."""
+    """The recording beside the replay from the checkpoint
+    (docs/stateful-agents.md#a-tool-that-fails-fault-replays)."""
     plan = replay.get("plan") or {}
     checkpoint = replay.get("checkpoint") or {}
     console.print(T(

@@ -1,4 +1,5 @@
-"""One case whole, as the case panel shows it (SPEC §11), read from the store only."""
+"""One case whole, as the case panel shows it (docs/cli.md#oloproof-inspect), read from the store
+only."""
 
 from __future__ import annotations
 
@@ -291,9 +292,10 @@ def parting_step(trajectories: Sequence[dict[str, Any] | None], *,
 
 
 def add_trials(store: Store, record: dict[str, Any], view: dict[str, Any]) -> None:
-    """With repeated trials, add each trial side by side to a case view (SPEC §15.3):
-    `view["trials"]` (per trial: verdicts, output, steps, errors) and `view["parting"]` (the
-    first step at which two trials differ). The rest of the view is trial 1."""
+    """With repeated trials, add each trial side by side to a case view
+    (docs/reliability.md#what-passk-means): `view["trials"]` (per trial: verdicts, output, steps,
+    errors) and `view["parting"]` (the first step at which two trials differ). The rest of the view
+    is trial 1."""
     suite = record["suite"]
     trials = int(suite.get("trials", 1))
     if trials < 2:

@@ -1,4 +1,5 @@
-"""`oloproof compare` in the terminal (SPEC §17), from the comparison document only.
+"""`oloproof compare` in the terminal (docs/compare.md#oloproof-compare-baseline-candidate), from
+the comparison document only.
 
 In order: the two runs, how the cases paired (changed and one-run-only cases are listed, never
 paired), the criteria table (both passed, fixed, broken, both failed, a side missing, the
@@ -138,7 +139,7 @@ def render_change(change: CaseChange, console: Console) -> None:
 
 
 def render_comparison(comparison: Comparison, console: Console) -> None:
-    """Print the whole comparison, in the SPEC's order (see the module's text)."""
+    """Print the whole comparison, in the order the module's text gives."""
     base, cand = comparison.baseline_system, comparison.candidate_system
     print_wrapped(console, _cell(
         f"Comparing candidate {comparison.candidate} ({cand.name} {cand.version}) with "

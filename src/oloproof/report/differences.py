@@ -1,4 +1,4 @@
-"""What differs between two sides of a case, computed once here for every report (issue 10 §4):
+"""What differs between two sides of a case, computed once here for every report:
 a metamorphic copy beside its source, a fault replay beside the recording.
 
 The page draws these rows and never compares anything itself, so what it marks as differing is

@@ -1,4 +1,4 @@
-"""Case-derived text made safe to display (issue 10 §1).
+"""Case-derived text made safe to display.
 
 A case id, a system's output or a slice value is untrusted text. Characters that change how
 the text around them *looks* without being seen — bidirectional controls (`trip-\u202egnp.exe`

@@ -1,4 +1,5 @@
-"""`oloproof inspect RUN --flaky` (SPEC §15.3): the cases whose trials disagree.
+"""`oloproof inspect RUN --flaky` (docs/reliability.md#reading-oloproof-inspect-latest---flaky): the
+cases whose trials disagree.
 
 A case is flaky on a criterion when some of its trials passed it and some failed it. The list
 is read from the stored outcomes only (one small row per trial), each case with `c / k` per

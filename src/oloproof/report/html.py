@@ -1,4 +1,5 @@
-"""`oloproof report RUN --html FILE`: one self-contained, offline HTML report (SPEC §11).
+"""`oloproof report RUN --html FILE`: one self-contained, offline HTML report
+(docs/cli.md#oloproof-report).
 
 This module renders a run's report data (`html_data`); finding the stored run is
 `oloproof.api.write_html_report`'s job, writing the page `output_files`'.

@@ -1,4 +1,4 @@
-"""The data of the HTML report, read from the store in bulk (SPEC §11).
+"""The data of the HTML report, read from the store in bulk (docs/cli.md#oloproof-report).
 
 `case_view` reads one case with a handful of queries; for a 20,000-case run that is far too many
 round trips. `build_report_data` reads the run's rows in batches (case bodies, executions,
@@ -62,6 +62,7 @@ from oloproof.report.numbers import (
 from oloproof.report.what_broke import error_groups, hint, leading
 from oloproof.stats import percent, percent_lower, percent_upper
 from oloproof.store.store import Store
+from oloproof.suite.policy import ERRORED_SUBJECT
 
 #: Cases read from the store per batch.
 BATCH = 500
@@ -87,8 +88,9 @@ class ReportData:
     summary: dict[str, Any]
     index: list[list[Any]]
     chunks: list[str] = field(default_factory=list)
-    #: With a baseline (SPEC §17): index rows of the baseline run's cases shown side by side
-    #: with the candidate's (their details are in the same chunks).
+    #: With a baseline (docs/compare.md#both-runs-side-by-side-the-html-report): index rows of the
+    #: baseline run's cases shown side by side with the candidate's (their details are in the same
+    #: chunks).
     baseline_index: list[list[Any]] = field(default_factory=list)
     shared: list[str] = field(default_factory=list)
     encoding: str = "json"
@@ -126,6 +128,11 @@ def _threshold_text(rule: dict[str, Any], metric: MetricRow | None) -> str:
     if rule.get("kind") == "non_inferiority":
         return (f"difference from the baseline ≥ -{percent(float(rule.get('margin') or 0))} "
                 "(non-inferiority margin)")
+    if rule.get("kind") == "max_errored":  # (docs/failures.md#the-error-budget)
+        if rule.get("max_count") is not None:
+            return f"at most {rule.get('max_count')} errored execution(s)"
+        share = threshold_text(float(rule.get("max_share") or 0), True)
+        return f"at most {share} of the executions errored"
     bound = "min" if rule.get("min") is not None else "max"
     value = rule.get(bound)
     if value is None:
@@ -190,7 +197,10 @@ def build_summary(document: RunDocument, record: dict[str, Any]) -> dict[str, An
     policy = record.get("policy") or {}
     rules = []
     for rule in policy.get("rules") or []:
-        rules.append(dict(rule, text=_threshold_text(rule, by_id.get(rule.get("metric")))))
+        shown = dict(rule, text=_threshold_text(rule, by_id.get(rule.get("metric"))))
+        if rule.get("kind") == "max_errored":  # it decides on the run's executions
+            shown["metric"] = ERRORED_SUBJECT
+        rules.append(shown)
     summary["policy"] = {
         "rules": rules,
         "block_on": list(policy.get("block_on") or []),

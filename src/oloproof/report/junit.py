@@ -1,4 +1,5 @@
-"""JUnit XML for CI systems (SPEC §19), written from a stored run or a comparison.
+"""JUnit XML for CI systems (docs/ci.md#what-the-job-produces), written from a stored run or a
+comparison.
 
 A run gives two test suites:
 

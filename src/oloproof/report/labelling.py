@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from oloproof.analysis.judged import MIN_LABELLED
 from oloproof.errors import UsageError
 from oloproof.store.store import Store
 from oloproof.suite.judge_labels import (
@@ -35,12 +36,16 @@ class Sampled:
 
     unshown: dict[str, str] = field(default_factory=dict)
     run_id: str = ""
+    #: what the user may not expect: a sample too small to ever check the judge, a file the
+    #: criterion does not read
+    notes: list[str] = field(default_factory=list)
 
 
 def sample_labels(db: Store, run_ref: str, criterion: str, n: int | None,
                   seed: int | str | None, existing: LabelsFile | None,
-                  output: Path) -> Sampled:
-    """The labels file of `criterion` for the run `run_ref` (see the module docstring)."""
+                  output: Path, project_dir: Path | None = None) -> Sampled:
+    """The labels file of `criterion` for the run `run_ref` (see the module docstring);
+    `project_dir` (the suite file's folder) resolves the criterion's own `labels:` path."""
     run_id = db.resolve_run(run_ref)
     record = db.run_record(run_id)
     suite = record["suite"]
@@ -97,16 +102,36 @@ def sample_labels(db: Store, run_ref: str, criterion: str, n: int | None,
     rows.extend(added)
     # the sampled cases whose text the file already holds
     kept = sum(1 for case_id in drawn if case_id in shown) - len({r.case for r in added})
-    return Sampled(LabelsFile(output, existing.sample if existing else sample, rows), added,
+    made = Sampled(LabelsFile(output, existing.sample if existing else sample, rows), added,
                    kept, unshown, run_id)
+    if existing is None and len(drawn) < MIN_LABELLED:
+        made.notes.append(
+            f"a judge is checked against people once at least {MIN_LABELLED} sampled cases "
+            f"carry a label: a sample of {len(drawn)} leaves {criterion} uncalibrated however "
+            f"it is labelled; draw --n {MIN_LABELLED} or more into another file (30 or more "
+            "narrows the corrected interval)")
+    reads = _option(suite, criterion, "labels")
+    if project_dir is not None and (
+            reads is None or (project_dir / reads).resolve() != output.resolve()):
+        made.notes.append(
+            f"{criterion} reads no labels file (labels:), so these labels count nowhere yet; "
+            f"give the criterion `labels: {output}` in the suite" if reads is None else
+            f"{criterion} reads its labels from {reads}, not {output}: these labels count "
+            f"only once the criterion's `labels:` names {output}")
+    return made
+
+
+def _option(suite: dict[str, Any], criterion: str, key: str) -> str | None:
+    """A key of the stored configuration of the judge criterion `criterion`."""
+    for evaluator in suite.get("evaluators") or ():
+        if evaluator.get("criterion") == criterion:
+            value = evaluator.get(key)
+            return str(value).strip() if value else None
+    return None
 
 
 def _rubric(suite: dict[str, Any], criterion: str) -> str | None:
-    for evaluator in suite.get("evaluators") or ():
-        if evaluator.get("criterion") == criterion:
-            text = evaluator.get("rubric") or evaluator.get("prompt")
-            return str(text).strip() if text else None
-    return None
+    return _option(suite, criterion, "rubric") or _option(suite, criterion, "prompt")
 
 
 def _shown_texts(db: Store, suite: dict[str, Any], at: int,

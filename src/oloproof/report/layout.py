@@ -1,4 +1,4 @@
-"""Tables that fit the terminal (issue 10 §2): never a dropped or truncated value.
+"""Tables that fit the terminal: never a dropped or truncated value.
 
 A table that fits the console's width is drawn as a table, one line per row. One that does not
 is *stacked*: each row's leading cells on one line, aligned under a header line, and each

@@ -1,4 +1,4 @@
-"""What a run cannot tell you (SPEC §12), in our words, for the suite that ran.
+"""What a run cannot tell you (docs/limits.md), in our words, for the suite that ran.
 
 Every report prints the limits that apply to its suite, and only those: a suite without
 metamorphic transforms is not told about transforms nobody declared, a single-agent suite is
@@ -61,7 +61,7 @@ def _undeclared(faults: bool, transforms: bool) -> str | None:
 
 
 def limits_for(suite: Mapping[str, Any]) -> list[str]:
-    """The limits of SPEC §12 that apply to this suite (as `describe_suite` stores it)."""
+    """The limits of docs/limits.md that apply to this suite (as `describe_suite` stores it)."""
     evaluators = [e.get("type") for e in suite.get("evaluators") or []]
     slices = [str(s) for s in suite.get("slices") or []]
     records = (suite.get("system") or {}).get("records") or []

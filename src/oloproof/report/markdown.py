@@ -1,4 +1,5 @@
-"""GitHub-flavoured Markdown for a pull request or `$GITHUB_STEP_SUMMARY` (SPEC §19).
+"""GitHub-flavoured Markdown for a pull request or `$GITHUB_STEP_SUMMARY`
+(docs/ci.md#what-the-job-produces).
 
 A run: the gate, the Decisions table (each with the comparison it made), the Metrics table, the
 paired figures against a baseline when rules were decided on one, what broke, and the first

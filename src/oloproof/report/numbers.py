@@ -1,4 +1,5 @@
-"""Numbers as every report shows them (SPEC §5.1, §11): rounded for display, never for deciding.
+"""Numbers as every report shows them: rounded for display, never for deciding
+(docs/concepts.md#pass-rates-exact-intervals-with-missing-cases).
 
 - Rates are percentages with one decimal; interval bounds round outward (a lower bound down,
   an upper bound up), estimates to nearest.
@@ -125,6 +126,31 @@ def count_comparison(decision: DecisionRow) -> str:
             f"> max {limit}")
 
 
+def errored_comparison(decision: DecisionRow) -> str:
+    """A `max_errored` rule's comparison (docs/failures.md#the-error-budget): `41 of 2,000
+    executions errored (2.05%) > max 2.00%`, `0 of 40 executions errored ≤ max 3`; the share
+    with as many decimals as it takes to print the comparison that was made."""
+    errored, total = decision.errored, decision.executions
+    if errored is None or total is None:
+        return ""
+    if not total:
+        return "no execution to count"
+    head = f"{errored:,} of {total:,} execution{'' if total == 1 else 's'} errored"
+    sign = ">" if decision.state == "FAIL" else "≤"
+    if decision.max_count is not None:
+        return f"{head} {sign} max {decision.max_count:,}"
+    threshold = float(decision.max_share or 0.0)
+    share = errored / total
+    first = max(1, _threshold_decimals(threshold, True))
+    for decimals in range(first, max(first, MAX_DECIMALS) + 1):
+        low, high = _steps(share, decimals, "down", 100), _steps(share, decimals, "up", 100)
+        if _printed_as_made("max", low, high, _steps(threshold, decimals, "nearest", 100),
+                            decision.state):
+            break
+    shown = _rate(share, decimals, "down" if decision.state == "FAIL" else "up")
+    return f"{head} ({shown}) {sign} max {_rate(threshold, decimals, 'nearest')}"
+
+
 def interval_comparison(decision: DecisionRow, metric: MetricRow | None) -> str:
     """The comparison of an interval rule, printed as it was made (see the module's text)."""
     reason = decision.reasons[0] if decision.reasons else None
@@ -210,9 +236,10 @@ def _signed(shown: str) -> str:
 
 
 def difference_comparison(decision: DecisionRow, row: CriterionComparison | None) -> str:
-    """A `non_inferiority` rule's comparison (SPEC §17), printed as it was made: `difference
-    lower -0.6% ≥ -2.0%`, `difference upper -5.1% < -2.0%`, `difference lower -3.1% < -2.0% ≤
-    upper +1.2%`; `row` (the paired figures) gives the other bound where both are printed."""
+    """A `non_inferiority` rule's comparison (docs/compare.md#gating-on-it-kind-non_inferiority),
+    printed as it was made: `difference lower -0.6% ≥ -2.0%`, `difference upper -5.1% < -2.0%`,
+    `difference lower -3.1% < -2.0% ≤ upper +1.2%`; `row` (the paired figures) gives the other bound
+    where both are printed."""
     reason = decision.reasons[0] if decision.reasons else None
     against = ""
     if reason == DecisionReason.NO_PAIRED_CASES or decision.threshold is None:
@@ -254,6 +281,8 @@ def decision_comparison(decision: DecisionRow, metric: MetricRow | None,
     A `non_inferiority` rule's numbers are the paired figures `paired`."""
     if decision.kind == "non_inferiority":
         return difference_comparison(decision, paired)
+    if decision.kind == "max_errored":
+        return errored_comparison(decision)
     reason = decision.reasons[0] if decision.reasons else None
     if reason in (DecisionReason.JUDGE_NOT_CHECKED, DecisionReason.JUDGE_DISAGREES_WITH_PEOPLE):
         return interval_comparison(decision, metric)  # (the judge decided it, not the counts)
@@ -305,10 +334,10 @@ def interval_text(row: Row) -> str:
 def n_text(row: Row) -> str:
     """`33 / 40 observed · 0 missing · 0 excluded` or `p95 of 39 observed · 1 missing · ...`.
 
-    With repeated trials (SPEC §15.2): a criterion reads `40 cases × 5 trials · 3 missing
-    trials · 0 excluded` (excluded trials), a pass^k / pass@k counts cases (`12 / 38 cases
-    observed · 2 missing · 0 excluded`), a quantile `p95 of 40 cases × 5 trials · ...`, and a
-    slice row its group's trials.
+    With repeated trials (docs/reliability.md#why-every-interval-is-over-cases): a criterion reads
+    `40 cases × 5 trials · 3 missing trials · 0 excluded` (excluded trials), a pass^k / pass@k
+    counts cases (`12 / 38 cases observed · 2 missing · 0 excluded`), a quantile
+    `p95 of 40 cases × 5 trials · ...`, and a slice row its group's trials.
     """
     trials = row.trials if row.trials and row.trials > 1 else None
     if trials is not None:
@@ -363,7 +392,7 @@ def p_value_text(p: float | None) -> str:
 
 
 def usage_text(usage: UsageTotals) -> str:
-    """The run's usage totals as both reports print them (SPEC §16.2)."""
+    """The run's usage totals as both reports print them (docs/traces.md#tokens-and-cost)."""
     parts = []
     if usage.input_tokens is not None:
         parts.append(f"{usage.input_tokens:,} input tokens")

@@ -1,4 +1,5 @@
-"""`oloproof plan` in the terminal (SPEC §18): a projection, plainly labelled so."""
+"""`oloproof plan` in the terminal (docs/compare.md#what-it-would-take-to-decide-oloproof-plan): a
+projection, plainly labelled so."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The live progress bar of a run (SPEC §4.4): only on a terminal, never when `CI` is set."""
+"""The live progress bar of a run (docs/cli.md#oloproof-run): only on a terminal, never when `CI` is
+set."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The terminal report of a run (SPEC §11), from the run's document only.
+"""The terminal report of a run (docs/cli.md#oloproof-run), from the run's document only.
 
 In order: the run, what broke, the gate, Decisions (each with the comparison it made),
 Metrics, missing and excluded cases by reason, transforms, Slices (the rows that differ from the
@@ -78,7 +78,7 @@ def _cell(text: object, style: str = "") -> Text:
 
 def render_run(document: RunDocument, console: Console, *,
                slices: SliceMode = "differing") -> None:
-    """Print the whole report, in the SPEC's order."""
+    """Print the whole report, in the order the module's text gives."""
     status = document.status
     nothing = document.executions is not None and document.executions.nothing_measured
     print_wrapped(console, _cell(
@@ -128,14 +128,16 @@ def render_run(document: RunDocument, console: Console, *,
 
 
 def render_usage(document: RunDocument, console: Console) -> None:
-    """The run's token and cost totals (SPEC §16.2), when any case recorded them."""
+    """The run's token and cost totals (docs/traces.md#tokens-and-cost), when any case recorded
+    them."""
     if document.usage is not None:
         print_wrapped(console, usage_text(document.usage))
 
 
 def render_execution(document: RunDocument, console: Console) -> None:
     """Where the cases ran, when it was anything but one worker in this process, and how many
-    cases were tried again because their worker was lost (SPEC §14)."""
+    cases were tried again because their worker was lost
+    (docs/scaling.md#ray-a-local-instance-or-a-cluster)."""
     execution = document.execution
     if execution is None or (execution.executor == "local" and execution.workers == 1
                              and not execution.retried):

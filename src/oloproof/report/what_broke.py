@@ -61,6 +61,9 @@ def hint(kind: ErrorKind, message: str) -> str | None:
     if kind == ErrorKind.TIMEOUT:
         return ("raise system.timeout_s, or if the slowness is transient declare "
                 "builtins:TimeoutError under system.retries.on (docs/failures.md#retries)")
+    if kind == ErrorKind.SYSTEM_EXIT and "KeyboardInterrupt" in message:
+        return ("the system (or a library inside it) raised KeyboardInterrupt itself, as "
+                "Ctrl-C would; catch it where the system calls that code")
     if kind == ErrorKind.SYSTEM_EXIT:
         return ("the system (or a tool inside it: argparse on arguments it refuses) called "
                 "sys.exit; catch SystemExit where it calls the tool")

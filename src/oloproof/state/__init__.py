@@ -1,4 +1,4 @@
-"""Sandbox states: how they are stored (structural diffs) and compared (SPEC §6, §7.4).
+"""Sandbox states: how they are stored (structural diffs) and compared (docs/stateful-agents.md).
 
 - `diff`: an end state as a patch of its initial state, and back (`diff`, `apply`).
 - `paths`: dotted config paths, display paths, `ABSENT`.

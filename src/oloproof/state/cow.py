@@ -1,5 +1,5 @@
-"""Copy-on-write copies of a large initial state (SPEC §6, §14: "a reset need not rebuild what
-the case will not touch").
+"""Copy-on-write copies of a large initial state: a reset need not rebuild what the case will not
+touch (docs/scaling.md#large-sandboxes).
 
 `frozen(state)` is built once per state and worker: the same values in `FrozenDict` /
 `FrozenList`, `dict` / `list` subclasses whose every mutating method raises. `cow_copy(base)`

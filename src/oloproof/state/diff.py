@@ -1,4 +1,5 @@
-"""End states stored as structural diffs against their initial state (SPEC §6).
+"""End states stored as structural diffs against their initial state
+(docs/stateful-agents.md#a-sandbox-oloproof-resets).
 
 A sandbox's initial state may be several megabytes; the state a case leaves behind usually
 differs from it in a few records. The store keeps the initial state once (content-addressed)

@@ -1,5 +1,5 @@
-"""Pure statistics for Oloproof (SPEC §5, §9, §10.2, §15, §17, §18): numbers in, small frozen
-results out."""
+"""Pure statistics for Oloproof (docs/concepts.md#the-methods-and-their-references): numbers in,
+small frozen results out."""
 
 from oloproof.stats.agreement import Agreement, agreement, cohen_kappa
 from oloproof.stats.bentkus import (

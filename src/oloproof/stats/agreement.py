@@ -3,8 +3,9 @@ judge pass/fail × person pass/fail, the agreement rate with its exact interval,
 as a description.
 
 The agreement rate is the share of labelled cases where judge and person give the same verdict;
-its interval is §5.1's exact (Clopper–Pearson) interval with the sampled cases that lack a label
-(or a judge verdict) as missing cases, each resolved the worst way on its side — so an
+its interval is the exact (Clopper–Pearson) interval of
+docs/concepts.md#pass-rates-exact-intervals-with-missing-cases, with the sampled cases that lack a
+label (or a judge verdict) as missing cases, each resolved the worst way on its side — so an
 unfinished review can only widen it. Cohen's κ (Cohen 1960) is `(p_o − p_e) / (1 − p_e)`, the
 agreement beyond what two raters with these pass rates would reach by chance; it describes and
 never decides (it has no interval here, and is undefined when both always say the same thing).

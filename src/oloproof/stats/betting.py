@@ -1,4 +1,5 @@
-"""The betting confidence interval for the mean of values in [0, 1] (SPEC §15.2, §5.4, §17).
+"""The betting confidence interval for the mean of values in [0, 1]
+(docs/concepts.md#the-betting-interval).
 
 Method: Waudby-Smith & Ramdas (2023), "Estimating means of bounded random variables by
 betting", J. R. Stat. Soc. B 86(1) (arXiv:2010.09686): the *hedged capital process* with the
@@ -199,11 +200,11 @@ def bounded_mean_interval(
     have (equal when it is observed; e.g. 0 and 1 for a case with nothing known), in the
     fixed order the caller chose (by case digest, by cluster id). Method: the betting interval
     of Waudby-Smith & Ramdas (2023) (:func:`betting_bounds`), with missingness bounds as in
-    SPEC §15.1: the lower bound is the betting lower bound over the lower values, the upper
-    bound the betting upper bound over the upper values. This stays valid at ``1 − α``:
-    the long-side capital over the lower values is at most the one over the true values (each
-    factor grows with its value), likewise the short side over the upper values, and each side
-    spends ``α/2``.
+    docs/reliability.md#how-missing-trials-count: the lower bound is the betting lower bound over
+    the lower values, the upper bound the betting upper bound over the upper values. This stays
+    valid at ``1 − α``: the long-side capital over the lower values is at most the one over the
+    true values (each factor grows with its value), likewise the short side over the upper
+    values, and each side spends ``α/2``.
 
     The estimate is the mean of the observed cases' values (those with lower = upper), ``None``
     if none is observed. The interval reported always contains the estimate and the means of

@@ -1,4 +1,5 @@
-"""Exact binomial intervals for pass rates (SPEC §5.1).
+"""Exact binomial intervals for pass rates
+(docs/concepts.md#pass-rates-exact-intervals-with-missing-cases).
 
 The interval for ``k`` passes among ``n`` observed cases with ``m`` missing cases is the
 Clopper–Pearson (exact) interval widened by the worst case on each side: the lower bound is the
@@ -54,7 +55,8 @@ def clopper_pearson(k: int, n: int, level: float) -> tuple[float, float]:
 
 
 def rate_interval(passed: int, observed: int, missing: int, level: float) -> RateInterval:
-    """Pass rate with the exact interval widened for missing cases (SPEC §5.1).
+    """Pass rate with the exact interval widened for missing cases
+    (docs/concepts.md#pass-rates-exact-intervals-with-missing-cases).
 
     Method: Clopper–Pearson exact interval with worst-case missingness bounds. The estimate is
     ``passed / observed`` (``None`` when nothing was observed); the lower bound is the exact

@@ -3,7 +3,8 @@ one case are not independent (docs/reliability.md#quantiles-and-slices-with-tria
 
 What is estimated: pick a cluster at random, then one of its values at random; ``F(v)`` is the
 chance that value is at most ``v`` — the mean over clusters of each cluster's share of values
-``≤ v`` — and the ``q``-quantile is ``Q = min{v : F(v) ≥ q}`` (as in §5.2, the smallest value with
+``≤ v`` — and the ``q``-quantile is ``Q = min{v : F(v) ≥ q}`` (as in
+docs/concepts.md#quantiles-order-statistic-intervals, the smallest value with
 at least a fraction ``q`` at or below it). Clusters are independent, so for each ``v`` the
 cluster shares are independent values in [0, 1] with mean ``F(v)``, and the Bentkus test
 (Hoeffding 1963 / Bentkus 2004, `oloproof.stats.bentkus`: the binomial bound extended to values
@@ -151,7 +152,8 @@ def _estimate(clusters: list[FloatArray], candidates: FloatArray, q: float) -> f
     cumulative = np.cumsum(weights[order])
     at = np.searchsorted(values[order], candidates, side="right") - 1
     shares = cumulative[at]
-    # The same slack as the §5.2 estimate's rank: q·n computed in floating point.
+    # The same slack as the estimate's rank of a quantile over cases (stats/quantile.py): q·n
+    # computed in floating point.
     reached = np.flatnonzero(shares >= q * (1.0 - 1e-12))
     return float(candidates[reached[0]]) if reached.size else float(candidates[-1])
 

@@ -1,4 +1,5 @@
-"""Display rounding of rates as percentages with one decimal (SPEC §5.1).
+"""Display rounding of rates as percentages with one decimal
+(docs/concepts.md#pass-rates-exact-intervals-with-missing-cases).
 
 Interval bounds round *outward* — a lower bound down, an upper bound up — so the printed
 interval always contains the computed one; estimates round to nearest (halves up).

@@ -1,4 +1,5 @@
-"""Descriptive multiplicity mark for slice rows (SPEC §10.2).
+"""Descriptive multiplicity mark for slice rows
+(docs/concepts.md#slices-are-exploratory-and-never-gate).
 
 Each slice row is compared with the rest of the suite by a two-sided Fisher exact test, and the
 p-values of all rows of a run are adjusted together by Benjamini–Yekutieli. The mark is

@@ -1,5 +1,5 @@
-"""A candidate against its baseline, case by case (SPEC §17): the difference in pass rate with
-its interval, and the exact McNemar test on the discordant pairs.
+"""A candidate against its baseline, case by case (docs/compare.md#the-interval): the difference in
+pass rate with its interval, and the exact McNemar test on the discordant pairs.
 
 Cases are paired by id; a pair's difference is candidate − baseline of the per-case values
 (0/1 verdicts, or with trials the shares of passing trials), so it lies in [−1, 1]. Two
@@ -140,9 +140,10 @@ def difference_bounds(
     """Per pair, the lowest and highest possible difference candidate − baseline.
 
     Each side's value lies between its lower and upper value (equal when observed; 0 and 1 for
-    a missing 0/1 verdict; SPEC §15.1 with trials). A side missing is resolved the worst way
-    for each bound: the lowest difference is ``candidate_lower − baseline_upper`` and the
-    highest ``candidate_upper − baseline_lower``. All four in [0, 1], one entry per pair.
+    a missing 0/1 verdict; docs/reliability.md#what-passk-means with trials). A side missing is
+    resolved the worst way for each bound: the lowest difference is ``candidate_lower −
+    baseline_upper`` and the highest ``candidate_upper − baseline_lower``. All four in [0, 1], one
+    entry per pair.
     """
     arrays = []
     for name, values in (("baseline_lower", baseline_lower), ("baseline_upper", baseline_upper),
@@ -167,7 +168,8 @@ def paired_difference_interval(
     upper_differences: Sequence[float] | npt.ArrayLike,
     level: float,
 ) -> MeanInterval:
-    """Mean paired difference (candidate − baseline) with its interval (SPEC §17).
+    """Mean paired difference (candidate − baseline) with its interval
+    (docs/compare.md#the-interval).
 
     ``lower_differences[i] ≤ upper_differences[i]`` in [−1, 1] are pair ``i``'s lowest and
     highest possible difference (equal when both sides are observed; see

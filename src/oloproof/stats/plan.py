@@ -1,4 +1,5 @@
-"""What it would take to decide a rule (SPEC §18): a projection, not a promise.
+"""What it would take to decide a rule (docs/compare.md#what-it-would-take-to-decide-oloproof-plan):
+a projection, not a promise.
 
 Two totals per undecided interval rule (``min: t`` or ``max: t``) on a rate with estimate ``p̂``:
 
@@ -15,7 +16,8 @@ Two totals per undecided interval rule (``min: t`` or ``max: t``) on a rate with
 Clopper–Pearson interval of ``k = p̂·N`` successes in its beta-quantile form, with ``k`` allowed
 to be fractional: ``lower(N) = Beta⁻¹(α/2; p̂N, (1 − p̂)N + 1)`` (0 when ``p̂ = 0``) and
 ``upper(N) = Beta⁻¹(1 − α/2; p̂N + 1, (1 − p̂)N)`` (1 when ``p̂ = 1``). At every ``N`` where
-``p̂N`` is a whole number — every multiple of ``observed`` — it *is* the exact interval of §5.1
+``p̂N`` is a whole number — every multiple of ``observed`` — it *is* the exact interval of
+docs/concepts.md#pass-rates-exact-intervals-with-missing-cases
 (``k`` of ``N``). Why not round ``k``: ``round(p̂N)`` moves the rate up and down with ``N`` (33
 of 40 at N = 41 becomes 34/41 = 0.829, then 0.810 at N = 42), so which ``N`` first clears would
 depend on rounding luck and a bigger ``N`` could un-clear; the continuous form keeps the rate
@@ -107,7 +109,8 @@ def exact_interval_at_rate(rate: float, total: int, level: float) -> tuple[float
 
 def _clears(lower: float, upper: float, threshold: float, is_minimum: bool,
             state: str) -> bool:
-    # The rule states of SPEC §10.1, as decisions/rules.py applies them to a rate row.
+    # The rule states of docs/configuration.md#states-reasons-and-exit-codes, as decisions/rules.py
+    # applies them to a rate row.
     if is_minimum:
         return lower >= threshold if state == "PASS" else upper < threshold
     return upper <= threshold if state == "PASS" else lower > threshold
@@ -162,10 +165,13 @@ def rate_projection(
     limit: int = PROJECTION_LIMIT,
 ) -> RateProjection:
     """The smallest total of observed cases that would decide a ``min``/``max`` rule at the
-    current rate ``passed / observed`` (SPEC §18), and the state it would reach.
+    current rate ``passed / observed`` (docs/compare.md#what-it-would-take-to-decide-oloproof-plan),
+    and the state it would reach.
 
     Method: see the module docstring — the exact (Clopper–Pearson) interval at the same rate
-    with fractional successes, which is the §5.1 interval at every multiple of ``observed``;
+    with fractional successes, which is the exact interval of
+    docs/concepts.md#pass-rates-exact-intervals-with-missing-cases at every multiple
+    of ``observed``;
     the rule decides PASS when, for ``min: t``, ``lower ≥ t`` (for ``max: t``,
     ``upper ≤ t``) and FAIL when ``upper < t`` (``lower > t``). The state sought is the one
     the estimate points to (PASS for ``p̂ > t`` under ``min``, FAIL for ``p̂ < t``; the mirror

@@ -1,5 +1,6 @@
 """A rate as people would judge it, from a judge's verdicts on every case and people's labels
-on a uniform sample (docs/judges.md#the-corrected-interval): prediction-powered inference.
+on a uniform sample (docs/judges.md#the-corrected-interval-in-a-users-words): prediction-powered
+inference.
 
 Method: Angelopoulos, Bates, Fannjiang, Jordan & Zrnic (2023), "Prediction-powered
 inference", Science 382(6671). For `N` cases with judge values `J_i` (1 pass, 0 fail) and `n`
@@ -23,7 +24,7 @@ each at `α/2` (a union bound, valid for every `n` and `N`, with no normal appro
   agree), where betting's adaptivity to a small variance pays — for 23 agreements and 7
   judge-only passes of 30 at α/2 = 0.025 it reads Δ ∈ [−0.298, 0.089] where Bentkus reads
   [−0.635, 0.238]; for 200 agreements of 200, ±0.043 against ±0.182 (as for the paired
-  differences of docs/comparing.md, whose values are mostly ties too);
+  differences of docs/compare.md#the-interval, whose values are mostly ties too);
 
 then clipped to [0, 1]. Method name: `prediction_powered`. A judge that agrees with people on
 every labelled case has a rectifier of 0 everywhere, and the interval is then the judge's own

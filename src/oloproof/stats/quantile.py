@@ -1,4 +1,5 @@
-"""Distribution-free order-statistic intervals for quantiles (SPEC §5.2).
+"""Distribution-free order-statistic intervals for quantiles
+(docs/concepts.md#quantiles-order-statistic-intervals).
 
 For ``n`` observed values, ``m`` missing ones, ``N = n + m`` and ``B ~ Binomial(N, q)``, the
 interval for the ``q``-quantile runs from the order statistic of rank ``l`` (largest ``l`` with
@@ -142,7 +143,8 @@ def _sorted_finite(values: Sequence[float]) -> npt.NDArray[np.float64]:
 def quantile_interval(
     values: Sequence[float], missing: int, q: float, level: float
 ) -> QuantileInterval:
-    """Estimate and distribution-free interval for the ``q``-quantile (SPEC §5.2).
+    """Estimate and distribution-free interval for the ``q``-quantile
+    (docs/concepts.md#quantiles-order-statistic-intervals).
 
     Method: order-statistic confidence interval with worst-case placement of missing values.
     The estimate is the observed value of rank ``max(1, ceil(q·n))`` (the smallest observed value

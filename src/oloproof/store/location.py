@@ -30,5 +30,6 @@ def find_store(config: str | Path = "oloproof.yaml", store: str | Path | None = 
 
 def open_existing_store(config: str | Path, store: str | Path | None) -> Store:
     """The project's store, which must exist, opened read-only: reading a run never writes
-    (SPEC §11.1). A StoreError says to run first when there is none."""
+    (docs/configuration.md#how-oloproof-fails-closed). A StoreError says to run first when there is
+    none."""
     return Store(find_store(config, store), read_only=True)

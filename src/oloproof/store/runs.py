@@ -6,7 +6,8 @@ a release). The cases, errors and summary of a run are read back from here.
 
 A run is found by a reference: `latest`, `latest~N`, a unique prefix or suffix of its id,
 `tag:NAME` (the run `oloproof tag RUN NAME` named; a tag is on one run at a time) or
-`version:V` (the newest complete run whose system version is V; docs/compare.md#pinned-baselines).
+`version:V` (the newest complete run whose system version is V;
+docs/compare.md#pinned-baselines-versions-and-tags).
 """
 
 from __future__ import annotations
@@ -290,7 +291,8 @@ class RunsRegistry:
 
     def resolve_baseline(self, ref: str, candidate: str | None,
                          project: str | None = None) -> str:
-        """A baseline reference resolved beside its candidate run (SPEC §17).
+        """A baseline reference resolved beside its candidate run
+        (docs/compare.md#which-run-is-the-baseline).
 
         It resolves as every run reference does, with the candidate counted among the runs:
         while `oloproof run` makes the candidate (`candidate` None: not registered yet), the

@@ -105,8 +105,8 @@ MIGRATIONS: list[tuple[int, str]] = [
     ),
     (
         2,
-        # Repeated trials (SPEC §15): an error belongs to one trial of a case (NULL: trial 1,
-        # as every row stored before trials existed). A case's trials share its `run_cases`
+        # Repeated trials (docs/reliability.md): an error belongs to one trial of a case (NULL:
+        # trial 1, as every row stored before trials existed). A case's trials share its `run_cases`
         # case id; the outcome names its trial.
         """
         ALTER TABLE run_errors ADD COLUMN trial INTEGER;

@@ -25,11 +25,21 @@ IN_CHUNK = 500
 BUSY_SECONDS = 60.0
 """How long a statement waits for another process's lock before SQLite says it is busy."""
 
+PAGE_BYTES = 16384
+"""The page size of a new store (one made before keeps its own). A run writes each row
+twice (staged, then merged in key order) and every page twice (to the WAL, then checkpointed),
+one system call per page: on 20,000 support_agent cases, 16 KiB pages rather than SQLite's
+4 KiB wrote a quarter less (113 MB stored instead of 153: large rows fit pages better) with
+a third less of the writer thread's CPU, and read warm runs no slower
+(benchmarks/RESULTS.md)."""
+
 
 def connect(path: Path) -> sqlite3.Connection:
     """A connection to the store: autocommit (transactions are explicit), WAL, busy timeout."""
     conn = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None,
                            check_same_thread=False)
+    # (Only a new, empty database takes it: an existing store keeps its page size.)
+    conn.execute(f"PRAGMA page_size={PAGE_BYTES}")
     _use_wal(conn)
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute(f"PRAGMA busy_timeout={int(BUSY_SECONDS * 1000)}")

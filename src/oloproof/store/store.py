@@ -1,4 +1,4 @@
-"""The local store: SQLite under `.oloproof/` (SPEC §4.2).
+"""The local store: SQLite under `.oloproof/` (docs/cli.md#command-line-reference).
 
 `Store` is one handle on it, made of three parts, each in a module of its own:
 

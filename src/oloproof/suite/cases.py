@@ -1,4 +1,5 @@
-"""Cases: one JSON object per line of the dataset (SPEC §2.1).
+"""Cases: one JSON object per line of the dataset
+(docs/configuration.md#the-dataset-one-case-per-line).
 
 `scan_dataset` validates every line, so a broken line anywhere stops the run before any
 system call; `iter_cases` then gives the cases for execution, with their digests. A dataset of
@@ -130,6 +131,25 @@ def file_problem(path: Path) -> str | None:
             if stat.S_ISBLK(mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(mode)
             else "a socket" if stat.S_ISSOCK(mode) else "not a file")
     return f"is {kind}, not a regular file"
+
+
+def not_utf8(path: Path, subject: str) -> ConfigError:
+    """The error for a file that is not UTF-8 text, at its first line that does not decode:
+    the line, the byte and why (`subject` names the file in words: `the dataset`)."""
+    try:
+        with path.open("rb") as handle:
+            for number, raw in enumerate(handle, 1):
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    return ConfigError(
+                        f"{subject} is not UTF-8 text: byte {exc.start + 1} of this line "
+                        f"(0x{raw[exc.start]:02x}) is not part of a UTF-8 character "
+                        f"({exc.reason}); save {subject} as UTF-8",
+                        file=path, line=number)
+    except OSError as exc:
+        return ConfigError(f"cannot read {subject}: {exc.strerror or exc}", file=path)
+    return ConfigError(f"{subject} is not UTF-8 text; save it as UTF-8", file=path)
 
 
 class StateFiles:
@@ -412,12 +432,12 @@ def parse_case(
     return case
 
 
-# The object a case digest is of (SPEC §4.2), its keys in canonical order.
+# The object a case digest is of (docs/concepts.md#digests-and-keys), its keys in canonical order.
 _CASE_TEXT = ObjectText("expected", "initial_state", "input", "metadata")
 
 
 def _add_digests(case: Case, path: Path) -> None:
-    """Fill in a parsed case's digests (SPEC §4.2).
+    """Fill in a parsed case's digests (docs/concepts.md#digests-and-keys).
 
     The case digest is of the canonical JSON of {expected, initial_state, input, metadata} (a
     referenced state as {"$state": digest}), made in one go; the execution digest is of the
@@ -503,8 +523,8 @@ def scan_dataset(
             clustered = clustered or case.cluster is not None
             shape = tuple(case.expected)
             shapes[shape] = shapes.get(shape, 0) + 1
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"dataset is not UTF-8 text: {exc}", file=path) from None
+    except UnicodeDecodeError:
+        raise not_utf8(path, "the dataset") from None
     if not ids:
         raise ConfigError("the dataset has no cases", file=path)
     expected_keys: Counter[str] = Counter()

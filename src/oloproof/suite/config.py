@@ -1,4 +1,4 @@
-"""The suite file, `oloproof.yaml` (SPEC §2.2): models and strict loading.
+"""The suite file, `oloproof.yaml` (docs/configuration.md#oloproofyaml): models and strict loading.
 
 Evaluator entries are validated by the evaluator registry (each type has its own model);
 everything else here. Validation happens before any system call.
@@ -24,7 +24,7 @@ from oloproof.suite.validation import (
 )
 from oloproof.suite.yaml_source import YamlDocument, read_yaml
 
-#: Where a run's workers live (SPEC §14).
+#: Where a run's workers live (docs/scaling.md#configuration).
 EXECUTORS = ("local", "processes", "ray")
 MAX_WORKERS = 4096
 ARTIFACT_KIND = re.compile(r"^[a-z][a-z0-9_.-]*/v[0-9]+$")
@@ -85,13 +85,15 @@ class SystemConfig(_Strict):
 
     name: str = Field(min_length=1)
     version: str = Field(min_length=1)
-    # Exactly one of the two (SPEC §14): `callable` is the system itself, `factory` a
-    # zero-argument callable returning a fresh system (one per worker, each with its sandbox).
+    # Exactly one of the two (docs/scaling.md#configuration): `callable` is the system itself,
+    # `factory` a zero-argument callable returning a fresh system (one per worker, each with its
+    # sandbox).
     callable: str | None = Field(default=None, pattern=ENTRY_POINT)
     factory: str | None = Field(default=None, pattern=ENTRY_POINT)
     records: tuple[str, ...] = ()
-    # `otel` (SPEC §16): the engine records the trajectory and usage from the OpenTelemetry
-    # spans the system emits under a per-case span; the system records neither itself.
+    # `otel` (docs/traces.md#systemtrace-otel-the-engine-reads-the-spans): the engine records the
+    # trajectory and usage from the OpenTelemetry spans the system emits under a per-case span; the
+    # system records neither itself.
     trace: Literal["otel"] | None = None
     concurrency: int = Field(default=8, ge=1, le=4096)
     timeout_s: float | None = Field(default=None, gt=0, examples=[60])
@@ -141,7 +143,7 @@ class SystemConfig(_Strict):
 
 
 class QuantileMetricConfig(_Strict):
-    """A quantile of a per-case number (SPEC §5.2)."""
+    """A quantile of a per-case number (docs/concepts.md#quantiles-order-statistic-intervals)."""
 
     id: str = Field(min_length=1)
     type: Literal["quantile"]
@@ -150,9 +152,9 @@ class QuantileMetricConfig(_Strict):
 
 
 class TrialMetricConfig(_Strict):
-    """A reliability metric over a case's trials (SPEC §15.1): `pass_hat_k` (the chance that
-    `k` fresh trials all pass, τ-bench's pass^k) or `pass_at_k` (that at least one of `k`
-    passes); `criterion` names the evaluator's criterion it is computed from."""
+    """A reliability metric over a case's trials (docs/reliability.md#what-passk-means):
+    `pass_hat_k` (the chance that `k` fresh trials all pass, τ-bench's pass^k) or `pass_at_k` (that
+    at least one of `k` passes); `criterion` names the evaluator's criterion it is computed from."""
 
     id: str = Field(min_length=1)
     type: Literal["pass_hat_k", "pass_at_k"]
@@ -167,7 +169,8 @@ MAX_TRIALS = 1000
 
 
 class TransformConfig(_Strict):
-    """A metamorphic transform (SPEC §9): `template` or `replace` on one input field."""
+    """A metamorphic transform (docs/stateful-agents.md#the-same-request-changed-metamorphic-pairs):
+    `template` or `replace` on one input field."""
 
     name: str = Field(pattern=PLAIN_NAME)
     field: str = Field(min_length=1)
@@ -200,7 +203,8 @@ class RayConfig(_Strict):
 
 
 class ExecutionConfig(_Strict):
-    """`execution:` — how many copies of the system run, and where (SPEC §14)."""
+    """`execution:` — how many copies of the system run, and where
+    (docs/scaling.md#configuration)."""
 
     workers: int = Field(default=1, ge=1, le=MAX_WORKERS)
     executor: Literal["local", "processes", "ray"] = "local"
@@ -224,7 +228,7 @@ class JudgeConfig(_Strict):
     """One entry of `judges:` — a model that judges free text (docs/judges.md).
 
     Exactly one of `model` (any model behind an OpenAI-compatible chat completions API, called
-    through the `openai` SDK: the optional extra `oloproof[judge]`) and `callable` (a Python
+    through the `openai` SDK: the optional `judge` extra) and `callable` (a Python
     function, sync or async, taking a `JudgeRequest` and returning a `JudgeVerdict`).
     `api_key_env` names the environment variable that holds the key (never the key itself);
     `concurrency` is how many calls of this judge are in flight at once, over the whole run.
@@ -233,6 +237,9 @@ class JudgeConfig(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     model: str | None = Field(default=None, min_length=1)
     callable: str | None = Field(default=None, pattern=ENTRY_POINT)
+    # Change it when the judge changes where its name does not show it (a callable's code, a
+    # new model behind the same name): it is in the verdicts' key, so they are asked again.
+    version: str | None = Field(default=None, min_length=1)
     base_url: str | None = Field(default=None, min_length=1)
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     temperature: float = Field(default=0.0, ge=0, le=2)
@@ -246,6 +253,11 @@ class JudgeConfig(_Strict):
     # rate limits and lost connections (a callable's ConnectionError and TimeoutError) are
     # retried 3 times (`JUDGE_RETRIES`).
     retries: RetriesConfig | None = None
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_text(cls, value: object) -> object:
+        return None if value is None else version_text(value)
 
     @model_validator(mode="after")
     def _one_kind(self) -> JudgeConfig:
@@ -267,11 +279,16 @@ class JudgeConfig(_Strict):
 
     def definition(self) -> dict[str, Any]:
         """What makes this judge's verdicts what they are, for cache keys: its name, and the
-        model and temperature (or the callable). Where it is served from is not part of it."""
+        model and temperature (or the callable), and its version when it has one. Where it is
+        served from is not part of it."""
+        made: dict[str, Any] = {"name": self.name}
         if self.callable is not None:
-            return {"name": self.name, "callable": self.callable,
-                    "temperature": self.temperature}
-        return {"name": self.name, "model": self.model, "temperature": self.temperature}
+            made.update(callable=self.callable, temperature=self.temperature)
+        else:
+            made.update(model=self.model, temperature=self.temperature)
+        if self.version is not None:  # (absent, the keys stay those of a judge without one)
+            made["version"] = self.version
+        return made
 
 
 #: What a judge retries when its entry says nothing (docs/judges.md): 3 retries, 4 attempts.

@@ -24,6 +24,7 @@ from typing import Any
 
 from oloproof.digest import digest, sha256_text
 from oloproof.errors import ConfigError
+from oloproof.suite.cases import not_utf8
 
 LABELS = ("pass", "fail")
 
@@ -97,8 +98,8 @@ def read_labels_file(path: Path) -> LabelsFile:
     """Read and check a labels file's shape (every problem a ConfigError naming the line)."""
     try:
         text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"the labels file is not UTF-8 text: {exc}", file=path) from None
+    except UnicodeDecodeError:
+        raise not_utf8(path, "the labels file") from None
     except OSError as exc:
         raise ConfigError(f"cannot read the labels file: {exc.strerror}", file=path) from None
     sample: dict[str, Any] | None = None

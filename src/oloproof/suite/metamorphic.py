@@ -1,4 +1,5 @@
-"""Metamorphic copies (SPEC §9): each source case gains one derived case per transform."""
+"""Metamorphic copies (docs/stateful-agents.md#the-same-request-changed-metamorphic-pairs): each
+source case gains one derived case per transform."""
 
 from __future__ import annotations
 

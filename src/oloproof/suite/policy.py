@@ -1,4 +1,4 @@
-"""The release policy, `release.yaml` (SPEC §2.3)."""
+"""The release policy, `release.yaml` (docs/configuration.md#releaseyaml)."""
 
 from __future__ import annotations
 
@@ -26,13 +26,15 @@ RuleState = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"]
 class Rule(ConfigModel):
     """One release rule over one metric (never a slice).
 
-    `kind: non_inferiority` (SPEC §17) compares the metric with the policy's baseline run: it
-    passes when the paired difference candidate − baseline is shown to be at least −`margin`.
+    `kind: non_inferiority` (docs/compare.md#gating-on-it-kind-non_inferiority) compares the metric
+    with the policy's baseline run: it passes when the paired difference candidate − baseline is
+    shown to be at least −`margin`.
     """
 
     id: str = Field(min_length=1)
-    metric: str = Field(min_length=1)
-    kind: Literal["interval", "observed_count", "non_inferiority"] = "interval"
+    # Every kind but max_errored names the metric it decides on (checked in `_shape`).
+    metric: str | None = Field(default=None, min_length=1)
+    kind: Literal["interval", "observed_count", "non_inferiority", "max_errored"] = "interval"
     # A threshold: on a pass rate a fraction in [0, 1] (checked where the policy meets the
     # suite, `check_rule_metrics`), on a quantile a value in the metric's unit.
     min: float | None = Field(default=None, examples=[0.95])
@@ -43,9 +45,28 @@ class Rule(ConfigModel):
     # A case of the baseline that is not in the candidate: `count` it as a pair whose candidate
     # side is missing (so removing failing cases cannot improve the gate), or `ignore` it.
     dropped: Literal["count", "ignore"] | None = None
+    # kind: max_errored (docs/failures.md#the-error-budget): the most errored executions the
+    # run may hold, as a share of its executions (a fraction in [0, 1]) or as a count.
+    max_share: float | None = Field(default=None, ge=0, le=1, examples=[0.02])
+    max_count: int | None = Field(default=None, ge=0, examples=[0])
+
+    @property
+    def subject(self) -> str:
+        """What the rule decides on, as its decision names it: its metric, or `executions`
+        (the run's accounting) for a max_errored rule."""
+        return self.metric if self.metric is not None else ERRORED_SUBJECT
 
     @model_validator(mode="after")
     def _shape(self) -> Rule:
+        if self.kind == "max_errored":
+            return self._errored_shape()
+        if self.metric is None:
+            raise ValueError(f"{'an' if self.kind[0] in 'io' else 'a'} {self.kind} rule takes "
+                             "metric: the criterion or metric it decides on (e.g. metric: "
+                             "answer_correct)")
+        if self.max_share is not None or self.max_count is not None:
+            raise ValueError("max_share and max_count need kind: max_errored (they bound the "
+                             "run's errored executions)")
         if self.kind == "non_inferiority":
             if self.margin is None:
                 raise ValueError("a non_inferiority rule takes margin (e.g. margin: 0.02, a "
@@ -70,6 +91,29 @@ class Rule(ConfigModel):
             if self.max_failures is not None:
                 raise ValueError("max_failures needs kind: observed_count")
         return self
+
+    def _errored_shape(self) -> Rule:
+        if self.metric is not None:
+            raise ValueError(ERRORED_NO_METRIC)
+        for key in ("min", "max", "max_failures", "margin", "dropped"):
+            if getattr(self, key) is not None:
+                raise ValueError(f"a max_errored rule takes max_share or max_count, not {key}")
+        if (self.max_share is None) == (self.max_count is None):
+            raise ValueError(ERRORED_ONE_LIMIT)
+        return self
+
+
+ERRORED_SUBJECT = "executions"
+"""What a max_errored rule's decision names as its metric: the run's `executions`."""
+
+ERRORED_NO_METRIC = (
+    "a max_errored rule counts the run's errored executions, whatever they were to be judged "
+    "on: it names no metric; remove `metric:`")
+
+ERRORED_ONE_LIMIT = (
+    "a max_errored rule takes exactly one of max_share (the most errored executions as a "
+    "fraction of the run's executions, e.g. max_share: 0.02) and max_count (as a number of "
+    "executions, e.g. max_count: 5)")
 
 
 class BaselineChoice(ConfigModel):
@@ -110,6 +154,17 @@ class Policy(ConfigModel):
     # {version: ...} / {tag: ...}.
     baseline: str | BaselineChoice | None = None
     rules: tuple[Rule, ...] = ()
+
+    @field_validator("confidence_level", mode="before")
+    @classmethod
+    def _a_probability(cls, value: object) -> object:
+        # `confidence_level: 95` meant 0.95: say so, as a rate's threshold does.
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            fraction = _as_fraction(float(value))
+            if fraction is not None and 0.5 < float(fraction) < 1:
+                raise ValueError("is a probability between 0.5 and 1: "
+                                 f"write {fraction}")
+        return value
 
     @field_validator("baseline", mode="before")
     @classmethod
@@ -175,7 +230,8 @@ def load_policy(path: Path) -> tuple[Policy, YamlDocument]:
                     "create it (`oloproof init` writes a release.yaml beside oloproof.yaml)")
     data = doc.data
     if data is None:
-        # An empty policy would allow every release: fail closed (SPEC §11.1).
+        # An empty policy would allow every release: fail closed
+        # (docs/configuration.md#how-oloproof-fails-closed).
         raise ConfigError(
             "the policy is empty, so it would allow any release; write its rules "
             f"(`rules:` with rules on the suite's metrics), or `rules: []` {_DECIDES_NOTHING}",
@@ -224,6 +280,8 @@ def load_policy(path: Path) -> tuple[Policy, YamlDocument]:
                 file=path,
                 line=doc.line_of(("rules", i, "margin")),
             )
+        if isinstance(rule, dict) and rule.get("kind") == "max_errored":
+            _check_errored_rule(rule, i, doc)
         if isinstance(rule, dict) and "slice" in rule:
             raise ConfigError(
                 "a rule cannot name a slice: slices are exploratory and never gate; "
@@ -234,10 +292,45 @@ def load_policy(path: Path) -> tuple[Policy, YamlDocument]:
     return validate_model(Policy, data, doc), doc
 
 
+def _check_errored_rule(rule: dict[str, Any], i: int, doc: YamlDocument) -> None:
+    """A max_errored rule's keys, each refused at its own line with what to write (the model
+    checks the same, without lines, for a policy read back from a stored run)."""
+    name = repr(rule.get("id", i + 1))
+    for key in rule:
+        if key == "metric":
+            raise ConfigError(f"rule {name}: {ERRORED_NO_METRIC}", file=doc.path,
+                              line=doc.line_of(("rules", i, key)))
+        if key in ("min", "max", "max_failures", "margin", "dropped", "slice"):
+            raise ConfigError(
+                f"rule {name}: a max_errored rule takes max_share or max_count, not {key}; "
+                f"write max_share: 0.02 (a fraction of the run's executions) or max_count: 5",
+                file=doc.path, line=doc.line_of(("rules", i, key)))
+    share = rule.get("max_share")
+    if isinstance(share, int | float) and not isinstance(share, bool) \
+            and math.isfinite(share) and not 0 <= share <= 1:
+        fraction = _as_fraction(float(share))
+        write = f"write max_share: {fraction}" if fraction is not None else \
+            "write a fraction in [0, 1] (max_share: 0.02 allows 2%)"
+        raise ConfigError(
+            f"rule {name}: max_share: {share:g} is outside [0, 1]: it is the most errored "
+            f"executions as a fraction of the run's executions; {write}",
+            file=doc.path, line=doc.line_of(("rules", i, "max_share")))
+    if "max_share" in rule and "max_count" in rule:
+        raise ConfigError(f"rule {name}: {ERRORED_ONE_LIMIT}, not both", file=doc.path,
+                          line=doc.line_of(("rules", i, "max_count")))
+    if "max_share" not in rule and "max_count" not in rule \
+            and set(rule) <= set(accepted_fields(Rule)):  # (a misspelt key is said first)
+        raise ConfigError(f"rule {name}: {ERRORED_ONE_LIMIT}", file=doc.path,
+                          line=doc.line_of(("rules", i, "kind")))
+
+
 def check_rule_metrics(policy: Policy, doc: YamlDocument, metrics: dict[str, str]) -> None:
     """Every rule names a metric the suite produces; `metrics` maps id → kind (rate, fraction
-    — a pass_hat_k / pass_at_k with k below trials —, or quantile)."""
+    — a pass_hat_k / pass_at_k with k below trials —, or quantile). A max_errored rule names
+    none (it counts the run's errored executions)."""
     for i, rule in enumerate(policy.rules):
+        if rule.metric is None:
+            continue
         line = doc.line_of(("rules", i, "metric"))
         kind = metrics.get(rule.metric)
         if kind is None:

@@ -1,4 +1,5 @@
-"""Validity labels of metamorphic transforms (SPEC §9).
+"""Validity labels of metamorphic transforms
+(docs/stateful-agents.md#the-same-request-changed-metamorphic-pairs).
 
 A transform is *checked* when people's labels show it keeps each request's meaning: the exact
 lower bound of the kept share, over every pair of the transform, reaches `minimum_validity`.
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from oloproof.errors import ConfigError
+from oloproof.suite.cases import not_utf8
 from oloproof.suite.config import TransformConfig
 from oloproof.suite.yaml_source import YamlDocument
 
@@ -21,7 +23,8 @@ from oloproof.suite.yaml_source import YamlDocument
 def check_labels_files(
     transforms: Sequence[TransformConfig], base_dir: Path, doc: YamlDocument
 ) -> None:
-    """Every `validity_labels` file exists and reads, before any call (SPEC §11.1).
+    """Every `validity_labels` file exists and reads, before any call
+    (docs/configuration.md#how-oloproof-fails-closed).
 
     A file that is not there is not "nobody has labelled yet": a mistyped path would quietly
     leave a transform unchecked, so it is a configuration error naming the suite's line.
@@ -97,8 +100,8 @@ def _json_kind(value: Any) -> str:
 def _numbered_lines(handle: TextIO, path: Path) -> Iterator[tuple[int, str]]:
     try:
         yield from enumerate(handle, 1)
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"the labels file is not UTF-8 text: {exc}", file=path) from None
+    except UnicodeDecodeError:
+        raise not_utf8(path, "the labels file") from None
 
 
 def validity_bound(

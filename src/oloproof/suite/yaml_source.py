@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from oloproof.errors import ConfigError
+from oloproof.suite.cases import not_utf8
 
 Loc = tuple[str | int, ...]
 
@@ -46,7 +47,9 @@ def read_yaml(path: Path, what: str, hint: str = "check its path, or create it "
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{what} file {path.name} not found; {hint}", file=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError:
+        raise not_utf8(path, f"the {what} file") from None
+    except OSError as exc:
         raise ConfigError(f"cannot read {what} file: {exc}", file=path) from None
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)

@@ -1,4 +1,4 @@
-"""Trajectories from the traces agent frameworks already emit (SPEC §16).
+"""Trajectories from the traces agent frameworks already emit (docs/traces.md).
 
 One function per format, each returning an `AgentTrajectory` that validates as if the system
 had recorded it (`from_*`), and its `read_*` twin returning a `TraceReading`: the trajectory

@@ -1,4 +1,5 @@
-"""LangChain / LangGraph message lists (SPEC §16): `from_langchain_messages`.
+"""LangChain / LangGraph message lists (docs/traces.md#langchain--langgraph-messages--steps):
+`from_langchain_messages`.
 
 Reads `langchain_core` message objects (or their `model_dump()` / `messages_to_dict` forms)
 without importing LangChain. `AIMessage.tool_calls` → `tool_call` steps, `ToolMessage` →
@@ -163,7 +164,8 @@ def _tool(builder: TrajectoryBuilder, message: Mapping[str, Any]) -> None:
 
 
 def from_langchain_messages(messages: Iterable[Any]) -> AgentTrajectory:
-    """The `AgentTrajectory` of a LangChain/LangGraph message list (SPEC §16).
+    """The `AgentTrajectory` of a LangChain/LangGraph message list
+    (docs/traces.md#langchain--langgraph-messages--steps).
 
     Warns (`TraceWarning`) if a message could not be read; `read_langchain_messages` returns
     the same trajectory with what was skipped and marked.

@@ -1,4 +1,4 @@
-"""OpenAI Agents SDK runs (SPEC §16): `from_openai_agents`.
+"""OpenAI Agents SDK runs (docs/traces.md#openai-agents-sdk-run-items--steps): `from_openai_agents`.
 
 Reads a run result's `new_items` (or the `run_data` of the exception a run raised). The SDK
 is imported only here and only when this adapter is used, so nothing else needs it. Every
@@ -172,7 +172,8 @@ def _usage(context: Any) -> TraceUsage | None:
 
 
 def from_openai_agents(result: Any) -> AgentTrajectory:
-    """The `AgentTrajectory` of an OpenAI Agents SDK run (SPEC §16).
+    """The `AgentTrajectory` of an OpenAI Agents SDK run
+    (docs/traces.md#openai-agents-sdk-run-items--steps).
 
     Warns (`TraceWarning`) if an item could not be read; `read_openai_agents` returns the
     same trajectory with what was skipped and marked.

@@ -1,4 +1,5 @@
-"""Chat-completions conversations (SPEC §16): `from_openai_messages`.
+"""Chat-completions conversations (docs/traces.md#openai-chat-completions--steps):
+`from_openai_messages`.
 
 Reads the messages a system sends to and gets back from the chat-completions API, as plain
 dicts or as the `openai` package's objects (anything with `model_dump`). The mapping is in
@@ -142,7 +143,8 @@ def _call(builder: TrajectoryBuilder, tool_call: Any, position: int) -> None:
 
 
 def from_openai_messages(messages: Iterable[Any]) -> AgentTrajectory:
-    """The `AgentTrajectory` of a chat-completions conversation (SPEC §16).
+    """The `AgentTrajectory` of a chat-completions conversation
+    (docs/traces.md#openai-chat-completions--steps).
 
     Warns (`TraceWarning`) if a message could not be read; `read_openai_messages` returns the
     same trajectory with what was skipped and marked.

@@ -1,4 +1,5 @@
-"""OpenTelemetry spans → trajectories (SPEC §16): `from_otel` and `read_otel_traces`.
+"""OpenTelemetry spans → trajectories (docs/traces.md#opentelemetry-genai-spans--steps): `from_otel`
+and `read_otel_traces`.
 
 Two vocabularies are read, span by span:
 
@@ -717,7 +718,8 @@ def read_otel(spans: Spans) -> TraceReading:
 
 
 def from_otel(spans: Spans) -> AgentTrajectory:
-    """The `AgentTrajectory` of one trace's OpenTelemetry spans (SPEC §16).
+    """The `AgentTrajectory` of one trace's OpenTelemetry spans
+    (docs/traces.md#opentelemetry-genai-spans--steps).
 
     Warns (`TraceWarning`) if a span could not be read; `read_otel` returns the same
     trajectory with what was skipped, ignored and marked, and the trace's usage.

@@ -1,4 +1,4 @@
-"""OTLP/JSON files: `read_otlp_file` (SPEC §16).
+"""OTLP/JSON files: `read_otlp_file` (docs/traces.md#production-traces-oloproof-traces-import).
 
 A file holds either one `{"resourceSpans": [...]}` document (the OTLP/JSON encoding, or
 protobuf's `MessageToJson` of an `ExportTraceServiceRequest`), or one such document per line

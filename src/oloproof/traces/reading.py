@@ -1,4 +1,5 @@
-"""What reading a trace gives back, and the builder every adapter shares (SPEC §16).
+"""What reading a trace gives back, and the builder every adapter shares
+(docs/traces.md#the-mapping-rules-for-every-format).
 
 Each adapter turns one format into steps through a `TrajectoryBuilder`, which keeps what a
 trajectory cannot hold itself: which call a result answers (by call id), which arguments were
@@ -68,7 +69,8 @@ class TraceUsage:
     cost: float | None = None
 
     def payload(self) -> dict[str, int | float]:
-        """The `usage/v1` artifact payload (SPEC §16.2): the recorded fields only."""
+        """The `usage/v1` artifact payload (docs/traces.md#tokens-and-cost): the recorded fields
+        only."""
         body: dict[str, int | float] = {}
         if self.input_tokens is not None:
             body["input_tokens"] = self.input_tokens
@@ -354,7 +356,8 @@ class TrajectoryBuilder:
         """The trajectory and the reading around it.
 
         A call that never got a result makes the trajectory truncated: what was recorded is a
-        lower bound of what happened, so every §7.2 evaluator gives a verdict only when the
+        lower bound of what happened, so every agent evaluator
+        (docs/agents-and-tools.md#truncated-traces) gives a verdict only when the
         recorded part already decides it and is missing otherwise — never a fail the absent
         result caused.
 
@@ -414,9 +417,9 @@ class TrajectoryBuilder:
 
     @staticmethod
     def _name_agents(steps: list[_Step]) -> None:
-        # All steps name an agent or none does (SPEC §3.3). A step outside every agent's span
-        # takes the agent that held control then: the previous named step's, or before the
-        # first one, the first named agent's (who received what came before it).
+        # All steps name an agent or none does (docs/agents-and-tools.md#the-models). A step outside
+        # every agent's span takes the agent that held control then: the previous named step's, or
+        # before the first one, the first named agent's (who received what came before it).
         named = [s.agent for s in steps if s.agent]
         if not named or len(named) == len(steps):
             return

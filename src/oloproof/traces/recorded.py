@@ -1,4 +1,5 @@
-"""The system of a suite made by `oloproof traces import` (SPEC §16): the recording itself.
+"""The system of a suite made by `oloproof traces import`
+(docs/traces.md#production-traces-oloproof-traces-import): the recording itself.
 
 Each case's `input.recording` holds what production recorded — the answer, the trajectory read
 from the trace, its usage and what the reader did not understand. `play` re-records them and

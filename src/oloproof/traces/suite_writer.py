@@ -1,4 +1,5 @@
-"""`oloproof traces import FILE --out DIR` (SPEC §16): a suite over traces recorded in
+"""`oloproof traces import FILE --out DIR`
+(docs/traces.md#production-traces-oloproof-traces-import): a suite over traces recorded in
 production.
 
 One case per trace: `input.message` is the trace's first user message, `input.recording` what

@@ -8,7 +8,7 @@ checks a reply's extra promises against the tools — so it passes replies a car
 fails. People's labels (`labels/reply_truthful.jsonl`) measure how far, and correct for it.
 
 Swap it for a real model by giving the judge `model:` and `base_url:` instead of `callable:`
-(docs/judges.md#using-a-model).
+(docs/judges.md#using-a-model-vllm-ollama-litellm-openai).
 """
 
 from __future__ import annotations

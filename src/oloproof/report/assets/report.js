@@ -184,6 +184,8 @@
   function indexRules() {
     RULES_BY_METRIC = {};
     (S.policy.rules || []).forEach(function (r) {
+      // A max_errored rule decides on the run's executions, never on a metric's bar.
+      if (r.kind === "max_errored") return;
       (RULES_BY_METRIC[r.metric] = RULES_BY_METRIC[r.metric] || []).push(r);
     });
     STATE_BY_RULE = {};
@@ -435,7 +437,8 @@
   }
 
   /* pass^k against k (1 … trials), one small chart per criterion: the points and intervals are
-   * the report's data (computed in Python, SPEC §15.1–15.2); this only draws them. */
+   * the report's data (computed in Python: docs/reliability.md#what-passk-means); this only
+   * draws them. */
   function reliabilityChart(curve, trials) {
     var W = 300, H = 150, L = 38, R = W - 10, T = 12, B = H - 26;
     function x(k) { return trials > 1 ? L + (R - L) * (k - 1) / (trials - 1) : (L + R) / 2; }
@@ -505,8 +508,9 @@
       })));
   }
 
-  /* A case's trials side by side (SPEC §15.3): each criterion's verdict per trial, where the
-   * trajectories part, and their steps (the rest of the panel is trial 1). */
+  /* A case's trials side by side (docs/reliability.md#what-passk-means): each criterion's
+   * verdict per trial, where the trajectories part, and their steps (the rest of the panel is
+   * trial 1). */
   function renderTrials(d) {
     var trials = d.trials;
     var head = h("tr", null, h("th", null, "Criterion"), trials.map(function (t) {
@@ -617,7 +621,8 @@
       })));
   }
 
-  /* Slices as a matrix: one row per group, one column per metric (SPEC §10.2). */
+  /* Slices as a matrix: one row per group, one column per metric
+   * (docs/concepts.md#slices-are-exploratory-and-never-gate). */
   function renderSlices() {
     var rows = S.slices || [];
     var sec = h("section", { id: "slices" },
@@ -1397,7 +1402,7 @@
       h("p", { class: "note" }, "A replay shows what changed after the fault, never why."));
   }
 
-  // ---- the comparison with a baseline (SPEC §17) ---------------------------------------------
+  // ---- the comparison with a baseline (docs/compare.md#both-runs-side-by-side-the-html-report)
 
   var cmpEls = {};
 

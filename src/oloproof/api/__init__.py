@@ -1,0 +1,61 @@
+"""The library surface the command line is a thin layer over
+(docs/getting-started.md#the-same-from-python).
+
+`run()` does everything `oloproof run` does and returns a RunResult; `load_run()` reads a stored
+run; `redecide()` decides a stored run under another policy without running anything.
+
+The package is in parts, each importing only the ones below it: `result` (`RunResult`),
+`deciding` (a run document from an analysis), `running` (`run`, `run_async`), `stored` (stored
+runs: `load_run`, `tag`, `redecide`, `plan`) and `reports` (`write_html_report`,
+`write_ci_reports`). Importing it imports what a run needs to start its first cases, no more.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from oloproof.api.reports import write_ci_reports, write_html_report
+from oloproof.api.result import RunResult
+from oloproof.api.running import new_run_id as new_run_id
+from oloproof.api.running import open_store as open_store
+from oloproof.api.running import run, run_async
+from oloproof.api.stored import (
+    Tagged,
+    load_case_trials,
+    load_run,
+    plan,
+    redecide,
+    tag,
+)
+from oloproof.api.stored import stored_document as stored_document
+from oloproof.api.stored import stored_metric_kinds as stored_metric_kinds
+from oloproof.errors import ConfigError
+from oloproof.store.location import find_store
+
+if TYPE_CHECKING:
+    from oloproof.comparison.stored import compare
+    from oloproof.document import Comparison, Plan, RunDocument
+
+
+
+
+def __getattr__(name: str) -> Any:
+    """`compare` (comparing two stored runs) and the run document's models (`RunDocument`,
+    `Comparison`, `Plan`) are imported on first use: they need not be loaded before a run's
+    first case starts."""
+    if name == "compare":
+        from oloproof.comparison.stored import compare
+
+        return compare
+    if name in ("RunDocument", "Comparison", "Plan"):
+        from oloproof import document
+
+        return getattr(document, name)
+    raise AttributeError(f"module 'oloproof.api' has no attribute {name!r}")
+
+
+__all__ = [
+    "Comparison", "ConfigError", "Plan", "RunDocument", "RunResult", "Tagged", "compare",
+    "find_store", "load_case_trials", "load_run", "plan", "redecide", "run", "run_async", "tag",
+    "write_ci_reports", "write_html_report",
+]

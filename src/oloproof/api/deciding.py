@@ -1,0 +1,195 @@
+"""A run document from a run's analysis, shared by running a suite and re-deciding a stored run.
+
+`_plan` is what the analysis tallies (from the suite as stored with the run); `_decide` finishes
+the analysis, decides the policy's rules and builds the `RunDocument`; `_check_baseline` and
+`_compare_stored` pair the run with its baseline.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from oloproof.analysis.judged import specs_of
+from oloproof.analysis.metrics import Analysis, MetricPlan, QuantileSpec
+from oloproof.errors import ConfigError, UsageError
+from oloproof.store.store import Store
+from oloproof.suite.policy import Policy, policy_warnings
+
+if TYPE_CHECKING:
+    from oloproof.document import (
+        BaselineSummary,
+        CacheCounts,
+        CaseError,
+        Comparison,
+        Execution,
+        RunDocument,
+        RunStatus,
+        TransformValidity,
+    )
+
+
+def _plan(suite_info: dict[str, Any]) -> MetricPlan:
+    trial_metrics = suite_info.get("trial_metrics", ())
+    if trial_metrics:  # (repeated trials' code is imported only for a suite that has them)
+        from oloproof.analysis.trials import TrialMetricSpec
+    relation = {e["criterion"]: e["transform"] for e in suite_info["evaluators"]
+                if e.get("type") == "metamorphic_relation"}
+    criteria = list(suite_info["criteria"])
+    return MetricPlan(
+        criteria=criteria,
+        quantiles=[QuantileSpec(m["id"], m["source"], m["quantile"])
+                   for m in suite_info["metrics"]],
+        slices=list(suite_info["slices"]),
+        min_slice_support=int(suite_info["min_slice_support"]),
+        relation_transforms=relation,
+        # Runs stored before the key existed: keep cases by id, as a clustered suite needs.
+        case_clusters=bool(suite_info.get("case_clusters", True)),
+        trials=int(suite_info.get("trials", 1)),
+        trial_metrics=[TrialMetricSpec(m["id"], m["type"], criteria.index(m["criterion"]),
+                                       int(m["k"]))
+                       for m in trial_metrics],
+        judges=specs_of(criteria, suite_info.get("judges") or {}),
+    )
+
+
+def _check_baseline(db: Store, baseline: str, project: str, case_ids: set[str], *,
+                    gating: bool) -> str:
+    """A baseline for the run about to be made: of this project, sharing case ids with the
+    suite, and complete when a rule decides on it (a UsageError saying which is not so)."""
+    record = db.run_record(baseline)
+    if record["project"] != project:
+        raise UsageError(
+            f"the baseline run {baseline} is of project {record['project']!r}, and this suite is "
+            f"project {project!r}: a baseline must be a run of the same project (`oloproof runs` "
+            "lists this store's runs)")
+    if not any(case_id in case_ids for case_id, *_ in db.iter_run_verdicts(baseline)):
+        raise UsageError(
+            f"the baseline run {baseline} shares no case id with this suite: they have no case "
+            "in common, so nothing can be paired; name a baseline run of this suite")
+    if gating and record["status"] != "complete":
+        raise UsageError(
+            f"the baseline run {baseline} is {record['status']}: a release cannot be decided "
+            "against a run that did not complete; name a complete run as the baseline")
+    return baseline
+
+
+def _compare_stored(db: Store, baseline: str, candidate: str, level: float, *,
+                    candidate_complete: bool = False) -> Comparison:
+    """Compare two stored runs. `candidate_complete`: the candidate is the run being decided
+    (still registered as running), so no warning says it did not complete."""
+    from oloproof.comparison import compare_sides, read_side
+    cand = read_side(db, candidate)
+    if candidate_complete:
+        cand.record["status"] = "complete"
+    return compare_sides(db, read_side(db, baseline), cand, level)
+
+
+def _decide(
+    db: Store, run_id: str, status: RunStatus | str, suite_info: dict[str, Any], policy: Policy,
+    analysis: Analysis, validity: list[TransformValidity], cache: CacheCounts,
+    errors: list[CaseError], warnings: list[str], execution: Execution | None = None,
+    baseline: BaselineSummary | None = None,
+) -> RunDocument:
+    from oloproof.analysis.expected_keys import expected_key_hints
+    from oloproof.decisions import decide
+    from oloproof.document import ExitCode, Gate, GateAction, RunDocument, RunStatus, SystemRef
+    from oloproof.report.limits import limits_for
+
+    metrics, slices = analysis.finish(policy.confidence_level)
+    analysis.attach_missing_examples(metrics, _missing_messages(db, analysis, suite_info, errors))
+    checked = {v.transform: v.checked for v in validity}
+    if baseline is None and policy.compares:
+        raise ConfigError("the policy has a non_inferiority rule, and no baseline run was "
+                          "given to compare with: give --baseline REF (or `baseline:` in the "
+                          "policy)")
+    executions = analysis.execution_counts()  # (max_errored rules decide on it)
+    decisions, gate = decide(policy, metrics, checked, baseline, executions)
+    warnings = [*warnings, *policy_warnings(policy)]
+    if analysis.unread_cases:
+        warnings = [*warnings, (
+            f"{analysis.unread_items} trace item(s) in {analysis.unread_cases} case(s) were "
+            "not understood and are not in those trajectories; `oloproof inspect --case ID` "
+            "lists them by kind (trace_reading/v1)")]
+    if status != RunStatus.COMPLETE:
+        # Figures of a run that did not complete describe only the cases that finished: they
+        # can be read, never used to release (exit 5: the run could not complete).
+        gate = Gate(action=GateAction.BLOCK, exit_code=ExitCode.INCOMPLETE)
+        if executions.nothing_measured:
+            warnings = [*warnings, f"every execution of this run errored ({executions.cases} "
+                        "of " f"{executions.cases}), so nothing was measured: the run is "
+                        f"{status}, and its gate cannot allow a release; What broke says why"]
+        else:
+            warnings = [*warnings, f"this run is {status}: its figures cover only the "
+                        f"{analysis.cases} cases that finished, and its gate cannot allow a "
+                        "release"]
+    return RunDocument(
+        run_id=run_id,
+        status=RunStatus(status),
+        project=suite_info["project"],
+        system=SystemRef(name=suite_info["system"]["name"],
+                         version=suite_info["system"]["version"]),
+        cases=analysis.cases,
+        confidence_level=policy.confidence_level,
+        gate=gate,
+        decisions=decisions,
+        metrics=metrics,
+        slices=slices,
+        transforms=validity,
+        cache=cache,
+        errors=errors,
+        warnings=warnings,
+        limits=limits_for(suite_info),
+        failing_cases=analysis.failing_cases(),
+        trials=int(suite_info.get("trials", 1)) if int(suite_info.get("trials", 1)) > 1
+        else None,
+        execution=execution if execution is not None else _stored_execution(suite_info),
+        baseline=baseline,
+        usage=analysis.usage_totals(),
+        executions=executions,
+        expected_key_hints=expected_key_hints(
+            metrics, suite_info.get("absent_expected") or {},
+            suite_info.get("expected_keys") or {}) or None,
+    )
+
+
+def _stored_execution(suite_info: dict[str, Any]) -> Execution | None:
+    """Where a stored run ran, from its suite record (runs stored before workers: none)."""
+    from oloproof.document import Execution
+
+    stored = suite_info.get("execution")
+    if not isinstance(stored, dict):
+        return None
+    return Execution(executor=str(stored["executor"]), workers=int(stored["workers"]))
+
+
+def _missing_messages(
+    db: Store, analysis: Analysis, suite_info: dict[str, Any], errors: list[CaseError]
+) -> dict[tuple[str, str], str | None]:
+    """The error text of the first case missing for each reason, where there is one: the case's
+    own error for an errored case, else the `error` its judgment kept (an evaluator that
+    raised)."""
+    examples = analysis.missing_examples()
+    if not examples:
+        return {}
+    case_errors: dict[str, str] = {}
+    for error in errors:
+        case_errors.setdefault(error.case, error.message)
+    evaluator_keys = list(suite_info.get("evaluator_keys") or [])
+    criteria = list(suite_info.get("criteria") or [])
+    wanted: dict[tuple[str, str], str] = {}
+    messages: dict[tuple[str, str], str | None] = {}
+    for (criterion, reason), (case_id, case_key) in examples.items():
+        if case_id in case_errors:
+            messages[(criterion, reason)] = case_errors[case_id]
+        elif case_key is not None and criterion in criteria \
+                and criteria.index(criterion) < len(evaluator_keys):
+            wanted[(criterion, reason)] = case_key + evaluator_keys[criteria.index(criterion)]
+    if wanted:
+        db.stop_writer()  # the judgments must be committed (and merged) to be read back
+        found = db.load_judgments(wanted.values())
+        for example, key in wanted.items():
+            details = (found.get(key) or {}).get("details")
+            text = details.get("error") if isinstance(details, dict) else None
+            if isinstance(text, str):
+                messages[example] = text
+    return messages

@@ -1,0 +1,88 @@
+"""Reports of stored runs written to files: the HTML report (`write_html_report`) and the
+results where CI systems read them (`write_ci_reports`: JUnit XML, Markdown). They read the
+store, never run anything, and import the report's modules only when called.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from oloproof.api.deciding import _compare_stored
+from oloproof.api.result import RunResult
+from oloproof.api.stored import _document_of, _open_existing
+from oloproof.suite.policy import Policy
+
+if TYPE_CHECKING:
+    from oloproof.document import Comparison
+
+
+def write_html_report(
+    run_ref: str,
+    path: str | Path,
+    config: str | Path = "oloproof.yaml",
+    store: str | Path | None = None,
+    *,
+    compress: bool | None = None,
+    baseline: str | None = None,
+) -> Path:
+    """Write the HTML report of a stored run to `path`; returns the path written.
+
+    `compress` forces (True) or forbids (False) gzip-compressed case details; by default only
+    large runs are compressed. `baseline` (a run reference) adds the comparison with that run
+    (docs/compare.md#both-runs-side-by-side-the-html-report): the broken cases first, each opening
+    both runs' case panels side by side; a reference naming the run itself means the newest run
+    before it.
+    """
+    # Imported here: the report's modules are not needed by a run.
+    from oloproof.report.html import render_page
+    from oloproof.report.html_data import build_report_data
+    from oloproof.report.output_files import check_output_path, write_output
+
+    check_output_path(path)  # before the store is read: a FIFO or a missing folder is exit 2
+
+    with _open_existing(config, store) as db:
+        record = db.run_record(db.resolve_run(run_ref))
+        document = _document_of(db, record)
+        comparison = None
+        if baseline is not None:
+            baseline_id = db.resolve_baseline(baseline, record["run_id"], record["project"])
+            comparison = _compare_stored(db, baseline_id, record["run_id"],
+                                         document.confidence_level)
+        data = build_report_data(db, record["run_id"], document, compress=compress,
+                                 comparison=comparison)
+    return write_output(path, render_page(data))
+
+
+def write_ci_reports(
+    target: RunResult | Comparison, *, junit: str | Path | None = None,
+    markdown: str | Path | None = None, config: str | Path = "oloproof.yaml",
+    store: str | Path | None = None,
+) -> list[Path]:
+    """Write a run's (or a comparison's) results where CI systems read them (docs/ci.md): JUnit
+    XML to `junit`, GitHub-flavoured Markdown to `markdown`. A run's cases are read from the
+    store, like every report. Returns the paths written."""
+    from oloproof.document import Comparison
+    from oloproof.report.junit import case_records, comparison_junit, run_junit
+    from oloproof.report.markdown import comparison_markdown, run_markdown
+    from oloproof.report.output_files import check_output_path, write_output
+
+    for path in (junit, markdown):  # both checked before either is written
+        if path is not None:
+            check_output_path(path)
+    written = []
+    if junit is not None:
+        if isinstance(target, Comparison):
+            xml = comparison_junit(target)
+        else:
+            with _open_existing(config, store) as db:
+                records = case_records(db, target.run_id)
+            block_on = target.policy.block_on if target.policy is not None else \
+                Policy().block_on
+            xml = run_junit(target.document, records, block_on)
+        written.append(write_output(junit, xml))
+    if markdown is not None:
+        text = comparison_markdown(target) if isinstance(target, Comparison) else \
+            run_markdown(target.document)
+        written.append(write_output(markdown, text))
+    return written

@@ -1,0 +1,299 @@
+"""Running a suite: `run()` does everything `oloproof run` does and returns a RunResult;
+`run_async()` is the same awaited on the caller's event loop.
+
+This module imports only what a run needs to start its first cases. What deciding and
+reporting need — the run document's models, the decisions, NumPy and the statistics, the
+terminal report — is imported in a thread beside the run once its cases are under way
+(`_AFTER_THE_RUN`), and by the functions that use it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import os
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from oloproof.analysis.metrics import Analysis
+from oloproof.api.deciding import _check_baseline, _compare_stored, _decide, _plan
+from oloproof.api.result import RunResult
+from oloproof.errors import RunStopped, UsageError
+from oloproof.execution.engine import Progress, RunEngine
+from oloproof.execution.executors import open_transport
+from oloproof.project import LoadedSuite, describe_suite, load_suite
+from oloproof.store.sql import store_error
+from oloproof.store.store import Store
+from oloproof.suite.policy import check_baseline_given
+from oloproof.suite.validity import transform_validity
+
+
+def open_store(suite: LoadedSuite, store: str | Path | None = None) -> Store:
+    """The store a run writes to: `store` if given, else the suite's
+    (docs/configuration.md#oloproofyaml)."""
+    return Store(Path(store) if store is not None else suite.store_path())
+
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def new_run_id() -> str:
+    """`run_` and a ULID: 48 bits of Unix time in ms and 80 random bits, in Crockford base32
+    (26 characters; ids of runs started in different milliseconds sort by time). Made here
+    rather than by a ULID package, whose import reads package metadata (~0.1 s per command).
+    """
+    value = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10), "big")
+    return "run_" + "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -5, -5))
+
+
+def _refuse_running_loop(name: str) -> None:
+    """`run()` owns its event loop: inside a running one (Jupyter, an async test) it cannot."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise UsageError(
+        f"oloproof.{name}() was called inside a running event loop (a notebook, an async "
+        "test or server); nothing was run or stored. There, use "
+        "`result = await oloproof.run_async(...)`, which takes the same arguments"
+    )
+
+
+#: What deciding and reporting a run need and starting one does not, in the order they are
+#: needed: the run document's models (pydantic builds them: 0.05 s; the first failing case
+#: needs them), the decisions, NumPy and the statistics (with scipy.special, a fifth of a
+#: second), comparing with a baseline, the projection, and the terminal report (Rich), which
+#: `oloproof run` prints next — for a library caller, 0.05 s more in a thread while its cases
+#: run.
+_AFTER_THE_RUN = ("oloproof.document", "oloproof.decisions", "oloproof.report.limits", "numpy",
+                  "oloproof.stats", "scipy.special", "oloproof.comparison",
+                  "oloproof.decisions.plan", "oloproof.report.terminal")
+
+
+def _import_modules(names: tuple[str, ...]) -> None:
+    for name in names:
+        importlib.import_module(name)
+
+
+def _import_beside_the_run() -> None:
+    """Import what deciding and reporting need in a thread of its own, once the run's first
+    cases are under way: a system that waits on the network leaves the interpreter idle for
+    it, and the decision need not wait. It starts after one turn of the event loop (the call
+    is scheduled before the engine runs, and schedules the thread's start behind the first
+    cases the engine hands out), so its imports do not compete with loading the suite and
+    planning the first jobs. (The imports happen once per process either way; if they are
+    not done when the run decides, deciding waits for them, as it would have imported them.)
+    """
+    wanted = tuple(name for name in _AFTER_THE_RUN if name not in sys.modules)
+    if not wanted:
+        return
+    threading.Thread(target=_import_modules, args=(wanted,), name="oloproof-import",
+                     daemon=True).start()
+
+
+class _Run:
+    """One run between registering it in the store and its result (shared by `run` and
+    `run_async`)."""
+
+    def __init__(
+        self, config: str | Path, policy: str | Path | None, *, no_cache: bool,
+        concurrency: int | None, on_progress: Callable[[Progress], None] | None,
+        on_start: Callable[[LoadedSuite, str], None] | None, store: str | Path | None,
+        trials: int | None = None, workers: int | None = None, executor: str | None = None,
+        baseline: str | None = None,
+    ) -> None:
+        self.suite = load_suite(Path(config), Path(policy) if policy is not None else None,
+                                trials=trials, workers=workers, executor=executor)
+        check_baseline_given(self.suite.policy, self.suite.policy_doc, baseline)
+        self.db = open_store(self.suite, store)
+        # The baseline is resolved before the run is registered, as `oloproof run` means it:
+        # the run being made is `latest` (docs/compare.md#which-run-is-the-baseline). A bad baseline
+        # stops here, before any call.
+        reference = baseline if baseline is not None else self.suite.policy.baseline_reference
+        self.baseline: str | None = None
+        if reference is not None:
+            try:
+                project = self.suite.config.project
+                self.baseline = _check_baseline(
+                    self.db, self.db.resolve_baseline(reference, None, project), project,
+                    set(self.suite.dataset.ids), gating=self.suite.policy.compares)
+            except BaseException:
+                self.db.close()
+                raise
+        self.run_id = new_run_id()
+        # With trials, progress counts executions: every case, each trial.
+        self.progress = Progress(total=self.suite.execution_count, on_change=on_progress)
+        self.no_cache = no_cache
+        self.concurrency = concurrency
+        self.on_start = on_start
+
+    def stopped(self) -> RunStopped:
+        done = "cases" if self.suite.trials == 1 else "case trials"
+        return RunStopped(
+            f"run {self.run_id} stopped after {self.progress.done} of {self.progress.total} "
+            f"{done}; what finished is stored and the next `oloproof run` reuses it"
+        )
+
+    async def execute(self) -> RunResult:
+        """Register, run, decide and store the run. On Ctrl-C or cancellation the run is
+        marked `stopped` and the interruption goes on; on an unexpected error it is marked
+        `failed` (what finished is stored) and the error goes on, with a note naming the run.
+        """
+        suite, db, run_id = self.suite, self.db, self.run_id
+        suite_info = describe_suite(suite)
+        # The policy is stored with its baseline resolved to a run id, so `gate` re-decides
+        # this run against the same baseline whatever runs come after it.
+        policy = suite.policy if self.baseline is None else \
+            suite.policy.model_copy(update={"baseline": self.baseline})
+        # The workers start (and load the system) before the run is registered: a worker that
+        # cannot start is a configuration error, with nothing run and nothing stored.
+        transport = await open_transport(suite, self.concurrency)
+        try:
+            db.begin_run(run_id, suite.config.project, suite.config.system.name,
+                         suite.config.system.version, suite_info,
+                         policy.model_dump(mode="json"))
+        except BaseException:
+            await transport.close()
+            raise
+        try:
+            if self.on_start is not None:
+                self.on_start(suite, run_id)
+            engine = RunEngine(suite, db, run_id, no_cache=self.no_cache,
+                               concurrency=self.concurrency, progress=self.progress,
+                               transport=transport)
+            analysis = Analysis(_plan(suite_info))
+            loop = asyncio.get_running_loop()
+            importing = loop.call_soon(loop.call_soon, _import_beside_the_run)
+            try:
+                await engine.run(analysis)
+            finally:
+                importing.cancel()  # (a run that never waited has nothing beside it)
+            from oloproof.document import (
+                CacheCounts,
+                CaseError,
+                Execution,
+                RunStatus,
+                TransformValidity,
+            )
+
+            execution = Execution(executor=suite.execution.executor,
+                                  workers=suite.execution.workers, retried=engine.retried,
+                                  nodes=engine.nodes)
+            validity = transform_validity(suite.transforms, engine.pairs, suite.project_dir,
+                                          suite.policy.confidence_level)
+            against = None
+            if self.baseline is not None:
+                db.stop_writer()  # the run's cases must be committed to be paired
+                against = _compare_stored(db, self.baseline, run_id,
+                                          suite.policy.confidence_level,
+                                          candidate_complete=True).summary()
+            # A run every execution of which errored measured nothing: it is `failed`, exit 5
+            # (never "more cases needed"; docs/failures.md#a-run-that-never-ran).
+            status = RunStatus.FAILED if analysis.execution_counts().nothing_measured \
+                else RunStatus.COMPLETE
+            cache = CacheCounts.model_validate(engine.cache.to_json())
+            rerun = db.rerun_errored(run_id) if not self.no_cache else None
+            if rerun is not None:  # (what errored before is never cached: it ran again)
+                cache.rerun_from, cache.rerun = rerun
+            document = _decide(db, run_id, status, suite_info, suite.policy,
+                               analysis,
+                               [TransformValidity.model_validate(v) for v in validity],
+                               cache,
+                               [CaseError.model_validate(e) for e in engine.errors],
+                               suite.warnings, execution, against)
+            db.finish_run(run_id, str(status), analysis.cases, document.to_json())
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            db.finish_run(run_id, "stopped", self.progress.done, None)
+            raise
+        except Exception as exc:
+            with contextlib.suppress(Exception):  # the store itself may be what broke
+                db.finish_run(run_id, "failed", self.progress.done, None)
+            if isinstance(exc, sqlite3.DatabaseError):  # a read of the store failed
+                raise store_error(exc, db.path, "read") from None
+            exc.add_note(f"oloproof: the run {run_id} failed after {self.progress.done} of "
+                         f"{self.progress.total} cases and is marked `failed`; what finished "
+                         "is stored")
+            raise
+        return RunResult(document, list(document.warnings), suite.policy)
+
+
+def run(
+    config: str | Path = "oloproof.yaml",
+    policy: str | Path | None = None,
+    *,
+    no_cache: bool = False,
+    concurrency: int | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    on_start: Callable[[LoadedSuite, str], None] | None = None,
+    store: str | Path | None = None,
+    trials: int | None = None,
+    workers: int | None = None,
+    executor: str | None = None,
+    baseline: str | None = None,
+) -> RunResult:
+    """Run a suite: load, execute, judge, analyse, decide, store. Returns the run's result.
+
+    `trials` runs every case that many times (docs/reliability.md), instead of the suite's
+    `trials:`; `workers` and `executor` (`local`, `processes` or `ray`) replace `execution.workers`
+    and `execution.executor` (docs/scaling.md).
+    `baseline` (a run reference) is the run `non_inferiority` rules compare with, instead of
+    the policy's `baseline:` (docs/compare.md#which-run-is-the-baseline); the run being made counts
+    as `latest`, so `latest~1` — or `latest`, which cannot name the run itself — is the newest run
+    before it. A baseline that does not exist, is of another project or shares no case id with the
+    suite raises UsageError before any system call.
+
+    Raises ConfigError before any system call when the configuration is wrong, and RunStopped
+    when interrupted (what finished is stored and reused by the next run). `store` moves the
+    store for this run (default: $OLOPROOF_STORE, else `store:` in the suite, else
+    `.oloproof/store.sqlite` beside it). An unexpected error marks the run `failed` and is
+    raised as it is. Inside a running event loop, use `run_async` instead (`run` refuses
+    before it loads or stores anything). The interpreter is left as it was found: no garbage
+    collector, thread switch interval or signal handler is changed.
+    """
+    _refuse_running_loop("run")
+    job = _Run(config, policy, no_cache=no_cache, concurrency=concurrency,
+               on_progress=on_progress, on_start=on_start, store=store, trials=trials,
+               workers=workers, executor=executor, baseline=baseline)
+    try:
+        return asyncio.run(job.execute())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        raise job.stopped() from None
+    finally:
+        job.db.close()
+
+
+async def run_async(
+    config: str | Path = "oloproof.yaml",
+    policy: str | Path | None = None,
+    *,
+    no_cache: bool = False,
+    concurrency: int | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    on_start: Callable[[LoadedSuite, str], None] | None = None,
+    store: str | Path | None = None,
+    trials: int | None = None,
+    workers: int | None = None,
+    executor: str | None = None,
+    baseline: str | None = None,
+) -> RunResult:
+    """`run`, awaited on the caller's event loop (a notebook, an async test or server).
+
+    Async systems run on that loop, sync systems in threads of their own. Cancelling the
+    awaiting task stops the run: it is marked `stopped`, what finished is stored, and the
+    cancellation goes on. Loading the suite and opening the store happen before the first
+    await, as in `run`.
+    """
+    job = _Run(config, policy, no_cache=no_cache, concurrency=concurrency,
+               on_progress=on_progress, on_start=on_start, store=store, trials=trials,
+               workers=workers, executor=executor, baseline=baseline)
+    try:
+        return await job.execute()
+    except KeyboardInterrupt:
+        raise job.stopped() from None
+    finally:
+        job.db.close()

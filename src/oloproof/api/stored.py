@@ -1,0 +1,240 @@
+"""Stored runs: reading one (`load_run`, `stored_document`, `load_case_trials`), tagging one
+(`tag`), and deciding one again without running anything (`redecide`, `plan`). Every function
+here reads the store; only `tag` writes, and only the tag.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from oloproof.analysis.metrics import Analysis
+from oloproof.analysis.outcome import CaseOutcome
+from oloproof.api.deciding import _check_baseline, _compare_stored, _decide, _plan
+from oloproof.api.result import RunResult
+from oloproof.errors import ConfigError, StoreError
+from oloproof.store.location import find_store, open_existing_store
+from oloproof.store.store import Store
+from oloproof.suite.policy import (
+    Policy,
+    check_baseline_given,
+    check_rule_metrics,
+    load_policy,
+    stored_policy,
+)
+from oloproof.suite.validity import validity_bound
+
+if TYPE_CHECKING:
+    from oloproof.analysis.trials import CaseTrials
+    from oloproof.document import Plan, RunDocument, TransformValidity
+
+
+def _open_existing(config: str | Path, store: str | Path | None) -> Store:
+    """The project's store, opened read-only: reading a run never writes
+    (docs/configuration.md#how-oloproof-fails-closed)."""
+    return open_existing_store(config, store)
+
+
+@dataclass(frozen=True)
+class Tagged:
+    """What `tag` did: the run now tagged `name`, and the run the tag was on before (None if
+    it was on none, or on this one already)."""
+
+    name: str
+    run_id: str
+    moved_from: str | None = None
+
+
+def tag(
+    ref: str, name: str, config: str | Path = "oloproof.yaml", store: str | Path | None = None
+) -> Tagged:
+    """Tag a stored run `name`, as `oloproof tag RUN NAME` does: `baseline: {tag: NAME}` (or
+    `--baseline tag:NAME`, or `tag:NAME` wherever a run is named) then names it. A tag is on one
+    run at a time: tagging another run moves it. Writes only the tag; a UsageError for a name
+    that cannot be a tag, a StoreError when no store or no such run exists."""
+    path = find_store(config, store)
+    if not path.is_file():
+        raise StoreError("no store here yet: run `oloproof run` in the project directory "
+                         "first", file=path)
+    with Store(path) as db:
+        run_id = db.resolve_run(ref)
+        moved = db.tag_run(run_id, name)
+    return Tagged(name=name, run_id=run_id, moved_from=moved)
+
+
+def load_run(
+    ref: str = "latest", config: str | Path = "oloproof.yaml", store: str | Path | None = None
+) -> RunResult:
+    """Read a stored run (`latest`, `latest~N`, or a unique prefix or suffix of its id)."""
+    with _open_existing(config, store) as db:
+        record = db.run_record(db.resolve_run(ref))
+        return RunResult(_document_of(db, record), [],
+                         stored_policy(record["policy"], record["run_id"]))
+
+
+def stored_document(db: Store, run_id: str) -> RunDocument:
+    """The run document of a stored run, on a store already open (`oloproof view` reads it
+    so): the stored one, or for a run without one (running, or it did not complete) the
+    cases stored so far analysed and decided as `load_run` does. Writes nothing."""
+    return _document_of(db, db.run_record(run_id))
+
+
+def _document_of(db: Store, record: dict[str, Any]) -> RunDocument:
+    from oloproof.document import CacheCounts, CaseError, RunDocument, RunStatus
+
+    if record["summary"] is not None:
+        document = RunDocument.model_validate(record["summary"])
+        document.status = RunStatus(record["status"])  # live: running, incomplete, stopped
+        if document.failing_cases is None:  # stored before documents named failing cases
+            document.failing_cases = _reanalyse(db, record["run_id"],
+                                                record["suite"]).failing_cases()
+        return document
+    # An incomplete run: decide what was stored, and say that it did not complete.
+    suite_info, policy = record["suite"], stored_policy(record["policy"], record["run_id"])
+    analysis = _reanalyse(db, record["run_id"], suite_info)
+    trials = int(record["suite"].get("trials", 1))
+    errors = [CaseError(case=e["case"], kind=e["kind"], message=e["message"],
+                        trial=e["trial"] if trials > 1 else None)
+              for e in db.run_errors(record["run_id"])]
+    against = None
+    if policy.compares and policy.baseline_reference is not None:
+        against = _compare_stored(db, db.resolve_baseline(policy.baseline_reference,
+                                                          record["run_id"], record["project"]),
+                                  record["run_id"],
+                                  policy.confidence_level).summary()
+    return _decide(db, record["run_id"], record["status"], suite_info, policy, analysis,
+                   [], CacheCounts(), errors, [], baseline=against)
+
+
+def _reanalyse(db: Store, run_id: str, suite_info: dict[str, Any]) -> Analysis:
+    analysis = Analysis(_plan(suite_info))
+    for case_id, digest, _key, outcome in db.iter_run_cases(run_id):
+        analysis.add(CaseOutcome.from_json(case_id, outcome, digest))
+    return analysis
+
+
+def load_case_trials(
+    ref: str = "latest", config: str | Path = "oloproof.yaml", store: str | Path | None = None
+) -> list[CaseTrials]:
+    """Every case of a stored run with its trials folded (docs/reliability.md#what-passk-means), in
+    stored order.
+
+    Each `CaseTrials` holds, per criterion (in the suite's `criteria` order), the case's
+    passed, failed, missing (errored or never run) and excluded trials — the `c`, `f`, `m`
+    and `x` every per-case value is computed from (`oloproof.analysis.trials.case_values`),
+    with the case's digest (the order intervals take cases in). A run without trials gives
+    one trial per case. Reads only the stored run.
+    """
+    from oloproof.analysis.trials import iter_case_trials
+
+    with _open_existing(config, store) as db:
+        run_id = db.resolve_run(ref)
+        record = db.run_record(run_id)
+        suite = record["suite"]
+        outcomes = (CaseOutcome.from_json(case_id, outcome, digest)
+                    for case_id, digest, _key, outcome in db.iter_run_cases(run_id))
+        return list(iter_case_trials(outcomes, len(suite["criteria"]),
+                                     int(suite.get("trials", 1))))
+
+
+def redecide(
+    ref: str = "latest", policy: str | Path | None = None, config: str | Path = "oloproof.yaml",
+    store: str | Path | None = None, baseline: str | None = None,
+) -> RunResult:
+    """Decide a stored run again, under its own policy or another one; runs nothing.
+
+    `baseline` (a run reference) is the run `non_inferiority` rules compare with, instead of
+    the policy's `baseline:`; a reference that names the run itself (`latest` for `gate
+    latest`) means the newest run before it (docs/compare.md#which-run-is-the-baseline).
+    """
+    return _redecided(ref, policy, config, store, baseline)[0]
+
+
+def _redecided(
+    ref: str, policy: str | Path | None, config: str | Path, store: str | Path | None,
+    baseline: str | None,
+) -> tuple[RunResult, Analysis]:
+    """`redecide`, with the analysis it decided from (the plan reads per-case values in it)."""
+    from oloproof.document import CacheCounts, RunDocument
+
+    with _open_existing(config, store) as db:
+        record = db.run_record(db.resolve_run(ref))
+        suite_info = record["suite"]
+        if policy is None:
+            chosen = stored_policy(record["policy"], record["run_id"],
+                                   stored_metric_kinds(suite_info))
+            if chosen.compares and baseline is None and chosen.baseline_reference is None:
+                raise ConfigError("the run's own policy has a non_inferiority rule and no "
+                                  "baseline; give --baseline REF")
+        else:
+            chosen, doc = load_policy(Path(policy))
+            check_rule_metrics(chosen, doc, stored_metric_kinds(suite_info))
+            check_baseline_given(chosen, doc, baseline)
+        analysis = _reanalyse(db, record["run_id"], suite_info)
+        old = RunDocument.model_validate(record["summary"]) if record["summary"] else None
+        validity = list(old.transforms) if old is not None else []
+        if validity and policy is not None:
+            validity = [_validity_at(v, chosen.confidence_level) for v in validity]
+        reference = baseline if baseline is not None else chosen.baseline_reference
+        against = None
+        if reference is not None:
+            baseline_id = db.resolve_baseline(reference, record["run_id"], record["project"])
+            _check_baseline(db, baseline_id, record["project"],
+                            {case_id for case_id, *_ in db.iter_run_verdicts(record["run_id"])},
+                            gating=chosen.compares)
+            against = _compare_stored(db, baseline_id, record["run_id"],
+                                      chosen.confidence_level).summary()
+        document = _decide(
+            db, record["run_id"], record["status"], suite_info, chosen, analysis, validity,
+            old.cache if old is not None else CacheCounts(),
+            list(old.errors) if old is not None else [], [], baseline=against,
+        )
+        return RunResult(document, [], chosen), analysis
+
+
+def plan(
+    ref: str = "latest", policy: str | Path | None = None, config: str | Path = "oloproof.yaml",
+    store: str | Path | None = None, baseline: str | None = None,
+) -> Plan:
+    """What it would take to decide each undecided rule of a stored run
+    (docs/compare.md#what-it-would-take-to-decide-oloproof-plan).
+
+    The run is decided under its own policy (or `policy`) as `redecide` does; each rule that
+    is INSUFFICIENT_EVIDENCE gets a projection — the smallest number of observed cases whose
+    interval at the current rate would settle it, and a number of cases that would settle it
+    with an 80% chance if the rate is what was measured (exact for 0/1 per-case values,
+    simulated from the run's per-case values for fractions) — or the reason there is none. A
+    projection, not a promise; nothing is run.
+    """
+    from oloproof.decisions.plan import plan_decisions
+    from oloproof.document import RuleState
+    result, analysis = _redecided(ref, policy, config, store, baseline)
+    document = result.document
+    chosen = result.policy if result.policy is not None else Policy()
+    undecided = {d.metric for d in document.decisions
+                 if d.state == RuleState.INSUFFICIENT_EVIDENCE}
+    values = {}
+    for metric in undecided:
+        found = analysis.observed_values(metric)
+        if found is not None:
+            values[metric] = found.tolist()
+    return plan_decisions(document.run_id, chosen, document.decisions, document.metrics,
+                          values)
+
+
+def stored_metric_kinds(suite_info: dict[str, Any]) -> dict[str, str]:
+    """Each metric of a stored run's suite with its kind (see `project.metric_kinds`)."""
+    trials = int(suite_info.get("trials", 1))
+    kinds = {c: "rate" for c in suite_info["criteria"]}
+    kinds.update({m["id"]: "rate" if int(m["k"]) == trials else "fraction"
+                  for m in suite_info.get("trial_metrics", ())})
+    kinds.update({m["id"]: "quantile" for m in suite_info["metrics"]})
+    return kinds
+
+
+def _validity_at(validity: TransformValidity, level: float) -> TransformValidity:
+    """A stored transform's validity, its bound and verdict taken at another confidence level."""
+    lower, checked = validity_bound(validity.kept, validity.pairs, validity.minimum_validity,
+                                    level)
+    return validity.model_copy(update={"lower": lower, "checked": checked})

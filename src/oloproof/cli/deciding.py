@@ -1,0 +1,127 @@
+"""The commands that decide from stored runs, running nothing: `gate` (re-decide a run),
+`compare` (a candidate against its baseline) and `plan` (what would settle each undecided
+rule)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from oloproof.cli.exits import _ci_files, _console, _guard, _guarded, _print_then_exit, _write_ci
+from oloproof.cli.group import cli
+from oloproof.cli.options import (
+    _baseline_option,
+    _config_option,
+    _junit_option,
+    _markdown_option,
+    _store_option,
+)
+
+
+@cli.command()
+@click.argument("run_ref", default="latest")
+@click.option("--policy", default=None, help="Decide under this policy instead of the run's own.")
+@_baseline_option
+@_junit_option
+@_markdown_option
+@_config_option
+@_store_option
+@click.option("--json", "as_json", is_flag=True)
+def gate(run_ref: str, policy: str | None, baseline: str | None, junit: str | None,
+         markdown: str | None, config: str, store: str | None, as_json: bool) -> None:
+    """Re-decide a stored run (optionally under another policy) without running anything.
+
+    --baseline REF names the run non_inferiority rules compare with; a reference naming the
+    run itself (`latest` for `gate latest`) means the newest run before it.
+    """
+    from oloproof import api
+
+    ci = _ci_files("oloproof gate", junit, markdown, as_json)
+    result = _guarded(as_json, ci, lambda: api.redecide(run_ref, policy, config, store,
+                                                        baseline))
+    _write_ci(result, ci, as_json, config, store)
+
+    def show() -> None:
+        if as_json:
+            click.echo(json.dumps(result.to_json(), ensure_ascii=False))
+            return
+        console = _console()
+        from oloproof.report.layout import print_wrapped
+        from oloproof.report.terminal import render_decisions
+
+        document = result.document
+        print_wrapped(console, f"Run {document.run_id} · {document.status} · decided under "
+                      + (policy or "the policy it ran with"))
+        g = document.gate
+        console.print(f"Gate: {g.action} (exit {int(g.exit_code)})")
+        render_decisions(document.decisions, console, document.metrics, document.baseline)
+        if document.baseline is not None:
+            from oloproof.report.comparison import render_baseline_summary
+
+            render_baseline_summary(document.baseline, console)
+
+    _print_then_exit(show, result.gate.exit_code)
+
+
+@cli.command("compare")
+@click.argument("baseline_ref", metavar="BASELINE")
+@click.argument("candidate_ref", metavar="CANDIDATE", default="latest")
+@_junit_option
+@_markdown_option
+@_config_option
+@_store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison document instead.")
+def compare_command(baseline_ref: str, candidate_ref: str, junit: str | None,
+                    markdown: str | None, config: str, store: str | None,
+                    as_json: bool) -> None:
+    """Compare a CANDIDATE run with its BASELINE run, case by case; runs nothing.
+
+    Cases pair by id (a case whose input or expected changed is listed, not paired). Per
+    criterion: both passed, fixed, broken, both failed, a side missing; the difference in pass
+    rate (candidate − baseline) with its interval; McNemar's exact p (descriptive). Then the
+    broken cases, each with what changed. `oloproof compare latest~1 latest`.
+    """
+    from oloproof.comparison import compare
+
+    ci = _ci_files("oloproof compare", junit, markdown, as_json)
+    comparison = _guarded(as_json, ci, lambda: compare(baseline_ref, candidate_ref, config,
+                                                       store))
+    _write_ci(comparison, ci, as_json, config, store)
+
+    def show() -> None:
+        if as_json:
+            click.echo(json.dumps(comparison.to_json(), ensure_ascii=False))
+            return
+        from oloproof.report.comparison import render_comparison
+
+        render_comparison(comparison, _console())
+
+    _print_then_exit(show, 0)
+
+
+@cli.command("plan")
+@click.argument("run_ref", default="latest")
+@click.option("--policy", default=None, help="Plan under this policy instead of the run's own.")
+@_baseline_option
+@_config_option
+@_store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the plan document instead.")
+def plan_command(run_ref: str, policy: str | None, baseline: str | None, config: str,
+                 store: str | None, as_json: bool) -> None:
+    """For each undecided rule, how many observed cases would settle it if the rate stayed at
+    its estimate, and how many would with an 80% chance — a projection, not a promise. Runs
+    nothing."""
+    from oloproof import api
+
+    plan = _guard(as_json, lambda: api.plan(run_ref, policy, config, store, baseline))
+
+    def show() -> None:
+        if as_json:
+            click.echo(json.dumps(plan.to_json(), ensure_ascii=False))
+            return
+        from oloproof.report.plan import render_plan
+
+        render_plan(plan, _console())
+
+    _print_then_exit(show, 0)
