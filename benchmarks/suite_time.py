@@ -1,7 +1,7 @@
 """How long `make test`'s pytest takes: this checkout against another revision, alternately.
 
 Each round runs the test command of this checkout, then that of the other revision (its whole
-tree exported by `git archive` into a temporary directory, its `src/` first on PYTHONPATH), in
+tree checked out in a temporary directory, its `src/` first on PYTHONPATH), in
 fresh processes, and prints for each run:
 
 - the wall time;
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import io
 import os
 import re
 import resource
@@ -31,7 +30,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -40,13 +38,18 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def export(ref: str) -> Path:
-    """The tree of revision `ref` in a temporary directory (removed at exit)."""
+    """A checkout of revision `ref` in a temporary directory (removed at exit): a clone that
+    shares this repository's objects, so its tests find the history they read, with this
+    checkout's `.venv` linked in (tests start `.venv/bin/python`)."""
     target = Path(tempfile.mkdtemp(prefix=f"oloproof-tests-{ref.replace('/', '_')}-"))
     atexit.register(shutil.rmtree, target, True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], capture_output=True,
-                             check=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(target, filter="data")
+    sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", f"{ref}^{{commit}}"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    subprocess.run(["git", "clone", "--quiet", "--shared", "--no-checkout", str(ROOT),
+                    str(target)], check=True)
+    subprocess.run(["git", "-C", str(target), "checkout", "--quiet", "--detach", sha],
+                   check=True)
+    (target / ".venv").symlink_to(ROOT / ".venv")
     return target
 
 
