@@ -2,7 +2,7 @@
 #   make demo   creates .venv, installs Oloproof from this checkout, scaffolds ./demo and runs it
 #   make test   creates .venv, installs Oloproof with its test extras and Ray (the ray
 #               executor's tests), and Debian's chromium for the browser tests, and runs the
-#               whole test suite
+#               whole test suite on two worker processes (docs/architecture.md#tests)
 VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
