@@ -8,9 +8,10 @@ working directory, environment, arguments, stdin/stdout/stderr and exit status, 
 `oloproof.cli.main:main()` just as the `oloproof` script does (interpreter shutdown included).
 
 The server listens on a Unix socket. A request is the command line, the working directory and
-the environment, with three open files passed along (`SCM_RIGHTS`) that become the child's
-stdin, stdout and stderr; the server answers with the child's pid, and with its exit status
-when it ends. Two clients use it:
+the environment (a `marshal`led dict after its length: the program below has no time to import
+`json`), with three open files passed along (`SCM_RIGHTS`) that become the child's stdin,
+stdout and stderr; the server answers with the child's pid, and with its exit status when it
+ends, a line each. Two clients use it:
 
 - `ForkServer.run(...)`, what the `cli` fixture calls: the command's output goes to files and
   comes back as `CliResult(code, out, err)`;
@@ -28,7 +29,7 @@ themselves (`spawn_oloproof`, `oloproof_argv`).
 from __future__ import annotations
 
 import contextlib
-import json
+import marshal
 import os
 import select
 import shutil
@@ -41,7 +42,7 @@ import textwrap
 import threading
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 
 class CliResult(NamedTuple):
@@ -69,7 +70,7 @@ def cli_env(**overrides: str | None) -> dict[str, str]:
 
 _SERVER = textwrap.dedent(
     r"""
-    import gc, json, os, select, signal, socket, sys
+    import gc, marshal, os, select, signal, socket, sys
     import oloproof.cli.main
     # The command line imports the engine only when a command runs: import it once, here.
     import oloproof.api, oloproof.cli.scaffold, oloproof.report.case_panel
@@ -104,12 +105,12 @@ _SERVER = textwrap.dedent(
 
     def start(conn):
         data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
-        while not data.endswith(b"\n"):
+        while len(data) < 8 or len(data) < 8 + int.from_bytes(data[:8], "big"):
             more = conn.recv(1 << 16)
             if not more:
                 raise EOFError("the request ended early")
             data += more
-        request = json.loads(data)
+        request = marshal.loads(data[8:])
         pid = os.fork()
         if pid == 0:
             try:
@@ -135,7 +136,7 @@ _SERVER = textwrap.dedent(
             raise SystemExit(0)
         for source in fds:
             os.close(source)
-        conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+        conn.sendall(b"%d\n" % pid)
         waiting[pid] = conn
 
 
@@ -149,9 +150,8 @@ _SERVER = textwrap.dedent(
                 return
             conn = waiting.pop(pid, None)
             if conn is not None:
-                reply = {"code": os.waitstatus_to_exitcode(status)}
                 try:
-                    conn.sendall(json.dumps(reply).encode() + b"\n")
+                    conn.sendall(b"%d\n" % os.waitstatus_to_exitcode(status))
                 except OSError:
                     pass  # the client went away
                 conn.close()
@@ -177,8 +177,9 @@ _SERVER = textwrap.dedent(
 
 _PROGRAM = '''\
 #!{python} -IS
-"""`oloproof`, run by the tests' fork server ({module})."""
-import json, os, signal, socket, sys
+"""`oloproof`, run by the tests' fork server ({module}). It imports only built-in modules:
+Python's start and nothing else, a third of what `socket` and `json` cost."""
+import _signal, _socket, array, marshal, os, sys
 
 if os.environ.get("OLOPROOF_TEST_SPAWN"):
     os.execv({python!r}, [{python!r}, "-m", "oloproof.cli.main", *sys.argv[1:]])
@@ -189,20 +190,33 @@ for fd in (0, 1, 2):
     except OSError:  # not open: the command gets /dev/null there
         fd = os.open(os.devnull, os.O_RDWR)
     fds.append(fd)
-conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
 conn.connect({socket!r})
-request = {{"args": sys.argv[1:], "cwd": os.getcwd(), "env": dict(os.environ)}}
-socket.send_fds(conn, [json.dumps(request).encode() + b"\\n"], fds)
-replies = conn.makefile("rb")
-pid = json.loads(replies.readline())["pid"]
-for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-    signal.signal(number, lambda number, _: os.kill(pid, number))
-line = replies.readline()
-if not line:
-    sys.exit("the tests' fork server went away before the command ended")
-code = json.loads(line)["code"]
+body = marshal.dumps({{"args": sys.argv[1:], "cwd": os.getcwd(), "env": dict(os.environ)}})
+request = len(body).to_bytes(8, "big") + body
+sent = conn.sendmsg([request], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, array.array("i", fds))])
+if sent < len(request):
+    conn.sendall(request[sent:])
+unread = b""
+
+
+def reply():
+    global unread
+    while b"\\n" not in unread:
+        chunk = conn.recv(64)
+        if not chunk:
+            sys.exit("the tests' fork server went away before the command ended")
+        unread += chunk
+    line, unread = unread.split(b"\\n", 1)
+    return int(line)
+
+
+pid = reply()
+for number in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
+    _signal.signal(number, lambda number, _: os.kill(pid, number))
+code = reply()
 if code < 0:  # the command died of a signal: so does this process
-    signal.signal(-code, signal.SIG_DFL)
+    _signal.signal(-code, _signal.SIG_DFL)
     os.kill(os.getpid(), -code)
 sys.exit(code)
 '''
@@ -253,7 +267,7 @@ class ForkServer:
         self.start()
         with tempfile.TemporaryDirectory() as scratch:
             out, err = Path(scratch, "stdout"), Path(scratch, "stderr")
-            request = json.dumps({"args": args, "cwd": str(cwd), "env": env}).encode() + b"\n"
+            request = _request(args, str(cwd), env)
             with open(os.devnull, "rb") as stdin, out.open("wb") as stdout, \
                     err.open("wb") as stderr, socket.socket(socket.AF_UNIX) as conn:
                 conn.connect(self._socket)
@@ -261,9 +275,9 @@ class ForkServer:
                                                   stderr.fileno()])
                 unread = [b""]
                 deadline = time.time() + timeout
-                pid = _reply(conn, unread, deadline)["pid"]
+                pid = _reply(conn, unread, deadline)
                 try:
-                    code = _reply(conn, unread, deadline)["code"]
+                    code = _reply(conn, unread, deadline)
                 except TimeoutError:
                     # The command may end between the deadline and the kill: the server has
                     # then reaped it already (its code is the reply read next), and there is
@@ -297,7 +311,12 @@ class ForkServer:
             self._home = None
 
 
-def _reply(conn: socket.socket, unread: list[bytes], deadline: float) -> dict[str, Any]:
+def _request(args: list[str], cwd: str, env: dict[str, str]) -> bytes:
+    body = marshal.dumps({"args": args, "cwd": cwd, "env": env})
+    return len(body).to_bytes(8, "big") + body
+
+
+def _reply(conn: socket.socket, unread: list[bytes], deadline: float) -> int:
     """The server's next reply line. Read from the socket itself, never through a buffered
     file: when a command ends at once, both its replies arrive together, and a buffered
     readline() takes both, so a select() for the second waited for the whole timeout
@@ -311,7 +330,7 @@ def _reply(conn: socket.socket, unread: list[bytes], deadline: float) -> dict[st
             raise RuntimeError("the CLI fork server died")
         unread[0] += chunk
     line, unread[0] = unread[0].split(b"\n", 1)
-    return dict(json.loads(line))
+    return int(line)
 
 
 _SHARED = ForkServer()
