@@ -2,10 +2,12 @@
 #   make demo   creates .venv, installs Oloproof from this checkout, scaffolds ./demo and runs it
 #   make test   creates .venv, installs Oloproof with its test extras and Ray (the ray
 #               executor's tests), and Debian's chromium for the browser tests, and runs the
-#               whole test suite
+#               whole test suite on two worker processes (docs/architecture.md#tests)
 VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
+# `make test` runs the suite on this many processes (pytest-xdist); 2 is the CI machine's cores
+TEST_WORKERS ?= 2
 
 .PHONY: demo test install browser bench clean
 
@@ -34,7 +36,7 @@ browser:
 	bash scripts/install-browser.sh
 
 test: $(VENV)/.installed-test browser
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
 bench: install
 	$(PY) benchmarks/startup.py

@@ -1,12 +1,9 @@
 """Shared fixtures: a project on disk, and the `oloproof` command run as a real process.
 
 `cli(*args, cwd=...)` runs the command line in its own process, with `CI=1`, and returns
-`(code, out, err)`. Starting Python and importing the engine (scipy, pydantic, rich) costs about
-a second per process, more than several dozen CLI tests can afford; so by default each command
-is a process *forked* from a small server that imported `oloproof.cli.main` once. The child is
-a fresh process with its own working directory, environment, stdin/stdout/stderr and exit
-status, and runs `oloproof.cli.main:main()` just as the `oloproof` script does (interpreter
-shutdown included). Set `OLOPROOF_TEST_SPAWN=1` to start every command as
+`(code, out, err)`: a process forked from the fork server (`fork_server.py`: starting Python and
+importing the engine costs most of a second per process, more than the hundreds of commands
+the tests run can afford). Set `OLOPROOF_TEST_SPAWN=1` to start every command as
 `python -m oloproof.cli.main` instead. Tests about signals, terminals or racing processes use
 `spawn_oloproof(...)`, which always starts a fresh interpreter.
 
@@ -17,24 +14,19 @@ The probe project (`probe`, `new_probe()`) wraps a system that does what each ca
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import select
 import shutil
 import signal
 import subprocess
-import sys
-import tempfile
-import textwrap
-import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
+import fork_server
 import pytest
 import yaml
+from fork_server import CliResult, ForkServer, cli_env, oloproof_argv
 from hypothesis import settings
 
 import oloproof
@@ -53,145 +45,19 @@ settings.load_profile("oloproof")
 STARTER = Path(oloproof.__file__).parent / "examples" / "starter"
 
 
-class CliResult(NamedTuple):
-    code: int
-    out: str
-    err: str
-
-
-def oloproof_argv(*args: str) -> list[str]:
-    """The command line of `oloproof ARGS...` as a fresh interpreter."""
-    return [sys.executable, "-m", "oloproof.cli.main", *args]
-
-
-def cli_env(**overrides: str | None) -> dict[str, str]:
-    """The environment of a CLI process: ours, with CI=1, no store override, UTF-8 output."""
-    env = {k: v for k, v in os.environ.items() if k not in ("OLOPROOF_STORE", "CI")}
-    env.update(CI="1", PYTHONIOENCODING="utf-8")
-    for key, value in overrides.items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = value
-    return env
-
-
-# ---- the fork server --------------------------------------------------------------------------
-
-_SERVER = textwrap.dedent(
-    r"""
-    import gc, json, os, sys
-    import oloproof.cli.main
-    # The command line imports the engine only when a command runs: import it once, here.
-    import oloproof.api, oloproof.cli.scaffold, oloproof.report.case_panel
-    import oloproof.report.case_view, oloproof.report.html, oloproof.report.progress
-    import oloproof.report.terminal, oloproof.suite.pairs, rich.table
-    import scipy.stats  # the engine imports it on first use
-
-    gc.freeze()  # children need not collect what they inherit (it makes their exit 4x faster)
-
-    for line in sys.stdin:
-        request = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            null = os.open(os.devnull, os.O_RDONLY)
-            os.dup2(null, 0)
-            for fd, name in ((1, "stdout"), (2, "stderr")):
-                target = os.open(request[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-                os.dup2(target, fd)
-                os.close(target)
-            os.chdir(request["cwd"])
-            os.environ.clear()
-            os.environ.update(request["env"])
-            sys.argv = ["oloproof", *request["args"]]
-            oloproof.cli.main.main()  # exits through SystemExit: a normal interpreter exit
-            raise SystemExit(0)
-        print(json.dumps({"pid": pid}), flush=True)
-        _, status = os.waitpid(pid, 0)
-        print(json.dumps({"code": os.waitstatus_to_exitcode(status)}), flush=True)
-    """
-)
-
-
-class _ForkServer:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._process: subprocess.Popen[str] | None = None
-        self._unread = b""  # what the server wrote that no reply has taken yet
-
-    def _start(self) -> subprocess.Popen[str]:
-        if self._process is None or self._process.poll() is not None:
-            self._process = subprocess.Popen(
-                [sys.executable, "-c", _SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                text=True, env=cli_env(), cwd=tempfile.gettempdir(),
-            )
-            self._unread = b""
-        return self._process
-
-    def _reply(self, process: subprocess.Popen[str], deadline: float) -> dict[str, Any]:
-        """The server's next reply line. Read from the pipe itself, never through a buffered
-        file: when a command ends at once, both its replies arrive together, and a buffered
-        readline() takes both, so a select() for the second waited for the whole timeout
-        (a quick command "did not finish within 60 s" when the test was slow to read)."""
-        assert process.stdout is not None
-        fd = process.stdout.fileno()
-        while b"\n" not in self._unread:
-            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.time()))
-            if not ready:
-                raise TimeoutError
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                raise RuntimeError("the CLI fork server died")
-            self._unread += chunk
-        line, self._unread = self._unread.split(b"\n", 1)
-        return dict(json.loads(line))
-
-    def run(self, args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> CliResult:
-        with self._lock, tempfile.TemporaryDirectory() as scratch:
-            out, err = Path(scratch, "stdout"), Path(scratch, "stderr")
-            process = self._start()
-            assert process.stdin is not None
-            request = {"args": args, "cwd": str(cwd), "env": env, "stdout": str(out),
-                       "stderr": str(err)}
-            process.stdin.write(json.dumps(request) + "\n")
-            process.stdin.flush()
-            deadline = time.time() + timeout
-            pid = self._reply(process, deadline)["pid"]
-            try:
-                code = self._reply(process, deadline)["code"]
-            except TimeoutError:
-                # The command may end between the deadline and the kill: the server has then
-                # reaped it already (its code is the reply read next), and there is no process
-                # left to kill.
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-                self._reply(process, time.time() + 10)
-                raise AssertionError(
-                    f"`oloproof {' '.join(args)}` did not finish within {timeout} s; stderr:\n"
-                    + err.read_text(encoding="utf-8", errors="replace")
-                ) from None
-            return CliResult(int(code), out.read_text(encoding="utf-8"),
-                             err.read_text(encoding="utf-8"))
-
-    def close(self) -> None:
-        if self._process is not None and self._process.poll() is None:
-            assert self._process.stdin is not None
-            self._process.stdin.close()
-            try:
-                self._process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    fork_server.shared().close()  # (the docs' sessions and the examples use it without `cli`)
 
 
 @pytest.fixture(scope="session")
-def _fork_server() -> Iterator[_ForkServer]:
-    server = _ForkServer()
+def _fork_server() -> Iterator[ForkServer]:
+    server = fork_server.shared()
     yield server
     server.close()
 
 
 @pytest.fixture(scope="session")
-def cli(_fork_server: _ForkServer) -> Callable[..., CliResult]:
+def cli(_fork_server: ForkServer) -> Callable[..., CliResult]:
     """`cli("run", "--json", cwd=project)` → (exit code, stdout, stderr) of a real process."""
 
     def run(*args: str, cwd: Path, env: dict[str, str | None] | None = None,
@@ -457,3 +323,68 @@ def local_ray() -> Iterator[Any]:
                  logging_level="WARNING")
     yield ray
     ray.shutdown()
+
+
+
+# ---- running on two workers (pytest-xdist) ------------------------------------------------------
+
+#: The tests that start Ray (they use `local_ray`, or are marked `ray`): a test file, or one test
+#: of a file. Under `make test` (`pytest -n 2`, scheduled by `_group` below) they all run
+#: on one worker, one after another: one local Ray instance for them all, and never two Ray
+#: instances or a cluster starting beside another. A test that starts Ray elsewhere is refused
+#: at collection until it is named here.
+RAY_TESTS = (
+    "tests/scale/test_ray.py",
+    "tests/scale/test_ray_cluster.py",
+    "tests/scale/test_same_figures.py",
+    "tests/failures/test_retries.py::test_retries_happen_where_the_case_runs_on_ray",
+    "tests/failures/test_system_exit.py::test_on_ray_an_exiting_system_errors_its_case",
+    "tests/judges/test_judge_executors.py::"
+    "test_a_model_judge_judges_on_the_workers_as_on_local[ray]",
+    "tests/test_docs_output.py::test_scaling_shows_what_the_executors_print",
+)
+
+
+def _runs_with_ray(nodeid: str) -> bool:
+    return any(nodeid == name or nodeid.startswith((name + "::", name + "["))
+               for name in RAY_TESTS)
+
+
+def _group(nodeid: str) -> str:
+    """The unit a worker runs whole: "ray" for the tests that start Ray, else the test's file
+    (so that a module-scoped fixture -- an example's runs, a browser, a server -- is made
+    once)."""
+    return "ray" if _runs_with_ray(nodeid) else nodeid.split("::", 1)[0]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        uses_ray = ("local_ray" in getattr(item, "fixturenames", ())
+                    or item.get_closest_marker("ray") is not None)
+        if uses_ray and not _runs_with_ray(item.nodeid):
+            raise pytest.UsageError(
+                f"{item.nodeid} starts Ray (it uses local_ray or is marked ray) but is not "
+                "in RAY_TESTS in tests/conftest.py: add it there, so that the Ray tests run "
+                "on one worker under `make test`")
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)  # pytest-xdist's hook: `make test` runs it
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`pytest -n N` sends each worker whole groups (`_group`), the Ray tests first: they are
+    the longest group, and starting them last would leave the other worker idle meanwhile.
+    (xdist's own `loadgroup` would do the grouping, but with pytest 9.2 its marks no longer
+    reach the scheduler: it renames node ids through an attribute pytest stopped reading.)"""
+    if config.getvalue("dist") != "load":
+        return None  # another --dist asked for explicitly
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(nodeid)
+
+        def _assign_work_unit(self, node: Any) -> None:
+            if "ray" in self.workqueue:
+                self.workqueue.move_to_end("ray", last=False)
+            super()._assign_work_unit(node)
+
+    return ByGroup(config, log)

@@ -20,6 +20,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import fork_server
+
 RUN_ID = re.compile(r"run_[0-9A-HJKMNP-TV-Z]{26}")
 STAMP = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d( UTC)?")
 #: What the page shows for a run id and a time (and what a real one becomes).
@@ -77,7 +79,7 @@ def matches(shown: list[str], printed: str) -> bool:
 
 
 class Session:
-    """A shell session in `cwd`, with `oloproof` from this interpreter's environment."""
+    """A shell session in `cwd`: `oloproof` is the fork server's, the rest this environment's."""
 
     def __init__(self, cwd: Path) -> None:
         self.cwd = cwd
@@ -86,10 +88,12 @@ class Session:
         self._scratch = tempfile.TemporaryDirectory(prefix="docs-session-")
         self._where = Path(self._scratch.name) / "pwd"
         self.code = 0
-        bin_dir = str(Path(sys.executable).parent)
+        # `oloproof` is the fork server's (tests/fork_server.py: the command as a process forked
+        # from one that imported the engine once); the rest of the environment's programs after.
+        path = (str(fork_server.shared().program.parent), str(Path(sys.executable).parent),
+                os.environ.get("PATH", ""))
         self.env = {k: v for k, v in os.environ.items() if k not in ("OLOPROOF_STORE",)}
-        self.env.update(COLUMNS="80", CI="1", PYTHONIOENCODING="utf-8",
-                        PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""))
+        self.env.update(COLUMNS="80", CI="1", PYTHONIOENCODING="utf-8", PATH=os.pathsep.join(path))
 
     def run(self, command: str) -> str:
         """What `command` prints (stdout and stderr, as a terminal shows them)."""

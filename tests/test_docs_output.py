@@ -712,6 +712,7 @@ def _without(lines: str, *starts: str) -> list[str]:
     return [line for line in normalised(lines).splitlines() if not line.startswith(starts)]
 
 
+@pytest.mark.ray
 def test_scaling_shows_what_the_executors_print(tmp_path: Path) -> None:
     page = DOCS / "scaling.md"
     blocks = console_blocks(page)

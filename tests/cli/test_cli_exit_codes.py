@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import fork_server
 import pytest
 from conftest import cli_env
 
@@ -27,7 +28,7 @@ def _with_closed_stdout(*args: str, cwd: Path) -> subprocess.CompletedProcess[st
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader is gone before the command writes anything
     try:
-        return subprocess.run([sys.executable, "-m", "oloproof.cli.main", *args], cwd=cwd,
+        return subprocess.run([str(fork_server.shared().program), *args], cwd=cwd,
                               env=cli_env(), stdin=subprocess.DEVNULL, stdout=write_end,
                               stderr=subprocess.PIPE, text=True, timeout=120, check=False)
     finally:

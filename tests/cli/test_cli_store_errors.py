@@ -13,6 +13,7 @@ A read-only store is one the command's user may not write. Tests may run as root
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import subprocess
 import textwrap
@@ -20,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import cli_env, oloproof_argv
+from conftest import Probe, cli_env, oloproof_argv
 
 FULL_AFTER = textwrap.dedent("""\
     import os, sqlite3
@@ -184,11 +185,21 @@ def test_a_store_that_is_not_a_database_names_the_file_and_the_way_out(probe, cl
     assert probe.calls() == []
 
 
-@pytest.mark.parametrize("args", [("run",), *READING_COMMANDS], ids=" ".join)
-def test_a_store_damaged_past_its_header_names_the_file_and_the_way_out(probe, cli, args):
+@pytest.fixture(scope="module")
+def stored_twice(new_probe, cli) -> Probe:
+    """A probe project of 300 cases run twice (the second with --no-cache): made once, and
+    copied whole for each test that damages its store."""
+    probe = new_probe()
     probe.write_cases(probe.plain_cases(300))
     assert cli("run", cwd=probe.path).code == 0
     assert cli("run", "--no-cache", cwd=probe.path).code == 0
+    return probe
+
+
+@pytest.mark.parametrize("args", [("run",), *READING_COMMANDS], ids=" ".join)
+def test_a_store_damaged_past_its_header_names_the_file_and_the_way_out(stored_twice, cli,
+                                                                        tmp_path, args):
+    probe = Probe(Path(shutil.copytree(stored_twice.root, tmp_path / "probe")))
     probe.forget_calls()
     _damage_pages(probe.store, 2, _pages(probe.store) - 2)
 

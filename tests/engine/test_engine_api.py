@@ -224,7 +224,9 @@ def test_cancelling_run_async_marks_the_run_stopped(probe, monkeypatch):
 
     async def host():
         task = asyncio.create_task(oloproof.run_async("oloproof.yaml"))
-        await asyncio.sleep(0.3)
+        while not probe.calls():  # the run is under way (however slow the machine)
+            assert not task.done(), task
+            await asyncio.sleep(0.01)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

@@ -6,11 +6,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import fork_server
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "src" / "oloproof" / "examples"
@@ -26,7 +26,8 @@ def run_cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, CI="1")
     env.pop("OLOPROOF_STORE", None)
     env.pop("COLUMNS", None)  # the report as piped output shows it by default: 80 columns
-    return subprocess.run([sys.executable, "-m", "oloproof.cli.main", *args], cwd=project,
+    # `oloproof` as its own process, forked from the tests' fork server (tests/fork_server.py)
+    return subprocess.run([str(fork_server.shared().program), *args], cwd=project,
                           capture_output=True, text=True, env=env, timeout=300)
 
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import fork_server
 import pytest
 
 import oloproof
@@ -28,10 +28,11 @@ EXAMPLE = Path(oloproof.__file__).parent / "examples" / "stateful-agent"
 
 
 def _oloproof(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """`oloproof ARGS` as a user runs it in CI: its own process, CI=1, no store override."""
+    """`oloproof ARGS` as a user runs it in CI: its own process (forked from the tests' fork
+    server, tests/fork_server.py), CI=1, no store override."""
     env = {k: v for k, v in os.environ.items() if k != "OLOPROOF_STORE"}
     env.update(CI="1", PYTHONIOENCODING="utf-8")
-    return subprocess.run([sys.executable, "-m", "oloproof.cli.main", *args], cwd=cwd, env=env,
+    return subprocess.run([str(fork_server.shared().program), *args], cwd=cwd, env=env,
                           capture_output=True, text=True, encoding="utf-8", timeout=120,
                           check=False,
                           stdin=subprocess.DEVNULL)

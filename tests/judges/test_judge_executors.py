@@ -37,7 +37,7 @@ def _verdicts(project: JudgedProject) -> list[tuple[str, str]]:
                   for key, body in rows)
 
 
-@pytest.mark.parametrize("executor", ["processes", "ray"])
+@pytest.mark.parametrize("executor", ["processes", pytest.param("ray", marks=pytest.mark.ray)])
 def test_a_model_judge_judges_on_the_workers_as_on_local(
         tmp_path: Any, monkeypatch: pytest.MonkeyPatch, executor: str) -> None:
     cases = desk_cases(16, lies={3, 7, 11}, garbage={5})

@@ -8,7 +8,11 @@ a test can tell how many sandboxes ran at once, in how many processes.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -97,10 +101,24 @@ class _Desk:
         return answer
 
 
+def _hold(case_input):
+    """A case whose input says `held` waits until the file `release` lies beside this module
+    (at most two minutes), its process noted in `held.log` meanwhile: a test holds a run at a
+    known point, whatever the machine's load."""
+    if not case_input.get("held"):
+        return
+    with open(HERE / "held.log", "a") as held:
+        held.write(f"{os.getpid()}\\n")
+    deadline = time.monotonic() + 120
+    while not (HERE / "release").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 class Desk(_Desk):
     def __call__(self, case_input):
         me, began = self._enter(case_input)
         time.sleep(case_input.get("sleep", 0))
+        _hold(case_input)
         return self._leave(me, began, case_input)
 
 
@@ -185,6 +203,47 @@ class DeskProject:
 
     def forget_calls(self) -> None:
         (self.root / "calls.log").unlink(missing_ok=True)
+
+    def held_pids(self) -> set[int]:
+        """The processes in which a `held` case is waiting (or waited)."""
+        path = self.root / "held.log"
+        return {int(line) for line in path.read_text().split()} if path.exists() else set()
+
+    def release(self) -> None:
+        """Let the `held` cases go on."""
+        (self.root / "release").touch()
+
+    def stored_executions(self) -> int:
+        """How many executions the store holds, committed (merged or still staged), as a
+        reader sees them while a run writes."""
+        path = self.root / ".oloproof" / "store.sqlite"
+        if not path.exists():
+            return 0
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True,
+                                                timeout=10)) as db:
+            try:
+                return int(db.execute(
+                    "SELECT count(*) FROM (SELECT key FROM executions UNION "
+                    "SELECT key FROM stage_executions)").fetchone()[0])
+            except sqlite3.OperationalError:  # the schema is not there yet
+                return 0
+
+
+def wait_until(condition: Callable[[], bool], what: str, timeout: float = 120.0) -> None:
+    """Wait until `condition()` holds (checked every 20 ms), at most `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting until {what}"
+        time.sleep(0.02)
+
+
+def held_desk_cases(n: int, held_from: int, **input_fields: Any) -> list[dict[str, Any]]:
+    """`desk_cases(n)` whose cases from number `held_from` (counting from 1) on wait until
+    `DeskProject.release()`: a run of them cannot end before that."""
+    cases = desk_cases(n, **input_fields)
+    for case in cases[held_from - 1:]:
+        case["input"]["held"] = True
+    return cases
 
 
 def desk_cases(n: int, **input_fields: Any) -> list[dict[str, Any]]:

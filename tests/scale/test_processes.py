@@ -12,16 +12,19 @@ import json
 import os
 import signal
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
-from scale_support import DeskProject, desk_cases
+from scale_support import DeskProject, desk_cases, held_desk_cases, wait_until
 
 from oloproof.errors import ConfigError
 from oloproof.execution.engine import Progress
+from oloproof.execution.pool import BATCH_SECONDS
 
 pytestmark = pytest.mark.slow
+
+# The stopping tests hold the cases from this one on (counting from 1): see held_desk_cases.
+HELD_FROM = 7
 
 
 def _alive(pid: int) -> bool:
@@ -197,24 +200,33 @@ def test_ctrl_c_stops_every_worker_stores_what_finished_and_exits_5(
         tmp_path: Path, spawn_oloproof) -> None:
     project = DeskProject(tmp_path / "p")
     project.suite["execution"] = {"executor": "processes", "workers": 2}
-    project.write(desk_cases(40, sleep=0.2))
+    project.suite["system"]["timeout_s"] = 300  # (the held cases wait for the test)
+    # The cases from the 7th on wait: the run stops at a known point, however loaded the
+    # machine is: six cases finished and stored, both workers busy with held ones. A case longer
+    # than BATCH_SECONDS goes to its worker alone, so each finished case comes back alone (in
+    # a batch with a held case, it would come back only with that one).
+    cases = held_desk_cases(40, HELD_FROM)
+    for case in cases[:HELD_FROM - 1]:
+        case["input"]["sleep"] = BATCH_SECONDS + 0.05
+    project.write(cases)
 
     # In a session of its own, like a terminal's foreground job: Ctrl-C reaches the whole group.
     run = spawn_oloproof("run", cwd=project.root, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while len(project.calls()) < 6 and time.monotonic() < deadline and run.poll() is None:
-        time.sleep(0.05)
-    time.sleep(1.2)  # finished cases are committed at least once a second
+    wait_until(lambda: (len(project.calls()) == HELD_FROM - 1 and len(project.held_pids()) == 2)
+               or run.poll() is not None, "six cases finished and both workers hold one")
+    wait_until(lambda: project.stored_executions() == HELD_FROM - 1 or run.poll() is not None,
+               "the six are stored (the run commits at least once a second)")
+    assert run.poll() is None
     os.killpg(run.pid, signal.SIGINT)
-    _, err = run.communicate(timeout=30)
+    _, err = run.communicate(timeout=60)
+    project.release()
 
     assert run.returncode == 5, err
-    pids = {c["pid"] for c in project.calls()}
+    pids = {c["pid"] for c in project.calls()} | project.held_pids()
     assert len(pids) == 2
-    time.sleep(0.5)
-    assert not any(_alive(pid) for pid in pids), "every worker stopped"
-    assert len(project.calls()) < 40
-    # what finished was stored: the next run (here in this process) reuses it
+    wait_until(lambda: not any(_alive(pid) for pid in pids), "every worker stopped", 30)
+    assert len(project.calls()) == HELD_FROM - 1
+    # what finished was stored, all of it: the next run (here in this process) reuses it
     again = project.run(executor="local", workers=4)
-    assert again.to_json()["cache"]["execution"]["hit"] >= 6
+    assert again.to_json()["cache"]["execution"]["hit"] == HELD_FROM - 1
     assert again.metric("state_matches").passed == 40

@@ -23,7 +23,7 @@ import pytest
 import yaml
 from scale_support import DeskProject, desk_cases
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
 pytest.importorskip("ray", reason="executor: ray needs Ray: pip install -e '.[ray]'")
 
 from loopback_cluster import (  # noqa: E402 (Ray must be importable first)

@@ -503,9 +503,9 @@ def test_changes_on_a_5_mb_state_is_one_short_judgment() -> None:
             "ord-030000": {"$delete": True},
         }
     }
-    started = time.perf_counter()
+    started = time.thread_time()  # the work's, whatever else the machine runs meanwhile
     result = compare_changes(initial, patch, recorded)
-    elapsed = time.perf_counter() - started
+    elapsed = time.thread_time() - started
     assert [(c.path, c.agreed, c.note) for c in result.checks] == [
         ("orders.ord-000010.status", True, "expected change"),
         ("orders.ord-020000.status", True, "expected change"),

@@ -209,17 +209,18 @@ def big_state(records: int) -> dict[str, Any]:
 def test_diff_of_a_5_mb_state_with_three_changed_records_is_fast() -> None:
     # Benchmark: 50,000 records (5.3 MB of JSON), 3 records changed, the end state a fresh
     # object (as a snapshot is) rather than one sharing subtrees with the initial state.
-    # Measured on a 2-core container: diff ~45-55 ms, apply < 1 ms. The bound below is loose
-    # so the test does not flake on a loaded CI machine.
+    # Measured on a 2-core container: diff ~45-55 ms, apply < 1 ms. The bound below is loose,
+    # and on the CPU time of this thread: a loaded machine (other tests beside this one) makes
+    # the wall time longer, not the work.
     base = big_state(50_000)
     assert len(json.dumps(base)) > 5_000_000
     new = json.loads(json.dumps(base))
     new["orders"]["ord-000010"]["status"] = "refunded"
     new["orders"]["ord-020000"]["paid"] = 1  # a type-only change: True -> 1
     del new["orders"]["ord-049999"]["qty"]
-    started = time.perf_counter()
+    started = time.thread_time()
     patch = diff(base, new)
-    elapsed = time.perf_counter() - started
+    elapsed = time.thread_time() - started
     assert len(json.dumps(patch)) < 300
     assert_same(apply(base, patch), new)
     assert elapsed < 0.5, f"diff took {elapsed * 1000:.0f} ms"
