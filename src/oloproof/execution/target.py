@@ -183,8 +183,10 @@ def forget_foreign(module_name: str, root: Path) -> None:
         return
     if not (root / f"{top}.py").exists() and not (root / top).is_dir():
         return
-    for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
-        del sys.modules[name]
+    # list() copies the names in one step: another thread (Ray's, the caller's) may import
+    # while this runs, and a comprehension over the live dict can then skip names or raise.
+    for name in [n for n in list(sys.modules) if n == top or n.startswith(top + ".")]:
+        sys.modules.pop(name, None)
 
 
 def _check_declaration(target: Any, config: SystemConfig, doc: YamlDocument) -> None:
