@@ -80,3 +80,14 @@ def test_an_error_quoting_a_name_shows_it_escaped(tmp_path: Any, cli: Any) -> No
     assert code == 2
     assert err.startswith("Configuration error: ") and "suite\\u2028forged.yaml" in err, err
     assert "\u2028" not in err
+
+
+def test_an_id_copied_from_the_terminal_finds_its_case(hostile: Any, cli: Any) -> None:
+    shown = "c1\\u2028forged\\u2029row"  # as `cases` and `run` print the id
+    listed = cli("cases", "latest", cwd=hostile.path).out
+    assert shown in listed
+    found = cli("inspect", "latest", "--case", shown, "--json", cwd=hostile.path)
+    assert found.code == 0, found.out
+    assert json.loads(found.out)["case"] == SEPARATED
+    missing = cli("inspect", "latest", "--case", "c1\\u2028nothing", cwd=hostile.path)
+    assert missing.code == 2 and "has no case" in missing.out + missing.err

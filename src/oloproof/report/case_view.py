@@ -4,8 +4,8 @@ only."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from oloproof.analysis.outcome import judgment_keys
 from oloproof.errors import UsageError
@@ -13,7 +13,10 @@ from oloproof.evaluators.judgment import CODE_VERDICTS
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND
 from oloproof.report.differences import pair_rows, replay_step_rows
+from oloproof.report.escape import unescape_shown
 from oloproof.store.store import Store
+
+_Found = TypeVar("_Found")
 
 
 def case_view(store: Store, run_id: str, case_id: str,
@@ -25,10 +28,7 @@ def case_view(store: Store, run_id: str, case_id: str,
     """
     if trial is not None:
         return _trial_view(store, run_id, case_id, trial)
-    found = store.run_case(run_id, case_id)
-    if found is None:
-        raise UsageError(f"run {run_id} has no case {case_id!r}; `oloproof cases {run_id}` "
-                         "lists its case ids")
+    case_id, found = _find(case_id, lambda given: store.run_case(run_id, given), run_id)
     case_digest, exec_key, outcome = found
     record = store.run_record(run_id)
     view = _assemble(store, record, case_id, case_digest, exec_key, outcome)
@@ -39,10 +39,7 @@ def case_view(store: Store, run_id: str, case_id: str,
 def _trial_view(store: Store, run_id: str, case_id: str, trial: int) -> dict[str, Any]:
     record = store.run_record(run_id)
     trials = int((record.get("suite") or {}).get("trials", 1))
-    rows = store.run_case_trials(run_id, case_id)
-    if not rows:
-        raise UsageError(f"run {run_id} has no case {case_id!r}; `oloproof cases {run_id}` "
-                         "lists its case ids")
+    case_id, rows = _find(case_id, lambda given: store.run_case_trials(run_id, given), run_id)
     chosen = [row for row in rows if int(row[2].get("tr", 1)) == trial]
     if not chosen:
         hint = (f"it ran {trials} trials of each case: give --trial 1 to {trials}"
@@ -52,6 +49,17 @@ def _trial_view(store: Store, run_id: str, case_id: str, trial: int) -> dict[str
     view["trial"] = trial
     view["trials_in_run"] = trials
     return view
+
+
+def _find(case_id: str, look: Callable[[str], _Found | None], run_id: str) -> tuple[str, _Found]:
+    """The case `case_id` names, by `look`: the id as given, else as the terminal shows it
+    (`a\\u2028b` for an id holding U+2028: report/escape.py)."""
+    for given in dict.fromkeys((case_id, unescape_shown(case_id))):
+        found = look(given)
+        if found:
+            return given, found
+    raise UsageError(f"run {run_id} has no case {case_id!r}; `oloproof cases "
+                     f"{run_id}` lists its case ids")
 
 
 def iter_case_views(store: Store, run_id: str, only_failures: bool = False,

@@ -45,3 +45,14 @@ def safe(text: object) -> str:
 def safe_line(text: object) -> str:
     """`safe(text)` on one line: newlines and tabs written as `\\n` and `\\t` too."""
     return safe(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
+_SHOWN = re.compile(r"\\u([0-9a-fA-F]{4})|\\n|\\t")
+
+
+def unescape_shown(text: str) -> str:
+    """The text `safe_line` would show as `text`: each `\\uXXXX`, `\\n` and `\\t` back to
+    its character. So an id copied from the terminal finds its case (`inspect --case
+    'a\\u2028b'`); a caller tries the text as given first, as an id may hold a backslash."""
+    return _SHOWN.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1)
+                      else "\n" if m.group() == "\\n" else "\t", text)
