@@ -9,7 +9,9 @@ without importing the run document's models.
 
 from __future__ import annotations
 
+import errno
 import importlib.metadata
+import os
 from enum import StrEnum
 from pathlib import Path
 
@@ -190,3 +192,21 @@ def install_extra(extra: str) -> str:
     if brings:
         text += " (or what it brings: pip install " + " ".join(f"'{b}'" for b in brings) + ")"
     return text
+
+
+def broken_link(path: Path) -> str | None:
+    """What is wrong with `path` if it is a symbolic link that leads nowhere, in words: "a
+    symbolic link to X, which does not exist", or "…, which leads back to itself" for a loop
+    of links (`.oloproof -> .oloproof`). None when `path` is not such a link."""
+    if not path.is_symlink():
+        return None
+    try:
+        path.stat()
+    except FileNotFoundError:
+        return f"a symbolic link to {os.readlink(path)}, which does not exist"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return (f"a symbolic link to {os.readlink(path)}, which leads back to itself "
+                    "(a loop of links)")
+        raise
+    return None

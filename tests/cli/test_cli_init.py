@@ -185,6 +185,17 @@ def test_a_target_that_is_a_dangling_link_says_so(cli, tmp_path, force):
     assert not (tmp_path / "gone").exists() and (tmp_path / "project").is_symlink()
 
 
+
+def test_a_target_that_is_a_loop_of_links_says_so(cli, tmp_path):
+    (tmp_path / "project").symlink_to("project")
+
+    code, _, err = cli("init", "project", cwd=tmp_path)
+
+    assert code == 2
+    assert err.startswith("Usage error: project is a symbolic link to project, which leads "
+                          "back to itself (a loop of links); create the directory"), err
+    assert (tmp_path / "project").is_symlink()
+
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
 def test_force_replaces_a_symlink_itself_never_the_file_it_points_to(cli, tmp_path):
     outside = tmp_path / "precious.md"

@@ -76,3 +76,17 @@ def test_a_dangling_store_link_says_what_it_is(new_probe: Any, cli: Any) -> None
             "not exist, so the store cannot be made there; create what it points to, remove "
             f"the link (`rm {probe.path}/.oloproof`)") in err, err
     assert probe.calls() == []
+
+
+def test_a_store_link_that_loops_says_so(new_probe: Any, cli: Any) -> None:
+    probe = new_probe()
+    probe.write_cases(probe.plain_cases(2))
+    (probe.path / ".oloproof").symlink_to(".oloproof")  # a link to itself
+
+    code, _, err = cli("run", cwd=probe.path)
+
+    assert code == 5
+    assert "does not exist" not in err, err
+    assert (f"{probe.path}/.oloproof is a symbolic link to .oloproof, which leads back to "
+            "itself (a loop of links), so the store cannot be made there") in err, err
+    assert probe.calls() == []

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from oloproof.errors import UsageError
+from oloproof.errors import UsageError, broken_link
 
 GITIGNORE = ".gitignore"
 STORE_PATTERN = ".oloproof/"
@@ -87,9 +87,10 @@ class Scaffold:
 
 def plan(source: Path, target: Path) -> Scaffold:
     """Look at `target` and say what copying the project at `source` into it would change."""
-    if target.is_symlink() and not target.exists():
-        raise UsageError(f"{target} is a symbolic link to {os.readlink(target)}, which does not "
-                         "exist; create the directory it points to, or remove the link, then "
+    link = broken_link(target)
+    if link is not None:
+        raise UsageError(f"{target} is {link}; create the directory it points to, or remove "
+                         "the link, then "
                          "run init again (nothing was written)")
     if target.exists() and not target.is_dir():
         raise UsageError(f"{target} is a file, not a directory; choose a directory for the "

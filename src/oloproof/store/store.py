@@ -17,12 +17,11 @@ reported on.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 from pathlib import Path
 
-from oloproof.errors import StoreError
+from oloproof.errors import StoreError, broken_link
 from oloproof.store.caches import CacheReads
 from oloproof.store.runs import RunsRegistry
 from oloproof.store.schema import JUDGMENT_CASE_KEY, SCHEMA_VERSION, migrate
@@ -131,9 +130,10 @@ def _no_directory(path: Path, exc: OSError) -> StoreError:
     """Why the store's directory cannot be made, in words: a symbolic link to nothing, a file
     where the directory goes, or what the system said."""
     for folder in (path.parent, *path.parent.parents):
-        if folder.is_symlink() and not folder.exists():
+        link = broken_link(folder)
+        if link is not None:
             return StoreError(
-                f"{folder} is a symbolic link to {os.readlink(folder)}, which does not exist, "
+                f"{folder} is {link}, "
                 "so the store cannot be made there; create what it points to, remove the link "
                 f"(`rm {folder}`) and the store is made in its place, or point the store elsewhere "
                 f"({_ELSEWHERE})",
