@@ -1,15 +1,18 @@
 """A project's system module of a name another project already imported in this process is
 dropped before the project's own is imported (`execution.target.forget_foreign`), also while
-another thread imports: Ray's threads and a host program's do."""
+another thread imports: Ray's threads and a host program's do; and a module of the project
+edited since an earlier run in this process imported it is imported again."""
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import types
 from pathlib import Path
 
-from oloproof.execution.target import forget_foreign
+import oloproof
+from oloproof.execution.target import forget_foreign, remember_imports
 
 
 def _foreign(name: str, submodules: int) -> None:
@@ -59,3 +62,57 @@ def test_while_another_thread_imports_every_foreign_module_is_dropped(tmp_path: 
         stop.set()
         other.join()
         sys.setswitchinterval(interval)
+
+
+def _edited_project(root: Path, answer: str, version: str) -> Path:
+    (root / "data").mkdir(parents=True, exist_ok=True)
+    (root / "olo_edit_app.py").write_text(
+        f"def run(case_input):\n    return {{'answer': {answer!r}}}\n", encoding="utf-8")
+    suite = {"version": 1, "dataset": "data/cases.jsonl",
+             "system": {"name": "edited", "version": version, "callable": "olo_edit_app:run"},
+             "evaluators": [{"type": "regex", "criterion": "is_new", "field": "answer",
+                             "pattern": "^new"}]}
+    (root / "oloproof.yaml").write_text(json.dumps(suite), encoding="utf-8")
+    (root / "release.yaml").write_text("version: 1\nrules: []\n", encoding="utf-8")
+    (root / "data" / "cases.jsonl").write_text(
+        "".join(json.dumps({"id": f"c{i}", "input": {}}) + "\n" for i in range(3)),
+        encoding="utf-8")
+    return root / "oloproof.yaml"
+
+
+def test_a_run_after_the_system_module_was_edited_calls_the_edited_code(tmp_path: Path) -> None:
+    """In one process (a notebook): run, edit app.py and its version, run again. The second
+    run called the module the first had imported, and stored the old code's results under the
+    new version."""
+    first = oloproof.run(_edited_project(tmp_path, "old", "v1"))
+    assert first.metric("is_new").passed == 0
+    second = oloproof.run(_edited_project(tmp_path, "new answer", "v2"))
+    assert second.metric("is_new").passed == 3
+    third = oloproof.run(_edited_project(tmp_path, "old again", "v3"))
+    assert third.metric("is_new").passed == 0
+
+
+def test_an_unchanged_module_is_not_imported_again(tmp_path: Path) -> None:
+    oloproof.run(_edited_project(tmp_path / "p", "old", "v1"))
+    loaded = sys.modules["olo_edit_app"]
+    oloproof.run(tmp_path / "p" / "oloproof.yaml")
+    assert sys.modules["olo_edit_app"] is loaded
+
+
+def test_a_library_inside_the_project_folder_is_never_dropped(tmp_path: Path) -> None:
+    """A module whose file is under the project folder but not at its top (a virtual
+    environment inside the project) is not the project's: never dropped, whatever changed."""
+    (tmp_path / "olo_top.py").write_text("")
+    library = tmp_path / ".venv" / "olo_lib_inside.py"
+    library.parent.mkdir()
+    library.write_text("x = 1\n")
+    module = types.ModuleType("olo_lib_inside")
+    module.__file__ = str(library)
+    sys.modules["olo_lib_inside"] = module
+    try:
+        remember_imports(tmp_path)
+        library.write_text("x = 22\n")
+        forget_foreign("olo_top", tmp_path)
+        assert sys.modules.get("olo_lib_inside") is module
+    finally:
+        sys.modules.pop("olo_lib_inside", None)

@@ -45,7 +45,7 @@ from oloproof.evaluators.verdicts import (
     verdict_from_value,
 )
 from oloproof.execution.retries import RetryPolicy, Throttle, call_with_retries_async
-from oloproof.execution.target import forget_foreign
+from oloproof.execution.target import forget_foreign, remember_imports
 from oloproof.execution.units import CaseJob, JudgeAsk
 from oloproof.suite.config import (
     JUDGE_RETRIES_CALLABLE,
@@ -98,6 +98,8 @@ def judge_problem(config: JudgeConfig, project_dir: Path | None = None) -> str |
             _import_function(config.callable)
         except LookupError as exc:
             return str(exc)
+        if project_dir is not None:
+            remember_imports(project_dir.resolve())
         return None
     try:
         import openai  # noqa: F401 - only whether it is there

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -101,6 +102,7 @@ def _import_entry(config: SystemConfig, project_dir: Path, doc: YamlDocument) ->
     forget_foreign(module_name, Path(root))
     try:
         module = importlib.import_module(module_name)
+        remember_imports(Path(root))
     except CONTAINED as exc:  # (argparse at import time calls sys.exit: refused, in words)
         if from_a_signal(exc):
             raise
@@ -168,12 +170,16 @@ def put_on_path(project_dir: Path) -> str:
 
 
 def forget_foreign(module_name: str, root: Path) -> None:
-    """Drop an already imported module of the same name from another project.
+    """Drop an already imported module of the same name from another project, and every
+    module of this project whose file changed since it was imported.
 
     Projects commonly name their system module `app` (and their judge's `judges`); in one
     process (a notebook, a test session) the second project must get its own `app`, not the
-    first one's.
+    first one's. And a run after `app.py` was edited must call the edited code, not the
+    module imported by an earlier run in the same process (under the new `system.version`,
+    the old code's results would be stored as the new version's).
     """
+    _forget_changed(root)
     top = module_name.split(".", 1)[0]
     loaded = sys.modules.get(top)
     if loaded is None:
@@ -183,10 +189,62 @@ def forget_foreign(module_name: str, root: Path) -> None:
         return
     if not (root / f"{top}.py").exists() and not (root / top).is_dir():
         return
-    # list() copies the names in one step: another thread (Ray's, the caller's) may import
-    # while this runs, and a comprehension over the live dict can then skip names or raise.
-    for name in [n for n in list(sys.modules) if n == top or n.startswith(top + ".")]:
+    _drop(n for n in list(sys.modules) if n == top or n.startswith(top + "."))
+
+
+#: Each project module imported so far, by name: its file, and that file's modification time
+#: and size when it was imported (`remember_imports`). One whose file differs now is imported
+#: again (`forget_foreign`).
+_IMPORTED: dict[str, tuple[str, int, int] | None] = {}
+
+
+def remember_imports(root: Path) -> None:
+    """Note the file of each module of the project at `root` imported now and not noted yet
+    (call it after importing the project's modules)."""
+    for name, origin in _project_modules(root):
+        if name not in _IMPORTED:
+            _IMPORTED[name] = _stamp(origin)
+
+
+def _forget_changed(root: Path) -> None:
+    modules = _project_modules(root)
+    if any(name in _IMPORTED and _IMPORTED[name] != _stamp(origin) for name, origin in modules):
+        _drop(name for name, _ in modules)
+
+
+def _project_modules(root: Path) -> list[tuple[str, str]]:
+    """(name, file) of each imported module that is the project's own: a file or package at
+    the top of `root` named as the module's top name (never a library installed under it, as
+    in a virtual environment inside the project folder)."""
+    found = []
+    # list() copies the items in one step: another thread (Ray's, the caller's) may import
+    # while this runs, and iterating over the live dict can then skip names or raise.
+    for name, module in list(sys.modules.items()):
+        origin = getattr(module, "__file__", None)
+        if not isinstance(origin, str) or not origin.startswith(str(root)):
+            continue
+        try:
+            first = Path(origin).relative_to(root).parts[0]
+        except (ValueError, IndexError):
+            continue
+        top = name.split(".", 1)[0]
+        if first in (top, f"{top}.py"):
+            found.append((name, origin))
+    return found
+
+
+def _stamp(origin: str) -> tuple[str, int, int] | None:
+    try:
+        status = os.stat(origin)
+    except OSError:
+        return None
+    return origin, status.st_mtime_ns, status.st_size
+
+
+def _drop(names: Iterable[str]) -> None:
+    for name in list(names):
         sys.modules.pop(name, None)
+        _IMPORTED.pop(name, None)
 
 
 def _check_declaration(target: Any, config: SystemConfig, doc: YamlDocument) -> None:
