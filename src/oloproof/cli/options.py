@@ -1,9 +1,14 @@
 """The options several commands share, defined once: --config, --store, --baseline, --junit,
---markdown, --slices, --criterion, --verdict."""
+--markdown, --slices, --criterion, --verdict (and the cases the last two choose)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
+
+if TYPE_CHECKING:
+    from oloproof.report.case_list import CaseSelection
 
 _store_option = click.option("--store", default=None, help="Path to the store (default: the "
                              "project's .oloproof/store.sqlite).")
@@ -32,3 +37,12 @@ _criterion_option = click.option("--criterion", default=None,
                                  help="Only cases failed or missing on this criterion.")
 _verdict_option = click.option("--verdict", type=click.Choice(["failed", "missing"]),
                                default=None, help="Only cases with a verdict of this kind.")
+
+
+def _case_selection(failures: bool, criterion: str | None, verdict: str | None) -> CaseSelection:
+    """The cases --failures, --criterion and --verdict choose (`inspect`, `cases`)."""
+    from oloproof.report.case_list import CaseSelection
+
+    return CaseSelection(failures=failures, criterion=criterion,
+                         verdict="failed" if verdict == "failed" else
+                         "missing" if verdict == "missing" else None)

@@ -13,6 +13,7 @@ import click
 from oloproof.cli.exits import EXIT_CONFIG, _console, _fail, _guard
 from oloproof.cli.group import cli
 from oloproof.cli.options import (
+    _case_selection,
     _config_option,
     _criterion_option,
     _slices_option,
@@ -94,15 +95,13 @@ def inspect(run_ref: str, case_id: str | None, trial: int | None, failures: bool
     if trial is not None and case_id is None:
         _fail(UsageError("--trial N shows one trial of one case: give --case ID too"), as_json)
     from oloproof import api
-    from oloproof.report.case_list import CaseSelection, render_case_list, select_cases
+    from oloproof.report.case_list import render_case_list, select_cases
     from oloproof.report.case_panel import render_case
     from oloproof.report.case_view import case_view, iter_case_views
     from oloproof.report.terminal import render_run
     from oloproof.store.store import Store
 
-    selection = CaseSelection(failures=True, criterion=criterion,
-                              verdict="failed" if verdict == "failed" else
-                              "missing" if verdict == "missing" else None)
+    selection = _case_selection(True, criterion, verdict)
 
     def work() -> None:
         with Store(api.find_store(config, store), read_only=True) as db:
@@ -162,12 +161,10 @@ def cases(run_ref: str, failures: bool, criterion: str | None, verdict: str | No
           config: str, store: str | None, as_json: bool) -> None:
     """The case ids of a stored run, one line each with its verdict per criterion."""
     from oloproof import api
-    from oloproof.report.case_list import CaseSelection, render_case_list, select_cases
+    from oloproof.report.case_list import render_case_list, select_cases
     from oloproof.store.store import Store
 
-    selection = CaseSelection(failures=failures, criterion=criterion,
-                              verdict="failed" if verdict == "failed" else
-                              "missing" if verdict == "missing" else None)
+    selection = _case_selection(failures, criterion, verdict)
 
     def work() -> None:
         with Store(api.find_store(config, store), read_only=True) as db:
