@@ -11,7 +11,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from oloproof.errors import ConfigError, OloproofError, RecordingError, StoreError
+# Every error a user can meet (the tree is drawn in errors.py); that module is imported anyway,
+# so they cost nothing to import here.
+from oloproof.errors import (
+    ConfigError,
+    OloproofError,
+    RecordingError,
+    RunStopped,
+    StoreError,
+    TraceError,
+    UnstorableRecording,
+    UsageError,
+)
 from oloproof.lazy_names import lazy_names
 
 if TYPE_CHECKING:
@@ -83,8 +94,12 @@ __all__ = [
     "ReplayChange",
     "Replayable",
     "RunResult",
+    "RunStopped",
     "Stateful",
     "StoreError",
+    "TraceError",
+    "UnstorableRecording",
+    "UsageError",
     "compare",
     "current_case",
     "evaluator",

@@ -51,8 +51,12 @@ def tag(
 ) -> Tagged:
     """Tag a stored run `name`, as `oloproof tag RUN NAME` does: `baseline: {tag: NAME}` (or
     `--baseline tag:NAME`, or `tag:NAME` wherever a run is named) then names it. A tag is on one
-    run at a time: tagging another run moves it. Writes only the tag; a UsageError for a name
-    that cannot be a tag, a StoreError when no store or no such run exists."""
+    run at a time: tagging another run moves it. Writes only the tag.
+
+    Raises:
+        StoreError: no store, or no run stored yet.
+        UsageError: `ref` names no stored run, or `name` cannot be a tag.
+    """
     path = find_store(config, store)
     if not path.is_file():
         raise StoreError("no store here yet: run `oloproof run` in the project directory "
@@ -66,7 +70,12 @@ def tag(
 def load_run(
     ref: str = "latest", config: str | Path = "oloproof.yaml", store: str | Path | None = None
 ) -> RunResult:
-    """Read a stored run (`latest`, `latest~N`, or a unique prefix or suffix of its id)."""
+    """Read a stored run (`latest`, `latest~N`, or a unique prefix or suffix of its id).
+
+    Raises:
+        StoreError: no store, or no run stored yet.
+        UsageError: `ref` names no stored run (or several).
+    """
     with _open_existing(config, store) as db:
         record = db.run_record(db.resolve_run(ref))
         return RunResult(_document_of(db, record), [],
@@ -76,7 +85,11 @@ def load_run(
 def stored_document(db: Store, run_id: str) -> RunDocument:
     """The run document of a stored run, on a store already open (`oloproof view` reads it
     so): the stored one, or for a run without one (running, or it did not complete) the
-    cases stored so far analysed and decided as `load_run` does. Writes nothing."""
+    cases stored so far analysed and decided as `load_run` does. Writes nothing.
+
+    Raises:
+        UsageError: no run `run_id` is stored.
+    """
     return _document_of(db, db.run_record(run_id))
 
 
@@ -125,6 +138,10 @@ def load_case_trials(
     and `x` every per-case value is computed from (`oloproof.analysis.trials.case_values`),
     with the case's digest (the order intervals take cases in). A run without trials gives
     one trial per case. Reads only the stored run.
+
+    Raises:
+        StoreError: no store, or no run stored yet.
+        UsageError: `ref` names no stored run (or several).
     """
     from oloproof.analysis.trials import iter_case_trials
 
@@ -147,6 +164,13 @@ def redecide(
     `baseline` (a run reference) is the run `non_inferiority` rules compare with, instead of
     the policy's `baseline:`; a reference that names the run itself (`latest` for `gate
     latest`) means the newest run before it (docs/compare.md#which-run-is-the-baseline).
+
+    Raises:
+        ConfigError: `policy` is not valid, or does not fit the stored run (a rule on a metric
+            it does not have; a `non_inferiority` rule and no baseline).
+        StoreError: no store, or no run stored yet.
+        UsageError: `ref` or `baseline` names no stored run, or a baseline that cannot be
+            compared with the run.
     """
     return _redecided(ref, policy, config, store, baseline)[0]
 
@@ -206,6 +230,11 @@ def plan(
     with an 80% chance if the rate is what was measured (exact for 0/1 per-case values,
     simulated from the run's per-case values for fractions) — or the reason there is none. A
     projection, not a promise; nothing is run.
+
+    Raises:
+        ConfigError: as `redecide`.
+        StoreError: no store, or no run stored yet.
+        UsageError: as `redecide`.
     """
     from oloproof.decisions.plan import plan_decisions
     from oloproof.document import RuleState
