@@ -1,19 +1,33 @@
 """The library surface the command line is a thin layer over
-(docs/getting-started.md#the-same-from-python).
+(docs/getting-started.md#the-same-from-python): every command is one of these calls, in the
+same words.
 
 `run()` does everything `oloproof run` does and returns a RunResult; `load_run()` reads a stored
-run; `redecide()` decides a stored run under another policy without running anything.
+run; `redecide()` decides a stored run under another policy without running anything;
+`list_runs()` is `oloproof runs`, and `list_cases()`, `case_view()`, `case_views()` and
+`flaky_cases()` are what `oloproof cases` and `oloproof inspect` show of a run's cases.
 
 The package is in parts, each importing only the ones below it: `result` (`RunResult`),
 `deciding` (a run document from an analysis), `running` (`run`, `run_async`), `stored` (stored
-runs: `load_run`, `tag`, `redecide`, `plan`) and `reports` (`write_html_report`,
-`write_ci_reports`). Importing it imports what a run needs to start its first cases, no more.
+runs: `list_runs`, `load_run`, `tag`, `redecide`, `plan`), `cases` (a stored run's cases:
+`list_cases`, `case_view`, `case_views`, `flaky_cases`, `sample_labels`) and `reports`
+(`write_html_report`, `write_ci_reports`). Importing it imports what a run needs to start its
+first cases, no more.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from oloproof.api.cases import (
+    CaseList,
+    FlakyCases,
+    case_view,
+    case_views,
+    flaky_cases,
+    list_cases,
+    sample_labels,
+)
 from oloproof.api.reports import write_ci_reports, write_html_report
 from oloproof.api.result import RunResult
 from oloproof.api.running import new_run_id as new_run_id
@@ -21,6 +35,7 @@ from oloproof.api.running import open_store as open_store
 from oloproof.api.running import run, run_async
 from oloproof.api.stored import (
     Tagged,
+    list_runs,
     load_case_trials,
     load_run,
     plan,
@@ -35,8 +50,6 @@ from oloproof.store.location import find_store
 if TYPE_CHECKING:
     from oloproof.comparison.stored import compare
     from oloproof.document import Comparison, Plan, RunDocument
-
-
 
 
 def __getattr__(name: str) -> Any:
@@ -55,7 +68,8 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "Comparison", "ConfigError", "Plan", "RunDocument", "RunResult", "Tagged", "compare",
-    "find_store", "load_case_trials", "load_run", "plan", "redecide", "run", "run_async", "tag",
-    "write_ci_reports", "write_html_report",
+    "CaseList", "Comparison", "ConfigError", "FlakyCases", "Plan", "RunDocument", "RunResult",
+    "Tagged", "case_view", "case_views", "compare", "find_store", "flaky_cases", "list_cases",
+    "list_runs", "load_case_trials", "load_run", "plan", "redecide", "run", "run_async",
+    "sample_labels", "tag", "write_ci_reports", "write_html_report",
 ]

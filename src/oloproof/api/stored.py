@@ -1,10 +1,11 @@
-"""Stored runs: reading one (`load_run`, `stored_document`, `load_case_trials`), tagging one
-(`tag`), and deciding one again without running anything (`redecide`, `plan`). Every function
-here reads the store; only `tag` writes, and only the tag.
+"""Stored runs: listing them (`list_runs`), reading one (`load_run`, `stored_document`,
+`load_case_trials`), tagging one (`tag`), and deciding one again without running anything
+(`redecide`, `plan`). Every function here reads the store; only `tag` writes, and only the tag.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,31 @@ def _open_existing(config: str | Path, store: str | Path | None) -> Store:
     """The project's store, opened read-only: reading a run never writes
     (docs/configuration.md#how-oloproof-fails-closed)."""
     return open_existing_store(config, store)
+
+
+def list_runs(
+    limit: int | None = 20, config: str | Path = "oloproof.yaml", store: str | Path | None = None,
+) -> list[dict[str, Any]]:
+    """The project's stored runs, newest first, at most `limit` of them (None: all), as
+    `oloproof runs` lists them: each a dict of `run_id`, `project`, `started_at`,
+    `finished_at` (Unix times), `status` (`complete`, `stopped`, …: a `running` run whose
+    process is gone is `incomplete`), `pid`, `host`, `system_name`, `system_version`,
+    `n_cases`, `trials`, `tags` and `summary` (the run document as JSON; None for a run that
+    did not complete). A project that has run nothing yet has no store, and no runs: `[]`.
+
+    Raises:
+        ConfigError: there is no store and no suite file `config` either (and no `store` or
+            $OLOPROOF_STORE names one): not a project directory.
+        StoreError: the store cannot be read.
+    """
+    path = find_store(config, store)
+    if not path.is_file():
+        if store is None and not Path(config).is_file() and not os.environ.get("OLOPROOF_STORE"):
+            raise ConfigError(f"no {config} here; run this in a project directory (or pass "
+                              "--config / --store)")
+        return []
+    with Store(path, read_only=True) as db:
+        return db.list_runs(limit)
 
 
 @dataclass(frozen=True)
