@@ -13,6 +13,37 @@ runs: `list_runs`, `load_run`, `tag`, `redecide`, `plan`), `cases` (a stored run
 `list_cases`, `case_view`, `case_views`, `flaky_cases`, `sample_labels`) and `reports`
 (`write_html_report`, `write_ci_reports`). Importing it imports what a run needs to start its
 first cases, no more.
+
+Example: the starter project `oloproof init` makes, copied into a new folder, run, then read
+back as `oloproof runs`, `oloproof cases` and `oloproof inspect` read it (a few seconds).
+
+>>> import shutil, tempfile
+>>> from importlib.resources import files
+>>> import oloproof
+>>> folder = tempfile.mkdtemp()
+>>> _ = shutil.copytree(files("oloproof") / "examples" / "starter", folder, dirs_exist_ok=True)
+>>> config = f"{folder}/oloproof.yaml"
+>>> result = oloproof.run(config, policy=f"{folder}/release.yaml")
+>>> result.status, str(result.gate.action), int(result.gate.exit_code)
+('complete', 'ALLOW', 0)
+>>> [run["run_id"] for run in oloproof.list_runs(config=config)] == [result.run_id]
+True
+>>> answer = oloproof.load_run("latest", config).metric("answer_correct")
+>>> answer.passed, answer.observed, f"{answer.lower:.3f}"
+(33, 33, '0.894')
+>>> cases = oloproof.list_cases(config=config)
+>>> cases.total, cases.criteria[0], cases.cases[0].case, cases.cases[0].codes
+(33, 'answer_correct', 'req-001', 'PPPP')
+>>> oloproof.list_cases(config=config, failures=True).cases
+[]
+>>> view = oloproof.case_view("req-001", config=config)
+>>> [(c["criterion"], c["verdict"]) for c in view["criteria"]][:2]
+[('answer_correct', 'passed'), ('agent_tool_lookup_order_called', 'passed')]
+>>> oloproof.case_view("req-999", config=config)
+Traceback (most recent call last):
+  ...
+oloproof.errors.UsageError: run run_... has no case 'req-999'; ...lists its case ids
+>>> shutil.rmtree(folder)
 """
 
 from __future__ import annotations
