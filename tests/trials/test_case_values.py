@@ -158,6 +158,6 @@ def test_a_case_with_a_failed_trial_is_a_failing_case_once():
 
     analysis.finish(0.95)
 
-    failing = analysis.failing_cases()
+    failing = analysis.first_cases.failing_cases()
     assert failing.total == 1 and [c.case for c in failing.first] == ["a"]
     assert analysis.cases == 1

@@ -87,8 +87,8 @@ def _document_of(db: Store, record: dict[str, Any]) -> RunDocument:
         document = RunDocument.model_validate(record["summary"])
         document.status = RunStatus(record["status"])  # live: running, incomplete, stopped
         if document.failing_cases is None:  # stored before documents named failing cases
-            document.failing_cases = _reanalyse(db, record["run_id"],
-                                                record["suite"]).failing_cases()
+            reanalysed = _reanalyse(db, record["run_id"], record["suite"])
+            document.failing_cases = reanalysed.first_cases.failing_cases()
         return document
     # An incomplete run: decide what was stored, and say that it did not complete.
     suite_info, policy = record["suite"], stored_policy(record["policy"], record["run_id"])
