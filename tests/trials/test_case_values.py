@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from oloproof.analysis.metrics import Analysis, MetricPlan
 from oloproof.analysis.outcome import CaseOutcome
-from oloproof.analysis.trials import TrialMetricSpec, case_values
+from oloproof.analysis.trials import TrialMetricSpec
 from oloproof.stats import bentkus_interval
+from oloproof.stats.pass_k import case_values
 
 
 def _value(metric: str | None, j: int, c: int, n: int) -> Fraction:

@@ -381,7 +381,7 @@ class Analysis:
         over cases. Call after `finish`."""
         if self.trials is None:
             return None
-        from oloproof.analysis.trials import case_values
+        from oloproof.stats.pass_k import case_values
         counts = self.trials.counts()
         specs = {spec.id: spec for spec in self.plan.trial_metrics}
         if metric_id in self.plan.criteria:

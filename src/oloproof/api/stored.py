@@ -122,7 +122,7 @@ def load_case_trials(
 
     Each `CaseTrials` holds, per criterion (in the suite's `criteria` order), the case's
     passed, failed, missing (errored or never run) and excluded trials — the `c`, `f`, `m`
-    and `x` every per-case value is computed from (`oloproof.analysis.trials.case_values`),
+    and `x` every per-case value is computed from (`oloproof.stats.pass_k.case_values`),
     with the case's digest (the order intervals take cases in). A run without trials gives
     one trial per case. Reads only the stored run.
     """
