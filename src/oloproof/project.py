@@ -25,14 +25,7 @@ from oloproof.execution.target import SystemTarget, load_targets, put_on_path
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND
 from oloproof.recording.usage import USAGE_KIND
-from oloproof.suite.cases import (
-    Case,
-    DatasetIndex,
-    StateFiles,
-    file_problem,
-    iter_cases,
-    scan_dataset,
-)
+from oloproof.suite.case import Case
 from oloproof.suite.config import (
     EXECUTORS,
     MAX_TRIALS,
@@ -46,9 +39,12 @@ from oloproof.suite.config import (
     quantile_metrics,
     trial_metrics,
 )
+from oloproof.suite.dataset import DatasetIndex, iter_cases, scan_dataset
+from oloproof.suite.json_lines import file_problem
 from oloproof.suite.judge_labels import JudgeLabels, load_judge_labels
 from oloproof.suite.metamorphic import derive, transform_digest
 from oloproof.suite.policy import Policy, check_rule_metrics, load_policy
+from oloproof.suite.state_files import StateFiles
 from oloproof.suite.validity import check_labels_files
 from oloproof.suite.yaml_source import YamlDocument
 
