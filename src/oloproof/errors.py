@@ -15,8 +15,8 @@ Every error Oloproof raises on purpose is one of these, and `oloproof` exports e
 Three `ValueError` subclasses stand outside the tree because no user meets them: each is
 raised and caught inside Oloproof, and said as one of the errors above or as a case's error
 kind. `oloproof.storable.Unstorable` (a value the store cannot keep) becomes the case's
-`unstorable_output` error; `LineRefused`, of the strict JSON reading of dataset lines and state
-files (`oloproof.suite`), becomes a `ConfigError` naming the file and line;
+`unstorable_output` error; `oloproof.suite.json_lines.LineRefused` (a dataset line or state
+file JSON reads, but not as written) becomes a `ConfigError` naming the file and line;
 `oloproof.state.diff.PatchError` (a state patch that does not fit its state) is only raised on a
 patch Oloproof made itself, so seeing it is a bug in Oloproof.
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from oloproof.analysis.outcome import CaseOutcome
-from oloproof.analysis.trials import iter_case_trials, pass_hat_curve
+from oloproof.analysis.trial_rows import pass_hat_curve
+from oloproof.analysis.trials import iter_case_trials
 from oloproof.document import (
     Comparison,
     MetricRow,
