@@ -14,11 +14,14 @@ Turnbull 1983, "Confidence intervals for a binomial parameter following a multis
 With ``m`` the minimum, ``N`` the trials, ``α = 1 − level`` (its half computed exactly from the
 level's decimal text) and ``S_n`` the passes among the first ``n`` trials:
 
-- **spending.** By look ``n < N`` at most ``A(n) = α/2 · (0.8·n/N + 0.2·v/(2 + v))`` with
-  ``v = n·m(1 − m)`` may have been spent; at ``N`` all of ``α/2``. Four fifths follow the
-  trials run (the linear spending function of Lan & DeMets); one fifth follows a clock that does
-  not depend on ``N`` (half spent after ``2/(m(1 − m))`` trials, 12.5 at ``m = 0.8``), so a
-  test that keeps passing stops early however large ``trials`` is.
+- **spending.** By look ``n < N`` at most ``A(n) = α/2 · (1 − r) · (0.8·n/N + 0.2·v/(2 + v))``
+  with ``v = n·m(1 − m)`` may have been spent; at ``N`` all of ``α/2``. Four fifths follow the
+  trials run (the linear spending function of Lan & DeMets); one fifth follows a clock that
+  does not depend on ``N`` (half spent after ``2/(m(1 − m))`` trials, 12.5 at ``m = 0.8``), so
+  a test that keeps passing stops early however large ``trials`` is. ``r`` is the share left
+  to the last look: of ``0, 0.05, … 0.5`` the design takes the one whose exact error below is
+  largest (the smallest among equals) — the one that loses least of ``α/2`` to the binomial's
+  steps, chosen from ``m``, ``N`` and the level alone, before any trial.
 - **PASS boundary.** ``c_n`` is the fewest passes of ``n`` that decide PASS: the smallest count
   whose probability at ``m`` of being reached at ``n`` by a path that has not crossed before,
   added to the probability spent at earlier looks, stays within ``A(n)·(1 − 10⁻⁹)`` — computed
@@ -48,21 +51,23 @@ level's decimal text) and ``S_n`` the passes among the first ``n`` trials:
   every remaining trial fails — valid at every look, since it never exceeds the bound of the
   outcome the run actually reaches. The upper bound is the mirror. By construction the
   decision is PASS exactly when ``lower ≥ m`` and FAIL exactly when ``upper < m``.
-- **about N more trials** (INSUFFICIENT_EVIDENCE only): the smallest total ``T`` found by
-  doubling and bisection — a total at which it decides and one fewer does not, as for
-  `oloproof plan` — for which a run of ``T`` trials whose pass share stays at the share seen so
-  far would decide the way that share points under this rule for ``T`` trials; ``more_trials =
-  T − trials``. ``more_trials_chance`` is the exact chance that a run of ``T`` trials at that
-  true rate crosses that side's boundary (the other side, which stops such a run first with
-  chance at most ``α/2``, left out): a projection, not a promise.
+- **about N more trials** (INSUFFICIENT_EVIDENCE only): ``T`` is the total at which the exact
+  (Clopper–Pearson) interval at the pass share seen so far would decide
+  (:func:`oloproof.stats.plan.rate_projection`, the projection of `oloproof plan`), at least
+  ``trials + 1``; ``more_trials = T − trials``. ``more_trials_chance`` is the exact chance that
+  this rule with ``trials = T`` decides that way when the true rate is that share (the
+  dynamic program above; the other side, which could stop such a run first with chance at most
+  ``α/2``, left out) — a projection, not a promise; ``None`` when ``T`` exceeds
+  ``TRIALS_LIMIT``.
 
-A design for up to ``TRIALS_LIMIT`` trials takes ``O(N·√N)`` work, cached per
-``(minimum, trials, level)``.
+A design takes ``O(N·√N)`` work (counts further than about ``13·√(n·m(1 − m))`` below the
+mean are dropped), cached per ``(minimum, trials, level)``; ``trials`` is at most
+``TRIALS_LIMIT``.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -71,11 +76,9 @@ import numpy as np
 import numpy.typing as npt
 
 from oloproof.stats._checks import check_level, count, tail_probabilities
-from oloproof.stats._roots import increasing_root
 
 __all__ = [
     "SEQUENTIAL_METHOD",
-    "SEQUENTIAL_PROJECTION_METHOD",
     "TRIALS_LIMIT",
     "SequentialDecision",
     "SequentialDesign",
@@ -85,7 +88,6 @@ __all__ = [
 ]
 
 SEQUENTIAL_METHOD = "exact binomial error spending"
-SEQUENTIAL_PROJECTION_METHOD = "sequential rule at the same pass share"
 
 #: The largest ``trials`` a design is computed for.
 TRIALS_LIMIT = 10_000
@@ -95,13 +97,20 @@ PROJECTION_LIMIT = 20_000
 EARLY_SHARE = 0.2
 #: That clock, ``v/(EARLY_HALF + v)`` with ``v = n·m(1 − m)``, is half spent at ``v = 2``.
 EARLY_HALF = 2.0
+#: The shares of α/2 the earlier looks may leave to the last one; the design takes the one
+#: whose exact error is largest.
+RESERVES = tuple(i / 20 for i in range(11))
 # Each look spends at most (1 − SAFETY) of its allowance: covers floating-point rounding of the
 # dynamic program (about 1e-16 relative) with room to spare, and costs nothing measurable.
 SAFETY = 1e-9
 # Counts below this probability leave the carried distribution, charged as if they crossed.
 NEGLIGIBLE = 1e-40
+# Pruning every few looks is enough: the window grows by one count a look.
+PRUNE_EVERY = 8
 # Bracket width at which a bound's root search stops: 2⁻⁴⁰ ≈ 9.1e-13.
 BOUND_TOLERANCE = 2.0**-40
+# Rates evaluated per pass of that search (together, one dynamic program): 2⁶ cells a pass.
+GRID = 63
 
 PASSED, FAILED, ERRORED = "passed", "failed", "errored"
 OUTCOMES = (PASSED, FAILED, ERRORED)
@@ -130,6 +139,8 @@ class SequentialDesign:
     fail_at: tuple[int, ...] = field(repr=False)
     pass_error: float
     fail_error: float
+    pass_reserve: float
+    fail_reserve: float
     method: str = SEQUENTIAL_METHOD
 
     @property
@@ -144,78 +155,111 @@ class SequentialDesign:
         return next((n for n, f in enumerate(self.fail_at, 1) if f >= 0), None)
 
 
-def _spending(n: int, trials: int, minimum: float, half_alpha: float) -> float:
-    """``A(n)``: the error that may have been spent by look ``n`` (module docstring)."""
+def _spending(n: int, trials: int, minimum: float, half_alpha: float,
+              reserve: FloatArray) -> FloatArray:
+    """``A(n)`` for each reserve (module docstring)."""
     if n >= trials:
-        return half_alpha
+        return np.full(reserve.shape, half_alpha)
     v = n * minimum * (1.0 - minimum)
-    return half_alpha * ((1.0 - EARLY_SHARE) * n / trials + EARLY_SHARE * v / (EARLY_HALF + v))
+    share = (1.0 - EARLY_SHARE) * n / trials + EARLY_SHARE * v / (EARLY_HALF + v)
+    spent: FloatArray = half_alpha * (1.0 - reserve) * share
+    return spent
 
 
 class _Paths:
-    """The distribution of the count of passes over the paths that have not crossed yet, at a
-    pass rate ``p``: ``mass[k]`` for counts ``lo … hi`` (everything else is zero or was
-    dropped below ``NEGLIGIBLE``, its total in ``dropped``)."""
+    """For each row (a pass rate ``p`` and a boundary), the distribution of the count of passes
+    over the paths that have not crossed yet: ``mass[row, k]`` for counts ``lo … hi``
+    (everything else is zero, or was dropped below ``NEGLIGIBLE``: its total in ``dropped``)."""
 
-    def __init__(self, p: float, size: int) -> None:
-        self.p = p
-        self.mass = np.zeros(size + 2)
-        self.mass[0] = 1.0
+    def __init__(self, p: FloatArray, size: int) -> None:
+        self.p = p[:, None]
+        self.mass = np.zeros((p.shape[0], size + 2))
+        self.mass[:, 0] = 1.0
         self.lo = 0
         self.hi = 0
-        self.dropped = 0.0
+        self.dropped = np.zeros(p.shape[0])
 
     def step(self) -> None:
-        lo, hi, p = self.lo, self.hi, self.p
-        live = self.mass[lo : hi + 1].copy()
-        self.mass[lo : hi + 1] = live * (1.0 - p)
-        self.mass[lo + 1 : hi + 2] += live * p
-        self.hi = hi + 1
+        """One more trial."""
+        window = self.mass[:, self.lo : self.hi + 2]
+        window[:, 1:] = window[:, 1:] * (1.0 - self.p) + window[:, :-1] * self.p
+        window[:, :1] *= 1.0 - self.p
+        self.hi += 1
 
     def tail(self) -> FloatArray:
-        """``tail[i]``: the mass at counts ``lo + i`` and above."""
-        live = self.mass[self.lo : self.hi + 1]
-        reversed_sums: FloatArray = np.cumsum(live[::-1])
-        return reversed_sums[::-1]
+        """``tail[row, i]``: the row's mass at counts ``lo + i`` and above."""
+        live = self.mass[:, self.lo : self.hi + 1]
+        sums: FloatArray = np.cumsum(live[:, ::-1], axis=1)[:, ::-1]
+        return sums
 
-    def cut(self, at: int) -> None:
-        """Remove the paths at counts ``at`` and above (they crossed)."""
-        if at <= self.hi:
-            self.mass[max(at, self.lo) : self.hi + 1] = 0.0
-            self.hi = max(at - 1, self.lo)
+    def mass_from(self, at: IntArray, tail: FloatArray | None = None) -> FloatArray:
+        """Each row's mass at counts ``at[row]`` and above (``tail``: this step's, if known)."""
+        if tail is None and int(at.max()) == int(at.min()):
+            summed: FloatArray = self.mass[:, max(int(at[0]), self.lo) : self.hi + 1].sum(axis=1)
+            return summed
+        tail = self.tail() if tail is None else tail
+        index = np.minimum(np.maximum(at - self.lo, 0), tail.shape[1] - 1)
+        taken: FloatArray = tail[np.arange(tail.shape[0]), index]
+        return np.where(at > self.hi, 0.0, taken)
 
-    def prune(self) -> None:
-        live = self.mass[self.lo : self.hi + 1]
-        first = int(np.argmax(live >= NEGLIGIBLE))
-        if first > 0 and live[first] >= NEGLIGIBLE:
-            self.dropped += float(live[:first].sum())
-            live[:first] = 0.0
-            self.lo += first
+    def cut(self, at: IntArray, tail: FloatArray | None = None) -> FloatArray:
+        """Remove each row's paths at counts ``at[row]`` and above (they crossed); returns the
+        mass removed."""
+        top = int(at.max())
+        if tail is None and top == int(at.min()):  # one count for every row: a slice
+            start = max(top, self.lo)
+            removed: FloatArray = self.mass[:, start : self.hi + 1].sum(axis=1)
+            self.mass[:, start : self.hi + 1] = 0.0
+            self.hi = max(self.lo, min(self.hi, top - 1))
+            return removed
+        removed = self.mass_from(at, tail)
+        if int(at.min()) <= self.hi:
+            counts = np.arange(self.lo, self.hi + 1)
+            window = self.mass[:, self.lo : self.hi + 1]
+            window[counts[None, :] >= at[:, None]] = 0.0
+            self.hi = max(self.lo, min(self.hi, top - 1))
+        return removed
+
+    def prune(self) -> FloatArray:
+        """Drop the low counts below ``NEGLIGIBLE`` in every row; returns each row's mass
+        dropped."""
+        live = self.mass[:, self.lo : self.hi + 1]
+        keep: npt.NDArray[np.bool_] = np.any(live >= NEGLIGIBLE, axis=0)
+        first = int(np.argmax(keep))
+        if first == 0 or not keep[first]:
+            return np.zeros(live.shape[0])
+        dropped: FloatArray = live[:, :first].sum(axis=1)
+        live[:, :first] = 0.0
+        self.lo += first
+        self.dropped += dropped
+        return dropped
 
 
-@lru_cache(maxsize=128)
-def _pass_boundary(minimum: float, trials: int, half_alpha: float) -> tuple[tuple[int, ...], float]:
-    """``(c_1 … c_N, error)``: the PASS boundary by the spending recursion, and the exact
-    probability at ``minimum`` of ever crossing it (dropped mass counted as crossed)."""
-    paths = _Paths(minimum, trials)
-    spent = 0.0
-    boundary = []
+@lru_cache(maxsize=256)
+def _pass_boundary(minimum: float, trials: int,
+                   half_alpha: float) -> tuple[tuple[int, ...], float, float]:
+    """``(c_1 … c_N, error, reserve)``: the PASS boundary by the spending recursion for the
+    reserve (of ``RESERVES``) whose exact error at ``minimum`` is largest, that error, and the
+    reserve. All reserves are computed side by side, one row each."""
+    reserves = np.asarray(RESERVES)
+    rows = np.arange(reserves.shape[0])
+    paths = _Paths(np.full(reserves.shape, minimum), trials)
+    spent = np.zeros(reserves.shape)
+    boundary = np.empty((reserves.shape[0], trials), dtype=np.int64)
     for n in range(1, trials + 1):
         paths.step()
-        allowance = _spending(n, trials, minimum, half_alpha) * (1.0 - SAFETY) - spent
+        allowance = _spending(n, trials, minimum, half_alpha, reserves) * (1.0 - SAFETY) - spent
         tail = paths.tail()
-        fits = np.nonzero(tail <= allowance)[0]
-        if fits.size:
-            c = paths.lo + int(fits[0])
-            spent += float(tail[fits[0]])
-            paths.cut(c)
-        else:
-            c = n + 1
-        boundary.append(c)
-        before = paths.dropped
-        paths.prune()
-        spent += paths.dropped - before
-    return tuple(boundary), spent
+        fits = tail <= allowance[:, None]
+        first = np.argmax(fits, axis=1)
+        c = np.where(fits[rows, first], paths.lo + first, n + 1)
+        spent += paths.cut(c, tail)
+        if n % PRUNE_EVERY == 0:
+            spent += paths.prune()
+        boundary[:, n - 1] = c
+    # The largest error, the smallest reserve among equals (rounding-level differences aside).
+    best = int(np.argmax(spent >= spent.max() * (1.0 - 1e-12)))
+    return tuple(int(c) for c in boundary[best]), float(spent[best]), float(reserves[best])
 
 
 def _checked_minimum(minimum: float) -> float:
@@ -236,10 +280,11 @@ def _checked_trials(trials: int) -> int:
 @lru_cache(maxsize=128)
 def _design(minimum: float, trials: int, level: float) -> SequentialDesign:
     _, half_alpha, _ = tail_probabilities(level)
-    pass_at, pass_error = _pass_boundary(minimum, trials, half_alpha)
-    mirrored, fail_error = _pass_boundary(1.0 - minimum, trials, half_alpha)
+    pass_at, pass_error, pass_reserve = _pass_boundary(minimum, trials, half_alpha)
+    mirrored, fail_error, fail_reserve = _pass_boundary(1.0 - minimum, trials, half_alpha)
     fail_at = tuple(n - c for n, c in enumerate(mirrored, 1))
-    return SequentialDesign(minimum, trials, level, pass_at, fail_at, pass_error, fail_error)
+    return SequentialDesign(minimum, trials, level, pass_at, fail_at, pass_error, fail_error,
+                            pass_reserve, fail_reserve)
 
 
 def sequential_design(minimum: float, trials: int, level: float = 0.95) -> SequentialDesign:
@@ -247,12 +292,12 @@ def sequential_design(minimum: float, trials: int, level: float = 0.95) -> Seque
     (module docstring; cached).
 
     >>> design = sequential_design(0.8, 50)
-    >>> design.first_pass, design.first_fail
-    (21, 3)
-    >>> design.pass_at[20], design.pass_at[49], design.fail_at[49]
-    (21, 46, 33)
-    >>> round(design.pass_error, 4), round(design.fail_error, 4)
-    (0.0248, 0.0248)
+    >>> design.first_pass, design.first_fail  # every trial passing / failing
+    (23, 4)
+    >>> design.pass_at[49], design.fail_at[49]  # at the 50th trial: PASS at 46+, FAIL at 33-
+    (46, 33)
+    >>> round(design.pass_error, 4), round(design.fail_error, 4)  # exact, each ≤ 0.025
+    (0.0245, 0.0247)
     """
     return _design(_checked_minimum(minimum), _checked_trials(trials), check_level(level))
 
@@ -271,6 +316,12 @@ def _arrays(design: SequentialDesign) -> tuple[IntArray, IntArray]:
 
 def _state(design: SequentialDesign, n: int, low: int, high: int) -> str:
     """The decision after ``n`` trials, ``low`` passes and ``high`` passes or errored."""
+    return _state_of(design.minimum, design.trials, design.level, n, low, high)
+
+
+@lru_cache(maxsize=65_536)
+def _state_of(minimum: float, trials: int, level: float, n: int, low: int, high: int) -> str:
+    design = _design(minimum, trials, level)
     c, f = _arrays(design)
     looks = np.arange(1, design.trials + 1)
     ahead = looks >= max(n, 1)
@@ -284,68 +335,59 @@ def _state(design: SequentialDesign, n: int, low: int, high: int) -> str:
     return CONTINUE if reach_pass or reach_fail else INSUFFICIENT_EVIDENCE
 
 
-def _at_least_as_extreme(p: float, boundary: tuple[int, ...], look: int, passes: int) -> float:
-    """``P_p(the PASS side's outcome is at least as extreme as (look, passes))`` in the
-    stagewise order: a crossing before ``look``, or no crossing before it and at least
-    ``passes`` passes at it. Dropped mass counts as at least as extreme (the bound moves
-    outward)."""
-    if p <= 0.0:
-        return 1.0 if passes <= 0 else 0.0
-    if p >= 1.0:
-        return 1.0
-    paths = _Paths(p, look)
-    crossed = 0.0
-    for n in range(1, look + 1):
+def _at_least_as_extreme(p: FloatArray, boundary: tuple[int, ...], look: int,
+                         passes: int) -> FloatArray:
+    """For each rate in ``p``, the probability that the PASS side's outcome is at least as
+    extreme as ``(look, passes)`` in the stagewise order: a crossing before ``look``, or none
+    before it and at least ``passes`` passes at it. Dropped mass counts as at least as
+    extreme (the bound moves outward)."""
+    paths = _Paths(np.clip(p, 0.0, 1.0), look)
+    crossed = np.zeros(p.shape)
+    for n in range(1, look):
         paths.step()
-        if n == look:
-            break
-        tail = paths.tail()
-        c = boundary[n - 1]
-        if c <= paths.hi:
-            crossed += float(tail[max(c - paths.lo, 0)])
-            paths.cut(c)
-        paths.prune()
-    tail = paths.tail()
-    if passes > paths.hi:
-        at_least = 0.0
-    else:
-        at_least = float(tail[max(passes - paths.lo, 0)])
-    return min(1.0, crossed + at_least + paths.dropped)
+        crossed += paths.cut(np.full(p.shape, boundary[n - 1]))
+        if n % PRUNE_EVERY == 0:
+            paths.prune()
+    paths.step()
+    at_least = paths.mass_from(np.full(p.shape, passes))
+    total: FloatArray = np.minimum(1.0, crossed + at_least + paths.dropped)
+    return total
 
 
 def _lower_bound(design_boundary: tuple[int, ...], trials: int, n: int, passes: int,
                  minimum: float, half_alpha: float) -> float:
-    """The stagewise lower bound for the outcome reached if every remaining trial fails; in
-    ``[minimum, 1]`` when the side decided, in ``[0, minimum]`` when it did not."""
+    """The stagewise lower bound for the outcome reached if every remaining trial fails,
+    searched in ``[minimum, 1]`` when the side decided and in ``[0, minimum)`` when it did not
+    (so the bound and the decision agree), reported on the excluded side of the final bracket:
+    never above the exact bound."""
     c = np.asarray(design_boundary, dtype=np.int64)
     crossing = _first_at_or_after(c <= passes, max(n, 1)) if n > 0 else None
     look = crossing if crossing is not None else trials
-    decided = crossing is not None  # the side's state: PASS (FAIL for the mirrored side)
     if passes == 0 and crossing is None:
         return 0.0
 
-    def g(x: FloatArray, rows: npt.NDArray[np.bool_]) -> FloatArray:
-        return np.array([_at_least_as_extreme(float(p), design_boundary, look, passes)
-                         - half_alpha for p in x])
+    def excess(p: FloatArray) -> FloatArray:
+        """Nondecreasing in each rate; ≤ 0 where the rate is excluded."""
+        return _at_least_as_extreme(p, design_boundary, look, passes) - half_alpha
 
-    if decided:
-        a, b = np.array([minimum]), np.array([1.0])
-    else:
-        a, b = np.array([0.0]), np.array([minimum])
-    ga = g(a, np.ones(1, dtype=bool))
-    gb = g(b, np.ones(1, dtype=bool))
-    if decided:
-        if ga[0] > 0.0:
-            raise RuntimeError("sequential bound: the decided side's outcome is not extreme "
-                               "enough at the minimum (please report this)")
-    else:
-        if ga[0] > 0.0:
-            return 0.0
-        gb = np.maximum(gb, np.array([np.finfo(float).tiny]))  # the minimum is not excluded
-    if gb[0] <= 0.0:
-        return float(b[0])
-    low, _ = increasing_root(g, a, b, ga, gb, BOUND_TOLERANCE)
-    return float(low[0])
+    a, b = (minimum, 1.0) if crossing is not None else (0.0, minimum)
+    at_a = float(excess(np.array([a]))[0])
+    if crossing is not None and at_a > 0.0:
+        raise RuntimeError("sequential bound: the decided side's outcome is not extreme "
+                           "enough at the minimum (please report this)")
+    if crossing is None and at_a > 0.0:
+        return 0.0
+    # Grid refinement: each pass evaluates GRID points inside the bracket in one vectorised
+    # dynamic program and keeps the cell where the excess turns positive.
+    while b - a > BOUND_TOLERANCE:
+        points = np.linspace(a, b, GRID + 2)[1:-1]
+        positive = excess(points) > 0.0
+        if not positive.any():  # the excess turns positive in the last cell
+            a = float(points[-1])
+            continue
+        first = int(np.argmax(positive))
+        a, b = (float(points[first - 1]) if first else a), float(points[first])
+    return a
 
 
 def sequential_bounds(passed: int, failed: int, errored: int, *, minimum: float, trials: int,
@@ -353,9 +395,15 @@ def sequential_bounds(passed: int, failed: int, errored: int, *, minimum: float,
     """``(lower, upper)``: the stagewise bounds of the pass rate after these trials of a run
     the rule has not stopped before (module docstring), each side at ``α/2``.
 
-    >>> lower, upper = sequential_bounds(21, 0, 0, minimum=0.8, trials=50)
+    >>> lower, upper = sequential_bounds(23, 0, 0, minimum=0.8, trials=50)  # PASS
     >>> round(lower, 4), upper
-    (0.8005, 1.0)
+    (0.8518, 1.0)
+
+    A run that is still going gets bounds as if every remaining trial went against each side:
+
+    >>> lower, upper = sequential_bounds(3, 1, 0, minimum=0.8, trials=50)
+    >>> round(lower, 4), round(upper, 4)
+    (0.0125, 0.9995)
     """
     design = sequential_design(minimum, trials, level)
     passed, failed, errored = (count("passed", passed), count("failed", failed),
@@ -372,6 +420,10 @@ def _bounds(design: SequentialDesign, n: int, low: int, high: int) -> tuple[floa
     lower = _lower_bound(design.pass_at, design.trials, n, low, m, half_alpha)
     mirrored = tuple(j - f for j, f in enumerate(design.fail_at, 1))
     upper = 1.0 - _lower_bound(mirrored, design.trials, n, n - high, 1.0 - m, half_alpha)
+    if upper == m and _state(design, n, low, high) == FAIL:
+        # The mirrored bound sat on 1 − m itself, which it excludes: FAIL means the upper
+        # bound is below the minimum, so report the float just below it.
+        upper = math.nextafter(m, 0.0)
     return lower, upper
 
 
@@ -418,18 +470,19 @@ class SequentialRate:
     ...     rule = rule.add("passed")
     >>> decision = rule.decision()
     >>> decision.state, decision.trials_run, round(decision.lower, 4)
-    ('PASS', 21, 0.8005)
+    ('PASS', 23, 0.8518)
 
-    Errored trials count against both sides; an undecided run says how far it was:
+    An errored trial counts as a failure for PASS; at ``trials=20`` PASS needs 20 of 20, so one
+    errored trial settles the run as undecided, and the decision says how far it was:
 
     >>> rule = SequentialRate(minimum=0.8, trials=20)
-    >>> for outcome in ["passed"] * 17 + ["errored"] + ["passed"] * 2:
+    >>> for outcome in ["passed"] * 17 + ["errored"]:
     ...     rule = rule.add(outcome)
+    >>> rule.state
+    'INSUFFICIENT_EVIDENCE'
     >>> decision = rule.decision()
-    >>> decision.state, decision.passed, decision.errored
-    ('INSUFFICIENT_EVIDENCE', 19, 1)
     >>> decision.projected_trials, decision.more_trials, round(decision.more_trials_chance, 2)
-    (29, 9, 0.61)
+    (32, 12, 0.54)
     """
 
     minimum: float
@@ -448,16 +501,17 @@ class SequentialRate:
 
     @property
     def design(self) -> SequentialDesign:
-        return sequential_design(self.minimum, self.trials, self.level)
+        return _design(self.minimum, self.trials, self.level)  # checked in __post_init__
 
     @property
     def trials_run(self) -> int:
         return self.passed + self.failed + self.errored
 
-    @property
+    @functools.cached_property
     def state(self) -> str:
         """The decision's state alone (cheap: no bounds, no projection)."""
-        return _state(self.design, self.trials_run, self.passed, self.passed + self.errored)
+        return _state_of(self.minimum, self.trials, self.level, self.trials_run, self.passed,
+                         self.passed + self.errored)
 
     @property
     def decided(self) -> bool:
@@ -474,7 +528,13 @@ class SequentialRate:
         if state != CONTINUE:
             raise ValueError(f"the rule already decided {state} after {self.trials_run} "
                              "trials: run no more trials")
-        return dataclasses.replace(self, **{outcome: getattr(self, outcome) + 1})
+        # Already checked: skip __init__'s checks (a frozen dataclass sets its fields so too).
+        following = object.__new__(SequentialRate)
+        for name, value in (("minimum", self.minimum), ("trials", self.trials),
+                            ("level", self.level), ("passed", self.passed),
+                            ("failed", self.failed), ("errored", self.errored)):
+            object.__setattr__(following, name, value + (name == outcome))
+        return following
 
     def decision(self) -> SequentialDecision:
         """The state with its bounds, and for INSUFFICIENT_EVIDENCE how far it was."""
@@ -498,14 +558,11 @@ class SequentialRate:
 def _crossing_chance(p: float, boundary: tuple[int, ...]) -> float:
     """The exact chance at a true rate ``p`` that a run ever reaches this PASS boundary
     (dropped mass counted as not reaching it)."""
-    paths = _Paths(p, len(boundary))
+    paths = _Paths(np.array([p]), len(boundary))
     crossed = 0.0
-    for n in range(1, len(boundary) + 1):
+    for c in boundary:
         paths.step()
-        c = boundary[n - 1]
-        if c <= paths.hi:
-            crossed += float(paths.tail()[max(c - paths.lo, 0)])
-            paths.cut(c)
+        crossed += float(paths.cut(np.array([c]))[0])
         paths.prune()
     return min(1.0, crossed)
 
@@ -513,34 +570,24 @@ def _crossing_chance(p: float, boundary: tuple[int, ...]) -> float:
 def _projection(design: SequentialDesign, n: int, low: int,
                 high: int) -> tuple[int | None, float | None, str | None]:
     """``(T, chance, reason)`` for an undecided run (module docstring, "about N more")."""
+    from oloproof.stats.plan import rate_projection
+
     m = design.minimum
     if n == 0:
         return None, None, "no_trials"
     if low / n > m:
-        share, rate = low / n, m
+        passes, share, rate = low, low / n, m
     elif high / n < m:
-        share, rate = 1.0 - high / n, 1.0 - m  # the FAIL side: the mirrored PASS side
+        passes, share, rate = n - high, 1.0 - high / n, 1.0 - m  # FAIL: the mirrored PASS side
     elif high > low:
         return None, None, "errored_trials"
     else:
         return None, None, "share_equals_minimum"
+    fixed = rate_projection(passes, n, design.level, minimum=rate, limit=PROJECTION_LIMIT)
+    if fixed.total is None:
+        return None, None, "beyond_limit"
+    total = max(fixed.total, design.trials + 1)
+    if total > TRIALS_LIMIT:
+        return total, None, None
     _, half_alpha, _ = tail_probabilities(design.level)
-
-    def decides(total: int) -> bool:
-        boundary = np.asarray(_pass_boundary(rate, total, half_alpha)[0], dtype=np.float64)
-        looks = np.arange(1, total + 1, dtype=np.float64)
-        return bool(np.any(share * looks >= boundary - 1e-9))
-
-    known_not, candidate = design.trials, design.trials + 1
-    while not decides(candidate):
-        if candidate >= PROJECTION_LIMIT:
-            return None, None, "beyond_limit"
-        known_not, candidate = candidate, min(2 * candidate, PROJECTION_LIMIT)
-    while candidate - known_not > 1:
-        middle = (known_not + candidate) // 2
-        if decides(middle):
-            candidate = middle
-        else:
-            known_not = middle
-    chance = _crossing_chance(share, _pass_boundary(rate, candidate, half_alpha)[0])
-    return candidate, chance, None
+    return total, _crossing_chance(share, _pass_boundary(rate, total, half_alpha)[0]), None
