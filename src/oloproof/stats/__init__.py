@@ -66,6 +66,7 @@ from oloproof.stats.sequential import (
     SequentialRate,
     sequential_bounds,
     sequential_design,
+    sequential_interval,
 )
 
 __all__ = [
@@ -131,4 +132,5 @@ __all__ = [
     "rate_projection",
     "sequential_bounds",
     "sequential_design",
+    "sequential_interval",
 ]

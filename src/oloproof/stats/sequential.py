@@ -85,6 +85,7 @@ __all__ = [
     "SequentialRate",
     "sequential_bounds",
     "sequential_design",
+    "sequential_interval",
 ]
 
 SEQUENTIAL_METHOD = "exact binomial error spending"
@@ -553,6 +554,18 @@ class SequentialRate:
             lower=lower, upper=upper, projected_trials=projected,
             more_trials=None if projected is None else projected - design.trials,
             more_trials_chance=chance, projection_reason=reason)
+
+
+def sequential_interval(passed: int, failed: int, errored: int, *, minimum: float,
+                        trials: int, level: float = 0.95) -> SequentialDecision:
+    """The decision, with its bounds and projection, for the counts of a run this rule stopped
+    at its first decision (or has not stopped yet): :meth:`SequentialRate.decision` from counts.
+
+    >>> decision = sequential_interval(45, 5, 0, minimum=0.8, trials=50)
+    >>> decision.state, decision.estimate, round(decision.lower, 3), round(decision.upper, 3)
+    ('INSUFFICIENT_EVIDENCE', 0.9, 0.779, 0.967)
+    """
+    return SequentialRate(minimum, trials, level, passed, failed, errored).decision()
 
 
 def _crossing_chance(p: float, boundary: tuple[int, ...]) -> float:
