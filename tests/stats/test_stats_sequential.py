@@ -141,6 +141,18 @@ def test_an_always_passing_test_decides_within_30_trials_at_min_08(trials: int) 
     assert decision.lower >= 0.8 and decision.upper == 1.0
 
 
+@pytest.mark.parametrize("minimum", [0.1, 0.3, 0.5, 0.8, 0.95])
+@pytest.mark.parametrize("trials", [5, 20, 60])
+def test_the_design_says_when_an_unbroken_run_decides(minimum: float, trials: int) -> None:
+    design = sequential_design(minimum, trials)
+    for outcome, first, state in (("passed", design.first_pass, "PASS"),
+                                  ("failed", design.first_fail, "FAIL")):
+        rule = SequentialRate(minimum, trials)
+        while not rule.decided:
+            rule = rule.add(outcome)
+        assert (rule.trials_run if rule.state == state else None) == first
+
+
 def test_an_always_failing_test_decides_fail_at_once() -> None:
     rule = SequentialRate(minimum=0.8, trials=50)
     while not rule.decided:

@@ -78,6 +78,7 @@ import numpy.typing as npt
 from oloproof.stats._checks import check_level, count, tail_probabilities
 
 __all__ = [
+    "PROJECTION_LIMIT",
     "SEQUENTIAL_METHOD",
     "TRIALS_LIMIT",
     "SequentialDecision",
@@ -147,13 +148,15 @@ class SequentialDesign:
     @property
     def first_pass(self) -> int | None:
         """The fewest trials after which a test that has passed every trial decides PASS
-        (``None`` when ``trials`` is too few for any PASS)."""
-        return next((n for n, c in enumerate(self.pass_at, 1) if c <= n), None)
+        (``None`` when ``trials`` is too few for any PASS): ``c_j`` passes, the fewest of any
+        look ``j`` that can decide, decide it — at look ``j``, or sooner, curtailed."""
+        return min((c for n, c in enumerate(self.pass_at, 1) if c <= n), default=None)
 
     @property
     def first_fail(self) -> int | None:
-        """The fewest trials after which a test that has failed every trial decides FAIL."""
-        return next((n for n, f in enumerate(self.fail_at, 1) if f >= 0), None)
+        """The fewest trials after which a test that has failed every trial decides FAIL
+        (``None`` when ``trials`` is too few for any FAIL)."""
+        return min((n - f for n, f in enumerate(self.fail_at, 1) if f >= 0), default=None)
 
 
 def _spending(n: int, trials: int, minimum: float, half_alpha: float,
@@ -436,11 +439,13 @@ class SequentialDecision:
     ``estimate`` is ``passed / (passed + failed)`` (``None`` before a trial that did not error);
     ``lower``/``upper`` the stagewise bounds (PASS exactly when ``lower ≥ minimum``, FAIL
     exactly when ``upper < minimum``). For INSUFFICIENT_EVIDENCE, ``projected_trials`` is the
-    total a run at the pass share seen so far would need, ``more_trials`` that total minus
-    ``trials`` and ``more_trials_chance`` the exact chance such a run decides (module
-    docstring); ``None`` with ``projection_reason`` when no total would
-    (``"no_trials"``, ``"share_equals_minimum"``, ``"errored_trials"`` when the errored trials
-    leave the minimum between the two shares, ``"beyond_limit"``).
+    total at which the exact interval at the pass share seen so far would decide (at least
+    ``trials + 1``), ``more_trials`` that total minus ``trials`` and ``more_trials_chance`` the
+    exact chance that this rule with that many trials decides when the true rate is that share
+    (module docstring; ``None`` above ``TRIALS_LIMIT``). Both totals are ``None``, with
+    ``projection_reason``, when there is none: ``"no_trials"``, ``"share_equals_minimum"``,
+    ``"errored_trials"`` (the errored trials leave the minimum between the share of passes and
+    the share of passes or errored), ``"beyond_limit"`` (over ``PROJECTION_LIMIT`` trials).
     """
 
     state: str
@@ -529,12 +534,14 @@ class SequentialRate:
         if state != CONTINUE:
             raise ValueError(f"the rule already decided {state} after {self.trials_run} "
                              "trials: run no more trials")
-        # Already checked: skip __init__'s checks (a frozen dataclass sets its fields so too).
+        counts = {"passed": self.passed, "failed": self.failed, "errored": self.errored}
+        counts[outcome] += 1
+        # Everything was checked when this rule was made: skip __init__'s checks (one trial
+        # must cost microseconds). A frozen dataclass's __init__ sets its fields this way too.
         following = object.__new__(SequentialRate)
         for name, value in (("minimum", self.minimum), ("trials", self.trials),
-                            ("level", self.level), ("passed", self.passed),
-                            ("failed", self.failed), ("errored", self.errored)):
-            object.__setattr__(following, name, value + (name == outcome))
+                            ("level", self.level), *counts.items()):
+            object.__setattr__(following, name, value)
         return following
 
     def decision(self) -> SequentialDecision:
