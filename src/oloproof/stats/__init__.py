@@ -7,11 +7,13 @@ A function's name says what it returns:
   `MeanInterval`, `QuantileInterval` and `PredictionPowered` share `estimate, lower, upper,
   method` (`rate_interval`, `bentkus_interval`, `bounded_mean_interval`,
   `paired_difference_interval`, `binary_difference_interval`, `quantile_interval`,
-  `prediction_powered_interval`).
+  `prediction_powered_interval`; `sequential_interval`'s `SequentialDecision` adds the
+  decision to them).
 - `*_bounds`: the bounds alone, a `(lower, upper)` tuple — of floats for one sample
-  (`bentkus_bounds`, `betting_bounds`, `melded_bounds`, `exact_bounds_at_rate`), of arrays for
-  many rows or pairs at once (`difference_bounds`, `prediction_powered_bounds`). `*_lower_bounds`
-  gives one lower bound per row or sum, `*_lower_bound` one float.
+  (`bentkus_bounds`, `betting_bounds`, `melded_bounds`, `exact_bounds_at_rate`,
+  `sequential_bounds`), of arrays for many rows or pairs at once (`difference_bounds`,
+  `prediction_powered_bounds`). `*_lower_bounds` gives one lower bound per row or sum,
+  `*_lower_bound` one float.
 - `*_projection`: a projection of `oloproof plan` (`RateProjection`, `LikelyProjection`).
 - A function named for its method returns what the method gives: `clopper_pearson` the
   `(lower, upper)` tuple of the textbook interval, `mcnemar_exact` a `McNemarTest`,
@@ -86,6 +88,15 @@ from oloproof.stats.quantile import (
     order_statistic_ranks,
     quantile_interval,
 )
+from oloproof.stats.sequential import (
+    SEQUENTIAL_METHOD,
+    SequentialDecision,
+    SequentialDesign,
+    SequentialRate,
+    sequential_bounds,
+    sequential_design,
+    sequential_interval,
+)
 
 __all__ = [
     "BENTKUS_METHOD",
@@ -100,6 +111,7 @@ __all__ = [
     "PROJECTION_METHOD",
     "QUANTILE_METHOD",
     "RATE_METHOD",
+    "SEQUENTIAL_METHOD",
     "SIMULATED_CHANCE_METHOD",
     "Agreement",
     "LikelyProjection",
@@ -109,6 +121,9 @@ __all__ = [
     "QuantileInterval",
     "RateInterval",
     "RateProjection",
+    "SequentialDecision",
+    "SequentialDesign",
+    "SequentialRate",
     "agreement",
     "benjamini_yekutieli",
     "bentkus_bounds",
@@ -144,4 +159,7 @@ __all__ = [
     "quantile_interval",
     "rate_interval",
     "rate_projection",
+    "sequential_bounds",
+    "sequential_design",
+    "sequential_interval",
 ]
