@@ -30,9 +30,9 @@ from oloproof.evaluators.judgment import Judgment
 from oloproof.evaluators.verdicts import JUDGE_FAILURES
 from oloproof.execution.judging import asks_for, judge_positions
 from oloproof.execution.lanes import Transport, local_transport
-from oloproof.execution.plan import SuiteToRun
 from oloproof.execution.procedure import run_without_system
 from oloproof.execution.retries import Throttle
+from oloproof.execution.suite_to_run import SuiteToRun
 from oloproof.execution.units import (
     CachedExecution,
     CaseError,

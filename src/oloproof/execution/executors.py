@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from oloproof.errors import ConfigError
 from oloproof.execution.lanes import Transport, local_transport
-from oloproof.execution.plan import SuiteToRun
 from oloproof.execution.resets import StateCopies
 from oloproof.execution.retries import Throttle
+from oloproof.execution.suite_to_run import SuiteToRun
 from oloproof.execution.worker import Worker
 
 

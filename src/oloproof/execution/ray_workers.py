@@ -32,10 +32,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from oloproof.errors import ConfigError
-from oloproof.execution.plan import SuiteToRun
 from oloproof.execution.pool import DispatchedTransport
 from oloproof.execution.procedure import failed_unit
 from oloproof.execution.shipping import Parcel, StateShipper, pack_results, unpack_results
+from oloproof.execution.suite_to_run import SuiteToRun
 from oloproof.execution.units import UnitJob
 from oloproof.execution.worker_host import LoadFailure, WorkerHost, WorkerSpec
 
