@@ -214,13 +214,14 @@ class RunEngine:
         """Note what the caches hold of each planned case; tally each unit whose executions
         and judgments are all cached; the units left to work on."""
         wanted: list[str] = []
-        judgment_keys = self.keys.judgments
+        judgment_keys, case_key = self.keys.judgments, self.keys.case
         for cases in planned:
             source_key = cases[0].exec_key
             for p in cases:
                 p.cached = cached.get(p.exec_key)
                 if p.cached is not None:
-                    wanted.extend(judgment_keys(p.judgments_key(source_key)))
+                    p.case_key = case_key(p.case, p.exec_key, source_key)
+                    wanted.extend(judgment_keys(p.case_key))
         verdicts = self.store.lookup_judgments(wanted, self._judge_keys) if wanted else {}
         evaluators = len(self.evaluators)
         work: list[list[PlannedCase]] = []

@@ -94,13 +94,6 @@ class PlannedCase:
         self.hits: dict[int, tuple[Any, ...]] = NO_HITS
         self.judge: tuple[int, ...] = ()  # the evaluators its job judges (those not in `hits`)
 
-    def judgments_key(self, source_key: str) -> str:
-        """The judgments' shared key (`RunKeys.case`; `source_key`: the execution key of its
-        unit's source case), made once."""
-        if self.case_key is None:
-            self.case_key = RunKeys.case(self.case, self.exec_key, source_key)
-        return self.case_key
-
 
 NO_HITS: dict[int, tuple[Any, ...]] = {}  # (shared, never written to)
 
@@ -120,6 +113,7 @@ class ResultIntake:
         self.trials = suite.trials
         self.slice_groups = slice_groups(suite.config.slices)
         self._evaluator_keys = keys.evaluators
+        self._case_key_of = keys.case  # (the judgments' key of a case run here)
         self._judge_all = tuple(range(len(suite.evaluators)))
         # The judge criteria (docs/judges.md): their evaluator positions and keys.
         self._judges = judges
@@ -196,7 +190,7 @@ class ResultIntake:
             reasons = tuple([judgment.reason for judgment in judgments])
         case_key = None
         if error is None:
-            case_key = planned.judgments_key(source_key)
+            case_key = planned.case_key or self._case_key_of(case, exec_key, source_key)
             if judgments:
                 evaluator_keys = self._evaluator_keys
                 kept = {evaluator_keys[i]: (judgment.code, judgment.reason, judgment.details)
