@@ -25,8 +25,8 @@ from oloproof.api.deciding import _check_baseline, _compare_stored, _decide, _pl
 from oloproof.api.result import RunResult
 from oloproof.errors import RunStopped, UsageError
 from oloproof.execution.engine import RunEngine
-from oloproof.execution.executors import open_transport
 from oloproof.execution.intake import Progress
+from oloproof.execution.transports import open_transport
 from oloproof.project import LoadedSuite, describe_suite, load_suite
 from oloproof.store.sql import store_error
 from oloproof.store.store import Store

@@ -28,10 +28,10 @@ from oloproof.evaluators.faults import FaultRecovery
 from oloproof.execution.intake import NO_HITS, CacheCounts, PlannedCase, Progress, ResultIntake
 from oloproof.execution.judging import asks_for, judge_positions
 from oloproof.execution.keys import RunKeys
-from oloproof.execution.lanes import Transport, local_transport
 from oloproof.execution.procedure import run_without_system
 from oloproof.execution.retries import Throttle
 from oloproof.execution.suite_to_run import SuiteToRun
+from oloproof.execution.transports import Transport, local_transport
 from oloproof.execution.units import CachedExecution, CaseJob, ReplayJob, UnitJob, UnitResult
 from oloproof.execution.worker import Worker
 from oloproof.store.store import Store
@@ -68,7 +68,7 @@ class RunEngine:
         self.no_cache = no_cache
         system = suite.config.system
         self.concurrency = concurrency or system.concurrency
-        # Where jobs go: the workers the executor started (`executors.open_transport`), or by
+        # Where jobs go: the workers the executor started (`transports.open_transport`), or by
         # default the suite's own system in this process.
         self.transport = transport if transport is not None else local_transport(
             [Worker(suite.target, suite.evaluators, system.timeout_s, retries=suite.retries,
