@@ -1,6 +1,6 @@
 """The shared part of every transport: the `Transport` interface the coordinator reads, and
-what the local transports share (`Outbox`, the hand-over of results to the event loop; `Busy`,
-the workers running a unit; `Judging`, judge calls beside the lanes).
+what the local transports share (`LocalLanes`, their workers and which of them are busy;
+`Outbox`, the hand-over of results to the event loop; `Judging`, judge calls beside the lanes).
 
 A transport is how unit jobs reach a worker and how its results come back to the coordinator:
 `submit(jobs)` hands over a batch of jobs, `await results()` returns the results that are ready
@@ -19,6 +19,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from oloproof.execution.judging import JudgePanel
 from oloproof.execution.procedure import UnitCalls, failed_unit, judge_asks
 from oloproof.execution.units import UnitJob, UnitResult
+from oloproof.execution.worker import Worker
 
 
 class Transport(Protocol):
@@ -115,6 +116,31 @@ class Busy:
 
     def count(self) -> int:
         return sum(1 for n in self._running if n > 0)
+
+
+class LocalLanes:
+    """What the transports of this process's workers share: the workers, `lanes` per worker,
+    and which workers are running a unit (`Busy`)."""
+
+    def __init__(self, workers: Sequence[Worker], lanes: int) -> None:
+        self._workers = list(workers)
+        self.lanes = lanes * len(self._workers)
+        self._busy = Busy(len(self._workers))
+
+    @property
+    def workers(self) -> int:
+        return len(self._workers)
+
+    def busy(self) -> int:
+        return self._busy.count()
+
+    @property
+    def retried(self) -> int:
+        return 0  # a worker in this process is never lost without the process
+
+    @property
+    def nodes(self) -> list[str] | None:
+        return None
 
 
 # A lane wakes the event loop once this many results wait; smaller batches are collected by the

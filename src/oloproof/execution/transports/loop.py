@@ -12,24 +12,22 @@ from collections.abc import Sequence
 
 from oloproof.execution.judging import JudgePanel
 from oloproof.execution.procedure import UnitCalls, judged
-from oloproof.execution.transports.base import Busy, Judging, Outbox
+from oloproof.execution.transports.base import Judging, LocalLanes, Outbox
 from oloproof.execution.units import UnitJob, UnitResult
 from oloproof.execution.worker import Worker
 
 
-class LoopLanes:
+class LoopLanes(LocalLanes):
     """`lanes` tasks per worker on the event loop running whole units of async workers (an
     async Stateful system with 32 workers runs 32 sandboxes at once on this one loop)."""
 
     def __init__(self, workers: Sequence[Worker], lanes: int,
                  panel: JudgePanel | None = None) -> None:
-        self._workers = list(workers)
-        self.lanes = lanes * len(self._workers)
+        super().__init__(workers, lanes)
         self._jobs: asyncio.Queue[UnitJob | None] = asyncio.Queue()
         self._outbox: Outbox[UnitResult] = Outbox()
         self._tasks: list[asyncio.Task[None]] = []
         self._closed = False
-        self._busy = Busy(len(self._workers))
         self._judging = None if panel is None else Judging(panel, self._judged)
 
     def _judged(self, item: UnitCalls | UnitResult) -> None:
@@ -47,21 +45,6 @@ class LoopLanes:
 
     def ready(self) -> list[UnitResult]:
         return self._outbox.ready()
-
-    @property
-    def workers(self) -> int:
-        return len(self._workers)
-
-    def busy(self) -> int:
-        return self._busy.count()
-
-    @property
-    def retried(self) -> int:
-        return 0
-
-    @property
-    def nodes(self) -> list[str] | None:
-        return None
 
     async def close(self) -> None:
         # A cancellation can be swallowed (3.11's `wait_for` returns a result that was ready

@@ -44,7 +44,7 @@ from oloproof.execution.procedure import (
     judged,
     unit_calls,
 )
-from oloproof.execution.transports.base import Busy, Judging, Outbox
+from oloproof.execution.transports.base import Judging, LocalLanes, Outbox
 from oloproof.execution.units import UnitJob, UnitResult
 from oloproof.execution.worker import Worker
 
@@ -63,16 +63,14 @@ class _Running:
     abandoned: bool = False
 
 
-class ThreadLanes:
+class ThreadLanes(LocalLanes):
     """`lanes` threads per worker running the calls of sync workers' units, judged on the
     event loop's thread (see the module docstring)."""
 
     def __init__(self, workers: Sequence[Worker], lanes: int,
                  panel: JudgePanel | None = None) -> None:
-        self._workers = list(workers)
+        super().__init__(workers, lanes)
         self.worker = self._workers[0]  # what every worker shares: timeout, evaluators
-        self.lanes = lanes * len(self._workers)
-        self._busy = Busy(len(self._workers))
         self._jobs: queue.SimpleQueue[UnitJob | None] = queue.SimpleQueue()
         self._outbox: Outbox[UnitCalls | UnitResult] = Outbox()
         self._started = 0
@@ -82,21 +80,6 @@ class ThreadLanes:
         self._lanes_lock = threading.Lock()  # starting lanes and closing, one at a time
         self._watchdog: threading.Thread | None = None
         self._judging = None if panel is None else Judging(panel, self._outbox.put)
-
-    @property
-    def workers(self) -> int:
-        return len(self._workers)
-
-    def busy(self) -> int:
-        return self._busy.count()
-
-    @property
-    def retried(self) -> int:
-        return 0  # a worker in this process is never lost without the process
-
-    @property
-    def nodes(self) -> list[str] | None:
-        return None
 
     def submit(self, jobs: Sequence[UnitJob]) -> None:
         for job in jobs:
