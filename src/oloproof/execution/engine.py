@@ -35,7 +35,7 @@ from oloproof.execution.transports import Transport, local_transport
 from oloproof.execution.units import CachedExecution, CaseJob, ReplayJob, UnitJob, UnitResult
 from oloproof.execution.worker import Worker
 from oloproof.store.store import Store
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 
 CHUNK = 512
 # The first chunk is smaller: the first calls start once its cases are read, digested and

@@ -25,7 +25,7 @@ from oloproof.execution.suite_to_run import SuiteToRun
 from oloproof.execution.units import CaseError, CaseResult, Execution, UnitResult
 from oloproof.storable import Unstorable, storable_problem
 from oloproof.store.store import Store
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 
 # An execution kept for `inspect` but never reused (its snapshot failed) is stored under its
 # cache key with this prefix, which no cache lookup asks for.

@@ -17,7 +17,7 @@ from __future__ import annotations
 from oloproof.digest import combine
 from oloproof.execution.suite_to_run import SuiteToRun
 from oloproof.store.schema import JUDGMENT_CASE_KEY
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 
 
 class RunKeys:

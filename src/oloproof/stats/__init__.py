@@ -59,6 +59,15 @@ from oloproof.stats.quantile import (
     order_statistic_ranks,
     quantile_interval,
 )
+from oloproof.stats.sequential import (
+    SEQUENTIAL_METHOD,
+    SequentialDecision,
+    SequentialDesign,
+    SequentialRate,
+    sequential_bounds,
+    sequential_design,
+    sequential_interval,
+)
 
 __all__ = [
     "BENTKUS_METHOD",
@@ -73,6 +82,7 @@ __all__ = [
     "PROJECTION_METHOD",
     "QUANTILE_METHOD",
     "RATE_METHOD",
+    "SEQUENTIAL_METHOD",
     "SIMULATED_CHANCE_METHOD",
     "Agreement",
     "LikelyProjection",
@@ -82,6 +92,9 @@ __all__ = [
     "QuantileInterval",
     "RateInterval",
     "RateProjection",
+    "SequentialDecision",
+    "SequentialDesign",
+    "SequentialRate",
     "agreement",
     "benjamini_yekutieli",
     "bentkus_bounds",
@@ -117,4 +130,7 @@ __all__ = [
     "quantile_interval",
     "rate_interval",
     "rate_projection",
+    "sequential_bounds",
+    "sequential_design",
+    "sequential_interval",
 ]
