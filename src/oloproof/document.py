@@ -118,6 +118,9 @@ class DecisionReason(StrEnum):
     # against max_share or max_count
     ERRORED_SHARE_EXCEEDS_LIMIT = "errored_share_exceeds_limit"
     ERRORED_SHARE_WITHIN_LIMIT = "errored_share_within_limit"
+    # beside an INSUFFICIENT_EVIDENCE reason: the rule's errored executions alone keep it from
+    # a decision (docs/failures.md#errors-that-hide-an-outcome)
+    ERRORED_EXECUTIONS_HIDE_OUTCOME = "errored_executions_hide_outcome"
 
 
 class GateAction(StrEnum):
