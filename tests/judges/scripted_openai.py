@@ -30,6 +30,7 @@ afresh).
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -47,11 +48,29 @@ class Trickle(bytes):
     """A body sent a byte at a time."""
 
 
+def sections(text: str) -> dict[str, str]:
+    """The shown fields of a prompt as a reader of it finds them: between the BEGIN and END
+    lines it declares, or, in a prompt without them, under `### NAME` headings, the first of
+    each name (a model reading the prompt top down)."""
+    found = re.search(r"^<<<BEGIN \S+ (\S+)>>>$", text, re.MULTILINE)
+    if found is not None:
+        code = re.escape(found.group(1))
+        return dict(re.findall(rf"^<<<BEGIN (\S+) {code}>>>\n(.*?)\n<<<END \1 {code}>>>$",
+                               text, re.MULTILINE | re.DOTALL))
+    fields: dict[str, str] = {}
+    for part in re.split(r"^### ", text, flags=re.MULTILINE)[1:]:
+        name, _, body = part.partition("\n")
+        fields.setdefault(name.strip(), body)
+    return fields
+
+
 def refund_truth(text: str) -> str:
     """The default rule: pass when the reply's text and the tool results agree that the refund
     went through (or no refund is claimed)."""
-    claims = "refunded" in text.lower().split("### output.answer", 1)[-1]
-    failed = '"status": "failed"' in text or "'status': 'failed'" in text
+    fields = sections(text)
+    claims = "refunded" in fields.get("output.answer", "").lower()
+    results = fields.get("trajectory.tool_results", "")
+    failed = '"status": "failed"' in results or "'status': 'failed'" in results
     return "fail" if claims and failed else "pass"
 
 
