@@ -7,11 +7,13 @@ the analysis, decides the policy's rules and builds the `RunDocument`; `_check_b
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from oloproof.analysis.judged import specs_of
 from oloproof.analysis.metrics import Analysis, MetricPlan, QuantileSpec
-from oloproof.errors import ConfigError, UsageError
+from oloproof.errors import ConfigError, ErrorKind, UsageError
+from oloproof.execution.exits import ExitAttempt, ended_warning
 from oloproof.store.store import Store
 from oloproof.suite.policy import Policy, policy_warnings
 
@@ -88,7 +90,7 @@ def _decide(
     db: Store, run_id: str, status: RunStatus | str, suite_info: dict[str, Any], policy: Policy,
     analysis: Analysis, validity: list[TransformValidity], cache: CacheCounts,
     errors: list[CaseError], warnings: list[str], execution: Execution | None = None,
-    baseline: BaselineSummary | None = None,
+    baseline: BaselineSummary | None = None, ended: Sequence[ExitAttempt] = (),
 ) -> RunDocument:
     from oloproof.analysis.expected_keys import expected_key_hints
     from oloproof.decisions import decide
@@ -115,11 +117,16 @@ def _decide(
         # Figures of a run that did not complete describe only the cases that finished: they
         # can be read, never used to release (exit 5: the run could not complete).
         gate = Gate(action=GateAction.BLOCK, exit_code=ExitCode.INCOMPLETE)
+        # (a stored run decided again: its os._exit calls, from the errors they left)
+        ended = ended or [ExitAttempt(None, e.case, "") for e in errors
+                          if e.kind == ErrorKind.PROCESS_EXIT]
         if executions.nothing_measured:
             warnings = [*warnings, f"every execution of this run errored ({executions.cases} "
                         "of " f"{executions.cases}), so nothing was measured: the run is "
                         f"{status}, and its gate cannot allow a release; What broke says why"]
-        else:
+        if ended:  # docs/failures.md#a-system-that-ends-the-process
+            warnings = [*warnings, ended_warning(ended)]
+        elif not executions.nothing_measured:
             warnings = [*warnings, f"this run is {status}: its figures cover only the "
                         f"{analysis.cases} cases that finished, and its gate cannot allow a "
                         "release"]

@@ -25,6 +25,7 @@ from oloproof.api.deciding import _check_baseline, _compare_stored, _decide, _pl
 from oloproof.api.result import RunResult
 from oloproof.errors import RunStopped, UsageError
 from oloproof.execution.engine import RunEngine
+from oloproof.execution.exits import exit_attempts
 from oloproof.execution.intake import Progress
 from oloproof.execution.transports import open_transport
 from oloproof.project import LoadedSuite, load_suite
@@ -169,6 +170,7 @@ class _Run:
                                concurrency=self.concurrency, progress=self.progress,
                                transport=transport)
             analysis = Analysis(_plan(suite_info))
+            guarded_before = len(exit_attempts())  # (only the command line guards os._exit)
             loop = asyncio.get_running_loop()
             importing = loop.call_soon(loop.call_soon, _import_beside_the_run)
             try:
@@ -195,8 +197,11 @@ class _Run:
                                           suite.policy.confidence_level,
                                           candidate_complete=True).summary()
             # A run every execution of which errored measured nothing: it is `failed`, exit 5
-            # (never "more cases needed"; docs/failures.md#a-run-that-never-ran).
-            status = RunStatus.FAILED if analysis.execution_counts().nothing_measured \
+            # (never "more cases needed"; docs/failures.md#a-run-that-never-ran). So is one
+            # whose system called os._exit, which would have ended it
+            # (docs/failures.md#a-system-that-ends-the-process).
+            ended = exit_attempts()[guarded_before:]
+            status = RunStatus.FAILED if ended or analysis.execution_counts().nothing_measured \
                 else RunStatus.COMPLETE
             cache = CacheCounts.model_validate(engine.cache.to_json())
             rerun = db.rerun_errored(run_id) if not self.no_cache else None
@@ -207,7 +212,7 @@ class _Run:
                                [TransformValidity.model_validate(v) for v in validity],
                                cache,
                                [CaseError.model_validate(e) for e in engine.errors],
-                               suite.warnings, execution, against)
+                               suite.warnings, execution, against, ended)
             db.finish_run(run_id, str(status), analysis.cases, document.to_json())
         except (KeyboardInterrupt, asyncio.CancelledError):
             db.finish_run(run_id, "stopped", self.progress.done, None)

@@ -1,5 +1,7 @@
 """`oloproof run`: run the suite, decide, store, print, and exit on the gate; with the progress
-bar on a terminal, and SIGTERM stopping the run as Ctrl-C does."""
+bar on a terminal, SIGTERM stopping the run as Ctrl-C does, and `os._exit` guarded while the
+run executes (a system calling it fails the run, exit 5, instead of ending it with exit 0:
+docs/failures.md#a-system-that-ends-the-process)."""
 
 from __future__ import annotations
 
@@ -73,13 +75,18 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
 
     ci = ci_files("oloproof run", junit, markdown, as_json)
     _sigterm_stops_the_run()
+    from oloproof.execution.exits import os_exit_guarded
+
     def run_it() -> RunResult:
-        if not as_json:
-            return go()
-        # stdout carries the document alone: what else is printed while the run runs -- a
-        # system's own print(), Ray's "(raylet) A worker died ..." notices -- goes to stderr.
-        with contextlib.redirect_stdout(sys.stderr):
-            return go()
+        # In the command's own process only: a library run changes nothing of its host's.
+        with os_exit_guarded():
+            if not as_json:
+                return go()
+            # stdout carries the document alone: what else is printed while the run runs --
+            # a system's own print(), Ray's "(raylet) A worker died ..." notices -- goes to
+            # stderr.
+            with contextlib.redirect_stdout(sys.stderr):
+                return go()
 
     result = guarded(as_json, ci, run_it)
     write_ci(result, ci, as_json, config, store)

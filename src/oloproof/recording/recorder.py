@@ -199,6 +199,13 @@ def current_case() -> CaseRecorder:
     return recorder
 
 
+def case_being_run() -> str | None:
+    """The id of the case whose system call is running in this context, or None (engine use:
+    what a guard reports; `current_case()` is the system's)."""
+    recorder = _current.get()
+    return recorder.case_id if recorder is not None else None
+
+
 def set_current(recorder: CaseRecorder | None) -> contextvars.Token[CaseRecorder | None]:
     """Install `recorder` for the current context (engine use)."""
     return _current.set(recorder)

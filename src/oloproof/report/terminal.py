@@ -81,18 +81,21 @@ def render_run(document: RunDocument, console: Console, *,
     """Print the whole report, in the order the module's text gives."""
     status = document.status
     nothing = document.executions is not None and document.executions.nothing_measured
+    ended = any(e.kind == ErrorKind.PROCESS_EXIT for e in document.errors)
     print_wrapped(console, _cell(
         f"Run {document.run_id} · {status}"
         + ("" if status == "complete" else " (nothing was measured: every execution errored)"
-           if nothing else " (did not complete: figures cover what finished)")
+           if nothing else " (its system called os._exit, which would have ended it)" if ended
+           else " (did not complete: figures cover what finished)")
         + f" · {document.system.name} {document.system.version}"
         + f" · {document.cases} cases"
     ))
-    if nothing:  # a run that never ran: why comes first
+    first = nothing or ended
+    if first:  # a run that never ran, or that its system ended: why comes first
         render_errors(document.errors, console, document.run_id, document.executions)
     for warning in document.warnings:
         print_wrapped(console, _cell(f"Warning: {warning}", "yellow"))
-    if not nothing:
+    if not first:
         render_errors(document.errors, console, document.run_id, document.executions)
     gate = document.gate
     console.print(Text.assemble(
