@@ -13,13 +13,14 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from view_support import read_address
+from view_support import address_parts, fetch, read_address
 
 pytestmark = pytest.mark.slow
 
@@ -44,10 +45,13 @@ def test_it_serves_on_loopback_until_ctrl_c(project: Path,
     view = spawn_oloproof("view", "--port", "0", cwd=project)
     try:
         url = read_address(view)
-        assert url.startswith("http://127.0.0.1:")
-        with urllib.request.urlopen(url + "api/runs", timeout=10) as answer:
-            runs = json.loads(answer.read())
+        assert url.startswith("http://127.0.0.1:") and "/?token=" in url
+        _, runs = fetch(url, "/api/runs")
         assert len(runs) == 1 and runs[0]["status"] == "complete"
+        origin, _ = address_parts(url)
+        with pytest.raises(urllib.error.HTTPError) as refused:  # without its token: nothing
+            urllib.request.urlopen(origin + "/api/runs", timeout=10)
+        assert refused.value.code == 401
         view.send_signal(signal.SIGINT)
         out, err = view.communicate(timeout=20)
     finally:
@@ -76,10 +80,11 @@ def test_another_host_warns_that_the_texts_are_reachable(project: Path,
     view = spawn_oloproof("view", "--port", "0", "--host", "0.0.0.0", cwd=project)
     try:
         url = read_address(view)
-        # Listening everywhere, it answers whatever name it is reached by.
-        port = url.rsplit(":", 1)[1].strip("/")
-        request = urllib.request.Request(url + "api/runs",
-                                         headers={"Host": f"build-box.example:{port}"})
+        origin, token = address_parts(url)
+        # Listening everywhere, it answers whatever name it is reached by (with its token).
+        port = origin.rsplit(":", 1)[1]
+        request = urllib.request.Request(origin + "/api/runs", headers={
+            "Host": f"build-box.example:{port}", "Authorization": f"Bearer {token}"})
         with urllib.request.urlopen(request, timeout=10) as answer:
             assert answer.status == 200
         view.send_signal(signal.SIGINT)
@@ -89,6 +94,23 @@ def test_another_host_warns_that_the_texts_are_reachable(project: Path,
             view.kill()
     assert "Warning: the view listens on 0.0.0.0" in err
     assert "can be read by anyone who can reach this address" in err
+
+
+def test_no_token_warns_and_serves_anyone(project: Path,
+                                          spawn_oloproof: Callable[..., Any]) -> None:
+    view = spawn_oloproof("view", "--port", "0", "--no-token", cwd=project)
+    try:
+        url = read_address(view)
+        assert "token" not in url
+        with urllib.request.urlopen(url + "api/runs", timeout=10) as answer:
+            assert answer.status == 200
+        view.send_signal(signal.SIGINT)
+        _, err = view.communicate(timeout=20)
+    finally:
+        if view.poll() is None:
+            view.kill()
+    assert "Warning: the view asks for no token (--no-token): any user or program on this " \
+        "machine" in err
 
 
 def test_open_opens_the_browser(project: Path, spawn_oloproof: Callable[..., Any],
