@@ -18,6 +18,12 @@ from oloproof.stats.betting import (
     bounded_mean_interval,
 )
 from oloproof.stats.binomial import RATE_METHOD, RateInterval, clopper_pearson, rate_interval
+from oloproof.stats.cluster_ratio import (
+    CLUSTER_RATIO_METHOD,
+    cluster_ratio_interval,
+    cluster_ratio_lower_bounds,
+    cluster_sums,
+)
 from oloproof.stats.display import percent, percent_lower, percent_upper
 from oloproof.stats.melded import MELDED_METHOD, melded_bounds, melded_lower_bound
 from oloproof.stats.multiplicity import benjamini_yekutieli, fisher_two_sided
@@ -64,6 +70,7 @@ __all__ = [
     "BENTKUS_METHOD",
     "BENTKUS_PROJECTION_METHOD",
     "BETTING_METHOD",
+    "CLUSTER_RATIO_METHOD",
     "EXACT_CHANCE_METHOD",
     "LIKELY_CHANCE",
     "MCNEMAR_METHOD",
@@ -95,6 +102,9 @@ __all__ = [
     "bounded_mean_interval",
     "clopper_pearson",
     "cluster_means",
+    "cluster_ratio_interval",
+    "cluster_ratio_lower_bounds",
+    "cluster_sums",
     "cohen_kappa",
     "decision_chance",
     "difference_bounds",
