@@ -16,6 +16,7 @@ from oloproof.stats.betting import (
     betting_bounds,
     betting_lower_bounds,
     bounded_mean_interval,
+    ratio_lower_bounds,
 )
 from oloproof.stats.binomial import RATE_METHOD, RateInterval, clopper_pearson, rate_interval
 from oloproof.stats.cluster_ratio import (
@@ -31,6 +32,7 @@ from oloproof.stats.paired import (
     MCNEMAR_METHOD,
     McNemarTest,
     binary_difference_interval,
+    cluster_difference_interval,
     cluster_means,
     difference_bounds,
     mcnemar_exact,
@@ -101,6 +103,7 @@ __all__ = [
     "binary_difference_interval",
     "bounded_mean_interval",
     "clopper_pearson",
+    "cluster_difference_interval",
     "cluster_means",
     "cluster_ratio_interval",
     "cluster_ratio_lower_bounds",
@@ -127,4 +130,5 @@ __all__ = [
     "quantile_interval",
     "rate_interval",
     "rate_projection",
+    "ratio_lower_bounds",
 ]
