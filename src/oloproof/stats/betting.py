@@ -97,6 +97,12 @@ def _predictable_bets(x: FloatArray, log_threshold: float,
     return bets
 
 
+def _remaining_largest(scales: FloatArray) -> FloatArray:
+    """Per row and round, the largest scale from that round on."""
+    largest: FloatArray = np.maximum.accumulate(scales[:, ::-1], axis=1)[:, ::-1]
+    return largest
+
+
 def _log_capital_excess(
     x: FloatArray, bets: FloatArray, m: FloatArray, log_threshold: float,
     scales: FloatArray | None = None,
@@ -108,8 +114,14 @@ def _log_capital_excess(
     """
     with np.errstate(divide="ignore"):
         cap = BET_TRUNCATION / m  # m = 0 → inf: no truncation on the long side
-    lam = np.minimum(bets, cap[:, None])
-    centre = m[:, None] if scales is None else m[:, None] * scales
+    if scales is None:
+        lam = np.minimum(bets, cap[:, None])
+        centre = m[:, None]
+    else:
+        # A round can lose at most m s_t: the cap is c / (m r_t), r_t the largest scale still
+        # to come (known from the scales given, whatever order the rounds take).
+        lam = np.minimum(bets, cap[:, None] / _remaining_largest(scales))
+        centre = m[:, None] * scales
     growth = np.log1p(lam * (x - centre))
     running = np.cumsum(growth, axis=1, out=growth)
     excess: FloatArray = running.max(axis=1) - log_threshold
@@ -190,10 +202,13 @@ def ratio_lower_bounds(values: npt.ArrayLike, scales: npt.ArrayLike, level: floa
     number of cases, both over the largest cluster's size. For a candidate ratio ``m`` the
     capital is ``K⁺_t(m) = Π (1 + λ⁺_i(m)(x_i − m s_i))``: at the true ratio each factor's
     mean is 1 when the rounds are exchangeable draws of (value, scale) pairs, as clusters
-    taken in the order of their ids' digests are; every factor stays at least ``1 − c``
-    (``x ≥ 0``, ``s ≤ 1``) and is nonincreasing in ``m``, so the lower end is the root found
-    as in :func:`betting_lower_bounds`, with the bets of :func:`_predictable_bets` on the
-    running ratio. With every scale 1 it is :func:`betting_lower_bounds` exactly.
+    taken in the order of their ids' digests are. The bet is capped at ``c / (m r_t)``, ``r_t``
+    the largest scale still to come — known in advance, since the scales are the clusters'
+    sizes: so every factor stays at least ``1 − c`` (``x ≥ 0``, ``s_t ≤ r_t``), and once the
+    largest cluster is past, the rest are bet on at their own scale. Each factor is
+    nonincreasing in ``m``, so the lower end is the root found as in
+    :func:`betting_lower_bounds`, with the bets of :func:`_predictable_bets` on the running
+    ratio. With every scale 1 it is :func:`betting_lower_bounds` exactly.
     """
     x = _as_rows(values, "values")
     s = _as_rows(scales, "scales")
