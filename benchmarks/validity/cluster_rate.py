@@ -19,6 +19,14 @@ each interval holds ``R`` (two-sided and each side), and their mean width:
   shifts and Hoeffding's with each cluster's range, with the clusters also cut at a few of the
   sizes' quantiles), inverted.
 
+A second table does the same for the paired difference of a comparison over clusters: a
+cluster breaks (each of its pairs with chance 0.8), is fixed, or stays; what is estimated is the
+pairs' mean difference. `before` is the betting interval of the clusters' mean differences (what
+compare took until issue 40), `now` `oloproof.stats.cluster_difference_interval` (the betting
+interval of the ratio over clusters). Patterns: every cluster breaking or being fixed with
+chance 0.1 or 0.02, or the clusters above the median size breaking with chance 0.2 and the
+others being fixed with chance 0.2.
+
 Usage: python -m benchmarks cluster_rate [--repetitions 2000] [--seed 2026] [--quick]
 """
 
@@ -31,7 +39,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from oloproof.stats import bentkus_lower_bounds
+from oloproof.stats import bentkus_lower_bounds, betting_lower_bounds, ratio_lower_bounds
 from oloproof.stats._roots import increasing_root
 from oloproof.stats.bentkus import LOG_FLOOR, _log_beta
 from oloproof.stats.cluster_ratio import cluster_ratio_lower_bounds
@@ -43,6 +51,8 @@ TARGETS = {
     "now_worst_coverage": (">=", 0.94),
     # On equal sizes the interval is the one before: no width moves.
     "equal_sizes_width_ratio": ("==", 1.0),
+    "paired_now_worst_coverage": (">=", 0.94),
+    "paired_equal_sizes_width_ratio": ("==", 1.0),
 }
 
 LEVEL = 0.95
@@ -163,6 +173,71 @@ def _audit_example() -> dict[str, float]:
             "audit_now_upper": float(now.upper or 0.0)}
 
 
+def _paired_shapes(rng: np.random.Generator) -> dict[str, FloatArray]:
+    return {
+        "60 sizes 1-10": rng.integers(1, 11, 60).astype(float),
+        "40 sizes 1-40": rng.integers(1, 41, 40).astype(float),
+        "39 x 5 + 1 x 6": np.array([5.0] * 39 + [6.0]),
+        "40 x 5 (equal)": np.array([5.0] * 40),
+    }
+
+
+def _paired_cell(sizes: FloatArray, pattern: str, repetitions: int,
+                 rng: np.random.Generator) -> dict[str, dict[str, float]]:
+    if pattern == "size-dependent":
+        big = sizes > np.median(sizes)
+        broken, fixed = np.where(big, 0.2, 0.0), np.where(big, 0.0, 0.2)
+    else:
+        broken = fixed = np.full(sizes.shape, float(pattern))
+    truth = float(0.8 * ((fixed - broken) * sizes).sum() / sizes.sum())
+    kind = rng.random((repetitions, sizes.size))
+    sign = np.where(kind < broken, -1.0, np.where(kind > 1.0 - fixed, 1.0, 0.0))
+    sums = sign * rng.binomial(sizes.astype(np.int64), 0.8, (repetitions, sizes.size))
+    means = (sums / sizes + 1.0) / 2.0
+    lows = betting_lower_bounds(np.vstack([means, 1.0 - means]), LEVEL)
+    mean = means.mean(axis=1)
+    before = (2.0 * np.minimum(lows[:repetitions], mean) - 1.0,
+              1.0 - 2.0 * np.minimum(lows[repetitions:], 1.0 - mean))
+    top = float(sizes.max())
+    scales = np.broadcast_to(sizes / top, sums.shape)
+    values = np.vstack([(sums + sizes) / (2.0 * top), (sizes - sums) / (2.0 * top)])
+    lows = ratio_lower_bounds(values, np.vstack([scales, scales]), LEVEL)
+    ratio = sums.sum(axis=1) / sizes.sum()
+    now = (np.minimum(2.0 * lows[:repetitions] - 1.0, ratio),
+           np.maximum(1.0 - 2.0 * lows[repetitions:], ratio))
+    out = {}
+    for name, (low, high) in (("before", before), ("now", now)):
+        out[name] = {"coverage": float(((low <= truth) & (truth <= high)).mean()),
+                     "width": float((high - low).mean())}
+    return out
+
+
+def _paired(repetitions: int, rng: np.random.Generator, quick: bool) -> dict[str, object]:
+    shapes = _paired_shapes(rng)
+    if quick:
+        shapes = {k: v for k, v in shapes.items() if k.startswith(("60", "40 x"))}
+    table: dict[str, object] = {}
+    worst = 1.0
+    equal_ratio = None
+    for shape, sizes in shapes.items():
+        cells = {pattern: _paired_cell(sizes, pattern, repetitions, rng)
+                 for pattern in ("0.1", "0.02", "size-dependent")}
+        summary = {f"{name}_{what}": (min if what == "worst_coverage" else np.mean)(
+            [c[name]["coverage" if what == "worst_coverage" else "width"]
+             for c in cells.values()]) for name in ("before", "now")
+            for what in ("worst_coverage", "mean_width")}
+        table[shape] = {**{k: float(v) for k, v in summary.items()}, "cells": cells}
+        worst = min(worst, float(summary["now_worst_coverage"]))
+        if shape.endswith("(equal)"):
+            equal_ratio = round(float(summary["now_mean_width"])
+                                / float(summary["before_mean_width"]), 9)
+        print(f"paired {shape:18} " + " ".join(
+            f"{n}: cov {summary[n + '_worst_coverage']:.3f} w {summary[n + '_mean_width']:.3f} |"
+            for n in ("before", "now")), flush=True)
+    return {"paired_now_worst_coverage": worst, "paired_equal_sizes_width_ratio": equal_ratio,
+            "paired_shapes": table}
+
+
 def run(argv: list[str]) -> dict[str, object]:
     parser = argparse.ArgumentParser(prog="cluster_rate")
     parser.add_argument("--repetitions", type=int, default=2000)
@@ -208,7 +283,8 @@ def run(argv: list[str]) -> dict[str, object]:
             for n in ("before", "proposed", "now")), flush=True)
     figures: dict[str, object] = {"now_worst_side_miss": worst_side,
                                   "now_worst_coverage": worst_coverage,
-                                  **_audit_example(), "shapes": table}
+                                  **_audit_example(), "shapes": table,
+                                  **_paired(repetitions, rng, args.quick)}
     if equal_ratio is not None:
         figures["equal_sizes_width_ratio"] = equal_ratio
     return {"figures": figures,
@@ -222,4 +298,5 @@ if __name__ == "__main__":
     result = run(sys.argv[1:])
     figures = dict(result["figures"])  # type: ignore[call-overload]
     figures.pop("shapes")
+    figures.pop("paired_shapes")
     print(json.dumps(figures, indent=1))
