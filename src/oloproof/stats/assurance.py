@@ -36,16 +36,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from oloproof.stats._checks import count
+from oloproof.stats._checks import check_level, count, tail_probabilities
 from oloproof.stats._lazy import scipy_special as _scipy_special
+from oloproof.stats.plan import _smallest, _threshold
 
-__all__ = ["ASSURANCE", "EXACT_ASSURANCE_METHOD", "SIMULATED_ASSURANCE_METHOD",
-           "count_chance", "reachable_chance", "values_chance", "values_reachable_chance"]
+__all__ = ["ASSURANCE", "ASSURED_CHANCE", "EXACT_ASSURANCE_METHOD",
+           "SIMULATED_ASSURANCE_METHOD", "AssuredProjection", "assured_projection",
+           "continued_chance", "count_chance", "reachable_chance", "values_chance",
+           "values_reachable_chance"]
 
+#: The chance the second total of `oloproof plan` is for.
+ASSURED_CHANCE = 0.8
 #: The assumption every chance here rests on, in words (the plan prints it).
 ASSURANCE = ("the rate drawn from what this run says about it (its confidence distribution), "
              "the run continued with its observed cases kept")
@@ -196,3 +202,209 @@ def values_reachable_chance(values: Sequence[float] | npt.ArrayLike, threshold: 
     distinct, weights, _ = _bootstrap(values)
     means = weights @ distinct
     return float((means > threshold).mean() if above else (means < threshold).mean())
+
+
+# ---- the decision a continued run reaches ----------------------------------------------------
+
+
+def _count_needed(total: int, threshold: float, half_alpha: float, upper_side: bool) -> int:
+    """The smallest count ``k`` of ``total`` whose exact *lower* bound reaches ``threshold``
+    (``upper_side`` False: ``P_t(B ≥ k) ≤ α/2``), or the largest whose *upper* bound stays
+    below it (``upper_side``: ``P_t(B ≤ k) < α/2``; −1 when none): the interval's duality with
+    the binomial test, by bisection on ``k`` (each tail is monotone in it)."""
+    special = _scipy_special()
+    if not upper_side:
+        if threshold <= 0.0:
+            return 0  # the lower bound is never below 0
+        low, high = 0, total + 1  # k = 0 never qualifies, total + 1 always does
+        while high - low > 1:
+            middle = (low + high) // 2
+            if float(special.bdtrc(middle - 1, total, threshold)) <= half_alpha:
+                high = middle
+            else:
+                low = middle
+        return high
+    low, high = -1, total  # k = −1 always qualifies, k = total never does
+    while high - low > 1:
+        middle = (low + high) // 2
+        if float(special.bdtr(middle, total, threshold)) < half_alpha:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What a plan continues: the observed cases' count and passes (0/1 values) or values."""
+
+    passed: float
+    observed: int
+    values: FloatArray | None
+    threshold: float
+    is_minimum: bool
+
+    @property
+    def rate(self) -> float:
+        return self.passed / self.observed
+
+    @property
+    def state(self) -> str:
+        """The state the estimate points to: PASS on the passing side of the threshold."""
+        return "PASS" if (self.rate > self.threshold) == self.is_minimum else "FAIL"
+
+    @property
+    def above(self) -> bool:
+        """Whether the decision needs the rate above the threshold (the lower bound reaching
+        it: a PASS under ``min``, a FAIL under ``max``)."""
+        return (self.state == "PASS") == self.is_minimum
+
+    @property
+    def counts(self) -> bool:
+        """Whether every value is 0 or 1 (the chance is then exact)."""
+        return self.values is None or bool(np.all((self.values == 0.0) | (self.values == 1.0)))
+
+
+def _run(passed: float | None, observed: int | None, values: Sequence[float] | None,
+         minimum: float | None, maximum: float | None) -> _Run:
+    threshold, is_minimum = _threshold(minimum, maximum)
+    if values is not None:
+        array = np.asarray(values, dtype=np.float64)
+        if array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)) or \
+                np.any(array < 0.0) or np.any(array > 1.0):
+            raise ValueError("values must be at least one observed per-case value in [0, 1]")
+        return _Run(float(np.sort(array).sum()), int(array.size), array, threshold,
+                    is_minimum)
+    if passed is None or observed is None:
+        raise ValueError("give passed and observed, or values")
+    k, n = count("passed", int(passed)), count("observed", observed)
+    if k > n or n == 0:
+        raise ValueError(f"passed ({k}) must not exceed observed ({n}), which must be positive")
+    return _Run(float(k), n, None, threshold, is_minimum)
+
+
+def _chance(run: _Run, total: int, level: float) -> float:
+    """The chance the run continued to ``total`` observed cases decides its way."""
+    from oloproof.stats.bentkus import bentkus_critical_sum
+    _, half_alpha, _ = tail_probabilities(level)
+    more = max(total - run.observed, 0)
+    total = run.observed + more
+    if run.values is None:  # the exact interval: a count decides
+        if run.above:
+            need = _count_needed(total, run.threshold, half_alpha, upper_side=False)
+            return count_chance(int(run.passed), run.observed, more,
+                                at_least=need - int(run.passed))
+        most = _count_needed(total, run.threshold, half_alpha, upper_side=True)
+        return count_chance(int(run.passed), run.observed, more, at_most=most - int(run.passed))
+    # The Bentkus interval: the sum decides, at or above the critical sum for a lower bound at
+    # t, at or below total − (the critical sum at 1 − t) for an upper bound below t.
+    if run.above:
+        cut = bentkus_critical_sum(total, run.threshold, level)
+    else:
+        cut = total - bentkus_critical_sum(total, 1.0 - run.threshold, level)
+    if not math.isfinite(cut):
+        return 0.0
+    if run.counts:
+        k = round(run.passed)
+        if run.above:
+            return count_chance(k, run.observed, more, at_least=math.ceil(cut - 1e-9) - k)
+        return count_chance(k, run.observed, more, at_most=math.floor(cut + 1e-9) - k)
+    return values_chance(run.values, more, cut, run.above)
+
+
+def _method(run: _Run) -> str:
+    return EXACT_ASSURANCE_METHOD if run.counts else SIMULATED_ASSURANCE_METHOD
+
+
+def _reachable(run: _Run) -> float:
+    if run.values is None or run.counts:
+        return reachable_chance(round(run.passed), run.observed, run.threshold, run.above)
+    return values_reachable_chance(run.values, run.threshold, run.above)
+
+
+def continued_chance(
+    total: int,
+    level: float,
+    *,
+    passed: int | None = None,
+    observed: int | None = None,
+    values: Sequence[float] | None = None,
+    minimum: float | None = None,
+    maximum: float | None = None,
+) -> tuple[float, str]:
+    """The chance that the run, continued to ``total`` observed cases (its own kept), decides a
+    ``min``/``max`` rule the way its estimate points; and how it was computed.
+
+    The run is ``passed`` of ``observed`` 0/1 values under the exact interval, or its observed
+    per-case ``values`` under the Bentkus interval (a run with trials). The rate is drawn from
+    the run's confidence distribution (module docstring): exact (a beta-binomial tail) for 0/1
+    values, simulated by the Bayesian bootstrap for fractions. The decision at ``total`` is a
+    threshold on the count of passes (the exact interval's duality with the binomial test) or
+    on the sum of the values (the Bentkus critical sum).
+    """
+    check_level(level)
+    total = count("total", total)
+    run = _run(passed, observed, values, minimum, maximum)
+    return _chance(run, total, level), _method(run)
+
+
+@dataclass(frozen=True)
+class AssuredProjection:
+    """A total of observed cases at which the run, continued, decides a rule the way its
+    estimate points with a chance of at least ``ASSURED_CHANCE`` (0.8), averaged over what the
+    run says about the rate; and that chance.
+
+    ``reachable`` is the most any total could give — the share of the run's confidence
+    distribution on the estimate's side of the threshold. ``total``, ``chance`` and ``state``
+    are ``None`` when no total gives the chance (``reason``: ``"estimate_equals_threshold"``;
+    ``"out_of_reach"`` when ``reachable`` is not above it; ``"beyond_limit"``). ``method`` says
+    how the chance was computed.
+    """
+
+    total: int | None
+    chance: float | None
+    reachable: float | None
+    state: str | None
+    reason: str | None
+    method: str
+
+
+def assured_projection(
+    level: float,
+    *,
+    passed: int | None = None,
+    observed: int | None = None,
+    values: Sequence[float] | None = None,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    chance: float = ASSURED_CHANCE,
+    limit: int = 1_000_000_000,
+) -> AssuredProjection:
+    """A total of observed cases at which the run continued reaches the decision its estimate
+    points to with at least ``chance`` (:func:`continued_chance`), or why there is none.
+
+    Method: the chance saw-tooths in the total (the count that decides steps up by whole
+    cases) and rises towards :func:`reachable_chance`; when that is above ``chance`` the total
+    is found by doubling the cases to come until the chance reaches it and bisecting — a
+    total where it holds and one case fewer falls short, not necessarily the smallest such.
+    """
+    check_level(level)
+    limit = count("limit", limit)
+    run = _run(passed, observed, values, minimum, maximum)
+    method = _method(run)
+    if run.rate == run.threshold:
+        return AssuredProjection(None, None, None, None, "estimate_equals_threshold", method)
+    reachable = _reachable(run)
+    if reachable <= chance:
+        return AssuredProjection(None, None, reachable, run.state, "out_of_reach", method)
+    seen: dict[int, float] = {}
+
+    def reaches(more: int) -> bool:
+        if more not in seen:
+            seen[more] = _chance(run, run.observed + more, level)
+        return seen[more] >= chance
+
+    more = _smallest(reaches, max(1, limit - run.observed))
+    if more is None:
+        return AssuredProjection(None, None, reachable, run.state, "beyond_limit", method)
+    return AssuredProjection(run.observed + more, seen[more], reachable, run.state, None, method)
