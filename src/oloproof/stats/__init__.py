@@ -2,6 +2,15 @@
 small frozen results out."""
 
 from oloproof.stats.agreement import Agreement, agreement, cohen_kappa
+from oloproof.stats.assurance import (
+    ASSURANCE,
+    ASSURED_CHANCE,
+    EXACT_ASSURANCE_METHOD,
+    SIMULATED_ASSURANCE_METHOD,
+    AssuredProjection,
+    assured_projection,
+    continued_chance,
+)
 from oloproof.stats.bentkus import (
     BENTKUS_METHOD,
     bentkus_bounds,
@@ -69,10 +78,13 @@ from oloproof.stats.quantile import (
 )
 
 __all__ = [
+    "ASSURANCE",
+    "ASSURED_CHANCE",
     "BENTKUS_METHOD",
     "BENTKUS_PROJECTION_METHOD",
     "BETTING_METHOD",
     "CLUSTER_RATIO_METHOD",
+    "EXACT_ASSURANCE_METHOD",
     "EXACT_CHANCE_METHOD",
     "LIKELY_CHANCE",
     "MCNEMAR_METHOD",
@@ -82,8 +94,10 @@ __all__ = [
     "PROJECTION_METHOD",
     "QUANTILE_METHOD",
     "RATE_METHOD",
+    "SIMULATED_ASSURANCE_METHOD",
     "SIMULATED_CHANCE_METHOD",
     "Agreement",
+    "AssuredProjection",
     "LikelyProjection",
     "McNemarTest",
     "MeanInterval",
@@ -92,6 +106,7 @@ __all__ = [
     "RateInterval",
     "RateProjection",
     "agreement",
+    "assured_projection",
     "benjamini_yekutieli",
     "bentkus_bounds",
     "bentkus_critical_sum",
@@ -109,6 +124,7 @@ __all__ = [
     "cluster_ratio_lower_bounds",
     "cluster_sums",
     "cohen_kappa",
+    "continued_chance",
     "decision_chance",
     "difference_bounds",
     "estimate_rank",
