@@ -104,8 +104,8 @@ def test_the_terminal_says_it_is_a_projection(desk: Desk, cli: Any) -> None:
     flat = " ".join(out.split())
     assert "for an 80% chance: no number of cases — this run leaves a 36.2% chance that the " \
         "rate is at or below 80.0%, where no number of cases reaches PASS" in flat
-    assert "(chances: the rate drawn from what this run says about it (its confidence " \
-        "distribution), the run continued with its observed cases kept)" in flat
+    assert "(chances: the rate drawn from this run's confidence distribution, the run " \
+        "continued with its observed cases kept)" in flat
 
 
 def test_under_another_policy(desk: Desk, cli: Any) -> None:

@@ -54,12 +54,12 @@ R = DecisionReason
 
 PROJECTION_NOTE = (
     "A projection, not a promise. The first total assumes the pass rate stays exactly at its "
-    "current estimate as cases are added, which it will not. Each chance is averaged over "
-    "what this run says about the rate (its confidence distribution), the run continued with "
-    "its observed cases kept: across the rates this run leaves plausible, not at any one true "
-    "rate — near the threshold a continued run decides far less often than that. The second "
-    "total is one that decides at least 80% of the time in that sense, when any does. Both "
-    "count observed cases (with trials, cases at the same number of trials). Nothing was run."
+    "current estimate as cases are added, which it will not. Each chance is the chance that "
+    "this run, continued with its observed cases kept, reaches the decision, averaged over the "
+    "rates this run leaves plausible (its confidence distribution) — not at any one true rate: "
+    "near the threshold a continued run decides far less often. The second total decides at "
+    "least 80% of the time in that sense, when any does. Both count observed cases (with "
+    "trials, cases at the same number of trials). Nothing was run."
 )
 
 _NO_MORE = {

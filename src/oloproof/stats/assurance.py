@@ -53,8 +53,8 @@ __all__ = ["ASSURANCE", "ASSURED_CHANCE", "EXACT_ASSURANCE_METHOD",
 #: The chance the second total of `oloproof plan` is for.
 ASSURED_CHANCE = 0.8
 #: The assumption every chance here rests on, in words (the plan prints it).
-ASSURANCE = ("the rate drawn from what this run says about it (its confidence distribution), "
-             "the run continued with its observed cases kept")
+ASSURANCE = ("the rate drawn from this run's confidence distribution, the run continued with "
+             "its observed cases kept")
 EXACT_ASSURANCE_METHOD = "exact: beta-binomial over the run's confidence distribution"
 SIMULATED_DRAWS = 4_000
 SIMULATED_ASSURANCE_METHOD = (f"simulated: {SIMULATED_DRAWS:,} continuations, the rate drawn "
