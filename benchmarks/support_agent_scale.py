@@ -92,7 +92,8 @@ from pathlib import Path
 from oloproof.analysis.metrics import Analysis
 from oloproof.execution.engine import CHUNK, RunEngine, _batched
 from oloproof.execution.procedure import judged
-from oloproof.project import describe_suite, load_suite
+from oloproof.project import load_suite
+from oloproof.project.describe import describe_suite
 from oloproof.recording.recorder import CaseRecorder, reset_current, set_current
 from oloproof.store.store import Store
 try:

@@ -26,7 +26,8 @@ from oloproof.api.result import RunResult
 from oloproof.errors import RunStopped, UsageError
 from oloproof.execution.engine import Progress, RunEngine
 from oloproof.execution.executors import open_transport
-from oloproof.project import LoadedSuite, describe_suite, load_suite
+from oloproof.project import LoadedSuite, load_suite
+from oloproof.project.describe import describe_suite
 from oloproof.store.sql import store_error
 from oloproof.store.store import Store
 from oloproof.suite.policy import check_baseline_given

@@ -87,8 +87,8 @@ def _document_of(db: Store, record: dict[str, Any]) -> RunDocument:
         document = RunDocument.model_validate(record["summary"])
         document.status = RunStatus(record["status"])  # live: running, incomplete, stopped
         if document.failing_cases is None:  # stored before documents named failing cases
-            document.failing_cases = _reanalyse(db, record["run_id"],
-                                                record["suite"]).failing_cases()
+            reanalysed = _reanalyse(db, record["run_id"], record["suite"])
+            document.failing_cases = reanalysed.first_cases.failing_cases()
         return document
     # An incomplete run: decide what was stored, and say that it did not complete.
     suite_info, policy = record["suite"], stored_policy(record["policy"], record["run_id"])
@@ -122,7 +122,7 @@ def load_case_trials(
 
     Each `CaseTrials` holds, per criterion (in the suite's `criteria` order), the case's
     passed, failed, missing (errored or never run) and excluded trials — the `c`, `f`, `m`
-    and `x` every per-case value is computed from (`oloproof.analysis.trials.case_values`),
+    and `x` every per-case value is computed from (`oloproof.stats.pass_k.case_values`),
     with the case's digest (the order intervals take cases in). A run without trials gives
     one trial per case. Reads only the stored run.
     """

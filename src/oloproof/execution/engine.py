@@ -46,7 +46,7 @@ from oloproof.execution.units import (
 from oloproof.execution.worker import Worker
 from oloproof.storable import Unstorable, storable_problem
 from oloproof.store.store import JUDGMENT_CASE_KEY, Store
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 
 CHUNK = 512
 # The first chunk is smaller: the first calls start once its cases are read, digested and

@@ -49,7 +49,7 @@ from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
 from oloproof.recording.usage import USAGE_KIND
 from oloproof.storable import Unstorable, storable_problem
 from oloproof.store.sql import stored_json
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 from oloproof.traces import READING_KIND, gave_no_step
 
 

@@ -46,7 +46,7 @@ from oloproof.execution.resets import StateCopies
 from oloproof.execution.retries import RetryPolicy, Slot, Throttle
 from oloproof.execution.target import SystemTarget
 from oloproof.execution.units import UnitJob, UnitResult
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 
 
 class Worker:

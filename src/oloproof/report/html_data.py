@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oloproof.analysis.outcome import CaseOutcome, judgment_keys
-from oloproof.analysis.trials import iter_case_trials, pass_hat_curve
+from oloproof.analysis.trial_rows import pass_hat_curve
+from oloproof.analysis.trials import iter_case_trials
 from oloproof.document import (
     Comparison,
     MetricRow,
