@@ -80,10 +80,11 @@ def test_a_floor_of_80_percent_is_not_passed(run_document: dict[str, Any]) -> No
 
 def test_the_terminal_shows_the_rate_beside_its_counts(run_document: dict[str, Any],
                                                        cli: Any) -> None:
-    code, out, err = cli("gate", "latest", cwd=Path(run_document["root"]),
+    code, out, err = cli("inspect", "latest", cwd=Path(run_document["root"]),
                          env={"COLUMNS": "100"})
 
-    assert code == 3, err
-    line = next(x for x in out.splitlines() if x.strip().startswith("answer_correct"))
-    assert "60.0%" in line and "[1.4%, 99.1%]" in line and "≈" in line
-    assert "60 / 100 observed" in out
+    assert code == 0, err  # inspect shows the run; the gate is the run's
+    line = next(x for x in out.splitlines() if "answer_correct" in x and "observed" in x)
+    assert "60.0%" in line and "≈" in line and "60 / 100 observed" in line
+    assert "97.6%" not in out
+    assert "INSUFFICIENT_EVIDENCE · lower 1.5% < min 80.0% ≤ upper 99.0%" in out

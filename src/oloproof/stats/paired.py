@@ -39,7 +39,6 @@ __all__ = [
     "McNemarTest",
     "binary_difference_interval",
     "cluster_difference_interval",
-    "cluster_means",
     "difference_bounds",
     "mcnemar_exact",
     "paired_difference_interval",
@@ -239,34 +238,6 @@ def binary_difference_interval(
     if estimate is not None:
         lower, upper = min(lower, estimate), max(upper, estimate)
     return MeanInterval(estimate, lower, upper, MELDED_METHOD)
-
-
-def cluster_means(
-    lower_differences: Sequence[float] | npt.ArrayLike,
-    upper_differences: Sequence[float] | npt.ArrayLike,
-    clusters: Sequence[int] | npt.ArrayLike,
-) -> tuple[FloatArray, FloatArray]:
-    """Each cluster's mean lowest and mean highest difference, clusters numbered 0 … k − 1.
-
-    ``clusters[i]`` is pair ``i``'s cluster; a cluster with no pair is left out, so the
-    results have one entry per cluster present, in the clusters' order. Pairs of one cluster
-    are not independent (a source and its copies, cases of one declared cluster): each
-    cluster's mean is one value of the paired difference, and clusters are independent.
-    """
-    low = _differences("lower_differences", lower_differences)
-    high = _differences("upper_differences", upper_differences)
-    labels = np.asarray(clusters, dtype=np.int64)
-    if not low.size == high.size == labels.size:
-        raise ValueError("lower_differences, upper_differences and clusters need one entry "
-                         "per pair each")
-    if labels.size and labels.min() < 0:
-        raise ValueError("clusters are numbered from 0")
-    sizes = np.bincount(labels)
-    present = sizes > 0
-    low_means: FloatArray = np.bincount(labels, weights=low)[present] / sizes[present]
-    high_means: FloatArray = np.bincount(labels, weights=high)[present] / sizes[present]
-    # A mean of values in [−1, 1] stays there (a rounding step outside would be refused later).
-    return np.clip(low_means, -1.0, 1.0), np.clip(high_means, -1.0, 1.0)
 
 
 def cluster_difference_interval(
