@@ -55,6 +55,8 @@ TARGETS = {
     "paired_equal_sizes_width_ratio": ("==", 1.0),
 }
 
+QUICK = ["--quick"]  # three shapes and two paired ones, 400 suites each: about ten CPU seconds
+
 LEVEL = 0.95
 FloatArray = npt.NDArray[np.float64]
 
