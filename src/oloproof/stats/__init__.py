@@ -75,6 +75,15 @@ from oloproof.stats.quantile import (
     order_statistic_ranks,
     quantile_interval,
 )
+from oloproof.stats.sequential import (
+    SEQUENTIAL_METHOD,
+    SequentialDecision,
+    SequentialDesign,
+    SequentialRate,
+    sequential_bounds,
+    sequential_design,
+    sequential_interval,
+)
 
 __all__ = [
     "ASSURANCE",
@@ -93,6 +102,7 @@ __all__ = [
     "PROJECTION_METHOD",
     "QUANTILE_METHOD",
     "RATE_METHOD",
+    "SEQUENTIAL_METHOD",
     "SIMULATED_ASSURANCE_METHOD",
     "SIMULATED_CHANCE_METHOD",
     "Agreement",
@@ -104,6 +114,9 @@ __all__ = [
     "QuantileInterval",
     "RateInterval",
     "RateProjection",
+    "SequentialDecision",
+    "SequentialDesign",
+    "SequentialRate",
     "agreement",
     "assured_projection",
     "benjamini_yekutieli",
@@ -145,4 +158,7 @@ __all__ = [
     "rate_interval",
     "rate_projection",
     "ratio_lower_bounds",
+    "sequential_bounds",
+    "sequential_design",
+    "sequential_interval",
 ]
