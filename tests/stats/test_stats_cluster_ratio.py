@@ -22,7 +22,6 @@ from oloproof.stats import (
     bentkus_tail_bound,
     cluster_ratio_interval,
     cluster_ratio_lower_bounds,
-    cluster_sums,
 )
 
 FloatArray = npt.NDArray[np.float64]
@@ -214,18 +213,6 @@ def test_missing_cases_bound_each_side_the_worst_way() -> None:
 
     assert row.estimate == pytest.approx(sum(low) / (sum(sizes) - 2))
     assert row.lower == all_failed.lower and row.upper == all_passed.upper
-
-
-def test_sums_by_cluster_do_not_depend_on_the_order_of_the_cases() -> None:
-    values = [0.1, 0.7, 0.2, 1 / 3, 0.9, 0.05]
-    clusters = [0, 1, 0, 2, 1, 0]
-    order = [3, 0, 5, 1, 4, 2]
-
-    first = cluster_sums(values, clusters)
-    second = cluster_sums([values[i] for i in order], [clusters[i] for i in order])
-
-    assert list(first) == list(second)
-    assert first[0] == pytest.approx(0.35) and len(first) == 3
 
 
 def test_edges_and_bad_input() -> None:

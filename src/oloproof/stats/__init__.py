@@ -32,7 +32,6 @@ from oloproof.stats.cluster_ratio import (
     CLUSTER_RATIO_METHOD,
     cluster_ratio_interval,
     cluster_ratio_lower_bounds,
-    cluster_sums,
 )
 from oloproof.stats.display import percent, percent_lower, percent_upper
 from oloproof.stats.melded import MELDED_METHOD, melded_bounds, melded_lower_bound
@@ -133,7 +132,6 @@ __all__ = [
     "cluster_difference_interval",
     "cluster_ratio_interval",
     "cluster_ratio_lower_bounds",
-    "cluster_sums",
     "cohen_kappa",
     "continued_chance",
     "decision_chance",

@@ -69,8 +69,7 @@ from oloproof.stats._roots import increasing_root
 from oloproof.stats.bentkus import LOG_FLOOR, _log_beta, bentkus_interval
 from oloproof.stats.betting import MeanInterval
 
-__all__ = ["CLUSTER_RATIO_METHOD", "cluster_ratio_interval", "cluster_ratio_lower_bounds",
-           "cluster_sums"]
+__all__ = ["CLUSTER_RATIO_METHOD", "cluster_ratio_interval", "cluster_ratio_lower_bounds"]
 
 #: The method's name in a row's `method` (a Bentkus interval over clusters of unequal size).
 CLUSTER_RATIO_METHOD = "bentkus_ratio"
@@ -195,28 +194,6 @@ def cluster_ratio_lower_bounds(totals: npt.ArrayLike, sizes: Sequence[int] | npt
 
 def _sorted_sum(values: FloatArray) -> float:
     return float(np.sort(values).sum())
-
-
-def cluster_sums(values: Sequence[float] | npt.ArrayLike, clusters: Sequence[int] | npt.ArrayLike
-                 ) -> FloatArray:
-    """Each cluster's sum of ``values``, clusters numbered 0 … k − 1 (one sum per number up to
-    the largest), each sum taken in sorted order so that no order of the cases moves its last
-    bit."""
-    x = np.asarray(values, dtype=np.float64)
-    labels = np.asarray(clusters, dtype=np.int64)
-    if x.shape != labels.shape or x.ndim != 1:
-        raise ValueError("values and clusters need one entry per case each")
-    if labels.size == 0:
-        return np.zeros(0)
-    if labels.min() < 0:
-        raise ValueError("clusters are numbered from 0")
-    order = np.lexsort((x, labels))
-    x, labels = x[order], labels[order]
-    out = np.zeros(int(labels.max()) + 1)
-    starts = np.flatnonzero(np.r_[True, labels[1:] != labels[:-1]])
-    sums: FloatArray = np.add.reduceat(x, starts)
-    out[labels[starts]] = sums
-    return out
 
 
 def cluster_ratio_interval(
