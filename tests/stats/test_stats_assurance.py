@@ -1,16 +1,25 @@
 """The chance a continued run decides, averaged over the run's confidence distribution
-(`oloproof.stats.assurance`): held to scipy's beta-binomial, to its limit, and to a simulation
-of the Bayesian bootstrap it stands for."""
+(`oloproof.stats.assurance`): held to scipy's beta-binomial summed over every count with the
+exact interval's decisions, to its limit, and to a simulation of the Bayesian bootstrap it
+stands for; the total for an 80% chance against those sums."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from scipy.stats import betabinom
+from scipy.stats import beta, betabinom
 
-from oloproof.stats import bentkus_critical_sum
+from oloproof.stats import (
+    EXACT_ASSURANCE_METHOD,
+    SIMULATED_ASSURANCE_METHOD,
+    assured_projection,
+    bentkus_critical_sum,
+    clopper_pearson,
+    continued_chance,
+    rate_projection,
+)
 from oloproof.stats.assurance import (
     count_chance,
     reachable_chance,
@@ -100,3 +109,99 @@ def test_bad_input() -> None:
         values_chance([], 3, 1.0, above=True)
     with pytest.raises(ValueError, match=r"in \[0, 1\]"):
         values_chance([1.5], 3, 1.0, above=True)
+
+
+def _brute_continued(passed: int, observed: int, total: int, threshold: float,
+                     is_minimum: bool, level: float) -> float:
+    """The chance, summed over every count of the cases to come with scipy's beta-binomial,
+    that `passed` of `observed` continued to `total` reaches the decision its estimate points
+    to with the exact interval (scipy.stats' Clopper–Pearson bounds, not the code's)."""
+    state = "PASS" if (passed / observed > threshold) == is_minimum else "FAIL"
+    more = total - observed
+    counts = np.arange(more + 1)
+    bounds = np.asarray([clopper_pearson(int(passed + c), total, level) for c in counts])
+    lower, upper = bounds[:, 0], bounds[:, 1]
+    if is_minimum:
+        decides = lower >= threshold if state == "PASS" else upper < threshold
+    else:
+        decides = upper <= threshold if state == "PASS" else lower > threshold
+    chance = 0.0
+    for a, b in ((passed, observed - passed + 1), (passed + 1, observed - passed)):
+        if a == 0:
+            pmf = (counts == 0).astype(float)
+        elif b == 0:
+            pmf = (counts == more).astype(float)
+        else:
+            pmf = betabinom.pmf(counts, more, a, b)
+        chance += 0.5 * float(pmf[decides].sum())
+    return chance
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(5, 60), st.floats(0.0, 1.0), st.floats(0.05, 0.95), st.booleans(),
+       st.integers(0, 250), st.sampled_from([0.9, 0.95]))
+def test_the_continued_chance_is_the_beta_binomial_sum_over_every_count(
+        observed: int, share: float, threshold: float, is_minimum: bool, more: int,
+        level: float) -> None:
+    passed = round(share * observed)
+    assume(passed / observed != threshold)
+    side = {"minimum": threshold} if is_minimum else {"maximum": threshold}
+
+    chance, method = continued_chance(observed + more, level, passed=passed,
+                                      observed=observed, **side)
+
+    assert method == EXACT_ASSURANCE_METHOD
+    assert chance == pytest.approx(
+        _brute_continued(passed, observed, observed + more, threshold, is_minimum, level),
+        abs=1e-9)
+
+
+def test_the_total_for_an_80_percent_chance_and_where_none_is_given() -> None:
+    # 33 of 40: at the same rate 82.5% decides min 0.8 at some total, a coin flip continued;
+    # but 36% of the distribution lies at or below 0.8, so no total gives 80%.
+    first = rate_projection(33, 40, 0.95, minimum=0.8).total
+    assert first is not None
+    chance, _ = continued_chance(first, 0.95, passed=33, observed=40, minimum=0.8)
+    assert 0.4 < chance < 0.6
+    none = assured_projection(0.95, passed=33, observed=40, minimum=0.8)
+    assert (none.total, none.reason, none.state) == (None, "out_of_reach", "PASS")
+    assert none.reachable == pytest.approx(
+        0.5 * (beta.sf(0.8, 33, 8) + beta.sf(0.8, 34, 7)), abs=1e-12)
+    # Under min 0.7, 96% lies above: a total where the chance holds and one case fewer falls
+    # short (summed exactly).
+    likely = assured_projection(0.95, passed=33, observed=40, minimum=0.7)
+    assert likely.total is not None and likely.method == EXACT_ASSURANCE_METHOD
+    assert likely.chance == pytest.approx(
+        _brute_continued(33, 40, likely.total, 0.7, True, 0.95), abs=1e-9)
+    assert likely.chance >= 0.8 > _brute_continued(33, 40, likely.total - 1, 0.7, True, 0.95)
+    same = assured_projection(0.95, passed=28, observed=40, minimum=0.7)
+    assert same.reason == "estimate_equals_threshold"
+
+
+def test_every_trial_passing_gets_an_exact_chance() -> None:
+    # 18 cases, every trial passing, under min 0.9: the Bentkus interval's decisions, but the
+    # values are 0/1, so the chance is a beta-binomial tail (the 18 of 18 run's distribution).
+    likely = assured_projection(0.95, values=[1.0] * 18, minimum=0.9)
+    assert likely.method == EXACT_ASSURANCE_METHOD and likely.state == "PASS"
+    assert likely.total is not None and likely.total > 36  # rates below 100% are plausible
+
+
+def test_the_simulated_chance_agrees_with_the_exact_one_on_two_valued_fractions() -> None:
+    # Values 0.5 and 1 (a case passing one or both of its two trials), 7 of 10 of them 1: the
+    # bootstrap's weight on the 1s is Beta(7, 3), and the cases to come add 0.5 each plus 0.5
+    # for each 1 among them, a beta-binomial count: the chance is exact too.
+    values = [1.0] * 7 + [0.5] * 3
+    more, total = 110, 120
+    cut = bentkus_critical_sum(total, 0.75, 0.95)
+    counts = np.arange(more + 1)
+    known = sum(values)
+    exact = float(betabinom.pmf(counts, more, 7, 3)[known + 0.5 * more + 0.5 * counts >= cut]
+                  .sum())
+
+    chance, method = continued_chance(total, 0.95, values=values, minimum=0.75)
+
+    assert method == SIMULATED_ASSURANCE_METHOD
+    # 4,000 continuations: within 4 standard errors of the exact chance.
+    assert abs(chance - exact) < 4 * np.sqrt(exact * (1 - exact) / 4000) + 1e-9
+    again, _ = continued_chance(total, 0.95, values=values, minimum=0.75)
+    assert again == chance, "seeded: a plan is the same every time"

@@ -1,5 +1,35 @@
 """Pure statistics for Oloproof (docs/concepts.md#the-methods-and-their-references): numbers in,
-small frozen results out."""
+small frozen results out.
+
+A function's name says what it returns:
+
+- `*_interval`: a frozen result object that records its method. `RateInterval`,
+  `MeanInterval`, `QuantileInterval` and `PredictionPowered` share `estimate, lower, upper,
+  method` (`rate_interval`, `bentkus_interval`, `bounded_mean_interval`,
+  `paired_difference_interval`, `binary_difference_interval`, `cluster_ratio_interval`,
+  `cluster_difference_interval`, `quantile_interval`, `prediction_powered_interval`;
+  `sequential_interval`'s `SequentialDecision` adds the decision to them).
+- `*_bounds`: the bounds alone, a `(lower, upper)` tuple — of floats for one sample
+  (`bentkus_bounds`, `betting_bounds`, `melded_bounds`, `exact_bounds_at_rate`,
+  `sequential_bounds`), of arrays for many rows or pairs at once (`difference_bounds`,
+  `prediction_powered_bounds`). `*_lower_bounds` gives one lower bound per row or sum,
+  `*_lower_bound` one float.
+- `*_projection`: a projection of `oloproof plan` (`RateProjection`, `AssuredProjection`);
+  `continued_chance` the chance beside it, with how it was computed.
+- A function named for its method returns what the method gives: `clopper_pearson` the
+  `(lower, upper)` tuple of the textbook interval, `mcnemar_exact` a `McNemarTest`,
+  `fisher_two_sided` a p-value.
+
+Bounds are unrounded; `percent_lower` and `percent_upper` round them outward for display.
+The docstrings' examples run as tests (tests/test_doctests.py).
+
+>>> from oloproof.stats import clopper_pearson, percent_lower, percent_upper, rate_interval
+>>> rate = rate_interval(33, 40, 0, 0.95)
+>>> (rate.lower, rate.upper) == clopper_pearson(33, 40, 0.95)
+True
+>>> f"{rate.estimate:.1%} [{percent_lower(rate.lower)}, {percent_upper(rate.upper)}]"
+'82.5% [67.2%, 92.7%]'
+"""
 
 from oloproof.stats.agreement import Agreement, agreement, cohen_kappa
 from oloproof.stats.assurance import (
@@ -45,27 +75,21 @@ from oloproof.stats.paired import (
     mcnemar_exact,
     paired_difference_interval,
 )
-from oloproof.stats.plan import (
-    BENTKUS_PROJECTION_METHOD,
-    EXACT_CHANCE_METHOD,
-    LIKELY_CHANCE,
-    PROJECTION_LIMIT,
-    PROJECTION_METHOD,
-    SIMULATED_CHANCE_METHOD,
-    LikelyProjection,
-    RateProjection,
-    decision_chance,
-    exact_interval_at_rate,
-    likely_projection,
-    mean_projection,
-    rate_projection,
-)
 from oloproof.stats.prediction_powered import (
     PREDICTION_POWERED_METHOD,
     PredictionPowered,
     half_level,
     prediction_powered_bounds,
     prediction_powered_interval,
+)
+from oloproof.stats.projection import (
+    BENTKUS_PROJECTION_METHOD,
+    PROJECTION_LIMIT,
+    PROJECTION_METHOD,
+    RateProjection,
+    exact_bounds_at_rate,
+    mean_projection,
+    rate_projection,
 )
 from oloproof.stats.quantile import (
     QUANTILE_METHOD,
@@ -92,8 +116,6 @@ __all__ = [
     "BETTING_METHOD",
     "CLUSTER_RATIO_METHOD",
     "EXACT_ASSURANCE_METHOD",
-    "EXACT_CHANCE_METHOD",
-    "LIKELY_CHANCE",
     "MCNEMAR_METHOD",
     "MELDED_METHOD",
     "PREDICTION_POWERED_METHOD",
@@ -103,10 +125,8 @@ __all__ = [
     "RATE_METHOD",
     "SEQUENTIAL_METHOD",
     "SIMULATED_ASSURANCE_METHOD",
-    "SIMULATED_CHANCE_METHOD",
     "Agreement",
     "AssuredProjection",
-    "LikelyProjection",
     "McNemarTest",
     "MeanInterval",
     "PredictionPowered",
@@ -134,13 +154,11 @@ __all__ = [
     "cluster_ratio_lower_bounds",
     "cohen_kappa",
     "continued_chance",
-    "decision_chance",
     "difference_bounds",
     "estimate_rank",
-    "exact_interval_at_rate",
+    "exact_bounds_at_rate",
     "fisher_two_sided",
     "half_level",
-    "likely_projection",
     "mcnemar_exact",
     "mean_projection",
     "melded_bounds",

@@ -43,7 +43,7 @@ import numpy.typing as npt
 
 from oloproof.stats._checks import check_level, count, tail_probabilities
 from oloproof.stats._lazy import scipy_special as _scipy_special
-from oloproof.stats.plan import _smallest, _threshold
+from oloproof.stats.projection import _smallest, _threshold
 
 __all__ = ["ASSURANCE", "ASSURED_CHANCE", "EXACT_ASSURANCE_METHOD",
            "SIMULATED_ASSURANCE_METHOD", "AssuredProjection", "assured_projection",
@@ -341,6 +341,13 @@ def continued_chance(
     values, simulated by the Bayesian bootstrap for fractions. The decision at ``total`` is a
     threshold on the count of passes (the exact interval's duality with the binomial test) or
     on the sum of the values (the Bentkus critical sum).
+
+    Example: 33 of 40 under ``min: 0.7``, continued to 136 cases.
+
+    >>> from oloproof.stats import continued_chance
+    >>> chance, method = continued_chance(136, 0.95, passed=33, observed=40, minimum=0.7)
+    >>> round(chance, 4), method
+    (0.8089, "exact: beta-binomial over the run's confidence distribution")
     """
     check_level(level)
     total = count("total", total)
@@ -387,6 +394,17 @@ def assured_projection(
     cases) and rises towards :func:`reachable_chance`; when that is above ``chance`` the total
     is found by doubling the cases to come until the chance reaches it and bisecting — a
     total where it holds and one case fewer falls short, not necessarily the smallest such.
+
+    Example: 33 of 40 under ``min: 0.7`` gets a total; 26 of 40 leaves 24.5% of its
+    distribution at or above 0.7, where no number of cases reaches the FAIL it points to.
+
+    >>> from oloproof.stats import assured_projection
+    >>> plan = assured_projection(0.95, passed=33, observed=40, minimum=0.7)
+    >>> plan.total, round(plan.chance, 3), plan.state
+    (136, 0.809, 'PASS')
+    >>> none = assured_projection(0.95, passed=26, observed=40, minimum=0.7)
+    >>> none.total, none.reason, round(none.reachable, 3)
+    (None, 'out_of_reach', 0.755)
     """
     check_level(level)
     limit = count("limit", limit)

@@ -159,6 +159,13 @@ def cluster_ratio_lower_bounds(totals: npt.ArrayLike, sizes: Sequence[int] | npt
 
     A total of 0 gives 0. With every size equal this is the Bentkus lower bound of the
     clusters' shares (``oloproof.stats.bentkus_lower_bounds`` of ``L / M`` over ``K``).
+
+    Example: the audit's sizes, with 0, 60 and 100 passing cases.
+
+    >>> from oloproof.stats import cluster_ratio_lower_bounds
+    >>> [round(float(b), 4) for b in cluster_ratio_lower_bounds([0, 60, 100], [1] * 20 + [80],
+    ...                                                         0.95)]
+    [0.0, 0.015, 0.0933]
     """
     size = _sizes(sizes)
     _, half_alpha, _ = tail_probabilities(level)
@@ -215,6 +222,20 @@ def cluster_ratio_interval(
     is their ratio (``None`` when no case is observed). With every size equal the interval is
     the Bentkus interval over the clusters' shares (``method: "bentkus"``), as before sizes
     mattered. With no cluster every field is ``None``.
+
+    Example: the audit's suite — 20 one-case clusters that pass, one 80-case cluster with 40
+    passes — and 40 clusters of three that all pass.
+
+    >>> from oloproof.stats import cluster_ratio_interval, percent_lower, percent_upper
+    >>> passes, sizes = [1] * 20 + [40], [1] * 20 + [80]
+    >>> row = cluster_ratio_interval(passes, passes, sizes, 0.95, observed_sum=60,
+    ...                              observed_cases=100)
+    >>> row.estimate, percent_lower(row.lower), percent_upper(row.upper), row.method
+    (0.6, '1.5%', '99.0%', 'bentkus_ratio')
+    >>> whole = cluster_ratio_interval([3] * 40, [3] * 40, [3] * 40, 0.95, observed_sum=120,
+    ...                                observed_cases=120)
+    >>> percent_lower(whole.lower), whole.method
+    ('91.1%', 'bentkus')
     """
     size = _sizes(sizes)
     low = np.asarray(lower_sums, dtype=np.float64)

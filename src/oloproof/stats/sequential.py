@@ -53,7 +53,7 @@ level's decimal text) and ``S_n`` the passes among the first ``n`` trials:
   decision is PASS exactly when ``lower ≥ m`` and FAIL exactly when ``upper < m``.
 - **about N more trials** (INSUFFICIENT_EVIDENCE only): ``T`` is the total at which the exact
   (Clopper–Pearson) interval at the pass share seen so far would decide
-  (:func:`oloproof.stats.plan.rate_projection`, the projection of `oloproof plan`), at least
+  (:func:`oloproof.stats.projection.rate_projection`, the projection of `oloproof plan`), at least
   ``trials + 1``; ``more_trials = T − trials``. ``more_trials_chance`` is the exact chance that
   this rule with ``trials = T`` decides that way when the true rate is that share (the
   dynamic program above; the other side, which could stop such a run first with chance at most
@@ -590,7 +590,7 @@ def _crossing_chance(p: float, boundary: tuple[int, ...]) -> float:
 def _projection(design: SequentialDesign, n: int, low: int,
                 high: int) -> tuple[int | None, float | None, str | None]:
     """``(T, chance, reason)`` for an undecided run (module docstring, "about N more")."""
-    from oloproof.stats.plan import rate_projection
+    from oloproof.stats.projection import rate_projection
 
     m = design.minimum
     if n == 0:
