@@ -24,8 +24,9 @@ from oloproof.analysis.metrics import Analysis
 from oloproof.api.deciding import _check_baseline, _compare_stored, _decide, _plan
 from oloproof.api.result import RunResult
 from oloproof.errors import RunStopped, UsageError
-from oloproof.execution.engine import Progress, RunEngine
-from oloproof.execution.executors import open_transport
+from oloproof.execution.engine import RunEngine
+from oloproof.execution.intake import Progress
+from oloproof.execution.transports import open_transport
 from oloproof.project import LoadedSuite, load_suite
 from oloproof.project.describe import describe_suite
 from oloproof.store.sql import store_error

@@ -4,7 +4,7 @@ Everything that can be wrong with the configuration is found here, so that a run
 the system only to fail on its configuration later. This is the composition above `suite/`
 (the files), `evaluators/` (built from them) and `execution/target` (the imported system):
 `suite/` itself imports neither, and the engine reads a `LoadedSuite` only through
-`execution.plan.SuiteToRun`. The checks across files are `project/checks.py`; what a run
+`execution.suite_to_run.SuiteToRun`. The checks across files are `project/checks.py`; what a run
 stores of the suite is `project/describe.py`.
 """
 

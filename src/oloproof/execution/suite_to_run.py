@@ -1,4 +1,4 @@
-"""What the engine needs of a loaded suite.
+"""`SuiteToRun`: what the engine needs of a loaded suite (nothing to do with `oloproof plan`).
 
 `oloproof.project.load_suite` composes a suite from its files, its system and its evaluators;
 the engine sits below that composition, so it names only the parts it reads.
