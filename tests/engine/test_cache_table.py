@@ -296,7 +296,8 @@ def test_the_table_lists_the_caches_and_names_only_what_this_test_changes() -> N
     rows = table_rows()
     assert set(rows) == CHECKED_ROWS | {"fault replay"}
     named = {name for cache in CHECKED_ROWS for side in rows[cache] for name in side}
-    assert named <= set(CHANGES), f"the table names what no change here makes: {named - set(CHANGES)}"
+    assert named <= set(CHANGES), f"the table names what no change here makes: " \
+        f"{named - set(CHANGES)}"
     assert set(CHANGES) <= named, f"changes the table does not name: {set(CHANGES) - named}"
 
 
