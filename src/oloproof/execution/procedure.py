@@ -297,7 +297,8 @@ def keep(case: Case, call: CallResult) -> tuple[Execution, Evidence]:
     reading = call.artifacts.get(READING_KIND)
     unread = sum(reading["skipped"].values()) if isinstance(reading, dict) else 0
     facts = case_facts(trajectory, call.artifacts.get(USAGE_KIND), unread,
-                       empty_trace=gave_no_step(trajectory, call.artifacts))
+                       empty_trace=gave_no_step(trajectory, call.artifacts),
+                       reader=reading.get("source") if isinstance(reading, dict) else None)
     for kind, payload in call.artifacts.items():
         try:
             content_hash = _artifact_text(case, kind, payload, call, texts)
