@@ -201,7 +201,7 @@ def test_a_span_that_cannot_be_placed_is_named_in_the_run_s_warnings(
     assert result.metric("agent_tool_sequence").passed == 12  # the tool run by hand is no step
     (warning,) = [w for w in result.warnings if "not understood" in w]
     assert "12 trace item(s) in 12 case(s)" in warning and "the otel adapter" in warning
-    code, out, _ = cli("run", "--json", cwd=config.parent)
+    _, out, _ = cli("run", "--json", cwd=config.parent)
     assert any("the otel adapter" in w for w in json.loads(out)["warnings"])
-    code, out, _ = cli("run", cwd=config.parent)
+    _, out, _ = cli("run", cwd=config.parent)
     assert "the otel adapter" in " ".join(out.split())

@@ -23,6 +23,7 @@ from typing import Any
 from oloproof.digest import canonical_json
 from oloproof.errors import TraceError
 from oloproof.recording.trajectory import AgentTrajectory, TerminalStatus
+from oloproof.traces.langchain_messages import tool_message, tool_result
 from oloproof.traces.otel_attributes import (
     AGENT,
     AGENT_NAME,
@@ -50,7 +51,6 @@ from oloproof.traces.otel_attributes import (
     span_messages,
     span_role,
 )
-from oloproof.traces.langchain_messages import tool_message, tool_result
 from oloproof.traces.otel_tree import (
     cycle_error,
     duplicate_id_error,
