@@ -44,6 +44,7 @@ from oloproof.traces.otel_attributes import (
     TOOL_CALL_ID,
     TOOL_NAME,
     TOOL_RESULT,
+    WORKFLOW_NAME,
     Message,
     continuation,
     genai_messages,
@@ -188,7 +189,7 @@ class _Walk:
     def _agent(span: Span, role: str | None, inherited: str | None) -> str | None:
         name = span.attributes.get(AGENT_NAME)
         if name is None and role == AGENT:
-            name = span.attributes.get(OI_AGENT_NAME)
+            name = span.attributes.get(WORKFLOW_NAME) or span.attributes.get(OI_AGENT_NAME)
         return str(name) if name else inherited
 
     def _enter(self, span: Span, role: str | None, agent: str | None) -> Any:
