@@ -1,5 +1,6 @@
-"""Every row of the frameworks × paths table of docs/traces.md#frameworks-and-the-paths-that-read-them
-names at least one test, and each test it names exists."""
+"""Every row of the frameworks × paths table
+(docs/traces.md#frameworks-and-the-paths-that-read-them) names at least one test, and each
+test it names exists."""
 
 from __future__ import annotations
 
