@@ -79,7 +79,7 @@ def test_what_is_not_the_schema_is_refused_with_file_and_line(tmp_path: Path) ->
     document = json.loads(aggregate.read_text())
     document["detailed_evaluation_results"]["file_path"] = "elsewhere/x_samples.jsonl"
     aggregate.write_text(json.dumps(document))
-    with pytest.raises(TraceError, match="detailed_evaluation_results.file_path"):
+    with pytest.raises(TraceError, match=r"detailed_evaluation_results\.file_path"):
         read_eee(aggregate)
 
 

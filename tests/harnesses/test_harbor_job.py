@@ -93,7 +93,7 @@ def test_the_trajectory_is_the_agents_atif_file() -> None:
 
 
 def test_a_folder_that_is_not_a_job_is_refused_by_name(tmp_path: Path) -> None:
-    with pytest.raises(TraceError, match="no trial folder with a result.json"):
+    with pytest.raises(TraceError, match=r"no trial folder with a result\.json"):
         read_harbor_job(tmp_path)
     with pytest.raises(TraceError, match="not a folder"):
         read_harbor_job(tmp_path / "absent")

@@ -34,6 +34,7 @@ from oloproof.harnesses.records import (
     ImportedScore,
     ImportedTrial,
     ImportSummary,
+    TrialStatus,
 )
 from oloproof.traces.atif import read_atif
 from oloproof.traces.reading import TraceReading, TraceUsage
@@ -243,7 +244,8 @@ def trial_of(folder: Path, result: HarborTrialResult, attempt: int,
         error = ImportedError(error_kind(first.exception_type), first.exception_message,
                               detail=first.exception_type,
                               traceback=first.exception_traceback or None)
-    status = "errored" if error is not None else "scored" if scores else "missing"
+    status: TrialStatus = ("errored" if error is not None else "scored" if scores
+                           else "missing")
     return ImportedTrial(
         case_id=result.task_name, trial=attempt, status=status, scores=tuple(scores),
         error=error, missing=NO_REWARD if status == "missing" else None,

@@ -43,13 +43,11 @@ from oloproof.traces.reading import (
 )
 
 #: The versions of the format this module reads; it writes the last.
-ATIF_VERSIONS = tuple(f"ATIF-v1.{minor}" for minor in range(9))
-ATIF_VERSION = ATIF_VERSIONS[-1]
-#: The key under a step's `extra` holding what ATIF has no field for.
-EXTRA_KEY = "oloproof"
-
 AtifVersion = Literal["ATIF-v1.0", "ATIF-v1.1", "ATIF-v1.2", "ATIF-v1.3", "ATIF-v1.4",
                       "ATIF-v1.5", "ATIF-v1.6", "ATIF-v1.7", "ATIF-v1.8"]
+ATIF_VERSION: AtifVersion = "ATIF-v1.8"
+#: The key under a step's `extra` holding what ATIF has no field for.
+EXTRA_KEY = "oloproof"
 
 
 class _Strict(BaseModel):
