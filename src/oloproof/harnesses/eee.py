@@ -15,7 +15,6 @@ repository path in `detailed_evaluation_results.file_path`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -23,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from oloproof.errors import TraceError
+from oloproof.traces.documents import checked_document, first_problem
 
 SCHEMA_VERSION = "0.3.0"
 _UUID = r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-4[0-9A-Fa-f]{3}-[89ABab][0-9A-Fa-f]{3}-[0-9A-Fa-f]{12}"
@@ -231,31 +231,13 @@ class EeeSampleRow(_Closed):
         return self
 
 
-def _first_error(exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    place = ".".join(str(p) for p in first["loc"]) or "(the document)"
-    more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{place}: {first['msg']}{more}"
-
-
 def load_aggregate(path: str | Path) -> EeeAggregate:
     """An aggregate file, checked against the schema.
 
     Raises:
         TraceError: naming the file and the first thing that is wrong.
     """
-    where = Path(path)
-    try:
-        data = json.loads(where.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TraceError(f"cannot read the Every Eval Ever file: {exc}", file=where) from None
-    except ValueError as exc:
-        raise TraceError(f"not JSON: {exc}", file=where) from None
-    try:
-        return EeeAggregate.model_validate(data)
-    except ValidationError as exc:
-        raise TraceError(f"not an Every Eval Ever aggregate: {_first_error(exc)}",
-                         file=where) from None
+    return checked_document(Path(path), EeeAggregate, "an Every Eval Ever aggregate")
 
 
 def samples_path(aggregate_path: str | Path, aggregate: EeeAggregate) -> Path | None:
@@ -280,7 +262,7 @@ def read_samples(path: str | Path) -> Iterator[EeeSampleRow]:
             try:
                 yield EeeSampleRow.model_validate_json(line)
             except ValidationError as exc:
-                raise TraceError(f"not an Every Eval Ever sample row: {_first_error(exc)}",
+                raise TraceError(f"not an Every Eval Ever sample row: {first_problem(exc)}",
                                  file=where, line=number) from None
 
 

@@ -17,7 +17,6 @@ reader; tokens and cost as the agent's result records them, else as the trajecto
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from oloproof.errors import TraceError
 from oloproof.harnesses.records import (
@@ -37,6 +36,7 @@ from oloproof.harnesses.records import (
     TrialStatus,
 )
 from oloproof.traces.atif import read_atif
+from oloproof.traces.documents import checked_document
 from oloproof.traces.reading import TraceReading, TraceUsage
 
 RESULT_FILE = "result.json"
@@ -131,19 +131,7 @@ def load_trial_result(path: Path) -> HarborTrialResult:
     Raises:
         TraceError: naming the file and the first thing that is wrong.
     """
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TraceError(f"cannot read the trial's result: {exc}", file=path) from None
-    except ValueError as exc:
-        raise TraceError(f"not JSON: {exc}", file=path) from None
-    try:
-        result = HarborTrialResult.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        place = ".".join(str(p) for p in first["loc"]) or "(the document)"
-        raise TraceError(f"not a Harbor trial result: {place}: {first['msg']}",
-                         file=path) from None
+    result = checked_document(path, HarborTrialResult, "a Harbor trial result")
     if result.schema_version != 1:
         raise TraceError(f"Harbor trial result schema version {result.schema_version}: this "
                          f"reader knows version 1", file=path)

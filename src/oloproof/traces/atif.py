@@ -27,10 +27,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from oloproof.errors import TraceError
 from oloproof.recording.trajectory import AgentStep, AgentTrajectory
+from oloproof.traces.documents import checked_document
 from oloproof.traces.reading import (
     Call,
     TraceReading,
@@ -214,24 +215,7 @@ def load_atif(source: AtifTrajectory | Mapping[str, Any] | str | Path) -> AtifTr
     """
     if isinstance(source, AtifTrajectory):
         return source
-    where: Path | None = None
-    data: Any = source
-    if isinstance(source, str | Path):
-        where = Path(source)
-        try:
-            data = json.loads(where.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            raise TraceError(f"cannot read the ATIF file: {exc}", file=where) from None
-        except ValueError as exc:
-            raise TraceError(f"not JSON: {exc}", file=where) from None
-    try:
-        return AtifTrajectory.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        place = ".".join(str(p) for p in first["loc"]) or "(the document)"
-        raise TraceError(f"not an ATIF v1.x trajectory: {place}: {first['msg']}"
-                         + (f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""),
-                         file=where) from None
+    return checked_document(source, AtifTrajectory, "an ATIF v1.x trajectory")
 
 
 def read_atif(source: AtifTrajectory | Mapping[str, Any] | str | Path) -> TraceReading:
