@@ -41,6 +41,9 @@ EPOCHS = 3
 MESSAGE_LIMIT = 8
 INPUT_TOKENS_PER_MESSAGE, OUTPUT_TOKENS = 10, 4
 COST = 0.0005  # per model call
+# longer than the 100 characters past which Inspect pools a text in the log's attachments
+FORECAST = ("Tomorrow: clear skies in the morning, clouds from the west by noon, light rain "
+            "after six in the evening, and a fresh breeze from the north-west overnight.")
 
 
 @tool
@@ -51,7 +54,7 @@ def lookup() -> Any:
         Args:
             city: the city
         """
-        return f"sunny in {city}"
+        return f"sunny in {city}. " + FORECAST
 
     return execute
 

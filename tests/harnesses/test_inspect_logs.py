@@ -125,6 +125,9 @@ def test_messages_become_the_trajectory(desk: dict[tuple[str, int], ImportedTria
     assert refund.terminal_status == "success"
     assert desk[("refund", 1)].input == "refund order A-17"
     assert desk[("refund", 1)].output == "answer to refund order A-17"
+    weather = desk[("weather", 1)].trajectory
+    assert weather is not None  # a long result is the text itself, never an attachment's name
+    assert weather.steps[2].result == "sunny in Paris. " + inspect_tasks.FORECAST
     chatty = desk[("chatty", 1)].trajectory
     assert chatty is not None and chatty.truncated  # the limit cut off the last call
     assert chatty.terminal_status == "unknown"

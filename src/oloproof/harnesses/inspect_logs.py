@@ -38,8 +38,10 @@ from oloproof.traces.reading import TraceReading, TraceUsage, TrajectoryBuilder,
 
 #: Samples read per batch: Inspect reads a batch concurrently; the batch bounds the memory.
 BATCH = 256
-#: Sample fields nothing here reads, left unparsed (`.eval` logs only).
-_UNREAD = frozenset({"events", "events_data", "timelines", "store"})
+#: Sample fields nothing here reads, left unparsed (`.eval` logs only). Inspect keeps a message's
+#: text in the message; `attachments` holds what it pooled from the events (and images, which
+#: stay `attachment://` references in a trajectory).
+_UNREAD = frozenset({"events", "events_data", "timelines", "store", "attachments"})
 #: Inspect's reducer that makes its accuracy the mean over epochs (the default).
 MEAN_REDUCER = "mean"
 
