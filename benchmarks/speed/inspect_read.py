@@ -3,8 +3,10 @@
 The log is made by Inspect: the `clean` task of tests/harnesses/inspect_tasks.py runs on
 `mockllm` (4 samples × 3 epochs: tool calls, a partial credit, a flaky sample), and its samples
 are copied under new ids into a log of `--samples` samples × 3 epochs, written by Inspect's own
-`write_eval_log` (each sample keeps its messages, scores and usage; its events are dropped, so
-that both readers parse the same data and the file stays small). A second log of
+recorder (`EvalRecorder`, as `write_eval_log` drives it, each sample written through: Inspect's
+`write_eval_log` looks through every sample buffered before each new one, which for 30,000
+samples took hours). Each sample keeps its messages, scores and usage; its events are dropped,
+so that both readers parse the same data and the file stays small. A second log of
 `--samples // 5` samples is made the same way, to see whether memory grows with the log.
 
 Measured, each in a fresh process, alternately (A/B/A/B… `--repeat` times), wall and CPU time
@@ -43,11 +45,12 @@ TARGETS = {
 ROOT = Path(__file__).resolve().parents[2]
 
 _MAKE = """
-import sys
+import anyio, sys
 from pathlib import Path
 sys.path.insert(0, {tasks!r})
 import inspect_tasks
-from inspect_ai.log import read_eval_log, write_eval_log
+from inspect_ai.log import condense_sample, read_eval_log
+from inspect_ai.log._recorders.eval import EvalRecorder
 
 out = Path(sys.argv[1])
 made = inspect_tasks.make_logs(out / "template", {{
@@ -55,21 +58,32 @@ made = inspect_tasks.make_logs(out / "template", {{
 log = read_eval_log(made["clean"])
 template = {{(str(s.id), s.epoch): s for s in log.samples}}
 kinds = sorted({{k[0] for k in template}})
-for n in map(int, sys.argv[2:]):
-    ids = [f"case-{{i:05d}}" for i in range(n)]
-    samples = []
-    for i, sample_id in enumerate(ids):
+
+
+async def write(n: int, path: Path) -> None:
+    # Inspect's own recorder, as write_eval_log drives it, but writing each sample through
+    # (its bulk re-log path): write_eval_log buffers every sample and, for each one, looks
+    # through all those before it, which took hours for 30,000
+    recorder = EvalRecorder(str(path.parent))
+    await recorder.log_init(log.eval, str(path), clean=True)
+    await recorder.log_start(log.eval, log.plan)
+    for i in range(n):
         for epoch in range(1, log.eval.config.epochs + 1):
             source = template[(kinds[i % len(kinds)], epoch)]
-            samples.append(source.model_copy(update={{
-                "id": sample_id, "epoch": epoch, "uuid": None, "events": [],
-                "attachments": {{}}, "events_data": None, "timelines": None}}))
-    log.samples = samples
+            sample = source.model_copy(update={{
+                "id": f"case-{{i:05d}}", "epoch": epoch, "uuid": None, "events": [],
+                "attachments": {{}}, "events_data": None, "timelines": None}})
+            await recorder.log_sample(log.eval, condense_sample(sample), write_through=True)
+    await recorder.log_finish(log.eval, log.status, log.stats, log.results, log.reductions,
+                              log.error)
+
+
+for n in map(int, sys.argv[2:]):
     log.eval.dataset.samples = n
-    log.eval.dataset.sample_ids = ids
+    log.eval.dataset.sample_ids = [f"case-{{i:05d}}" for i in range(n)]
     if log.results is not None:
-        log.results.total_samples = log.results.completed_samples = len(samples)
-    write_eval_log(log, str(out / f"log-{{n}}.eval"))
+        log.results.total_samples = log.results.completed_samples = n * 3
+    anyio.run(write, n, out / f"log-{{n}}.eval")
     print(out / f"log-{{n}}.eval")
 """
 

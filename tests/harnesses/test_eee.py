@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from inspect_fixture import made_logs
 
 from oloproof.errors import TraceError
 from oloproof.harnesses.eee import SCHEMA_VERSION, EeeAggregate, read_eee
@@ -15,6 +16,11 @@ from oloproof.harnesses.inspect_logs import read_inspect_log
 
 FILES = Path(__file__).parent.parent / "data" / "harnesses"
 AGGREGATES = sorted((FILES / "eee").glob("data/*/*/*/*.json"))
+
+
+@pytest.fixture(scope="module")
+def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return made_logs(tmp_path_factory)
 
 
 def _aggregate(benchmark: str) -> Path:

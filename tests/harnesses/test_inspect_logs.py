@@ -9,11 +9,17 @@ from pathlib import Path
 import inspect_tasks
 import pytest
 from inspect_ai.log import read_eval_log
+from inspect_fixture import made_logs
 
 from oloproof.errors import TraceError
 from oloproof.harnesses import inspect_logs as inspect_reader
 from oloproof.harnesses.inspect_logs import read_inspect_log
 from oloproof.harnesses.records import ImportedTrial
+
+
+@pytest.fixture(scope="module")
+def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return made_logs(tmp_path_factory)
 
 
 def _trials(path: Path) -> dict[tuple[str, int], ImportedTrial]:

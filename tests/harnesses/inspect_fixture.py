@@ -1,9 +1,15 @@
-"""The Inspect logs the tests read, made once per session by Inspect itself
-(`inspect_tasks.py`, in a child process), and the files under tests/data/harnesses that
-Harbor's and Every Eval Ever's own code made (its README says how)."""
+"""The Inspect logs the tests read, made once per test process by Inspect itself
+(`inspect_tasks.py`, in a child process).
+
+A test module's `inspect_logs` fixture returns `made_logs(tmp_path_factory)`: the logs are made
+once per process, whichever module asks first. (Not a fixture of a `conftest.py` here: test
+modules elsewhere import the root one as `conftest`, and a second module of that name,
+imported before them, stood in for it.)
+"""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -13,14 +19,19 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent
-HARNESS_FILES = HERE.parent / "data" / "harnesses"
 
 
-@pytest.fixture(scope="session")
-def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def made_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """`desk-eval`, `desk-json` and `clean`: each a log Inspect wrote, run in a folder that is
-    a git repository of one commit (so the log records that revision)."""
-    where = tmp_path_factory.mktemp("inspect")
+    a git repository of one commit (so the log records that revision); and `repo`, that
+    folder."""
+    return _made(tmp_path_factory.getbasetemp())
+
+
+@functools.cache
+def _made(base: Path) -> dict[str, Path]:
+    where = base / "inspect"
+    where.mkdir()
     repo = where / "project"
     repo.mkdir()
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", str(repo)]
