@@ -2,9 +2,9 @@
 
 `python inspect_tasks.py OUT_DIR` runs the tasks below with Inspect's `mockllm` provider and a
 scripted model (no network, no tokenizer: every output carries its `usage`), and writes their
-logs under OUT_DIR, one folder per log (`desk-eval/`, `desk-json/`, `clean/`), then prints one
-JSON line naming each log. The tests run it in a child process (Inspect's `eval` sets up its own
-logging and event loop; the test process stays as it was), once per session.
+logs under OUT_DIR, one folder per log (`desk-eval/`, `desk-json/`, `clean/`, `failed/`), then
+prints one JSON line naming each log. The tests run it in a child process (Inspect's `eval`
+sets up its own logging and event loop; the test process stays as it was), once per process.
 
 The `desk` task has what an import must handle, over 3 epochs:
 
@@ -18,7 +18,9 @@ The `desk` task has what an import must handle, over 3 epochs:
   Inspect's "unscored"), `rubric` (a dict: `polite` C/I, `concise` a number).
 
 `clean` is the same kind of task where every epoch of every sample ran and was scored (no
-error, no limit), so its accuracy is the mean a complete import must reproduce.
+error, no limit), so its accuracy is the mean a complete import must reproduce. `failed` runs
+`weather`, `broken` and `refund` one at a time as Inspect does by default, stopping the eval at
+the first error: its log (status `error`) holds only the samples that were logged by then.
 """
 
 from __future__ import annotations
@@ -178,6 +180,9 @@ DESK = [
            metadata={"answer": {"2": "I", "*": "C"}}),
 ]
 
+# run until its first error stops the eval (`failed`): the log holds what finished before
+FAILED = [DESK[0], DESK[3], DESK[1]]
+
 CLEAN = [
     Sample(id="weather", input="weather in Paris?", target="sunny"),
     Sample(id="refund", input="refund order A-17", target="refunded",
@@ -198,19 +203,21 @@ def desk_task(samples: list[Sample], name: str) -> Task:
 
 
 def make_logs(out: Path, runs: dict[str, tuple[Task, str]] | None = None) -> dict[str, str]:
-    """Run the tasks (`runs`: name → task and log format; by default the three above); the
+    """Run the tasks (`runs`: name → task and log format; by default the four above); the
     path of each log, by name."""
     runs = runs or {
         "desk-eval": (desk_task(DESK, "desk"), "eval"),
         "desk-json": (desk_task(DESK, "desk"), "json"),
         "clean": (desk_task(CLEAN, "clean"), "eval"),
+        "failed": (desk_task(FAILED, "desk"), "eval"),
     }
     made: dict[str, str] = {}
     for name, (task, log_format) in runs.items():
+        stops = name == "failed"  # Inspect's default: the first error ends the eval
         [log] = eval(task, model=MODEL, model_args={"custom_outputs": scripted}, epochs=EPOCHS,
                      log_dir=str(out / name), log_format=log_format, display="none",
-                     fail_on_error=False, max_samples=4)
-        if log.status != "success":  # pragma: no cover - a broken fixture, said plainly
+                     fail_on_error=stops, max_samples=1 if stops else 4)
+        if log.status != ("error" if stops else "success"):  # pragma: no cover
             raise SystemExit(f"{name}: Inspect's run ended {log.status}: {log.error}")
         made[name] = log.location
     return made

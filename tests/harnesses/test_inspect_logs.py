@@ -8,7 +8,7 @@ from pathlib import Path
 
 import inspect_tasks
 import pytest
-from inspect_ai.log import read_eval_log
+from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
 from inspect_fixture import made_logs
 
 from oloproof.errors import TraceError
@@ -170,6 +170,18 @@ def test_samples_stream_in_batches(inspect_logs: dict[str, Path],
     assert keys == [(str(s.id), e) for s in inspect_tasks.DESK
                     for e in range(1, inspect_tasks.EPOCHS + 1)]
     assert set(keys) == desk.keys()
+
+
+def test_an_eval_that_stopped_gives_the_samples_it_logged(inspect_logs: dict[str, Path]) -> None:
+    log = read_inspect_log(inspect_logs["failed"])
+    assert log.status == "error"
+    assert log.warnings == ["the eval ended error: only the samples it logged are read"]
+    trials = {(t.case_id, t.trial): t for t in log.trials()}
+    logged = read_eval_log_sample_summaries(str(inspect_logs["failed"]))
+    assert trials.keys() == {(str(s.id), s.epoch) for s in logged}
+    assert len(trials) < len(inspect_tasks.FAILED) * inspect_tasks.EPOCHS
+    assert trials[("broken", 1)].status == "errored"
+    assert trials[("weather", 1)].status == "scored"
 
 
 def test_a_file_that_is_not_a_log_is_refused_by_name(tmp_path: Path,
