@@ -118,6 +118,28 @@ def test_a_complete_logs_mean_is_inspects_accuracy(inspect_logs: dict[str, Path]
     assert ours != pytest.approx(1.0)  # the log holds failures and a partial credit
 
 
+def test_where_an_epoch_did_not_run_inspect_and_the_trials_differ(
+        inspect_logs: dict[str, Path], desk: dict[tuple[str, int], ImportedTrial]) -> None:
+    """What docs/imports.md says of the desk log, against Inspect's own per-sample reductions."""
+    log = read_eval_log(str(inspect_logs["desk-eval"]))
+    [answer] = [r for r in log.reductions or () if r.scorer == "answer"]
+    reduced = {str(s.sample_id): s.value for s in answer.samples}
+    assert log.results is not None
+    [accuracy] = [s.metrics["accuracy"].value for s in log.results.scores if s.name == "answer"]
+    assert round(accuracy, 3) == 0.521
+    # crash: Inspect averages the epochs that ran; the errored one is a trial, not dropped
+    assert reduced["crash"] == 1.0
+    assert [desk[("crash", e)].status for e in (1, 2, 3)] == ["scored", "errored", "scored"]
+    # broken: errored in every epoch, left out of Inspect's accuracy, three errored trials here
+    assert "broken" not in reduced
+    assert {desk[("broken", e)].status for e in (1, 2, 3)} == {"errored"}
+    # chatty: Inspect counts what the limit left as a failure (0); here it errored `limit`
+    assert reduced["chatty"] == 0.0
+    assert {desk[("chatty", e)].error.kind for e in (1, 2, 3)} == {"limit"}  # type: ignore
+    # odd: "maybe" counts 0 in Inspect's accuracy; here it is a named skip
+    assert reduced["odd"] == 0.0 and desk[("odd", 1)].score("answer") is None
+
+
 def test_messages_become_the_trajectory(desk: dict[tuple[str, int], ImportedTrial]) -> None:
     refund = desk[("refund", 1)].trajectory
     assert refund is not None
