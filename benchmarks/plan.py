@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 from oloproof.stats import (
-    exact_interval_at_rate,
+    exact_bounds_at_rate,
     likely_projection,
     mean_projection,
     rate_projection,
@@ -29,13 +29,13 @@ CASES = [  # (passed, observed, min threshold)
 
 def _scan(passed: int, observed: int, threshold: float) -> int:
     rate, total = passed / observed, 1
-    while exact_interval_at_rate(rate, total, 0.95)[0] < threshold:
+    while exact_bounds_at_rate(rate, total, 0.95)[0] < threshold:
         total += 1
     return total
 
 
 def main() -> None:
-    exact_interval_at_rate(0.5, 10, 0.95)  # import scipy.special before timing anything
+    exact_bounds_at_rate(0.5, 10, 0.95)  # import scipy.special before timing anything
     print("| observed | rule | projected total | projection ms | linear scan ms | ratio |")
     print("|---|---|---|---|---|---|")
     for passed, observed, threshold in CASES:

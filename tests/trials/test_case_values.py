@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from oloproof.analysis.metrics import Analysis, MetricPlan
 from oloproof.analysis.outcome import CaseOutcome
-from oloproof.analysis.trials import TrialMetricSpec, case_values
+from oloproof.analysis.trials import TrialMetricSpec
 from oloproof.stats import bentkus_interval
+from oloproof.stats.pass_k import case_values
 
 
 def _value(metric: str | None, j: int, c: int, n: int) -> Fraction:
@@ -158,6 +159,6 @@ def test_a_case_with_a_failed_trial_is_a_failing_case_once():
 
     analysis.finish(0.95)
 
-    failing = analysis.failing_cases()
+    failing = analysis.first_cases.failing_cases()
     assert failing.total == 1 and [c.case for c in failing.first] == ["a"]
     assert analysis.cases == 1

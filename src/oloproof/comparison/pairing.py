@@ -39,8 +39,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from oloproof.analysis.metrics import case_order
-from oloproof.analysis.ordering import digest_order
+from oloproof.analysis.ordering import case_order, digest_order
 from oloproof.comparison.sides import MetricSpec, RunSide
 from oloproof.document import CriterionComparison
 from oloproof.stats import (

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.text import Text
 
-from oloproof.analysis.metrics import case_order
+from oloproof.analysis.ordering import case_order
 from oloproof.document import (
     BaselineSummary,
     CaseChange,

@@ -1,5 +1,34 @@
 """Pure statistics for Oloproof (docs/concepts.md#the-methods-and-their-references): numbers in,
-small frozen results out."""
+small frozen results out.
+
+A function's name says what it returns:
+
+- `*_interval`: a frozen result object that records its method. `RateInterval`,
+  `MeanInterval`, `QuantileInterval` and `PredictionPowered` share `estimate, lower, upper,
+  method` (`rate_interval`, `bentkus_interval`, `bounded_mean_interval`,
+  `paired_difference_interval`, `binary_difference_interval`, `quantile_interval`,
+  `prediction_powered_interval`; `sequential_interval`'s `SequentialDecision` adds the
+  decision to them).
+- `*_bounds`: the bounds alone, a `(lower, upper)` tuple — of floats for one sample
+  (`bentkus_bounds`, `betting_bounds`, `melded_bounds`, `exact_bounds_at_rate`,
+  `sequential_bounds`), of arrays for many rows or pairs at once (`difference_bounds`,
+  `prediction_powered_bounds`). `*_lower_bounds` gives one lower bound per row or sum,
+  `*_lower_bound` one float.
+- `*_projection`: a projection of `oloproof plan` (`RateProjection`, `LikelyProjection`).
+- A function named for its method returns what the method gives: `clopper_pearson` the
+  `(lower, upper)` tuple of the textbook interval, `mcnemar_exact` a `McNemarTest`,
+  `fisher_two_sided` a p-value.
+
+Bounds are unrounded; `percent_lower` and `percent_upper` round them outward for display.
+The docstrings' examples run as tests (tests/test_doctests.py).
+
+>>> from oloproof.stats import clopper_pearson, percent_lower, percent_upper, rate_interval
+>>> rate = rate_interval(33, 40, 0, 0.95)
+>>> (rate.lower, rate.upper) == clopper_pearson(33, 40, 0.95)
+True
+>>> f"{rate.estimate:.1%} [{percent_lower(rate.lower)}, {percent_upper(rate.upper)}]"
+'82.5% [67.2%, 92.7%]'
+"""
 
 from oloproof.stats.agreement import Agreement, agreement, cohen_kappa
 from oloproof.stats.bentkus import (
@@ -30,7 +59,14 @@ from oloproof.stats.paired import (
     mcnemar_exact,
     paired_difference_interval,
 )
-from oloproof.stats.plan import (
+from oloproof.stats.prediction_powered import (
+    PREDICTION_POWERED_METHOD,
+    PredictionPowered,
+    half_level,
+    prediction_powered_bounds,
+    prediction_powered_interval,
+)
+from oloproof.stats.projection import (
     BENTKUS_PROJECTION_METHOD,
     EXACT_CHANCE_METHOD,
     LIKELY_CHANCE,
@@ -40,17 +76,10 @@ from oloproof.stats.plan import (
     LikelyProjection,
     RateProjection,
     decision_chance,
-    exact_interval_at_rate,
+    exact_bounds_at_rate,
     likely_projection,
     mean_projection,
     rate_projection,
-)
-from oloproof.stats.prediction_powered import (
-    PREDICTION_POWERED_METHOD,
-    PredictionPowered,
-    half_level,
-    prediction_powered_bounds,
-    prediction_powered_interval,
 )
 from oloproof.stats.quantile import (
     QUANTILE_METHOD,
@@ -58,6 +87,15 @@ from oloproof.stats.quantile import (
     estimate_rank,
     order_statistic_ranks,
     quantile_interval,
+)
+from oloproof.stats.sequential import (
+    SEQUENTIAL_METHOD,
+    SequentialDecision,
+    SequentialDesign,
+    SequentialRate,
+    sequential_bounds,
+    sequential_design,
+    sequential_interval,
 )
 
 __all__ = [
@@ -73,6 +111,7 @@ __all__ = [
     "PROJECTION_METHOD",
     "QUANTILE_METHOD",
     "RATE_METHOD",
+    "SEQUENTIAL_METHOD",
     "SIMULATED_CHANCE_METHOD",
     "Agreement",
     "LikelyProjection",
@@ -82,6 +121,9 @@ __all__ = [
     "QuantileInterval",
     "RateInterval",
     "RateProjection",
+    "SequentialDecision",
+    "SequentialDesign",
+    "SequentialRate",
     "agreement",
     "benjamini_yekutieli",
     "bentkus_bounds",
@@ -99,7 +141,7 @@ __all__ = [
     "decision_chance",
     "difference_bounds",
     "estimate_rank",
-    "exact_interval_at_rate",
+    "exact_bounds_at_rate",
     "fisher_two_sided",
     "half_level",
     "likely_projection",
@@ -117,4 +159,7 @@ __all__ = [
     "quantile_interval",
     "rate_interval",
     "rate_projection",
+    "sequential_bounds",
+    "sequential_design",
+    "sequential_interval",
 ]

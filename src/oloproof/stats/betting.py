@@ -181,6 +181,13 @@ def betting_bounds(values: Sequence[float] | npt.ArrayLike, level: float) -> tup
     values are far from the later ones, ``L`` can exceed the sample mean (or ``U`` fall below
     it), and in principle ``L > U`` (an empty set); :func:`bounded_mean_interval` is the
     function that reports an interval. With no values it returns ``(0.0, 1.0)``.
+
+    Example: 40 cases' shares of passed trials, in their fixed order.
+
+    >>> from oloproof.stats import betting_bounds
+    >>> lower, upper = betting_bounds([1, 0.5, 1, 1, 0.75, 1, 0.5, 1, 1, 1] * 4, 0.95)
+    >>> round(lower, 3), round(upper, 3)
+    (0.721, 0.951)
     """
     x = _as_rows(values, "values")
     if x.shape[0] != 1:
@@ -212,6 +219,14 @@ def bounded_mean_interval(
     values far from the later ones can leave the sample mean outside it), it is widened to
     them — a superset of a valid interval is valid, so this only adds coverage. With no
     case at all every field is ``None``.
+
+    Example: the same 40 shares, all observed.
+
+    >>> from oloproof.stats import bounded_mean_interval
+    >>> shares = [1, 0.5, 1, 1, 0.75, 1, 0.5, 1, 1, 1] * 4
+    >>> mean = bounded_mean_interval(shares, shares, 0.95)
+    >>> mean.estimate, round(mean.lower, 3), round(mean.upper, 3), mean.method
+    (0.875, 0.721, 0.951, 'betting')
     """
     low = _as_rows(lower_values, "lower_values")
     high = _as_rows(upper_values, "upper_values")

@@ -21,7 +21,7 @@ from oloproof.stats import (
     bentkus_lower_bounds,
     clopper_pearson,
     decision_chance,
-    exact_interval_at_rate,
+    exact_bounds_at_rate,
     likely_projection,
     mean_projection,
     rate_projection,
@@ -64,8 +64,8 @@ def test_the_issues_example_33_of_40_at_min_80_percent() -> None:
     assert state == "PASS"
     assert result.total == 1000
     # At 1,000 cases the rate gives a whole number of passes (825): the exact interval itself.
-    assert exact_interval_at_rate(0.825, 1000, 0.95) == clopper_pearson(825, 1000, 0.95)
-    assert clopper_pearson(825, 1000, 0.95)[0] >= 0.8 > exact_interval_at_rate(0.825, 999,
+    assert exact_bounds_at_rate(0.825, 1000, 0.95) == clopper_pearson(825, 1000, 0.95)
+    assert clopper_pearson(825, 1000, 0.95)[0] >= 0.8 > exact_bounds_at_rate(0.825, 999,
                                                                                0.95)[0]
     # Among the totals where the rate is a whole number of cases (multiples of 40), the first
     # whose exact interval clears 0.8 is that same 1,000.
@@ -111,8 +111,8 @@ def test_large_totals_are_found_quickly() -> None:
     # 0.8 against 0.799: about 1.96² · 0.8 · 0.2 / 0.001² ≈ 615,000 cases, in ~40 evaluations.
     result = rate_projection(4, 5, 0.95, minimum=0.799)
     assert result.total is not None and 600_000 < result.total < 640_000
-    lower_at = exact_interval_at_rate(0.8, result.total, 0.95)[0]
-    lower_before = exact_interval_at_rate(0.8, result.total - 1, 0.95)[0]
+    lower_at = exact_bounds_at_rate(0.8, result.total, 0.95)[0]
+    lower_before = exact_bounds_at_rate(0.8, result.total - 1, 0.95)[0]
     assert lower_before < 0.799 <= lower_at
 
 
@@ -124,7 +124,7 @@ def test_the_interval_at_the_rate_is_the_exact_interval_at_whole_counts(
 ) -> None:
     assume(passed <= observed)
     total = observed * times
-    assert exact_interval_at_rate(passed / observed, total, level) == pytest.approx(
+    assert exact_bounds_at_rate(passed / observed, total, level) == pytest.approx(
         clopper_pearson(passed * times, total, level), abs=1e-12)
 
 
@@ -138,7 +138,7 @@ def test_bad_input() -> None:
     with pytest.raises(ValueError):
         rate_projection(3, 4, 0.95, minimum=1.5)
     with pytest.raises(ValueError):
-        exact_interval_at_rate(1.2, 10, 0.95)
+        exact_bounds_at_rate(1.2, 10, 0.95)
 
 
 # ---- the Bentkus interval at the same rate, and the chance of deciding -----------------------

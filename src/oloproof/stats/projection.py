@@ -1,5 +1,5 @@
-"""What it would take to decide a rule (docs/compare.md#what-it-would-take-to-decide-oloproof-plan):
-a projection, not a promise.
+"""Projections: what it would take to decide a rule
+(docs/compare.md#what-it-would-take-to-decide-oloproof-plan) — a projection, not a promise.
 
 Two totals per undecided interval rule (``min: t`` or ``max: t``) on a rate with estimate ``p̂``:
 
@@ -54,7 +54,7 @@ from oloproof.stats._lazy import scipy_special as _scipy_special
 
 __all__ = ["BENTKUS_PROJECTION_METHOD", "EXACT_CHANCE_METHOD", "LIKELY_CHANCE",
            "PROJECTION_LIMIT", "PROJECTION_METHOD", "SIMULATED_CHANCE_METHOD",
-           "LikelyProjection", "RateProjection", "decision_chance", "exact_interval_at_rate",
+           "LikelyProjection", "RateProjection", "decision_chance", "exact_bounds_at_rate",
            "likely_projection", "mean_projection", "rate_projection"]
 
 PROJECTION_METHOD = "clopper-pearson at the same rate"
@@ -85,13 +85,19 @@ class RateProjection:
     method: str
 
 
-def exact_interval_at_rate(rate: float, total: int, level: float) -> tuple[float, float]:
+def exact_bounds_at_rate(rate: float, total: int, level: float) -> tuple[float, float]:
     """The exact interval of ``rate·total`` successes in ``total`` cases, successes fractional.
 
     Method: the Clopper–Pearson beta-quantile form, ``lower = Beta⁻¹(α/2; k, N − k + 1)`` and
     ``upper = Beta⁻¹(1 − α/2; k + 1, N − k)`` with ``k = rate·N`` (``lower = 0`` when
     ``k = 0``, ``upper = 1`` when ``k = N``; ``α`` exact from the level's decimal text). Equal
     to :func:`~oloproof.stats.binomial.clopper_pearson` whenever ``rate·N`` is a whole number.
+
+    Example: at a whole number of successes it is Clopper–Pearson's interval.
+
+    >>> from oloproof.stats import clopper_pearson, exact_bounds_at_rate
+    >>> exact_bounds_at_rate(0.825, 1000, 0.95) == clopper_pearson(825, 1000, 0.95)
+    True
     """
     total = count("total", total)
     check_level(level)
@@ -179,6 +185,14 @@ def rate_projection(
     ``N`` until the rule decides, then bisecting: the bounds approach ``p̂`` monotonically in
     ``N``, as the tests check against a linear scan. Exactly one of ``minimum`` and
     ``maximum`` must be given.
+
+    Example: 33 of 40 passed under `min: 0.7`; at the same rate, 56 cases would pass the rule.
+
+    >>> from oloproof.stats import rate_projection
+    >>> rate_projection(33, 40, 0.95, minimum=0.7)
+    RateProjection(total=56, state='PASS', reason=None, method='clopper-pearson at the same rate')
+    >>> rate_projection(33, 40, 0.95, minimum=0.825).reason
+    'estimate_equals_threshold'
     """
     passed = count("passed", passed)
     observed = count("observed", observed)
@@ -195,7 +209,7 @@ def rate_projection(
     state = _sought(rate, threshold, is_minimum)
 
     def decides(total: int) -> bool:
-        return _clears(*exact_interval_at_rate(rate, total, level), threshold, is_minimum,
+        return _clears(*exact_bounds_at_rate(rate, total, level), threshold, is_minimum,
                        state)
 
     total = _smallest(decides, limit)
@@ -374,6 +388,13 @@ def likely_projection(
     fractions), searched by doubling the total until the chance reaches ``chance`` and
     bisecting. The chance saw-tooths in the total, so the result is a total where it is at
     least ``chance`` and one case fewer falls short — not necessarily the smallest such.
+
+    Example: with a true rate of 0.825, 102 cases pass `min: 0.7` 83% of the time.
+
+    >>> from oloproof.stats import likely_projection
+    >>> found = likely_projection(0.825, 0.95, minimum=0.7)
+    >>> found.total, round(found.chance, 3), found.state, found.method
+    (102, 0.83, 'PASS', 'exact, binomial')
     """
     rate = _rate(rate)
     limit = count("limit", limit)
