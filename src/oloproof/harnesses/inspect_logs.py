@@ -4,8 +4,9 @@
 Read through Inspect's own log API (the `inspect` extra: `pip install 'oloproof[inspect]'`),
 imported only when a log is read. The header comes from `read_eval_log(header_only=True)`; the
 samples of a `.eval` log (Inspect's default format, a zip of one file per sample) are streamed,
-256 at a time, through `read_eval_log_samples_by_id`, without the samples' events, which
-nothing here reads: memory stays flat whatever the number of samples. (Inspect's own
+256 at a time, through `read_eval_log_samples_by_id_async` with one zip reader for the whole
+log (on an event loop of its own, in a thread), without the samples' events, which nothing
+here reads: memory stays flat whatever the number of samples. (Inspect's own
 `read_eval_log_samples` opens the zip's directory again for every sample, so its time grows
 with the square of their number.) A `.json` log is one JSON document, which Inspect reads
 whole (`read_eval_log`): its samples are held in memory together.
@@ -20,7 +21,10 @@ limit stopped errored `limit`; messages the trajectory; `model_usage` the tokens
 
 from __future__ import annotations
 
+import asyncio
 import math
+import queue
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,15 +175,68 @@ def _samples(log: InspectLog) -> Iterator[Any]:
         summaries = api.read_eval_log_sample_summaries(str(log.path))
         present = {(str(s.id), s.epoch) for s in summaries}
         keys = [k for k in keys if (str(k[0]), k[1]) in present]
-    for start in range(0, len(keys), BATCH):
+    yield from _batches(log.path, keys)
+
+
+_END = object()
+
+
+def _batches(path: Path, keys: list[tuple[str | int, int]]) -> Iterator[Any]:
+    """The samples of `keys`, BATCH at a time, read by Inspect on one event loop in a thread
+    with one zip reader for the whole log: a reader per batch parsed the zip's directory
+    again for every batch (with 30,000 samples, time and memory grew with the log)."""
+    handoff: queue.Queue[Any] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def give(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                handoff.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    async def read() -> None:
+        from inspect_ai._util.async_zip import AsyncZipReader
+        from inspect_ai._util.asyncfiles import AsyncFilesystem, get_async_filesystem
+        from inspect_ai.log import read_eval_log_samples_by_id_async
+
+        async with AsyncFilesystem():  # as Inspect's own sync readers do
+            reader = AsyncZipReader(get_async_filesystem(), str(path))
+            for start in range(0, len(keys), BATCH):
+                try:
+                    batch = await read_eval_log_samples_by_id_async(
+                        str(path), keys[start:start + BATCH], exclude_fields=set(_UNREAD),
+                        reader=reader)
+                except Exception as exc:
+                    give(TraceError(f"Inspect cannot read samples {start + 1}–"
+                                    f"{min(start + BATCH, len(keys))}: "
+                                    f"{type(exc).__name__}: {exc}", file=path))
+                    return
+                if not give(batch):
+                    return
+        give(_END)
+
+    def run() -> None:
         try:
-            batch = api.read_eval_log_samples_by_id(str(log.path), keys[start:start + BATCH],
-                                                    exclude_fields=set(_UNREAD))
-        except Exception as exc:
-            raise TraceError(f"Inspect cannot read samples {start + 1}–"
-                             f"{min(start + BATCH, len(keys))}: {type(exc).__name__}: {exc}",
-                             file=log.path) from None
-        yield from batch
+            asyncio.run(read())
+        except BaseException as exc:  # pragma: no cover - handed to the reading thread
+            give(exc)
+
+    worker = threading.Thread(target=run, name="oloproof-inspect-log", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = handoff.get()
+            if item is _END:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield from item
+    finally:
+        stop.set()
+        worker.join()
 
 
 def _json_samples(path: Path) -> Iterator[Any]:
