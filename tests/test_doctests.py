@@ -27,7 +27,8 @@ MODULES = sorted(
 
 # The modules that must hold at least one example.
 EXAMPLES = {
-    "oloproof.stats", "oloproof.stats.agreement", "oloproof.stats.bentkus",
+    "oloproof.stats", "oloproof.stats.agreement", "oloproof.stats.assurance",
+    "oloproof.stats.bentkus", "oloproof.stats.cluster_ratio",
     "oloproof.stats.betting", "oloproof.stats.binomial", "oloproof.stats.clustered_quantile",
     "oloproof.stats.display", "oloproof.stats.melded", "oloproof.stats.multiplicity",
     "oloproof.stats.paired", "oloproof.stats.prediction_powered", "oloproof.stats.projection",

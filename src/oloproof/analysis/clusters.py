@@ -1,7 +1,8 @@
 """Cases counted per cluster, for a run without trials (docs/concepts.md#clusters).
 
 Cases of one cluster are not independent: a criterion's interval is then taken over clusters,
-each cluster's share of passing cases one value. `ClusterCounts` keeps, per cluster and
+each cluster one draw of its cases (its passing cases and its size; the rate stays the rate of
+the cases, `oloproof.stats.cluster_ratio`). `ClusterCounts` keeps, per cluster and
 criterion, the passed, observed and missing cases; a case outside any named cluster is a
 cluster of its own named by its id (kept only when the suite names clusters at all). With
 trials the same rule is applied over the folded cases (`analysis/trial_rows.py`).
@@ -56,21 +57,20 @@ class ClusterCounts:
         interval is over clusters)."""
         return any(c[i][1] + c[i][2] > 1 for c in self.clusters.values())
 
-    def shares(self, i: int, support: int) -> tuple[FloatArray, FloatArray]:
-        """Each cluster's lowest and highest possible share of passing cases for criterion
-        ``i`` (missing cases failed, then passed), clusters in the order of their ids;
-        `support`: the criterion's observed and missing cases in the run.
+    def sums(self, i: int, support: int) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Each cluster's fewest and most passing cases for criterion ``i`` (missing cases
+        failed, then passed) and its cases counted (observed or missing), clusters in the order
+        of their ids; `support`: the criterion's observed and missing cases in the run.
 
-        The interval depends only on the shares' sums, not on their order; the order is fixed
-        anyway (by id, never by the order cases finished in) so that a sum is the same float
-        every time.
+        The interval depends only on the sums and sizes, not on their order; the order is
+        fixed anyway (by id, never by the order cases finished in).
         """
         import numpy as np
         cells = self.table()[:, i, :]
         size = cells[:, 1] + cells[:, 2]
-        counted = cells[size > 0]
-        size = size[size > 0].astype(np.float64)
-        left = support - int(size.sum())
+        counted = cells[size > 0].astype(np.float64)
+        sizes = size[size > 0].astype(np.float64)
+        left = support - int(sizes.sum())
         if left > 0:
             # Only when the plan said no case names a cluster and one did: their ids are
             # unknown, and any order made up from their counts would be chosen by outcome.
@@ -78,7 +78,7 @@ class ClusterCounts:
                 f"{left} cases outside any named cluster were not kept by id; "
                 "re-run the suite to decide this clustered metric"
             )
-        return counted[:, 0] / size, (counted[:, 0] + counted[:, 2]) / size
+        return counted[:, 0], counted[:, 0] + counted[:, 2], sizes
 
     def table(self) -> npt.NDArray[np.int64]:
         """[passed, observed, missing] per cluster (rows, in id order) and criterion,

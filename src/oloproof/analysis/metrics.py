@@ -117,6 +117,7 @@ class Analysis:
         # Trajectories read from traces: cases with items the reader did not understand.
         self.unread_cases = 0
         self.unread_items = 0
+        self.unread_by: set[str] = set()  # the adapters that read those traces
         # The executions (docs/failures.md#accounting): every outcome is one.
         self.executions = 0
         self.cached_executions = 0
@@ -159,6 +160,7 @@ class Analysis:
             if "unread" in facts:
                 self.unread_cases += 1
                 self.unread_items += int(facts["unread"])
+                self.unread_by.add(str(facts.get("reader") or "trace"))
         if self.trials is not None:
             self._counts[(codes, tuple(outcome.reasons), ())] += 1
             if "M" in codes:
@@ -317,7 +319,7 @@ class Analysis:
 
     def _rate_metric(self, i: int, level: float) -> RateRow:
         from oloproof.document import RateRow
-        from oloproof.stats import bentkus_interval, rate_interval
+        from oloproof.stats import cluster_ratio_interval, rate_interval
         name, tally = self.plan.criteria[i], self.rates[i]
         interval = rate_interval(tally.passed, tally.observed, tally.missing, level)
         row = RateRow(
@@ -327,16 +329,17 @@ class Analysis:
             missing_by_reason=sorted_counts(tally.missing_by_reason), method=interval.method,
         )
         if self.clusters.clustered(i):
-            # Cases of one cluster are not independent: each cluster's share of passing cases
-            # is one value, and the interval is the Bentkus interval over clusters
-            # (docs/concepts.md#clusters).
-            lower, upper = self.clusters.shares(i, tally.support)
-            clustered = bentkus_interval(lower, upper, level)
+            # Cases of one cluster are not independent: the rate is still the cases' rate,
+            # its interval over clusters, each one draw of its cases (docs/concepts.md#clusters).
+            lower, upper, sizes = self.clusters.sums(i, tally.support)
+            clustered = cluster_ratio_interval(lower, upper, sizes, level,
+                                               observed_sum=float(tally.passed),
+                                               observed_cases=tally.observed)
             row.estimate, row.lower, row.upper = (clustered.estimate, clustered.lower,
                                                   clustered.upper)
             row.method = clustered.method
             row.approximate = True
-            row.clusters = len(lower)
+            row.clusters = len(sizes)
         if name in self.plan.relation_transforms:
             row.transform = self.plan.relation_transforms[name]
         return row

@@ -226,9 +226,10 @@ def rate_over_cases(values: CaseValues, order: Sequence[int], level: float, *, b
     (docs/concepts.md#pass-rates-exact-intervals-with-missing-cases). Else the
     Bentkus interval over the cases' lower and upper values (`oloproof.stats.bentkus`), which
     depends only on their sums. With `clusters` (one cluster name per case: its declared
-    cluster, or its own id) and some cluster counting two cases or more: the same interval over
-    cluster means (docs/concepts.md#clusters). `order` only fixes the order floating-point sums
-    are taken in; the figures depend on which cases are in, never on the order they finished.
+    cluster, or its own id) and some cluster counting two cases or more: the mean of the cases'
+    values with its interval over clusters (`oloproof.stats.cluster_ratio`,
+    docs/concepts.md#clusters). `order` only fixes the order floating-point sums are taken in;
+    the figures depend on which cases are in, never on the order they finished.
     """
     import numpy as np
 
@@ -246,7 +247,7 @@ def rate_over_cases(values: CaseValues, order: Sequence[int], level: float, *, b
     if clusters is not None and idx.size:
         ids = [clusters[i] for i in idx.tolist()]
         if len(set(ids)) < len(ids):
-            return _over_clusters(ids, lower, upper, level, base)
+            return _over_clusters(ids, lower, upper, observed, level, base)
     if binary:
         interval = rate_interval(passed, n_obs, int(idx.size - n_obs), level)
         return RateOverCases(interval.estimate, interval.lower, interval.upper,
@@ -264,17 +265,23 @@ def cluster_names(clusters: Sequence[str | None], ids: Sequence[str]) -> list[st
             for cluster, case_id in zip(clusters, ids, strict=True)]
 
 
-def _over_clusters(ids: list[str], lower: FloatArray, upper: FloatArray, level: float,
+def _over_clusters(ids: list[str], lower: FloatArray, upper: FloatArray,
+                   observed: npt.NDArray[np.bool_], level: float,
                    base: dict[str, int]) -> RateOverCases:
+    """The cases' mean value, its interval over clusters: each cluster's sums of its cases'
+    lowest and highest values, and its size."""
     import numpy as np
 
-    from oloproof.stats import bentkus_interval
+    from oloproof.stats import cluster_ratio_interval
     names, where = np.unique(np.asarray(ids, dtype=str), return_inverse=True)
     where = where.reshape(-1)
     size = np.bincount(where, minlength=names.size).astype(np.float64)
-    low = np.bincount(where, weights=lower, minlength=names.size) / size
-    high = np.bincount(where, weights=upper, minlength=names.size) / size
-    mean = bentkus_interval(low, high, level)
+    low = np.bincount(where, weights=lower, minlength=names.size)
+    high = np.bincount(where, weights=upper, minlength=names.size)
+    seen = float(np.sort(lower[observed]).sum())
+    mean = cluster_ratio_interval(np.minimum(low, size), np.minimum(high, size), size, level,
+                                  observed_sum=min(seen, float(observed.sum())),
+                                  observed_cases=int(observed.sum()))
     return RateOverCases(mean.estimate, mean.lower, mean.upper, mean.method, **base,
                          clusters=int(names.size))
 
