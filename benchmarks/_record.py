@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import ast
 import difflib
-import importlib
+import importlib.util
 import json
 import math
 import operator
@@ -141,6 +141,23 @@ def scenarios() -> list[Scenario]:
     return found
 
 
+def load(chosen: Scenario) -> Any:
+    """The scenario's module, imported afresh from its file (as `benchmarks.KIND.NAME`)."""
+    for path in (str(ROOT), str(HERE)):  # `benchmarks._x` and, for older scenarios, `_x`
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    spec = importlib.util.spec_from_file_location(chosen.module, chosen.path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[chosen.module] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[chosen.module]
+        raise
+    return module
+
+
 def scenario(name: str) -> Scenario:
     for candidate in scenarios():
         if candidate.name == name:
@@ -171,9 +188,10 @@ def _dirty() -> bool | None:
 
 def machine() -> dict[str, Any]:
     """The facts saved beside every figure: revision, date, CPUs, Python, load."""
+    now = round(time.time(), 3)
     return {"revision": _git("rev-parse", "--short", "HEAD") or "unknown",
             "commit": _git("rev-parse", "HEAD"), "dirty": _dirty(),
-            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)), "timestamp": now,
             "cpu_count": os.cpu_count(), "python": platform.python_version(),
             "platform": platform.platform(), "load": [round(x, 2) for x in os.getloadavg()]}
 
@@ -224,10 +242,7 @@ def run_scenario(chosen: Scenario, argv: list[str], save: bool = True
                  ) -> tuple[dict[str, Any], Path | None]:
     """Run one scenario with `argv`; its record (figures, params, targets met, the machine's
     facts) and where it was saved (None when not saved)."""
-    for path in (str(ROOT), str(HERE)):  # `benchmarks._x` and, for older scenarios, `_x`
-        if path not in sys.path:
-            sys.path.insert(0, path)
-    module = importlib.import_module(chosen.module)
+    module = load(chosen)
     before = machine()
     started = time.perf_counter()
     returned = _checked(module.run(list(argv)), _shown(chosen.path))
@@ -247,6 +262,10 @@ def run_scenario(chosen: Scenario, argv: list[str], save: bool = True
     stamp = f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:]}"  # 2026-12-06T123639Z
     out = RESULTS_DIR / chosen.name / f"{stamp}-{before['revision']}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
+    again = 1
+    while out.exists():  # (two runs in one second)
+        again += 1
+        out = out.with_name(f"{stamp}-{before['revision']}-{again}.json")
     out.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return record, out
 
@@ -255,18 +274,20 @@ def run_scenario(chosen: Scenario, argv: list[str], save: bool = True
 
 def newest(name: str) -> tuple[Path, dict[str, Any]] | None:
     """The newest saved record of scenario `name` (by its date), or None."""
-    best: tuple[str, Path, dict[str, Any]] | None = None
+    best: tuple[tuple[str, float], Path, dict[str, Any]] | None = None
     for path in sorted((RESULTS_DIR / name).glob("*.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
-        key = (record.get("date") or "", path.name)
-        if best is None or key > (best[0], best[1].name):
-            best = (key[0], path, record)
+        key = (record.get("date") or "", record.get("timestamp") or 0.0)
+        if best is None or key > best[0]:
+            best = (key, path, record)
     return None if best is None else (best[1], best[2])
 
 
 def shown(value: Any) -> str:
     """A figure as a table cell."""
-    if isinstance(value, bool):
+    if value is None:
+        text = "—"
+    elif isinstance(value, bool):
         text = "yes" if value else "no"
     elif isinstance(value, int):
         text = f"{value:,}"
