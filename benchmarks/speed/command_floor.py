@@ -49,7 +49,6 @@ from benchmarks._desk import SYSTEM_TIME, child, command, make_desk
 from benchmarks._versions import finished, load, revision, versions
 
 TARGETS = {"command_past_the_floor_s": ("<=", 0.5)}
-QUICK = ["--rounds", "3"]
 
 CASES = 2000
 ALLOWANCE_S = 0.5

@@ -32,7 +32,7 @@ from benchmarks._desk import make_desk
 from benchmarks._versions import finished, load, revision, versions
 
 TARGETS = {"us_per_line": ("<=", 10.0)}
-QUICK = ["--rounds", "3", "--repeats", "3"]
+QUICK = ["--rounds", "3"]
 
 CHILD = """
 import json, sys, time
