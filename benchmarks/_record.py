@@ -310,7 +310,8 @@ def _facts(record: dict[str, Any], path: Path) -> str:
     dirty = " (uncommitted changes)" if record.get("dirty") else ""
     load = " ".join(f"{x:.2f}" for x in record.get("load", []))
     after = " ".join(f"{x:.2f}" for x in record.get("load_after", []))
-    params = ", ".join(f"{k} {shown(v)}" for k, v in record.get("params", {}).items())
+    params = ", ".join(f"{k} {shown(v)}" for k, v in record.get("params", {}).items()
+                       if v not in (None, [], {}, ""))
     return (f"[{record['date'][:16].replace('T', ' ')} UTC, {record['revision']}{dirty}]({link})"
             f" · {record.get('cpu_count')} CPUs · Python {record.get('python')} · load {load}"
             f" → {after} · {record.get('seconds')} s" + (f" · {params}" if params else ""))
