@@ -65,7 +65,7 @@ def run(argv: list[str]) -> dict:
     args = parser.parse_args(argv)
     print(f"this checkout: {revision()}; {load()}", flush=True)
     root = Path(tempfile.mkdtemp(prefix="oloproof-instr-"))
-    found: dict[str, dict[str, float]] = {}
+    per_label: dict[str, dict[str, float]] = {}
     try:
         suite = make_desk(root / "desk", args.cases + 200) / "oloproof.yaml"
         for label, env in versions(args.against):
@@ -87,10 +87,10 @@ def run(argv: list[str]) -> dict:
                 count[key] = int(found.group(1))
             per_case = {mode: (count[mode, args.cases] - count[mode, 0]) / args.cases
                         for mode in ("worker", "system")}
-            found[label] = {"worker_k": round(per_case["worker"] / 1000, 1),
-                            "system_k": round(per_case["system"] / 1000, 1),
-                            "engine_k": round((per_case["worker"] - per_case["system"]) / 1000,
-                                              1)}
+            per_label[label] = {"worker_k": round(per_case["worker"] / 1000, 1),
+                                "system_k": round(per_case["system"] / 1000, 1),
+                                "engine_k": round(
+                                    (per_case["worker"] - per_case["system"]) / 1000, 1)}
             print(f"{label}: worker {per_case['worker'] / 1000:.1f}k, system "
                   f"{per_case['system'] / 1000:.1f}k, engine "
                   f"{(per_case['worker'] - per_case['system']) / 1000:.1f}k instructions/case",
@@ -98,8 +98,8 @@ def run(argv: list[str]) -> dict:
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(finished())
-    figures: dict[str, object] = dict(found["this"])
+    figures: dict[str, object] = dict(per_label["this"])
     for ref in args.against:
-        figures[f"{ref}_engine_k"] = found[ref]["engine_k"]
+        figures[f"{ref}_engine_k"] = per_label[ref]["engine_k"]
     return {"figures": figures, "params": {"cases": args.cases, "against": args.against},
-            "details": found}
+            "details": per_label}

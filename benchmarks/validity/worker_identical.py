@@ -165,7 +165,9 @@ for i, unit in enumerate(suite.iter_units()):
         for j in case.judgments:
             line("desk", i, j.code, j.reason, j.details)
         e = case.execution
-        line("desk-execution", i, e.output, e.artifacts, e.facts,
+        # (the output as stored text since the store keeps it so; `output` before)
+        output = e.output_text if hasattr(e, "output_text") else e.output
+        line("desk-execution", i, output, e.artifacts, e.facts,
              [[t.hash, t.kind, t.base, t.text] for t in e.texts],
              None if e.error is None else [e.error.kind, e.error.message],
              None if e.snapshot_error is None else e.snapshot_error.message)
