@@ -175,7 +175,7 @@ def rate_shapes(repetitions: int = 2_000) -> dict[str, Any]:
         ("two-point 0.2 / 0.7", lambda s: np.where(rng.uniform(size=s) < 0.5, 0.7, 0.2),
          0.45, False),
     ]
-    rows: list[dict[str, Any]] = []
+    shape_rows: list[dict[str, Any]] = []
     for name, draw, truth, binary in shapes:
         for n in (5, 18, 40, 100, 400):
             values = draw((repetitions, n))
@@ -197,7 +197,7 @@ def rate_shapes(repetitions: int = 2_000) -> dict[str, Any]:
             else:
                 cells.append("—")
             print(f"| {name} | {n} | {truth:.3f} | " + " | ".join(cells) + " |")
-            rows.append({"shape": name, "n": n, "truth": truth,
+            shape_rows.append({"shape": name, "n": n, "truth": truth,
                          "betting_coverage": _coverage(bet_low, bet_up, truth),
                          "bentkus_coverage": _coverage(ben_low, ben_up, truth),
                          "betting_width": float(np.mean(bet_up - bet_low)),
@@ -222,11 +222,11 @@ def rate_shapes(repetitions: int = 2_000) -> dict[str, Any]:
         gaps.append({"n": n, "bentkus": float(np.max(exact - ben)),
                      "betting": float(np.max(exact - bet))})
     print()
-    return {"bentkus_min_coverage": min(r["bentkus_coverage"] for r in rows),
-            "betting_min_coverage": min(r["betting_coverage"] for r in rows),
+    return {"bentkus_min_coverage": min(r["bentkus_coverage"] for r in shape_rows),
+            "betting_min_coverage": min(r["betting_coverage"] for r in shape_rows),
             "bentkus_max_gap_to_clopper_pearson": round(max(g["bentkus"] for g in gaps), 4),
             "betting_max_gap_to_clopper_pearson": round(max(g["betting"] for g in gaps), 4),
-            "rows": rows, "gaps": gaps}
+            "rows": shape_rows, "gaps": gaps}
 
 
 ANALYSIS_CHILD = """
