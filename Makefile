@@ -41,10 +41,10 @@ test: $(VENV)/.installed-test browser
 	$(PY) -m mypy src
 
 # The benchmarks (benchmarks/README.md): every scenario but those it says are left out, each
-# saved as JSON under benchmarks/results/; then `python -m benchmarks --summary` writes
-# benchmarks/RESULTS.md from them. Exits 1 when a target is missed.
+# saved as JSON under benchmarks/results/, then benchmarks/RESULTS.md written from them.
+# Exits 1 when a target is missed.
 bench: $(VENV)/.installed-test browser
-	$(PY) -m benchmarks --all
+	$(PY) -m benchmarks --all; status=$$?; $(PY) -m benchmarks --summary; exit $$status
 
 # The fast scenarios with targets (start-up, the dataset scan, comparing two 20,000-case runs,
 # the plan), at their QUICK arguments, saving nothing: exits 1 when a target is missed
