@@ -11,10 +11,11 @@ Arguments: [--cases 20000] [--rounds 5] [--repeats 5] [--against REF ...]. With 
 REF`, every round measures this checkout and each REF alternately, in the same run; the
 ratios are what to read.
 
-The target (≤ 12 µs a line, the median of the rounds) is a guard against a regression, not an
-issue's promise: about 1.5× what this pass measured on the shared machine under load (8.2–8.7
-µs at load 7–11 on 2026-12-06; 6.7–7.3 µs at load 5–7 before issue 27's key counts,
-benchmarks/history/2026-12-04-dataset-scan.md), since every case of every run pays it.
+The target (≤ 15 µs a line, the median of the rounds) is a coarse guard against a regression,
+not an issue's promise, since every case of every run pays this pass: about 1.5× the most it
+measured on the shared machine on 2026-12-06 (8.2–10.4 µs in four runs at load 5–11; the CPU
+time of one pass moves with what the neighbours do to the caches), 2× the figures before issue
+27's key counts (6.7–7.3 µs at load 5–7, benchmarks/history/2026-12-04-dataset-scan.md).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from pathlib import Path
 from benchmarks._desk import make_desk
 from benchmarks._versions import finished, load, revision, versions
 
-TARGETS = {"us_per_line": ("<=", 12.0)}
+TARGETS = {"us_per_line": ("<=", 15.0)}
 QUICK = ["--rounds", "3"]
 
 CHILD = """
