@@ -44,6 +44,9 @@ RESULTS_DIR = HERE / "results"
 RESULTS_MD = HERE / "RESULTS.md"
 KINDS = ("speed", "validity")
 MAX_LINES = 300
+# Rows of figures a scenario's table shows: every target's, then its first other figures up to
+# this many rows (a scenario lists its figures most telling first); the rest are in its JSON.
+SHOWN_ROWS = 6
 
 OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
     "<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt, "==": operator.eq}
@@ -290,7 +293,7 @@ def shown(value: Any) -> str:
     elif isinstance(value, bool):
         text = "yes" if value else "no"
     elif isinstance(value, int):
-        text = f"{value:,}"
+        text = f"{value:,}" if abs(value) >= 10_000 else str(value)
     elif isinstance(value, float):
         text = f"{value:,.0f}" if abs(value) >= 100_000 else f"{value:.6g}"
     elif isinstance(value, str):
@@ -346,10 +349,15 @@ def summary(chosen: list[Scenario] | None = None) -> str:
             lines += [f"### {one.name} — {record.get('measures', one.measures)}",
                       "| figure | value | target |", "|---|---|---|"]
             values = flat(record.get("figures", {}))
-            for name in [*targets, *(n for n in values if n not in targets)]:
+            others = [n for n in values if n not in targets]
+            room = max(0, SHOWN_ROWS - len(targets))
+            for name in [*targets, *others[:room]]:
                 cell = _target_cell(targets[name]) if name in targets else ""
                 lines.append(f"| {shown(name)} | {shown(values.get(name))} | {cell} |")
-            lines.append(f"| *run* | {_facts(record, path)} | |")
+            more = len(others) - room
+            lines.append(f"| *run* | {_facts(record, path)}"
+                         + (f" · {more} more figure{'s' * (more > 1)} in the JSON" if more > 0
+                            else "") + " | |")
     return "\n".join(lines) + "\n"
 
 

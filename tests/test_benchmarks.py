@@ -189,3 +189,18 @@ def test_what_run_returns_is_checked(toys: Path, capsys) -> None:
     assert not (toys / "results").exists()
     assert entry.main(["no_such_scenario"]) == 2
     assert "no scenario named 'no_such_scenario'" in capsys.readouterr().err
+
+
+def test_a_table_shows_every_target_and_the_first_figures_the_rest_stay_in_the_json(
+        toys: Path) -> None:
+    (toys / "speed" / "toy_fast.py").write_text(
+        '"""A toy of many figures."""\nTARGETS = {"f9": ("<", 10)}\n'
+        "def run(argv):\n"
+        '    return {"figures": {f"f{i}": i for i in range(10)}, "params": {}}\n')
+    assert entry.main(["toy_fast"]) == 0
+    assert entry.main(["--summary"]) == 0
+    text = (toys / "RESULTS.md").read_text()
+    shown = [line.split(" | ")[0][2:] for line in text.splitlines()
+             if line.startswith("| f") and not line.startswith("| figure")]
+    assert shown == ["f9", "f0", "f1", "f2", "f3", "f4"]
+    assert "· 4 more figures in the JSON | |" in text

@@ -215,10 +215,10 @@ def run(argv: list[str]) -> dict:
         figures: dict[str, object] = {
             "command_s": round(statistics.median(w for w, _ in times[names[0]]), 3),
             "command_cpu_s": round(statistics.median(c for _, c in times[names[0]]), 3),
-            "json_s": round(statistics.median(w for w, _ in times[names[1]]), 3),
-            "junit_markdown_s": round(statistics.median(w for w, _ in times[names[2]]), 3),
             "call_first_s": round(statistics.median(c["call"] for c in calls), 3),
             "call_again_s": round(statistics.median(c["again"] for c in calls), 3),
+            "json_s": round(statistics.median(w for w, _ in times[names[1]]), 3),
+            "junit_markdown_s": round(statistics.median(w for w, _ in times[names[2]]), 3),
             "second_call_same_document": all(c["same"] for c in calls),
         }
         if args.before:
