@@ -1,4 +1,4 @@
-"""The validating pass over a dataset: `suite.cases.scan_dataset`'s CPU per line, on the
+"""The validating pass over a dataset: `suite.dataset.scan_dataset`'s CPU per line, on the
 desk's 20,000 lines.
 
 Every run reads its whole dataset once before the first call (a broken line anywhere stops it
@@ -38,7 +38,8 @@ QUICK = ["--rounds", "3"]
 CHILD = """
 import json, sys, time
 from pathlib import Path
-from oloproof.suite.cases import StateFiles, scan_dataset
+from oloproof.suite.dataset import scan_dataset
+from oloproof.suite.state_files import StateFiles
 
 path, repeats = Path(sys.argv[1]), int(sys.argv[2])
 best = None

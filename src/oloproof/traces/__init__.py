@@ -24,6 +24,12 @@ from oloproof.lazy_names import lazy_names
 READING_KIND = "trace_reading/v1"
 #: Why every trajectory criterion is missing on a trace that gave no step (docs/traces.md).
 EMPTY_TRAJECTORY = "empty_trajectory"
+#: The engine's reader of `system.trace: otel` and its version, part of the execution key
+#: (docs/concepts.md#digests-and-keys): raised whenever the same spans read into other steps,
+#: so executions recorded by an older reading are run again. 2: LangGraph's tool spans are
+#: matched to their calls by the ToolMessage's call id, a span that cannot be placed is
+#: skipped, and `invoke_workflow` is an agent (the GenAI conventions' v0.1.0).
+OTEL_READER = "otel/2"
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
