@@ -4,8 +4,10 @@ a millisecond whatever the total), and the 80%-chance total (issue 14, acceptanc
 `rate_projection` finds the smallest total of cases at the current rate that decides a rule by
 doubling and bisecting; a linear scan (one exact interval per total, as the tests' brute force
 does) is the alternative. Reports both for a few rules, in one run; then the total for an 80%
-chance of deciding (`likely_projection`: exact for 0/1 values, simulated for fractions) and the
-Bentkus projection at the same mean (`mean_projection`), with their times. Each projection is
+chance of deciding (`assured_projection`, issue 40: the run continued, the rate drawn from its
+confidence distribution; exact for 0/1 values, simulated for fractions — or none, when the run
+leaves more than 20% beyond the threshold) and the Bentkus projection at the same mean
+(`mean_projection`), with their times. Each projection is
 timed 5 times, the fastest kept (one call takes well under a millisecond, which a busy
 machine's scheduler can stretch); the scan once.
 
@@ -19,8 +21,8 @@ import time
 from typing import Any
 
 from oloproof.stats import (
-    exact_interval_at_rate,
-    likely_projection,
+    assured_projection,
+    exact_bounds_at_rate,
     mean_projection,
     rate_projection,
 )
@@ -39,7 +41,7 @@ CASES = [  # (passed, observed, min threshold)
 
 def _scan(passed: int, observed: int, threshold: float) -> int:
     rate, total = passed / observed, 1
-    while exact_interval_at_rate(rate, total, 0.95)[0] < threshold:
+    while exact_bounds_at_rate(rate, total, 0.95)[0] < threshold:
         total += 1
     return total
 
@@ -55,7 +57,7 @@ def _fastest(call: Any, times: int = 5) -> tuple[Any, float]:
 
 
 def projections(skip_long_scan: bool = False) -> list[dict[str, Any]]:
-    exact_interval_at_rate(0.5, 10, 0.95)  # import scipy.special before timing anything
+    exact_bounds_at_rate(0.5, 10, 0.95)  # import scipy.special before timing anything
     print("| observed | rule | projected total | projection ms | linear scan ms | ratio |")
     print("|---|---|---|---|---|---|")
     rows = []
@@ -78,7 +80,7 @@ def projections(skip_long_scan: bool = False) -> list[dict[str, Any]]:
     return rows
 
 
-def likely() -> list[dict[str, Any]]:
+def assured() -> list[dict[str, Any]]:
     """The second total of the plan, and the Bentkus projection, with their times."""
     print()
     print("| per-case values | rule | at the same rate | ms | for an 80% chance | chance | "
@@ -99,29 +101,37 @@ def likely() -> list[dict[str, Any]]:
         else:
             first, first_s = _fastest(lambda r=rate, t=threshold: mean_projection(
                 r, 0.95, minimum=t))
-        second, second_s = _fastest(lambda r=rate, t=threshold, v=values: likely_projection(
-            r, 0.95, minimum=t, values=v))
+        if values is None:
+            second, second_s = _fastest(lambda p=passed, o=observed, t=threshold:
+                                        assured_projection(0.95, passed=p, observed=o,
+                                                           minimum=t))
+        else:
+            second, second_s = _fastest(lambda v=values, t=threshold: assured_projection(
+                0.95, values=v, minimum=t))
         first_ms, second_ms = first_s * 1e3, second_s * 1e3
+        total = "none" if second.total is None else f"{second.total:,}"
+        chance = f"{second.chance:.3f}" if second.chance is not None else \
+            f"at most {second.reachable:.3f}"
         print(f"| {label} | min {threshold} | {first.total:,} | {first_ms:.1f} | "
-              f"{second.total:,} | {second.chance:.3f} | {second.method} | {second_ms:.0f} |")
+              f"{total} | {chance} | {second.method} | {second_ms:.0f} |")
         rows.append({"values": label, "min": threshold, "total": first.total,
-                     "ms": round(first_ms, 2), "likely_total": second.total,
-                     "chance": round(second.chance, 3), "method": second.method,
-                     "likely_ms": round(second_ms, 1)})
+                     "ms": round(first_ms, 2), "assured_total": second.total,
+                     "chance": None if second.chance is None else round(second.chance, 3),
+                     "method": second.method, "assured_ms": round(second_ms, 1)})
     return rows
 
 
 def run(argv: list[str]) -> dict:
     if argv not in ([], ["--skip-long-scan"]):
         raise SystemExit(f"plan takes only --skip-long-scan, not {argv}")
-    first, second = projections(skip_long_scan=bool(argv)), likely()
+    first, second = projections(skip_long_scan=bool(argv)), assured()
     scanned = [r for r in first if "scanned_total" in r]
     return {"figures": {
         "projection_ms_max": max(r["projection_ms"] for r in first),
         "linear_scan_ms_max": max(r["scan_ms"] for r in scanned),
         "matches_linear_scan": all(r["total"] == r["scanned_total"] for r in scanned),
-        "likely_ms_max": max(r["likely_ms"] for r in second),
+        "assured_ms_max": max(r["assured_ms"] for r in second),
         "mean_projection_ms_max": max(r["ms"] for r in second if "shares" in r["values"]),
-    }, "params": {"rules": len(first), "scanned": len(scanned), "likely_rows": len(second)},
-        "details": {"projections": first, "likely": second}}
+    }, "params": {"rules": len(first), "scanned": len(scanned), "assured_rows": len(second)},
+        "details": {"projections": first, "assured": second}}
 
