@@ -47,7 +47,8 @@ bench: $(VENV)/.installed-test browser
 	$(PY) -m benchmarks --all; status=$$?; $(PY) -m benchmarks --summary; exit $$status
 
 # The fast scenarios with targets (start-up, the dataset scan, comparing two 20,000-case runs,
-# the plan), at their QUICK arguments, saving nothing: exits 1 when a target is missed
+# the plan, and the quick validity ones): those declaring QUICK, at those arguments, saving
+# nothing; exits 1 when a target is missed
 bench-check: install
 	$(PY) -m benchmarks --quick
 
