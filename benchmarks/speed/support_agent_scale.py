@@ -255,7 +255,8 @@ def stages(project: Path, builds: list[tuple[str, dict[str, str]]], rounds: int,
             out = subprocess.run([sys.executable, "-c", STAGES, str(project / "oloproof.yaml")],
                                  capture_output=True, text=True, env=env, check=True)
             found[label].append(json.loads(out.stdout.strip().splitlines()[-1]))
-    labels = [f"this ({revision()})"] + [f"{against} ({revision(against)})"] * (len(builds) - 1)
+    labels = [f"this ({revision()})"] + ([f"{against} ({revision(against)})"]
+                                         if len(builds) > 1 else [])
     names = list(found["this"][0])
     print(f"The engine's parts in one thread, the collector off, µs of CPU per case (medians of "
           f"{rounds}; {load()}):\n")
