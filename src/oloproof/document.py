@@ -50,6 +50,7 @@ __all__ = [
     "JudgeCalibration",
     "MetricRow",
     "MissingExample",
+    "NotRescored",
     "Plan",
     "PlanRow",
     "QuantileRow",
@@ -60,6 +61,7 @@ __all__ = [
     "RunDocument",
     "RunStatus",
     "SliceRow",
+    "Subset",
     "SystemRef",
     "TrajectoryParting",
     "TransformValidity",
@@ -821,6 +823,30 @@ class Plan(_Model):
     note: str = ""
 
 
+class Subset(_Model):
+    """A run of part of the suite (docs/cli.md#running-part-of-the-suite): `cases` of the
+    suite's `of` source cases, chosen by `selection` (the options given, as `words` writes
+    them; a rescored run's, the cases its stored run could give). Its gate never exits 0."""
+
+    cases: int
+    of: int
+    selection: dict[str, Any] = Field(default_factory=dict)
+    words: str = ""
+
+    def note(self) -> str:
+        """What every report says beside the gate of a subset run."""
+        return f"subset of {self.cases} of {self.of} cases: not a release decision"
+
+
+class NotRescored(_Model):
+    """A case a rescored run left out (docs/cli.md#oloproof-rescore): its id, the reason's
+    code and the reason in words."""
+
+    case: str
+    reason: str
+    words: str
+
+
 class RunDocument(_Model):
     """The whole run document (docs/cli.md#the-json-document): `to_json()` is what
     `oloproof run --json` prints.
@@ -831,11 +857,15 @@ class RunDocument(_Model):
     when a case recorded tokens or cost) holds the run's totals (docs/traces.md#tokens-and-cost).
     `executions` (every run since error kinds) counts the executions: ran, cached, errored by kind,
     retried. `expected_key_hints` (written when there is one) names criteria that excluded cases for
-    an `expected` key they lack while they hold one of a similar name.
+    an `expected` key they lack while they hold one of a similar name. `subset` (written for a
+    run of part of the suite) says how many of the suite's cases it held and how they were
+    chosen; `rescored_from` (a run made by `oloproof rescore`) names the run whose executions
+    it scored, and `not_rescored` the cases it left out, each with why.
     """
 
     _OPTIONAL = frozenset({"failing_cases", "trials", "execution", "baseline", "usage",
-                           "executions", "expected_key_hints"})
+                           "executions", "expected_key_hints", "subset", "rescored_from",
+                           "not_rescored"})
 
     run_id: str
     status: RunStatus
@@ -859,6 +889,9 @@ class RunDocument(_Model):
     usage: UsageTotals | None = None
     executions: Executions | None = None
     expected_key_hints: list[ExpectedKeyHint] | None = None
+    subset: Subset | None = None
+    rescored_from: str | None = None
+    not_rescored: list[NotRescored] | None = None
 
     def metric(self, metric_id: str) -> RateRow | QuantileRow:
         """The metric row with this id (KeyError naming the metrics there are)."""

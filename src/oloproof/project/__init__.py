@@ -51,6 +51,7 @@ from oloproof.suite.judge_labels import JudgeLabels
 from oloproof.suite.metamorphic import derive, transform_digest
 from oloproof.suite.policy import Policy, check_rule_metrics, load_policy
 from oloproof.suite.state_files import StateFiles
+from oloproof.suite.subset import Selection
 from oloproof.suite.validity import check_labels_files
 from oloproof.suite.yaml_source import YamlDocument
 
@@ -113,8 +114,9 @@ class LoadedSuite:
 
     @property
     def case_count(self) -> int:
-        """How many cases the run has, metamorphic copies included."""
-        return len(self.dataset) * (1 + len(self.transforms))
+        """How many cases the run has, metamorphic copies included (a subset run's: those
+        of the cases it chose)."""
+        return len(self.dataset.run_ids) * (1 + len(self.transforms))
 
     @property
     def execution_count(self) -> int:
@@ -205,14 +207,16 @@ def metric_kinds(config: SuiteFile, criteria: list[str], trials: int) -> dict[st
 
 def load_suite(config_path: Path, policy_path: Path | None = None, *,
                trials: int | None = None, workers: int | None = None,
-               executor: str | None = None) -> LoadedSuite:
+               executor: str | None = None, selection: Selection | None = None
+               ) -> LoadedSuite:
     """Read and check everything; raises ConfigError (nothing has been called yet).
 
     `trials` (from `--trials` or `oloproof.run(trials=...)`) replaces the suite's `trials:`;
     `workers` and `executor` (`--workers`, `--executor`) replace `execution.workers` and
     `execution.executor`. A run never has more workers than units to run (its cases times its
     trials). On `executor: local` the system's factory is called once per worker here, so a
-    factory that fails is found before anything runs.
+    factory that fails is found before anything runs. `selection` makes the run a subset
+    (docs/cli.md#running-part-of-the-suite): its cases only, checked against the dataset.
     """
     config_path = config_path.resolve()
     config, doc = load_suite_file(config_path)
@@ -256,10 +260,10 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
     shown_paths = sorted({f for e in evaluators if isinstance(e, JudgeCriterion)
                           for f in e.shows if f.split(".")[0] in CASE_PARTS})
     index = scan_dataset(dataset_path, states, [(t.name, t.field) for t, _ in transforms],
-                         shown_paths)
+                         shown_paths, selection)
     # Never more workers than units to run (a case's trials are units of their own): 32
     # workers for 6 cases started 32 processes, 26 of them idle.
-    units = len(index) * run_trials
+    units = len(index.run_ids) * run_trials
     if execution.workers > units:
         execution = execution.model_copy(update={"workers": units})
     if local and execution.workers > 1:

@@ -86,8 +86,9 @@ def render_run(document: RunDocument, console: Console, *,
         + ("" if status == "complete" else " (nothing was measured: every execution errored)"
            if nothing else " (did not complete: figures cover what finished)")
         + f" · {document.system.name} {document.system.version}"
-        + f" · {document.cases} cases"
+        + f" · {document.cases} cases" + subset_text(document)
     ))
+    render_rescored(document, console)
     if nothing:  # a run that never ran: why comes first
         render_errors(document.errors, console, document.run_id, document.executions)
     for warning in document.warnings:
@@ -95,9 +96,10 @@ def render_run(document: RunDocument, console: Console, *,
     if not nothing:
         render_errors(document.errors, console, document.run_id, document.executions)
     gate = document.gate
-    console.print(Text.assemble(
+    print_wrapped(console, Text.assemble(
         "Gate: ", (gate.action, _ACTION_STYLE.get(gate.action, "")),
         f" (exit {int(gate.exit_code)})",
+        (f" · {document.subset.note()}", "yellow") if document.subset is not None else "",
     ))
     render_decisions(document.decisions, console, document.metrics, document.baseline)
     if document.baseline is not None:
@@ -125,6 +127,46 @@ def render_run(document: RunDocument, console: Console, *,
     render_usage(document, console)
     render_execution(document, console)
     render_limits(document.limits, console)
+
+
+def subset_text(document: RunDocument) -> str:
+    """` · subset: --case req-013` after the run line's cases, for a run of part of the suite
+    (docs/cli.md#running-part-of-the-suite); else nothing."""
+    subset = document.subset
+    if subset is None:
+        return ""
+    return f" · subset: {subset.words}" if subset.words else " · subset"
+
+
+def render_rescored(document: RunDocument, console: Console) -> None:
+    """A rescored run (docs/cli.md#oloproof-rescore): the run it scored, and the cases it left
+    out, by reason."""
+    if document.rescored_from is None:
+        return
+    print_wrapped(console, f"Rescored from {document.rescored_from}: its stored outputs scored "
+                  "by the suite's current evaluators and judges; no system was called")
+    listed = document.not_rescored or []
+    if not listed:
+        return
+    print_wrapped(console, Text(f"Not rescored: {len(listed)} case(s), listed by reason",
+                                style="yellow"), 2, 4)
+    for words, cases in not_rescored_groups(document):
+        print_wrapped(console, _cell(f"{words}: {shown_ids(cases)}"), 4, 2)
+
+
+def not_rescored_groups(document: RunDocument) -> list[tuple[str, list[str]]]:
+    """The cases a rescored run left out, grouped by the reason in words (in the order the
+    reasons first come), each group's cases in order."""
+    groups: dict[str, list[str]] = {}
+    for item in document.not_rescored or ():
+        groups.setdefault(item.words, []).append(item.case)
+    return list(groups.items())
+
+
+def shown_ids(ids: Sequence[str], shown: int = 8) -> str:
+    """Case ids as a list names them: the first `shown`, then how many more."""
+    return ", ".join(safe_line(i) for i in ids[:shown]) + (
+        f" (+{len(ids) - shown} more)" if len(ids) > shown else "")
 
 
 def render_usage(document: RunDocument, console: Console) -> None:

@@ -46,10 +46,15 @@ class RunsRegistry:
         )
 
     def finish_run(
-        self, run_id: str, status: str, n_cases: int, summary: dict[str, Any] | None
+        self, run_id: str, status: str, n_cases: int, summary: dict[str, Any] | None,
+        *, suite: dict[str, Any] | None = None,
     ) -> None:
-        """Commit what the run wrote, then mark it finished with its status and summary."""
+        """Commit what the run wrote, then mark it finished with its status and summary;
+        `suite`, given, replaces its suite description with what the run learnt of it (a
+        rescored run: the cases it left out)."""
         self.flush(wait=True)
+        if suite is not None:
+            self._write("UPDATE runs SET suite=? WHERE run_id=?", (dumps(suite), run_id))
         self._write(
             "UPDATE runs SET status=?, finished_at=?, n_cases=?, summary=? WHERE run_id=?",
             (status, time.time(), n_cases, None if summary is None else dumps(summary), run_id),
