@@ -900,6 +900,14 @@ class RunDocument(_Model):
                 return row
         raise KeyError(f"no metric {metric_id!r}; metrics: {[m.id for m in self.metrics]}")
 
+    def not_rescored_by_reason(self) -> list[tuple[str, list[str]]]:
+        """The cases a rescored run left out, grouped by the reason in words (in the order the
+        reasons first come), each group's cases in order: how every report lists them."""
+        groups: dict[str, list[str]] = {}
+        for item in self.not_rescored or ():
+            groups.setdefault(item.words, []).append(item.case)
+        return list(groups.items())
+
 
 RateRow.model_rebuild()
 Comparison.model_rebuild()

@@ -53,10 +53,11 @@ from oloproof.report.numbers import (
     executions_text,
     interval_text,
     judge_check_text,
+    judge_tag,
     n_text,
     usage_text,
 )
-from oloproof.report.run_list import gate_words
+from oloproof.report.run_list import gate_words, kind_words
 from oloproof.report.trial_counts import criteria_text
 from oloproof.report.what_broke import error_groups, hint, leading
 from oloproof.stats import percent, percent_lower
@@ -150,17 +151,8 @@ def render_rescored(document: RunDocument, console: Console) -> None:
         return
     print_wrapped(console, Text(f"Not rescored: {len(listed)} case(s), listed by reason",
                                 style="yellow"), 2, 4)
-    for words, cases in not_rescored_groups(document):
+    for words, cases in document.not_rescored_by_reason():
         print_wrapped(console, _cell(f"{words}: {shown_ids(cases)}"), 4, 2)
-
-
-def not_rescored_groups(document: RunDocument) -> list[tuple[str, list[str]]]:
-    """The cases a rescored run left out, grouped by the reason in words (in the order the
-    reasons first come), each group's cases in order."""
-    groups: dict[str, list[str]] = {}
-    for item in document.not_rescored or ():
-        groups.setdefault(item.words, []).append(item.case)
-    return list(groups.items())
 
 
 def shown_ids(ids: Sequence[str], shown: int = 8) -> str:
@@ -267,10 +259,8 @@ def render_metrics(metrics: Sequence[MetricRow], console: Console) -> None:
     columns = [Column("Metric"), Column("Estimate"), Column("Interval"), Column("N", stack=True)]
     rows = []
     for m in metrics:
-        interval = interval_text(m) + (" ≈" if _approximate(m) else "")
-        judge = m.judge if isinstance(m, RateRow) else None
-        if judge is not None:  # a judged criterion: raw until people's labels check it
-            interval += " uncalibrated" if judge.status == "uncalibrated" else " corrected"
+        # (a judged criterion: raw until people's labels check it)
+        interval = interval_text(m) + (" ≈" if _approximate(m) else "") + judge_tag(m)
         rows.append([_cell(m.id), Text(estimate_text(m)), Text(interval), Text(n_text(m))])
     render_table(console, Text("Metrics", style="bold"), columns, rows)
     if any(m.trials and m.trials > 1 for m in metrics):
@@ -456,6 +446,9 @@ def render_runs(rows: Sequence[dict[str, Any]], console: Console) -> None:
     for r in rows:
         words = gate_words(str(r["status"]), (r.get("summary") or {}).get("gate"))
         cases = str(r["n_cases"]) if r.get("n_cases") is not None else "—"
+        kind = kind_words(r)
+        if kind:  # (a subset or a rescored run: docs/cli.md#running-part-of-the-suite)
+            words += f" · {kind}"
         trials = int(r.get("trials") or 1)
         tags = ", ".join(r.get("tags") or ())
         table.append([Text(r["run_id"]), Text(started_text(r.get("started_at"))),
