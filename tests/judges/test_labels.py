@@ -129,9 +129,9 @@ def test_a_labels_file_gets_its_missing_folders(cli: Callable[..., Any],
                                                 project: JudgedProject) -> None:
     # -o makes the folders it needs, as every output file does (docs/ci.md#output-files).
     assert cli("run", cwd=project.root).code == 3
-    code, out, err = cli("labels", "sample", "--criterion", "reply_truthful", "--n", "4",
-                         "--seed", "2", "-o", "labels/new/deeper/truthful.jsonl",
-                         cwd=project.root)
+    code, _, err = cli("labels", "sample", "--criterion", "reply_truthful", "--n", "4",
+                       "--seed", "2", "-o", "labels/new/deeper/truthful.jsonl",
+                       cwd=project.root)
     assert code == 0, err
     assert len(read_labels_file(project.root / "labels/new/deeper/truthful.jsonl").rows) == 4
 

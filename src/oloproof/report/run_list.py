@@ -34,8 +34,8 @@ def kind_words(row: dict[str, Any]) -> str:
 def run_list(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The runs page's rows (and `/api/runs`), newest first, from `Store.run_rows()`:
     `{run_id, status, gate, gate_words, system, version, tags, trials, cases, failing,
-    errored, started, finished, kind_words, subset, rescored_from}`. `cases` is what a finished run decided on, and for a run
-    that has not finished, the cases it plans."""
+    errored, started, finished, kind_words, subset, rescored_from}`. `cases` is what a
+    finished run decided on, and for a run that has not finished, the cases it plans."""
     out = []
     for row in rows:
         cases = row["n_cases"] if row["n_cases"] is not None else row.get("planned_cases")
