@@ -96,12 +96,7 @@ def render_run(document: RunDocument, console: Console, *,
         print_wrapped(console, _cell(f"Warning: {warning}", "yellow"))
     if not nothing:
         render_errors(document.errors, console, document.run_id, document.executions)
-    gate = document.gate
-    print_wrapped(console, Text.assemble(
-        "Gate: ", (gate.action, _ACTION_STYLE.get(gate.action, "")),
-        f" (exit {int(gate.exit_code)})",
-        (f" · {document.subset.note()}", "yellow") if document.subset is not None else "",
-    ))
+    render_gate(document, console)
     render_decisions(document.decisions, console, document.metrics, document.baseline)
     if document.baseline is not None:
         from oloproof.report.comparison import render_baseline_summary
@@ -128,6 +123,17 @@ def render_run(document: RunDocument, console: Console, *,
     render_usage(document, console)
     render_execution(document, console)
     render_limits(document.limits, console)
+
+
+def render_gate(document: RunDocument, console: Console) -> None:
+    """`Gate: ALLOW (exit 0)`; for a run of part of the suite, that it is not a release
+    decision (docs/cli.md#running-part-of-the-suite)."""
+    gate = document.gate
+    print_wrapped(console, Text.assemble(
+        "Gate: ", (gate.action, _ACTION_STYLE.get(gate.action, "")),
+        f" (exit {int(gate.exit_code)})",
+        (f" · {document.subset.note()}", "yellow") if document.subset is not None else "",
+    ))
 
 
 def subset_text(document: RunDocument) -> str:
