@@ -21,7 +21,7 @@ from oloproof.errors import UsageError
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "judges"))
 
-from judged_project import (  # noqa: E402, F401 - the fixtures `judged` and `server`
+from judged_project import (  # noqa: F401 - the fixtures `judged` and `server`
     JudgedProject,
     desk_cases,
     judged_fixture,
