@@ -781,12 +781,22 @@ class PlanRow(_Model):
     distribution on the estimate's side of the threshold — and when it is not above 0.8 there
     is no `likely_total`. Each is `None` when no number would, or when no projection is made
     for the rule's kind of metric: `reason` says which, and `note` says it in words.
+
+    A rule on a judged criterion (docs/compare.md#a-judged-criterion) counts *labelled* cases
+    (`unit` `labelled cases`): `observed`, `passed` and `estimate` are people's labels (how
+    many sampled cases are labelled, how many people passed, their rate), and the totals and
+    chances are of the labels alone — their exact interval, the rate drawn from what the labels
+    say. `cases` is how many cases the run has, and `cases_total` how many hold `total`
+    labelled ones at the run's share of labelled cases. `corrected_total` (`corrected_cases`)
+    is the labelled cases (cases) at which the corrected interval the rule decides on, at the
+    same rates, would decide it (`corrected_reason` when none would).
     """
 
     _OPTIONAL = frozenset({"total", "more", "state", "estimate", "threshold", "chance",
                            "chance_method", "chance_assumption", "reachable",
                            "likely_total", "likely_more", "likely_chance", "likely_method",
-                           "values"})
+                           "values", "unit", "cases", "cases_total", "corrected_total",
+                           "corrected_cases", "corrected_reason"})
 
     rule: str
     metric: str
@@ -807,6 +817,12 @@ class PlanRow(_Model):
     likely_chance: float | None = None
     likely_method: str | None = None
     values: str | None = None
+    unit: str | None = None
+    cases: int | None = None
+    cases_total: int | None = None
+    corrected_total: int | None = None
+    corrected_cases: int | None = None
+    corrected_reason: str | None = None
     reason: str | None = None
     method: str | None = None
     note: str = ""
