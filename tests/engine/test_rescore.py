@@ -115,6 +115,11 @@ def test_what_changed_since_is_listed_not_rescored(scored: Any, cli: Any) -> Non
 def test_a_new_system_version_rescores_nothing(scored: Any, cli: Any) -> None:
     probe = scored
     probe.set_system(version="v2")
+    # (with a rule against a baseline: nothing to pair, and still a run that measured nothing)
+    probe.policy["baseline"] = "latest~1"
+    probe.policy["rules"].append({"id": "no-worse", "metric": "answer_correct",
+                                  "kind": "non_inferiority", "margin": 0.1})
+    probe.write_policy()
     code, out, _ = cli("rescore", cwd=probe.path)
     assert len(probe.calls()) == 10
     assert code == 5  # a run that measured nothing

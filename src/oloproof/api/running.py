@@ -227,6 +227,7 @@ class _Run:
             finally:
                 importing.cancel()  # (a run that never waited has nothing beside it)
             from oloproof.document import (
+                BaselineSummary,
                 CacheCounts,
                 CaseError,
                 Execution,
@@ -243,7 +244,10 @@ class _Run:
             validity = transform_validity(suite.transforms, engine.pairs, suite.project_dir,
                                           suite.policy.confidence_level)
             against = None
-            if self.baseline is not None:
+            if self.baseline is not None and not analysis.cases:
+                # (a rescored run that could take no case: nothing to pair, no pair decides)
+                against = BaselineSummary(baseline=self.baseline)
+            elif self.baseline is not None:
                 db.stop_writer()  # the run's cases must be committed to be paired
                 against = _compare_stored(db, self.baseline, run_id,
                                           suite.policy.confidence_level,
