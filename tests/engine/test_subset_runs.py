@@ -111,7 +111,7 @@ def test_an_allow_of_a_subset_is_not_a_release_decision(subset_probe: Any, cli: 
     assert code == 3, err
     said = " ".join(out.split())
     assert "Gate: ALLOW (exit 3) · subset of 1 of 10 cases: not a release decision" in said
-    assert '· 1 cases · subset: --case c002 -k "chat"' in said
+    assert '· 1 case · subset: --case c002 -k "chat"' in said
 
     document = json.loads(cli("inspect", "latest", "--json", cwd=probe.path).out)
     assert document["gate"] == {"action": "ALLOW", "exit_code": 3}

@@ -129,10 +129,12 @@ def _rescored(suite: LoadedSuite, source: StoredExecutions, refused: list[Refusa
         "not_rescored": [NotRescored(case=r.case, reason=r.reason, words=r.words()).to_json()
                          for r in listed]}
     if taken < len(suite.dataset.ids):
-        selection = dict((source.subset or {}).get("selection") or {})
+        chosen = source.subset or {}
         out["subset"] = {"cases": taken, "of": len(suite.dataset.ids),
-                         "selection": selection | {"rescored_from": source.run_id},
-                         "words": f"rescore {source.run_id}"}
+                         "selection": dict(chosen.get("selection") or {})
+                         | {"rescored_from": source.run_id},
+                         # (a rescored subset is chosen as its run was)
+                         "words": chosen.get("words") or f"rescore {source.run_id}"}
     return out
 
 

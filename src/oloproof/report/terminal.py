@@ -87,7 +87,8 @@ def render_run(document: RunDocument, console: Console, *,
         + ("" if status == "complete" else " (nothing was measured: every execution errored)"
            if nothing else " (did not complete: figures cover what finished)")
         + f" · {document.system.name} {document.system.version}"
-        + f" · {document.cases} cases" + subset_text(document)
+        + f" · {document.cases} case{'' if document.cases == 1 else 's'}"
+        + subset_text(document)
     ))
     render_rescored(document, console)
     if nothing:  # a run that never ran: why comes first
