@@ -339,12 +339,7 @@ def run(
                on_progress=on_progress, on_start=on_start, store=store, trials=trials,
                workers=workers, executor=executor, baseline=baseline,
                selection=Selection.of(cases, pattern, limit, sample, seed))
-    try:
-        return asyncio.run(job.execute())
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        raise job.stopped() from None
-    finally:
-        job.db.close()
+    return _run_to_the_end(job)
 
 
 async def run_async(
@@ -427,6 +422,11 @@ def rescore(
     job = _Run(config, policy, no_cache=False, concurrency=concurrency,
                on_progress=on_progress, on_start=None, store=store, baseline=baseline,
                rescore=run)
+    return _run_to_the_end(job)
+
+
+def _run_to_the_end(job: _Run) -> RunResult:
+    """`job` run on an event loop of its own; Ctrl-C ends it as `RunStopped`."""
     try:
         return asyncio.run(job.execute())
     except (KeyboardInterrupt, asyncio.CancelledError):

@@ -28,10 +28,26 @@ if TYPE_CHECKING:
     from oloproof.report.progress import LiveProgress
 
 
+def _suite_options(command: Callable[..., None]) -> Callable[..., None]:
+    """--config and --policy, as `run` and `rescore` take them."""
+    command = click.option("--policy", default=None, help="The release policy (default: "
+                           "release.yaml beside the suite).")(command)
+    return click.option("--config", default="oloproof.yaml", show_default=True,
+                        help="The suite file.")(command)
+
+
+def _report_options(command: Callable[..., None]) -> Callable[..., None]:
+    """--json, --baseline, --junit, --markdown, --store and --slices, as `run` and `rescore`
+    take them."""
+    for option in (slices_option, store_option, markdown_option, junit_option,
+                   baseline_option, click.option("--json", "as_json", is_flag=True,
+                                                 help="Print the JSON document instead.")):
+        command = option(command)
+    return command
+
+
 @cli.command("run")
-@click.option("--config", default="oloproof.yaml", show_default=True, help="The suite file.")
-@click.option("--policy", default=None, help="The release policy (default: release.yaml beside "
-              "the suite).")
+@_suite_options
 @click.option("--no-cache", is_flag=True, help="Execute every case again.")
 @click.option("--concurrency", type=click.IntRange(1, 4096), default=None,
               help="Cases in flight at once (overrides system.concurrency).")
@@ -54,12 +70,7 @@ if TYPE_CHECKING:
               help="Run N cases drawn at random (of those chosen; a subset run).")
 @click.option("--seed", default=None, help="The seed of --sample's draw (default 0: the same "
               "cases each time).")
-@click.option("--json", "as_json", is_flag=True, help="Print the JSON document instead.")
-@baseline_option
-@junit_option
-@markdown_option
-@store_option
-@slices_option
+@_report_options
 def run_command(config: str, policy: str | None, no_cache: bool, concurrency: int | None,
                 trials: int | None, workers: int | None, executor: str | None,
                 cases: tuple[str, ...], pattern: str | None, limit: int | None,
@@ -90,15 +101,8 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
 
 @cli.command("rescore")
 @click.argument("run", default="latest")
-@click.option("--config", default="oloproof.yaml", show_default=True, help="The suite file.")
-@click.option("--policy", default=None, help="The release policy (default: release.yaml beside "
-              "the suite).")
-@click.option("--json", "as_json", is_flag=True, help="Print the JSON document instead.")
-@baseline_option
-@junit_option
-@markdown_option
-@store_option
-@slices_option
+@_suite_options
+@_report_options
 def rescore_command(run: str, config: str, policy: str | None, as_json: bool,
                     baseline: str | None, junit: str | None, markdown: str | None,
                     store: str | None, slices: str) -> None:

@@ -51,6 +51,7 @@ from oloproof.stats import (
     BENTKUS_METHOD,
     JUDGED_LABELS_LIMIT,
     RATE_METHOD,
+    AssuredProjection,
     assured_projection,
     continued_chance,
     corrected_projection,
@@ -132,20 +133,29 @@ def _projected(rule_id: str, decision: DecisionRow, metric: RateRow, level: floa
                                  "chance": chance, "chance_method": method,
                                  "chance_assumption": ASSURANCE,
                                  "reachable": likely.reachable}
-    if likely.total is not None:
-        update.update(likely_total=likely.total, likely_more=max(likely.total - observed, 0),
-                      likely_chance=likely.chance, likely_method=likely.method)
-        note += (f"; {likely.total} observed cases would reach it with a "
-                 f"{percent(likely.chance or 0.0)} chance ({likely.method})")
-    elif likely.reason == "out_of_reach" and likely.reachable is not None:
-        note += (f"; no number of cases gives an 80% chance: the run leaves a "
-                 f"{percent(1.0 - likely.reachable)} chance that the rate is on the other side "
-                 f"of the threshold, where no number of cases reaches {state}")
+    note += _likely(likely, observed, update, "observed cases", "cases", "the run leaves",
+                    f", where no number of cases reaches {state}")
     if metric.missing:
         note += (f"; the {metric.missing} missing case(s) widen today's interval and are not "
                  "counted (observed cases only)")
     update["note"] = note
     return base.model_copy(update=update)
+
+
+def _likely(likely: AssuredProjection, now: int, update: dict[str, object], unit: str,
+            counted: str, who: str, beyond: str = "") -> str:
+    """The 80% total into `update`, and what the note says of it: the total and its chance,
+    or why no number of `counted` gives 80% (`who` leaves the chance it leaves)."""
+    if likely.total is not None:
+        update.update(likely_total=likely.total, likely_more=max(likely.total - now, 0),
+                      likely_chance=likely.chance, likely_method=likely.method)
+        return (f"; {likely.total} {unit} would reach it with a "
+                f"{percent(likely.chance or 0.0)} chance ({likely.method})")
+    if likely.reason == "out_of_reach" and likely.reachable is not None:
+        return (f"; no number of {counted} gives an 80% chance: {who} a "
+                f"{percent(1.0 - likely.reachable)} chance that the rate is on the other side "
+                f"of the threshold{beyond}")
+    return ""
 
 
 def _not_projected(rule_id: str, decision: DecisionRow, metric: MetricRow | None,
@@ -230,15 +240,7 @@ def _judged(decision: DecisionRow, metric: RateRow, level: float,
             f"exact interval): {more} more than now, {cases_total} cases at this run's share "
             f"({labelled} labelled of {cases}); continued to that many labels, the run reaches "
             f"it with a {percent(chance)} chance, the rate drawn from what the labels say")
-    if likely.total is not None:
-        update.update(likely_total=likely.total, likely_more=max(likely.total - labelled, 0),
-                      likely_chance=likely.chance, likely_method=likely.method)
-        note += (f"; {likely.total} labelled cases would reach it with a "
-                 f"{percent(likely.chance or 0.0)} chance ({likely.method})")
-    elif likely.reason == "out_of_reach" and likely.reachable is not None:
-        note += (f"; no number of labels gives an 80% chance: the labels leave a "
-                 f"{percent(1.0 - likely.reachable)} chance that the rate is on the other side "
-                 "of the threshold")
+    note += _likely(likely, labelled, update, "labelled cases", "labels", "the labels leave")
     update["note"] = f"{note}. {after[0].upper()}{after[1:]}. {sample[0].upper()}{sample[1:]}"
     return base.model_copy(update=update)
 
