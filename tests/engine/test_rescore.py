@@ -198,3 +198,80 @@ def test_judges_are_asked_only_for_what_their_cache_lacks(
     assert server.calls == 12, "a changed rubric asks the judge again"
     assert rubric.document.cache.execution.miss == 0, "and runs no system"
     assert rubric.document.rescored_from == first.run_id
+
+
+SANDBOX_DESK = '''
+from oloproof import AgentStep, AgentTrajectory, current_case
+
+
+class Desk:
+    """Refunds the order asked about; `sloppy` cases also write on the other order and call
+    `lookup` first."""
+
+    def __init__(self):
+        self.state = {}
+
+    def reset(self, state):
+        self.state = state
+
+    def snapshot(self):
+        return self.state
+
+    def __call__(self, case_input):
+        log("calls", case_input["order"])
+        steps = []
+        if case_input.get("sloppy"):
+            self.state["orders"]["other"]["note"] = "seen"
+            steps.append(AgentStep(index=1, kind="tool_call", tool_name="lookup",
+                                   arguments={"order": "other"}))
+        steps.append(AgentStep(index=len(steps) + 1, kind="tool_call", tool_name="refund",
+                               arguments={"order": case_input["order"]}))
+        steps.append(AgentStep(index=len(steps) + 1, kind="final"))
+        self.state["orders"][case_input["order"]]["status"] = "refunded"
+        current_case().agent_trajectory(AgentTrajectory(steps=tuple(steps),
+                                                        terminal_status="success"))
+        return {"answer": "refunded"}
+
+
+desk = Desk()
+'''
+
+
+def test_criteria_added_since_read_the_stored_trajectories_and_end_states(
+        tmp_path: Path) -> None:
+    from stateful_support import StatefulProject
+
+    project = StatefulProject(tmp_path / "sandbox", SANDBOX_DESK)
+    project.suite["evaluators"] = [{"type": "state_matches", "mode": "changes"}]
+    sloppy = {"o2", "o5"}
+    cases = [{"id": f"o{n}", "input": {"order": f"o{n}", "sloppy": f"o{n}" in sloppy},
+              "initial_state": {"orders": {f"o{n}": {"status": "paid"},
+                                           "other": {"status": "paid"}}},
+              "expected": {"state": {"orders": {f"o{n}": {"status": "refunded"}}}}}
+             for n in range(1, 7)]
+    project.write(cases)
+    first = project.run()
+    assert len(project.log("calls")) == 6
+    assert first.metric("state_matches").passed == 4  # (mode changes: `other` changed)
+
+    # Checks written after the run: of the end state it left, and of the trajectory.
+    project.suite["evaluators"] += [
+        {"type": "state_unchanged", "criterion": "other_untouched", "paths": ["orders.other"]},
+        {"type": "agent_tool_called", "tool_name": "lookup", "criterion": "looked_up"},
+        {"type": "agent_max_steps", "max_steps": 2},
+    ]
+    project.write()
+    rescored = oloproof.rescore(first.run_id, project.root / "oloproof.yaml")
+    assert len(project.log("calls")) == 6, "no system call"
+    assert rescored.document.rescored_from == first.run_id
+    assert rescored.document.not_rescored is None and rescored.document.cases == 6
+    verdicts = project.verdicts(rescored.run_id)
+    assert {c for c, v in verdicts.items() if v["other_untouched"][0] == "failed"} == sloppy
+    assert {c for c, v in verdicts.items() if v["looked_up"][0] == "passed"} == sloppy
+    assert {c for c, v in verdicts.items() if v["agent_steps_le_2"][0] == "failed"} == sloppy
+    assert {c for c, v in verdicts.items() if v["state_matches"][0] == "failed"} == sloppy
+
+    # What the system gives when called again is what the rescore read from the store.
+    fresh = project.run(no_cache=True)
+    assert len(project.log("calls")) == 12
+    assert project.verdicts(fresh.run_id) == verdicts
