@@ -94,7 +94,16 @@ def _decide(
 ) -> RunDocument:
     from oloproof.analysis.expected_keys import expected_key_hints
     from oloproof.decisions import decide
-    from oloproof.document import ExitCode, Gate, GateAction, RunDocument, RunStatus, SystemRef
+    from oloproof.document import (
+        ExitCode,
+        Gate,
+        GateAction,
+        NotRescored,
+        RunDocument,
+        RunStatus,
+        Subset,
+        SystemRef,
+    )
     from oloproof.report.limits import limits_for
 
     metrics, slices = analysis.finish(policy.confidence_level)
@@ -127,10 +136,18 @@ def _decide(
                         f"{status}, and its gate cannot allow a release; What broke says why"]
         if ended:  # docs/failures.md#a-system-that-ends-the-process
             warnings = [*warnings, ended_warning(ended)]
+        elif not executions.nothing_measured and not analysis.cases:
+            warnings = [*warnings, f"this run is {status}: it holds no case, so nothing was "
+                        "measured, and its gate cannot allow a release"]
         elif not executions.nothing_measured:
             warnings = [*warnings, f"this run is {status}: its figures cover only the "
                         f"{analysis.cases} cases that finished, and its gate cannot allow a "
                         "release"]
+    subset = Subset.model_validate(suite_info["subset"]) if suite_info.get("subset") else None
+    if subset is not None and gate.exit_code == ExitCode.OK:
+        # Part of the suite decides nothing about a release (docs/cli.md#running-part-of-the-suite).
+        gate = Gate(action=gate.action, exit_code=ExitCode.INSUFFICIENT_EVIDENCE)
+    not_rescored = suite_info.get("not_rescored")
     return RunDocument(
         run_id=run_id,
         status=RunStatus(status),
@@ -158,6 +175,10 @@ def _decide(
         expected_key_hints=expected_key_hints(
             metrics, suite_info.get("absent_expected") or {},
             suite_info.get("expected_keys") or {}) or None,
+        subset=subset,
+        rescored_from=suite_info.get("rescored_from"),
+        not_rescored=[NotRescored.model_validate(n) for n in not_rescored]
+        if not_rescored else None,
     )
 
 
