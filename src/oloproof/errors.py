@@ -11,6 +11,8 @@ Every error Oloproof raises on purpose is one of these, and `oloproof` exports e
   + RecordingError         a system recorded something invalid (raised inside the system)
   | - UnstorableRecording  what it recorded cannot be stored as it is
   + RunStopped             the run was interrupted (Ctrl-C); what finished is stored (exit 5)
+  + RecordedError          an imported run's execution errored in its own harness: replayed
+                           with its kind (raised inside an imported run's system)
 
 Three `ValueError` subclasses stand outside the tree because no user meets them: each is
 raised and caught inside Oloproof, and said as one of the errors above or as a case's error
@@ -39,6 +41,7 @@ __all__ = [
     "ConfigError",
     "ErrorKind",
     "OloproofError",
+    "RecordedError",
     "RecordingError",
     "RunStopped",
     "StoreError",
@@ -63,6 +66,7 @@ class ErrorKind(StrEnum):
     SYSTEM_EXIT = "system_exit"  # the system raised SystemExit or KeyboardInterrupt
     UNSTORABLE_OUTPUT = "unstorable_output"  # what the case returned cannot be stored as it is
     INTERNAL_ERROR = "internal_error"  # a bug in Oloproof while running the case
+    LIMIT = "limit"  # an imported run's agent was stopped by a token, message or time limit
 
     @classmethod
     def of(cls, text: str) -> ErrorKind:
@@ -243,3 +247,17 @@ def broken_link(path: Path) -> str | None:
                     "(a loop of links)")
         raise
     return None
+
+
+class RecordedError(OloproofError):
+    """An execution another harness recorded as errored (docs/imports.md), raised by an
+    imported run's system so that the engine stores it as an errored execution of its `kind`
+    (`system_error`, `timeout`, `limit`), with the harness's own message and traceback."""
+
+    kind = "recorded"
+
+    def __init__(self, message: str, *, error_kind: ErrorKind,
+                 traceback: str | None = None) -> None:
+        super().__init__(message)
+        self.error_kind = error_kind
+        self.traceback = traceback
