@@ -28,12 +28,13 @@ import yaml
 from oloproof.api.result import RunResult
 from oloproof.api.running import _Run
 from oloproof.errors import StoreError, TraceError, UsageError
-from oloproof.harnesses.played import RECORDING_KEY, trial_record
+from oloproof.harnesses.played import Recordings, playing, trial_record
 from oloproof.harnesses.records import ImportedTrial, ImportSummary
 from oloproof.store.location import find_store
 from oloproof.suite.config import MAX_TRIALS, load_suite_file
 
-SUITE, POLICY, CASES = "oloproof.yaml", "release.yaml", "cases.jsonl"
+SUITE, POLICY, CASES, RECORDINGS = ("oloproof.yaml", "release.yaml", "cases.jsonl",
+                                    "recordings.jsonl")
 _CRITERION = re.compile(r"[^A-Za-z0-9_.-]+")
 #: The default project of a store of imported runs (a folder without oloproof.yaml).
 IMPORTED_PROJECT = "imported"
@@ -153,18 +154,22 @@ def _import(source: _Source, policy: str | Path | None, config: str | Path,
     project = _project(config)
     with tempfile.TemporaryDirectory(prefix="oloproof-import-") as folder:
         suite = Path(folder)
-        trials, criteria = _write_cases(source, suite / CASES)
-        _write_suite(suite, project, source, trials, criteria)
-        job = _Run(suite / SUITE, policy if policy is not None else suite / POLICY,
-                   no_cache=False, concurrency=None, on_progress=None, on_start=None,
-                   store=store_path)
-        job.run_id = run_id
-        try:
-            result = asyncio.run(job.execute())
-        except KeyboardInterrupt:
-            raise job.stopped() from None
-        finally:
-            job.db.close()
+        recordings = Recordings(suite / RECORDINGS)
+        with playing(recordings):
+            trials, criteria = _write_cases(source, suite / CASES, recordings)
+            _write_suite(suite, project, source, trials, criteria)
+            # No execution is taken from the cache: another run's trials of the same input
+            # are not this run's.
+            job = _Run(suite / SUITE, policy if policy is not None else suite / POLICY,
+                       no_cache=True, concurrency=None, on_progress=None, on_start=None,
+                       store=store_path)
+            job.run_id = run_id
+            try:
+                result = asyncio.run(job.execute())
+            except KeyboardInterrupt:
+                raise job.stopped() from None
+            finally:
+                job.db.close()
     return ImportedRun(run_id, source.path, source.system_name, source.system_version,
                        already=False, result=result, summary=source.summary,
                        warnings=list(source.warnings))
@@ -202,8 +207,9 @@ def _project(config: str | Path) -> str:
     return IMPORTED_PROJECT
 
 
-def _write_cases(source: _Source, path: Path) -> tuple[int, dict[str, str]]:
-    """Write one case per imported case, every trial's record in its input; return the most
+def _write_cases(source: _Source, path: Path,
+                 recordings: Recordings) -> tuple[int, dict[str, str]]:
+    """Write one case per imported case, and its trials to `recordings`; return the most
     trials a case has and the criteria met (criterion → the imported score's name)."""
     criteria: dict[str, str] = {}
     most = 0
@@ -215,10 +221,8 @@ def _write_cases(source: _Source, path: Path) -> tuple[int, dict[str, str]]:
                         criteria[_criterion_name(score.criterion, criteria)] = score.criterion
             most = max(most, max(t.trial for t in trials))
             first = min(trials, key=lambda t: t.trial)
-            line = {"id": case_id,
-                    "input": {"input": first.input, RECORDING_KEY: {
-                        "trials": {str(t.trial): trial_record(t) for t in trials}}},
-                    "expected": {}, "metadata": {}}
+            recordings.add(case_id, {str(t.trial): trial_record(t) for t in trials})
+            line = {"id": case_id, "input": {"input": first.input}}
             out.write(json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n")
     if most == 0:
         raise TraceError("the run holds no trial to import", file=source.path)
