@@ -15,7 +15,10 @@ from inspect_ai.log import read_eval_log
 from inspect_fixture import made_logs
 
 import oloproof
+from oloproof.harnesses.eee import read_eee
+from oloproof.harnesses.harbor import read_harbor_job
 from oloproof.harnesses.inspect_logs import read_inspect_log
+from oloproof.traces.atif import AtifTrajectory, read_atif
 
 JOB = Path(__file__).parent.parent / "data" / "harnesses" / "harbor-job"
 Cli = Callable[..., CliResult]
@@ -174,3 +177,57 @@ def test_a_harbor_job_keeps_missing_rewards_missing(cli: Cli, tmp_path: Path) ->
     assert again["already"] and again["run_id"] == run["run_id"]
     code, _, err = cli("import", "harbor", str(tmp_path / "nowhere"), cwd=tmp_path)
     assert code == 2 and "nowhere" in err
+
+
+EXPORTED = Path(__file__).parent.parent / "data" / "harnesses" / "exported"
+
+
+def test_export_atif_writes_what_harbors_validator_passed_and_round_trips(
+        cli: Cli, tmp_path: Path) -> None:
+    """`exported/` holds what these commands wrote when Harbor's own `validate_trajectory`
+    passed each document (tests/data/harnesses/make_files.py)."""
+    [run] = _import(cli, tmp_path, "harbor", str(JOB))
+    code, out, err = cli("export", "atif", run["run_id"], "-o", "out/trajectories.json",
+                         cwd=tmp_path)
+    assert code == 0, err
+    assert "Wrote 7 ATIF trajectory(ies)" in out and "5 trial(s) recorded no step" in out
+    written = json.loads((tmp_path / "out" / "trajectories.json").read_text())
+    assert written == json.loads((EXPORTED / "harbor-job.atif.json").read_text())
+    recorded = {(t.case_id, t.trial): t for t in read_harbor_job(JOB).trials()}
+    for document in written:
+        AtifTrajectory.model_validate(document)
+        _, case, trial = document["session_id"].split("/")
+        original = recorded[(case, int(trial))]
+        assert read_atif(document).trajectory == original.trajectory
+    code, _, _ = cli("export", "atif", run["run_id"], "--case", "fix-permissions", "-o",
+                     "one.json", cwd=tmp_path)
+    assert code == 0 and len(json.loads((tmp_path / "one.json").read_text())) == 3
+    code, _, err = cli("export", "atif", run["run_id"], "--case", "nope", "-o", "x.json",
+                       cwd=tmp_path)
+    assert code == 2 and "nope" in err
+
+
+def test_export_eee_writes_what_its_validator_passed(cli: Cli, tmp_path: Path) -> None:
+    [run] = _import(cli, tmp_path, "harbor", str(JOB))
+    code, _, err = cli("export", "eee", run["run_id"], "-o", "eee", "--developer", "acme",
+                         cwd=tmp_path)
+    assert code == 0, err
+    [aggregate] = (tmp_path / "eee").rglob("*-*.json")
+    expected = next(EXPORTED.joinpath("eee").rglob("*-*.json"))
+    assert aggregate.relative_to(tmp_path / "eee") == expected.relative_to(EXPORTED / "eee")
+    samples = aggregate.with_name(aggregate.stem + "_samples.jsonl")
+    assert samples.read_text() == expected.with_name(expected.stem + "_samples.jsonl").read_text()
+    times = ("evaluation_timestamp", "retrieved_timestamp")
+    mine, theirs = json.loads(aggregate.read_text()), json.loads(expected.read_text())
+    assert {k: v for k, v in mine.items() if k not in times} == {
+        k: v for k, v in theirs.items() if k not in times}
+    parsed, rows = read_eee(aggregate)
+    reward = _rows(tmp_path, run["run_id"])["reward"]
+    [result] = [r for r in parsed.evaluation_results if r.evaluation_result_id == "reward"]
+    assert result.score_details.score == reward.estimate
+    interval = result.score_details.uncertainty
+    assert interval is not None and interval.confidence_interval is not None
+    assert (interval.confidence_interval.lower, interval.confidence_interval.upper) == (
+        reward.lower, reward.upper)
+    # a row per trial with a verdict: the missing and errored trials are not scores of 0
+    assert sum(1 for _ in rows) == reward.observed

@@ -117,3 +117,52 @@ def _json(run: ImportedRun, decided: bool) -> dict[str, object]:
     if decided:
         body["gate"] = run.result.document.gate.model_dump(mode="json")
     return body
+
+
+@cli.group("export")
+def export_group() -> None:
+    """Write a stored run in other tools' formats: ATIF trajectories, Every Eval Ever.
+
+    Formats and what each holds: docs/imports.md#exporting-a-run.
+    """
+
+
+@export_group.command("atif")
+@click.argument("run_ref", default="latest")
+@click.option("--case", "case", default=None, help="Only this case's trajectory.")
+@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
+              help="The JSON file to write (its missing folders are made).")
+@config_option
+@store_option
+def export_atif(run_ref: str, case: str | None, output: str, config: str,
+                store: str | None) -> None:
+    """Write a run's trajectories as ATIF (Harbor's Agent Trajectory Interchange Format):
+    one document for one case of one trial, else a list, one per case and trial."""
+    from oloproof.api.exports import export_atif as write
+
+    done = guard(False, lambda: write(run_ref, output, case=case, config=config, store=store))
+    click.echo(f"Wrote {done.written} ATIF trajectory(ies) to {done.files[0]}"
+               + (f"; {done.left_out} trial(s) recorded no step, left out"
+                  if done.left_out else "") + ".")
+
+
+@export_group.command("eee")
+@click.argument("run_ref", default="latest")
+@click.option("-o", "--output", "output", required=True, type=click.Path(file_okay=False),
+              help="The folder to write Every Eval Ever's data/… layout under.")
+@click.option("--developer", default="unknown", show_default=True,
+              help="The model's developer, a folder of the layout.")
+@config_option
+@store_option
+def export_eee(run_ref: str, output: str, developer: str, config: str,
+               store: str | None) -> None:
+    """Write a run as Every Eval Ever (schema 0.3): the aggregate, each pass rate with its
+    interval, and its samples file, one row per case, trial and criterion with a verdict
+    (missing and errored trials are counted, never written as 0)."""
+    from oloproof.api.exports import export_eee as write
+
+    done = guard(False, lambda: write(run_ref, output, developer=developer, config=config,
+                                      store=store))
+    click.echo(f"Wrote {done.files[0]} and {done.files[1]} ({done.written} row(s)"
+               + (f"; {done.left_out} without a verdict, left out" if done.left_out else "")
+               + ").")
