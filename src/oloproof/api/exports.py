@@ -108,7 +108,7 @@ def export_eee(ref: str, out: str | Path, *, developer: str = "unknown",
     Raises:
         UsageError: no such run, or a run with no pass-rate figure.
     """
-    from oloproof import __version__
+    from importlib.metadata import version
     from oloproof.api.stored import load_run
     from oloproof.harnesses.eee import SCHEMA_VERSION, EeeAggregate, EeeSampleRow
 
@@ -185,7 +185,7 @@ def export_eee(ref: str, out: str | Path, *, developer: str = "unknown",
         "source_metadata": {"source_name": "oloproof", "source_type": "evaluation_run",
                             "source_organization_name": project,
                             "evaluator_relationship": "other"},
-        "eval_library": {"name": "oloproof", "version": __version__},
+        "eval_library": {"name": "oloproof", "version": version("oloproof")},
         "model_info": {"name": model, "id": model_id, "developer": developer,
                        "additional_details": {"deployment_type": "unknown",
                                               "model_availability": "unknown"}},
