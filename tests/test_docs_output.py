@@ -332,7 +332,9 @@ def test_cli_blocks_show_what_the_commands_print(tmp_path: Path) -> None:
         "oloproof labels export --help",
         "oloproof labels export --transform injected | head -1",
         "oloproof traces import --help",
-        "oloproof traces import spans.otlp.json --out prod-suite", "oloproof run --json",
+        "oloproof traces import spans.otlp.json --out prod-suite",
+        "oloproof import inspect --help", "oloproof import harbor --help",
+        "oloproof export atif --help", "oloproof export eee --help", "oloproof run --json",
     ]
     ran: list[str] = []
 
