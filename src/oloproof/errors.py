@@ -1,7 +1,7 @@
 """One exception hierarchy users can catch, and the kinds of error an execution can have.
 
-Every error Oloproof raises on purpose is one of these, and `oloproof` exports each of them
-(`from oloproof import UsageError`):
+Every error Oloproof raises on purpose is one of these, and `oloproof` exports each that a user
+can meet (`from oloproof import UsageError`):
 
 * OloproofError            every error raised on purpose: message, file, line, case, field
   + ConfigError            the suite, policy, dataset or system declaration is not usable (exit 2)
@@ -11,8 +11,8 @@ Every error Oloproof raises on purpose is one of these, and `oloproof` exports e
   + RecordingError         a system recorded something invalid (raised inside the system)
   | - UnstorableRecording  what it recorded cannot be stored as it is
   + RunStopped             the run was interrupted (Ctrl-C); what finished is stored (exit 5)
-  + RecordedError          an imported run's execution errored in its own harness: replayed
-                           with its kind (raised inside an imported run's system)
+  + RecordedError          an imported run's execution errored in its own harness: raised by
+                           that run's system with its kind, caught by the engine (not exported)
 
 Three `ValueError` subclasses stand outside the tree because no user meets them: each is
 raised and caught inside Oloproof, and said as one of the errors above or as a case's error
