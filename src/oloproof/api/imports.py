@@ -123,7 +123,8 @@ def import_harbor(job_dir: str | Path, *, pass_at: float = 1.0,
     runs = []
     for system in sorted(job.systems):
         digest = hashlib.sha256(f"{job_digest} {system}".encode()).hexdigest()
-        source = _Source(job.path, digest, system, job.path.name,
+        version = next(r.agent_info.version for _, r in job.results if r.system() == system)
+        source = _Source(job.path, digest, system, version,
                          functools.partial(job.trials, system), job.summary,
                          job.warnings, grouped=False)
         runs.append(_import(source, policy, config, store))
