@@ -109,6 +109,7 @@ def export_eee(ref: str, out: str | Path, *, developer: str = "unknown",
         UsageError: no such run, or a run with no pass-rate figure.
     """
     from importlib.metadata import version
+
     from oloproof.api.stored import load_run
     from oloproof.harnesses.eee import SCHEMA_VERSION, EeeAggregate, EeeSampleRow
 

@@ -28,7 +28,7 @@ import yaml
 from oloproof.api.result import RunResult
 from oloproof.api.running import _Run
 from oloproof.errors import StoreError, TraceError, UsageError
-from oloproof.harnesses.played import Recordings, playing, trial_record
+from oloproof.harnesses.played import Recordings, playing
 from oloproof.harnesses.records import ImportedTrial, ImportSummary
 from oloproof.store.location import find_store
 from oloproof.suite.config import MAX_TRIALS, load_suite_file
@@ -222,7 +222,8 @@ def _write_cases(source: _Source, path: Path,
                         criteria[_criterion_name(score.criterion, criteria)] = score.criterion
             most = max(most, max(t.trial for t in trials))
             first = min(trials, key=lambda t: t.trial)
-            recordings.add(case_id, {str(t.trial): trial_record(t) for t in trials})
+            for trial in trials:
+                recordings.add(trial)
             line = {"id": case_id, "input": {"input": first.input}}
             out.write(json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n")
     if most == 0:

@@ -2,10 +2,10 @@
 back as its harness recorded it.
 
 An import writes one case per case of the other harness's run (its input as recorded: what
-`compare` pairs two runs' cases by) and, beside the cases, every trial's record in a
-recordings file (`Recordings`: one line per case, each trial's record by trial number, read by
-offset). While `playing(recordings)` holds, `play` gives the engine the trial it is asked for: a
-scored or missing trial returns its scores (the `imported_score` evaluator reads them) and
+`compare` pairs two runs' cases by) and, beside the cases, every trial's record and
+trajectory in a recordings file (`Recordings`, read by offset). While `playing(recordings)`
+holds, `play` gives the engine the trial it is asked for: a scored or missing trial returns
+its scores (the `imported_score` evaluator reads them) and
 records its trajectory and usage; an errored trial raises `RecordedError`, so it is stored as
 an errored execution of its kind, never a failure. So an imported run is made, stored and
 decided by the engine, like any run.
@@ -31,7 +31,8 @@ NOT_IN_RUN = "not_in_imported_run"
 
 
 def trial_record(trial: ImportedTrial) -> dict[str, Any]:
-    """What `play` needs of one trial, as JSON: status, scores, error, trajectory, usage."""
+    """What `play` needs of one trial but its trajectory, as JSON: status, scores, error,
+    usage."""
     record: dict[str, Any] = {
         "status": trial.status,
         "scores": {s.criterion: {"value": s.value, "passed": s.passed, "missing": s.missing}
@@ -43,8 +44,6 @@ def trial_record(trial: ImportedTrial) -> dict[str, Any]:
                            "detail": trial.error.detail, "traceback": trial.error.traceback}
     if trial.missing is not None:
         record["missing"] = trial.missing
-    if trial.trajectory is not None:
-        record["trajectory"] = trial.trajectory.model_dump(mode="json")
     if trial.usage is not None and trial.usage.payload():
         record["usage"] = trial.usage.payload()
     if trial.source:
@@ -53,34 +52,46 @@ def trial_record(trial: ImportedTrial) -> dict[str, Any]:
 
 
 class Recordings:
-    """The trials of an imported run, by case: a file of one JSON line per case (trial number
-    → `trial_record`), each line read by its offset when its case is played, so memory holds
-    the offsets, not the trials."""
+    """The trials of an imported run: a file of two JSON lines per trial (`trial_record`, then
+    the trajectory as pydantic writes it, `null` when none), each read by its offset when its
+    trial is played, so memory holds the offsets, not the trials."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._out = path.open("wb")
         self._at = 0
-        self.lines: dict[str, tuple[int, int]] = {}  # case id → (offset, length)
+        #: (case id, trial) → (offset, length of the record, length of the trajectory)
+        self.lines: dict[tuple[str, int], tuple[int, int, int]] = {}
         self._fd: int | None = None
 
-    def add(self, case_id: str, trials: dict[str, dict[str, Any]]) -> None:
-        """Write one case's trials."""
-        line = json.dumps(trials, ensure_ascii=False, allow_nan=False).encode() + b"\n"
-        self._out.write(line)
-        self.lines[case_id] = (self._at, len(line))
-        self._at += len(line)
+    def add(self, trial: ImportedTrial) -> None:
+        """Write one trial."""
+        record = json.dumps(trial_record(trial), ensure_ascii=False,
+                            allow_nan=False).encode() + b"\n"
+        trajectory = (trial.trajectory.model_dump_json().encode()
+                      if trial.trajectory is not None else b"null") + b"\n"
+        self._out.write(record)
+        self._out.write(trajectory)
+        self.lines[(trial.case_id, trial.trial)] = (self._at, len(record), len(trajectory))
+        self._at += len(record) + len(trajectory)
 
-    def trials(self, case_id: str) -> dict[str, Any] | None:
-        """One case's trials (thread-safe: a positional read)."""
+    def trial(self, case_id: str,
+              trial: int) -> tuple[dict[str, Any], AgentTrajectory | None] | None:
+        """One trial's record and trajectory, or None when the run has no such trial
+        (thread-safe: a positional read)."""
         if self._fd is None:
             self._out.close()
             self._fd = os.open(self.path, os.O_RDONLY)
-        where = self.lines.get(case_id)
+        where = self.lines.get((case_id, trial))
         if where is None:
             return None
-        found: dict[str, Any] = json.loads(os.pread(self._fd, where[1], where[0]))
-        return found
+        offset, record_length, trajectory_length = where
+        both = os.pread(self._fd, record_length + trajectory_length, offset)
+        record: dict[str, Any] = json.loads(both[:record_length])
+        text = both[record_length:]
+        trajectory = None if text.strip() == b"null" else \
+            AgentTrajectory.model_validate_json(text)
+        return record, trajectory
 
     def close(self) -> None:
         self._out.close()
@@ -110,16 +121,16 @@ def play(case_input: Any) -> dict[str, Any]:
     """Play back the running trial of an imported case: its output and scores returned, its
     trajectory and usage recorded, or its recorded error raised as a `RecordedError`."""
     case = current_case()
-    trials = _playing.trials(case.case_id) if _playing is not None else None
-    if trials is None:
+    if _playing is None:
         raise RecordingError(
             "no imported run is being stored: this system plays back the trials of the run "
             "`oloproof import` is storing, and is not run by itself", case=case.case_id)
-    record = trials.get(str(case.trial))
-    if record is None:
+    found = _playing.trial(case.case_id, case.trial)
+    if found is None:
         return {"answer": None, "scores": {}, "missing": NOT_IN_RUN}
-    if record.get("trajectory") is not None:
-        case.agent_trajectory(AgentTrajectory.model_validate(record["trajectory"]))
+    record, trajectory = found
+    if trajectory is not None:
+        case.agent_trajectory(trajectory)
     if record.get("usage"):
         case.record(USAGE_KIND, record["usage"])
     error = record.get("error")
