@@ -1,7 +1,7 @@
 """One exception hierarchy users can catch, and the kinds of error an execution can have.
 
-Every error Oloproof raises on purpose is one of these, and `oloproof` exports each that a user
-can meet (`from oloproof import UsageError`):
+Every error Oloproof raises on purpose is one of these, and `oloproof` exports each of them
+(`from oloproof import UsageError`):
 
 * OloproofError            every error raised on purpose: message, file, line, case, field
   + ConfigError            the suite, policy, dataset or system declaration is not usable (exit 2)
@@ -11,8 +11,6 @@ can meet (`from oloproof import UsageError`):
   + RecordingError         a system recorded something invalid (raised inside the system)
   | - UnstorableRecording  what it recorded cannot be stored as it is
   + RunStopped             the run was interrupted (Ctrl-C); what finished is stored (exit 5)
-  + RecordedError          an imported run's execution errored in its own harness: raised by
-                           that run's system with its kind, caught by the engine (not exported)
 
 Three `ValueError` subclasses stand outside the tree because no user meets them: each is
 raised and caught inside Oloproof, and said as one of the errors above or as a case's error
@@ -21,6 +19,8 @@ kind. `oloproof.storable.Unstorable` (a value the store cannot keep) becomes the
 file JSON reads, but not as written) becomes a `ConfigError` naming the file and line;
 `oloproof.state.diff.PatchError` (a state patch that does not fit its state) is only raised on a
 patch Oloproof made itself, so seeing it is a bug in Oloproof.
+`RecordedError` stands outside it too: an imported run's system raises it for a trial its own
+harness recorded as errored, and the engine stores it as that trial's error of its kind.
 
 Every error carries what it concerns (file, line, case, field) so that a message can say where
 the problem is and what to do about it. `ErrorKind` is the closed set of reasons a case's
@@ -41,7 +41,6 @@ __all__ = [
     "ConfigError",
     "ErrorKind",
     "OloproofError",
-    "RecordedError",
     "RecordingError",
     "RunStopped",
     "StoreError",
@@ -249,15 +248,14 @@ def broken_link(path: Path) -> str | None:
     return None
 
 
-class RecordedError(OloproofError):
+class RecordedError(Exception):
     """An execution another harness recorded as errored (docs/imports.md), raised by an
     imported run's system so that the engine stores it as an errored execution of its `kind`
     (`system_error`, `timeout`, `limit`), with the harness's own message and traceback."""
 
-    kind = "recorded"
-
     def __init__(self, message: str, *, error_kind: ErrorKind,
                  traceback: str | None = None) -> None:
         super().__init__(message)
+        self.message = message
         self.error_kind = error_kind
         self.traceback = traceback
