@@ -356,7 +356,9 @@ def test_cli_blocks_show_what_the_commands_print(tmp_path: Path) -> None:
         "oloproof labels export --help",
         "oloproof labels export --transform injected | head -1",
         "oloproof traces import --help",
-        "oloproof traces import spans.otlp.json --out prod-suite", "oloproof run --json",
+        "oloproof traces import spans.otlp.json --out prod-suite",
+        "oloproof import inspect --help", "oloproof import harbor --help",
+        "oloproof export atif --help", "oloproof export eee --help", "oloproof run --json",
     ]
     ran: list[str] = []
 
@@ -843,9 +845,26 @@ def test_failures_shows_what_the_flaky_service_prints(tmp_path: Path) -> None:
     assert "Executions: 33 cases · 0 ran · 33 cached · 0 errored" in back and session.code == 0
 
 
+def test_imports_walks_from_an_inspect_task_to_a_comparison(tmp_path: Path) -> None:
+    """docs/imports.md: the page's Inspect task run on two scripted models, both logs imported
+    and gated under the page's policy, then compared: one session, in an empty folder."""
+    page = DOCS / "imports.md"
+    blocks = console_blocks(page)
+    assert _first_commands(blocks) == ["python desk.py", "oloproof compare latest~1 latest"]
+    (tmp_path / "desk.py").write_text(
+        "\n".join(_shown_block(page, "python", "in `desk.py`:")) + "\n", encoding="utf-8")
+    (tmp_path / "release.yaml").write_text(_shown_yaml(page, "A policy, `release.yaml`"),
+                                           encoding="utf-8")
+    session = Session(tmp_path)
+    for block in blocks:
+        _check(block, session, page.name)
+    again = session.run("oloproof import inspect logs/desk-1.eval")
+    assert "Already imported" in again and session.code == 0
+
+
 def test_every_page_with_console_blocks_is_run_here() -> None:
     """A page that gains a ```console block gets a test here (or says why not)."""
     tested = {"getting-started.md", "cli.md", "agents-and-tools.md", "stateful-agents.md",
               "reliability.md", "concepts.md", "configuration.md", "compare.md", "ci.md",
-              "scaling.md", "judges.md", "failures.md"}
+              "scaling.md", "judges.md", "failures.md", "imports.md"}
     assert {page.name for page in DOCS.glob("*.md") if console_blocks(page)} == tested

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from oloproof.digest import canonical_json, compact_json
-from oloproof.errors import ErrorKind, RecordingError, UnstorableRecording
+from oloproof.errors import ErrorKind, RecordedError, RecordingError, UnstorableRecording
 from oloproof.execution.exits import (
     CONTAINED,
     SYSTEM_EXITS,
@@ -368,6 +368,10 @@ def _failure(exc: BaseException, prefix: str | None) -> CallResult:
         raise exc
     kind = ErrorKind.SYSTEM_ERROR
     text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, RecordedError):  # an imported run's error, as its harness recorded it
+        return CallResult(None, error=CaseError(
+            exc.error_kind, escaped(exc.message),
+            escaped(exc.traceback) if exc.traceback else None), raised=exc)
     if isinstance(exc, RecordingError):
         text = exc.message
         if isinstance(exc, UnstorableRecording):
