@@ -115,7 +115,7 @@ def _rate(rate: float) -> float:
     return float(rate)
 
 
-def _sought(rate: float, threshold: float, is_minimum: bool) -> str:
+def sought_state(rate: float, threshold: float, is_minimum: bool) -> str:
     """The state the estimate points to: PASS on the passing side of the threshold."""
     return "PASS" if (rate > threshold) == is_minimum else "FAIL"
 
@@ -183,7 +183,7 @@ def rate_projection(
     rate = passed / observed
     if rate == threshold:
         return RateProjection(None, None, "estimate_equals_threshold", PROJECTION_METHOD)
-    state = _sought(rate, threshold, is_minimum)
+    state = sought_state(rate, threshold, is_minimum)
 
     def decides(total: int) -> bool:
         return _clears(*exact_bounds_at_rate(rate, total, level), threshold, is_minimum,
@@ -228,7 +228,7 @@ def mean_projection(
     if rate == threshold:
         return RateProjection(None, None, "estimate_equals_threshold",
                               BENTKUS_PROJECTION_METHOD)
-    state = _sought(rate, threshold, is_minimum)
+    state = sought_state(rate, threshold, is_minimum)
 
     def decides(total: int) -> bool:
         return _clears(*_bentkus_at_rate(rate, total, level), threshold, is_minimum, state)
