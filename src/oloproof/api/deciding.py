@@ -1,8 +1,8 @@
 """A run document from a run's analysis, shared by running a suite and re-deciding a stored run.
 
-`_plan` is what the analysis tallies (from the suite as stored with the run); `_decide` finishes
-the analysis, decides the policy's rules and builds the `RunDocument`; `_check_baseline` and
-`_compare_stored` pair the run with its baseline.
+`analysis_plan` is what the analysis tallies (from the suite as stored with the run);
+`decide_run` finishes the analysis, decides the policy's rules and builds the `RunDocument`;
+`check_baseline` and `compare_stored_runs` pair the run with its baseline.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     )
 
 
-def _plan(suite_info: dict[str, Any]) -> MetricPlan:
+def analysis_plan(suite_info: dict[str, Any]) -> MetricPlan:
+    """What the analysis of a run tallies, from its suite as stored with the run."""
     trial_metrics = suite_info.get("trial_metrics", ())
     if trial_metrics:  # (repeated trials' code is imported only for a suite that has them)
         from oloproof.analysis.trials import TrialMetricSpec
@@ -54,7 +55,7 @@ def _plan(suite_info: dict[str, Any]) -> MetricPlan:
     )
 
 
-def _check_baseline(db: Store, baseline: str, project: str, case_ids: set[str], *,
+def check_baseline(db: Store, baseline: str, project: str, case_ids: set[str], *,
                     gating: bool) -> str:
     """A baseline for the run about to be made: of this project, sharing case ids with the
     suite, and complete when a rule decides on it (a UsageError saying which is not so)."""
@@ -75,7 +76,7 @@ def _check_baseline(db: Store, baseline: str, project: str, case_ids: set[str], 
     return baseline
 
 
-def _compare_stored(db: Store, baseline: str, candidate: str, level: float, *,
+def compare_stored_runs(db: Store, baseline: str, candidate: str, level: float, *,
                     candidate_complete: bool = False) -> Comparison:
     """Compare two stored runs. `candidate_complete`: the candidate is the run being decided
     (still registered as running), so no warning says it did not complete."""
@@ -86,12 +87,14 @@ def _compare_stored(db: Store, baseline: str, candidate: str, level: float, *,
     return compare_sides(db, read_side(db, baseline), cand, level)
 
 
-def _decide(
+def decide_run(
     db: Store, run_id: str, status: RunStatus | str, suite_info: dict[str, Any], policy: Policy,
     analysis: Analysis, validity: list[TransformValidity], cache: CacheCounts,
     errors: list[CaseError], warnings: list[str], execution: Execution | None = None,
     baseline: BaselineSummary | None = None, ended: Sequence[ExitAttempt] = (),
 ) -> RunDocument:
+    """The run document: `analysis` finished, the policy's rules decided, the gate and the
+    warnings of a run that did not complete."""
     from oloproof.analysis.expected_keys import expected_key_hints
     from oloproof.decisions import decide
     from oloproof.document import (

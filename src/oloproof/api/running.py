@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from oloproof.analysis.metrics import Analysis
-from oloproof.api.deciding import _check_baseline, _compare_stored, _decide, _plan
+from oloproof.api.deciding import analysis_plan, check_baseline, compare_stored_runs, decide_run
 from oloproof.api.result import RunResult
 from oloproof.errors import RunStopped, UsageError
 from oloproof.execution.engine import RunEngine
@@ -172,7 +172,7 @@ class _Run:
         if reference is not None:
             try:
                 project = self.suite.config.project
-                self.baseline = _check_baseline(
+                self.baseline = check_baseline(
                     self.db, self.db.resolve_baseline(reference, None, project), project,
                     set(self.suite.dataset.run_ids), gating=self.suite.policy.compares)
             except BaseException:
@@ -222,7 +222,7 @@ class _Run:
             engine = RunEngine(suite, db, run_id, no_cache=self.no_cache,
                                concurrency=self.concurrency, progress=self.progress,
                                transport=transport, executions_from=self.source)
-            analysis = Analysis(_plan(suite_info))
+            analysis = Analysis(analysis_plan(suite_info))
             guarded_before = len(exit_attempts())  # (only the command line guards os._exit)
             loop = asyncio.get_running_loop()
             importing = loop.call_soon(loop.call_soon, _import_beside_the_run)
@@ -253,7 +253,7 @@ class _Run:
                 against = BaselineSummary(baseline=self.baseline)
             elif self.baseline is not None:
                 db.stop_writer()  # the run's cases must be committed to be paired
-                against = _compare_stored(db, self.baseline, run_id,
+                against = compare_stored_runs(db, self.baseline, run_id,
                                           suite.policy.confidence_level,
                                           candidate_complete=True).summary()
             # A run every execution of which errored measured nothing: it is `failed`, exit 5
@@ -268,7 +268,7 @@ class _Run:
             rerun = db.rerun_errored(run_id) if not self.no_cache else None
             if rerun is not None:  # (what errored before is never cached: it ran again)
                 cache.rerun_from, cache.rerun = rerun
-            document = _decide(db, run_id, status, suite_info, suite.policy,
+            document = decide_run(db, run_id, status, suite_info, suite.policy,
                                analysis,
                                [TransformValidity.model_validate(v) for v in validity],
                                cache,

@@ -178,7 +178,7 @@ def asks_for(evidence: Evidence, evaluators: Sequence[Evaluator],
 # ---- the judges of a process -----------------------------------------------------------------
 
 
-class _Judge:
+class PanelJudge:
     """One `judges:` entry in this process: its client or function and its concurrency."""
 
     def __init__(self, config: JudgeConfig, share: int) -> None:
@@ -329,14 +329,14 @@ class JudgePanel:
         # Verdicts made or looked up lately, by key (oldest first), and the calls under way.
         self._kept: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._asking: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self._judges: dict[str, _Judge] = {}
+        self._judges: dict[str, PanelJudge] = {}
         for i in self.positions:
             evaluator = self.evaluators[i]
             assert isinstance(evaluator, JudgeCriterion)
             config = evaluator.judge_config
             assert config is not None, "a judge criterion is bound to its judge when loaded"
             if config.name not in self._judges:
-                self._judges[config.name] = _Judge(config, share)
+                self._judges[config.name] = PanelJudge(config, share)
 
     @classmethod
     def of(cls, evaluators: Sequence[Evaluator], share: int = 1,
@@ -438,7 +438,7 @@ class JudgePanel:
             await judge.close()
 
 
-async def _sample(judge: _Judge, request: JudgeRequest) -> dict[str, Any]:
+async def _sample(judge: PanelJudge, request: JudgeRequest) -> dict[str, Any]:
     """One sample of a verdict: asked again once if the reply is not a verdict."""
     attempts = 0
     latency = 0.0
@@ -484,7 +484,7 @@ def _total(values: list[int | None]) -> int | None:
     return sum(known) if known else None
 
 
-def _record(evaluator: JudgeCriterion, judge: _Judge, ask: JudgeAsk,
+def _record(evaluator: JudgeCriterion, judge: PanelJudge, ask: JudgeAsk,
             answers: list[dict[str, Any]]) -> dict[str, Any]:
     """The `judge_verdict/v1` record of one case's answers (the majority of its samples), or
     the first failure among them."""

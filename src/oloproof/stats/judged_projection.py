@@ -23,7 +23,7 @@ import numpy as np
 
 from oloproof.stats._checks import count
 from oloproof.stats.prediction_powered import prediction_powered_bounds
-from oloproof.stats.projection import _smallest, _sought, _threshold
+from oloproof.stats.projection import rule_threshold, smallest_deciding, sought_state
 
 __all__ = ["JUDGED_LABELS_LIMIT", "CorrectedProjection", "corrected_bounds_at",
            "corrected_projection"]
@@ -97,14 +97,14 @@ def corrected_projection(
     passed, observed = count("judge_passed", judge_passed), count("judge_observed",
                                                                   judge_observed)
     missing = count("judge_missing", judge_missing)
-    threshold, is_minimum = _threshold(minimum, maximum)
+    threshold, is_minimum = rule_threshold(minimum, maximum)
     cases = observed + missing
     if labelled == 0 or observed == 0:
         raise ValueError("a corrected projection needs labelled cases and judged ones")
     estimate = passed / observed + (person_only - judge_only) / labelled
     if math.isclose(estimate, threshold, abs_tol=1e-12):
         return CorrectedProjection(None, None, None, "estimate_equals_threshold")
-    state = _sought(estimate, threshold, is_minimum)
+    state = sought_state(estimate, threshold, is_minimum)
     def decides(n: int) -> bool:
         if n < labelled:
             return False
@@ -115,7 +115,7 @@ def corrected_projection(
             return lower >= threshold if state == "PASS" else upper < threshold
         return upper <= threshold if state == "PASS" else lower > threshold
 
-    found = _smallest(decides, limit)
+    found = smallest_deciding(decides, limit)
     if found is None:
         return CorrectedProjection(None, None, state, "beyond_limit")
     return CorrectedProjection(found, math.ceil(cases * found / labelled), state)
