@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.speed.inspect_read import _MAKE, ROOT
+from benchmarks.speed.inspect_read import MAKE_LOG, ROOT
 
 TARGETS = {
     # importing and gating costs at most twice Inspect's own read of the log
@@ -78,7 +78,7 @@ def run(argv: list[str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         scratch = Path(folder)
         made = subprocess.run(
-            [sys.executable, "-c", _MAKE.format(tasks=str(ROOT / "tests" / "harnesses")),
+            [sys.executable, "-c", MAKE_LOG.format(tasks=str(ROOT / "tests" / "harnesses")),
              str(scratch), str(args.samples)],
             check=True, capture_output=True, text=True, cwd=scratch)
         [log] = (Path(p) for p in made.stdout.split())

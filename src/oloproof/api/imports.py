@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from oloproof.api.result import RunResult
-from oloproof.api.running import _Run
+from oloproof.api.running import RunJob
 from oloproof.errors import StoreError, TraceError, UsageError
 from oloproof.harnesses.played import Recordings, playing
 from oloproof.harnesses.records import ImportedTrial, ImportSummary
@@ -161,7 +161,7 @@ def _import(source: _Source, policy: str | Path | None, config: str | Path,
             _write_suite(suite, project, source, trials, criteria)
             # No execution is taken from the cache: another run's trials of the same input
             # are not this run's.
-            job = _Run(suite / SUITE, policy if policy is not None else suite / POLICY,
+            job = RunJob(suite / SUITE, policy if policy is not None else suite / POLICY,
                        no_cache=True, concurrency=None, on_progress=None, on_start=None,
                        store=store_path)
             job.run_id = run_id

@@ -139,9 +139,9 @@ def _rescored(suite: LoadedSuite, source: StoredExecutions, refused: list[Refusa
     return out
 
 
-class _Run:
+class RunJob:
     """One run between registering it in the store and its result (shared by `run`,
-    `run_async` and `rescore`)."""
+    `run_async`, `rescore` and `import`)."""
 
     def __init__(
         self, config: str | Path, policy: str | Path | None, *, no_cache: bool,
@@ -340,7 +340,7 @@ def run(
         RunStopped: interrupted (Ctrl-C); what finished is stored and reused by the next run.
     """
     _refuse_running_loop("run")
-    job = _Run(config, policy, no_cache=no_cache, concurrency=concurrency,
+    job = RunJob(config, policy, no_cache=no_cache, concurrency=concurrency,
                on_progress=on_progress, on_start=on_start, store=store, trials=trials,
                workers=workers, executor=executor, baseline=baseline,
                selection=Selection.of(cases, pattern, limit, sample, seed))
@@ -381,7 +381,7 @@ async def run_async(
         StoreError: the store cannot be opened or written.
         RunStopped: interrupted (Ctrl-C); what finished is stored.
     """
-    job = _Run(config, policy, no_cache=no_cache, concurrency=concurrency,
+    job = RunJob(config, policy, no_cache=no_cache, concurrency=concurrency,
                on_progress=on_progress, on_start=on_start, store=store, trials=trials,
                workers=workers, executor=executor, baseline=baseline,
                selection=Selection.of(cases, pattern, limit, sample, seed))
@@ -424,13 +424,13 @@ def rescore(
         RunStopped: interrupted (Ctrl-C); what finished is stored.
     """
     _refuse_running_loop("rescore")
-    job = _Run(config, policy, no_cache=False, concurrency=concurrency,
+    job = RunJob(config, policy, no_cache=False, concurrency=concurrency,
                on_progress=on_progress, on_start=None, store=store, baseline=baseline,
                rescore=run)
     return _run_to_the_end(job)
 
 
-def _run_to_the_end(job: _Run) -> RunResult:
+def _run_to_the_end(job: RunJob) -> RunResult:
     """`job` run on an event loop of its own; Ctrl-C ends it as `RunStopped`."""
     try:
         return asyncio.run(job.execute())
