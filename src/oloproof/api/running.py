@@ -117,6 +117,7 @@ class _Run:
         # the run being made is `latest` (docs/compare.md#which-run-is-the-baseline). A bad baseline
         # stops here, before any call.
         reference = baseline if baseline is not None else self.suite.policy.baseline_reference
+        self.reference = reference
         self.baseline: str | None = None
         if reference is not None:
             try:
@@ -158,7 +159,7 @@ class _Run:
         try:
             db.begin_run(run_id, suite.config.project, suite.config.system.name,
                          suite.config.system.version, suite_info,
-                         policy.model_dump(mode="json"))
+                         policy.model_dump(mode="json"), no_cache=self.no_cache)
         except BaseException:
             await transport.close()
             raise
@@ -193,11 +194,15 @@ class _Run:
                 db.stop_writer()  # the run's cases must be committed to be paired
                 against = _compare_stored(db, self.baseline, run_id,
                                           suite.policy.confidence_level,
-                                          candidate_complete=True).summary()
+                                          candidate_complete=True,
+                                          reference=self.reference).summary()
             # A run every execution of which errored measured nothing: it is `failed`, exit 5
             # (never "more cases needed"; docs/failures.md#a-run-that-never-ran).
             status = RunStatus.FAILED if analysis.execution_counts().nothing_measured \
                 else RunStatus.COMPLETE
+            if status == RunStatus.COMPLETE:  # counted among the runs of its suite and version
+                db.flush(wait=True)  # (the digest is of its cases as stored)
+                db.set_suite_digest(run_id, suite_info["evaluator_keys"])
             cache = CacheCounts.model_validate(engine.cache.to_json())
             rerun = db.rerun_errored(run_id) if not self.no_cache else None
             if rerun is not None:  # (what errored before is never cached: it ran again)

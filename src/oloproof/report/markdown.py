@@ -1,10 +1,11 @@
 """GitHub-flavoured Markdown for a pull request or `$GITHUB_STEP_SUMMARY`
 (docs/ci.md#what-the-job-produces).
 
-A run: the gate, the Decisions table (each with the comparison it made), the Metrics table, the
-paired figures against a baseline when rules were decided on one, what broke, and the first
-failing cases. A comparison: the criteria table, the broken cases with what changed, then the
-fixed, changed and unpaired cases. Figures are the terminal's (same rounding).
+A run: the gate (and which of several runs of its version it is), the Decisions table (each
+with the comparison it made), the Metrics table, the paired figures against a baseline when
+rules were decided on one, what broke, and the first failing cases. A comparison: which run
+the baseline is, the criteria table, the broken cases with what changed, then the fixed,
+changed and unpaired cases. Figures are the terminal's (same rounding).
 
 Every text from a case or a configuration is written with `text()`: control and
 direction-changing characters as `\\uXXXX`, newlines as `\\n`, and every ASCII punctuation
@@ -37,6 +38,7 @@ from oloproof.report.numbers import (
     n_text,
     p_value_text,
 )
+from oloproof.report.reruns import record_lines, taken_text
 from oloproof.report.trial_counts import criteria_text
 from oloproof.report.what_broke import error_groups, hint, leading
 
@@ -101,6 +103,8 @@ def _baseline(summary: BaselineSummary) -> list[str]:
            + (f"; {summary.baseline_only} in the baseline only (dropped), each counted as a "
               "pair whose candidate side is missing" if summary.baseline_only else "")
            + ".", ""]
+    if summary.baseline_taken is not None:
+        out += [text(taken_text(summary.baseline, None, summary.baseline_taken)), ""]
     out += criteria_table(summary.criteria)
     out += [f"> {text(w)}" for w in summary.warnings]
     if summary.dropped_cases:
@@ -136,6 +140,10 @@ def run_markdown(document: RunDocument) -> str:
            f"{_GATE_WORDS.get(int(gate.exit_code), '')} · run `{document.run_id}` · "
            f"{document.status} · {text(document.system.name)} {text(document.system.version)}"
            f" · {document.cases} cases · confidence level {document.confidence_level:g}"]
+    if document.record is not None:
+        head, *rest = record_lines(document.run_id, document.system, document.record)
+        out += ["", (f"**{text(head)}**" if document.record.resample else text(head))
+                + "".join(f"  \n{text(line)}" for line in rest)]
     if document.executions is not None:
         out += ["", "Executions: " + _plain(executions_text(document.executions,
                                                              document.trials))]
@@ -196,6 +204,9 @@ def comparison_markdown(comparison: Comparison) -> str:
            f"`{comparison.baseline}` ({text(comparison.baseline_system.name)} "
            f"{text(comparison.baseline_system.version)}) · confidence level "
            f"{comparison.confidence_level:g}", ""]
+    if comparison.baseline_taken is not None:
+        out += [text(taken_text(comparison.baseline, comparison.baseline_system,
+                                comparison.baseline_taken)), ""]
     for warning in comparison.warnings:
         out += [f"> **Warning:** {text(warning)}", ""]
     out += criteria_table(comparison.criteria)

@@ -35,14 +35,15 @@ class RunsRegistry:
 
     def begin_run(
         self, run_id: str, project: str, system_name: str, system_version: str,
-        suite: dict[str, Any], policy: dict[str, Any],
+        suite: dict[str, Any], policy: dict[str, Any], *, no_cache: bool = False,
     ) -> None:
-        """Register a run as `running`, with the suite and policy it runs under."""
+        """Register a run as `running`, with the suite and policy it runs under, and whether
+        it is made with --no-cache (docs/limits.md#re-runs-and-re-drawn-samples)."""
         self._write(
             "INSERT INTO runs (run_id, project, started_at, status, pid, host, system_name, "
-            "system_version, suite, policy) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            "system_version, suite, policy, no_cache) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (run_id, project, time.time(), "running", os.getpid(), socket.gethostname(),
-             system_name, system_version, dumps(suite), dumps(policy)),
+             system_name, system_version, dumps(suite), dumps(policy), int(no_cache)),
         )
 
     def finish_run(
