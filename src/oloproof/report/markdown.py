@@ -22,9 +22,11 @@ from collections.abc import Sequence
 
 from oloproof.document import (
     BaselineSummary,
+    BaselineTaken,
     Comparison,
     CriterionComparison,
     RunDocument,
+    SystemRef,
 )
 from oloproof.report.comparison import method_note, verdict_words
 from oloproof.report.escape import safe_line
@@ -104,13 +106,21 @@ def _baseline(summary: BaselineSummary) -> list[str]:
               "pair whose candidate side is missing" if summary.baseline_only else "")
            + ".", ""]
     if summary.baseline_taken is not None:
-        out += [text(taken_text(summary.baseline, None, summary.baseline_taken)), ""]
+        out += [_plain(taken_text(summary.baseline, None, _escaped(summary.baseline_taken))),
+                ""]
     out += criteria_table(summary.criteria)
     out += [f"> {text(w)}" for w in summary.warnings]
     if summary.dropped_cases:
         out += ["", "Dropped (in the baseline, not in this run as it was; a rule with "
                 f"`dropped: ignore` leaves them out): {_ids(summary.dropped_cases)}"]
     return out
+
+
+def _escaped(taken: BaselineTaken) -> BaselineTaken:
+    """A baseline's reference as its user wrote it, escaped."""
+    if taken.reference is None:
+        return taken
+    return taken.model_copy(update={"reference": text(taken.reference)})
 
 
 def _what_broke(document: RunDocument) -> list[str]:
@@ -140,10 +150,15 @@ def run_markdown(document: RunDocument) -> str:
            f"{_GATE_WORDS.get(int(gate.exit_code), '')} · run `{document.run_id}` · "
            f"{document.status} · {text(document.system.name)} {text(document.system.version)}"
            f" · {document.cases} cases · confidence level {document.confidence_level:g}"]
-    if document.record is not None:
-        head, *rest = record_lines(document.run_id, document.system, document.record)
-        out += ["", (f"**{text(head)}**" if document.record.resample else text(head))
-                + "".join(f"  \n{text(line)}" for line in rest)]
+    if document.record is not None:  # our words; the system's name and version escaped
+        system = SystemRef(name=text(document.system.name),
+                           version=text(document.system.version))
+        record = document.record.model_copy(
+            update={"variant": None if document.record.variant is None
+                    else text(document.record.variant)})
+        head, *rest = (_plain(line) for line in record_lines(document.run_id, system, record))
+        out += ["", (f"**{head}**" if record.resample else head)
+                + "".join(f"  \n{line}" for line in rest)]
     if document.executions is not None:
         out += ["", "Executions: " + _plain(executions_text(document.executions,
                                                              document.trials))]
@@ -205,8 +220,10 @@ def comparison_markdown(comparison: Comparison) -> str:
            f"{text(comparison.baseline_system.version)}) · confidence level "
            f"{comparison.confidence_level:g}", ""]
     if comparison.baseline_taken is not None:
-        out += [text(taken_text(comparison.baseline, comparison.baseline_system,
-                                comparison.baseline_taken)), ""]
+        system = SystemRef(name=text(comparison.baseline_system.name),
+                           version=text(comparison.baseline_system.version))
+        out += [_plain(taken_text(comparison.baseline, system,
+                                  _escaped(comparison.baseline_taken))), ""]
     for warning in comparison.warnings:
         out += [f"> **Warning:** {text(warning)}", ""]
     out += criteria_table(comparison.criteria)
