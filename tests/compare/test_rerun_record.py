@@ -96,6 +96,8 @@ def test_complete_runs_are_counted_and_said(cli: Any, desk: Desk) -> None:
 def test_another_version_or_suite_starts_its_own_count(cli: Any, desk: Desk) -> None:
     _run(cli, desk)
     assert _run(cli, desk)["record"]["run"] == 2
+    # More trials re-measure the same cases by the same criteria: the same suite.
+    assert _run(cli, desk, "--trials", "2")["record"]["run"] == 3
     desk.version("v2")
     assert "record" not in _run(cli, desk)  # run 1 of v2
     desk.cases.append(desk.case("c7"))  # another dataset: another suite

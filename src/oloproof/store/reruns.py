@@ -33,11 +33,16 @@ WHOLE_SUITE = "run"
 def suite_digest(conn: sqlite3.Connection, run_id: str, evaluator_keys: list[str]) -> str:
     """The suite digest of a stored run (see the module's text), from its committed cases."""
     cases = hashlib.sha256()
-    rows = conn.execute("SELECT DISTINCT case_id, case_digest FROM run_cases WHERE run_id=? "
+    # In the order of the (run_id, case_id) index; a case's trials, one row each, are one case.
+    # (Not DISTINCT: SQLite would sort every row again. 200,000 cases take about 0.3 s.)
+    rows = conn.execute("SELECT case_id, case_digest FROM run_cases WHERE run_id=? "
                         "ORDER BY case_id, case_digest", (run_id,))
-    for case_id, case_digest in rows:
-        # (The id's length first: no id, whatever it holds, reads as another id and digest.)
-        cases.update(f"{len(case_id)}:{case_id}{case_digest}\n".encode("utf-8", "surrogatepass"))
+    last = None
+    for row in rows:
+        if row != last:
+            # (The id's length first: no id, whatever it holds, reads as another id and digest.)
+            cases.update(f"{len(row[0])}:{row[0]}{row[1]}\n".encode("utf-8", "surrogatepass"))
+            last = row
     return digest({"evaluators": sorted(evaluator_keys), "cases": "sha256:" + cases.hexdigest()})
 
 
