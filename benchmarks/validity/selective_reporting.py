@@ -166,6 +166,11 @@ def _redrawn_seed(total: int, n: int, repetitions: int, rng: np.random.Generator
             "lower_gain_points": 100 * float(np.mean(lower_gains))}
 
 
+def _span(figures: dict[str, object], name: str, values: list[float]) -> None:
+    """The least and the most of a figure over the grid: `NAME_min`, `NAME_max`."""
+    figures[f"{name}_min"], figures[f"{name}_max"] = min(values), max(values)
+
+
 def run(argv: list[str]) -> dict[str, object]:
     parser = argparse.ArgumentParser(prog="selective_reporting")
     parser.add_argument("--runs", type=int, default=20000, help="suites per cell (best of 5)")
@@ -199,11 +204,9 @@ def run(argv: list[str]) -> dict[str, object]:
                       f"{cell['single_exact']:.4f} (sim {cell['single_sim']:.4f}), best of 5 "
                       f"{cell['best_exact']:.4f} (sim {cell['best_sim']:.4f})", flush=True)
     figures["best_of_5_audit_point"] = best_at_audit
-    figures["best_of_5_single_max"] = max(singles)
-    figures["best_of_5_alike_min"] = min(best_alike)
-    figures["best_of_5_alike_max"] = max(best_alike)
-    figures["best_of_5_differ_min"] = min(best_differ)
-    figures["best_of_5_differ_max"] = max(best_differ)
+    _span(figures, "best_of_5_single", singles)
+    _span(figures, "best_of_5_alike", best_alike)
+    _span(figures, "best_of_5_differ", best_differ)
     figures["best_of_5_sim_gap_se_max"] = max(gaps)
 
     pairs = min(args.pairs, 800) if args.quick else args.pairs
@@ -217,11 +220,9 @@ def run(argv: list[str]) -> dict[str, object]:
             worst_any.append(cell["any"])
             print(f"worst of 5 baselines, cases {name:6} n={n}: one {cell['single']:.4f}, "
                   f"worst {cell['worst']:.4f}, any {cell['any']:.4f}", flush=True)
-    figures["worst_baseline_single_max"] = max(worst_single)
-    figures["worst_baseline_worst_min"] = min(worst_worst)
-    figures["worst_baseline_worst_max"] = max(worst_worst)
-    figures["worst_baseline_any_min"] = min(worst_any)
-    figures["worst_baseline_any_max"] = max(worst_any)
+    _span(figures, "worst_baseline_single", worst_single)
+    _span(figures, "worst_baseline_worst", worst_worst)
+    _span(figures, "worst_baseline_any", worst_any)
 
     repetitions = min(args.labels, 60) if args.quick else args.labels
     gains = []
@@ -231,8 +232,7 @@ def run(argv: list[str]) -> dict[str, object]:
         gains.append(cell["estimate_gain_points"])
         print(f"best of 5 seeds, N={total} n={n}: estimate +{cell['estimate_gain_points']:.2f} "
               f"points, lower bound +{cell['lower_gain_points']:.2f}", flush=True)
-    figures["redrawn_seed_gain_min"] = min(gains)
-    figures["redrawn_seed_gain_max"] = max(gains)
+    _span(figures, "redrawn_seed_gain", gains)
     return {"figures": figures,
             "params": {"level": LEVEL, "tries": TRIES, "sizes": sizes,
                        "thresholds": thresholds, "runs": runs, "pairs": pairs,
