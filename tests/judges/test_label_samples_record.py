@@ -81,6 +81,12 @@ def test_every_sample_is_recorded_and_a_redraw_is_warned_and_listed(
     assert "; seed 6, n 10, " in warning and "; seed 5, n 12, " in warning
     assert "its labels file holds the one of seed 5" in warning
     assert "docs/limits.md#re-runs-and-re-drawn-samples" in warning
-    # A gate of it lists them too (its warnings are the record now).
-    gated = oloproof.redecide("latest", config=project.config)
-    assert any("3 labels samples were drawn" in w for w in gated.document.warnings)
+    # A gate of it lists them in its JSON's warnings too (the record as it is now); a run's
+    # report shows them.
+    code, out, err = cli("gate", "latest", "--json", cwd=project.root)
+    assert code == 3, err
+    assert any("3 labels samples were drawn" in w for w in json.loads(out)["warnings"])
+    code, out, err = cli("run", cwd=project.root, env={"COLUMNS": "300"})
+    assert code == 3, err
+    assert "Warning: reply_truthful: 3 labels samples were drawn (seed 5, n 10, " in " ".join(
+        out.split())
