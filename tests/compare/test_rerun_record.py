@@ -141,10 +141,19 @@ def test_a_baseline_among_runs_of_its_version_says_which_and_why(cli: Any,
     out = " ".join(_said(cli, desk, "gate", candidate, "--policy", "ni.yaml").split())
     assert f"Baseline {v1[-1]} is run 3 of 3 complete runs of its version (this suite): " \
         "the latest of them (version:v1 takes the latest)" in out
-    # One complete run of the baseline's version: nothing to say.
     assert oloproof.compare("latest~1", "latest", desk.config).baseline_taken is not None
+    # One complete run of the baseline's version: nothing to say.
     assert "baseline_taken" not in oloproof.compare(
         candidate, v1[0], desk.config).to_json()  # v2 has one run
+    # A run made against one of several runs says which and why too, the baseline pinned by
+    # its policy or named on the command line, in its report and its JSON document.
+    desk.version("v3")
+    out = " ".join(_said(cli, desk, "run", "--policy", "ni.yaml").split())
+    assert f"Baseline {v1[-1]} is run 3 of 3 complete runs of its version (this suite): " \
+        "the latest of them (version:v1 takes the latest)" in out
+    made = _run(cli, desk, "--baseline", v1[1], "--policy", "ni.yaml")
+    assert made["baseline"]["baseline_taken"] == {
+        "run": 2, "runs": 3, "latest": v1[-1], "why": "named", "reference": v1[1]}
 
 
 def test_a_store_of_schema_5_migrates_and_counts_the_runs_it_held(cli: Any,
