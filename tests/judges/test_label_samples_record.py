@@ -1,7 +1,8 @@
 """Every labels sample drawn is on the record (issue 40 point 3, docs/judges.md#labelling):
 `labels sample` keeps the criterion, seed, n, the cases' digest and when in the store; a sample
 of another seed or n than an earlier one warns, naming them; the next run's warnings list them
-all. A sample refused before it is drawn is not recorded."""
+all. A sample refused before it is drawn is not recorded; a sample the store cannot record is
+not written (exit 5)."""
 
 from __future__ import annotations
 
@@ -90,3 +91,17 @@ def test_every_sample_is_recorded_and_a_redraw_is_warned_and_listed(
     assert code == 3, err
     assert "Warning: reply_truthful: 3 labels samples were drawn (seed 5, n 10, " in " ".join(
         out.split())
+
+
+def test_a_sample_the_store_cannot_record_is_not_written(cli: Callable[..., Any],
+                                                         project: JudgedProject) -> None:
+    assert cli("run", cwd=project.root)[0] == 3
+    with sqlite3.connect(project.store) as conn:  # every write of a sample fails
+        conn.execute("CREATE TRIGGER refused BEFORE INSERT ON label_samples "
+                     "BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END")
+    code, _, err = cli("labels", "sample", "--criterion", "reply_truthful", "--n", "10",
+                       "--seed", "5", "-o", "labels/truthful.jsonl", cwd=project.root)
+    assert code == 5, err
+    assert "disk I/O error" in err, err
+    assert not (project.root / "labels" / "truthful.jsonl").exists()
+    assert _samples(project) == []
