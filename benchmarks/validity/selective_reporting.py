@@ -214,31 +214,27 @@ def run(argv: list[str]) -> dict[str, object]:
     figures["best_of_5_sim_gap_se_max"] = max(gaps)
 
     pairs = min(args.pairs, 800) if args.quick else args.pairs
-    worst_single, worst_any, worst_worst = [], [], []
+    baselines = []
     for n in ([200] if args.quick else [100, 200, 400]):
         for name, concentration in (("alike", None), ("differ", 2.0)):
             cell = _worst_baseline(n, 0.8, 0.05, pairs, concentration, rng)
             cells[f"worst_baseline_{name}_n{n}"] = cell
-            worst_single.append(cell["single"])
-            worst_worst.append(cell["worst"])
-            worst_any.append(cell["any"])
+            baselines.append(cell)
             print(f"worst of 5 baselines, cases {name:6} n={n}: one {cell['single']:.4f}, "
                   f"worst {cell['worst']:.4f}, any {cell['any']:.4f}", flush=True)
-    _span(figures, "worst_baseline_single", worst_single)
-    _span(figures, "worst_baseline_worst", worst_worst)
-    _span(figures, "worst_baseline_any", worst_any)
+    for key in ("single", "worst", "any"):
+        _span(figures, f"worst_baseline_{key}", [cell[key] for cell in baselines])
 
     repetitions = min(args.labels, 60) if args.quick else args.labels
-    gains, lower_gains = [], []
+    seeds = []
     for total, n in ([(1000, 100)] if args.quick else [(400, 30), (1000, 100), (2000, 400)]):
         cell = _redrawn_seed(total, n, repetitions, rng, args.seed)
         cells[f"redrawn_seed_N{total}_n{n}"] = cell
-        gains.append(cell["estimate_gain_points"])
-        lower_gains.append(cell["lower_gain_points"])
+        seeds.append(cell)
         print(f"best of 5 seeds, N={total} n={n}: estimate +{cell['estimate_gain_points']:.2f} "
               f"points, lower bound +{cell['lower_gain_points']:.2f}", flush=True)
-    _span(figures, "redrawn_seed_gain", gains)
-    _span(figures, "redrawn_seed_lower_gain", lower_gains)
+    for name, key in (("gain", "estimate_gain_points"), ("lower_gain", "lower_gain_points")):
+        _span(figures, f"redrawn_seed_{name}", [cell[key] for cell in seeds])
     # The targets' figures first, then the rest in the order measured (RESULTS.md shows the
     # first few).
     first = [name for name in TARGETS if name in figures]
