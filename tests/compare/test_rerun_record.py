@@ -178,3 +178,31 @@ def test_a_store_of_schema_5_migrates_and_counts_the_runs_it_held(cli: Any,
     assert len(digests) == 1 and None not in digests
     third = _run(cli, desk, "--no-cache")["record"]
     assert third["earlier"] == before and third["run"] == 3 and third["resampled"]
+
+
+def test_subset_and_rescored_runs_are_not_counted(cli: Any, desk: Desk) -> None:
+    first = _run(cli, desk)["run_id"]
+    code, out, err = cli("run", "--json", "--case", "c1", cwd=desk.root)
+    assert code == 3, err  # a subset never allows a release
+    subset = json.loads(out)
+    assert subset["subset"]["cases"] == 1 and "record" not in subset
+    code, out, err = cli("rescore", first, "--json", cwd=desk.root)
+    assert code == 0, err
+    rescored = json.loads(out)
+    assert rescored["rescored_from"] == first and "record" not in rescored
+    # The next whole run is the second of its version: neither was counted.
+    second = _run(cli, desk)["record"]
+    assert (second["run"], second["runs"], second["earlier"]) == (2, 2, [first])
+    gated = json.loads(_said(cli, desk, "gate", rescored["run_id"], "--json"))
+    assert "record" not in gated
+    # A store of schema 5 that held them: its subset and rescored runs get their kind when it
+    # is upgraded, and are still not counted.
+    store = desk.root / ".oloproof" / "store.sqlite"
+    with sqlite3.connect(store) as conn:
+        as_of_schema(conn, 5)
+    assert first in _said(cli, desk, "runs")  # (migrates)
+    with sqlite3.connect(store) as conn:
+        kinds = dict(conn.execute("SELECT run_id, kind FROM runs").fetchall())
+    assert kinds[subset["run_id"]] == "subset" and kinds[rescored["run_id"]] == "rescored"
+    third = _run(cli, desk)["record"]
+    assert (third["run"], third["runs"]) == (3, 3)

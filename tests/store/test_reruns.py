@@ -35,7 +35,7 @@ def test_runs_of_another_kind_variant_suite_or_status_are_counted_apart(db: Stor
     _made(db, "run_2r")  # its evaluators listed in another order: the same suite
     _made(db, "run_3", status="stopped")
     _made(db, "run_4", kind="subset")
-    _made(db, "run_4b", kind="rescore")
+    _made(db, "run_4b", kind="rescored")
     _made(db, "run_4c", kind="import")
     _made(db, "run_5", variant="prompt-b")
     _made(db, "run_6", cases=4)
@@ -46,7 +46,7 @@ def test_runs_of_another_kind_variant_suite_or_status_are_counted_apart(db: Stor
     assert counted.no_cache == [False, False, True] and counted.variant is None
     assert db.counted_runs("run_3") is None  # stopped: not counted, no place
     assert db.counted_runs("run_3", as_complete=True) is not None  # while being decided
-    # A subset, a rescoring, an import: never counted, and none is given a place.
+    # A subset, a rescored run, an import: never counted, and none is given a place.
     assert [db.counted_runs(r) for r in ("run_4", "run_4b", "run_4c")] == [None] * 3
     variant = db.counted_runs("run_5")
     assert variant is not None and variant.runs == ["run_5"] and variant.variant == "prompt-b"

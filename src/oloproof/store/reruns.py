@@ -10,8 +10,10 @@ rest re-measure the same cases by the same criteria.
 
 The runs counted beside a run are the **complete** runs of its project, system name, version
 and variant, of kind `run` (a run of the whole suite) and with its suite digest, oldest first.
-A run that stopped, failed or never finished is not counted; a run of another kind (a subset, a
-rescoring, an import: kinds later work adds) is not counted and is not given a place.
+A run that stopped, failed or never finished is not counted; a run of another kind (a subset of
+the cases, `subset`; a rescoring of a stored run's executions, `rescored`: the kind its suite
+description names, `project/describe.py`; an import, when imports are stored) is not counted and
+is not given a place.
 """
 
 from __future__ import annotations
@@ -47,8 +49,11 @@ def suite_digest(conn: sqlite3.Connection, run_id: str, evaluator_keys: list[str
 
 
 def backfill_suite_digests(conn: sqlite3.Connection) -> None:
-    """The suite digest of every complete run stored before runs had one (the migration to
-    schema 6), so the runs made before an upgrade are counted with those after it."""
+    """The kind and suite digest of every run stored before runs had them (the migration to
+    schema 6), so the runs made before an upgrade are counted with those after it: the kind
+    its suite description names (a subset, a rescored run), else `run`."""
+    conn.execute("UPDATE runs SET kind = json_extract(suite, '$.kind') WHERE json_valid(suite) "
+                 "AND json_type(suite, '$.kind') = 'text'")
     runs = conn.execute(
         "SELECT run_id, CASE WHEN json_valid(suite) THEN json_extract(suite, "
         "'$.evaluator_keys') END FROM runs WHERE status = 'complete' AND suite_digest IS NULL"

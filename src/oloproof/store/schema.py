@@ -152,9 +152,10 @@ MIGRATIONS: list[tuple[int, str]] = [
         # per project, system, version, variant and suite. `suite_digest` is the suite's (its
         # evaluators and its cases: `reruns.suite_digest`), set when a run is decided, and for
         # the complete runs stored before, below; `variant` is NULL until variants exist;
-        # `kind` is `run` for a run of the whole suite (a subset, a rescoring or an import will
-        # have its own kind, never counted); `no_cache` is 1 for a run made with --no-cache
-        # (0 for every run stored before). Every labels sample drawn is kept.
+        # `kind` is `run` for a run of the whole suite, else the kind its suite description
+        # names (`subset`, `rescored`: never counted; for the runs stored before, below);
+        # `no_cache` is 1 for a run made with --no-cache (0 for every run stored before). Every
+        # labels sample drawn is kept.
         """
         ALTER TABLE runs ADD COLUMN suite_digest TEXT;
         ALTER TABLE runs ADD COLUMN variant TEXT;
