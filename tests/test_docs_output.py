@@ -741,6 +741,16 @@ def _without(lines: str, *starts: str) -> list[str]:
     return [line for line in normalised(lines).splitlines() if not line.startswith(starts)]
 
 
+def _without_record(printed: str) -> str:
+    """A run's report without its `Record:` line and the indented lines under it."""
+    out, under = [], False
+    for line in printed.splitlines():
+        under = line.startswith("Record:") or (under and line.startswith("  "))
+        if not under:
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
 @pytest.mark.ray
 def test_scaling_shows_what_the_executors_print(tmp_path: Path) -> None:
     page = DOCS / "scaling.md"
@@ -779,9 +789,11 @@ def test_scaling_shows_what_the_executors_print(tmp_path: Path) -> None:
     assert normalised(processes).splitlines().count(workers[0]) == 1
     local = session.run("oloproof run")  # on `local`, from the cache the processes filled
     assert "Workers:" not in local
-    # (the Cache and Executions lines say this run read the cache the processes filled)
+    # (the Cache and Executions lines say this run read the cache the processes filled; the
+    # Record lines that it is the second run of the version)
+    assert normalised(local).splitlines()[1] == "Record: run 2 of refund-desk example-1"
     assert (_without(processes, "Cache:", "Workers:", "Executions:")
-            == _without(local, "Cache:", "Executions:"))
+            == _without(_without_record(local), "Cache:", "Executions:"))
     pytest.importorskip("ray", reason="the ray extra is not installed: the Ray block not run")
     _check(blocks[2], session, page.name)
     assert sorted({first[0], first[2], *SCALING_NOT_RUN}) == sorted(first)

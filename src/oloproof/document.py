@@ -695,6 +695,24 @@ class CaseChange(_Model):
     parting: TrajectoryParting | None = None
 
 
+class BaselineTaken(_Model):
+    """Which of several complete runs of the baseline's suite, system version and variant was
+    taken as the baseline, and why (docs/compare.md#which-run-is-the-baseline), written when
+    there are several: it is run `run` of the `runs` counted (oldest first,
+    docs/limits.md#re-runs-and-re-drawn-samples); `latest` is the latest of them other than
+    the candidate; `why` is `latest` when the reference takes the latest complete run of the
+    version (`version:V`), `named` when it names a run (an id, `latest~N`, a tag), which
+    `reference` gives as it was written (absent: named by id, no reference given)."""
+
+    _OPTIONAL = frozenset({"reference"})
+
+    run: int
+    runs: int
+    latest: str
+    why: Literal["latest", "named"]
+    reference: str | None = None
+
+
 class Comparison(_Model):
     """A candidate run against its baseline (docs/compare.md#oloproof-compare-baseline-candidate):
     `compare --json` prints `to_json()`.
@@ -708,10 +726,11 @@ class Comparison(_Model):
     candidate side is missing; when there are some,
     `ignoring_dropped` holds the rows without them (what a rule with `dropped: ignore` decides
     on). `not_compared` names the metrics left out because their evaluator is configured
-    otherwise in the baseline run.
+    otherwise in the baseline run. `baseline_taken` (written when the baseline's version has
+    several complete runs of its suite) says which of them the baseline is, and why.
     """
 
-    _OPTIONAL = frozenset({"ignoring_dropped", "not_compared"})
+    _OPTIONAL = frozenset({"ignoring_dropped", "not_compared", "baseline_taken"})
 
     baseline: str
     candidate: str
@@ -719,6 +738,7 @@ class Comparison(_Model):
     confidence_level: float
     baseline_system: SystemRef
     candidate_system: SystemRef
+    baseline_taken: BaselineTaken | None = None
     criteria: list[CriterionComparison] = Field(default_factory=list)
     changed: list[str] = Field(default_factory=list)
     baseline_only: list[str] = Field(default_factory=list)
@@ -745,16 +765,18 @@ class Comparison(_Model):
                                candidate_only=len(self.candidate_only),
                                warnings=list(self.warnings),
                                ignoring_dropped=self.ignoring_dropped,
-                               dropped_cases=list(self.baseline_only) + list(self.changed) or None)
+                               dropped_cases=list(self.baseline_only) + list(self.changed) or None,
+                               baseline_taken=self.baseline_taken)
 
 
 class BaselineSummary(_Model):
     """In a run document: the baseline its `non_inferiority` rules were decided against, the
     paired figures per criterion, and how many cases were changed or in one run only; with
     cases of the baseline not in this run, which (`dropped_cases`) and the figures without them
-    (`ignoring_dropped`, for rules with `dropped: ignore`)."""
+    (`ignoring_dropped`, for rules with `dropped: ignore`); `baseline_taken` as in
+    `Comparison`."""
 
-    _OPTIONAL = frozenset({"ignoring_dropped", "dropped_cases"})
+    _OPTIONAL = frozenset({"ignoring_dropped", "dropped_cases", "baseline_taken"})
 
     baseline: str
     criteria: list[CriterionComparison] = Field(default_factory=list)
@@ -764,6 +786,34 @@ class BaselineSummary(_Model):
     warnings: list[str] = Field(default_factory=list)
     ignoring_dropped: list[CriterionComparison] | None = None
     dropped_cases: list[str] | None = None
+    baseline_taken: BaselineTaken | None = None
+
+
+class RunRecord(_Model):
+    """Where a complete run stands among the complete runs of its suite, system version and
+    variant (docs/limits.md#re-runs-and-re-drawn-samples), written in a run document when
+    there are several: it is run `run` of the `runs` counted when it was decided, oldest
+    first; `earlier` and `later` name the others (oldest first). `no_cache`: it was made with
+    --no-cache, so with `run` above 1 it is a re-sample (`resample`); `resampled` names every
+    counted run made with --no-cache after an earlier one, oldest first (this one included).
+    `suite` is the suite digest the runs share, `variant` their variant (written when there
+    is one)."""
+
+    _OPTIONAL = frozenset({"variant"})
+
+    run: int
+    runs: int
+    earlier: list[str] = Field(default_factory=list)
+    later: list[str] = Field(default_factory=list)
+    no_cache: bool = False
+    resampled: list[str] = Field(default_factory=list)
+    suite: str
+    variant: str | None = None
+
+    @property
+    def resample(self) -> bool:
+        """Made with --no-cache after an earlier complete run: its cases drawn again."""
+        return self.no_cache and self.run > 1
 
 
 class PlanRow(_Model):
@@ -879,12 +929,13 @@ class RunDocument(_Model):
     an `expected` key they lack while they hold one of a similar name. `subset` (written for a
     run of part of the suite) says how many of the suite's cases it held and how they were
     chosen; `rescored_from` (a run made by `oloproof rescore`) names the run whose executions
-    it scored, and `not_rescored` the cases it left out, each with why.
+    it scored, and `not_rescored` the cases it left out, each with why. `record` (written when
+    the run's version has several complete runs of its suite) says which of them this run is.
     """
 
     _OPTIONAL = frozenset({"failing_cases", "trials", "execution", "baseline", "usage",
                            "executions", "expected_key_hints", "subset", "rescored_from",
-                           "not_rescored"})
+                           "not_rescored", "record"})
 
     run_id: str
     status: RunStatus
@@ -911,6 +962,7 @@ class RunDocument(_Model):
     subset: Subset | None = None
     rescored_from: str | None = None
     not_rescored: list[NotRescored] | None = None
+    record: RunRecord | None = None
 
     def metric(self, metric_id: str) -> RateRow | QuantileRow:
         """The metric row with this id (KeyError naming the metrics there are)."""

@@ -14,6 +14,7 @@ from oloproof.analysis.judged import specs_of
 from oloproof.analysis.metrics import Analysis, MetricPlan, QuantileSpec
 from oloproof.errors import ConfigError, ErrorKind, UsageError
 from oloproof.execution.exits import ExitAttempt, ended_warning
+from oloproof.store.reruns import distinct_samples
 from oloproof.store.store import Store
 from oloproof.suite.policy import Policy, policy_warnings
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
         Comparison,
         Execution,
         RunDocument,
+        RunRecord,
         RunStatus,
         TransformValidity,
     )
@@ -77,14 +79,18 @@ def check_baseline(db: Store, baseline: str, project: str, case_ids: set[str], *
 
 
 def compare_stored_runs(db: Store, baseline: str, candidate: str, level: float, *,
-                    candidate_complete: bool = False) -> Comparison:
+                        candidate_complete: bool = False,
+                        reference: str | None = None) -> Comparison:
     """Compare two stored runs. `candidate_complete`: the candidate is the run being decided
-    (still registered as running), so no warning says it did not complete."""
+    (still registered as running), so no warning says it did not complete. `reference`: how
+    the baseline was named (it says why that run was taken,
+    docs/compare.md#which-run-is-the-baseline)."""
     from oloproof.comparison import compare_sides, read_side
     cand = read_side(db, candidate)
     if candidate_complete:
         cand.record["status"] = "complete"
-    return compare_sides(db, read_side(db, baseline), cand, level)
+    return compare_sides(db, read_side(db, baseline), cand, level,
+                         baseline_reference=reference)
 
 
 def decide_run(
@@ -126,6 +132,7 @@ def decide_run(
             f"not understood by the {', '.join(sorted(analysis.unread_by))} adapter and are "
             "not in those trajectories; `oloproof inspect --case ID` lists them by kind "
             "(trace_reading/v1)")]
+    warnings = [*warnings, *_label_sample_warnings(db, suite_info)]
     if status != RunStatus.COMPLETE:
         # Figures of a run that did not complete describe only the cases that finished: they
         # can be read, never used to release (exit 5: the run could not complete).
@@ -182,7 +189,46 @@ def decide_run(
         rescored_from=suite_info.get("rescored_from"),
         not_rescored=[NotRescored.model_validate(n) for n in not_rescored]
         if not_rescored else None,
+        record=_record(db, run_id, complete=status == RunStatus.COMPLETE),
     )
+
+
+def _record(db: Store, run_id: str, *, complete: bool) -> RunRecord | None:
+    """Which of the complete runs of its suite, version and variant this run is
+    (docs/limits.md#re-runs-and-re-drawn-samples); None when it is the only one, or is not
+    counted. `complete`: the run is decided complete (while `oloproof run` decides it, its
+    row still says running)."""
+    from oloproof.document import RunRecord
+
+    counted = db.counted_runs(run_id, as_complete=complete)
+    if counted is None or len(counted.runs) < 2:
+        return None
+    at, runs = counted.at, counted.runs
+    resampled = [r for i, r in enumerate(runs) if i > 0 and counted.no_cache[i]]
+    return RunRecord(run=at + 1, runs=len(runs), earlier=runs[:at], later=runs[at + 1:],
+                     no_cache=counted.no_cache[at], resampled=resampled, suite=counted.suite,
+                     variant=counted.variant)
+
+
+def _label_sample_warnings(db: Store, suite_info: dict[str, Any]) -> list[str]:
+    """For each judge criterion with more than one labels sample drawn (another seed or n), a
+    warning that lists them all (docs/judges.md#labelling)."""
+    from oloproof.report.run_list import utc_text
+
+    out = []
+    for criterion, judged in (suite_info.get("judges") or {}).items():
+        drawn = distinct_samples(db.label_samples(suite_info["project"], criterion))
+        if len(drawn) < 2:
+            continue
+        held = ((judged or {}).get("labels") or {}).get("seed")
+        listed = "; ".join(f"seed {s.seed}, n {s.n}, {utc_text(s.drawn_at)}" for s in drawn)
+        out.append(
+            f"{criterion}: {len(drawn)} labels samples were drawn ({listed})"
+            + (f", and its labels file holds the one of seed {held}" if held is not None
+               else "")
+            + ": drawing samples until one suits makes the corrected rate look better than "
+            "it is (docs/limits.md#re-runs-and-re-drawn-samples); report every sample drawn")
+    return out
 
 
 def _stored_execution(suite_info: dict[str, Any]) -> Execution | None:

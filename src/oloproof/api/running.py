@@ -34,6 +34,7 @@ from oloproof.execution.transports import open_transport
 from oloproof.project import LoadedSuite, load_suite
 from oloproof.project.describe import RESCORED, describe_suite
 from oloproof.store.location import open_existing_store
+from oloproof.store.reruns import WHOLE_SUITE
 from oloproof.store.sql import store_error
 from oloproof.store.store import Store
 from oloproof.suite.policy import check_baseline_given
@@ -168,6 +169,7 @@ class RunJob:
         # the run being made is `latest` (docs/compare.md#which-run-is-the-baseline). A bad baseline
         # stops here, before any call.
         reference = baseline if baseline is not None else self.suite.policy.baseline_reference
+        self.reference = reference
         self.baseline: str | None = None
         if reference is not None:
             try:
@@ -212,7 +214,8 @@ class RunJob:
         try:
             db.begin_run(run_id, suite.config.project, suite.config.system.name,
                          suite.config.system.version, suite_info,
-                         policy.model_dump(mode="json"))
+                         policy.model_dump(mode="json"), no_cache=self.no_cache,
+                         kind=str(suite_info.get("kind") or WHOLE_SUITE))
         except BaseException:
             await transport.close()
             raise
@@ -255,7 +258,8 @@ class RunJob:
                 db.stop_writer()  # the run's cases must be committed to be paired
                 against = compare_stored_runs(db, self.baseline, run_id,
                                           suite.policy.confidence_level,
-                                          candidate_complete=True).summary()
+                                          candidate_complete=True,
+                                          reference=self.reference).summary()
             # A run every execution of which errored measured nothing: it is `failed`, exit 5
             # (never "more cases needed"; docs/failures.md#a-run-that-never-ran). So is one
             # whose system called os._exit, which would have ended it
@@ -264,6 +268,9 @@ class RunJob:
             ended = exit_attempts()[guarded_before:]
             status = RunStatus.FAILED if ended or analysis.execution_counts().nothing_measured \
                 or (self.source is not None and not analysis.cases) else RunStatus.COMPLETE
+            if status == RunStatus.COMPLETE:  # counted among the runs of its suite and version
+                db.flush(wait=True)  # (the digest is of its cases as stored)
+                db.set_suite_digest(run_id, suite_info["evaluator_keys"])
             cache = CacheCounts.model_validate(engine.cache.to_json())
             rerun = db.rerun_errored(run_id) if not self.no_cache else None
             if rerun is not None:  # (what errored before is never cached: it ran again)

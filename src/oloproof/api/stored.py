@@ -14,7 +14,7 @@ from oloproof.analysis.metrics import Analysis
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.api.deciding import analysis_plan, check_baseline, compare_stored_runs, decide_run
 from oloproof.api.result import RunResult
-from oloproof.errors import ConfigError, StoreError
+from oloproof.errors import ConfigError
 from oloproof.store.location import find_store, open_existing_store
 from oloproof.store.store import Store
 from oloproof.suite.policy import (
@@ -77,11 +77,7 @@ def tag(
         StoreError: no store, or no run stored yet.
         UsageError: `ref` names no stored run, or `name` cannot be a tag.
     """
-    path = find_store(config, store)
-    if not path.is_file():
-        raise StoreError("no store here yet: run `oloproof run` in the project directory "
-                         "first", file=path)
-    with Store(path) as db:
+    with open_existing_store(config, store, writing=True) as db:
         run_id = db.resolve_run(ref)
         moved = db.tag_run(run_id, name)
     return Tagged(name=name, run_id=run_id, moved_from=moved)
@@ -135,8 +131,8 @@ def document_of_record(db: Store, record: dict[str, Any]) -> RunDocument:
     if policy.compares and policy.baseline_reference is not None:
         against = compare_stored_runs(db, db.resolve_baseline(policy.baseline_reference,
                                                           record["run_id"], record["project"]),
-                                  record["run_id"],
-                                  policy.confidence_level).summary()
+                                  record["run_id"], policy.confidence_level,
+                                  reference=policy.baseline_reference).summary()
     return decide_run(db, record["run_id"], record["status"], suite_info, policy, analysis,
                    [], CacheCounts(), errors, [], baseline=against)
 
@@ -229,7 +225,7 @@ def _redecided(
                             {case_id for case_id, *_ in db.iter_run_verdicts(record["run_id"])},
                             gating=chosen.compares)
             against = compare_stored_runs(db, baseline_id, record["run_id"],
-                                      chosen.confidence_level).summary()
+                                          chosen.confidence_level, reference=reference).summary()
         document = decide_run(
             db, record["run_id"], record["status"], suite_info, chosen, analysis, validity,
             old.cache if old is not None else CacheCounts(),

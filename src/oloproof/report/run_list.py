@@ -6,10 +6,18 @@ the terminal and the browser agree.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 NOT_DECIDED = "not decided: the run did not complete"
 RUNNING = "running, not decided"
+
+
+def utc_text(timestamp: float | None) -> str:
+    """A stored time as every report shows it: UTC, to the second (`2025-12-03 09:21:07 UTC`)."""
+    if timestamp is None:
+        return "—"
+    return dt.datetime.fromtimestamp(timestamp, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def gate_words(status: str, gate: dict[str, Any] | None) -> str:

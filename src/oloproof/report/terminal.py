@@ -1,9 +1,10 @@
 """The terminal report of a run (docs/cli.md#oloproof-run), from the run's document only.
 
-In order: the run, what broke, the gate, Decisions (each with the comparison it made),
-Metrics, missing and excluded cases by reason, transforms, Slices (the rows that differ from the
-rest of the suite; `--slices all` for every row), the failing cases and where to read more, the
-cache, and the limits that apply to this suite. Tables fit the console (`layout`): drawn as
+In order: the run (and which of several runs of its version it is), what broke, the gate,
+Decisions (each with the comparison it made), Metrics, missing and excluded cases by reason,
+transforms, Slices (the rows that differ from the rest of the suite; `--slices all` for every
+row), the failing cases and where to read more, the cache, and the limits that apply to this
+suite. Tables fit the console (`layout`): drawn as
 tables when they fit, stacked when they do not, never cut. Every case-derived text is shown with
 invisible and direction-changing characters escaped (`escape`).
 
@@ -13,7 +14,6 @@ The width is the terminal's; when the output is not a terminal (a pipe, a file, 
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -57,7 +57,8 @@ from oloproof.report.numbers import (
     n_text,
     usage_text,
 )
-from oloproof.report.run_list import gate_words, kind_words
+from oloproof.report.reruns import record_lines
+from oloproof.report.run_list import gate_words, kind_words, utc_text
 from oloproof.report.trial_counts import criteria_text
 from oloproof.report.what_broke import error_groups, hint, leading
 from oloproof.stats import percent, percent_lower
@@ -92,6 +93,7 @@ def render_run(document: RunDocument, console: Console, *,
         + f" · {document.cases} case{'' if document.cases == 1 else 's'}"
         + subset_text(document)
     ))
+    render_record(document, console)
     render_rescored(document, console)
     first = nothing or ended
     if first:  # a run that never ran, or that its system ended: why comes first
@@ -127,6 +129,17 @@ def render_run(document: RunDocument, console: Console, *,
     render_usage(document, console)
     render_execution(document, console)
     render_limits(document.limits, console)
+
+
+def render_record(document: RunDocument, console: Console) -> None:
+    """Which of several complete runs of its suite and version the run is (`Record: run 3 of
+    desk 1.4`), when it is not the only one (docs/limits.md#re-runs-and-re-drawn-samples)."""
+    if document.record is None:
+        return
+    head, *rest = record_lines(document.run_id, document.system, document.record)
+    print_wrapped(console, _cell(head, "bold" if document.record.resample else ""))
+    for line in rest:
+        print_wrapped(console, _cell(line), 2, 2)
 
 
 def render_gate(document: RunDocument, console: Console) -> None:
@@ -441,13 +454,6 @@ def render_failing(failing: FailingCases, console: Console, run_id: str,
               f"oloproof inspect {run_id} --failures", f"oloproof cases {run_id}")
 
 
-def started_text(timestamp: float | None) -> str:
-    """A stored time as every report shows it: UTC, to the second (`2025-12-03 09:21:07 UTC`)."""
-    if timestamp is None:
-        return "—"
-    return dt.datetime.fromtimestamp(timestamp, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
 def render_runs(rows: Sequence[dict[str, Any]], console: Console) -> None:
     """`oloproof runs`: newest first, each with its gate in words, its system and version, how
     many trials each case ran and the run's tags (so two runs of one version, or a run of one
@@ -461,7 +467,7 @@ def render_runs(rows: Sequence[dict[str, Any]], console: Console) -> None:
             words += f" · {kind}"
         trials = int(r.get("trials") or 1)
         tags = ", ".join(r.get("tags") or ())
-        table.append([Text(r["run_id"]), Text(started_text(r.get("started_at"))),
+        table.append([Text(r["run_id"]), Text(utc_text(r.get("started_at"))),
                       Text(str(r["status"])), _cell(f"{r['system_name']} {r['system_version']}"),
                       Text(cases), Text(f"{trials}"), _cell(tags), Text(words)])
     columns = [Column(c) for c in ("Run", "Started", "Status", "System", "Cases", "Trials",

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from oloproof.errors import StoreError
+from oloproof.store.reruns import WHOLE_SUITE
 from oloproof.store.run_reads import RUN_COLUMNS, live_status, read_json_column
 from oloproof.store.sql import damaged_row_error, dumps, writing
 
@@ -35,14 +36,19 @@ class RunsRegistry:
 
     def begin_run(
         self, run_id: str, project: str, system_name: str, system_version: str,
-        suite: dict[str, Any], policy: dict[str, Any],
+        suite: dict[str, Any], policy: dict[str, Any], *, no_cache: bool = False,
+        kind: str = WHOLE_SUITE, variant: str | None = None,
     ) -> None:
-        """Register a run as `running`, with the suite and policy it runs under."""
+        """Register a run as `running`, with the suite and policy it runs under; whether it is
+        made with --no-cache, its kind (`run`, of the whole suite: the only kind counted) and
+        its variant (docs/limits.md#re-runs-and-re-drawn-samples)."""
         self._write(
             "INSERT INTO runs (run_id, project, started_at, status, pid, host, system_name, "
-            "system_version, suite, policy) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            "system_version, suite, policy, no_cache, kind, variant) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (run_id, project, time.time(), "running", os.getpid(), socket.gethostname(),
-             system_name, system_version, dumps(suite), dumps(policy)),
+             system_name, system_version, dumps(suite), dumps(policy), int(no_cache), kind,
+             variant),
         )
 
     def finish_run(

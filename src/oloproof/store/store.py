@@ -1,13 +1,15 @@
 """The local store: SQLite under `.oloproof/` (docs/cli.md#command-line-reference).
 
-`Store` is one handle on it, made of five parts, each in a module of its own:
+`Store` is one handle on it, made of six parts, each in a module of its own:
 
 - `writer.Writer`: buffered writes, committed in batches by a background thread;
 - `runs.RunsRegistry`: runs begun, finished, listed, and how far each got;
 - `references.RunReferences`: a run found by reference (`latest~N`, `tag:NAME`, `version:V`),
   and tags;
 - `run_reads.RunReads`: a stored run read back: its record, cases, trials and errors;
-- `caches.CacheReads`: executions, artifacts, judgments, replays and cases read by key.
+- `caches.CacheReads`: executions, artifacts, judgments, replays and cases read by key;
+- `reruns.Reruns`: the record: complete runs counted per suite, version and variant, and the
+  labels samples drawn.
 
 `schema` holds the one schema and its migrations, `sql` the SQLite plumbing they share (one
 transaction helper, chunked `IN (…)` reads, multi-row inserts). WAL mode lets readers run beside
@@ -29,6 +31,7 @@ from pathlib import Path
 from oloproof.errors import StoreError, broken_link
 from oloproof.store.caches import CacheReads
 from oloproof.store.references import RunReferences
+from oloproof.store.reruns import Reruns
 from oloproof.store.run_reads import RunReads
 from oloproof.store.runs import RunsRegistry
 from oloproof.store.schema import JUDGMENT_CASE_KEY, SCHEMA_VERSION, migrate
@@ -44,7 +47,7 @@ from oloproof.store.writer import Writer, merge_staged_rows
 __all__ = ["JUDGMENT_CASE_KEY", "Store"]
 
 
-class Store(Writer, RunsRegistry, RunReferences, RunReads, CacheReads):
+class Store(Writer, RunsRegistry, RunReferences, RunReads, CacheReads, Reruns):
     """One project's store. Not thread-safe: use it from one thread (the run's event loop)."""
 
     def __init__(self, path: Path, *, read_only: bool = False) -> None:

@@ -1473,6 +1473,8 @@
       h("p", { class: "note" }, "This run (candidate, " + CMP.candidate_system.name + " " +
         CMP.candidate_system.version + ") against the baseline (" + CMP.baseline_system.name +
         " " + CMP.baseline_system.version + "), cases paired by id. " + CMP.method_note),
+      CMP.baseline_taken_text ? h("p", { class: "note", id: "baseline-taken" },
+        CMP.baseline_taken_text) : null,
       (CMP.warnings || []).map(function (w) { return h("p", { class: "warning" }, "Warning: " + w); }),
       h("div", { class: "table-scroll" }, h("table", { id: "compare-criteria" },
         h("thead", null, h("tr", null, ["Criterion", "Paired", "Both passed", "Fixed", "Broken",
@@ -1563,6 +1565,10 @@
     add(part, renderRescored());
     add(part, renderErrors(S.what_broke));
     (S.warnings || []).forEach(function (w) { add(part, h("p", { class: "warning" }, "Warning: " + w)); });
+    // Which of several complete runs of its suite and version this run is (report/reruns.py).
+    if (S.record_text) add(part, h("section", { id: "record" }, S.record_text.map(function (l, i) {
+      return h("p", { class: i === 0 && S.record.no_cache && S.record.run > 1 ? "warning" : "note" }, l);
+    })));
     add(part, [renderDecisions(), renderComparison(), renderMetrics(), renderReliability(),
       renderExclusions(), renderJudgeChecks(), renderTransforms(), renderSlices()]);
     if (S.executions_text) add(part, [h("h2", null, "Executions"),
