@@ -154,6 +154,44 @@ def _not_projected(rule_id: str, decision: DecisionRow, metric: MetricRow | None
     return row
 
 
+def _sequential_plan(decision: DecisionRow) -> PlanRow:
+    """An undecided sequential rule (docs/pytest.md#how-a-marked-test-decides): the projection
+    its decision carries — the trials at which the exact interval at the pass share seen would
+    decide, and the exact chance the rule with that many trials decides at that share."""
+    observed = (decision.passed or 0) + (decision.failed or 0)
+    base = PlanRow(rule=decision.rule, metric=decision.metric, reasons=list(decision.reasons),
+                   observed=decision.trials_run, passed=decision.passed,
+                   estimate=(decision.passed or 0) / observed if observed else None,
+                   threshold=None if decision.threshold is None else float(decision.threshold))
+    if R.TRIALS_NOT_FINISHED in decision.reasons:
+        return base.model_copy(update={"reason": "trials_not_finished", "note": (
+            "no projection needed: the case's trials stopped before the rule decided; running "
+            f"the rest of its {decision.trials} trials settles it or says how far it is")})
+    if decision.more_trials is None or decision.trials is None:
+        reason = decision.projection_reason or "no_observations"
+        return base.model_copy(update={"reason": reason, "note": (
+            f"no projection: {_NO_SEQUENTIAL.get(reason, reason)}")})
+    total = decision.trials + decision.more_trials
+    note = (f"{total} trials at the pass share seen would decide the exact interval: "
+            f"{decision.more_trials} more than the rule's {decision.trials}")
+    if decision.more_trials_chance is not None:
+        note += (f"; the sequential rule with trials={total} decides with a "
+                 f"{percent(decision.more_trials_chance)} chance at that share")
+    return base.model_copy(update={"total": total, "more": decision.more_trials,
+                                   "chance": decision.more_trials_chance,
+                                   "chance_method": decision.method, "note": note})
+
+
+_NO_SEQUENTIAL = {
+    "errored_trials": "the errored trials leave the minimum between the share of passes and "
+                      "the share of passes or errored; fixing what errors settles it",
+    "share_equals_minimum": "the pass share seen equals the minimum: at that share no number "
+                            "of trials decides",
+    "beyond_limit": "more than 20,000 trials at the pass share seen",
+    "no_observations": "no trial ran",
+}
+
+
 def plan_row(decision: DecisionRow, metric: MetricRow | None, level: float,
              values: Sequence[float] | None = None) -> PlanRow:
     """The projection (or why there is none) for one INSUFFICIENT_EVIDENCE decision.
@@ -172,6 +210,8 @@ def plan_row(decision: DecisionRow, metric: MetricRow | None, level: float,
         return _not_projected(rule, decision, None, "no_executions", (
             "no projection: the run holds no execution to count errors among; running the "
             "suite settles the rule"))
+    if decision.kind == "sequential":
+        return _sequential_plan(decision)
     if decision.kind == "non_inferiority":
         return _not_projected(rule, decision, None, "paired_difference", (
             "no projection for a non_inferiority rule: its paired difference interval "
