@@ -7,9 +7,10 @@ A trial is pytest's own setup → call → teardown of the item, with the teardo
 as the item itself (`_NextTrial`): its function-scoped fixtures are torn down and made afresh,
 the module's, class's and session's fixtures stay until pytest's own teardown after the last
 trial. What a trial was is read from the exceptions pytest caught (the plugin's
-`pytest_runtest_makereport` keeps them): none in setup and call is a pass, an `AssertionError` (or `pytest.fail`) in the call
-a failure, anything else in setup or call an errored trial. A teardown that raises leaves the
-trial's outcome as it was and is reported on the test's teardown, as pytest reports one.
+`pytest_runtest_makereport` keeps them): none in setup and call is a pass, an `AssertionError`
+(or `pytest.fail`) in the call a failure, anything else in setup or call an errored trial. A
+teardown that raises leaves the trial's outcome as it was and is reported on the test's
+teardown, as pytest reports one.
 """
 
 from __future__ import annotations
