@@ -19,13 +19,14 @@ import inspect
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 from _pytest.runner import call_and_report
 
 from oloproof.decisions.rules import sequential_row
-from oloproof.report.numbers import sequential_comparison
+from oloproof.report.numbers import sequential_comparison, sequential_more
 from oloproof.stats.sequential import SequentialDecision, SequentialRate
 from oloproof.suite.config import MAX_TRIALS  # (the most a stored case holds, too)
 
@@ -144,12 +145,15 @@ class _NextTrial:
         return getattr(self._item, name)
 
 
-def _where(excinfo: pytest.ExceptionInfo[BaseException]) -> str | None:
+def _where(excinfo: pytest.ExceptionInfo[BaseException], rootdir: Path) -> str | None:
+    """`tests/test_agent.py:14`: where the exception was raised (relative to the rootdir)."""
     try:
         entry = excinfo.traceback[-1]
-        return f"{entry.path}:{entry.lineno + 1}"
-    except (IndexError, AttributeError):  # (an exception without a traceback)
+    except IndexError:  # (an exception without a traceback)
         return None
+    path = Path(entry.path)
+    shown = path.relative_to(rootdir) if path.is_relative_to(rootdir) else path
+    return f"{shown}:{entry.lineno + 1}"
 
 
 def _message(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
@@ -199,7 +203,7 @@ class _Run:
             failed = phase == "call" and excinfo.errisinstance(
                 (AssertionError, pytest.fail.Exception))
             return Trial("failed" if failed else "errored", duration, _message(excinfo),
-                         phase, _where(excinfo))
+                         phase, _where(excinfo, self.item.config.rootpath))
         return Trial("passed", duration)
 
     def async_unrun(self) -> bool:
@@ -229,31 +233,35 @@ def _keywords(item: pytest.Item) -> dict[str, Literal[1]]:
 MARKER_ERROR: pytest.StashKey[str] = pytest.StashKey()
 
 
-def decision_text(decision: SequentialDecision, nodeid: str) -> str:
+def decision_text(decision: SequentialDecision, nodeid: str, more: bool = True) -> str:
     """The decision as the test's report and the stored run say it:
     `FAIL · upper 45.1% < min 80.0% · 4 of 50 trials: 0 passed, 4 failed`."""
     row = sequential_row(nodeid, CRITERION, nodeid, decision)
-    return f"{row.state} · {sequential_comparison(row)}"
+    return f"{row.state} · {sequential_comparison(row, more)}"
 
 
 def _failure_text(decision: SequentialDecision, nodeid: str, trials: list[Trial],
                   first_failure: pytest.TestReport | None) -> str:
-    lines = [f"oloproof: {decision_text(decision, nodeid)}"]
+    """What a test that did not pass says: the decision (for INSUFFICIENT_EVIDENCE first about
+    how many more trials would decide), its failed and errored trials, the first failure
+    whole."""
+    lines = []
     if decision.state == "INSUFFICIENT_EVIDENCE":
-        more = decision.more_trials
-        lines.insert(0, "INSUFFICIENT_EVIDENCE: " + (
-            f"about {more:,} more trials" if more is not None else "no number of trials at "
-            "these outcomes is projected to decide"))
-    for outcome, what in (("failed", "Failed"), ("errored", "Errored (not the test's fault: "
-                                                              "counted as missing)")):
+        row = sequential_row(nodeid, CRITERION, nodeid, decision)
+        lines.append(f"INSUFFICIENT_EVIDENCE: {sequential_more(row)}")
+    lines.append(f"oloproof: {decision_text(decision, nodeid, more=False)}")
+    for outcome, what in (("failed", "Failed trials"),
+                          ("errored", "Errored trials (the infrastructure's, not the test's: "
+                                      "each counts as a failure for PASS and a pass for FAIL)")):
         numbered = [(n, t) for n, t in enumerate(trials, 1) if t.outcome == outcome]
         if not numbered:
             continue
-        lines.append(f"{what} trials: {len(numbered)}")
+        lines.append(f"{what}: {len(numbered)}")
         for n, trial in numbered[:SHOWN_TRIALS]:
             at = f" ({trial.where})" if trial.where else ""
             phase = " in setup" if trial.phase == "setup" else ""
-            lines.append(f"  trial {n}{phase}: {trial.message}{at}")
+            first_line = (trial.message or "").split("\n", 1)[0]
+            lines.append(f"  trial {n}{phase}: {first_line}{at}")
         if len(numbered) > SHOWN_TRIALS:
             lines.append(f"  … and {len(numbered) - SHOWN_TRIALS} more")
     if first_failure is not None and first_failure.longrepr is not None:

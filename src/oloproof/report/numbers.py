@@ -300,10 +300,10 @@ def sequential_more(decision: DecisionRow) -> str:
     return _NO_PROJECTION.get(decision.projection_reason or "", "")
 
 
-def sequential_comparison(decision: DecisionRow) -> str:
+def sequential_comparison(decision: DecisionRow, more: bool = True) -> str:
     """A `sequential` rule's comparison (docs/pytest.md#the-stored-run), printed as it was made:
-    `lower 85.2% ≥ min 80.0% · 23 of 50 trials: 23 passed`; undecided, both bounds and about
-    how many more trials would decide."""
+    `lower 85.2% ≥ min 80.0% · 23 of 50 trials: 23 passed`; undecided, both bounds and (with
+    `more`) about how many more trials would decide."""
     if DecisionReason.NO_OBSERVATIONS in decision.reasons:
         return f"no trial of case {decision.case}"
     lower, upper, threshold = decision.lower, decision.upper, decision.threshold
@@ -327,8 +327,8 @@ def sequential_comparison(decision: DecisionRow) -> str:
     if decision.errored:
         counts.append(f"{decision.errored} errored")
     text = f"{compared} · {decision.trials_run} of {decision.trials} trials: {', '.join(counts)}"
-    more = sequential_more(decision)
-    return f"{text}; {more}" if more else text
+    further = sequential_more(decision) if more else ""
+    return f"{text}; {further}" if further else text
 
 
 def decision_comparison(decision: DecisionRow, metric: MetricRow | None,
