@@ -125,10 +125,10 @@ def test_edges_of_a_marked_test(tmp_path: Path) -> None:
     assert ran.calls["setup_errors"] == outcomes.count("passed")
     assert setup["state"] == decided(outcomes, 0.7, 30).state
     assert setup["outcomes"][1]["message"] == "ConnectionError: the auth service timed out"
-    summary = next(line for line in ran.out.splitlines()
-                   if line.startswith("test_edges.py::test_setup_errors: "))
-    assert summary.startswith(f"test_edges.py::test_setup_errors: {setup['state']} · ")
-    assert summary.endswith(", 2 errored")
+    lines = ran.out.splitlines()
+    at = lines.index(f"{setup['state']} test_edges.py::test_setup_errors")
+    assert lines[at + 2] == (f"  {len(outcomes)} of 30 trials: {outcomes.count('passed')} "
+                             f"passed, 0 failed, 2 errored")
     # A teardown that raises leaves every trial passing and is reported on the teardown.
     teardown = ran.results["test_edges.py::test_teardown_raises_once"]
     assert teardown["state"] == "PASS"
@@ -192,8 +192,8 @@ def test_the_project_at_the_rootdir_names_the_run_its_store_and_its_level(
     assert ran.calls["answers"] == decided(["passed"] * 40, 0.8, 40, 0.9).trials_run
     assert ran.calls["own_level"] == decided(["passed"] * 40, 0.8, 40, 0.8).trials_run
     assert ran.calls["own_level"] < ran.calls["answers"]
-    assert f"stored as run {document.run_id} of project refund-desk in " \
-           f"{tmp_path / 'runs' / 'desk.sqlite'}" in " ".join(ran.out.split())
+    assert (f"Stored as run {document.run_id} of project refund-desk, in "
+            f"{tmp_path / 'runs' / 'desk.sqlite'}\n") in ran.out
     # $OLOPROOF_STORE moves the store, as it does for `oloproof run`.
     elsewhere = tmp_path / "elsewhere.sqlite"
     moved = run_pytest(tmp_path, "-q", env=environment(OLOPROOF_STORE=str(elsewhere)))

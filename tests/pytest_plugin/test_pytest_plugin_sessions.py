@@ -164,13 +164,17 @@ def _check_outcomes(ran: Ran) -> None:
     assert "async def functions are not natively supported" in ran.out
     assert f"PASSED {MODULE}test_unmarked" in ran.out
     coin = decided(*SEQUENCES["test_coin_flip"])
-    assert (f"oloproof: FAIL · upper {percent_upper(coin.upper)} < min 80.0% · "
-            f"{coin.trials_run} of 50 trials: {coin.passed} passed, {coin.failed} failed"
+    assert (f"oloproof: FAIL · upper {percent_upper(coin.upper)} < min 80.0%\n"
+            f"after {coin.trials_run} of 50 trials: {coin.passed} passed, {coin.failed} failed\n"
             in ran.out)
     assert "AssertionError: tails" in ran.out
     assert "INSUFFICIENT_EVIDENCE: the errored trials leave it open" in ran.out
     assert "ConnectionError: the agent's service refused the connection" in ran.out
-    assert "Errored trials (the infrastructure's, not the test's" in ran.out
+    assert "Errored trials: 10 (counted as missing: a failure for PASS, a pass for FAIL)" \
+        not in ran.out  # (the flaky service decided before its tenth error)
+    flaky = decided(*SEQUENCES["test_flaky_service"])
+    assert (f"Errored trials: {flaky.errored} (counted as missing: a failure for PASS, a pass "
+            "for FAIL)") in ran.out
     assert ran.code == 1
 
 
@@ -200,7 +204,8 @@ def test_a_session_decides_each_marked_test_and_stores_it(project: Path) -> None
     _check_decisions(ran)
     _check_outcomes(ran)
     _check_stored(ran)
-    assert "stored as run run_" in ran.out
+    document = load_run("latest", store=project / ".oloproof" / "store.sqlite").document
+    assert f"oloproof inspect {document.run_id} --case ID  shows a test's trials" in ran.out
 
 
 def test_under_xdist_each_test_runs_on_one_worker_and_the_session_is_stored_once(

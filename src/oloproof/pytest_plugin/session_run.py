@@ -104,7 +104,7 @@ def store_session(rootdir: Path, results: list[dict[str, Any]]) -> tuple[list[st
         where = exc.location()
         return [f"the session's marked tests were not stored: {exc.message}"
                 + (f" ({where})" if where else "")], False
-    from oloproof.report.numbers import decision_text
+    from oloproof.report.numbers import sequential_parts
 
     document = result.document
     lines = []
@@ -114,7 +114,8 @@ def store_session(rootdir: Path, results: list[dict[str, Any]]) -> tuple[list[st
             return [f"internal error: the stored run {document.run_id} decided {test.nodeid} "
                     f"{decision.state} [{decision.lower}, {decision.upper}], the test "
                     f"{test.state} [{test.lower}, {test.upper}]; please report it"], False
-        lines.append(f"{test.nodeid}: {decision_text(decision, None)}")
-    lines.append(f"stored as run {document.run_id} of project {project} in {store}: "
-                 f"`oloproof inspect {document.run_id} --case ID` shows a test's trials")
+        lines.append(f"{decision.state} {test.nodeid}")
+        lines += [f"  {part}" for part in sequential_parts(decision) if part]
+    lines += [f"Stored as run {document.run_id} of project {project}, in {store}",
+              f"  oloproof inspect {document.run_id} --case ID  shows a test's trials"]
     return lines, True

@@ -26,7 +26,7 @@ import pytest
 from _pytest.runner import call_and_report
 
 from oloproof.decisions.rules import sequential_row
-from oloproof.report.numbers import sequential_comparison, sequential_more
+from oloproof.report.numbers import sequential_parts
 from oloproof.stats.sequential import SequentialDecision, SequentialRate
 from oloproof.suite.config import MAX_TRIALS  # (the most a stored case holds, too)
 
@@ -233,30 +233,28 @@ def _keywords(item: pytest.Item) -> dict[str, Literal[1]]:
 MARKER_ERROR: pytest.StashKey[str] = pytest.StashKey()
 
 
-def decision_text(decision: SequentialDecision, nodeid: str, more: bool = True) -> str:
-    """The decision as the test's report and the stored run say it:
-    `FAIL · upper 45.1% < min 80.0% · 4 of 50 trials: 0 passed, 4 failed`."""
+def decision_lines(decision: SequentialDecision, nodeid: str) -> list[str]:
+    """The decision as the test's report says it, in the words of the stored run's
+    (`report.numbers.sequential_parts`): for INSUFFICIENT_EVIDENCE first about how many more
+    trials would decide, then the state with the bounds, then the trials."""
     row = sequential_row(nodeid, CRITERION, nodeid, decision)
-    return f"{row.state} · {sequential_comparison(row, more)}"
+    compared, trials, more = sequential_parts(row)
+    lines = [f"INSUFFICIENT_EVIDENCE: {more}"] if more else []
+    return [*lines, f"oloproof: {row.state} · {compared}", f"after {trials}"]
 
 
 def _failure_text(decision: SequentialDecision, nodeid: str, trials: list[Trial],
                   first_failure: pytest.TestReport | None) -> str:
-    """What a test that did not pass says: the decision (for INSUFFICIENT_EVIDENCE first about
-    how many more trials would decide), its failed and errored trials, the first failure
-    whole."""
-    lines = []
-    if decision.state == "INSUFFICIENT_EVIDENCE":
-        row = sequential_row(nodeid, CRITERION, nodeid, decision)
-        lines.append(f"INSUFFICIENT_EVIDENCE: {sequential_more(row)}")
-    lines.append(f"oloproof: {decision_text(decision, nodeid, more=False)}")
-    for outcome, what in (("failed", "Failed trials"),
-                          ("errored", "Errored trials (the infrastructure's, not the test's: "
-                                      "each counts as a failure for PASS and a pass for FAIL)")):
+    """What a test that did not pass says: the decision, its failed and errored trials (the
+    first few, each with the first line of what it raised), the first failure whole."""
+    lines = decision_lines(decision, nodeid)
+    for outcome, what in (("failed", "Failed trials: {}"),
+                          ("errored", "Errored trials: {} (counted as missing: a failure for "
+                                      "PASS, a pass for FAIL)")):
         numbered = [(n, t) for n, t in enumerate(trials, 1) if t.outcome == outcome]
         if not numbered:
             continue
-        lines.append(f"{what}: {len(numbered)}")
+        lines.append(what.format(len(numbered)))
         for n, trial in numbered[:SHOWN_TRIALS]:
             at = f" ({trial.where})" if trial.where else ""
             phase = " in setup" if trial.phase == "setup" else ""

@@ -287,28 +287,29 @@ _NO_PROJECTION = {
 
 
 def sequential_more(decision: DecisionRow) -> str:
-    """`about 62 more trials` (with the chance that many decide), or why there is no such
-    figure, for an undecided sequential rule; '' for one that decided."""
+    """`about 62 more trials (a 54% chance they decide)`, or why there is no such figure, for
+    an undecided sequential rule; '' for one that decided."""
     if decision.state != "INSUFFICIENT_EVIDENCE":
         return ""
     if DecisionReason.TRIALS_NOT_FINISHED in decision.reasons:
         return "its trials stopped before it decided"
     if decision.more_trials is not None:
         chance = "" if decision.more_trials_chance is None else \
-            f" (they would decide with a chance of {percent(decision.more_trials_chance, 0)})"
+            f" (a {percent(decision.more_trials_chance, 0)} chance they decide)"
         return f"about {decision.more_trials:,} more trials{chance}"
     return _NO_PROJECTION.get(decision.projection_reason or "", "")
 
 
-def sequential_comparison(decision: DecisionRow, more: bool = True) -> str:
-    """A `sequential` rule's comparison (docs/pytest.md#the-stored-run), printed as it was made:
-    `lower 85.2% ≥ min 80.0% · 23 of 50 trials: 23 passed`; undecided, both bounds and (with
-    `more`) about how many more trials would decide."""
+def sequential_parts(decision: DecisionRow) -> tuple[str, str, str]:
+    """A `sequential` rule's comparison in three parts (docs/pytest.md#the-stored-run): the
+    bounds against `min`, printed as compared (`lower 85.2% ≥ min 80.0%`; undecided, both);
+    the trials (`23 of 50 trials: 23 passed, 0 failed`); for an undecided rule, about how many
+    more trials would decide (`sequential_more`), else ''."""
     if DecisionReason.NO_OBSERVATIONS in decision.reasons:
-        return f"no trial of case {decision.case}"
+        return f"no trial of case {decision.case}", "", ""
     lower, upper, threshold = decision.lower, decision.upper, decision.threshold
     if lower is None or upper is None or threshold is None:
-        return ""
+        return "", "", ""
     first = max(1, _threshold_decimals(float(threshold), True))
     for decimals in range(first, max(first, MAX_DECIMALS) + 1):
         if _printed_as_made("min", _steps(lower, decimals, "down", 100),
@@ -326,9 +327,16 @@ def sequential_comparison(decision: DecisionRow, more: bool = True) -> str:
     counts = [f"{decision.passed or 0} passed", f"{decision.failed or 0} failed"]
     if decision.errored:
         counts.append(f"{decision.errored} errored")
-    text = f"{compared} · {decision.trials_run} of {decision.trials} trials: {', '.join(counts)}"
-    further = sequential_more(decision) if more else ""
-    return f"{text}; {further}" if further else text
+    trials = f"{decision.trials_run} of {decision.trials} trials: {', '.join(counts)}"
+    return compared, trials, sequential_more(decision)
+
+
+def sequential_comparison(decision: DecisionRow) -> str:
+    """A `sequential` rule's comparison in one line (`sequential_parts`):
+    `lower 85.2% ≥ min 80.0% · 23 of 50 trials: 23 passed, 0 failed`."""
+    compared, trials, more = sequential_parts(decision)
+    text = " · ".join(part for part in (compared, trials) if part)
+    return f"{text}; {more}" if more else text
 
 
 def decision_comparison(decision: DecisionRow, metric: MetricRow | None,
