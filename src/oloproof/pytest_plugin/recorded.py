@@ -15,8 +15,11 @@ from typing import Any
 from oloproof.errors import RecordingError
 from oloproof.recording.recorder import current_case
 
-#: The input key that holds a test's trials, and the one that holds its `trials` setting.
-TRIALS_KEY, LIMIT_KEY = "trials", "most_trials"
+#: The input keys: the test's outcomes, a letter a trial (`OUTCOME_CODES`), what each trial
+#: that did not pass raised (by trial number), and the test's `trials` setting.
+OUTCOMES_KEY, RAISED_KEY, LIMIT_KEY = "outcomes", "raised", "most_trials"
+OUTCOME_CODES = {"passed": "P", "failed": "F", "errored": "E"}
+_OUTCOMES = {code: outcome for outcome, code in OUTCOME_CODES.items()}
 
 
 class TrialError(RecordingError):
@@ -28,18 +31,16 @@ def play(case_input: dict[str, Any]) -> dict[str, Any]:
     """Trial `current_case().trial` of the test, as it happened: `{"verdict": "passed" |
     "failed", "details": {...}}`, an excluded verdict for a trial it did not run, or its
     error raised again."""
-    trials = case_input.get(TRIALS_KEY) if isinstance(case_input, dict) else None
-    if not isinstance(trials, list):
-        raise RecordingError("this case's input has no trials (input.trials): a suite made "
+    outcomes = case_input.get(OUTCOMES_KEY) if isinstance(case_input, dict) else None
+    if not isinstance(outcomes, str):
+        raise RecordingError("this case's input has no outcomes (input.outcomes): a suite made "
                              "from a pytest session keeps each test's trials there")
     number = current_case().trial
-    if number > len(trials):
-        beyond = number > int(case_input.get(LIMIT_KEY) or len(trials))
+    if number > len(outcomes):
+        beyond = number > int(case_input.get(LIMIT_KEY) or len(outcomes))
         return {"verdict": "excluded", "reason": "beyond_trials" if beyond else "decided_early"}
-    trial = trials[number - 1]
-    # (how long it took stays in the input: an output is what the trial said)
-    details = {key: trial[key] for key in ("message", "phase", "where")
-               if trial.get(key) is not None}
-    if trial["outcome"] == "errored":
-        raise TrialError(str(trial.get("message") or "the trial errored"))
-    return {"verdict": trial["outcome"], **({"details": details} if details else {})}
+    outcome = _OUTCOMES[outcomes[number - 1]]
+    raised = (case_input.get(RAISED_KEY) or {}).get(str(number)) or {}
+    if outcome == "errored":
+        raise TrialError(str(raised.get("message") or "the trial errored"))
+    return {"verdict": outcome, **({"details": raised} if raised else {})}

@@ -3,7 +3,8 @@
 run there, so the store, `runs`, `inspect`, `gate` and `view` need nothing of their own.
 
 The suite: one case per marked test (its id the test's node id), whose input holds the test's
-trials as they happened; the system `recorded.play` replays trial t; the `recorded` evaluator
+trials as they happened (`outcomes`, a letter a trial, and what the trials that did not pass
+raised); the system `recorded.play` replays trial t; the `recorded` evaluator
 reads its verdict as criterion `passes` (an errored trial is an errored execution, so the
 criterion is missing there); the suite's `trials` is the most trials any test ran, and a test's
 trials past its own are excluded. The policy holds one `kind: sequential` rule per test, with
@@ -24,7 +25,7 @@ from typing import Any
 import yaml
 
 from oloproof.errors import OloproofError
-from oloproof.pytest_plugin.recorded import LIMIT_KEY, TRIALS_KEY
+from oloproof.pytest_plugin.recorded import LIMIT_KEY, OUTCOME_CODES, OUTCOMES_KEY, RAISED_KEY
 from oloproof.pytest_plugin.trials import CRITERION, TestTrials
 from oloproof.store.location import find_store
 from oloproof.suite.config import load_suite_file
@@ -62,8 +63,12 @@ def write_suite(directory: Path, project: str, level: float, tests: list[TestTri
         cases.append({
             "id": case_id(test.nodeid),
             "input": {"test": test.nodeid, LIMIT_KEY: test.trials,
-                      TRIALS_KEY: [{k: v for k, v in vars(t).items() if v is not None}
-                                   for t in test.outcomes]},
+                      OUTCOMES_KEY: "".join(OUTCOME_CODES[t.outcome] for t in test.outcomes),
+                      RAISED_KEY: {str(n): {k: getattr(t, k) for k in ("message", "phase",
+                                                                        "where")
+                                            if getattr(t, k) is not None}
+                                   for n, t in enumerate(test.outcomes, 1)
+                                   if t.outcome != "passed"}},
             "metadata": {"file": test.nodeid.split("::", 1)[0]},
         })
         rules.append({"id": test.nodeid, "kind": "sequential", "metric": CRITERION,
@@ -116,6 +121,6 @@ def store_session(rootdir: Path, results: list[dict[str, Any]]) -> tuple[list[st
                     f"{test.state} [{test.lower}, {test.upper}]; please report it"], False
         lines.append(f"{decision.state} {test.nodeid}")
         lines += [f"  {part}" for part in sequential_parts(decision) if part]
-    lines += [f"Stored as run {document.run_id} of project {project}, in {store}",
-              f"  oloproof inspect {document.run_id} --case ID  shows a test's trials"]
+    lines += [f"Stored as run {document.run_id} of project {project}", f"  in {store}",
+              f"  oloproof inspect {document.run_id} --case ID: a test's trials"]
     return lines, True

@@ -23,6 +23,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from _pytest._code.code import (
+    ReprEntryNative,
+    ReprExceptionInfo,
+    ReprFileLocation,
+    ReprTraceback,
+)
 from _pytest.runner import call_and_report
 
 from oloproof.decisions.rules import sequential_row
@@ -268,6 +274,16 @@ def _failure_text(decision: SequentialDecision, nodeid: str, trials: list[Trial]
     return "\n".join(lines)
 
 
+def _failure(item: pytest.Item, text: str) -> ReprExceptionInfo:
+    """`text` as pytest shows a failure: whole in the test's section, its first line after the
+    test's name in the short summary (as an exception's message is; under CI too) and in a
+    JUnit file's failure message. Sent by xdist as it sends any failure."""
+    path, line, _ = item.location
+    return ReprExceptionInfo(
+        reprtraceback=ReprTraceback([ReprEntryNative([text + "\n"])], None, "native"),
+        reprcrash=ReprFileLocation(path, (line or 0) + 1, text.split("\n", 1)[0]))
+
+
 def run_marked(item: pytest.Function, nextitem: pytest.Item | None, marker: pytest.Mark,
                project_level: float | str) -> bool:
     """Run a marked test's trials and report it once (the runtest protocol of a marked test).
@@ -319,7 +335,8 @@ def run_marked(item: pytest.Function, nextitem: pytest.Item | None, marker: pyte
     passed = decision.state == "PASS"
     call = pytest.TestReport(
         item.nodeid, item.location, _keywords(item), "passed" if passed else "failed",
-        None if passed else _failure_text(decision, item.nodeid, trials, first_failure),
+        None if passed else _failure(item, _failure_text(decision, item.nodeid, trials,
+                                                         first_failure)),
         "call", sections, sum(t.duration_s for t in trials), started, stopped,
         item.user_properties, **{REPORT_KEY: result.to_json()})
     setup = pytest.TestReport(item.nodeid, item.location, _keywords(item), "passed", None,
