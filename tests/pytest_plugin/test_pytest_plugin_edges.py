@@ -192,8 +192,8 @@ def test_the_project_at_the_rootdir_names_the_run_its_store_and_its_level(
     assert ran.calls["answers"] == decided(["passed"] * 40, 0.8, 40, 0.9).trials_run
     assert ran.calls["own_level"] == decided(["passed"] * 40, 0.8, 40, 0.8).trials_run
     assert ran.calls["own_level"] < ran.calls["answers"]
-    assert (f"Stored as run {document.run_id} of project refund-desk, in "
-            f"{tmp_path / 'runs' / 'desk.sqlite'}\n") in ran.out
+    assert (f"Stored as run {document.run_id} of project refund-desk\n"
+            f"  in {tmp_path / 'runs' / 'desk.sqlite'}\n") in ran.out
     # $OLOPROOF_STORE moves the store, as it does for `oloproof run`.
     elsewhere = tmp_path / "elsewhere.sqlite"
     moved = run_pytest(tmp_path, "-q", env=environment(OLOPROOF_STORE=str(elsewhere)))

@@ -9,6 +9,7 @@ fixtures, run by pytest in its own process — alone, under pytest-xdist, and wi
 from __future__ import annotations
 
 import random
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -200,12 +201,20 @@ def _check_stored(ran: Ran) -> None:
 
 
 def test_a_session_decides_each_marked_test_and_stores_it(project: Path) -> None:
-    ran = run_pytest(project, "-rA", "-p", "anyio")
+    ran = run_pytest(project, "-rA", "-p", "anyio", "--junitxml=junit.xml")
     _check_decisions(ran)
     _check_outcomes(ran)
     _check_stored(ran)
     document = load_run("latest", store=project / ".oloproof" / "store.sqlite").document
-    assert f"oloproof inspect {document.run_id} --case ID  shows a test's trials" in ran.out
+    assert f"oloproof inspect {document.run_id} --case ID: a test's trials" in ran.out
+    # Other plugins see one test; a JUnit file's failure message is the decision's first line.
+    coin = decided(*SEQUENCES["test_coin_flip"])
+    junit = ET.parse(project / "junit.xml").getroot()
+    failure = junit.find(".//testcase[@name='test_coin_flip']/failure")
+    assert failure is not None
+    assert failure.get("message") == f"oloproof: FAIL · upper {percent_upper(coin.upper)} " \
+        "< min 80.0%"
+    assert len(junit.findall(".//testcase[@name='test_coin_flip']")) == 1
 
 
 def test_under_xdist_each_test_runs_on_one_worker_and_the_session_is_stored_once(
