@@ -157,25 +157,29 @@ def _not_projected(rule_id: str, decision: DecisionRow, metric: MetricRow | None
 def _sequential_plan(decision: DecisionRow) -> PlanRow:
     """An undecided sequential rule (docs/pytest.md#how-a-marked-test-decides): the projection
     its decision carries — the trials at which the exact interval at the pass share seen would
-    decide, and the exact chance the rule with that many trials decides at that share."""
-    observed = (decision.passed or 0) + (decision.failed or 0)
+    decide, and the exact chance the rule with that many trials decides at that share — in
+    trials, not cases (its `method` says so)."""
+    counts = (f"{decision.passed or 0} passed, {decision.failed or 0} failed"
+              + (f", {decision.errored} errored" if decision.errored else "")
+              + f" of {decision.trials_run} trials (at most {decision.trials})")
     base = PlanRow(rule=decision.rule, metric=decision.metric, reasons=list(decision.reasons),
                    observed=decision.trials_run, passed=decision.passed,
-                   estimate=(decision.passed or 0) / observed if observed else None,
-                   threshold=None if decision.threshold is None else float(decision.threshold))
+                   threshold=None if decision.threshold is None else float(decision.threshold),
+                   method=decision.method or "")
     if R.TRIALS_NOT_FINISHED in decision.reasons:
         return base.model_copy(update={"reason": "trials_not_finished", "note": (
-            "no projection needed: the case's trials stopped before the rule decided; running "
-            f"the rest of its {decision.trials} trials settles it or says how far it is")})
+            f"now {counts}; no projection needed: the case's trials stopped before the rule "
+            "decided, and running the rest of them settles it or says how far it is")})
     if decision.more_trials is None or decision.trials is None:
         reason = decision.projection_reason or "no_observations"
         return base.model_copy(update={"reason": reason, "note": (
-            f"no projection: {_NO_SEQUENTIAL.get(reason, reason)}")})
+            f"now {counts}; no projection: {_NO_SEQUENTIAL.get(reason, reason)}")})
     total = decision.trials + decision.more_trials
-    note = (f"{total} trials at the pass share seen would decide the exact interval: "
-            f"{decision.more_trials} more than the rule's {decision.trials}")
+    note = (f"now {counts}; projected: at the pass share seen, {total} trials "
+            f"({decision.more_trials} more than the rule's {decision.trials}) would decide "
+            "the exact interval")
     if decision.more_trials_chance is not None:
-        note += (f"; the sequential rule with trials={total} decides with a "
+        note += (f" — the sequential rule with trials={total} decides with a "
                  f"{percent(decision.more_trials_chance)} chance at that share")
     return base.model_copy(update={"total": total, "more": decision.more_trials,
                                    "chance": decision.more_trials_chance,
