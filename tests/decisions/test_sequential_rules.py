@@ -133,7 +133,7 @@ def test_a_sequential_rule_that_cannot_decide_is_refused_before_any_call(
     suite = project / "oloproof.yaml"
     suite.write_text(suite.read_text(encoding="utf-8") + "metrics: [{id: p95, type: quantile, "
                      "source: latency_ms, quantile: 0.95}]\n", encoding="utf-8")
-    code, out, err = cli("run", cwd=project)
+    code, _, err = cli("run", cwd=project)
     assert code == 2
     assert says in " ".join(err.split()), err
     assert "release.yaml:3" in err

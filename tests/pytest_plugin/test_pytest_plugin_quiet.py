@@ -1,6 +1,7 @@
-"""A session with no marked test imports nothing heavy and writes nothing (docs/pytest.md#what-it-costs-a-session-without-marked-tests):
-the modules it holds are those of the same session with `-p no:oloproof` plus the plugin's own
-few, and the directory it ran in is as it was — no store, no file.
+"""A session with no marked test imports nothing heavy and writes nothing
+(docs/pytest.md#what-it-costs-a-session-without-marked-tests): the modules it holds are those of
+the same session with `-p no:oloproof` plus the plugin's own few, and the directory it ran in is
+as it was — no store, no file.
 """
 
 from __future__ import annotations
