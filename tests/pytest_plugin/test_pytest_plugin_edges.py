@@ -202,15 +202,19 @@ def test_the_project_at_the_rootdir_names_the_run_its_store_and_its_level(
     assert len(list_runs(None, store=tmp_path / "runs" / "desk.sqlite")) == 1
 
 
-def test_a_policy_that_cannot_be_read_stops_the_marked_tests(tmp_path: Path) -> None:
-    write(tmp_path, {"test_answers.py": ALWAYS,
-                     "release.yaml": "version: 1\nconfidence_level: 95\nrules: []\n"})
+@pytest.mark.parametrize(("name", "text", "says"), [
+    ("release.yaml", "version: 1\nconfidence_level: 95\nrules: []\n", "write 0.95"),
+    ("oloproof.yaml", "version: 1\nproject: [desk]\n", "oloproof.yaml"),
+])
+def test_a_project_that_cannot_be_read_stops_the_marked_tests_before_they_run(
+        tmp_path: Path, name: str, text: str, says: str) -> None:
+    write(tmp_path, {"test_answers.py": ALWAYS, name: text})
     ran = run_pytest(tmp_path, "-rA")
     assert ran.calls["answers"] == ran.calls["own_level"] == 0
     assert ran.calls["unmarked"] == 1
-    assert "ERROR test_answers.py::test_answers - pytest.UsageError: oloproof: the project's " \
-           "confidence_level cannot be read" in ran.out
-    assert "release.yaml" in ran.out and "write 0.95" in ran.out
+    assert "ERROR test_answers.py::test_answers - pytest.UsageError: oloproof: the project " \
+           "at pytest's rootdir cannot be read: " in ran.out
+    assert name in ran.out and says in ran.out
     assert not (tmp_path / ".oloproof").exists()
 
 

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 MARKER = "oloproof"
-DEFAULT_LEVEL = 0.95
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -39,19 +38,18 @@ class MarkedTests:
         self.summary: list[str] = []  # the terminal's lines about the stored run
 
     def project_level(self) -> float | str:
-        """The confidence level of the project at pytest's rootdir (its release.yaml's
-        `confidence_level`), 0.95 without one; a policy that cannot be read, in words."""
+        """The confidence level of the project at pytest's rootdir (`session_run.project_of`:
+        its release.yaml's `confidence_level`, else 0.95), read at the first marked test, so a
+        project whose files cannot be read stops the marked tests before they run; or what
+        cannot be read, in words."""
         if self.level is None:
-            path = self.config.rootpath / "release.yaml"
-            self.level = DEFAULT_LEVEL
-            if path.is_file():
-                from oloproof.errors import ConfigError
-                from oloproof.suite.policy import load_policy
+            from oloproof.errors import OloproofError
+            from oloproof.pytest_plugin.session_run import problem, project_of
 
-                try:
-                    self.level = load_policy(path)[0].confidence_level
-                except ConfigError as exc:
-                    self.level = f"the project's confidence_level cannot be read: {exc}"
+            try:
+                self.level = project_of(self.config.rootpath)[2]
+            except OloproofError as exc:
+                self.level = f"the project at pytest's rootdir cannot be read: {problem(exc)}"
         return self.level
 
     @pytest.hookimpl(tryfirst=True)

@@ -26,7 +26,7 @@ import yaml
 
 from oloproof.errors import OloproofError
 from oloproof.pytest_plugin.recorded import LIMIT_KEY, OUTCOME_CODES, OUTCOMES_KEY, RAISED_KEY
-from oloproof.pytest_plugin.trials import CRITERION, TestTrials
+from oloproof.pytest_plugin.trials import CRITERION, MarkedTestTrials
 from oloproof.store.location import find_store
 from oloproof.suite.config import load_suite_file
 
@@ -50,13 +50,19 @@ def project_of(rootdir: Path) -> tuple[str, Path, float]:
     return name, find_store(suite), level
 
 
+def problem(exc: OloproofError) -> str:
+    """An error's message with where it is (`… (~/desk/release.yaml:2)`)."""
+    where = exc.location()
+    return exc.message + (f" ({where})" if where else "")
+
+
 def case_id(nodeid: str) -> str:
     """The case a test is stored as: its node id (a `~`, which marks a metamorphic copy in a
     case id, written `-`)."""
     return nodeid.replace("~", "-")
 
 
-def write_suite(directory: Path, project: str, level: float, tests: list[TestTrials]) -> Path:
+def write_suite(directory: Path, project: str, level: float, tests: list[MarkedTestTrials]) -> Path:
     """The session as a suite in `directory`; returns its oloproof.yaml."""
     cases, rules = [], []
     for test in tests:
@@ -96,9 +102,9 @@ def store_session(rootdir: Path, results: list[dict[str, Any]]) -> tuple[list[st
     run holds it, and where the run is — and whether it was stored."""
     from oloproof.api import run
 
-    by_test: dict[str, TestTrials] = {}
+    by_test: dict[str, MarkedTestTrials] = {}
     for data in results:  # a test run twice in one session (a rerun plugin) counts as its last
-        test = TestTrials.from_json(data)
+        test = MarkedTestTrials.from_json(data)
         by_test[test.nodeid] = test
     tests = list(by_test.values())
     try:
@@ -106,9 +112,7 @@ def store_session(rootdir: Path, results: list[dict[str, Any]]) -> tuple[list[st
         with tempfile.TemporaryDirectory(prefix="oloproof-pytest-") as tmp:
             result = run(write_suite(Path(tmp), project, level, tests), store=store)
     except OloproofError as exc:
-        where = exc.location()
-        return [f"the session's marked tests were not stored: {exc.message}"
-                + (f" ({where})" if where else "")], False
+        return [f"the session's marked tests were not stored: {problem(exc)}"], False
     from oloproof.report.numbers import sequential_parts
 
     document = result.document

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -65,9 +64,9 @@ class Settings:
 
 @dataclass
 class Trial:
-    """One run of a marked test: its outcome, what it raised (`message`: pytest's one-line text
-    of the exception, `phase`: `setup` or `call`, `where`: the file and line it was raised at)
-    and how long setup, call and teardown took."""
+    """One run of a marked test: its outcome, what it raised (`message`: the exception as pytest
+    words it, its type first, cut at `MESSAGE_LIMIT` characters; `phase`: `setup` or `call`;
+    `where`: the file and line it was raised at) and how long setup, call and teardown took."""
 
     outcome: Outcome
     duration_s: float
@@ -77,7 +76,7 @@ class Trial:
 
 
 @dataclass
-class TestTrials:
+class MarkedTestTrials:
     """What a marked test sends to the process that stores the session: its settings, its
     trials in order and the decision they made."""
 
@@ -94,7 +93,7 @@ class TestTrials:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TestTrials:
+    def from_json(cls, data: dict[str, Any]) -> MarkedTestTrials:
         return cls(**{**data, "outcomes": [Trial(**t) for t in data["outcomes"]]})
 
 
@@ -127,8 +126,7 @@ def settings_of(marker: pytest.Mark, project_level: float) -> Settings:
     if not (isinstance(trials, int) and not isinstance(trials, bool)
             and 1 <= trials <= MAX_TRIALS):
         raise MarkerError(f"@pytest.mark.oloproof: trials is a whole number from 1 to "
-                          f"{MAX_TRIALS:,} "
-                          f"(the most times the body runs), not {trials!r}")
+                          f"{MAX_TRIALS:,} (the most times the body runs), not {trials!r}")
     level = marker.kwargs.get("level", project_level)
     if not _number(level) or not 0.5 < level < 1:
         raise MarkerError(f"@pytest.mark.oloproof: level is a confidence level strictly between "
@@ -329,8 +327,8 @@ def run_marked(item: pytest.Function, nextitem: pytest.Item | None, marker: pyte
             first_failure = next(r for r in run.reports if r.when == "call")
     decision = rate.decision()
     stopped = time.time()
-    result = TestTrials(item.nodeid, settings.minimum, settings.trials, settings.level,
-                        trials, decision.state, decision.lower, decision.upper)
+    result = MarkedTestTrials(item.nodeid, settings.minimum, settings.trials, settings.level,
+                              trials, decision.state, decision.lower, decision.upper)
     sections = [s for r in runs[-1].reports if r.when == "call" for s in r.sections]
     passed = decision.state == "PASS"
     call = pytest.TestReport(
@@ -341,19 +339,14 @@ def run_marked(item: pytest.Function, nextitem: pytest.Item | None, marker: pyte
         item.user_properties, **{REPORT_KEY: result.to_json()})
     setup = pytest.TestReport(item.nodeid, item.location, _keywords(item), "passed", None,
                               "setup", (), 0.0, started, started)
-    if teardown_errors and teardown.passed:
+    if teardown_errors:  # (the last trial's teardown is pytest's own, reported as it is)
+        text = "oloproof: the test's teardown raised in " + "; ".join(teardown_errors)
+        if teardown.failed:
+            text += f"\n\nand after the last trial:\n{teardown.longrepr}"
         teardown = pytest.TestReport(
-            item.nodeid, item.location, _keywords(item), "failed",
-            "oloproof: the test's teardown raised in " + "; ".join(teardown_errors),
-            "teardown", teardown.sections, teardown.duration, teardown.start, teardown.stop)
+            item.nodeid, item.location, _keywords(item), "failed", text, "teardown",
+            teardown.sections, teardown.duration, teardown.start, teardown.stop)
     _log(item, [setup, call, teardown])
     item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
     return True
 
-
-def results(reports: Iterator[pytest.TestReport]) -> Iterator[TestTrials]:
-    """The marked tests' results among `reports` (call reports that carry them)."""
-    for report in reports:
-        data = getattr(report, REPORT_KEY, None)
-        if isinstance(data, dict):
-            yield TestTrials.from_json(data)
