@@ -16,6 +16,11 @@ from typing import Any
 import pytest
 
 MARKER = "oloproof"
+#: What each phase of a marked test's trial raised, as pytest caught it (`trials` reads it).
+RAISED: pytest.StashKey[dict[str, pytest.ExceptionInfo[BaseException]]] = pytest.StashKey()
+#: Why a marked test cannot be run as trials: raised at its setup, which pytest then reports
+#: as an error of the test.
+MARKER_ERROR: pytest.StashKey[str] = pytest.StashKey()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -69,22 +74,17 @@ class MarkedTests:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         """A marked test whose marker cannot be used errors here, with the reason."""
-        if item.get_closest_marker(MARKER) is not None:
-            from oloproof.pytest_plugin.trials import MARKER_ERROR
-
-            problem = item.stash.get(MARKER_ERROR, None)
-            if problem is not None:
-                raise pytest.UsageError(f"oloproof: {problem}")
+        problem = item.stash.get(MARKER_ERROR, None)
+        if problem is not None:
+            raise pytest.UsageError(f"oloproof: {problem}")
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-        """Keeps what each phase of a marked test's trial raised, as pytest caught it."""
-        if call.excinfo is not None and item.get_closest_marker(MARKER) is not None:
-            from oloproof.pytest_plugin.trials import RAISED
-
-            raised = item.stash.get(RAISED, None)
-            if raised is not None:
-                raised[call.when] = call.excinfo
+        """Keeps what each phase of a marked test's trial raised, as pytest caught it (a
+        report alone may have been rewritten by another plugin)."""
+        raised = item.stash.get(RAISED, None) if call.excinfo is not None else None
+        if raised is not None and call.excinfo is not None:
+            raised[call.when] = call.excinfo
         return (yield)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

@@ -31,6 +31,7 @@ from _pytest._code.code import (
 from _pytest.runner import call_and_report
 
 from oloproof.decisions.rules import sequential_row
+from oloproof.pytest_plugin.plugin import MARKER_ERROR, RAISED
 from oloproof.report.numbers import sequential_parts
 from oloproof.stats.sequential import SequentialDecision, SequentialRate
 from oloproof.suite.config import MAX_TRIALS  # (the most a stored case holds, too)
@@ -220,9 +221,6 @@ class _Run:
                      or inspect.isasyncgenfunction(function)))
 
 
-RAISED: pytest.StashKey[dict[str, pytest.ExceptionInfo[BaseException]]] = pytest.StashKey()
-
-
 def _log(item: pytest.Item, reports: list[pytest.TestReport]) -> None:
     for report in reports:
         item.ihook.pytest_runtest_logreport(report=report)
@@ -230,11 +228,6 @@ def _log(item: pytest.Item, reports: list[pytest.TestReport]) -> None:
 
 def _keywords(item: pytest.Item) -> dict[str, Literal[1]]:
     return dict.fromkeys(item.keywords, 1)
-
-
-#: Why a marked test cannot be run as trials: raised at its setup (`plugin`), which pytest
-#: then reports as an error of the test.
-MARKER_ERROR: pytest.StashKey[str] = pytest.StashKey()
 
 
 def decision_lines(decision: SequentialDecision, nodeid: str) -> list[str]:
