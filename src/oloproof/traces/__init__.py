@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from oloproof.recording.trajectory import AgentTrajectory
     from oloproof.recording.usage import USAGE_KIND
+    from oloproof.traces.atif import AtifTrajectory, from_atif, load_atif, read_atif, to_atif
     from oloproof.traces.langchain_messages import from_langchain_messages, read_langchain_messages
     from oloproof.traces.openai_agents import from_openai_agents, read_openai_agents
     from oloproof.traces.openai_messages import from_openai_messages, read_openai_messages
@@ -66,6 +67,11 @@ def gave_no_step(trajectory: AgentTrajectory | None, artifacts: Mapping[str, obj
 # Each lazily imported public name, and the module that defines it.
 _LAZY = {
     "USAGE_KIND": "oloproof.recording.usage",
+    "AtifTrajectory": "oloproof.traces.atif",
+    "from_atif": "oloproof.traces.atif",
+    "load_atif": "oloproof.traces.atif",
+    "read_atif": "oloproof.traces.atif",
+    "to_atif": "oloproof.traces.atif",
     "from_langchain_messages": "oloproof.traces.langchain_messages",
     "read_langchain_messages": "oloproof.traces.langchain_messages",
     "from_openai_agents": "oloproof.traces.openai_agents",
@@ -91,6 +97,7 @@ _LAZY = {
 __all__ = [
     "READING_KIND",
     "USAGE_KIND",
+    "AtifTrajectory",
     "ImportedSuite",
     "Span",
     "SpanEvent",
@@ -99,11 +106,14 @@ __all__ = [
     "TraceReading",
     "TraceUsage",
     "TraceWarning",
+    "from_atif",
     "from_langchain_messages",
     "from_openai_agents",
     "from_openai_messages",
     "from_otel",
     "import_traces",
+    "load_atif",
+    "read_atif",
     "read_langchain_messages",
     "read_openai_agents",
     "read_openai_messages",
@@ -111,6 +121,7 @@ __all__ = [
     "read_otel_traces",
     "read_otlp_file",
     "read_otlp_spans",
+    "to_atif",
 ]
 
 __getattr__, __dir__ = lazy_names(__name__, _LAZY, globals(), __all__)
