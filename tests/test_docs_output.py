@@ -819,10 +819,10 @@ def test_failures_shows_what_the_flaky_service_prints(tmp_path: Path) -> None:
 
 def test_pytest_shows_what_a_session_prints(tmp_path: Path) -> None:
     """docs/pytest.md: the page's own test file run by pytest in a folder of its own, its
-    stored run listed and one of its tests inspected: one session."""
+    stored run listed, one of its tests inspected and the run planned: one session."""
     page = DOCS / "pytest.md"
     blocks = console_blocks(page)
-    assert _first_commands(blocks) == ["pytest -q", "oloproof runs"]
+    assert _first_commands(blocks) == ["pytest -q", "oloproof runs", "oloproof plan"]
     desk = _new_dir(tmp_path / "desk")
     code = "\n".join(_shown_block(page, "python", "## A session")) + "\n"
     (desk / "test_desk.py").write_text(code, encoding="utf-8")

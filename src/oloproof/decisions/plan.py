@@ -62,6 +62,15 @@ PROJECTION_NOTE = (
     "trials, cases at the same number of trials). Nothing was run."
 )
 
+#: The note of a plan whose undecided rules are all sequential (a pytest session's tests,
+#: docs/pytest.md#how-a-marked-test-decides): its totals are trials of one test, not cases.
+SEQUENTIAL_PROJECTION_NOTE = (
+    "A projection, not a promise. Each total counts the trials of one case (a pytest test): "
+    "the number at which the exact interval at the pass share seen would decide, if the share "
+    "stayed exactly there, which it will not; its chance is the exact chance that the rule, "
+    "given that many trials, decides when the true pass rate is that share. Nothing was run."
+)
+
 _NO_MORE = {
     "estimate_equals_threshold": "the estimate equals the threshold: at this rate no number of "
                                  "cases would settle it",
@@ -265,7 +274,10 @@ def plan_decisions(run_id: str, policy: Policy, decisions: Sequence[DecisionRow]
     trials; `Analysis.observed_values`)."""
     by_id = {m.id: m for m in metrics}
     found = values or {}
+    undecided = [d for d in decisions if d.state == RuleState.INSUFFICIENT_EVIDENCE]
     rows = [plan_row(d, by_id.get(d.metric), policy.confidence_level, found.get(d.metric))
-            for d in decisions if d.state == RuleState.INSUFFICIENT_EVIDENCE]
+            for d in undecided]
+    sequential = bool(undecided) and all(d.kind == "sequential" for d in undecided)
     return Plan(run_id=run_id, confidence_level=policy.confidence_level, rules=rows,
-                decided=len(decisions) - len(rows), note=PROJECTION_NOTE)
+                decided=len(decisions) - len(rows),
+                note=SEQUENTIAL_PROJECTION_NOTE if sequential else PROJECTION_NOTE)
