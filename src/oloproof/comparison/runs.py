@@ -78,8 +78,11 @@ def _warnings(baseline: RunSide, candidate: RunSide) -> list[str]:
 
 def compare_sides(store: Store, baseline: RunSide, candidate: RunSide, level: float
                   ) -> Comparison:
-    """The comparison of two runs already read (see the module's text)."""
-    pairs = pair_cases(baseline, candidate)
+    """The comparison of two runs already read (see the module's text). A candidate that ran
+    part of the suite is paired over its own cases only: the baseline's others were not
+    chosen, not dropped (docs/compare.md#which-run-is-the-baseline)."""
+    subset = (candidate.record.get("suite") or {}).get("subset")
+    pairs = pair_cases(baseline, candidate, within_candidate=bool(subset))
     check_comparable(baseline.run_id, baseline.project, candidate.run_id, candidate.project,
                      pairs.paired + len(pairs.changed))
     metrics, metric_warnings, not_compared = shared_metrics(baseline, candidate)
@@ -108,6 +111,10 @@ def compare_sides(store: Store, baseline: RunSide, candidate: RunSide, level: fl
             "pair whose candidate side is missing (a failure for the lower bound), so removing "
             "or editing failing cases cannot improve the comparison; a non_inferiority rule "
             "that allows removals says `dropped: ignore`")
+    if subset:
+        dropped_note.append(
+            f"the candidate is a subset of {subset.get('cases')} of {subset.get('of')} cases: "
+            "only its cases are paired (the baseline's others were not chosen, not dropped)")
     return Comparison(
         baseline=baseline.run_id,
         candidate=candidate.run_id,
