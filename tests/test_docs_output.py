@@ -13,7 +13,8 @@ its agent on one step only, a two-case sandbox); `docs/concepts.md` its clustere
 `docs/compare.md` and `docs/ci.md` the support_agent example as the baseline and the candidate
 the page describes (with the Markdown and JUnit files the CI job writes); `docs/scaling.md`
 the stateful-agent example on the processes executor and a local Ray instance;
-`docs/failures.md` the starter whose order service fails for a while (the page's own code).
+`docs/failures.md` the starter whose order service fails for a while (the page's own code);
+`docs/pytest.md` a pytest session of the page's own test file.
 Each test lists a page's console blocks by their first command, so a block added to a page is
 run or excluded here by name, never skipped silently.
 """
@@ -874,9 +875,29 @@ def test_imports_walks_from_an_inspect_task_to_a_comparison(tmp_path: Path) -> N
     assert "Already imported" in again and session.code == 0
 
 
+def test_pytest_shows_what_a_session_prints(tmp_path: Path) -> None:
+    """docs/pytest.md: the page's own test file run by pytest in a folder of its own, its
+    stored run listed, one of its tests inspected and the run planned: one session."""
+    page = DOCS / "pytest.md"
+    blocks = console_blocks(page)
+    assert _first_commands(blocks) == ["pytest -q", "oloproof runs", "oloproof plan"]
+    desk = _new_dir(tmp_path / "desk")
+    code = "\n".join(_shown_block(page, "python", "## A session")) + "\n"
+    (desk / "test_desk.py").write_text(code, encoding="utf-8")
+    session = Session(tmp_path)
+    session.cwd = desk
+    # The async plugins this environment has (and langsmith's) say nothing of the page's test
+    # file, but pytest-asyncio warns of its own settings: left out, as the page's reader may
+    # have none of them.
+    session.env["PYTEST_ADDOPTS"] = ("-p no:asyncio -p no:anyio -p no:langsmith_plugin "
+                                     "-p no:cacheprovider")
+    for block in blocks:
+        _check(block, session, page.name)
+
+
 def test_every_page_with_console_blocks_is_run_here() -> None:
     """A page that gains a ```console block gets a test here (or says why not)."""
     tested = {"getting-started.md", "cli.md", "agents-and-tools.md", "stateful-agents.md",
               "reliability.md", "concepts.md", "configuration.md", "compare.md", "ci.md",
-              "scaling.md", "judges.md", "failures.md", "imports.md"}
+              "scaling.md", "judges.md", "failures.md", "imports.md", "pytest.md"}
     assert {page.name for page in DOCS.glob("*.md") if console_blocks(page)} == tested

@@ -120,6 +120,9 @@ class DecisionReason(StrEnum):
     # against max_share or max_count
     ERRORED_SHARE_EXCEEDS_LIMIT = "errored_share_exceeds_limit"
     ERRORED_SHARE_WITHIN_LIMIT = "errored_share_within_limit"
+    # sequential rules (docs/pytest.md#the-stored-run): the case's trials stopped before the
+    # rule decided and before its `trials` were all run
+    TRIALS_NOT_FINISHED = "trials_not_finished"
     # beside an INSUFFICIENT_EVIDENCE reason: the rule's errored executions alone keep it from
     # a decision (docs/failures.md#errors-that-hide-an-outcome)
     ERRORED_EXECUTIONS_HIDE_OUTCOME = "errored_executions_hide_outcome"
@@ -215,18 +218,27 @@ class DecisionRow(_Model):
     A `max_errored` rule (its `metric` is `executions`, the run's accounting) carries how many
     of the run's `executions` `errored` and its limit as the rule gives it, `max_share` or
     `max_count` (docs/failures.md#the-error-budget).
+    A `sequential` rule (docs/pytest.md#the-stored-run) decides one `case`'s trials in order:
+    `trials_run` of at most `trials` (`passed`, `failed`, `errored`), its stagewise `lower` and
+    `upper` bounds at `level` (the bound compared is also `bound`, against `threshold` `min`),
+    and for INSUFFICIENT_EVIDENCE `more_trials` (about how many more would decide) with
+    `more_trials_chance`, or `projection_reason` when there is no projection.
     """
 
     _INTERVAL: ClassVar[tuple[str, ...]] = ("bound", "bound_side", "threshold", "threshold_side")
     _COUNT: ClassVar[tuple[str, ...]] = ("failures", "missing", "limit")
     _BASELINE: ClassVar[tuple[str, ...]] = ("baseline", "paired", "dropped", "dropped_ignored")
     _ERRORED: ClassVar[tuple[str, ...]] = ("errored", "executions", "max_share", "max_count")
+    _SEQUENTIAL: ClassVar[tuple[str, ...]] = (
+        "case", "level", "trials", "trials_run", "passed", "failed", "lower", "upper",
+        "more_trials", "more_trials_chance", "projection_reason", "method")
 
     rule: str
     metric: str
     state: RuleState
     reasons: list[DecisionReason]
-    kind: Literal["interval", "observed_count", "non_inferiority", "max_errored"] | None = None
+    kind: Literal["interval", "observed_count", "non_inferiority", "max_errored",
+                  "sequential"] | None = None
     bound: Number | None = None
     bound_side: Literal["lower", "upper"] | None = None
     threshold: Number | None = None
@@ -242,11 +254,26 @@ class DecisionRow(_Model):
     executions: int | None = None
     max_share: Number | None = None
     max_count: int | None = None
+    case: str | None = None
+    level: float | None = None
+    trials: int | None = None
+    trials_run: int | None = None
+    passed: int | None = None
+    failed: int | None = None
+    lower: float | None = None
+    upper: float | None = None
+    more_trials: int | None = None
+    more_trials_chance: float | None = None
+    projection_reason: str | None = None
+    method: str | None = None
 
     @model_serializer(mode="wrap")
     def _drop_empty_optionals(self, handler: SerializerFunctionWrapHandler) -> Any:
         data = handler(self)
         if isinstance(data, dict):
+            if self.kind != "sequential":
+                for key in self._SEQUENTIAL:
+                    data.pop(key, None)
             # Each kind of rule keeps its own numbers; a row stored before decisions carried
             # numbers (no kind) has none.
             if self.kind == "interval":
@@ -260,6 +287,10 @@ class DecisionRow(_Model):
             elif self.kind == "max_errored":  # the limit the rule gives, of the two
                 drop = (*self._INTERVAL, *self._COUNT, *self._BASELINE,
                         "max_count" if self.max_count is None else "max_share")
+            elif self.kind == "sequential":  # its counts and bounds; a projection if any
+                drop = (*self._COUNT, *self._BASELINE, "executions", "max_share", "max_count",
+                        *(key for key in ("more_trials", "more_trials_chance",
+                                          "projection_reason") if data.get(key) is None))
             else:
                 drop = ("kind", *self._INTERVAL, *self._COUNT, *self._BASELINE, *self._ERRORED)
             for key in drop:

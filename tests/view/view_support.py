@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 TESTS = Path(__file__).resolve().parents[1]
-for where in ("report", "compare"):
+for where in ("report", "compare", "pytest_plugin"):
     if str(TESTS / where) not in sys.path:
         sys.path.insert(0, str(TESTS / where))
 

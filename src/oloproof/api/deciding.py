@@ -124,7 +124,8 @@ def decide_run(
                           "given to compare with: give --baseline REF (or `baseline:` in the "
                           "policy)")
     executions = analysis.execution_counts()  # (max_errored rules decide on it)
-    decisions, gate = decide(policy, metrics, checked, baseline, executions)
+    decisions, gate = decide(policy, metrics, checked, baseline, executions,
+                             _sequential_trials(db, run_id, suite_info, policy))
     warnings = [*warnings, *policy_warnings(policy)]
     if analysis.unread_cases:
         warnings = [*warnings, (
@@ -229,6 +230,30 @@ def _label_sample_warnings(db: Store, suite_info: dict[str, Any]) -> list[str]:
             + ": drawing samples until one suits makes the corrected rate look better than "
             "it is (docs/limits.md#re-runs-and-re-drawn-samples); report every sample drawn")
     return out
+
+
+_TRIAL_OUTCOMES = {"P": "passed", "F": "failed", "M": "errored"}  # X: excluded, left out
+
+
+def _sequential_trials(db: Store, run_id: str, suite_info: dict[str, Any],
+                       policy: Policy) -> dict[str, list[str]]:
+    """By sequential rule, its case's trial outcomes of its criterion in trial order, read
+    from the store (docs/pytest.md#the-stored-run): a missing trial counts as errored, an
+    excluded one is left out."""
+    rules = [rule for rule in policy.rules if rule.kind == "sequential"]
+    if not rules:
+        return {}
+    criteria = list(suite_info.get("criteria") or [])
+    db.stop_writer()  # the run's cases must be committed to be read back
+    found: dict[str, list[str]] = {}
+    for rule in rules:
+        if rule.metric not in criteria or rule.case is None:
+            continue  # (a stored run decided under another policy: nothing to decide on)
+        at = criteria.index(rule.metric)
+        found[rule.id] = [_TRIAL_OUTCOMES[outcome["c"][at]]
+                          for _digest, _key, outcome in db.run_case_trials(run_id, rule.case)
+                          if outcome["c"][at] in _TRIAL_OUTCOMES]
+    return found
 
 
 def _stored_execution(suite_info: dict[str, Any]) -> Execution | None:

@@ -73,6 +73,15 @@ PROJECTION_NOTE = (
     "trials, cases at the same number of trials). Nothing was run."
 )
 
+#: The note of a plan whose undecided rules are all sequential (a pytest session's tests,
+#: docs/pytest.md#how-a-marked-test-decides): its totals are trials of one test, not cases.
+SEQUENTIAL_PROJECTION_NOTE = (
+    "A projection, not a promise. Each total counts the trials of one case (a pytest test): "
+    "the number at which the exact interval at the pass share seen would decide, if the share "
+    "stayed exactly there, which it will not; its chance is the exact chance that the rule, "
+    "given that many trials, decides when the true pass rate is that share. Nothing was run."
+)
+
 _NO_MORE = {
     "estimate_equals_threshold": "the estimate equals the threshold: at this rate no number of "
                                  "cases would settle it",
@@ -174,6 +183,48 @@ def _not_projected(rule_id: str, decision: DecisionRow, metric: MetricRow | None
     return row
 
 
+def _sequential_plan(decision: DecisionRow) -> PlanRow:
+    """An undecided sequential rule (docs/pytest.md#how-a-marked-test-decides): the projection
+    its decision carries — the trials at which the exact interval at the pass share seen would
+    decide, and the exact chance the rule with that many trials decides at that share — in
+    trials, not cases (its `method` says so)."""
+    counts = (f"{decision.passed or 0} passed, {decision.failed or 0} failed"
+              + (f", {decision.errored} errored" if decision.errored else "")
+              + f" of {decision.trials_run} trials (at most {decision.trials})")
+    base = PlanRow(rule=decision.rule, metric=decision.metric, reasons=list(decision.reasons),
+                   observed=decision.trials_run, passed=decision.passed,
+                   threshold=None if decision.threshold is None else float(decision.threshold),
+                   method=decision.method or "")
+    if R.TRIALS_NOT_FINISHED in decision.reasons:
+        return base.model_copy(update={"reason": "trials_not_finished", "note": (
+            f"now {counts}; no projection needed: the case's trials stopped before the rule "
+            "decided, and running the rest of them settles it or says how far it is")})
+    if decision.more_trials is None or decision.trials is None:
+        reason = decision.projection_reason or "no_observations"
+        return base.model_copy(update={"reason": reason, "note": (
+            f"now {counts}; no projection: {_NO_SEQUENTIAL.get(reason, reason)}")})
+    total = decision.trials + decision.more_trials
+    note = (f"now {counts}; projected: at the pass share seen, {total} trials "
+            f"({decision.more_trials} more than the rule's {decision.trials}) would decide "
+            "the exact interval")
+    if decision.more_trials_chance is not None:
+        note += (f" — the sequential rule with trials={total} decides with a "
+                 f"{percent(decision.more_trials_chance)} chance at that share")
+    return base.model_copy(update={"total": total, "more": decision.more_trials,
+                                   "chance": decision.more_trials_chance,
+                                   "chance_method": decision.method, "note": note})
+
+
+_NO_SEQUENTIAL = {
+    "errored_trials": "the errored trials leave the minimum between the share of passes and "
+                      "the share of passes or errored; fixing what errors settles it",
+    "share_equals_minimum": "the pass share seen equals the minimum: at that share no number "
+                            "of trials decides",
+    "beyond_limit": "more than 20,000 trials at the pass share seen",
+    "no_observations": "no trial ran",
+}
+
+
 def _judged(decision: DecisionRow, metric: RateRow, level: float,
             reason: DecisionReason | str | None) -> PlanRow:
     """A rule on a judged criterion: the labelled cases that would settle it (see the
@@ -270,6 +321,8 @@ def plan_row(decision: DecisionRow, metric: MetricRow | None, level: float,
         return _not_projected(rule, decision, None, "no_executions", (
             "no projection: the run holds no execution to count errors among; running the "
             "suite settles the rule"))
+    if decision.kind == "sequential":
+        return _sequential_plan(decision)
     if decision.kind == "non_inferiority":
         return _not_projected(rule, decision, None, "paired_difference", (
             "no projection for a non_inferiority rule: its paired difference interval "
@@ -321,7 +374,10 @@ def plan_decisions(run_id: str, policy: Policy, decisions: Sequence[DecisionRow]
     trials; `Analysis.observed_values`)."""
     by_id = {m.id: m for m in metrics}
     found = values or {}
+    undecided = [d for d in decisions if d.state == RuleState.INSUFFICIENT_EVIDENCE]
     rows = [plan_row(d, by_id.get(d.metric), policy.confidence_level, found.get(d.metric))
-            for d in decisions if d.state == RuleState.INSUFFICIENT_EVIDENCE]
+            for d in undecided]
+    sequential = bool(undecided) and all(d.kind == "sequential" for d in undecided)
     return Plan(run_id=run_id, confidence_level=policy.confidence_level, rules=rows,
-                decided=len(decisions) - len(rows), note=PROJECTION_NOTE)
+                decided=len(decisions) - len(rows),
+                note=SEQUENTIAL_PROJECTION_NOTE if sequential else PROJECTION_NOTE)

@@ -55,7 +55,7 @@ from oloproof.suite.dataset import DatasetIndex, iter_cases, scan_dataset
 from oloproof.suite.json_lines import file_problem
 from oloproof.suite.judge_labels import JudgeLabels
 from oloproof.suite.metamorphic import derive, transform_digest
-from oloproof.suite.policy import Policy, check_rule_metrics, load_policy
+from oloproof.suite.policy import Policy, check_rule_cases, check_rule_metrics, load_policy
 from oloproof.suite.state_files import StateFiles
 from oloproof.suite.subset import Selection
 from oloproof.suite.validity import check_labels_files
@@ -284,6 +284,7 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
                           for f in e.shows if f.split(".")[0] in CASE_PARTS})
     index = scan_dataset(dataset_path, states, [(t.name, t.field) for t, _ in transforms],
                          shown_paths, selection)
+    check_rule_cases(policy, policy_doc, index.ids, [e.criterion for e in evaluators])
     # Never more workers than units to run (a case's trials are units of their own): 32
     # workers for 6 cases started 32 processes, 26 of them idle.
     units = len(index.run_ids) * run_trials

@@ -54,6 +54,9 @@ def _threshold_text(rule: dict[str, Any], metric: MetricRow | None) -> str:
             return f"at most {rule.get('max_count')} errored execution(s)"
         share = threshold_text(float(rule.get("max_share") or 0), True)
         return f"at most {share} of the executions errored"
+    if rule.get("kind") == "sequential":  # (docs/pytest.md#the-stored-run)
+        return (f"case {rule.get('case')}: min {threshold_text(float(rule.get('min') or 0), True)}"
+                f" over at most {rule.get('trials')} trials, stopped at the first decision")
     bound = "min" if rule.get("min") is not None else "max"
     value = rule.get(bound)
     if value is None:

@@ -12,6 +12,7 @@ from oloproof.report.escape import safe_line
 from oloproof.report.layout import print_wrapped
 from oloproof.report.numbers import threshold_text
 from oloproof.stats import JUDGED_LABELS_LIMIT, percent
+from oloproof.stats.sequential import SEQUENTIAL_METHOD
 
 TITLE = "Plan — a PROJECTION, not a promise"
 
@@ -31,6 +32,9 @@ def render_plan(plan: Plan, console: Console) -> None:
         head.append(f" ({safe_line(row.metric)}) · INSUFFICIENT_EVIDENCE · "
                     + ", ".join(row.reasons))
         print_wrapped(console, head, 2, 4)
+        if row.method == SEQUENTIAL_METHOD:  # a pytest test's trials: the note says it all
+            print_wrapped(console, safe_line(row.note), 4, 2)
+            continue
         now = _now(row)
         if now is not None:
             print_wrapped(console, now, 4, 2)

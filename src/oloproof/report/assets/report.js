@@ -184,8 +184,9 @@
   function indexRules() {
     RULES_BY_METRIC = {};
     (S.policy.rules || []).forEach(function (r) {
-      // A max_errored rule decides on the run's executions, never on a metric's bar.
-      if (r.kind === "max_errored") return;
+      // A max_errored rule decides on the run's executions, a sequential one on one case's
+      // trials: never on a metric's bar.
+      if (r.kind === "max_errored" || r.kind === "sequential") return;
       (RULES_BY_METRIC[r.metric] = RULES_BY_METRIC[r.metric] || []).push(r);
     });
     STATE_BY_RULE = {};
