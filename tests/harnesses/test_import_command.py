@@ -153,6 +153,10 @@ def test_gate_and_compare_read_imported_runs(
     assert gate_code == code == decided["gate"]["exit_code"]
     assert decided["already"] and "polite" in gate_out
     [other] = _import(cli, tmp_path, "inspect", str(inspect_logs["desk-json"]))
+    # Two logs of one model on one task: records of another harness, never counted as runs of
+    # that version (docs/limits.md#re-runs-and-re-drawn-samples), as a second `run` would be
+    assert oloproof.load_run(other["run_id"], config=tmp_path / "oloproof.yaml"
+                             ).document.record is None
     code, out, err = cli("compare", decided["run_id"], other["run_id"], "--json",
                          cwd=tmp_path)
     assert code == 0, err

@@ -31,6 +31,7 @@ from oloproof.errors import StoreError, TraceError, UsageError
 from oloproof.harnesses.played import Recordings, playing
 from oloproof.harnesses.records import ImportedTrial, ImportSummary
 from oloproof.store.location import find_store
+from oloproof.store.reruns import IMPORTED
 from oloproof.suite.config import MAX_TRIALS, load_suite_file
 
 SUITE, POLICY, CASES, RECORDINGS = ("oloproof.yaml", "release.yaml", "cases.jsonl",
@@ -165,6 +166,7 @@ def _import(source: _Source, policy: str | Path | None, config: str | Path,
                        no_cache=True, concurrency=None, on_progress=None, on_start=None,
                        store=store_path)
             job.run_id = run_id
+            job.kind = IMPORTED  # (a record of another harness: not one of its version's runs)
             try:
                 result = asyncio.run(job.execute())
             except KeyboardInterrupt:

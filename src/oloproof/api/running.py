@@ -181,6 +181,9 @@ class RunJob:
                 self.db.close()
                 raise
         self.run_id = new_run_id()
+        # The run's kind in the runs registry, when it is not what its suite says (an import:
+        # never counted among its version's runs, docs/limits.md#re-runs-and-re-drawn-samples)
+        self.kind: str | None = None
         # With trials, progress counts executions: every case, each trial.
         self.progress = Progress(total=self.suite.execution_count, on_change=on_progress)
         self.no_cache = no_cache
@@ -215,7 +218,7 @@ class RunJob:
             db.begin_run(run_id, suite.config.project, suite.config.system.name,
                          suite.config.system.version, suite_info,
                          policy.model_dump(mode="json"), no_cache=self.no_cache,
-                         kind=str(suite_info.get("kind") or WHOLE_SUITE))
+                         kind=self.kind or str(suite_info.get("kind") or WHOLE_SUITE))
         except BaseException:
             await transport.close()
             raise

@@ -30,6 +30,8 @@ from oloproof.store.sql import writing
 
 #: The kind of a run of the whole suite: the only kind counted.
 WHOLE_SUITE = "run"
+#: The kind of a run `oloproof import` stored from another harness's log (docs/imports.md).
+IMPORTED = "import"
 
 
 def suite_digest(conn: sqlite3.Connection, run_id: str, evaluator_keys: list[str]) -> str:
