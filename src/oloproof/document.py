@@ -118,6 +118,10 @@ class DecisionReason(StrEnum):
     # against max_share or max_count
     ERRORED_SHARE_EXCEEDS_LIMIT = "errored_share_exceeds_limit"
     ERRORED_SHARE_WITHIN_LIMIT = "errored_share_within_limit"
+    # max_simulator_failures rules (docs/conversations.md#the-simulators-budget): the simulated
+    # conversations whose simulator failed a check, against max_share or max_count
+    SIMULATOR_FAILURES_EXCEED_LIMIT = "simulator_failures_exceed_limit"
+    SIMULATOR_FAILURES_WITHIN_LIMIT = "simulator_failures_within_limit"
 
 
 class GateAction(StrEnum):
@@ -209,19 +213,24 @@ class DecisionRow(_Model):
     missing, or with `dropped_ignored` left out, as the rule's `dropped: ignore` asks).
     A `max_errored` rule (its `metric` is `executions`, the run's accounting) carries how many
     of the run's `executions` `errored` and its limit as the rule gives it, `max_share` or
-    `max_count` (docs/failures.md#the-error-budget).
+    `max_count` (docs/failures.md#the-error-budget). A `max_simulator_failures` rule (its
+    `metric` is `conversations`) carries how many of the run's simulated `conversations` had a
+    simulator that failed a check (`simulator_failures`) and its limit the same way
+    (docs/conversations.md#the-simulators-budget).
     """
 
     _INTERVAL: ClassVar[tuple[str, ...]] = ("bound", "bound_side", "threshold", "threshold_side")
     _COUNT: ClassVar[tuple[str, ...]] = ("failures", "missing", "limit")
     _BASELINE: ClassVar[tuple[str, ...]] = ("baseline", "paired", "dropped", "dropped_ignored")
     _ERRORED: ClassVar[tuple[str, ...]] = ("errored", "executions", "max_share", "max_count")
+    _SIMULATED: ClassVar[tuple[str, ...]] = ("simulator_failures", "conversations")
 
     rule: str
     metric: str
     state: RuleState
     reasons: list[DecisionReason]
-    kind: Literal["interval", "observed_count", "non_inferiority", "max_errored"] | None = None
+    kind: Literal["interval", "observed_count", "non_inferiority", "max_errored",
+                  "max_simulator_failures"] | None = None
     bound: Number | None = None
     bound_side: Literal["lower", "upper"] | None = None
     threshold: Number | None = None
@@ -237,6 +246,8 @@ class DecisionRow(_Model):
     executions: int | None = None
     max_share: Number | None = None
     max_count: int | None = None
+    simulator_failures: int | None = None
+    conversations: int | None = None
 
     @model_serializer(mode="wrap")
     def _drop_empty_optionals(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -245,18 +256,22 @@ class DecisionRow(_Model):
             # Each kind of rule keeps its own numbers; a row stored before decisions carried
             # numbers (no kind) has none.
             if self.kind == "interval":
-                drop = (*self._COUNT, *self._BASELINE, *self._ERRORED)
+                drop = (*self._COUNT, *self._BASELINE, *self._ERRORED, *self._SIMULATED)
             elif self.kind == "observed_count":
-                drop = (*self._INTERVAL, *self._BASELINE, *self._ERRORED)
+                drop = (*self._INTERVAL, *self._BASELINE, *self._ERRORED, *self._SIMULATED)
             elif self.kind == "non_inferiority":
-                drop = (*self._COUNT, *self._ERRORED)
+                drop = (*self._COUNT, *self._ERRORED, *self._SIMULATED)
                 if not self.dropped:  # no case of the baseline is left out of this run
                     drop = (*drop, "dropped", "dropped_ignored")
             elif self.kind == "max_errored":  # the limit the rule gives, of the two
-                drop = (*self._INTERVAL, *self._COUNT, *self._BASELINE,
+                drop = (*self._INTERVAL, *self._COUNT, *self._BASELINE, *self._SIMULATED,
                         "max_count" if self.max_count is None else "max_share")
+            elif self.kind == "max_simulator_failures":
+                drop = (*self._INTERVAL, *self._COUNT, *self._BASELINE, "errored",
+                        "executions", "max_count" if self.max_count is None else "max_share")
             else:
-                drop = ("kind", *self._INTERVAL, *self._COUNT, *self._BASELINE, *self._ERRORED)
+                drop = ("kind", *self._INTERVAL, *self._COUNT, *self._BASELINE, *self._ERRORED,
+                        *self._SIMULATED)
             for key in drop:
                 data.pop(key, None)
         return data
@@ -537,18 +552,56 @@ class Executions(_Model):
         return errored >= self.cases
 
 
+class UsageSum(_Model):
+    """Tokens and cost of the calls a run made beside the agent's: its simulated users'
+    (`simulator`) or its judges' (`judge`); a total is None when no call said it."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost: float | None = None
+
+
 class UsageTotals(_Model):
     """Tokens and cost the run's cases recorded (docs/traces.md#tokens-and-cost), summed over every
     execution the run judged — each trial, metamorphic copies, cached executions included.
 
     `cases` counts the executions that recorded any usage; a total is None when no case
-    recorded that field (never 0 for "not recorded").
+    recorded that field (never 0 for "not recorded"). These are the agent's: what the run's
+    simulated users cost is `simulator`, what its judges cost `judge`
+    (docs/conversations.md#cost-accounting), each summed the same way and never added to the
+    agent's.
     """
+
+    _OPTIONAL = frozenset({"simulator", "judge"})
 
     cases: int
     input_tokens: int | None = None
     output_tokens: int | None = None
     cost: float | None = None
+    simulator: UsageSum | None = None
+    judge: UsageSum | None = None
+
+
+class Conversations(_Model):
+    """The run's conversations (docs/conversations.md#accounting): how many cases held one and
+    how many of those a simulator played, the user's turns and the agent's, the simulator
+    calls this run made (a cached execution's were another run's), the conversations cut at
+    max_turns (truncated), and the simulated ones whose simulator failed a check, by the first
+    check failed, with the first cases of each."""
+
+    conversations: int
+    simulated: int = 0
+    turns: int = 0
+    agent_turns: int = 0
+    simulator_calls: int = 0
+    truncated: int = 0
+    failures: dict[str, int] = Field(default_factory=dict)
+    failed_cases: dict[str, list[str]] = Field(default_factory=dict)
+
+    @property
+    def failed(self) -> int:
+        """How many simulated conversations failed a check."""
+        return sum(self.failures.values())
 
 
 class CaseError(_Model):
@@ -831,11 +884,12 @@ class RunDocument(_Model):
     when a case recorded tokens or cost) holds the run's totals (docs/traces.md#tokens-and-cost).
     `executions` (every run since error kinds) counts the executions: ran, cached, errored by kind,
     retried. `expected_key_hints` (written when there is one) names criteria that excluded cases for
-    an `expected` key they lack while they hold one of a similar name.
+    an `expected` key they lack while they hold one of a similar name. `conversations` (written
+    when cases held one) counts them (docs/conversations.md#accounting).
     """
 
     _OPTIONAL = frozenset({"failing_cases", "trials", "execution", "baseline", "usage",
-                           "executions", "expected_key_hints"})
+                           "executions", "expected_key_hints", "conversations"})
 
     run_id: str
     status: RunStatus
@@ -859,6 +913,7 @@ class RunDocument(_Model):
     usage: UsageTotals | None = None
     executions: Executions | None = None
     expected_key_hints: list[ExpectedKeyHint] | None = None
+    conversations: Conversations | None = None
 
     def metric(self, metric_id: str) -> RateRow | QuantileRow:
         """The metric row with this id (KeyError naming the metrics there are)."""

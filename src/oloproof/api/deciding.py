@@ -49,6 +49,8 @@ def _plan(suite_info: dict[str, Any]) -> MetricPlan:
                                        int(m["k"]))
                        for m in trial_metrics],
         judges=specs_of(criteria, suite_info.get("judges") or {}),
+        fidelity=next((at for at, e in enumerate(suite_info["evaluators"])
+                       if e.get("simulator_fidelity")), None),
     )
 
 
@@ -104,7 +106,8 @@ def _decide(
                           "given to compare with: give --baseline REF (or `baseline:` in the "
                           "policy)")
     executions = analysis.execution_counts()  # (max_errored rules decide on it)
-    decisions, gate = decide(policy, metrics, checked, baseline, executions)
+    conversations = analysis.conversations.document()  # (max_simulator_failures rules')
+    decisions, gate = decide(policy, metrics, checked, baseline, executions, conversations)
     warnings = [*warnings, *policy_warnings(policy)]
     if analysis.unread_cases:
         warnings = [*warnings, (
@@ -151,6 +154,7 @@ def _decide(
         expected_key_hints=expected_key_hints(
             metrics, suite_info.get("absent_expected") or {},
             suite_info.get("expected_keys") or {}) or None,
+        conversations=conversations,
     )
 
 

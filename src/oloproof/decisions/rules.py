@@ -14,6 +14,7 @@ from typing import Literal
 
 from oloproof.document import (
     BaselineSummary,
+    Conversations,
     CriterionComparison,
     DecisionReason,
     DecisionRow,
@@ -185,16 +186,41 @@ def decide_max_errored(rule: Rule, executions: Executions) -> DecisionRow:
                        max_share=rule.max_share, max_count=rule.max_count)
 
 
+def decide_max_simulator_failures(rule: Rule, conversations: Conversations | None
+                                  ) -> DecisionRow:
+    """The simulators' budget (docs/conversations.md#the-simulators-budget): an observed count,
+    no interval, of the run's simulated conversations whose simulator failed a check, against
+    `max_count` or `max_share` (of the simulated conversations: a scripted user cannot fail).
+    FAIL above the limit, PASS at or below it; a run without a simulated conversation has
+    nothing to count (`no_observations`)."""
+    total = 0 if conversations is None else conversations.simulated
+    failed = 0 if conversations is None else conversations.failed
+    if not total:
+        state, reason = S.INSUFFICIENT_EVIDENCE, R.NO_OBSERVATIONS
+    else:
+        if rule.max_count is not None:
+            over = failed > rule.max_count
+        else:  # the share as written (0.3 is 3/10, not the float just below it)
+            over = Fraction(failed, total) > Fraction(repr(float(rule.max_share or 0.0)))
+        state, reason = (S.FAIL, R.SIMULATOR_FAILURES_EXCEED_LIMIT) if over else \
+            (S.PASS, R.SIMULATOR_FAILURES_WITHIN_LIMIT)
+    return DecisionRow(rule=rule.id, metric=rule.subject, state=state, reasons=[reason],
+                       kind="max_simulator_failures", simulator_failures=failed,
+                       conversations=total, max_share=rule.max_share, max_count=rule.max_count)
+
+
 def decide(
     policy: Policy, metrics: Sequence[MetricRow], checked_transforms: dict[str, bool],
     baseline: BaselineSummary | None = None, executions: Executions | None = None,
+    conversations: Conversations | None = None,
 ) -> tuple[list[DecisionRow], Gate]:
     """Every rule's decision and the release gate.
 
     `baseline` holds the paired figures against the baseline run that `non_inferiority` rules
     decide on (docs/compare.md#gating-on-it-kind-non_inferiority); a policy with such a rule and no
     baseline is refused before this (a configuration error), so here a missing one is a bug.
-    `executions` is the run's accounting, which `max_errored` rules decide on.
+    `executions` is the run's accounting, which `max_errored` rules decide on;
+    `conversations` its conversations', which `max_simulator_failures` rules decide on.
     """
     by_id = {m.id: m for m in metrics}
     decisions = []
@@ -203,6 +229,9 @@ def decide(
             if executions is None:
                 raise ValueError(f"rule {rule.id!r} needs the run's executions")
             decisions.append(decide_max_errored(rule, executions))
+            continue
+        if rule.kind == "max_simulator_failures":
+            decisions.append(decide_max_simulator_failures(rule, conversations))
             continue
         if rule.kind == "non_inferiority":
             if baseline is None:

@@ -8,10 +8,11 @@ judge is sent `request.messages` and its reply is read into a `JudgeVerdict`. Bo
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from oloproof.replies import json_object_in
 
 JUDGE_VERDICT_KIND = "judge_verdict/v1"
 
@@ -71,20 +72,8 @@ class JudgeVerdict(BaseModel):
 def verdict_from_text(text: str | None) -> JudgeVerdict | None:
     """A model's reply read as a verdict: a JSON object `{"verdict": "pass"|"fail", "reason":
     "..."}` (surrounding text or a fenced block tolerated), or None when it is not one."""
-    if not isinstance(text, str):
-        return None
-    body = text.strip()
-    if body.startswith("```"):
-        body = body.strip("`")
-        body = body[body.find("{"):] if "{" in body else body
-    start, end = body.find("{"), body.rfind("}")
-    if start < 0 or end < start:
-        return None
-    try:
-        value = json.loads(body[start:end + 1])
-    except json.JSONDecodeError:
-        return None
-    return verdict_from_value(value)
+    value = json_object_in(text)
+    return None if value is None else verdict_from_value(value)
 
 
 def verdict_from_value(value: Any) -> JudgeVerdict | None:

@@ -57,6 +57,7 @@ from oloproof.suite.config import (
     JUDGE_RETRIES_CALLABLE,
     JUDGE_RETRIES_MODEL,
     JUDGE_RETRY_ATTEMPTS,
+    CalledModel,
     JudgeConfig,
 )
 
@@ -78,10 +79,11 @@ _RESPONSE_FORMAT = {"type": "json_schema",
 # ---- checks before a run ---------------------------------------------------------------------
 
 
-def judge_retries(config: JudgeConfig) -> RetryPolicy:
-    """What this judge's calls retry (docs/judges.md#where-a-judge-sits): its `retries:`,
-    else a model's rate limits and lost connections, a callable's `ConnectionError` and
-    `TimeoutError`, 3 times. LookupError naming an exception class that does not import."""
+def judge_retries(config: CalledModel) -> RetryPolicy:
+    """What this judge's (or simulator's) calls retry (docs/judges.md#where-a-judge-sits): its
+    `retries:`, else a model's rate limits and lost connections, a callable's
+    `ConnectionError` and `TimeoutError`, 3 times. LookupError naming an exception class that
+    does not import."""
     retries = config.retries
     if retries is not None:
         return RetryPolicy.named(retries.on, attempts=retries.attempts,
@@ -91,17 +93,19 @@ def judge_retries(config: JudgeConfig) -> RetryPolicy:
     return RetryPolicy.named(names, attempts=JUDGE_RETRY_ATTEMPTS)
 
 
-def judge_problem(config: JudgeConfig, project_dir: Path | None = None) -> str | None:
-    """Why this judge cannot be called, in words, or None: its `callable` does not import,
-    or its `model` lacks the `openai` SDK or the variable that holds its API key, or an
-    exception class its `retries:` names does not import. A `callable` module of the same
-    name that another project in this process imported is dropped first (`project_dir`, the
-    suite's folder): this project's own is the one imported, and then called."""
+def judge_problem(config: CalledModel, project_dir: Path | None = None,
+                  what: str = "judge") -> str | None:
+    """Why this judge (or simulator: `what`) cannot be called, in words, or None: its
+    `callable` does not import, or its `model` lacks the `openai` SDK or the variable that
+    holds its API key, or an exception class its `retries:` names does not import. A
+    `callable` module of the same name that another project in this process imported is
+    dropped first (`project_dir`, the suite's folder): this project's own is the one
+    imported, and then called."""
     if config.retries is not None:
         try:
             judge_retries(config)
         except LookupError as exc:
-            return f"retries.on: {exc}; name an exception class the judge's call raises"
+            return f"retries.on: {exc}; name an exception class the {what}'s call raises"
     if config.callable is not None:
         if project_dir is not None:
             forget_foreign(config.callable.partition(":")[0], project_dir.resolve())
@@ -115,8 +119,8 @@ def judge_problem(config: JudgeConfig, project_dir: Path | None = None) -> str |
     try:
         import openai  # noqa: F401 - only whether it is there
     except ImportError:
-        return ("a `model` judge is called through the openai SDK, which is not installed; "
-                f"{install_extra('judge')}, or give the judge a `callable:`")
+        return (f"a `model` {what} is called through the openai SDK, which is not installed; "
+                f"{install_extra('judge')}, or give the {what} a `callable:`")
     variable = config.key_variable
     if not os.environ.get(variable):
         return (f"its API key is read from the environment variable {variable}, which is not "

@@ -37,7 +37,7 @@ from oloproof.report.numbers import (
 from oloproof.report.what_broke import error_groups, hint, leading
 from oloproof.stats import percent, percent_lower, percent_upper
 from oloproof.store.store import Store
-from oloproof.suite.policy import ERRORED_SUBJECT
+from oloproof.suite.policy import CONVERSATIONS_SUBJECT, ERRORED_SUBJECT
 
 
 def _threshold_text(rule: dict[str, Any], metric: MetricRow | None) -> str:
@@ -51,6 +51,11 @@ def _threshold_text(rule: dict[str, Any], metric: MetricRow | None) -> str:
             return f"at most {rule.get('max_count')} errored execution(s)"
         share = threshold_text(float(rule.get("max_share") or 0), True)
         return f"at most {share} of the executions errored"
+    if rule.get("kind") == "max_simulator_failures":  # (docs/conversations.md)
+        if rule.get("max_count") is not None:
+            return f"at most {rule.get('max_count')} simulated conversation(s) failed a check"
+        share = threshold_text(float(rule.get("max_share") or 0), True)
+        return f"at most {share} of the simulated conversations failed a check"
     bound = "min" if rule.get("min") is not None else "max"
     value = rule.get(bound)
     if value is None:
@@ -118,6 +123,8 @@ def build_summary(document: RunDocument, record: dict[str, Any]) -> dict[str, An
         shown = dict(rule, text=_threshold_text(rule, by_id.get(rule.get("metric"))))
         if rule.get("kind") == "max_errored":  # it decides on the run's executions
             shown["metric"] = ERRORED_SUBJECT
+        elif rule.get("kind") == "max_simulator_failures":
+            shown["metric"] = CONVERSATIONS_SUBJECT
         rules.append(shown)
     summary["policy"] = {
         "rules": rules,

@@ -127,20 +127,28 @@ def count_comparison(decision: DecisionRow) -> str:
 
 
 def errored_comparison(decision: DecisionRow) -> str:
-    """A `max_errored` rule's comparison (docs/failures.md#the-error-budget): `41 of 2,000
-    executions errored (2.05%) > max 2.00%`, `0 of 40 executions errored ≤ max 3`; the share
-    with as many decimals as it takes to print the comparison that was made."""
-    errored, total = decision.errored, decision.executions
-    if errored is None or total is None:
+    """A budget rule's comparison: `max_errored` (docs/failures.md#the-error-budget) `41 of
+    2,000 executions errored (2.05%) > max 2.00%`, `0 of 40 executions errored ≤ max 3`;
+    `max_simulator_failures` (docs/conversations.md#the-simulators-budget) `1 of 20 simulated
+    conversations failed a check (5.00%) ≤ max 5.00%`; the share with as many decimals as it
+    takes to print the comparison that was made."""
+    if decision.kind == "max_simulator_failures":
+        count, total = decision.simulator_failures, decision.conversations
+        unit, verb, nothing = ("simulated conversation", "failed a check",
+                               "no simulated conversation to count")
+    else:
+        count, total = decision.errored, decision.executions
+        unit, verb, nothing = "execution", "errored", "no execution to count"
+    if count is None or total is None:
         return ""
     if not total:
-        return "no execution to count"
-    head = f"{errored:,} of {total:,} execution{'' if total == 1 else 's'} errored"
+        return nothing
+    head = f"{count:,} of {total:,} {unit}{'' if total == 1 else 's'} {verb}"
     sign = ">" if decision.state == "FAIL" else "≤"
     if decision.max_count is not None:
         return f"{head} {sign} max {decision.max_count:,}"
     threshold = float(decision.max_share or 0.0)
-    share = errored / total
+    share = count / total
     first = max(1, _threshold_decimals(threshold, True))
     for decimals in range(first, max(first, MAX_DECIMALS) + 1):
         low, high = _steps(share, decimals, "down", 100), _steps(share, decimals, "up", 100)
@@ -281,7 +289,7 @@ def decision_comparison(decision: DecisionRow, metric: MetricRow | None,
     A `non_inferiority` rule's numbers are the paired figures `paired`."""
     if decision.kind == "non_inferiority":
         return difference_comparison(decision, paired)
-    if decision.kind == "max_errored":
+    if decision.kind in ("max_errored", "max_simulator_failures"):
         return errored_comparison(decision)
     reason = decision.reasons[0] if decision.reasons else None
     if reason in (DecisionReason.JUDGE_NOT_CHECKED, DecisionReason.JUDGE_DISAGREES_WITH_PEOPLE):

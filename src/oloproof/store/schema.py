@@ -143,6 +143,20 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE TABLE judge_verdicts (key TEXT PRIMARY KEY, body TEXT NOT NULL);
         """,
     ),
+    (
+        6,
+        # Conversations (docs/conversations.md#seeds-and-caching): each turn a simulator gave,
+        # keyed by the simulator's definition, the case's seed and the conversation so far; a
+        # run reads a conversation's turns at once, by its `conversation` key.
+        """
+        CREATE TABLE simulator_turns (
+            key TEXT PRIMARY KEY,
+            conversation TEXT NOT NULL,
+            body TEXT NOT NULL
+        );
+        CREATE INDEX simulator_turns_conversation ON simulator_turns(conversation);
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
