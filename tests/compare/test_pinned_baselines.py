@@ -182,8 +182,10 @@ def test_a_store_of_schema_2_gets_the_tags_table(tmp_path: Path, cli: Any) -> No
     store = desk.root / ".oloproof" / "store.sqlite"
     with sqlite3.connect(store) as conn:  # as an Oloproof before tags left it
         conn.execute("DROP TABLE tags")
-        # (and before what later migrations added: the retries' columns, judge verdicts)
+        # (and before what later migrations added: the retries' columns, judge verdicts,
+        # simulator turns)
         conn.execute("DROP TABLE IF EXISTS judge_verdicts")
+        conn.execute("DROP TABLE IF EXISTS simulator_turns")
         columns = {row[1] for row in conn.execute("PRAGMA table_info(run_errors)")}
         for column in ("attempt", "retried"):
             if column in columns:

@@ -54,11 +54,26 @@ def _plan(suite_info: dict[str, Any]) -> MetricPlan:
     )
 
 
+def simulator_any(policy: Policy) -> bool:
+    """Whether the policy's non_inferiority rules pair runs whose simulators differ: each says
+    `simulator: any` (docs/conversations.md#the-simulator-is-part-of-the-measurement)."""
+    return all(rule.simulator == "any" for rule in policy.rules
+               if rule.kind == "non_inferiority")
+
+
 def _check_baseline(db: Store, baseline: str, project: str, case_ids: set[str], *,
-                    gating: bool) -> str:
+                    gating: bool, suite: dict[str, Any] | None = None,
+                    run_id: str = "about to be made", policy: Policy | None = None) -> str:
     """A baseline for the run about to be made: of this project, sharing case ids with the
-    suite, and complete when a rule decides on it (a UsageError saying which is not so)."""
+    suite, complete when a rule decides on it, and made with the same simulators as `suite`
+    (this run's, described) unless the policy's rules say `simulator: any` (a UsageError
+    saying which is not so)."""
     record = db.run_record(baseline)
+    if suite is not None and policy is not None and policy.compares:
+        from oloproof.comparison.runs import check_simulators
+
+        check_simulators(baseline, record.get("suite") or {}, run_id, suite,
+                         simulator_any(policy))
     if record["project"] != project:
         raise UsageError(
             f"the baseline run {baseline} is of project {record['project']!r}, and this suite is "
@@ -76,14 +91,16 @@ def _check_baseline(db: Store, baseline: str, project: str, case_ids: set[str], 
 
 
 def _compare_stored(db: Store, baseline: str, candidate: str, level: float, *,
-                    candidate_complete: bool = False) -> Comparison:
+                    candidate_complete: bool = False, any_simulator: bool = False
+                    ) -> Comparison:
     """Compare two stored runs. `candidate_complete`: the candidate is the run being decided
-    (still registered as running), so no warning says it did not complete."""
+    (still registered as running), so no warning says it did not complete; `any_simulator`:
+    pair them even if their simulators differ."""
     from oloproof.comparison import compare_sides, read_side
     cand = read_side(db, candidate)
     if candidate_complete:
         cand.record["status"] = "complete"
-    return compare_sides(db, read_side(db, baseline), cand, level)
+    return compare_sides(db, read_side(db, baseline), cand, level, any_simulator)
 
 
 def _decide(

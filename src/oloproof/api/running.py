@@ -21,7 +21,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from oloproof.analysis.metrics import Analysis
-from oloproof.api.deciding import _check_baseline, _compare_stored, _decide, _plan
+from oloproof.api.deciding import (
+    _check_baseline,
+    _compare_stored,
+    _decide,
+    _plan,
+    simulator_any,
+)
 from oloproof.api.result import RunResult
 from oloproof.errors import RunStopped, UsageError
 from oloproof.execution.engine import RunEngine
@@ -123,7 +129,8 @@ class _Run:
                 project = self.suite.config.project
                 self.baseline = _check_baseline(
                     self.db, self.db.resolve_baseline(reference, None, project), project,
-                    set(self.suite.dataset.ids), gating=self.suite.policy.compares)
+                    set(self.suite.dataset.ids), gating=self.suite.policy.compares,
+                    suite=describe_suite(self.suite), policy=self.suite.policy)
             except BaseException:
                 self.db.close()
                 raise
@@ -193,7 +200,8 @@ class _Run:
                 db.stop_writer()  # the run's cases must be committed to be paired
                 against = _compare_stored(db, self.baseline, run_id,
                                           suite.policy.confidence_level,
-                                          candidate_complete=True).summary()
+                                          candidate_complete=True,
+                                          any_simulator=simulator_any(suite.policy)).summary()
             # A run every execution of which errored measured nothing: it is `failed`, exit 5
             # (never "more cases needed"; docs/failures.md#a-run-that-never-ran).
             status = RunStatus.FAILED if analysis.execution_counts().nothing_measured \

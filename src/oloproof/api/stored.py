@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof.analysis.metrics import Analysis
 from oloproof.analysis.outcome import CaseOutcome
-from oloproof.api.deciding import _check_baseline, _compare_stored, _decide, _plan
+from oloproof.api.deciding import (
+    _check_baseline,
+    _compare_stored,
+    _decide,
+    _plan,
+    simulator_any,
+)
 from oloproof.api.result import RunResult
 from oloproof.errors import ConfigError, StoreError
 from oloproof.store.location import find_store, open_existing_store
@@ -140,8 +146,8 @@ def _document_of(db: Store, record: dict[str, Any]) -> RunDocument:
     if policy.compares and policy.baseline_reference is not None:
         against = _compare_stored(db, db.resolve_baseline(policy.baseline_reference,
                                                           record["run_id"], record["project"]),
-                                  record["run_id"],
-                                  policy.confidence_level).summary()
+                                  record["run_id"], policy.confidence_level,
+                                  any_simulator=simulator_any(policy)).summary()
     return _decide(db, record["run_id"], record["status"], suite_info, policy, analysis,
                    [], CacheCounts(), errors, [], baseline=against)
 
@@ -232,9 +238,11 @@ def _redecided(
             baseline_id = db.resolve_baseline(reference, record["run_id"], record["project"])
             _check_baseline(db, baseline_id, record["project"],
                             {case_id for case_id, *_ in db.iter_run_verdicts(record["run_id"])},
-                            gating=chosen.compares)
+                            gating=chosen.compares, suite=suite_info, run_id=record["run_id"],
+                            policy=chosen)
             against = _compare_stored(db, baseline_id, record["run_id"],
-                                      chosen.confidence_level).summary()
+                                      chosen.confidence_level,
+                                      any_simulator=simulator_any(chosen)).summary()
         document = _decide(
             db, record["run_id"], record["status"], suite_info, chosen, analysis, validity,
             old.cache if old is not None else CacheCounts(),

@@ -13,6 +13,7 @@ noise, not a change.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from oloproof.analysis.ordering import case_order
 from oloproof.comparison.changes import case_changes
@@ -46,6 +47,52 @@ def check_comparable(baseline: str, baseline_project: str, candidate: str,
             "run of this suite")
 
 
+def _simulator_words(name: str, described: dict[str, Any]) -> str:
+    """A simulator as a message names it: `customer (model gpt-4.1-mini, temperature 0.7)`."""
+    definition = described.get("definition") if isinstance(described, dict) else None
+    if not isinstance(definition, dict):
+        return name
+    shown = [f"{key} {definition[key]}" for key in ("model", "callable", "temperature",
+                                                    "version")
+             if definition.get(key) is not None]
+    if definition.get("prompt"):
+        shown.append("its own prompt")
+    return f"{name} ({', '.join(shown)})" if shown else name
+
+
+def simulators_differ(baseline_suite: dict[str, Any], candidate_suite: dict[str, Any]
+                      ) -> str | None:
+    """How the simulators that played two runs' users differ (their model, prompt template,
+    temperature, …), in words, or None when they are the same
+    (docs/conversations.md#the-simulator-is-part-of-the-measurement)."""
+    base = baseline_suite.get("simulators") or {}
+    cand = candidate_suite.get("simulators") or {}
+    digests = ({n: (d or {}).get("digest") for n, d in base.items()},
+               {n: (d or {}).get("digest") for n, d in cand.items()})
+    if digests[0] == digests[1]:
+        return None
+    said = [_simulator_words(n, base[n]) for n in sorted(base)] or ["no simulator"]
+    now = [_simulator_words(n, cand[n]) for n in sorted(cand)] or ["no simulator"]
+    return f"{', '.join(said)} against {', '.join(now)}"
+
+
+def check_simulators(baseline: str, baseline_suite: dict[str, Any], candidate: str,
+                     candidate_suite: dict[str, Any], simulator_any: bool) -> None:
+    """Runs whose simulated users were played by different simulator definitions are not the
+    same experiment: a UsageError saying how they differ, unless `simulator_any` (a
+    non_inferiority rule's `simulator: any`, `compare --simulator any`) pairs them all the
+    same."""
+    differ = simulators_differ(baseline_suite, candidate_suite)
+    if differ is None or simulator_any:
+        return
+    raise UsageError(
+        f"the baseline run {baseline} and the candidate {candidate} were run with different "
+        f"simulated users ({differ}): the simulator is part of the measurement, so they are "
+        "not the same experiment and are not paired; compare runs made with the same "
+        "simulator, or say `simulator: any` on the non_inferiority rule (`oloproof compare "
+        "--simulator any`) to pair them all the same")
+
+
 def _system(side: RunSide) -> SystemRef:
     return SystemRef(name=str(side.record["system_name"]),
                      version=str(side.record["system_version"]))
@@ -76,12 +123,17 @@ def _warnings(baseline: RunSide, candidate: RunSide) -> list[str]:
     return out
 
 
-def compare_sides(store: Store, baseline: RunSide, candidate: RunSide, level: float
-                  ) -> Comparison:
-    """The comparison of two runs already read (see the module's text)."""
+def compare_sides(store: Store, baseline: RunSide, candidate: RunSide, level: float,
+                  simulator_any: bool = False) -> Comparison:
+    """The comparison of two runs already read (see the module's text); `simulator_any`
+    pairs runs whose simulators differ (`check_simulators`)."""
     pairs = pair_cases(baseline, candidate)
     check_comparable(baseline.run_id, baseline.project, candidate.run_id, candidate.project,
                      pairs.paired + len(pairs.changed))
+    check_simulators(baseline.run_id, baseline.record.get("suite") or {}, candidate.run_id,
+                     candidate.record.get("suite") or {}, simulator_any)
+    differ = simulators_differ(baseline.record.get("suite") or {},
+                               candidate.record.get("suite") or {})
     metrics, metric_warnings, not_compared = shared_metrics(baseline, candidate)
     rows = []
     ignoring = []
@@ -122,7 +174,10 @@ def compare_sides(store: Store, baseline: RunSide, candidate: RunSide, level: fl
         broken_cases=broken,
         fixed_cases=fixed,
         changes=case_changes(store, baseline, candidate, shown, metrics) if shown else [],
-        warnings=_warnings(baseline, candidate) + metric_warnings + dropped_note,
+        warnings=_warnings(baseline, candidate) + metric_warnings + dropped_note + (
+            [f"the runs' simulated users were played by different simulators ({differ}); "
+             "paired all the same, as `simulator: any` asks: a change may be the simulator's, "
+             "not the agent's"] if differ is not None else []),
         ignoring_dropped=ignoring if pairs.left_behind else None,
         not_compared=not_compared or None,
     )
@@ -139,8 +194,8 @@ def _first(ids: set[str], n: int) -> list[str]:
     return sorted(ids, key=case_order)[:max(n, 0)]
 
 
-def compare_runs(store: Store, baseline: str, candidate: str, level: float | None = None
-                 ) -> Comparison:
+def compare_runs(store: Store, baseline: str, candidate: str, level: float | None = None,
+                 simulator_any: bool = False) -> Comparison:
     """Compare two stored runs (ids, already resolved) at `level` (default: the confidence
     level of the candidate's policy)."""
     if baseline == candidate:
@@ -150,4 +205,4 @@ def compare_runs(store: Store, baseline: str, candidate: str, level: float | Non
     check_comparable(baseline, base.project, candidate, cand.project)
     if level is None:
         level = float((cand.record.get("policy") or {}).get("confidence_level", 0.95))
-    return compare_sides(store, base, cand, level)
+    return compare_sides(store, base, cand, level, simulator_any)

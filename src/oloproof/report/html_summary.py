@@ -23,6 +23,7 @@ from oloproof.document import (
 )
 from oloproof.report.comparison import method_note, verdict_words
 from oloproof.report.numbers import (
+    conversations_text,
     decision_comparison,
     difference_text,
     estimate_text,
@@ -138,6 +139,8 @@ def build_summary(document: RunDocument, record: dict[str, Any]) -> dict[str, An
         summary["usage_text"] = usage_text(document.usage)
     if document.executions is not None:
         summary["executions_text"] = executions_text(document.executions, document.trials)
+    if document.conversations is not None:  # (docs/conversations.md#accounting)
+        summary["conversations_text"] = conversations_text(document.conversations)
     summary["what_broke"] = _what_broke(document)
     summary["slice_names"] = list(suite.get("slices") or [])
     summary["started_at"] = record.get("started_at")

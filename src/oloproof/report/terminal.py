@@ -23,6 +23,7 @@ from rich.text import Text
 from oloproof.document import (
     BaselineSummary,
     CaseError,
+    Conversations,
     CriterionComparison,
     DecisionRow,
     ErrorKind,
@@ -48,6 +49,7 @@ from oloproof.report.layout import (
 )
 from oloproof.report.numbers import (
     NO_BOUND,
+    conversations_text,
     decision_comparison,
     estimate_text,
     executions_text,
@@ -94,6 +96,7 @@ def render_run(document: RunDocument, console: Console, *,
         print_wrapped(console, _cell(f"Warning: {warning}", "yellow"))
     if not nothing:
         render_errors(document.errors, console, document.run_id, document.executions)
+    render_simulator_failures(document.conversations, console, document.run_id)
     gate = document.gate
     console.print(Text.assemble(
         "Gate: ", (gate.action, _ACTION_STYLE.get(gate.action, "")),
@@ -114,6 +117,8 @@ def render_run(document: RunDocument, console: Console, *,
     if document.executions is not None:
         print_wrapped(console, "Executions: " + executions_text(document.executions,
                                                                  document.trials))
+    if document.conversations is not None:
+        print_wrapped(console, "Conversations: " + conversations_text(document.conversations))
     cache = document.cache
     rerun = (f" ({cache.rerun} re-run: errored in {cache.rerun_from})" if cache.rerun
              else "")
@@ -131,7 +136,8 @@ def render_usage(document: RunDocument, console: Console) -> None:
     """The run's token and cost totals (docs/traces.md#tokens-and-cost), when any case recorded
     them."""
     if document.usage is not None:
-        print_wrapped(console, usage_text(document.usage))
+        for line in usage_text(document.usage).splitlines():
+            print_wrapped(console, line)
 
 
 def render_execution(document: RunDocument, console: Console) -> None:
@@ -182,6 +188,31 @@ def render_errors(errors: Sequence[CaseError], console: Console, run_id: str = "
         if said_hint is not None and not (lead and said_hint in lead):
             print_wrapped(console, Text(f"hint: {said_hint}"), 4, 2)
     _commands(console, "Each with its traceback:", f"oloproof inspect {run_id} --failures")
+
+
+def render_simulator_failures(conversations: Conversations | None, console: Console,
+                              run_id: str = "latest") -> None:
+    """What broke, the simulators' part (docs/conversations.md#the-simulator-is-audited-never-
+    trusted): the simulated conversations whose simulator failed a check, by the first check
+    failed, with their cases — the simulator's failures, never the agent's."""
+    if conversations is None or not conversations.failed:
+        return
+    failed = conversations.failed
+    print_wrapped(console, Text(
+        f"What broke: the simulator failed a check in {failed} of "
+        f"{conversations.simulated} simulated conversation(s): the simulator's failure, not "
+        "the agent's; each case counts as missing for every criterion of the agent "
+        "(simulator:<check>)", style="bold red"))
+    for check, count in conversations.failures.items():
+        cases = conversations.failed_cases.get(check) or []
+        shown = ", ".join(safe_line(c) for c in cases[:8]) + (
+            f" (+{count - min(len(cases), 8)} more)" if count > min(len(cases), 8) else "")
+        print_wrapped(console, _cell(f"{check} × {count}"), 2, 4)
+        print_wrapped(console, Text(f"cases: {shown}"), 4, 2)
+    first = next(iter(conversations.failed_cases.values()), [])
+    if first:
+        _commands(console, "Each conversation, turn by turn:",
+                  f"oloproof inspect {run_id} --case {first[0]}")
 
 
 def _state_cell(decision: DecisionRow, metric: MetricRow | None,
