@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "conversations"))
-from scripted_customer import is_simulator_request, reply_text, tokens  # noqa: E402
+from scripted_customer import is_simulator_request, reply_text, tokens
 
 #: How long a `[slow]` simulator request waits before its answer.
 SLOW_S = 3.0
