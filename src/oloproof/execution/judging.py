@@ -24,15 +24,11 @@ criterion, and nothing of the failure is cached, so the next run asks again.
 from __future__ import annotations
 
 import asyncio
-import importlib
-import inspect
 import json
 import os
-import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -50,15 +46,12 @@ from oloproof.evaluators.verdicts import (
     verdict_from_text,
     verdict_from_value,
 )
-from oloproof.execution.retries import RetryPolicy, Throttle, call_with_retries_async
+from oloproof.execution.model_calls import CalledEntry, entry_retries, import_function
+from oloproof.execution.retries import call_with_retries_async
 from oloproof.execution.target import forget_foreign, remember_imports
 from oloproof.execution.units import CaseJob, JudgeAsk
 from oloproof.suite.config import (
-    JUDGE_RETRIES_CALLABLE,
-    JUDGE_RETRIES_MODEL,
-    JUDGE_RETRY_ATTEMPTS,
     CalledModel,
-    JudgeConfig,
 )
 
 #: How many times a reply that is not a verdict is asked for (once, then once again).
@@ -79,18 +72,8 @@ _RESPONSE_FORMAT = {"type": "json_schema",
 # ---- checks before a run ---------------------------------------------------------------------
 
 
-def judge_retries(config: CalledModel) -> RetryPolicy:
-    """What this judge's (or simulator's) calls retry (docs/judges.md#where-a-judge-sits): its
-    `retries:`, else a model's rate limits and lost connections, a callable's
-    `ConnectionError` and `TimeoutError`, 3 times. LookupError naming an exception class that
-    does not import."""
-    retries = config.retries
-    if retries is not None:
-        return RetryPolicy.named(retries.on, attempts=retries.attempts,
-                                 backoff_s=retries.backoff_s,
-                                 max_backoff_s=retries.max_backoff_s)
-    names = JUDGE_RETRIES_MODEL if config.model is not None else JUDGE_RETRIES_CALLABLE
-    return RetryPolicy.named(names, attempts=JUDGE_RETRY_ATTEMPTS)
+#: What a judge's calls retry (`model_calls.entry_retries`).
+judge_retries = entry_retries
 
 
 def judge_problem(config: CalledModel, project_dir: Path | None = None,
@@ -110,7 +93,7 @@ def judge_problem(config: CalledModel, project_dir: Path | None = None,
         if project_dir is not None:
             forget_foreign(config.callable.partition(":")[0], project_dir.resolve())
         try:
-            _import_function(config.callable)
+            import_function(config.callable)
         except LookupError as exc:
             return str(exc)
         if project_dir is not None:
@@ -127,26 +110,6 @@ def judge_problem(config: CalledModel, project_dir: Path | None = None,
                 f"set; export {variable} (a server that needs no key, e.g. a local vLLM or "
                 "Ollama, takes any value), or name another variable with api_key_env")
     return None
-
-
-def _import_function(reference: str) -> Callable[..., Any]:
-    module_name, _, attribute = reference.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        raise LookupError(f"callable {reference!r}: there is no module {exc.name!r} (modules "
-                          "are imported from the directory of oloproof.yaml)") from None
-    except Exception as exc:
-        raise LookupError(f"callable {reference!r}: importing {module_name!r} raised "
-                          f"{type(exc).__name__}: {exc}") from None
-    target: Any = module
-    for part in attribute.split("."):
-        if not hasattr(target, part):
-            raise LookupError(f"callable {reference!r}: {module_name} has no {attribute!r}")
-        target = getattr(target, part)
-    if not callable(target):
-        raise LookupError(f"callable {reference!r} is not a function")
-    return target  # type: ignore[no-any-return]
 
 
 # ---- what a case asks ------------------------------------------------------------------------
@@ -182,80 +145,23 @@ def asks_for(evidence: Evidence, evaluators: Sequence[Evaluator],
 # ---- the judges of a process -----------------------------------------------------------------
 
 
-class _Judge:
-    """One `judges:` entry in this process: its client or function and its concurrency."""
+class _Judge(CalledEntry):
+    """One `judges:` entry in this process: its client or function and its concurrency
+    (`model_calls.CalledEntry`), asked for verdicts."""
 
-    def __init__(self, config: JudgeConfig, share: int) -> None:
-        self.config = config
-        # The judge's concurrency is over the run: each of `share` worker processes takes its
-        # part (at least one call).
-        self.limit = max(1, -(-config.concurrency // max(1, share)))
-        self._slots: asyncio.Semaphore | None = None
-        self._client: Any = None
-        self._function: Callable[[JudgeRequest], Any] | None = None
-        self._threads: ThreadPoolExecutor | None = None
-        self.calls = 0
-        self.retries = judge_retries(config)
-        # (a rate limit pauses this judge's new calls in this process: docs/judges.md)
-        self.throttle = Throttle()
-
-    @property
-    def slots(self) -> asyncio.Semaphore:
-        if self._slots is None:  # made on the loop that uses it
-            self._slots = asyncio.Semaphore(self.limit)
-        return self._slots
-
-    @property
-    def label(self) -> str:
-        """What the record names as the judge's model."""
-        return self.config.model or self.config.callable or self.config.name
-
-    def _secret(self) -> str | None:
-        if self.config.model is None:
-            return None
-        return os.environ.get(self.config.key_variable) or None
-
-    def scrub(self, text: str) -> str:
-        """`text` with the API key, should an error repeat it, blotted out: everywhere, or,
-        for a short stand-in a local server takes (`ollama`, `EMPTY`), where it stands as a
-        word of its own, so that the words merely containing it stay readable."""
-        secret = self._secret()
-        if not secret:
-            return text
-        if len(secret) >= _SHORT_KEY:
-            return text.replace(secret, "***")
-        return re.sub(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", "***", text)
+    what = "judge"
 
     async def ask(self, request: JudgeRequest) -> tuple[JudgeVerdict | None, str | None]:
-        """One call: the verdict (None when the reply is not one) and the reply's text."""
-        self.calls += 1
+        """One call, bounded whole by the judge's `timeout_s`: the verdict (None when the
+        reply is not one) and the reply's text."""
         if self.config.callable is not None:
-            return await self._ask_function(request)
-        return await self._ask_model(request)
-
-    async def _ask_function(self, request: JudgeRequest
-                            ) -> tuple[JudgeVerdict | None, str | None]:
-        if self._function is None:
-            self._function = _import_function(self.config.callable or "")
-        function = self._function
-        if inspect.iscoroutinefunction(function):
-            value = await function(request)
-        else:
-            if self._threads is None:  # a sync judge gets threads of its own, as many as slots
-                self._threads = ThreadPoolExecutor(self.limit, "oloproof-judge")
-            value = await asyncio.get_running_loop().run_in_executor(
-                self._threads, function, request)
-            if inspect.isawaitable(value):
-                value = await value
-        return verdict_from_value(value), None if value is None else repr(value)[:300]
+            value = await self.bounded(lambda: self.call_function(request))
+            return verdict_from_value(value), None if value is None else repr(value)[:300]
+        asked: tuple[JudgeVerdict | None, str | None] = await self.bounded(
+            lambda: self._ask_model(request))
+        return asked
 
     async def _ask_model(self, request: JudgeRequest) -> tuple[JudgeVerdict | None, str | None]:
-        if self._client is None:
-            from openai import AsyncOpenAI
-
-            # The SDK's own retries are off: retrying is the engine's, in one place.
-            self._client = AsyncOpenAI(api_key=self._secret() or "", base_url=self.config.base_url,
-                                       max_retries=0, timeout=self.config.timeout_s)
         options: dict[str, Any] = {}
         if self.config.structured_output:
             # Sent as it is (`extra_body`): the SDK's typed transform walks a nested schema
@@ -266,7 +172,7 @@ class _Judge:
         from openai import APIResponseValidationError
 
         try:
-            response = await self._client.chat.completions.create(
+            response = await self.client.chat.completions.create(
                 model=self.config.model, messages=list(request.messages),
                 temperature=self.config.temperature, **options)
         except (json.JSONDecodeError, APIResponseValidationError) as exc:
@@ -282,13 +188,6 @@ class _Judge:
             "input_tokens": getattr(usage, "prompt_tokens", None),
             "output_tokens": getattr(usage, "completion_tokens", None),
             "model": getattr(response, "model", None) or self.config.model}), text
-
-    async def close(self) -> None:
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.close()
-        if self._threads is not None:
-            self._threads.shutdown(wait=False)
 
 
 class JudgePanel:

@@ -99,7 +99,9 @@ class _Simulator(CalledEntry):
         if self.config.callable is not None:
             value = await self.bounded(lambda: self.call_function(request))
             return turn_from_value(value), None if value is None else repr(value)[:300]
-        return await self.bounded(lambda: self._ask_model(request))
+        asked: tuple[SimulatorTurn | None, str | None] = await self.bounded(
+            lambda: self._ask_model(request))
+        return asked
 
     async def _ask_model(self, request: SimulatorRequest
                          ) -> tuple[SimulatorTurn | None, str | None]:
