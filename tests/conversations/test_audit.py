@@ -1,6 +1,7 @@
-"""The simulator is audited, never trusted (docs/conversations.md#the-simulator-is-audited-never-
-trusted): each check constructed, a good conversation passing it, and a case whose simulator
-failed a check missing for every criterion of the agent — tested on the interval."""
+"""The simulator is audited, never trusted
+(docs/conversations.md#the-simulator-is-audited-never-trusted): each check constructed, a
+good conversation passing it, and a case whose simulator failed a check missing for every
+criterion of the agent — tested on the interval."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The conversation is recorded without recording code (docs/conversations.md#where-the-turns-
-go): each user turn a `user_message` step, each reply a `message` step unless the system
-recorded it, in their places whether the system records as it goes or hands a trajectory over
-at the end; never counted as the agent's steps."""
+"""The conversation is recorded without recording code
+(docs/conversations.md#where-the-turns-go): each user turn a `user_message` step, each reply a
+`message` step unless the system recorded it, in their places whether the system records as
+it goes or hands a trajectory over at the end; never counted as the agent's steps."""
 
 from __future__ import annotations
 

@@ -71,6 +71,7 @@ def test_the_broken_customer_reads_as_the_simulators_failure(project: Path,
     assert "What broke: the simulator failed a check in 1 of 20 simulated conversation(s)" \
         in said
     assert "leaked_instructions × 1 cases: c14" in said
+    assert "What real users would do: a simulated user is a model (or a function)" in said
     shown = run_cli(project, "inspect", "latest", "--case", "c14")
     assert shown.returncode == 0, shown.stderr
     panel = " ".join(shown.stdout.split())

@@ -73,9 +73,10 @@ class CaseRecorder:
         user = self._user
         if user is None:
             if self._replaying is not None:
-                raise RecordingError("a fault replay has no user: it replays the recorded "
-                                     "trajectory (docs/conversations.md#what-a-simulated-user-"
-                                     "cannot-tell-you)", case=self.case_id)
+                raise RecordingError(
+                    "a fault replay has no user: it replays the recorded trajectory "
+                    "(docs/conversations.md#what-a-simulated-user-cannot-tell-you)",
+                    case=self.case_id)
             raise RecordingError("this case has no user: a conversation's case names one with "
                                  '"user": {"turns": [...]} or {"simulator": ..., "goal": ...} '
                                  "(docs/conversations.md#a-case-with-a-user)", case=self.case_id)

@@ -192,9 +192,10 @@ def render_errors(errors: Sequence[CaseError], console: Console, run_id: str = "
 
 def render_simulator_failures(conversations: Conversations | None, console: Console,
                               run_id: str = "latest") -> None:
-    """What broke, the simulators' part (docs/conversations.md#the-simulator-is-audited-never-
-    trusted): the simulated conversations whose simulator failed a check, by the first check
-    failed, with their cases — the simulator's failures, never the agent's."""
+    """What broke, the simulators' part
+    (docs/conversations.md#the-simulator-is-audited-never-trusted): the simulated
+    conversations whose simulator failed a check, by the first check failed, with their cases
+    — the simulator's failures, never the agent's."""
     if conversations is None or not conversations.failed:
         return
     failed = conversations.failed
