@@ -587,7 +587,7 @@ class Conversations(_Model):
     how many of those a simulator played, the user's turns and the agent's, the simulator
     calls this run made (a cached execution's were another run's), the conversations cut at
     max_turns (truncated), and the simulated ones whose simulator failed a check, by the first
-    check failed, with the first cases of each."""
+    check failed, with the first cases of each (in case order)."""
 
     conversations: int
     simulated: int = 0

@@ -197,3 +197,16 @@ def test_the_terminal_says_what_broke_and_counts_the_conversations(tmp_path: Pat
     assert code == 0, err
     assert "Conversation: simulated by customer" in out
     assert "The simulator failed leaked_instructions" in " ".join(out.split())
+
+
+def test_what_broke_names_eight_cases_and_counts_the_rest(tmp_path: Path, cli: Any) -> None:
+    project = ConversationProject(tmp_path / "many")
+    project.policy["rules"] = []
+    project.write()
+    project.write_cases(customers(10, leak=set(range(1, 11))))
+    code, out, err = cli("run", cwd=project.root)
+    assert code == 0, err
+    said = " ".join(out.split())
+    assert ("leaked_instructions × 10 cases: c01, c02, c03, c04, c05, c06, c07, c08 (+2 more)"
+            in said)
+    assert "over their trials" not in said

@@ -91,3 +91,8 @@ def test_each_trial_meets_another_customer(project: Path, terminal: str) -> None
         met.append(json.loads(shown.stdout)["conversation"])
     assert len({m["seed"] for m in met}) == 3
     assert len({m["turns"][0]["text"] for m in met}) > 1
+    # c14 breaks down in each of its three trials: one case, three conversations
+    shown = run_cli(project, "inspect", "latest")
+    said = " ".join(shown.stdout.split())
+    assert "failed a check in 3 of 60 simulated conversation(s)" in said
+    assert "leaked_instructions × 3 cases: c14 · 3 conversations over their trials" in said

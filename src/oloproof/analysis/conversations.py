@@ -21,13 +21,14 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from oloproof.analysis.ordering import case_order
 from oloproof.evaluators.conversation_audit import CHECKS, REASON_PREFIX, UNFAITHFUL, first_failed
 
 if TYPE_CHECKING:
     from oloproof.analysis.outcome import CaseOutcome
     from oloproof.document import Conversations
 
-#: How many case ids the accounting names per failed check.
+#: How many case ids the accounting names per failed check (the first, in case order).
 NAMED_CASES = 20
 
 
@@ -103,9 +104,12 @@ class ConversationCounts:
         check = first_failed(failed_checks(outcome.facts, outcome.codes, self.fidelity))
         if check is not None:
             self.failed[check] += 1
+            # the first cases in case order, whatever order they finished in
             named = self.cases.setdefault(check, [])
-            if len(named) < NAMED_CASES and outcome.case_id not in named:
+            if outcome.case_id not in named:
                 named.append(outcome.case_id)
+                named.sort(key=case_order)
+                del named[NAMED_CASES:]
 
     def document(self) -> Conversations | None:
         """The run document's `conversations`, or None for a run without any."""
@@ -121,4 +125,4 @@ class ConversationCounts:
             failed_cases={check: self.cases[check] for check in CHECKS if check in self.cases})
 
 
-__all__ = ["ConversationCounts", "audited", "failed_checks", "simulator_reason"]
+__all__ = ["NAMED_CASES", "ConversationCounts", "audited", "failed_checks", "simulator_reason"]

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from rich.console import Console
 from rich.text import Text
 
+from oloproof.analysis.conversations import NAMED_CASES
 from oloproof.document import (
     BaselineSummary,
     CaseError,
@@ -190,6 +191,19 @@ def render_errors(errors: Sequence[CaseError], console: Console, run_id: str = "
     _commands(console, "Each with its traceback:", f"oloproof inspect {run_id} --failures")
 
 
+def failed_cases_text(cases: Sequence[str], count: int, shown: int = 8) -> str:
+    """The cases of `count` simulated conversations that failed one check, as the run names
+    them (distinct ids, the first `NAMED_CASES`): the first `shown`, how many more, and, when
+    the conversations outnumber the cases, that the others are their other trials."""
+    text = ", ".join(safe_line(c) for c in cases[:shown])
+    capped = len(cases) >= NAMED_CASES
+    if len(cases) > shown:
+        text += f" (+{len(cases) - shown}{'+' if capped else ''} more)"
+    if count > len(cases) and not capped:
+        text += f" · {count} conversations over their trials"
+    return text
+
+
 def render_simulator_failures(conversations: Conversations | None, console: Console,
                               run_id: str = "latest") -> None:
     """What broke, the simulators' part
@@ -205,9 +219,7 @@ def render_simulator_failures(conversations: Conversations | None, console: Cons
         "the agent's; each case counts as missing for every criterion of the agent "
         "(simulator:<check>)", style="bold red"))
     for check, count in conversations.failures.items():
-        cases = conversations.failed_cases.get(check) or []
-        shown = ", ".join(safe_line(c) for c in cases[:8]) + (
-            f" (+{count - min(len(cases), 8)} more)" if count > min(len(cases), 8) else "")
+        shown = failed_cases_text(conversations.failed_cases.get(check) or [], count)
         print_wrapped(console, _cell(f"{check} × {count}"), 2, 4)
         print_wrapped(console, Text(f"cases: {shown}"), 4, 2)
     first = next(iter(conversations.failed_cases.values()), [])

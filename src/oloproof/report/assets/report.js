@@ -374,12 +374,14 @@
         c.simulated + " simulated conversation(s): the simulator's failure, not the agent's; " +
         "each case counts as missing for every criterion of the agent (simulator:<check>)."),
       h("ul", null, Object.keys(c.failures).map(function (k) {
-        var cases = (c.failed_cases || {})[k] || [];
+        // (distinct case ids, the first 20 the run names: analysis/conversations.py)
+        var cases = (c.failed_cases || {})[k] || [], capped = cases.length >= 20;
         return h("li", { class: "broke-group" }, h("strong", null, k + " × " + c.failures[k]),
           h("div", null, "cases: ", cases.slice(0, 12).map(function (id, i) {
             return [i ? ", " : "", caseLink(id)];
-          }), c.failures[k] > Math.min(cases.length, 12) ?
-            " (+" + (c.failures[k] - Math.min(cases.length, 12)) + " more)" : ""));
+          }), cases.length > 12 ? " (+" + (cases.length - 12) + (capped ? "+" : "") +
+            " more)" : "", c.failures[k] > cases.length && !capped ?
+            " · " + c.failures[k] + " conversations over their trials" : ""));
       })));
   }
 
