@@ -24,7 +24,6 @@ criterion, and nothing of the failure is cached, so the next run asks again.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import time
 from collections import OrderedDict
@@ -162,32 +161,15 @@ class _Judge(CalledEntry):
         return asked
 
     async def _ask_model(self, request: JudgeRequest) -> tuple[JudgeVerdict | None, str | None]:
-        options: dict[str, Any] = {}
-        if self.config.structured_output:
-            # Sent as it is (`extra_body`): the SDK's typed transform walks a nested schema
-            # field by field on every call, most of the client's time per call.
-            options["extra_body"] = {"response_format": _RESPONSE_FORMAT}
-        if self.config.max_tokens is not None:
-            options["max_tokens"] = self.config.max_tokens
-        from openai import APIResponseValidationError
-
-        try:
-            response = await self.client.chat.completions.create(
-                model=self.config.model, messages=list(request.messages),
-                temperature=self.config.temperature, **options)
-        except (json.JSONDecodeError, APIResponseValidationError) as exc:
-            # A reply, but not a completion (a body cut off, not JSON): not a verdict either.
-            return None, f"a body that is not a chat completion ({type(exc).__name__}: {exc})"
-        choices = getattr(response, "choices", None) or []
-        text = choices[0].message.content if choices and choices[0].message else None
-        verdict = verdict_from_text(text)
+        reply = await self.completion(request.messages, _RESPONSE_FORMAT)
+        if reply.problem is not None:
+            return None, reply.problem
+        verdict = verdict_from_text(reply.text)
         if verdict is None:
-            return None, text
-        usage = getattr(response, "usage", None)
+            return None, reply.text
         return verdict.model_copy(update={
-            "input_tokens": getattr(usage, "prompt_tokens", None),
-            "output_tokens": getattr(usage, "completion_tokens", None),
-            "model": getattr(response, "model", None) or self.config.model}), text
+            "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
+            "model": reply.model}), reply.text
 
 
 class JudgePanel:

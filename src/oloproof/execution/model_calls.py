@@ -16,10 +16,12 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import json
 import os
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from oloproof.execution.retries import RetryPolicy, Throttle
@@ -92,6 +94,18 @@ def capped(text: str, cap: int = TEXT_CAP) -> str:
         return text
     return (f"{text[:cap]}… [cut: the text was {len(text):,} characters; the first {cap:,} "
             "are kept]")
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """What one chat completion brought: the reply's text and what the endpoint counted, or
+    (`problem`) why the body was no completion at all."""
+
+    text: str | None = None
+    input_tokens: Any = None
+    output_tokens: Any = None
+    model: str | None = None
+    problem: str | None = None
 
 
 class CalledEntry:
@@ -177,6 +191,36 @@ class CalledEntry:
             value = await value
         return value
 
+    async def completion(self, messages: Sequence[dict[str, str]],
+                         response_format: dict[str, Any], **options: Any) -> Completion:
+        """One chat completion of the entry's model (after `ready`), asking for
+        `response_format` where `structured_output` says the endpoint takes it; `options` go
+        to the request as they are (a simulator's `seed`)."""
+        from openai import APIResponseValidationError
+
+        if self.config.structured_output:
+            # Sent as it is (`extra_body`): the SDK's typed transform walks a nested schema
+            # field by field on every call, most of the client's time per call.
+            options["extra_body"] = {"response_format": response_format}
+        if self.config.max_tokens is not None:
+            options["max_tokens"] = self.config.max_tokens
+        try:
+            response = await self.client.chat.completions.create(
+                model=self.config.model, messages=list(messages),
+                temperature=self.config.temperature, **options)
+        except (json.JSONDecodeError, APIResponseValidationError) as exc:
+            # A reply, but not a completion (a body cut off, not JSON): no answer either.
+            return Completion(problem=f"a body that is not a chat completion "
+                                      f"({type(exc).__name__}: {exc})")
+        choices = getattr(response, "choices", None) or []
+        usage = getattr(response, "usage", None)
+        named = getattr(response, "model", None)
+        return Completion(
+            text=choices[0].message.content if choices and choices[0].message else None,
+            input_tokens=getattr(usage, "prompt_tokens", None),
+            output_tokens=getattr(usage, "completion_tokens", None),
+            model=named if isinstance(named, str) and named else self.config.model)
+
     async def bounded(self, call: Callable[[], Awaitable[T]]) -> T:
         """One call, bounded whole by the entry's `timeout_s` — the reply's body included,
         which a timeout between two reads of it never bounds (a server trickling it a byte at
@@ -202,4 +246,5 @@ class CalledEntry:
             self._threads.shutdown(wait=False)
 
 
-__all__ = ["TEXT_CAP", "CalledEntry", "blotted", "capped", "entry_retries", "import_function"]
+__all__ = ["TEXT_CAP", "CalledEntry", "Completion", "blotted", "capped", "entry_retries",
+           "import_function"]

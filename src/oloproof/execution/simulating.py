@@ -23,7 +23,6 @@ still not a turn) ends the conversation (`respond` returns None): the case's aud
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -105,32 +104,17 @@ class _Simulator(CalledEntry):
 
     async def _ask_model(self, request: SimulatorRequest
                          ) -> tuple[SimulatorTurn | None, str | None]:
-        from openai import APIResponseValidationError
-
-        options: dict[str, Any] = {}
-        if self.config.structured_output:
-            options["extra_body"] = {"response_format": _RESPONSE_FORMAT}
-        if self.config.max_tokens is not None:
-            options["max_tokens"] = self.config.max_tokens
-        try:
-            response = await self.client.chat.completions.create(
-                model=self.config.model, messages=list(request.messages),
-                temperature=self.config.temperature, seed=request.seed, **options)
-        except (json.JSONDecodeError, APIResponseValidationError) as exc:
-            return None, f"a body that is not a chat completion ({type(exc).__name__}: {exc})"
-        choices = getattr(response, "choices", None) or []
-        text = choices[0].message.content if choices and choices[0].message else None
-        turn = turn_from_text(text)
+        reply = await self.completion(request.messages, _RESPONSE_FORMAT, seed=request.seed)
+        if reply.problem is not None:
+            return None, reply.problem
+        turn = turn_from_text(reply.text)
         if turn is None:
-            return None, text
-        usage = getattr(response, "usage", None)
-        named = getattr(response, "model", None)
+            return None, reply.text
         # (validated again: a token count that is no count is dropped)
         return SimulatorTurn.model_validate({
-            "message": turn.message, "done": turn.done,
-            "input_tokens": getattr(usage, "prompt_tokens", None),
-            "output_tokens": getattr(usage, "completion_tokens", None),
-            "model": named[:200] if isinstance(named, str) else self.config.model}), text
+            "message": turn.message, "done": turn.done, "input_tokens": reply.input_tokens,
+            "output_tokens": reply.output_tokens,
+            "model": None if reply.model is None else reply.model[:200]}), reply.text
 
     async def turn(self, request: SimulatorRequest) -> tuple[dict[str, Any] | None, str | None,
                                                              int]:
