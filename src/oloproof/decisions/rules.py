@@ -165,6 +165,19 @@ def decide_non_inferiority(rule: Rule, row: CriterionComparison | None,
     return out(S.INSUFFICIENT_EVIDENCE, R.DIFFERENCE_INTERVAL_OVERLAPS_MARGIN)
 
 
+def _budget(rule: Rule, count: int, total: int, over_reason: R, within_reason: R
+            ) -> tuple[S, R]:
+    """A budget rule's state and reason: `count` of `total` against `max_count` or
+    `max_share`; nothing to count when `total` is 0."""
+    if not total:
+        return S.INSUFFICIENT_EVIDENCE, R.NO_OBSERVATIONS
+    if rule.max_count is not None:
+        over = count > rule.max_count
+    else:  # the share as written (0.3 is 3/10, not the float just below it)
+        over = Fraction(count, total) > Fraction(repr(float(rule.max_share or 0.0)))
+    return (S.FAIL, over_reason) if over else (S.PASS, within_reason)
+
+
 def decide_max_errored(rule: Rule, executions: Executions) -> DecisionRow:
     """The error budget (docs/failures.md#the-error-budget): an observed count, no interval,
     of the run's executions that errored, whatever the kind, against `max_count` or
@@ -172,15 +185,8 @@ def decide_max_errored(rule: Rule, executions: Executions) -> DecisionRow:
     never cached, so a cached one did not error). FAIL above the limit, PASS at or below it;
     a run with no execution has nothing to count (`no_observations`)."""
     errored, total = executions.errored_total, executions.cases
-    if not total:
-        state, reason = S.INSUFFICIENT_EVIDENCE, R.NO_OBSERVATIONS
-    else:
-        if rule.max_count is not None:
-            over = errored > rule.max_count
-        else:  # the share as written (0.3 is 3/10, not the float just below it)
-            over = Fraction(errored, total) > Fraction(repr(float(rule.max_share or 0.0)))
-        state, reason = (S.FAIL, R.ERRORED_SHARE_EXCEEDS_LIMIT) if over else \
-            (S.PASS, R.ERRORED_SHARE_WITHIN_LIMIT)
+    state, reason = _budget(rule, errored, total, R.ERRORED_SHARE_EXCEEDS_LIMIT,
+                            R.ERRORED_SHARE_WITHIN_LIMIT)
     return DecisionRow(rule=rule.id, metric=rule.subject, state=state, reasons=[reason],
                        kind="max_errored", errored=errored, executions=total,
                        max_share=rule.max_share, max_count=rule.max_count)
@@ -195,15 +201,8 @@ def decide_max_simulator_failures(rule: Rule, conversations: Conversations | Non
     nothing to count (`no_observations`)."""
     total = 0 if conversations is None else conversations.simulated
     failed = 0 if conversations is None else conversations.failed
-    if not total:
-        state, reason = S.INSUFFICIENT_EVIDENCE, R.NO_OBSERVATIONS
-    else:
-        if rule.max_count is not None:
-            over = failed > rule.max_count
-        else:  # the share as written (0.3 is 3/10, not the float just below it)
-            over = Fraction(failed, total) > Fraction(repr(float(rule.max_share or 0.0)))
-        state, reason = (S.FAIL, R.SIMULATOR_FAILURES_EXCEED_LIMIT) if over else \
-            (S.PASS, R.SIMULATOR_FAILURES_WITHIN_LIMIT)
+    state, reason = _budget(rule, failed, total, R.SIMULATOR_FAILURES_EXCEED_LIMIT,
+                            R.SIMULATOR_FAILURES_WITHIN_LIMIT)
     return DecisionRow(rule=rule.id, metric=rule.subject, state=state, reasons=[reason],
                        kind="max_simulator_failures", simulator_failures=failed,
                        conversations=total, max_share=rule.max_share, max_count=rule.max_count)
