@@ -93,18 +93,41 @@ def _strict_policy(page: Path) -> str:
     return found.group(1)
 
 
+def _iterating(page: Path) -> tuple[str, str]:
+    """The check `checks.py` holds and the line it adds to `oloproof.yaml`, as "Iterating on one
+    case" shows them."""
+    text = page.read_text(encoding="utf-8").split("## Iterating on one case", 1)[1]
+    check = re.search(r"in `checks\.py` beside `oloproof\.yaml`:\s*```python\n(.*?)```", text,
+                      re.S)
+    line = re.search(r"evaluators of `oloproof\.yaml`:\s*```yaml\n(.*?)```", text, re.S)
+    assert check and line, "getting-started.md shows checks.py and its line"
+    return check.group(1), line.group(1)
+
+
 def test_getting_started_shows_what_the_commands_print(tmp_path: Path) -> None:
     page = DOCS / "getting-started.md"
     session = Session(tmp_path)
     blocks = console_blocks(page)
-    assert len(blocks) >= 6
+    assert len(blocks) >= 8
+    check, line = _iterating(page)
+
+    def before(command: str) -> None:
+        # "Iterating on one case": the check as the page writes it, then as the reader fixes it.
+        if command == "oloproof run --case req-013":
+            (session.cwd / "checks.py").write_text(check, encoding="utf-8")
+            _edit(session.cwd / "oloproof.yaml", "  - {type: agent_constraints_satisfied}\n",
+                  "  - {type: agent_constraints_satisfied}\n" + line)
+        elif command == "oloproof rescore":
+            _edit(session.cwd / "checks.py", '"decline",', '"declined",')
+
     for block in blocks:
         if block.steps and block.steps[0].command.startswith(("python3 -m venv", "make demo")):
             continue  # installing: not run here
         if any(s.command.startswith("oloproof gate latest --policy strict.yaml")
                for s in block.steps):
             (session.cwd / "strict.yaml").write_text(_strict_policy(page), encoding="utf-8")
-        _check(block, session, "getting-started.md")
+        _check(block, session, "getting-started.md", before=before)
+    assert session.code == 3
 
 
 def test_getting_started_says_what_make_demo_installs() -> None:
@@ -326,6 +349,7 @@ def test_cli_blocks_show_what_the_commands_print(tmp_path: Path) -> None:
     assert list(by_command) == [
         "oloproof --help", "oloproof init --help", "oloproof init demo", "oloproof init",
         "oloproof run --help", "oloproof run --concurrency 2 --no-cache", "oloproof run",
+        "oloproof run -k expired --limit 3", "oloproof rescore --help", "oloproof rescore",
         "oloproof runs --help", "oloproof tag --help", "oloproof inspect --help",
         "oloproof inspect latest --failures",
         "oloproof inspect nonsense", "oloproof cases --help", "oloproof cases latest",
@@ -353,6 +377,9 @@ def test_cli_blocks_show_what_the_commands_print(tmp_path: Path) -> None:
     check("cat warn.yaml", demo)
     check("oloproof report --help", demo)  # its `report latest --html report.html`
     assert (demo.cwd / "report.html").stat().st_size > 0
+    # Part of the suite, then the same outputs scored again.
+    check("oloproof run -k expired --limit 3", demo)
+    check("oloproof rescore", demo)
     # "Trimmed to one item per list, from the starter project" (a second run: from the cache)
     demo.run("oloproof run")
     _is_part_of(_shown_json(page, "Trimmed to one item per list"),
@@ -684,7 +711,7 @@ def test_ci_shows_what_the_job_prints_and_writes(tmp_path: Path) -> None:
     # "In the `pr` folder of the job above": the rules every output file follows.
     _check(output_files, session, page.name)
     assert session.code == 0  # `head -1`; the gate's usage error above was exit 2
-    assert not (session.cwd / "reports").exists()
+    assert (session.cwd / "reports").is_symlink() and not Path("/mnt/nowhere").exists()
 
     # "Before `main` has stored a run there is no baseline, and a policy with a
     # `non_inferiority` rule stops with exit 2"
@@ -773,7 +800,7 @@ def test_judges_shows_what_judged_agent_prints(tmp_path: Path) -> None:
         "printf 'p f f p p f p p p f p f p p f p f p p p p f p p p p f f p p' | oloproof "
         "labels review labels/reply_truthful.jsonl",
         "oloproof labels sample --criterion reply_truthful -o labels/reply_truthful.jsonl",
-        "oloproof run"]
+        "oloproof run", "oloproof plan latest"]
     _run_from_home(blocks, Session(tmp_path), page.name)
 
 

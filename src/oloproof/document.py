@@ -50,6 +50,7 @@ __all__ = [
     "JudgeCalibration",
     "MetricRow",
     "MissingExample",
+    "NotRescored",
     "Plan",
     "PlanRow",
     "QuantileRow",
@@ -60,6 +61,7 @@ __all__ = [
     "RunDocument",
     "RunStatus",
     "SliceRow",
+    "Subset",
     "SystemRef",
     "TrajectoryParting",
     "TransformValidity",
@@ -122,6 +124,9 @@ class DecisionReason(StrEnum):
     # conversations whose simulator failed a check, against max_share or max_count
     SIMULATOR_FAILURES_EXCEED_LIMIT = "simulator_failures_exceed_limit"
     SIMULATOR_FAILURES_WITHIN_LIMIT = "simulator_failures_within_limit"
+    # beside an INSUFFICIENT_EVIDENCE reason: the rule's errored executions alone keep it from
+    # a decision (docs/failures.md#errors-that-hide-an-outcome)
+    ERRORED_EXECUTIONS_HIDE_OUTCOME = "errored_executions_hide_outcome"
 
 
 class GateAction(StrEnum):
@@ -832,12 +837,22 @@ class PlanRow(_Model):
     distribution on the estimate's side of the threshold — and when it is not above 0.8 there
     is no `likely_total`. Each is `None` when no number would, or when no projection is made
     for the rule's kind of metric: `reason` says which, and `note` says it in words.
+
+    A rule on a judged criterion (docs/compare.md#a-judged-criterion) counts *labelled* cases
+    (`unit` `labelled cases`): `observed`, `passed` and `estimate` are people's labels (how
+    many sampled cases are labelled, how many people passed, their rate), and the totals and
+    chances are of the labels alone — their exact interval, the rate drawn from what the labels
+    say. `cases` is how many cases the run has, and `cases_total` how many hold `total`
+    labelled ones at the run's share of labelled cases. `corrected_total` (`corrected_cases`)
+    is the labelled cases (cases) at which the corrected interval the rule decides on, at the
+    same rates, would decide it (`corrected_reason` when none would).
     """
 
     _OPTIONAL = frozenset({"total", "more", "state", "estimate", "threshold", "chance",
                            "chance_method", "chance_assumption", "reachable",
                            "likely_total", "likely_more", "likely_chance", "likely_method",
-                           "values"})
+                           "values", "unit", "cases", "cases_total", "corrected_total",
+                           "corrected_cases", "corrected_reason"})
 
     rule: str
     metric: str
@@ -858,6 +873,12 @@ class PlanRow(_Model):
     likely_chance: float | None = None
     likely_method: str | None = None
     values: str | None = None
+    unit: str | None = None
+    cases: int | None = None
+    cases_total: int | None = None
+    corrected_total: int | None = None
+    corrected_cases: int | None = None
+    corrected_reason: str | None = None
     reason: str | None = None
     method: str | None = None
     note: str = ""
@@ -874,6 +895,30 @@ class Plan(_Model):
     note: str = ""
 
 
+class Subset(_Model):
+    """A run of part of the suite (docs/cli.md#running-part-of-the-suite): `cases` of the
+    suite's `of` source cases, chosen by `selection` (the options given, as `words` writes
+    them; a rescored run's, the cases its stored run could give). Its gate never exits 0."""
+
+    cases: int
+    of: int
+    selection: dict[str, Any] = Field(default_factory=dict)
+    words: str = ""
+
+    def note(self) -> str:
+        """What every report says beside the gate of a subset run."""
+        return f"subset of {self.cases} of {self.of} cases: not a release decision"
+
+
+class NotRescored(_Model):
+    """A case a rescored run left out (docs/cli.md#oloproof-rescore): its id, the reason's
+    code and the reason in words."""
+
+    case: str
+    reason: str
+    words: str
+
+
 class RunDocument(_Model):
     """The whole run document (docs/cli.md#the-json-document): `to_json()` is what
     `oloproof run --json` prints.
@@ -885,11 +930,15 @@ class RunDocument(_Model):
     `executions` (every run since error kinds) counts the executions: ran, cached, errored by kind,
     retried. `expected_key_hints` (written when there is one) names criteria that excluded cases for
     an `expected` key they lack while they hold one of a similar name. `conversations` (written
-    when cases held one) counts them (docs/conversations.md#accounting).
+    when cases held one) counts them (docs/conversations.md#accounting). `subset` (written for
+    a run of part of the suite) says how many of the suite's cases it held and how they were
+    chosen; `rescored_from` (a run made by `oloproof rescore`) names the run whose executions
+    it scored, and `not_rescored` the cases it left out, each with why.
     """
 
     _OPTIONAL = frozenset({"failing_cases", "trials", "execution", "baseline", "usage",
-                           "executions", "expected_key_hints", "conversations"})
+                           "executions", "expected_key_hints", "conversations", "subset",
+                           "rescored_from", "not_rescored"})
 
     run_id: str
     status: RunStatus
@@ -914,6 +963,9 @@ class RunDocument(_Model):
     executions: Executions | None = None
     expected_key_hints: list[ExpectedKeyHint] | None = None
     conversations: Conversations | None = None
+    subset: Subset | None = None
+    rescored_from: str | None = None
+    not_rescored: list[NotRescored] | None = None
 
     def metric(self, metric_id: str) -> RateRow | QuantileRow:
         """The metric row with this id (KeyError naming the metrics there are)."""
@@ -921,6 +973,14 @@ class RunDocument(_Model):
             if row.id == metric_id:
                 return row
         raise KeyError(f"no metric {metric_id!r}; metrics: {[m.id for m in self.metrics]}")
+
+    def not_rescored_by_reason(self) -> list[tuple[str, list[str]]]:
+        """The cases a rescored run left out, grouped by the reason in words (in the order the
+        reasons first come), each group's cases in order: how every report lists them."""
+        groups: dict[str, list[str]] = {}
+        for item in self.not_rescored or ():
+            groups.setdefault(item.words, []).append(item.case)
+        return list(groups.items())
 
 
 RateRow.model_rebuild()

@@ -61,6 +61,7 @@ class ErrorKind(StrEnum):
     JUDGE_ERROR = "judge_error"  # a judge's call failed
     JUDGE_UNPARSEABLE = "judge_unparseable"  # a judge answered something that is not a verdict
     SYSTEM_EXIT = "system_exit"  # the system raised SystemExit or KeyboardInterrupt
+    PROCESS_EXIT = "process_exit"  # the system called os._exit where the command guards it
     UNSTORABLE_OUTPUT = "unstorable_output"  # what the case returned cannot be stored as it is
     INTERNAL_ERROR = "internal_error"  # a bug in Oloproof while running the case
 

@@ -15,7 +15,8 @@ script what a real simulator does wrong:
 - `[turns=N]`: says done at its Nth turn, whatever the agent says (the benchmark's);
 - `[fails-when-refused]`: breaks down (an empty reply that is not done, not a turn) when the
   agent refuses it — a simulator whose failures follow the agent's;
-- the server alone: `[429]`, `[500]`, `[trickle]` (see scripted_openai.py).
+- the server alone: `[429]`, `[500]`, `[trickle]`, `[slow]`, and the hostile replies
+  `[echo-key]`, `[long-reason]`, `[surrogate]`, `[bad-usage]` (see scripted_openai.py).
 
 Otherwise the customer opens with its goal (worded by its seed: each trial meets a different
 customer), gives its order id when asked, and is done once the agent says it is refunded (or

@@ -16,7 +16,7 @@ from conversation_project import (  # noqa: F401 - the fixtures
     project_fixture,
     server_fixture,
 )
-from scripted_openai import SLOW_S, ScriptedServer
+from scripted_openai import LONG_REASON, SLOW_S, ScriptedServer
 
 import oloproof
 
@@ -142,6 +142,44 @@ def test_timeout_s_bounds_each_attempt_whole(
     assert view["conversation"]["checks"] == [{"check": "simulator_error", "why": (
         "TimeoutError: the simulator did not answer within timeout_s=0.3 s (the whole call, "
         "its reply included)")}]
+
+
+def _user_texts(view: dict[str, Any]) -> list[str]:
+    return [t["text"] for t in view["conversation"]["turns"] if t["role"] == "user"]
+
+
+def test_a_simulators_reply_is_kept_as_a_judges_is(
+        project: ConversationProject, server: ScriptedServer, keyed: None) -> None:
+    """What a simulated user says is untrusted as a judge's reply is
+    (docs/judges.md#what-a-reply-may-hold): the key blotted, the text capped with a marker, a
+    lone surrogate no turn, token counts that are no counts dropped."""
+    project.model_simulator(server)
+    project.write_cases(customers(4, echo_key={1}, long_reason={2}, surrogate={3},
+                                  bad_usage={4}))
+    result = oloproof.run(project.config)
+    row = result.metric("refunded")
+    assert (row.passed, row.missing) == (3, 1)
+    assert row.missing_by_reason == {"simulator:simulator_error": 1}
+    stored = json.dumps(result.to_json())
+    view = {case: oloproof.case_view(case, result.run_id, config=project.config)
+            for case in ("c01", "c02", "c03", "c04")}
+    stored += json.dumps(view)
+    assert KEY not in stored
+    echoed = _user_texts(view["c01"])
+    assert echoed and all(text.endswith("(asked with key ***)") for text in echoed)
+    long = _user_texts(view["c02"])
+    assert long and all(text.endswith(
+        f"… [cut: the simulator's text was {LONG_REASON:,} characters; the first 4,000 are "
+        "kept]") for text in long)
+    # A message the store cannot keep is no turn: asked again once, then the simulator's
+    # error.
+    checks = view["c03"]["conversation"]["checks"]
+    assert [c["check"] for c in checks] == ["simulator_error"]
+    assert "its message holds a lone surrogate" in checks[0]["why"]
+    assert view["c03"]["conversation"]["calls"] == 2
+    # -5 and Infinity are no counts: none is kept for c04's turns, c01's are.
+    assert not view["c04"]["conversation"]["usage"]
+    assert view["c01"]["conversation"]["usage"]["output_tokens"] == 9 * len(echoed)
 
 
 def test_a_callable_simulator_gives_the_same_figures(

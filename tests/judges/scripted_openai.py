@@ -14,12 +14,18 @@ the failures a real endpoint has:
 - `[split]`: the verdict turned the other way on every second request for this text (three
   samples of one case: 2 to 1);
 - `[401]`: an authentication error whose message repeats the key it was sent, as some servers
-  do (the client must never store or print it).
+  do (the client must never store or print it);
+- hostile replies, each a verdict: `[echo-key]` a reason that repeats the key it was sent;
+  `[long-reason]` a reason of `LONG_REASON` characters; `[surrogate]` a reason holding a lone
+  surrogate (`\\ud800` in the JSON); `[bad-usage]` token counts that are no counts (-5 and
+  Infinity); `[trickle]` a body sent one byte every `TRICKLE_S` (headers at once), which no
+  timeout between two reads ever catches.
 
 A simulator's request (docs/conversations.md: its system message is the default prompt
 template's) is answered by the scripted customer of tests/conversations/scripted_customer.py,
 after `delay_s`, with the same `[429]` and `[500]`, and `[slow]`: the answer waits `SLOW_S`
-(past a simulator's `timeout_s` in the tests).
+(past a simulator's `timeout_s` in the tests); `[echo-key]`, `[long-reason]` and `[surrogate]`
+put the judge's hostile text in the turn's message, and `[bad-usage]` its token counts.
 
 Every request is kept (`requests`: its JSON body and its Authorization header), so a test can
 see what was sent and count the calls; `peak` is the most requests it held at once and `span_s`
@@ -30,6 +36,7 @@ afresh).
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 import time
@@ -44,13 +51,39 @@ from scripted_customer import is_simulator_request, reply_text, tokens
 
 #: How long a `[slow]` simulator request waits before its answer.
 SLOW_S = 3.0
+#: How long a `[long-reason]` reason is.
+LONG_REASON = 200_000
+#: The pause between two bytes of a `[trickle]` body.
+TRICKLE_S = 0.25
+
+
+class Trickle(bytes):
+    """A body sent a byte at a time."""
+
+
+def sections(text: str) -> dict[str, str]:
+    """The shown fields of a prompt as a reader of it finds them: between the BEGIN and END
+    lines it declares, or, in a prompt without them, under `### NAME` headings, the first of
+    each name (a model reading the prompt top down)."""
+    found = re.search(r"^<<<BEGIN \S+ (\S+)>>>$", text, re.MULTILINE)
+    if found is not None:
+        code = re.escape(found.group(1))
+        return dict(re.findall(rf"^<<<BEGIN (\S+) {code}>>>\n(.*?)\n<<<END \1 {code}>>>$",
+                               text, re.MULTILINE | re.DOTALL))
+    fields: dict[str, str] = {}
+    for part in re.split(r"^### ", text, flags=re.MULTILINE)[1:]:
+        name, _, body = part.partition("\n")
+        fields.setdefault(name.strip(), body)
+    return fields
 
 
 def refund_truth(text: str) -> str:
     """The default rule: pass when the reply's text and the tool results agree that the refund
     went through (or no refund is claimed)."""
-    claims = "refunded" in text.lower().split("### output.answer", 1)[-1]
-    failed = '"status": "failed"' in text or "'status': 'failed'" in text
+    fields = sections(text)
+    claims = "refunded" in fields.get("output.answer", "").lower()
+    results = fields.get("trajectory.tool_results", "")
+    failed = '"status": "failed"' in results or "'status': 'failed'" in results
     return "fail" if claims and failed else "pass"
 
 
@@ -122,7 +155,16 @@ class ScriptedServer:
                 for key, value in headers.items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(data)
+                if not isinstance(reply, Trickle):
+                    self.wfile.write(data)
+                    return
+                try:
+                    for at in range(len(data)):
+                        self.wfile.write(data[at:at + 1])
+                        self.wfile.flush()
+                        time.sleep(TRICKLE_S)
+                except OSError:  # the client gave up: what the test wants
+                    self.close_connection = True
 
         class Server(ThreadingHTTPServer):
             request_queue_size = 256  # (the default, 5, refuses a judge's 32 connections)
@@ -178,16 +220,30 @@ class ScriptedServer:
             verdict = self.decide(text)
             if "[split]" in text and seen % 2 == 0:
                 verdict = "pass" if verdict == "fail" else "fail"
-            content = json.dumps({"verdict": verdict, "reason": f"scripted: {verdict}"})
-        return 200, {}, {
+            reason = f"scripted: {verdict}"
+            if "[echo-key]" in text:
+                reason += f" (asked with key {(authorization or '').removeprefix('Bearer ')})"
+            if "[long-reason]" in text:
+                reason += " because" * (LONG_REASON // 8)
+                reason = reason[:LONG_REASON]
+            if "[surrogate]" in text:
+                reason += " \ud800 here"
+            content = json.dumps({"verdict": verdict, "reason": reason})
+        usage: dict[str, Any] = {"prompt_tokens": len(text) // 4, "completion_tokens": 12,
+                                 "total_tokens": len(text) // 4 + 12}
+        if "[bad-usage]" in text:
+            usage = {"prompt_tokens": -5, "completion_tokens": float("inf"),
+                     "total_tokens": "many"}
+        completion = {
             "id": f"chatcmpl-{seen}", "object": "chat.completion", "created": 0,
             "model": str(body.get("model")) + "-served",
             "choices": [{"index": 0, "finish_reason": "stop",
                          "message": {"role": "assistant", "content": content}}],
-            "usage": {"prompt_tokens": len(text) // 4, "completion_tokens": 12,
-                      "total_tokens": len(text) // 4 + 12},
+            "usage": usage,
         }
-
+        if "[trickle]" in text:
+            return 200, {}, Trickle(json.dumps(completion).encode())
+        return 200, {}, completion
 
     def answer_simulator(self, body: dict[str, Any], authorization: str | None
                          ) -> tuple[int, dict[str, str], dict[str, Any] | bytes]:
@@ -206,14 +262,30 @@ class ScriptedServer:
         if "[429]" in text and seen == 1:
             return 429, {"retry-after": "0.05"}, {"error": {"message": "slow down",
                                                              "type": "rate_limit"}}
+        content = reply_text(messages, int(body.get("seed") or 0))
+        hostile = [m for m in ("[echo-key]", "[long-reason]", "[surrogate]") if m in text]
+        if hostile:  # (the judge's hostile replies, in the turn's message)
+            turn = json.loads(content)
+            if "[echo-key]" in hostile:
+                turn["message"] += (f" (asked with key "
+                                    f"{(authorization or '').removeprefix('Bearer ')})")
+            if "[long-reason]" in hostile:
+                turn["message"] = (turn["message"] + " please" * (LONG_REASON // 7))[:LONG_REASON]
+            if "[surrogate]" in hostile:
+                turn["message"] += " \ud800 here"
+            content = json.dumps(turn)
         given, said = tokens(messages)
+        usage: dict[str, Any] = {"prompt_tokens": given, "completion_tokens": said,
+                                 "total_tokens": given + said}
+        if "[bad-usage]" in text:
+            usage = {"prompt_tokens": -5, "completion_tokens": float("inf"),
+                     "total_tokens": "many"}
         return 200, {}, {
             "id": f"chatcmpl-sim-{seen}", "object": "chat.completion", "created": 0,
             "model": str(body.get("model")) + "-served",
             "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                "role": "assistant", "content": reply_text(messages, int(body.get("seed") or 0))}}],
-            "usage": {"prompt_tokens": given, "completion_tokens": said,
-                      "total_tokens": given + said},
+                "role": "assistant", "content": content}}],
+            "usage": usage,
         }
 
 

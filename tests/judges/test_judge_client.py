@@ -60,7 +60,7 @@ def test_the_sdk_judges_against_a_scripted_server(judged: JudgedProject, server:
         "enum"] == ["pass", "fail"]
     assert sent["authorization"] == f"Bearer {KEY}"
     user = body["messages"][1]["content"]
-    assert "### input.message" in user and "### trajectory.tool_results" in user
+    assert "<<<BEGIN input.message " in user and "<<<END trajectory.tool_results " in user
     # what the judgment keeps: verdict, reason, the model that answered, tokens, latency
     from oloproof.report.case_view import case_view
     from oloproof.store.store import Store

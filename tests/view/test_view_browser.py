@@ -38,6 +38,28 @@ def tab(browser: Any, view: ViewServer) -> Iterator[ViewPage]:
     page.close()
 
 
+def test_the_printed_address_lets_the_browser_in_once(browser: Any, view: ViewServer) -> None:
+    """The address `oloproof view` prints opens the runs page at the view's own address (the
+    token now in a cookie); a tab without it gets the page that says how to get in."""
+    stranger = ViewPage(browser, view.origin)  # no token: as another user's browser
+    try:
+        answer = stranger.page.goto(view.origin + "/runs/latest")
+        assert answer is not None and answer.status == 401
+        text = stranger.page.inner_text("body")
+        assert "This view asks for its token" in text and "?token=" in text
+        assert "run_" not in text
+    finally:
+        stranger.close()
+    tab = ViewPage(browser, view.url)  # opens view.url, as a user does
+    try:
+        assert tab.page.url == view.origin + "/" and "token" not in tab.page.url
+        page = tab.open("/runs/latest")  # a later page: the cookie is enough
+        assert "/runs/run_" in page.url
+        tab.assert_clean()
+    finally:
+        tab.close()
+
+
 def _shot(target: Any, name: str, **options: Any) -> None:
     target.screenshot(path=str(screenshot_dir() / name), **options)
 
@@ -89,7 +111,7 @@ def test_runs_then_a_run_then_a_case_then_compare(desk: Any, view: ViewServer,
 
     # Back to the list: pick both runs, compare them.
     page.locator("#all-runs").click()
-    page.wait_for_url(view.url)
+    page.wait_for_url(view.origin + "/")
     page.wait_for_selector("#app[data-ready]")
     assert page.locator("#compare-picked").is_disabled()
     page.check(f'input[data-pick="{newest}"]')

@@ -7,11 +7,13 @@ the analysis, decides the policy's rules and builds the `RunDocument`; `_check_b
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from oloproof.analysis.judged import specs_of
 from oloproof.analysis.metrics import Analysis, MetricPlan, QuantileSpec
-from oloproof.errors import ConfigError, UsageError
+from oloproof.errors import ConfigError, ErrorKind, UsageError
+from oloproof.execution.exits import ExitAttempt, ended_warning
 from oloproof.store.store import Store
 from oloproof.suite.policy import Policy, policy_warnings
 
@@ -107,11 +109,20 @@ def _decide(
     db: Store, run_id: str, status: RunStatus | str, suite_info: dict[str, Any], policy: Policy,
     analysis: Analysis, validity: list[TransformValidity], cache: CacheCounts,
     errors: list[CaseError], warnings: list[str], execution: Execution | None = None,
-    baseline: BaselineSummary | None = None,
+    baseline: BaselineSummary | None = None, ended: Sequence[ExitAttempt] = (),
 ) -> RunDocument:
     from oloproof.analysis.expected_keys import expected_key_hints
     from oloproof.decisions import decide
-    from oloproof.document import ExitCode, Gate, GateAction, RunDocument, RunStatus, SystemRef
+    from oloproof.document import (
+        ExitCode,
+        Gate,
+        GateAction,
+        NotRescored,
+        RunDocument,
+        RunStatus,
+        Subset,
+        SystemRef,
+    )
     from oloproof.report.limits import limits_for
 
     metrics, slices = analysis.finish(policy.confidence_level)
@@ -136,14 +147,27 @@ def _decide(
         # Figures of a run that did not complete describe only the cases that finished: they
         # can be read, never used to release (exit 5: the run could not complete).
         gate = Gate(action=GateAction.BLOCK, exit_code=ExitCode.INCOMPLETE)
+        # (a stored run decided again: its os._exit calls, from the errors they left)
+        ended = ended or [ExitAttempt(None, e.case, "") for e in errors
+                          if e.kind == ErrorKind.PROCESS_EXIT]
         if executions.nothing_measured:
             warnings = [*warnings, f"every execution of this run errored ({executions.cases} "
                         "of " f"{executions.cases}), so nothing was measured: the run is "
                         f"{status}, and its gate cannot allow a release; What broke says why"]
-        else:
+        if ended:  # docs/failures.md#a-system-that-ends-the-process
+            warnings = [*warnings, ended_warning(ended)]
+        elif not executions.nothing_measured and not analysis.cases:
+            warnings = [*warnings, f"this run is {status}: it holds no case, so nothing was "
+                        "measured, and its gate cannot allow a release"]
+        elif not executions.nothing_measured:
             warnings = [*warnings, f"this run is {status}: its figures cover only the "
                         f"{analysis.cases} cases that finished, and its gate cannot allow a "
                         "release"]
+    subset = Subset.model_validate(suite_info["subset"]) if suite_info.get("subset") else None
+    if subset is not None and gate.exit_code == ExitCode.OK:
+        # Part of the suite decides nothing about a release (docs/cli.md#running-part-of-the-suite).
+        gate = Gate(action=gate.action, exit_code=ExitCode.INSUFFICIENT_EVIDENCE)
+    not_rescored = suite_info.get("not_rescored")
     return RunDocument(
         run_id=run_id,
         status=RunStatus(status),
@@ -172,6 +196,10 @@ def _decide(
             metrics, suite_info.get("absent_expected") or {},
             suite_info.get("expected_keys") or {}) or None,
         conversations=conversations,
+        subset=subset,
+        rescored_from=suite_info.get("rescored_from"),
+        not_rescored=[NotRescored.model_validate(n) for n in not_rescored]
+        if not_rescored else None,
     )
 
 

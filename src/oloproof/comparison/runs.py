@@ -126,8 +126,11 @@ def _warnings(baseline: RunSide, candidate: RunSide) -> list[str]:
 def compare_sides(store: Store, baseline: RunSide, candidate: RunSide, level: float,
                   simulator_any: bool = False) -> Comparison:
     """The comparison of two runs already read (see the module's text); `simulator_any`
-    pairs runs whose simulators differ (`check_simulators`)."""
-    pairs = pair_cases(baseline, candidate)
+    pairs runs whose simulators differ (`check_simulators`). A candidate that ran part of the
+    suite is paired over its own cases only: the baseline's others were not chosen, not
+    dropped (docs/compare.md#which-run-is-the-baseline)."""
+    subset = (candidate.record.get("suite") or {}).get("subset")
+    pairs = pair_cases(baseline, candidate, within_candidate=bool(subset))
     check_comparable(baseline.run_id, baseline.project, candidate.run_id, candidate.project,
                      pairs.paired + len(pairs.changed))
     check_simulators(baseline.run_id, baseline.record.get("suite") or {}, candidate.run_id,
@@ -160,6 +163,10 @@ def compare_sides(store: Store, baseline: RunSide, candidate: RunSide, level: fl
             "pair whose candidate side is missing (a failure for the lower bound), so removing "
             "or editing failing cases cannot improve the comparison; a non_inferiority rule "
             "that allows removals says `dropped: ignore`")
+    if subset:
+        dropped_note.append(
+            f"the candidate is a subset of {subset.get('cases')} of {subset.get('of')} cases: "
+            "only its cases are paired (the baseline's others were not chosen, not dropped)")
     return Comparison(
         baseline=baseline.run_id,
         candidate=candidate.run_id,

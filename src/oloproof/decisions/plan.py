@@ -19,6 +19,13 @@ values, simulated by the Bayesian bootstrap for fractions. Not the chance at any
 at a true rate at the threshold a continued run almost never decides. The first total assumes
 the rate stays where it is; they are projections, never promises. Nothing is run.
 
+A rule on a judged criterion (docs/compare.md#a-judged-criterion) is settled by people's labels:
+its totals count labelled cases — those at which the labels alone, their exact interval at the
+labels' rate, would decide it, with the chance (assurance over what the labels say about the
+rate) and an 80% total as above — and, beside them, the labelled cases at which the corrected
+interval the rule decides on, continued at the same rates, would (`stats.corrected_projection`),
+each with the cases that hold them at the run's share of labelled cases.
+
 No projection is made where the interval is not one over independent cases — intervals over
 clusters (more clusters, not cases, would narrow them), quantiles, the paired difference of a
 non_inferiority rule — nor where something other than more cases decides (missing cases of an
@@ -27,6 +34,7 @@ observed-count rule, an unchecked transform); each row says what would.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 from oloproof.document import (
@@ -41,9 +49,12 @@ from oloproof.document import (
 from oloproof.stats import (
     ASSURANCE,
     BENTKUS_METHOD,
+    JUDGED_LABELS_LIMIT,
     RATE_METHOD,
+    AssuredProjection,
     assured_projection,
     continued_chance,
+    corrected_projection,
     mean_projection,
     percent,
     rate_projection,
@@ -122,20 +133,29 @@ def _projected(rule_id: str, decision: DecisionRow, metric: RateRow, level: floa
                                  "chance": chance, "chance_method": method,
                                  "chance_assumption": ASSURANCE,
                                  "reachable": likely.reachable}
-    if likely.total is not None:
-        update.update(likely_total=likely.total, likely_more=max(likely.total - observed, 0),
-                      likely_chance=likely.chance, likely_method=likely.method)
-        note += (f"; {likely.total} observed cases would reach it with a "
-                 f"{percent(likely.chance or 0.0)} chance ({likely.method})")
-    elif likely.reason == "out_of_reach" and likely.reachable is not None:
-        note += (f"; no number of cases gives an 80% chance: the run leaves a "
-                 f"{percent(1.0 - likely.reachable)} chance that the rate is on the other side "
-                 f"of the threshold, where no number of cases reaches {state}")
+    note += _likely(likely, observed, update, "observed cases", "cases", "the run leaves",
+                    f", where no number of cases reaches {state}")
     if metric.missing:
         note += (f"; the {metric.missing} missing case(s) widen today's interval and are not "
                  "counted (observed cases only)")
     update["note"] = note
     return base.model_copy(update=update)
+
+
+def _likely(likely: AssuredProjection, now: int, update: dict[str, object], unit: str,
+            counted: str, who: str, beyond: str = "") -> str:
+    """The 80% total into `update`, and what the note says of it: the total and its chance,
+    or why no number of `counted` gives 80% (`who` leaves the chance it leaves)."""
+    if likely.total is not None:
+        update.update(likely_total=likely.total, likely_more=max(likely.total - now, 0),
+                      likely_chance=likely.chance, likely_method=likely.method)
+        return (f"; {likely.total} {unit} would reach it with a "
+                f"{percent(likely.chance or 0.0)} chance ({likely.method})")
+    if likely.reason == "out_of_reach" and likely.reachable is not None:
+        return (f"; no number of {counted} gives an 80% chance: {who} a "
+                f"{percent(1.0 - likely.reachable)} chance that the rate is on the other side "
+                f"of the threshold{beyond}")
+    return ""
 
 
 def _not_projected(rule_id: str, decision: DecisionRow, metric: MetricRow | None,
@@ -152,6 +172,84 @@ def _not_projected(rule_id: str, decision: DecisionRow, metric: MetricRow | None
         row = row.model_copy(update={"observed": len(values), "passed": None,
                                      "values": _values_in_words(rate)})
     return row
+
+
+def _judged(decision: DecisionRow, metric: RateRow, level: float,
+            reason: DecisionReason | str | None) -> PlanRow:
+    """A rule on a judged criterion: the labelled cases that would settle it (see the
+    module's text), or why none is projected."""
+    judge = metric.judge
+    assert judge is not None
+    labelled = judge.both_pass + judge.judge_only + judge.person_only + judge.both_fail
+    people = judge.both_pass + judge.person_only
+    criterion = metric.id
+    base = _not_projected(decision.rule, decision, metric, "", "").model_copy(update={
+        "reason": None, "unit": LABELLED, "observed": labelled, "passed": people,
+        "estimate": people / labelled if labelled else None,
+        "cases": metric.observed + metric.missing})
+    sample = (f"`oloproof labels sample --criterion {criterion} --n N -o FILE` draws more "
+              "of the suite's cases (the same seed keeps the ones drawn), "
+              "`oloproof labels review FILE` labels them")
+    if reason == R.JUDGE_NOT_CHECKED or judge.status == "uncalibrated":
+        return base.model_copy(update={"reason": "judge_not_checked", "note": (
+            f"no projection yet: the judge is not checked against people ({judge.why}); "
+            f"until at least 10 of its sampled cases are labelled, its verdicts decide "
+            f"nothing — {sample}")})
+    if metric.trials and metric.trials > 1:
+        return base.model_copy(update={"reason": "judged_with_trials", "note": (
+            "no projection for a judged criterion with trials: a case's value is its share "
+            "of agreeing trials, which more labels narrow unevenly")})
+    threshold = float(decision.threshold) if decision.threshold is not None else 0.0
+    low = threshold if decision.threshold_side == "min" else None
+    high = None if decision.threshold_side == "min" else threshold
+    if not labelled:
+        return base.model_copy(update={"reason": "no_observations",
+                                       "note": _NO_MORE["no_observations"]})
+    projection = rate_projection(people, labelled, level, minimum=low, maximum=high)
+    corrected = corrected_projection(
+        judge.both_pass, judge.judge_only, judge.person_only, judge.both_fail,
+        judge_passed=metric.passed, judge_observed=metric.observed,
+        judge_missing=metric.missing, level=level, minimum=low, maximum=high)
+    cases = metric.observed + metric.missing
+    shared = {"threshold": threshold, "method": projection.method,
+              "corrected_total": corrected.labelled, "corrected_cases": corrected.cases,
+              "corrected_reason": corrected.reason}
+    after = (f"the corrected interval the rule decides on ({metric.method}), continued at "
+             "the same rates, " + (
+                 f"reaches it at {corrected.labelled} labelled cases ({corrected.cases} cases)"
+                 if corrected.labelled is not None else "reaches it at no number of labelled "
+                 f"cases up to {JUDGED_LABELS_LIMIT:,}"))
+    if projection.total is None:
+        why = projection.reason or "beyond_limit"
+        return base.model_copy(update=shared | {"reason": why, "note": (
+            f"{_NO_MORE.get(why, why)} (people's labels: {people}/{labelled}); {after}")})
+    state = RuleState(projection.state) if projection.state else None
+    total = projection.total
+    more = max(total - labelled, 0)
+    chance, method = continued_chance(total, level, passed=people, observed=labelled,
+                                      minimum=low, maximum=high)
+    likely = assured_projection(level, passed=people, observed=labelled, minimum=low,
+                                maximum=high)
+    cases_total = math.ceil(cases * total / labelled)
+    update: dict[str, object] = shared | {
+        "total": total, "more": more, "state": state, "chance": chance,
+        "chance_method": method, "chance_assumption": LABELS_ASSURANCE,
+        "reachable": likely.reachable, "cases_total": cases_total}
+    note = (f"people's labels decide it: at their rate ({people}/{labelled} labelled cases "
+            f"passed), {total} labelled cases would reach {state} on the labels alone (their "
+            f"exact interval): {more} more than now, {cases_total} cases at this run's share "
+            f"({labelled} labelled of {cases}); continued to that many labels, the run reaches "
+            f"it with a {percent(chance)} chance, the rate drawn from what the labels say")
+    note += _likely(likely, labelled, update, "labelled cases", "labels", "the labels leave")
+    update["note"] = f"{note}. {after[0].upper()}{after[1:]}. {sample[0].upper()}{sample[1:]}"
+    return base.model_copy(update=update)
+
+
+#: The unit a judged rule's plan counts.
+LABELLED = "labelled cases"
+#: The assumption a judged rule's chances rest on, in words.
+LABELS_ASSURANCE = ("the rate drawn from what people's labels say about it (their confidence "
+                    "distribution), the labels continued with those made kept")
 
 
 def plan_row(decision: DecisionRow, metric: MetricRow | None, level: float,
@@ -199,6 +297,8 @@ def plan_row(decision: DecisionRow, metric: MetricRow | None, level: float,
         return skip("insufficient_clusters", (
             "no projection: the interval over clusters needs more clusters, not more cases of "
             "the same ones"))
+    if isinstance(metric, RateRow) and metric.judge is not None and metric.metric_type is None:
+        return _judged(decision, metric, level, reason)
     if not isinstance(metric, RateRow):
         return skip("quantile", (
             "no projection for a quantile: its order-statistic interval depends on the values "

@@ -26,6 +26,7 @@ from oloproof.document import (
     RateRow,
     RuleState,
 )
+from oloproof.stats.binomial import RATE_METHOD
 from oloproof.suite.policy import Policy, Rule
 
 MIN_CLUSTERS = 20
@@ -81,20 +82,59 @@ def decide_rule(
             return out(S.INSUFFICIENT_EVIDENCE, R.INSUFFICIENT_CLUSTERS)
     if not metric.observed:
         return out(S.INSUFFICIENT_EVIDENCE, R.NO_OBSERVATIONS)
-    lower, upper = metric.lower, metric.upper
+    decided = _on_interval(rule, metric.lower, metric.upper)
+    if decided is not None:
+        state, reason = decided
+        return out(state, reason, needed if state == S.PASS else other)
+    undecided = out(S.INSUFFICIENT_EVIDENCE, R.INTERVAL_OVERLAPS_THRESHOLD)
+    if _errors_hide_interval(rule, metric, policy.confidence_level):
+        undecided.reasons.append(R.ERRORED_EXECUTIONS_HIDE_OUTCOME)
+    return undecided
+
+
+def _on_interval(rule: Rule, lower: float | None, upper: float | None
+                 ) -> tuple[RuleState, DecisionReason] | None:
+    """PASS or FAIL on this interval, with the reason, or None: it overlaps the threshold."""
     if rule.min is not None:
         t = rule.min
         if lower is not None and lower >= t:
-            return out(S.PASS, R.LOWER_BOUND_MEETS_MINIMUM)
+            return S.PASS, R.LOWER_BOUND_MEETS_MINIMUM
         if upper is not None and upper < t:
-            return out(S.FAIL, R.UPPER_BOUND_BELOW_MINIMUM, other)
-        return out(S.INSUFFICIENT_EVIDENCE, R.INTERVAL_OVERLAPS_THRESHOLD)
+            return S.FAIL, R.UPPER_BOUND_BELOW_MINIMUM
+        return None
     t = float(rule.max if rule.max is not None else 0)
     if upper is not None and upper <= t:
-        return out(S.PASS, R.UPPER_BOUND_MEETS_MAXIMUM)
+        return S.PASS, R.UPPER_BOUND_MEETS_MAXIMUM
     if lower is not None and lower > t:
-        return out(S.FAIL, R.LOWER_BOUND_ABOVE_MAXIMUM, other)
-    return out(S.INSUFFICIENT_EVIDENCE, R.INTERVAL_OVERLAPS_THRESHOLD)
+        return S.FAIL, R.LOWER_BOUND_ABOVE_MAXIMUM
+    return None
+
+
+def _errored_missing(metric: MetricRow) -> int:
+    """How many of the row's missing cases (trials) are missing because their execution
+    errored (a judge's failure is not an errored execution: docs/failures.md#the-error-budget)."""
+    return metric.missing_by_reason.get("case_errored", 0)
+
+
+def _errors_hide_interval(rule: Rule, metric: MetricRow, level: float) -> bool:
+    """Whether an undecided interval rule is undecided because of its errored executions
+    (docs/failures.md#errors-that-hide-an-outcome): on an exact interval over cases, had they all
+    passed the rule would PASS, or had they all failed it would FAIL, the other missing cases
+    bounded as they are. On a row over trials or clusters, whose bounds come from per-case
+    values the row does not carry, whenever errored executions are among the missing."""
+    errored = _errored_missing(metric)
+    if not errored or not isinstance(metric, RateRow):
+        return False
+    if metric.method != RATE_METHOD:
+        return True
+    from oloproof.stats import rate_interval
+
+    passed, observed, missing = metric.passed, metric.observed + errored, \
+        metric.missing - errored
+    if_passed = rate_interval(passed + errored, observed, missing, level)
+    if_failed = rate_interval(passed, observed, missing, level)
+    return (_on_interval(rule, if_passed.lower, if_passed.upper) is not None
+            or _on_interval(rule, if_failed.lower, if_failed.upper) is not None)
 
 
 def _count_row(rule: Rule, metric: MetricRow | None, state: RuleState,
@@ -123,7 +163,13 @@ def _observed_count(rule: Rule, metric: MetricRow) -> DecisionRow:
         state, reason = S.PASS, R.OBSERVED_FAILURES_WITHIN_LIMIT
     else:
         state, reason = S.INSUFFICIENT_EVIDENCE, R.MISSING_COULD_CHANGE_OUTCOME
-    return _count_row(rule, metric, state, reason)
+    row = _count_row(rule, metric, state, reason)
+    errored = _errored_missing(metric)
+    # Had every errored one passed, a PASS; had every one failed, a FAIL: they decide it.
+    if reason == R.MISSING_COULD_CHANGE_OUTCOME and errored and (
+            failures + metric.missing - errored <= limit or failures + errored > limit):
+        row.reasons.append(R.ERRORED_EXECUTIONS_HIDE_OUTCOME)
+    return row
 
 
 def decide_non_inferiority(rule: Rule, row: CriterionComparison | None,

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from oloproof.replies import json_object_in
+from oloproof.replies import json_object_in, token_count
 
 JUDGE_VERDICT_KIND = "judge_verdict/v1"
 
@@ -58,7 +58,8 @@ class JudgeRequest(BaseModel):
 
 
 class JudgeVerdict(BaseModel):
-    """A judge's answer: `pass` or `fail`, why, and (optionally) what the call cost."""
+    """A judge's answer: `pass` or `fail`, why, and (optionally) what the call cost. A token
+    count that is no count (negative, infinite, not a number) is dropped, not refused."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -67,6 +68,11 @@ class JudgeVerdict(BaseModel):
     input_tokens: int | None = Field(default=None, ge=0)
     output_tokens: int | None = Field(default=None, ge=0)
     model: str | None = None
+
+    @field_validator("input_tokens", "output_tokens", mode="before")
+    @classmethod
+    def _count_or_nothing(cls, value: object) -> int | None:
+        return token_count(value)
 
 
 def verdict_from_text(text: str | None) -> JudgeVerdict | None:
@@ -95,5 +101,5 @@ def verdict_from_value(value: Any) -> JudgeVerdict | None:
 
 
 __all__ = ["JUDGE_ERROR", "JUDGE_FAILURES", "JUDGE_UNPARSEABLE", "JUDGE_VERDICT_KIND",
-           "VERDICT_SCHEMA", "JudgeRequest", "JudgeVerdict", "verdict_from_text",
+           "VERDICT_SCHEMA", "JudgeRequest", "JudgeVerdict", "token_count", "verdict_from_text",
            "verdict_from_value"]

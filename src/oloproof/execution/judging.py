@@ -55,9 +55,6 @@ from oloproof.suite.config import (
 
 #: How many times a reply that is not a verdict is asked for (once, then once again).
 PARSE_TRIES = 2
-#: Below this length a key is a stand-in (a local server takes any value), blotted out only
-#: where it stands as a word of its own.
-_SHORT_KEY = 12
 #: How many verdicts a panel keeps at hand (made or looked up lately): enough for the trials of
 #: a chunk's cases, which finish close together, before the store has them.
 KEPT_VERDICTS = 4096
@@ -300,6 +297,7 @@ async def _sample(judge: _Judge, request: JudgeRequest) -> dict[str, Any]:
     attempts = 0
     latency = 0.0
     reply: str | None = None
+    refused: str | None = None  # why the last verdict could not be kept
 
     async def call() -> tuple[JudgeVerdict | None, str | None]:
         async with judge.slots:  # (a slot per attempt: a backoff holds none)
@@ -315,17 +313,24 @@ async def _sample(judge: _Judge, request: JudgeRequest) -> dict[str, Any]:
         if not tried.ok:
             exc = tried.errors[-1]
             return {"status": JUDGE_ERROR, "attempts": attempts,
-                    "message": judge.scrub(f"{type(exc).__name__}: {exc}")}
+                    "message": judge.message(f"{type(exc).__name__}: {exc}")}
         verdict, reply = tried.value or (None, None)
-        if verdict is not None:
-            return {"verdict": verdict.verdict, "reason": verdict.reason,
+        if verdict is None:
+            refused = None
+            continue
+        reason, refused = judge.kept(verdict.reason, "its reason")
+        if refused is None:
+            model = judge.kept(verdict.model, "its model") if verdict.model else None
+            return {"verdict": verdict.verdict, "reason": reason,
                     "input_tokens": verdict.input_tokens, "output_tokens": verdict.output_tokens,
-                    "model": verdict.model, "latency_ms": round(latency, 3),
-                    "attempts": attempts}
-    shown = (reply or "")[:200]
+                    "model": model[0] if model is not None and model[1] is None else None,
+                    "latency_ms": round(latency, 3), "attempts": attempts}
+        # A reason the store cannot keep (a lone surrogate) is no verdict: asked again.
+    said = refused if refused is not None else \
+        f"its last reply began: {(reply or '')[:200]!r}"
     return {"status": JUDGE_UNPARSEABLE, "attempts": attempts,
-            "message": judge.scrub(f"the judge's reply is not a verdict (asked {attempts} "
-                                   f"times); its last reply began: {shown!r}")}
+            "message": judge.message(f"the judge's reply is not a verdict (asked {attempts} "
+                                     f"times); {said}")}
 
 
 def _total(values: list[int | None]) -> int | None:

@@ -8,7 +8,9 @@ concurrency (shared out over the worker processes), is bounded whole by `timeout
 body included: `bounded`), and is retried by the engine's one mechanism
 (`retries.call_with_retries_async`); the SDK's own retries are off. Text from the reply is
 blotted of the API key, should it repeat it, capped in size and refused when the store cannot
-hold it (`kept`).
+hold it, by `model_text`'s functions (`kept`, `message`); its token counts are whole numbers from
+0 or dropped (`replies.token_count`), the model it names cut to 200 characters and kept as a
+text is, else the entry's own.
 """
 
 from __future__ import annotations
@@ -18,14 +20,14 @@ import importlib
 import inspect
 import json
 import os
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from oloproof.execution import model_text
 from oloproof.execution.retries import RetryPolicy, Throttle
-from oloproof.storable import escaped, storable_problem
+from oloproof.replies import token_count
 from oloproof.suite.config import (
     JUDGE_RETRIES_CALLABLE,
     JUDGE_RETRIES_MODEL,
@@ -35,11 +37,8 @@ from oloproof.suite.config import (
 
 T = TypeVar("T")
 
-#: Below this length a key is a stand-in (a local server takes any value), blotted out only
-#: where it stands as a word of its own.
-SHORT_KEY = 12
-#: The most characters of one text of a model's reply that are kept.
-TEXT_CAP = 4_000
+#: What the model a reply names is cut to.
+_MODEL_NAME_CAP = 200
 
 
 def entry_retries(config: CalledModel) -> RetryPolicy:
@@ -77,33 +76,14 @@ def import_function(reference: str) -> Callable[..., Any]:
     return target  # type: ignore[no-any-return]
 
 
-def blotted(text: str, secret: str | None) -> str:
-    """`text` with `secret` (an API key) replaced by `***`: everywhere, or, for a short
-    stand-in a local server takes (`ollama`, `EMPTY`), where it stands as a word of its own,
-    so that the words merely containing it stay readable."""
-    if not secret:
-        return text
-    if len(secret) >= SHORT_KEY:
-        return text.replace(secret, "***")
-    return re.sub(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", "***", text)
-
-
-def capped(text: str, cap: int = TEXT_CAP) -> str:
-    """`text` cut to `cap` characters, with a marker saying how long it was."""
-    if len(text) <= cap:
-        return text
-    return (f"{text[:cap]}… [cut: the text was {len(text):,} characters; the first {cap:,} "
-            "are kept]")
-
-
 @dataclass(frozen=True, slots=True)
 class Completion:
     """What one chat completion brought: the reply's text and what the endpoint counted, or
     (`problem`) why the body was no completion at all."""
 
     text: str | None = None
-    input_tokens: Any = None
-    output_tokens: Any = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
     model: str | None = None
     problem: str | None = None
 
@@ -146,18 +126,19 @@ class CalledEntry:
         return os.environ.get(self.config.key_variable) or None
 
     def scrub(self, text: str) -> str:
-        """`text` with the API key, should the reply or an error repeat it, blotted out."""
-        return blotted(text, self.secret())
+        """`text` with the API key, should the reply or an error repeat it, blotted out
+        (`model_text.blotted`)."""
+        return model_text.blotted(text, self.secret())
 
     def kept(self, text: str, name: str) -> tuple[str, str | None]:
         """(a text of the reply as it is kept: blotted, capped; why the store cannot keep it,
-        in words starting with `name`, or None)."""
-        text = capped(self.scrub(text))
-        return text, storable_problem(text, (name,))
+        in words starting with `name`, or None) (`model_text.kept`)."""
+        return model_text.kept(text, self.secret(), name, what=self.what)
 
     def message(self, text: str) -> str:
-        """An error's message as it is kept: blotted, capped, a lone surrogate written out."""
-        return escaped(capped(self.scrub(text)))
+        """An error's message as it is kept: blotted, capped, a lone surrogate written out
+        (`model_text.message`)."""
+        return model_text.message(text, self.secret(), self.what)
 
     def ready(self) -> None:
         """The entry's function (and a sync one's threads, as many as slots), or its client."""
@@ -215,11 +196,14 @@ class CalledEntry:
         choices = getattr(response, "choices", None) or []
         usage = getattr(response, "usage", None)
         named = getattr(response, "model", None)
+        if isinstance(named, str):  # (the server's words: kept as a text is, cut shorter)
+            named, problem = self.kept(named[:_MODEL_NAME_CAP], "its model")
+            named = None if problem else named
         return Completion(
             text=choices[0].message.content if choices and choices[0].message else None,
-            input_tokens=getattr(usage, "prompt_tokens", None),
-            output_tokens=getattr(usage, "completion_tokens", None),
-            model=named if isinstance(named, str) and named else self.config.model)
+            input_tokens=token_count(getattr(usage, "prompt_tokens", None)),
+            output_tokens=token_count(getattr(usage, "completion_tokens", None)),
+            model=named or self.config.model)
 
     async def bounded(self, call: Callable[[], Awaitable[T]]) -> T:
         """One call, bounded whole by the entry's `timeout_s` — the reply's body included,
@@ -246,5 +230,4 @@ class CalledEntry:
             self._threads.shutdown(wait=False)
 
 
-__all__ = ["TEXT_CAP", "CalledEntry", "Completion", "blotted", "capped", "entry_retries",
-           "import_function"]
+__all__ = ["CalledEntry", "Completion", "entry_retries", "import_function"]

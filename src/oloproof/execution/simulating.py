@@ -110,11 +110,10 @@ class _Simulator(CalledEntry):
         turn = turn_from_text(reply.text)
         if turn is None:
             return None, reply.text
-        # (validated again: a token count that is no count is dropped)
-        return SimulatorTurn.model_validate({
-            "message": turn.message, "done": turn.done, "input_tokens": reply.input_tokens,
-            "output_tokens": reply.output_tokens,
-            "model": None if reply.model is None else reply.model[:200]}), reply.text
+        # (the counts and the model as the endpoint gave them: `CalledEntry.completion`)
+        return turn.model_copy(update={
+            "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
+            "model": reply.model}), reply.text
 
     async def turn(self, request: SimulatorRequest) -> tuple[dict[str, Any] | None, str | None,
                                                              int]:

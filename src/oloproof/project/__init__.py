@@ -11,7 +11,7 @@ stores of the suite is `project/describe.py`.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -25,7 +25,13 @@ from oloproof.evaluators.simulator_fidelity import fidelity_criterion
 from oloproof.execution.judging import judge_problem
 from oloproof.execution.keys import evaluator_keys, system_key
 from oloproof.execution.retries import RetryPolicy, exception_class
-from oloproof.execution.target import SystemTarget, load_targets, put_on_path
+from oloproof.execution.target import (
+    SystemTarget,
+    forget_foreign,
+    load_targets,
+    put_on_path,
+    remember_imports,
+)
 from oloproof.project.checks import (
     CASE_PARTS,
     check_conversations,
@@ -54,6 +60,7 @@ from oloproof.suite.judge_labels import JudgeLabels
 from oloproof.suite.metamorphic import derive, transform_digest
 from oloproof.suite.policy import Policy, check_rule_metrics, load_policy
 from oloproof.suite.state_files import StateFiles
+from oloproof.suite.subset import Selection
 from oloproof.suite.validity import check_labels_files
 from oloproof.suite.yaml_source import YamlDocument
 
@@ -116,8 +123,9 @@ class LoadedSuite:
 
     @property
     def case_count(self) -> int:
-        """How many cases the run has, metamorphic copies included."""
-        return len(self.dataset) * (1 + len(self.transforms))
+        """How many cases the run has, metamorphic copies included (a subset run's: those
+        of the cases it chose)."""
+        return len(self.dataset.run_ids) * (1 + len(self.transforms))
 
     @property
     def execution_count(self) -> int:
@@ -181,12 +189,28 @@ def load_worker_parts(config: str, project_dir: str | None) -> WorkerParts:
 
 def suite_evaluators(config: SuiteFile, doc: YamlDocument, root: Path) -> list[Evaluator]:
     """The suite's evaluators in order — its `evaluators:`, then the simulator's fidelity judge
-    when it has one (docs/conversations.md) — each judge criterion bound to its judge."""
+    when it has one (docs/conversations.md) — each judge criterion bound to its judge. A custom
+    check's module is this project's own (`_own_check_modules`), and the modules the checks
+    imported are noted: edited before the next run in this process (a notebook), they are
+    imported afresh, as the system's module is."""
+    _own_check_modules(config.evaluators, root)
     evaluators = build_evaluators(config.evaluators, doc, root)
     if config.simulator_fidelity is not None:
         evaluators.append(fidelity_criterion(config.simulator_fidelity, doc, root))
+    remember_imports(root)
     bind_judges(evaluators, config.judges, doc.path, doc.line_of)
     return evaluators
+
+
+def _own_check_modules(entries: Sequence[object], project_dir: Path) -> None:
+    """A custom check's module of the same name that another project in this process imported
+    (each project's `checks.py`) is dropped before the checks are built: this project's own is
+    the one imported, as for the system's module and a judge's."""
+    for entry in entries:
+        reference = entry.get("callable") if isinstance(entry, dict) and \
+            entry.get("type") == "custom" else None
+        if isinstance(reference, str) and ":" in reference:
+            forget_foreign(reference.partition(":")[0], project_dir.resolve())
 
 
 def retry_policy(config: RetriesConfig | None, doc: YamlDocument) -> RetryPolicy | None:
@@ -222,14 +246,16 @@ def metric_kinds(config: SuiteFile, criteria: list[str], trials: int) -> dict[st
 
 def load_suite(config_path: Path, policy_path: Path | None = None, *,
                trials: int | None = None, workers: int | None = None,
-               executor: str | None = None) -> LoadedSuite:
+               executor: str | None = None, selection: Selection | None = None
+               ) -> LoadedSuite:
     """Read and check everything; raises ConfigError (nothing has been called yet).
 
     `trials` (from `--trials` or `oloproof.run(trials=...)`) replaces the suite's `trials:`;
     `workers` and `executor` (`--workers`, `--executor`) replace `execution.workers` and
     `execution.executor`. A run never has more workers than units to run (its cases times its
     trials). On `executor: local` the system's factory is called once per worker here, so a
-    factory that fails is found before anything runs.
+    factory that fails is found before anything runs. `selection` makes the run a subset
+    (docs/cli.md#running-part-of-the-suite): its cases only, checked against the dataset.
     """
     config_path = config_path.resolve()
     config, doc = load_suite_file(config_path)
@@ -272,10 +298,10 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
     shown_paths = sorted({f for e in evaluators if isinstance(e, JudgeCriterion)
                           for f in e.shows if f.split(".")[0] in CASE_PARTS})
     index = scan_dataset(dataset_path, states, [(t.name, t.field) for t, _ in transforms],
-                         shown_paths)
+                         shown_paths, selection)
     # Never more workers than units to run (a case's trials are units of their own): 32
     # workers for 6 cases started 32 processes, 26 of them idle.
-    units = len(index) * run_trials
+    units = len(index.run_ids) * run_trials
     if execution.workers > units:
         execution = execution.model_copy(update={"workers": units})
     if local and execution.workers > 1:

@@ -12,12 +12,11 @@ are public (`from oloproof import SimulatorRequest, SimulatorTurn`).
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from oloproof.replies import json_object_in
+from oloproof.replies import json_object_in, token_count
 
 #: The prompt a simulator's model is given, when its `simulators:` entry has no `prompt:`
 #: (docs/conversations.md#the-prompt-template shows it). `{persona}`, `{goal}` and `{facts}`
@@ -131,17 +130,6 @@ class SimulatorRequest(BaseModel):
     temperature: float = 0.7
 
 
-def _token_count(value: object) -> int | None:
-    """A token count as a reply gave it, if it is one (a whole number from 0), else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, float):
-        if not math.isfinite(value) or not value.is_integer():
-            return None
-        value = int(value)
-    return value if isinstance(value, int) and 0 <= value < 2**63 else None
-
-
 class SimulatorTurn(BaseModel):
     """A simulator's answer: what the user says next, and whether it is the user's last
     (`done`), with (optionally) what the call cost. A token count that is no count is dropped,
@@ -159,7 +147,7 @@ class SimulatorTurn(BaseModel):
     @field_validator("input_tokens", "output_tokens", mode="before")
     @classmethod
     def _count_or_nothing(cls, value: object) -> int | None:
-        return _token_count(value)
+        return token_count(value)
 
 
 def turn_from_value(value: Any) -> SimulatorTurn | None:

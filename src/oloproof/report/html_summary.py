@@ -30,6 +30,7 @@ from oloproof.report.numbers import (
     executions_text,
     interval_text,
     judge_check_text,
+    judge_tag,
     n_text,
     p_value_text,
     threshold_text,
@@ -69,10 +70,8 @@ def _threshold_text(rule: dict[str, Any], metric: MetricRow | None) -> str:
 
 
 def _row_text(row: MetricRow | SliceRow) -> dict[str, str]:
-    interval = interval_text(row)
-    judge = row.judge if isinstance(row, RateRow) else None
-    if judge is not None:  # a judged criterion: raw until people's labels check it
-        interval += " uncalibrated" if judge.status == "uncalibrated" else " corrected"
+    # (a judged criterion: raw until people's labels check it)
+    interval = interval_text(row) + judge_tag(row)
     return {"estimate": estimate_text(row), "interval": interval, "n": n_text(row)}
 
 
@@ -142,6 +141,11 @@ def build_summary(document: RunDocument, record: dict[str, Any]) -> dict[str, An
     if document.conversations is not None:  # (docs/conversations.md#accounting)
         summary["conversations_text"] = conversations_text(document.conversations)
     summary["what_broke"] = _what_broke(document)
+    if document.subset is not None:  # (docs/cli.md#running-part-of-the-suite)
+        summary["subset_note"] = document.subset.note()
+    if document.not_rescored:
+        summary["not_rescored_groups"] = [{"words": words, "cases": cases} for words, cases
+                                          in document.not_rescored_by_reason()]
     summary["slice_names"] = list(suite.get("slices") or [])
     summary["started_at"] = record.get("started_at")
     summary["finished_at"] = record.get("finished_at")

@@ -1,7 +1,10 @@
 """GitHub-flavoured Markdown for a pull request or `$GITHUB_STEP_SUMMARY`
 (docs/ci.md#what-the-job-produces).
 
-A run: the gate, the Decisions table (each with the comparison it made), the Metrics table, the
+A run: the gate (for a run of part of the suite, that it is not a release decision; for a
+rescored run, the run it scored and the cases it left out), the Decisions table (each with the
+comparison it made), the Metrics table (a judged criterion's interval tagged `corrected` or
+`uncalibrated`, as the terminal tags it), each judge checked against people's labels, the
 paired figures against a baseline when rules were decided on one, what broke, and the first
 failing cases. A comparison: the criteria table, the broken cases with what changed, then the
 fixed, changed and unpaired cases. Figures are the terminal's (same rounding).
@@ -23,6 +26,8 @@ from oloproof.document import (
     BaselineSummary,
     Comparison,
     CriterionComparison,
+    MetricRow,
+    RateRow,
     RunDocument,
 )
 from oloproof.report.comparison import method_note, verdict_words
@@ -34,6 +39,8 @@ from oloproof.report.numbers import (
     estimate_text,
     executions_text,
     interval_text,
+    judge_check_text,
+    judge_tag,
     n_text,
     p_value_text,
 )
@@ -129,13 +136,46 @@ def _what_broke(document: RunDocument) -> list[str]:
     return out
 
 
+def _judge_checks(metrics: Sequence[MetricRow]) -> list[str]:
+    """Each judge criterion checked against people's labels, as the terminal says it."""
+    judged = [m for m in metrics if isinstance(m, RateRow) and m.judge is not None
+              and m.metric_type is None]
+    if not judged:
+        return []
+    out = ["", "### Judges, checked against people's labels", ""]
+    for row in judged:
+        assert row.judge is not None
+        out.append(f"- {text(row.id)} (judge {text(row.judge.judge)}): "
+                   f"{_plain(judge_check_text(row))}")
+    return out
+
+
+def _rescored(document: RunDocument) -> list[str]:
+    """A rescored run: the run it scored, and the cases it left out, by reason."""
+    if document.rescored_from is None:
+        return []
+    out = ["", f"Rescored from `{document.rescored_from}`: its stored outputs scored by the "
+           "suite's current evaluators and judges; no system was called."]
+    groups = document.not_rescored_by_reason()
+    if groups:
+        out += ["", f"Not rescored: {len(document.not_rescored or ())} case(s)", ""]
+        out += [f"- {text(words)}: {_ids(cases)}" for words, cases in groups]
+    return out
+
+
 def run_markdown(document: RunDocument) -> str:
     """The Markdown summary of a run (see the module's text)."""
     gate = document.gate
+    subset = document.subset
+    words = subset.note() if subset is not None else _GATE_WORDS.get(int(gate.exit_code), "")
     out = [f"## Oloproof: {gate.action} (exit {int(gate.exit_code)})", "",
-           f"{_GATE_WORDS.get(int(gate.exit_code), '')} · run `{document.run_id}` · "
+           f"{words} · run `{document.run_id}` · "
            f"{document.status} · {text(document.system.name)} {text(document.system.version)}"
            f" · {document.cases} cases · confidence level {document.confidence_level:g}"]
+    if subset is not None:
+        out += ["", f"> **Subset:** {subset.note()}"
+                + (f" (chosen by {text(subset.words)})" if subset.words else "")]
+    out += _rescored(document)
     if document.executions is not None:
         out += ["", "Executions: " + _plain(executions_text(document.executions,
                                                              document.trials))]
@@ -157,8 +197,9 @@ def run_markdown(document: RunDocument) -> str:
         out.append("(no rules)")
     out += ["", "### Metrics", ""]
     out += table(["Metric", "Estimate", "Interval", "N"],
-                 [[text(m.id), _plain(estimate_text(m)), _plain(interval_text(m)),
+                 [[text(m.id), _plain(estimate_text(m)), _plain(interval_text(m) + judge_tag(m)),
                    _plain(n_text(m))] for m in document.metrics])
+    out += _judge_checks(document.metrics)
     for key_hint in document.expected_key_hints or ():
         out += ["", f"> **Note:** {expected_key_text(key_hint, text)}"]
     if document.baseline is not None:

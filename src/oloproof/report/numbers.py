@@ -462,6 +462,16 @@ def _bounds_or_dash(lower: float | None, upper: float | None) -> str:
     return f"[{percent_lower(lower)}, {percent_upper(upper)}]"
 
 
+def judge_tag(row: object) -> str:
+    """` corrected` or ` uncalibrated` after a judged criterion's interval (docs/judges.md):
+    whether people's labels have checked the judge; nothing for any other row. Every report
+    tags the interval alike."""
+    judge = row.judge if isinstance(row, RateRow) else None
+    if judge is None:
+        return ""
+    return " uncalibrated" if judge.status == "uncalibrated" else " corrected"
+
+
 def judge_check_text(row: RateRow) -> str:
     """A judge criterion checked against people, in one sentence (docs/judges.md): the counts,
     the agreement and κ, the judge's own rate and the rate as people would judge it — or why

@@ -56,10 +56,11 @@ from oloproof.report.numbers import (
     executions_text,
     interval_text,
     judge_check_text,
+    judge_tag,
     n_text,
     usage_text,
 )
-from oloproof.report.run_list import gate_words
+from oloproof.report.run_list import gate_words, kind_words
 from oloproof.report.trial_counts import criteria_text
 from oloproof.report.what_broke import error_groups, hint, leading
 from oloproof.stats import percent, percent_lower
@@ -84,25 +85,26 @@ def render_run(document: RunDocument, console: Console, *,
     """Print the whole report, in the order the module's text gives."""
     status = document.status
     nothing = document.executions is not None and document.executions.nothing_measured
+    ended = any(e.kind == ErrorKind.PROCESS_EXIT for e in document.errors)
     print_wrapped(console, _cell(
         f"Run {document.run_id} · {status}"
         + ("" if status == "complete" else " (nothing was measured: every execution errored)"
-           if nothing else " (did not complete: figures cover what finished)")
+           if nothing else " (its system called os._exit, which would have ended it)" if ended
+           else " (did not complete: figures cover what finished)")
         + f" · {document.system.name} {document.system.version}"
-        + f" · {document.cases} cases"
+        + f" · {document.cases} case{'' if document.cases == 1 else 's'}"
+        + subset_text(document)
     ))
-    if nothing:  # a run that never ran: why comes first
+    render_rescored(document, console)
+    first = nothing or ended
+    if first:  # a run that never ran, or that its system ended: why comes first
         render_errors(document.errors, console, document.run_id, document.executions)
     for warning in document.warnings:
         print_wrapped(console, _cell(f"Warning: {warning}", "yellow"))
-    if not nothing:
+    if not first:
         render_errors(document.errors, console, document.run_id, document.executions)
     render_simulator_failures(document.conversations, console, document.run_id)
-    gate = document.gate
-    console.print(Text.assemble(
-        "Gate: ", (gate.action, _ACTION_STYLE.get(gate.action, "")),
-        f" (exit {int(gate.exit_code)})",
-    ))
+    render_gate(document, console)
     render_decisions(document.decisions, console, document.metrics, document.baseline)
     if document.baseline is not None:
         from oloproof.report.comparison import render_baseline_summary
@@ -131,6 +133,48 @@ def render_run(document: RunDocument, console: Console, *,
     render_usage(document, console)
     render_execution(document, console)
     render_limits(document.limits, console)
+
+
+def render_gate(document: RunDocument, console: Console) -> None:
+    """`Gate: ALLOW (exit 0)`; for a run of part of the suite, that it is not a release
+    decision (docs/cli.md#running-part-of-the-suite)."""
+    gate = document.gate
+    print_wrapped(console, Text.assemble(
+        "Gate: ", (gate.action, _ACTION_STYLE.get(gate.action, "")),
+        f" (exit {int(gate.exit_code)})",
+        (f" · {document.subset.note()}", "yellow") if document.subset is not None else "",
+    ))
+
+
+def subset_text(document: RunDocument) -> str:
+    """` · subset: --case req-013` after the run line's cases, for a run of part of the suite
+    (docs/cli.md#running-part-of-the-suite); else nothing."""
+    subset = document.subset
+    if subset is None:
+        return ""
+    return f" · subset: {subset.words}" if subset.words else " · subset"
+
+
+def render_rescored(document: RunDocument, console: Console) -> None:
+    """A rescored run (docs/cli.md#oloproof-rescore): the run it scored, and the cases it left
+    out, by reason."""
+    if document.rescored_from is None:
+        return
+    print_wrapped(console, f"Rescored from {document.rescored_from}: its stored outputs scored "
+                  "by the suite's current evaluators and judges; no system was called")
+    listed = document.not_rescored or []
+    if not listed:
+        return
+    print_wrapped(console, Text(f"Not rescored: {len(listed)} case(s), listed by reason",
+                                style="yellow"), 2, 4)
+    for words, cases in document.not_rescored_by_reason():
+        print_wrapped(console, _cell(f"{words}: {shown_ids(cases)}"), 4, 2)
+
+
+def shown_ids(ids: Sequence[str], shown: int = 8) -> str:
+    """Case ids as a list names them: the first `shown`, then how many more."""
+    return ", ".join(safe_line(i) for i in ids[:shown]) + (
+        f" (+{len(ids) - shown} more)" if len(ids) > shown else "")
 
 
 def render_usage(document: RunDocument, console: Console) -> None:
@@ -269,10 +313,8 @@ def render_metrics(metrics: Sequence[MetricRow], console: Console) -> None:
     columns = [Column("Metric"), Column("Estimate"), Column("Interval"), Column("N", stack=True)]
     rows = []
     for m in metrics:
-        interval = interval_text(m) + (" ≈" if _approximate(m) else "")
-        judge = m.judge if isinstance(m, RateRow) else None
-        if judge is not None:  # a judged criterion: raw until people's labels check it
-            interval += " uncalibrated" if judge.status == "uncalibrated" else " corrected"
+        # (a judged criterion: raw until people's labels check it)
+        interval = interval_text(m) + (" ≈" if _approximate(m) else "") + judge_tag(m)
         rows.append([_cell(m.id), Text(estimate_text(m)), Text(interval), Text(n_text(m))])
     render_table(console, Text("Metrics", style="bold"), columns, rows)
     if any(m.trials and m.trials > 1 for m in metrics):
@@ -458,6 +500,9 @@ def render_runs(rows: Sequence[dict[str, Any]], console: Console) -> None:
     for r in rows:
         words = gate_words(str(r["status"]), (r.get("summary") or {}).get("gate"))
         cases = str(r["n_cases"]) if r.get("n_cases") is not None else "—"
+        kind = kind_words(r)
+        if kind:  # (a subset or a rescored run: docs/cli.md#running-part-of-the-suite)
+            words += f" · {kind}"
         trials = int(r.get("trials") or 1)
         tags = ", ".join(r.get("tags") or ())
         table.append([Text(r["run_id"]), Text(started_text(r.get("started_at"))),

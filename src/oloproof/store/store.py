@@ -20,6 +20,8 @@ reported on.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -53,7 +55,7 @@ class Store(Writer, RunsRegistry, RunReferences, RunReads, CacheReads):
             Writer.__init__(self)
             return
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _make_owners_only(path)
         except OSError as exc:
             raise _no_directory(path, exc) from None
         began = time.monotonic()
@@ -129,6 +131,19 @@ class Store(Writer, RunsRegistry, RunReferences, RunReads, CacheReads):
                 self.stop_writer()
         finally:
             self.conn.close()
+
+
+def _make_owners_only(path: Path) -> None:
+    """Make the store's folder (0700) and its file (0600), readable by their owner only, where
+    they are not there yet: the store holds every input, output and error message of the
+    project (docs/configuration.md#how-oloproof-fails-closed). What is already there keeps its
+    mode; the folders above the store's own are made as the umask says. SQLite gives the
+    `-wal` and `-shm` files the mode of the store file."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not os.path.lexists(path):
+        # (one already there, or one that cannot be made: SQLite says why when it opens it)
+        with contextlib.suppress(OSError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
 def _no_directory(path: Path, exc: OSError) -> StoreError:

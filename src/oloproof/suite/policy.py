@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -247,13 +248,29 @@ NOTHING_BLOCKS_WARNING = (
 )
 
 
+def errors_can_hide_warning(block_on: Sequence[str]) -> str:
+    """What a policy that does not block on INSUFFICIENT_EVIDENCE is told."""
+    listed = ", ".join(block_on)
+    return (
+        f"the policy does not block on INSUFFICIENT_EVIDENCE (`block_on: [{listed}]`), so "
+        "errored and missing executions can hide failures: a case that errors (or that a "
+        "judge could not judge) counts as missing, a rule it leaves undecided is "
+        "INSUFFICIENT_EVIDENCE, and the release is allowed — a system that errors on exactly "
+        "the cases it would fail passes; add INSUFFICIENT_EVIDENCE to block_on, or bound the "
+        "errors with a max_errored rule (docs/failures.md#errors-that-hide-an-outcome)"
+    )
+
+
 def policy_warnings(policy: Policy) -> list[str]:
     """What a report says of a policy that cannot stop a release: one that decides nothing,
-    or one that decides and blocks on nothing. Warnings, not errors: both can be meant."""
+    one that decides and blocks on nothing, one whose undecided rules never block (errored
+    executions can then hide a failure). Warnings, not errors: each can be meant."""
     if not policy.rules:
         return [NO_RULES_WARNING]
     if not policy.block_on:
         return [NOTHING_BLOCKS_WARNING]
+    if "INSUFFICIENT_EVIDENCE" not in policy.block_on:
+        return [errors_can_hide_warning(policy.block_on)]
     return []
 
 
