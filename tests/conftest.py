@@ -342,6 +342,8 @@ RAY_TESTS = (
     "tests/judges/test_judge_executors.py::"
     "test_a_model_judge_judges_on_the_workers_as_on_local[ray]",
     "tests/test_docs_output.py::test_scaling_shows_what_the_executors_print",
+    "tests/conversations/test_simulator_executors.py::"
+    "test_a_callable_simulator_plays_on_the_workers_as_on_local[ray]",
 )
 
 

@@ -14,6 +14,7 @@ _UNDO: dict[int, list[str]] = {
     6: ["DROP TABLE IF EXISTS label_samples", "DROP INDEX IF EXISTS runs_version",
         "ALTER TABLE runs DROP COLUMN suite_digest", "ALTER TABLE runs DROP COLUMN variant",
         "ALTER TABLE runs DROP COLUMN kind", "ALTER TABLE runs DROP COLUMN no_cache"],
+    7: ["DROP TABLE IF EXISTS simulator_turns"],
 }
 
 

@@ -29,6 +29,8 @@ from pathlib import Path
 import pytest
 from docs_session import Block, Session, console_blocks, matches, normalised
 
+from oloproof.recording.turns import DEFAULT_PROMPT
+
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 pytestmark = pytest.mark.slow
@@ -895,9 +897,23 @@ def test_pytest_shows_what_a_session_prints(tmp_path: Path) -> None:
         _check(block, session, page.name)
 
 
+def test_conversations_shows_what_the_example_prints(tmp_path: Path) -> None:
+    """docs/conversations.md: the conversations example made, run, its broken customer
+    inspected turn by turn, and run again (from the cache: 0 simulator calls); one session.
+    Its prompt template is the one a simulator is sent, word for word (the page wraps it)."""
+    page = DOCS / "conversations.md"
+    blocks = console_blocks(page)
+    assert _first_commands(blocks) == ["oloproof init --example conversations conversations",
+                                       "oloproof run", "oloproof run", "oloproof run"]
+    _run_from_home(blocks, Session(tmp_path), page.name)
+    shown = _shown_block(page, "", "The default\ntemplate")
+    assert " ".join(shown).split() == DEFAULT_PROMPT.split()
+
+
 def test_every_page_with_console_blocks_is_run_here() -> None:
     """A page that gains a ```console block gets a test here (or says why not)."""
     tested = {"getting-started.md", "cli.md", "agents-and-tools.md", "stateful-agents.md",
               "reliability.md", "concepts.md", "configuration.md", "compare.md", "ci.md",
-              "scaling.md", "judges.md", "failures.md", "imports.md", "pytest.md"}
+              "scaling.md", "judges.md", "failures.md", "imports.md", "pytest.md",
+              "conversations.md"}
     assert {page.name for page in DOCS.glob("*.md") if console_blocks(page)} == tested

@@ -22,16 +22,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks._versions import ROOT, finished
+from benchmarks._scripted_server import ScriptedServerProcess, run_in_child
+from benchmarks._versions import finished
 
-SERVER = ROOT / "tests" / "judges" / "scripted_openai.py"
 TARGETS = {"judge_time_over_ideal": ("<=", 1.3), "rerun_judge_calls": ("==", 0)}
 
 CHILD = """
@@ -80,35 +77,8 @@ evaluators:
     return root / "oloproof.yaml"
 
 
-class _Server:
-    def __init__(self, delay_s: float) -> None:
-        self.process = subprocess.Popen([sys.executable, str(SERVER), str(delay_s)],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        text=True)
-        assert self.process.stdout is not None
-        self.base_url = self.process.stdout.readline().strip()
-
-    def calls(self) -> int:
-        return int(self.ask("count"))
-
-    def ask(self, command: str) -> str:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(command + "\n")
-        self.process.stdin.flush()
-        return self.process.stdout.readline().strip()
-
-    def close(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        self.process.wait(timeout=30)
-
-
 def _run(config: Path) -> dict[str, object]:
-    env = {"CI": "1", "PATH": "/usr/bin:/bin", "BENCH_JUDGE_KEY": "bench",
-           "HOME": os.environ.get("HOME", "/tmp")}
-    out = subprocess.run([sys.executable, "-c", CHILD, str(config)], capture_output=True,
-                         text=True, check=True, env=env)
-    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+    return run_in_child(CHILD, config, "BENCH_JUDGE_KEY")
 
 
 def run(argv: list[str]) -> dict:
@@ -116,7 +86,7 @@ def run(argv: list[str]) -> dict:
     parser.add_argument("--cases", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
-    servers = {0.0: _Server(0.0), 0.05: _Server(0.05)}
+    servers = {0.0: ScriptedServerProcess(0.0), 0.05: ScriptedServerProcess(0.05)}
     root = Path(tempfile.mkdtemp(prefix="oloproof-judges-"))
     times: dict[float, list[float]] = {0.0: [], 0.05: []}
     # the CPU each run's process used (all its threads): what the machine's load cannot stretch
@@ -133,7 +103,7 @@ def run(argv: list[str]) -> dict:
                 first = _run(config)
                 made = server.calls() - before
                 if delay == 0.05:
-                    stats = json.loads(server.ask("stats"))
+                    stats = server.stats()
                     seen.append({"peak_calls_at_once": stats["peak"],
                                  "first_call_to_last_answer_s": stats["span_s"]})
                 assert made == args.cases, (made, first)

@@ -123,6 +123,10 @@ class DecisionReason(StrEnum):
     # sequential rules (docs/pytest.md#the-stored-run): the case's trials stopped before the
     # rule decided and before its `trials` were all run
     TRIALS_NOT_FINISHED = "trials_not_finished"
+    # max_simulator_failures rules (docs/conversations.md#the-simulators-budget): the simulated
+    # conversations whose simulator failed a check, against max_share or max_count
+    SIMULATOR_FAILURES_EXCEED_LIMIT = "simulator_failures_exceed_limit"
+    SIMULATOR_FAILURES_WITHIN_LIMIT = "simulator_failures_within_limit"
     # beside an INSUFFICIENT_EVIDENCE reason: the rule's errored executions alone keep it from
     # a decision (docs/failures.md#errors-that-hide-an-outcome)
     ERRORED_EXECUTIONS_HIDE_OUTCOME = "errored_executions_hide_outcome"
@@ -217,7 +221,10 @@ class DecisionRow(_Model):
     missing, or with `dropped_ignored` left out, as the rule's `dropped: ignore` asks).
     A `max_errored` rule (its `metric` is `executions`, the run's accounting) carries how many
     of the run's `executions` `errored` and its limit as the rule gives it, `max_share` or
-    `max_count` (docs/failures.md#the-error-budget).
+    `max_count` (docs/failures.md#the-error-budget). A `max_simulator_failures` rule (its
+    `metric` is `conversations`) carries how many of the run's simulated `conversations` had a
+    simulator that failed a check (`simulator_failures`) and its limit the same way
+    (docs/conversations.md#the-simulators-budget).
     A `sequential` rule (docs/pytest.md#the-stored-run) decides one `case`'s trials in order:
     `trials_run` of at most `trials` (`passed`, `failed`, `errored`), its stagewise `lower` and
     `upper` bounds at `level` (the bound compared is also `bound`, against `threshold` `min`),
@@ -232,13 +239,14 @@ class DecisionRow(_Model):
     _SEQUENTIAL: ClassVar[tuple[str, ...]] = (
         "case", "level", "trials", "trials_run", "passed", "failed", "lower", "upper",
         "more_trials", "more_trials_chance", "projection_reason", "method")
+    _SIMULATED: ClassVar[tuple[str, ...]] = ("simulator_failures", "conversations")
 
     rule: str
     metric: str
     state: RuleState
     reasons: list[DecisionReason]
     kind: Literal["interval", "observed_count", "non_inferiority", "max_errored",
-                  "sequential"] | None = None
+                  "sequential", "max_simulator_failures"] | None = None
     bound: Number | None = None
     bound_side: Literal["lower", "upper"] | None = None
     threshold: Number | None = None
@@ -266,6 +274,8 @@ class DecisionRow(_Model):
     more_trials_chance: float | None = None
     projection_reason: str | None = None
     method: str | None = None
+    simulator_failures: int | None = None
+    conversations: int | None = None
 
     @model_serializer(mode="wrap")
     def _drop_empty_optionals(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -277,22 +287,27 @@ class DecisionRow(_Model):
             # Each kind of rule keeps its own numbers; a row stored before decisions carried
             # numbers (no kind) has none.
             if self.kind == "interval":
-                drop = (*self._COUNT, *self._BASELINE, *self._ERRORED)
+                drop = (*self._COUNT, *self._BASELINE, *self._ERRORED, *self._SIMULATED)
             elif self.kind == "observed_count":
-                drop = (*self._INTERVAL, *self._BASELINE, *self._ERRORED)
+                drop = (*self._INTERVAL, *self._BASELINE, *self._ERRORED, *self._SIMULATED)
             elif self.kind == "non_inferiority":
-                drop = (*self._COUNT, *self._ERRORED)
+                drop = (*self._COUNT, *self._ERRORED, *self._SIMULATED)
                 if not self.dropped:  # no case of the baseline is left out of this run
                     drop = (*drop, "dropped", "dropped_ignored")
             elif self.kind == "max_errored":  # the limit the rule gives, of the two
-                drop = (*self._INTERVAL, *self._COUNT, *self._BASELINE,
+                drop = (*self._INTERVAL, *self._COUNT, *self._BASELINE, *self._SIMULATED,
                         "max_count" if self.max_count is None else "max_share")
             elif self.kind == "sequential":  # its counts and bounds; a projection if any
-                drop = (*self._COUNT, *self._BASELINE, "executions", "max_share", "max_count",
+                drop = (*self._COUNT, *self._BASELINE, *self._SIMULATED, "executions",
+                        "max_share", "max_count",
                         *(key for key in ("more_trials", "more_trials_chance",
                                           "projection_reason") if data.get(key) is None))
+            elif self.kind == "max_simulator_failures":
+                drop = (*self._INTERVAL, *self._COUNT, *self._BASELINE, "errored",
+                        "executions", "max_count" if self.max_count is None else "max_share")
             else:
-                drop = ("kind", *self._INTERVAL, *self._COUNT, *self._BASELINE, *self._ERRORED)
+                drop = ("kind", *self._INTERVAL, *self._COUNT, *self._BASELINE, *self._ERRORED,
+                        *self._SIMULATED)
             for key in drop:
                 data.pop(key, None)
         return data
@@ -573,18 +588,56 @@ class Executions(_Model):
         return errored >= self.cases
 
 
+class UsageSum(_Model):
+    """Tokens and cost of the calls a run made beside the agent's: its simulated users'
+    (`simulator`) or its judges' (`judge`); a total is None when no call said it."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost: float | None = None
+
+
 class UsageTotals(_Model):
     """Tokens and cost the run's cases recorded (docs/traces.md#tokens-and-cost), summed over every
     execution the run judged — each trial, metamorphic copies, cached executions included.
 
     `cases` counts the executions that recorded any usage; a total is None when no case
-    recorded that field (never 0 for "not recorded").
+    recorded that field (never 0 for "not recorded"). These are the agent's: what the run's
+    simulated users cost is `simulator`, what its judges cost `judge`
+    (docs/conversations.md#cost-accounting), each summed the same way and never added to the
+    agent's.
     """
+
+    _OPTIONAL = frozenset({"simulator", "judge"})
 
     cases: int
     input_tokens: int | None = None
     output_tokens: int | None = None
     cost: float | None = None
+    simulator: UsageSum | None = None
+    judge: UsageSum | None = None
+
+
+class Conversations(_Model):
+    """The run's conversations (docs/conversations.md#accounting): how many cases held one and
+    how many of those a simulator played, the user's turns and the agent's, the simulator
+    calls this run made (a cached execution's were another run's), the conversations cut at
+    max_turns (truncated), and the simulated ones whose simulator failed a check, by the first
+    check failed, with the first cases of each (in case order)."""
+
+    conversations: int
+    simulated: int = 0
+    turns: int = 0
+    agent_turns: int = 0
+    simulator_calls: int = 0
+    truncated: int = 0
+    failures: dict[str, int] = Field(default_factory=dict)
+    failed_cases: dict[str, list[str]] = Field(default_factory=dict)
+
+    @property
+    def failed(self) -> int:
+        """How many simulated conversations failed a check."""
+        return sum(self.failures.values())
 
 
 class CaseError(_Model):
@@ -957,16 +1010,17 @@ class RunDocument(_Model):
     when a case recorded tokens or cost) holds the run's totals (docs/traces.md#tokens-and-cost).
     `executions` (every run since error kinds) counts the executions: ran, cached, errored by kind,
     retried. `expected_key_hints` (written when there is one) names criteria that excluded cases for
-    an `expected` key they lack while they hold one of a similar name. `subset` (written for a
-    run of part of the suite) says how many of the suite's cases it held and how they were
+    an `expected` key they lack while they hold one of a similar name. `conversations` (written
+    when cases held one) counts them (docs/conversations.md#accounting). `subset` (written for
+    a run of part of the suite) says how many of the suite's cases it held and how they were
     chosen; `rescored_from` (a run made by `oloproof rescore`) names the run whose executions
     it scored, and `not_rescored` the cases it left out, each with why. `record` (written when
     the run's version has several complete runs of its suite) says which of them this run is.
     """
 
     _OPTIONAL = frozenset({"failing_cases", "trials", "execution", "baseline", "usage",
-                           "executions", "expected_key_hints", "subset", "rescored_from",
-                           "not_rescored", "record"})
+                           "executions", "expected_key_hints", "conversations", "subset",
+                           "rescored_from", "not_rescored", "record"})
 
     run_id: str
     status: RunStatus
@@ -990,6 +1044,7 @@ class RunDocument(_Model):
     usage: UsageTotals | None = None
     executions: Executions | None = None
     expected_key_hints: list[ExpectedKeyHint] | None = None
+    conversations: Conversations | None = None
     subset: Subset | None = None
     rescored_from: str | None = None
     not_rescored: list[NotRescored] | None = None

@@ -21,6 +21,12 @@ the failures a real endpoint has:
   Infinity); `[trickle]` a body sent one byte every `TRICKLE_S` (headers at once), which no
   timeout between two reads ever catches.
 
+A simulator's request (docs/conversations.md: its system message is the default prompt
+template's) is answered by the scripted customer of tests/conversations/scripted_customer.py,
+after `delay_s`, with the same `[429]` and `[500]`, and `[slow]`: the answer waits `SLOW_S`
+(past a simulator's `timeout_s` in the tests); `[echo-key]`, `[long-reason]` and `[surrogate]`
+put the judge's hostile text in the turn's message, and `[bad-usage]` its token counts.
+
 Every request is kept (`requests`: its JSON body and its Authorization header), so a test can
 see what was sent and count the calls; `peak` is the most requests it held at once and `span_s`
 the time from the first request's arrival to the last one's answer (`mark()` starts both
@@ -31,13 +37,20 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).parents[1] / "conversations"))
+from scripted_customer import is_simulator_request, reply_text, tokens
+
+#: How long a `[slow]` simulator request waits before its answer.
+SLOW_S = 3.0
 #: How long a `[long-reason]` reason is.
 LONG_REASON = 200_000
 #: The pause between two bytes of a `[trickle]` body.
@@ -177,6 +190,8 @@ class ScriptedServer:
     def answer(self, body: dict[str, Any], authorization: str | None
                ) -> tuple[int, dict[str, str], dict[str, Any] | bytes]:
         """The status, headers and JSON body of the reply to one request."""
+        if is_simulator_request(body):
+            return self.answer_simulator(body, authorization)
         messages = body.get("messages") or []
         text = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
         with self._lock:
@@ -229,6 +244,49 @@ class ScriptedServer:
         if "[trickle]" in text:
             return 200, {}, Trickle(json.dumps(completion).encode())
         return 200, {}, completion
+
+    def answer_simulator(self, body: dict[str, Any], authorization: str | None
+                         ) -> tuple[int, dict[str, str], dict[str, Any] | bytes]:
+        """A simulator's turn, by the scripted customer (or the failure a marker asks for)."""
+        messages = list(body.get("messages") or [])
+        text = "\n".join(str(m.get("content", "")) for m in messages)
+        with self._lock:
+            self.requests.append({"body": body, "authorization": authorization})
+            seen = self._seen[text] = self._seen.get(text, 0) + 1
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        if "[slow]" in text:
+            time.sleep(SLOW_S)
+        if "[500]" in text:
+            return 500, {}, {"error": {"message": "the server broke", "type": "server_error"}}
+        if "[429]" in text and seen == 1:
+            return 429, {"retry-after": "0.05"}, {"error": {"message": "slow down",
+                                                             "type": "rate_limit"}}
+        content = reply_text(messages, int(body.get("seed") or 0))
+        hostile = [m for m in ("[echo-key]", "[long-reason]", "[surrogate]") if m in text]
+        if hostile:  # (the judge's hostile replies, in the turn's message)
+            turn = json.loads(content)
+            if "[echo-key]" in hostile:
+                turn["message"] += (f" (asked with key "
+                                    f"{(authorization or '').removeprefix('Bearer ')})")
+            if "[long-reason]" in hostile:
+                turn["message"] = (turn["message"] + " please" * (LONG_REASON // 7))[:LONG_REASON]
+            if "[surrogate]" in hostile:
+                turn["message"] += " \ud800 here"
+            content = json.dumps(turn)
+        given, said = tokens(messages)
+        usage: dict[str, Any] = {"prompt_tokens": given, "completion_tokens": said,
+                                 "total_tokens": given + said}
+        if "[bad-usage]" in text:
+            usage = {"prompt_tokens": -5, "completion_tokens": float("inf"),
+                     "total_tokens": "many"}
+        return 200, {}, {
+            "id": f"chatcmpl-sim-{seen}", "object": "chat.completion", "created": 0,
+            "model": str(body.get("model")) + "-served",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                "role": "assistant", "content": content}}],
+            "usage": usage,
+        }
 
 
 def serve(delay_s: float) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from pytest_session import run_pytest, write
 from test_html import EXAMPLES, check_hostile_text_stays_text, write_hostile_project
+from test_html_conversations import check_the_conversation_panels, copy_conversations
 from view_support import (
     HOSTILE,
     ViewPage,
@@ -159,6 +160,24 @@ def test_the_reports_hostile_text_test_passes_on_the_view(
         check_hostile_text_stays_text(tab)
         runs = tab.open("/")
         assert runs.locator("img, b, i").count() == 0
+        tab.assert_clean()
+    finally:
+        tab.close()
+        server.close()
+
+
+def test_a_run_of_conversations_shows_them_as_the_report_does(
+        tmp_path_factory: pytest.TempPathFactory, browser: Any) -> None:
+    """The conversations example in the view: What broke names the simulator's failure, and a
+    case's panel (read from the API) the conversation turn by turn with the audit's verdict,
+    as tests/report/test_html_conversations.py reads them in the file."""
+    config = copy_conversations(tmp_path_factory.mktemp("view-conversations") / "talks")
+    run_project(config)
+    server = ViewServer(find_store(config))
+    tab = ViewPage(browser, server.url)
+    try:
+        tab.open("/runs/latest")
+        check_the_conversation_panels(tab)
         tab.assert_clean()
     finally:
         tab.close()

@@ -13,6 +13,9 @@ is not a quantile).
 
 A case that recorded `usage/v1` (docs/traces.md#tokens-and-cost) has its tokens and cost under the
 key `usage`; the trajectory's keys are there only when it recorded a trajectory (`has_trajectory`).
+A case that held a conversation (docs/conversations.md) has its under `conversation`: the user's
+turns and the agent's, how it ended, and for a simulated user the simulator, the checks of its
+audit it failed (`evaluators/conversation_audit.py`), its calls and what its turns cost.
 """
 
 from __future__ import annotations
@@ -22,18 +25,22 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, TypeGuard
 
+from oloproof.evaluators.conversation_audit import CHECKS, audit
 from oloproof.recording.trajectory import AgentTrajectory
 from oloproof.recording.usage import usage_tokens
+from oloproof.recording.users import MAX_TURNS
 from oloproof.traces import EMPTY_TRAJECTORY
 
-QUANTILE_SOURCES = ("agent_steps", "agent_tool_calls", "latency_ms", "tokens", "cost")
+QUANTILE_SOURCES = ("agent_steps", "agent_tool_calls", "latency_ms", "tokens", "cost", "turns",
+                    "agent_turns")
 METADATA_PREFIX = "metadata."
 
 
 def trajectory_facts(trajectory: AgentTrajectory) -> dict[str, Any]:
     """The facts slices and quantile metrics need, as a JSON-able dict.
 
-    Keys: `steps` (number of steps), `tool_calls` (number of `tool_call` steps), `truncated`,
+    Keys: `steps` (number of the agent's steps: a user's turns are not counted,
+    docs/conversations.md), `tool_calls` (number of `tool_call` steps), `truncated`,
     `first_tool` (tool of the first call, or None), `repeated` (some identical call — same tool
     and arguments — occurs twice or more anywhere), `route` (list of agents, or None when no
     step names an agent) and `named` (whether the steps name their agents).
@@ -41,7 +48,7 @@ def trajectory_facts(trajectory: AgentTrajectory) -> dict[str, Any]:
     facts = trajectory.step_facts()
     names, route = facts.names, facts.route
     return {
-        "steps": len(trajectory.steps),
+        "steps": facts.agent_steps,
         "tool_calls": len(names),
         "truncated": trajectory.truncated,
         "first_tool": names[0] if names else None,
@@ -51,13 +58,39 @@ def trajectory_facts(trajectory: AgentTrajectory) -> dict[str, Any]:
     }
 
 
+def conversation_facts(conversation: dict[str, Any], calls: int = 0) -> dict[str, Any]:
+    """The facts of a case's conversation (`conversation/v1`): `user` (scripted or
+    simulated), `turns` (the user's turns that said something), `agent_turns` (the agent's
+    replies), `ended`, `truncated` (cut at max_turns); for a simulated user also `simulator`,
+    `failed` (the checks of the audit it failed, in the audit's order), `calls` (the simulator
+    calls this execution made) and `usage` (what its turns cost, when a turn said)."""
+    turns = conversation.get("turns") or []
+    facts: dict[str, Any] = {
+        "user": conversation.get("user"),
+        "turns": sum(1 for t in turns if t.get("role") == "user"
+                     and str(t.get("text") or "").strip()),
+        "agent_turns": sum(1 for t in turns if t.get("role") == "agent"),
+        "ended": conversation.get("ended"),
+        "truncated": conversation.get("ended") == MAX_TURNS,
+    }
+    if conversation.get("user") == "simulated":
+        failed = audit(conversation)
+        facts.update(simulator=conversation.get("simulator"),
+                     failed=[check for check in CHECKS if check in failed], calls=calls)
+        if conversation.get("usage"):
+            facts["usage"] = dict(conversation["usage"])
+    return facts
+
+
 def case_facts(trajectory: AgentTrajectory | None, usage: dict[str, Any] | None,
                unread: int = 0, *, empty_trace: bool = False,
-               reader: str | None = None) -> dict[str, Any] | None:
+               reader: str | None = None, conversation: dict[str, Any] | None = None,
+               simulator_calls: int = 0) -> dict[str, Any] | None:
     """The stored facts of an executed case: its trajectory's facts, its `usage/v1` payload
     (under `usage`) and, for a trajectory read from a trace, how many of the trace's items
     the reader did not understand (`unread`, when not 0) and which adapter read it (`reader`,
-    named by the run's warning); None when it recorded none.
+    named by the run's warning), its conversation's (`conversation_facts`, under
+    `conversation`); None when it recorded none.
 
     A trajectory read from a trace that gave no step (`empty_trace`) has no trajectory facts,
     only `empty_trajectory`: it joins no trajectory slice and gives no step count, as no
@@ -72,6 +105,9 @@ def case_facts(trajectory: AgentTrajectory | None, usage: dict[str, Any] | None,
         facts["unread"] = unread
         if reader:
             facts["reader"] = reader
+    if conversation is not None:
+        facts = {**(facts or {}), "conversation": conversation_facts(conversation,
+                                                                     simulator_calls)}
     return facts
 
 
@@ -144,8 +180,15 @@ def quantile_value(
 
     `agent_steps` and `agent_tool_calls` are missing without a trajectory or on a truncated
     trace; `latency_ms` is the system call's wall time; `tokens` (input plus output, as far
-    as recorded) and `cost` come from `usage/v1`, missing when the case recorded none.
+    as recorded) and `cost` come from `usage/v1`, missing when the case recorded none;
+    `turns` and `agent_turns` from the case's conversation, missing without one or when it was
+    cut at max_turns (its counts are lower bounds).
     """
+    if source in ("turns", "agent_turns"):
+        held = facts.get("conversation") if facts is not None else None
+        if held is None or held.get("truncated"):
+            return None
+        return float(held[source])
     if source == "latency_ms":
         return None if latency_ms is None else float(latency_ms)
     if source in ("tokens", "cost"):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from oloproof.analysis.clusters import ClusterCounts
+from oloproof.analysis.conversations import ConversationCounts, simulator_reason
 from oloproof.analysis.examples import FirstCases
 from oloproof.analysis.facts import empty_trace, has_trajectory, quantile_value
 from oloproof.analysis.judged import JudgedCases, JudgeSpec, binary_values, calibrate
@@ -41,7 +42,7 @@ if TYPE_CHECKING:  # NumPy, the statistics and the document's row models are imp
     FloatArray = npt.NDArray[np.float64]
 
 UNITS = {"agent_steps": "steps", "agent_tool_calls": "calls", "latency_ms": "ms",
-         "tokens": "tokens", "cost": "cost"}
+         "tokens": "tokens", "cost": "cost", "turns": "turns", "agent_turns": "turns"}
 MARK_LEVEL = 0.05
 
 # What cases are counted by: verdict codes, reasons, and the group of each declared slice.
@@ -74,6 +75,9 @@ class MetricPlan:
     trial_metrics: list[TrialMetricSpec] = field(default_factory=list)
     # Judge criteria (docs/judges.md), by criterion position: checked against people's labels.
     judges: dict[int, JudgeSpec] = field(default_factory=dict)
+    # Conversations (docs/conversations.md): the simulator's fidelity criterion's position, if
+    # the suite has one (a conversation it fails is `unfaithful`).
+    fidelity: int | None = None
 
 
 def _add_values(tallies: list[QuantileTally],
@@ -114,6 +118,10 @@ class Analysis:
         # sums.
         self.usage_cases = 0
         self.usage_sums: dict[str, float] = {}
+        # What the judges' verdicts cost (docs/conversations.md#cost-accounting), apart.
+        self.judge_usage: dict[str, float] = {}
+        # The run's conversations and their simulators' failures (analysis/conversations.py).
+        self.conversations = ConversationCounts(plan.fidelity)
         # Trajectories read from traces: cases with items the reader did not understand.
         self.unread_cases = 0
         self.unread_items = 0
@@ -154,9 +162,16 @@ class Analysis:
             self.errored[outcome.error] += 1
         elif outcome.no_state:
             self.errored["snapshot_failed"] += 1
+        if outcome.judge_usage is not None:
+            for key, value in zip(("input_tokens", "output_tokens"), outcome.judge_usage,
+                                  strict=False):
+                if value is not None:
+                    self.judge_usage[key] = self.judge_usage.get(key, 0) + value
         if facts is not None:
             if "usage" in facts:
                 self._add_usage(facts["usage"])
+            if "conversation" in facts:
+                self.conversations.add(outcome)
             if "unread" in facts:
                 self.unread_cases += 1
                 self.unread_items += int(facts["unread"])
@@ -190,16 +205,21 @@ class Analysis:
             self.usage_sums[key] = self.usage_sums.get(key, 0) + value
 
     def usage_totals(self) -> UsageTotals | None:
-        """What the run's executions recorded of tokens and cost, or None if none did."""
-        if not self.usage_cases:
+        """What the run's executions recorded of tokens and cost, or None if none did; with
+        what its simulated users' turns and its judges' verdicts cost, apart
+        (docs/conversations.md#cost-accounting)."""
+        simulator = self.conversations.usage
+        if not self.usage_cases and not simulator and not self.judge_usage:
             return None
-        from oloproof.document import UsageTotals
+        from oloproof.document import UsageSum, UsageTotals
         sums = self.usage_sums
         return UsageTotals(
             cases=self.usage_cases,
             input_tokens=int(sums["input_tokens"]) if "input_tokens" in sums else None,
             output_tokens=int(sums["output_tokens"]) if "output_tokens" in sums else None,
             cost=float(sums["cost"]) if "cost" in sums else None,
+            simulator=UsageSum(**_sums(simulator)) if simulator else None,
+            judge=UsageSum(**_sums(self.judge_usage)) if self.judge_usage else None,
         )
 
     def execution_counts(self) -> Executions:
@@ -261,11 +281,15 @@ class Analysis:
     ) -> list[tuple[float | None, str | None, str | None]]:
         """Per quantile metric: (value, why excluded, why missing)."""
         out: list[tuple[float | None, str | None, str | None]] = []
+        simulator = None if "conversation" not in (outcome.facts or ()) else \
+            simulator_reason(outcome.facts, outcome.codes, self.plan.fidelity)
         for spec in self.plan.quantiles:
             if outcome.source is not None:
                 out.append((None, "metamorphic_copy", None))
             elif outcome.error is not None:
                 out.append((None, None, "case_errored"))
+            elif simulator is not None:  # (the simulator's failure: the agent's are missing)
+                out.append((None, None, simulator))
             else:
                 value = quantile_value(spec.source, outcome.facts, outcome.latency_ms)
                 out.append((value, None, None if value is not None else _gap(spec, outcome)))
@@ -442,6 +466,12 @@ def _quantile_slice(slice_name: str, group: str, spec: QuantileSpec, tally: Quan
     )
 
 
+def _sums(sums: dict[str, float]) -> dict[str, Any]:
+    """Summed tokens (whole numbers) and cost, as a `UsageSum` takes them."""
+    return {key: (float(value) if key == "cost" else int(value)) for key, value in sums.items()
+            if key in ("input_tokens", "output_tokens", "cost")}
+
+
 def sorted_counts(counts: Counter[str]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
@@ -452,6 +482,9 @@ def _gap(spec: QuantileSpec, outcome: CaseOutcome) -> str:
         return "no_latency"
     if spec.source in ("tokens", "cost"):
         return "no_usage" if spec.source == "tokens" else "no_cost"
+    if spec.source in ("turns", "agent_turns"):
+        held = (outcome.facts or {}).get("conversation")
+        return "no_conversation" if held is None else "truncated"
     if empty_trace(outcome.facts):
         return EMPTY_TRAJECTORY
     if not has_trajectory(outcome.facts):

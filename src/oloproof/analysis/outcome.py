@@ -42,6 +42,9 @@ class CaseOutcome:
     # The digest of what each judge criterion's judge was shown (None for other criteria;
     # None for a suite without judges): people's labels apply where it matches.
     shown: list[str | None] | None = None
+    # What its judges' verdicts cost, [input tokens, output tokens] (None: no judge said;
+    # docs/conversations.md#cost-accounting).
+    judge_usage: list[int | None] | None = None
 
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"c": self.codes, "r": self.reasons, "k": self.case_key,
@@ -63,6 +66,8 @@ class CaseOutcome:
             body["ns"] = 1
         if self.shown is not None:
             body["j"] = self.shown
+        if self.judge_usage is not None:
+            body["ju"] = self.judge_usage
         return body
 
     @classmethod
@@ -75,7 +80,7 @@ class CaseOutcome:
             source=body.get("src"), transform=body.get("t"),
             cluster=body.get("cl"), cached=bool(body.get("h")), trial=int(body.get("tr", 1)),
             digest=digest, attempts=int(body.get("a", 1)), no_state=bool(body.get("ns")),
-            shown=body.get("j"),
+            shown=body.get("j"), judge_usage=body.get("ju"),
         )
 
 

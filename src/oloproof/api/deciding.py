@@ -54,14 +54,31 @@ def analysis_plan(suite_info: dict[str, Any]) -> MetricPlan:
                                        int(m["k"]))
                        for m in trial_metrics],
         judges=specs_of(criteria, suite_info.get("judges") or {}),
+        fidelity=next((at for at, e in enumerate(suite_info["evaluators"])
+                       if e.get("simulator_fidelity")), None),
     )
 
 
+def simulator_any(policy: Policy) -> bool:
+    """Whether the policy's non_inferiority rules pair runs whose simulators differ: each says
+    `simulator: any` (docs/conversations.md#the-simulator-is-part-of-the-measurement)."""
+    return all(rule.simulator == "any" for rule in policy.rules
+               if rule.kind == "non_inferiority")
+
+
 def check_baseline(db: Store, baseline: str, project: str, case_ids: set[str], *,
-                    gating: bool) -> str:
+                   gating: bool, suite: dict[str, Any] | None = None,
+                   run_id: str = "about to be made", policy: Policy | None = None) -> str:
     """A baseline for the run about to be made: of this project, sharing case ids with the
-    suite, and complete when a rule decides on it (a UsageError saying which is not so)."""
+    suite, complete when a rule decides on it, and made with the same simulators as `suite`
+    (this run's, described) unless the policy's rules say `simulator: any` (a UsageError
+    saying which is not so)."""
     record = db.run_record(baseline)
+    if suite is not None and policy is not None and policy.compares:
+        from oloproof.comparison.runs import check_simulators
+
+        check_simulators(baseline, record.get("suite") or {}, run_id, suite,
+                         simulator_any(policy))
     if record["project"] != project:
         raise UsageError(
             f"the baseline run {baseline} is of project {record['project']!r}, and this suite is "
@@ -79,17 +96,17 @@ def check_baseline(db: Store, baseline: str, project: str, case_ids: set[str], *
 
 
 def compare_stored_runs(db: Store, baseline: str, candidate: str, level: float, *,
-                        candidate_complete: bool = False,
+                        candidate_complete: bool = False, any_simulator: bool = False,
                         reference: str | None = None) -> Comparison:
     """Compare two stored runs. `candidate_complete`: the candidate is the run being decided
-    (still registered as running), so no warning says it did not complete. `reference`: how
-    the baseline was named (it says why that run was taken,
-    docs/compare.md#which-run-is-the-baseline)."""
+    (still registered as running), so no warning says it did not complete; `any_simulator`:
+    pair them even if their simulators differ. `reference`: how the baseline was named (it
+    says why that run was taken, docs/compare.md#which-run-is-the-baseline)."""
     from oloproof.comparison import compare_sides, read_side
     cand = read_side(db, candidate)
     if candidate_complete:
         cand.record["status"] = "complete"
-    return compare_sides(db, read_side(db, baseline), cand, level,
+    return compare_sides(db, read_side(db, baseline), cand, level, any_simulator,
                          baseline_reference=reference)
 
 
@@ -124,8 +141,9 @@ def decide_run(
                           "given to compare with: give --baseline REF (or `baseline:` in the "
                           "policy)")
     executions = analysis.execution_counts()  # (max_errored rules decide on it)
+    conversations = analysis.conversations.document()  # (max_simulator_failures rules')
     decisions, gate = decide(policy, metrics, checked, baseline, executions,
-                             _sequential_trials(db, run_id, suite_info, policy))
+                             _sequential_trials(db, run_id, suite_info, policy), conversations)
     warnings = [*warnings, *policy_warnings(policy)]
     if analysis.unread_cases:
         warnings = [*warnings, (
@@ -186,6 +204,7 @@ def decide_run(
         expected_key_hints=expected_key_hints(
             metrics, suite_info.get("absent_expected") or {},
             suite_info.get("expected_keys") or {}) or None,
+        conversations=conversations,
         subset=subset,
         rescored_from=suite_info.get("rescored_from"),
         not_rescored=[NotRescored.model_validate(n) for n in not_rescored]

@@ -23,7 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from oloproof.analysis.metrics import Analysis
-from oloproof.api.deciding import analysis_plan, check_baseline, compare_stored_runs, decide_run
+from oloproof.api.deciding import (
+    analysis_plan,
+    check_baseline,
+    compare_stored_runs,
+    decide_run,
+    simulator_any,
+)
 from oloproof.api.result import RunResult
 from oloproof.errors import RunStopped, UsageError
 from oloproof.execution.engine import RunEngine
@@ -176,7 +182,8 @@ class RunJob:
                 project = self.suite.config.project
                 self.baseline = check_baseline(
                     self.db, self.db.resolve_baseline(reference, None, project), project,
-                    set(self.suite.dataset.run_ids), gating=self.suite.policy.compares)
+                    set(self.suite.dataset.run_ids), gating=self.suite.policy.compares,
+                    suite=describe_suite(self.suite), policy=self.suite.policy)
             except BaseException:
                 self.db.close()
                 raise
@@ -262,7 +269,8 @@ class RunJob:
                 against = compare_stored_runs(db, self.baseline, run_id,
                                           suite.policy.confidence_level,
                                           candidate_complete=True,
-                                          reference=self.reference).summary()
+                                          reference=self.reference,
+                                          any_simulator=simulator_any(suite.policy)).summary()
             # A run every execution of which errored measured nothing: it is `failed`, exit 5
             # (never "more cases needed"; docs/failures.md#a-run-that-never-ran). So is one
             # whose system called os._exit, which would have ended it

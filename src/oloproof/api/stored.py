@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof.analysis.metrics import Analysis
 from oloproof.analysis.outcome import CaseOutcome
-from oloproof.api.deciding import analysis_plan, check_baseline, compare_stored_runs, decide_run
+from oloproof.api.deciding import (
+    analysis_plan,
+    check_baseline,
+    compare_stored_runs,
+    decide_run,
+    simulator_any,
+)
 from oloproof.api.result import RunResult
 from oloproof.errors import ConfigError
 from oloproof.store.location import find_store, open_existing_store
@@ -132,7 +138,8 @@ def document_of_record(db: Store, record: dict[str, Any]) -> RunDocument:
         against = compare_stored_runs(db, db.resolve_baseline(policy.baseline_reference,
                                                           record["run_id"], record["project"]),
                                   record["run_id"], policy.confidence_level,
-                                  reference=policy.baseline_reference).summary()
+                                  reference=policy.baseline_reference,
+                                  any_simulator=simulator_any(policy)).summary()
     return decide_run(db, record["run_id"], record["status"], suite_info, policy, analysis,
                    [], CacheCounts(), errors, [], baseline=against)
 
@@ -223,9 +230,11 @@ def _redecided(
             baseline_id = db.resolve_baseline(reference, record["run_id"], record["project"])
             check_baseline(db, baseline_id, record["project"],
                             {case_id for case_id, *_ in db.iter_run_verdicts(record["run_id"])},
-                            gating=chosen.compares)
+                            gating=chosen.compares, suite=suite_info, run_id=record["run_id"],
+                            policy=chosen)
             against = compare_stored_runs(db, baseline_id, record["run_id"],
-                                          chosen.confidence_level, reference=reference).summary()
+                                          chosen.confidence_level, reference=reference,
+                                          any_simulator=simulator_any(chosen)).summary()
         document = decide_run(
             db, record["run_id"], record["status"], suite_info, chosen, analysis, validity,
             old.cache if old is not None else CacheCounts(),

@@ -72,9 +72,12 @@ def gate(run_ref: str, policy: str | None, baseline: str | None, junit: str | No
 @config_option
 @store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison document instead.")
+@click.option("--simulator", type=click.Choice(["any"]), default=None,
+              help="Pair the runs even if their simulated users were played by different "
+                   "simulators (docs/conversations.md).")
 def compare_command(baseline_ref: str, candidate_ref: str, junit: str | None,
                     markdown: str | None, config: str, store: str | None,
-                    as_json: bool) -> None:
+                    as_json: bool, simulator: str | None) -> None:
     """Compare a CANDIDATE run with its BASELINE run, case by case; runs nothing.
 
     Cases pair by id (a case whose input or expected changed is listed, not paired). Per
@@ -86,7 +89,7 @@ def compare_command(baseline_ref: str, candidate_ref: str, junit: str | None,
 
     ci = ci_files("oloproof compare", junit, markdown, as_json)
     comparison = guarded(as_json, ci, lambda: compare(baseline_ref, candidate_ref, config,
-                                                       store))
+                                                       store, simulator))
     write_ci(comparison, ci, as_json, config, store)
 
     def show() -> None:

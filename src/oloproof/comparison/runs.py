@@ -14,6 +14,7 @@ which of them it is, and why (`baseline_taken`).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from oloproof.analysis.ordering import case_order
 from oloproof.comparison.changes import case_changes
@@ -45,6 +46,52 @@ def check_comparable(baseline: str, baseline_project: str, candidate: str,
             f"the baseline run {baseline} shares no case id with the candidate {candidate}: "
             "their suites have no case in common, so nothing can be paired; name a baseline "
             "run of this suite")
+
+
+def _simulator_words(name: str, described: dict[str, Any]) -> str:
+    """A simulator as a message names it: `customer (model gpt-4.1-mini, temperature 0.7)`."""
+    definition = described.get("definition") if isinstance(described, dict) else None
+    if not isinstance(definition, dict):
+        return name
+    shown = [f"{key} {definition[key]}" for key in ("model", "callable", "temperature",
+                                                    "version")
+             if definition.get(key) is not None]
+    if definition.get("prompt"):
+        shown.append("its own prompt")
+    return f"{name} ({', '.join(shown)})" if shown else name
+
+
+def simulators_differ(baseline_suite: dict[str, Any], candidate_suite: dict[str, Any]
+                      ) -> str | None:
+    """How the simulators that played two runs' users differ (their model, prompt template,
+    temperature, …), in words, or None when they are the same
+    (docs/conversations.md#the-simulator-is-part-of-the-measurement)."""
+    base = baseline_suite.get("simulators") or {}
+    cand = candidate_suite.get("simulators") or {}
+    digests = ({n: (d or {}).get("digest") for n, d in base.items()},
+               {n: (d or {}).get("digest") for n, d in cand.items()})
+    if digests[0] == digests[1]:
+        return None
+    said = [_simulator_words(n, base[n]) for n in sorted(base)] or ["no simulator"]
+    now = [_simulator_words(n, cand[n]) for n in sorted(cand)] or ["no simulator"]
+    return f"{', '.join(said)} against {', '.join(now)}"
+
+
+def check_simulators(baseline: str, baseline_suite: dict[str, Any], candidate: str,
+                     candidate_suite: dict[str, Any], simulator_any: bool) -> None:
+    """Runs whose simulated users were played by different simulator definitions are not the
+    same experiment: a UsageError saying how they differ, unless `simulator_any` (a
+    non_inferiority rule's `simulator: any`, `compare --simulator any`) pairs them all the
+    same."""
+    differ = simulators_differ(baseline_suite, candidate_suite)
+    if differ is None or simulator_any:
+        return
+    raise UsageError(
+        f"the baseline run {baseline} and the candidate {candidate} were run with different "
+        f"simulated users ({differ}): the simulator is part of the measurement, so they are "
+        "not the same experiment and are not paired; compare runs made with the same "
+        "simulator, or say `simulator: any` on the non_inferiority rule (`oloproof compare "
+        "--simulator any`) to pair them all the same")
 
 
 def _system(side: RunSide) -> SystemRef:
@@ -93,16 +140,22 @@ def baseline_taken(store: Store, baseline: str, candidate: str,
                          why="latest" if by_version else "named", reference=reference)
 
 
-def compare_sides(store: Store, baseline: RunSide, candidate: RunSide, level: float, *,
+def compare_sides(store: Store, baseline: RunSide, candidate: RunSide, level: float,
+                  simulator_any: bool = False, *,
                   baseline_reference: str | None = None) -> Comparison:
-    """The comparison of two runs already read (see the module's text); `baseline_reference`
-    is how the baseline was named, if it was (by id otherwise). A candidate that ran part of
-    the suite is paired over its own cases only: the baseline's others were not chosen, not
+    """The comparison of two runs already read (see the module's text); `simulator_any`
+    pairs runs whose simulators differ (`check_simulators`); `baseline_reference` is how the
+    baseline was named, if it was (by id otherwise). A candidate that ran part of the suite is
+    paired over its own cases only: the baseline's others were not chosen, not
     dropped (docs/compare.md#which-run-is-the-baseline)."""
     subset = (candidate.record.get("suite") or {}).get("subset")
     pairs = pair_cases(baseline, candidate, within_candidate=bool(subset))
     check_comparable(baseline.run_id, baseline.project, candidate.run_id, candidate.project,
                      pairs.paired + len(pairs.changed))
+    check_simulators(baseline.run_id, baseline.record.get("suite") or {}, candidate.run_id,
+                     candidate.record.get("suite") or {}, simulator_any)
+    differ = simulators_differ(baseline.record.get("suite") or {},
+                               candidate.record.get("suite") or {})
     metrics, metric_warnings, not_compared = shared_metrics(baseline, candidate)
     rows = []
     ignoring = []
@@ -149,7 +202,10 @@ def compare_sides(store: Store, baseline: RunSide, candidate: RunSide, level: fl
         broken_cases=broken,
         fixed_cases=fixed,
         changes=case_changes(store, baseline, candidate, shown, metrics) if shown else [],
-        warnings=_warnings(baseline, candidate) + metric_warnings + dropped_note,
+        warnings=_warnings(baseline, candidate) + metric_warnings + dropped_note + (
+            [f"the runs' simulated users were played by different simulators ({differ}); "
+             "paired all the same, as `simulator: any` asks: a change may be the simulator's, "
+             "not the agent's"] if differ is not None else []),
         ignoring_dropped=ignoring if pairs.left_behind else None,
         not_compared=not_compared or None,
     )
@@ -166,8 +222,8 @@ def _first(ids: set[str], n: int) -> list[str]:
     return sorted(ids, key=case_order)[:max(n, 0)]
 
 
-def compare_runs(store: Store, baseline: str, candidate: str, level: float | None = None
-                 ) -> Comparison:
+def compare_runs(store: Store, baseline: str, candidate: str, level: float | None = None,
+                 simulator_any: bool = False) -> Comparison:
     """Compare two stored runs (ids, already resolved) at `level` (default: the confidence
     level of the candidate's policy)."""
     if baseline == candidate:
@@ -177,4 +233,4 @@ def compare_runs(store: Store, baseline: str, candidate: str, level: float | Non
     check_comparable(baseline, base.project, candidate, cand.project)
     if level is None:
         level = float((cand.record.get("policy") or {}).get("confidence_level", 0.95))
-    return compare_sides(store, base, cand, level)
+    return compare_sides(store, base, cand, level, simulator_any)

@@ -12,13 +12,14 @@ from pathlib import Path
 from oloproof.comparison.runs import check_comparable, compare_sides
 from oloproof.comparison.sides import read_side
 from oloproof.document import Comparison
+from oloproof.errors import UsageError
 from oloproof.store.location import open_existing_store
 from oloproof.store.store import Store
 
 
 def compare(
     baseline: str = "latest~1", candidate: str = "latest", config: str | Path = "oloproof.yaml",
-    store: str | Path | None = None,
+    store: str | Path | None = None, simulator: str | None = None,
 ) -> Comparison:
     """A candidate run against its baseline, case by case
     (docs/compare.md#oloproof-compare-baseline-candidate); runs nothing.
@@ -34,16 +35,21 @@ def compare(
     Raises:
         StoreError: no store, or no run stored yet.
         UsageError: a reference names no stored run; or a baseline of another project, the
-            candidate itself, or one sharing no case id with the candidate.
+            candidate itself, or one sharing no case id with the candidate; or one whose
+            simulators differ (without `simulator="any"`).
     """
+    if simulator not in (None, "any"):
+        raise UsageError(f"simulator={simulator!r}: the one value is 'any' (pair runs whose "
+                         "simulators differ)")
     db = open_existing_store(config, store)
     try:
-        return compare_in(db, baseline, candidate)
+        return compare_in(db, baseline, candidate, simulator_any=simulator == "any")
     finally:
         db.close()
 
 
-def compare_in(db: Store, baseline: str, candidate: str) -> Comparison:
+def compare_in(db: Store, baseline: str, candidate: str,
+               simulator_any: bool = False) -> Comparison:
     """`compare` on a store already open (the view reads it so): two run references, the
     baseline resolved beside the candidate (`version:V` is another run than the candidate)."""
     cand = db.resolve_run(candidate)
@@ -52,5 +58,5 @@ def compare_in(db: Store, baseline: str, candidate: str) -> Comparison:
     if base == cand:
         check_comparable(base, "", cand, "")
     level = float((candidate_side.record.get("policy") or {}).get("confidence_level", 0.95))
-    return compare_sides(db, read_side(db, base), candidate_side, level,
+    return compare_sides(db, read_side(db, base), candidate_side, level, simulator_any,
                          baseline_reference=baseline)

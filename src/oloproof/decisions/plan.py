@@ -323,6 +323,11 @@ def plan_row(decision: DecisionRow, metric: MetricRow | None, level: float,
             "suite settles the rule"))
     if decision.kind == "sequential":
         return _sequential_plan(decision)
+    if decision.kind == "max_simulator_failures":  # (the same: nothing to count)
+        return _not_projected(rule, decision, None, "no_conversations", (
+            "no projection: the run holds no simulated conversation to count the "
+            "simulator's failures among; running cases with a simulated user settles the "
+            "rule"))
     if decision.kind == "non_inferiority":
         return _not_projected(rule, decision, None, "paired_difference", (
             "no projection for a non_inferiority rule: its paired difference interval "

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 from oloproof.document import (
     BaselineSummary,
+    Conversations,
     CriterionComparison,
     DecisionReason,
     DecisionRow,
@@ -213,6 +214,19 @@ def decide_non_inferiority(rule: Rule, row: CriterionComparison | None,
     return out(S.INSUFFICIENT_EVIDENCE, R.DIFFERENCE_INTERVAL_OVERLAPS_MARGIN)
 
 
+def _budget(rule: Rule, count: int, total: int, over_reason: R, within_reason: R
+            ) -> tuple[S, R]:
+    """A budget rule's state and reason: `count` of `total` against `max_count` or
+    `max_share`; nothing to count when `total` is 0."""
+    if not total:
+        return S.INSUFFICIENT_EVIDENCE, R.NO_OBSERVATIONS
+    if rule.max_count is not None:
+        over = count > rule.max_count
+    else:  # the share as written (0.3 is 3/10, not the float just below it)
+        over = Fraction(count, total) > Fraction(repr(float(rule.max_share or 0.0)))
+    return (S.FAIL, over_reason) if over else (S.PASS, within_reason)
+
+
 def decide_max_errored(rule: Rule, executions: Executions) -> DecisionRow:
     """The error budget (docs/failures.md#the-error-budget): an observed count, no interval,
     of the run's executions that errored, whatever the kind, against `max_count` or
@@ -220,15 +234,8 @@ def decide_max_errored(rule: Rule, executions: Executions) -> DecisionRow:
     never cached, so a cached one did not error). FAIL above the limit, PASS at or below it;
     a run with no execution has nothing to count (`no_observations`)."""
     errored, total = executions.errored_total, executions.cases
-    if not total:
-        state, reason = S.INSUFFICIENT_EVIDENCE, R.NO_OBSERVATIONS
-    else:
-        if rule.max_count is not None:
-            over = errored > rule.max_count
-        else:  # the share as written (0.3 is 3/10, not the float just below it)
-            over = Fraction(errored, total) > Fraction(repr(float(rule.max_share or 0.0)))
-        state, reason = (S.FAIL, R.ERRORED_SHARE_EXCEEDS_LIMIT) if over else \
-            (S.PASS, R.ERRORED_SHARE_WITHIN_LIMIT)
+    state, reason = _budget(rule, errored, total, R.ERRORED_SHARE_EXCEEDS_LIMIT,
+                            R.ERRORED_SHARE_WITHIN_LIMIT)
     return DecisionRow(rule=rule.id, metric=rule.subject, state=state, reasons=[reason],
                        kind="max_errored", errored=errored, executions=total,
                        max_share=rule.max_share, max_count=rule.max_count)
@@ -275,12 +282,27 @@ def sequential_row(rule: str, metric: str, case: str | None,
         errored=made.errored, lower=made.lower, upper=made.upper, more_trials=made.more_trials,
         more_trials_chance=made.more_trials_chance, projection_reason=made.projection_reason,
         method=made.method)
+def decide_max_simulator_failures(rule: Rule, conversations: Conversations | None
+                                  ) -> DecisionRow:
+    """The simulators' budget (docs/conversations.md#the-simulators-budget): an observed count,
+    no interval, of the run's simulated conversations whose simulator failed a check, against
+    `max_count` or `max_share` (of the simulated conversations: a scripted user cannot fail).
+    FAIL above the limit, PASS at or below it; a run without a simulated conversation has
+    nothing to count (`no_observations`)."""
+    total = 0 if conversations is None else conversations.simulated
+    failed = 0 if conversations is None else conversations.failed
+    state, reason = _budget(rule, failed, total, R.SIMULATOR_FAILURES_EXCEED_LIMIT,
+                            R.SIMULATOR_FAILURES_WITHIN_LIMIT)
+    return DecisionRow(rule=rule.id, metric=rule.subject, state=state, reasons=[reason],
+                       kind="max_simulator_failures", simulator_failures=failed,
+                       conversations=total, max_share=rule.max_share, max_count=rule.max_count)
 
 
 def decide(
     policy: Policy, metrics: Sequence[MetricRow], checked_transforms: dict[str, bool],
     baseline: BaselineSummary | None = None, executions: Executions | None = None,
     case_trials: Mapping[str, Sequence[str]] | None = None,
+    conversations: Conversations | None = None,
 ) -> tuple[list[DecisionRow], Gate]:
     """Every rule's decision and the release gate.
 
@@ -288,7 +310,8 @@ def decide(
     decide on (docs/compare.md#gating-on-it-kind-non_inferiority); a policy with such a rule and no
     baseline is refused before this (a configuration error), so here a missing one is a bug.
     `executions` is the run's accounting, which `max_errored` rules decide on. `case_trials`
-    holds, by rule id, the trial outcomes each `sequential` rule decides on (`decide_sequential`).
+    holds, by rule id, the trial outcomes each `sequential` rule decides on (`decide_sequential`);
+    `conversations` the run's conversations, which `max_simulator_failures` rules decide on.
     """
     by_id = {m.id: m for m in metrics}
     decisions = []
@@ -302,6 +325,9 @@ def decide(
             if executions is None:
                 raise ValueError(f"rule {rule.id!r} needs the run's executions")
             decisions.append(decide_max_errored(rule, executions))
+            continue
+        if rule.kind == "max_simulator_failures":
+            decisions.append(decide_max_simulator_failures(rule, conversations))
             continue
         if rule.kind == "non_inferiority":
             if baseline is None:

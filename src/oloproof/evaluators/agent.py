@@ -401,7 +401,7 @@ class AgentMaxSteps(TrajectoryEvaluator):
         return f"agent_steps_le_{self.config.max_steps}"
 
     def judge_trajectory(self, trajectory: AgentTrajectory, evidence: Evidence) -> Judgment:
-        n = len(trajectory.steps)
+        n = trajectory.step_facts().agent_steps  # (a user's turns are not the agent's steps)
         limit = self.config.max_steps
         details = {"steps": n, "max_steps": limit, "truncated": trajectory.truncated}
         if trajectory.truncated:

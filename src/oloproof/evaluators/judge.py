@@ -25,15 +25,17 @@ from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import FAILED, PASSED, Judgment, missing
 from oloproof.evaluators.verdicts import JUDGE_FAILURES
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
+from oloproof.recording.users import CONVERSATION_KIND
 from oloproof.suite.case import ABSENT, value_at
 from oloproof.suite.config import JudgeConfig
 
 #: What a judge can be shown: a part of the case or its output (whole, or a dotted path into
-#: it), or what the recorded trajectory holds.
-CASE_ROOTS = ("input", "output", "expected", "metadata")
+#: it), what the recorded trajectory holds, or the case's conversation (docs/conversations.md).
+CASE_ROOTS = ("input", "output", "expected", "metadata", "user")
 TRAJECTORY_FIELDS = ("trajectory.steps", "trajectory.tool_calls", "trajectory.tool_results",
                      "trajectory.terminal_status")
-_FIELD = re.compile(r"^(input|output|expected|metadata)(\.[^.\s{}]+)*$")
+CONVERSATION_FIELDS = ("conversation", "conversation.user_turns")
+_FIELD = re.compile(r"^(input|output|expected|metadata|user)(\.[^.\s{}]+)*$")
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
 
 SYSTEM_MESSAGE = (
@@ -59,14 +61,17 @@ MESSAGES_DIGEST = digest([SYSTEM_MESSAGE, _INTRO, _BEGIN, _END])
 
 def shows_problem(field: str) -> str | None:
     """Why `field` is not something a judge can be shown, or None."""
-    if field in TRAJECTORY_FIELDS or _FIELD.match(field):
+    if field in TRAJECTORY_FIELDS or field in CONVERSATION_FIELDS or _FIELD.match(field):
         return None
     if field.startswith("trajectory"):
         return (f"{field!r} is not a trajectory field; a judge can be shown "
                 + ", ".join(TRAJECTORY_FIELDS))
+    if field.startswith("conversation"):
+        return (f"{field!r} is not a conversation field; a judge can be shown "
+                + ", ".join(CONVERSATION_FIELDS))
     return (f"{field!r} is not a field a judge can be shown; name input.<key>, output.<key>, "
-            "expected.<key> or metadata.<key> (or input, output, expected, metadata whole), or "
-            + ", ".join(TRAJECTORY_FIELDS))
+            "expected.<key>, metadata.<key> or user.<key> (or input, output, expected, "
+            "metadata, user whole), or " + ", ".join(TRAJECTORY_FIELDS + CONVERSATION_FIELDS))
 
 
 def placeholders(template: str) -> list[str]:
@@ -93,6 +98,15 @@ def _trajectory_field(field: str, trajectory: AgentTrajectory) -> Any:
             results.append({"tool": step.tool_name, "arguments": calls.get(step.tool_name),
                             "result": step.result})
     return results
+
+
+def conversation_field(field: str, conversation: dict[str, Any]) -> Any:
+    """What a judge is shown of a case's conversation (`conversation/v1`): the whole of it, a
+    line a turn (`user: …`, `agent: …`), or the user's turns alone, in order."""
+    turns = [t for t in conversation.get("turns") or () if str(t.get("text") or "").strip()]
+    if field == "conversation.user_turns":
+        return [str(t["text"]) for t in turns if t.get("role") == "user"]
+    return "\n".join(f"{t.get('role')}: {t['text']}" for t in turns)
 
 
 def _text(value: Any) -> str:
@@ -220,8 +234,14 @@ class JudgeCriterion(Evaluator):
         values: dict[str, Any] = {}
         case = evidence.case
         sources = {"input": case.input, "output": evidence.output, "expected": case.expected,
-                   "metadata": case.metadata}
+                   "metadata": case.metadata, "user": case.user}
         for field in self.shows:
+            if field in CONVERSATION_FIELDS:
+                conversation = evidence.artifacts.get(CONVERSATION_KIND)
+                if not isinstance(conversation, dict):
+                    return field
+                values[field] = conversation_field(field, conversation)
+                continue
             if field.startswith("trajectory."):
                 trajectory = evidence.trajectory
                 if trajectory is None:
@@ -296,8 +316,12 @@ def bind_judges(evaluators: list[Evaluator], judges: tuple[JudgeConfig, ...],
         judge = by_name.get(evaluator.config.judge)
         if judge is None:
             declared = ", ".join(by_name) or "none (add a `judges:` list to oloproof.yaml)"
+            # (the simulator's fidelity judge is named at its own key, not among evaluators)
+            own = evaluator.type_name == "judge"
+            where = ("evaluators", i, "judge") if own else ("simulator_fidelity", "judge")
             raise ConfigError(
-                f"evaluator judge ({evaluator.criterion}) names judge "
+                f"{'evaluator judge' if own else evaluator.type_name} ({evaluator.criterion}) "
+                "names judge "
                 f"{evaluator.config.judge!r}, which no `judges:` entry declares; declared: "
-                f"{declared}", file=doc_path, line=line_of(("evaluators", i, "judge")))
+                f"{declared}", file=doc_path, line=line_of(where))
         evaluator.bind(judge)

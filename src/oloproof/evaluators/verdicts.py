@@ -8,11 +8,11 @@ judge is sent `request.messages` and its reply is read into a `JudgeVerdict`. Bo
 
 from __future__ import annotations
 
-import json
-import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from oloproof.replies import json_object_in, token_count
 
 JUDGE_VERDICT_KIND = "judge_verdict/v1"
 
@@ -57,25 +57,6 @@ class JudgeRequest(BaseModel):
     temperature: float = 0.0
 
 
-#: The largest token count kept (SQLite's largest integer).
-_MOST_TOKENS = 2**63 - 1
-
-
-def token_count(value: object) -> int | None:
-    """A token count as a reply gave it, if it is one: a whole number from 0 (a float that is
-    one, such as `12.0`, included), else None — negative, infinite, NaN, text, true or false
-    are no counts, and are dropped rather than stored (docs/judges.md#what-a-reply-may-hold)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, float):
-        if not math.isfinite(value) or not value.is_integer():
-            return None
-        value = int(value)
-    if isinstance(value, int) and 0 <= value <= _MOST_TOKENS:
-        return value
-    return None
-
-
 class JudgeVerdict(BaseModel):
     """A judge's answer: `pass` or `fail`, why, and (optionally) what the call cost. A token
     count that is no count (negative, infinite, not a number) is dropped, not refused."""
@@ -97,20 +78,8 @@ class JudgeVerdict(BaseModel):
 def verdict_from_text(text: str | None) -> JudgeVerdict | None:
     """A model's reply read as a verdict: a JSON object `{"verdict": "pass"|"fail", "reason":
     "..."}` (surrounding text or a fenced block tolerated), or None when it is not one."""
-    if not isinstance(text, str):
-        return None
-    body = text.strip()
-    if body.startswith("```"):
-        body = body.strip("`")
-        body = body[body.find("{"):] if "{" in body else body
-    start, end = body.find("{"), body.rfind("}")
-    if start < 0 or end < start:
-        return None
-    try:
-        value = json.loads(body[start:end + 1])
-    except json.JSONDecodeError:
-        return None
-    return verdict_from_value(value)
+    value = json_object_in(text)
+    return None if value is None else verdict_from_value(value)
 
 
 def verdict_from_value(value: Any) -> JudgeVerdict | None:

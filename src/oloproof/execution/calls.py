@@ -37,6 +37,7 @@ from oloproof.recording.trajectory import (
     AgentCheckpoint,
     AgentTrajectory,
 )
+from oloproof.recording.users import CONVERSATION_KIND, SimulatedUser, User
 from oloproof.state import diff as state_diff
 from oloproof.storable import Unstorable, escaped, storable_problem
 from oloproof.store.sql import stored_json
@@ -65,6 +66,14 @@ class CallResult:
     retry_in: float | None = None
     attempts: int = 1
     attempt_errors: list[CaseError] = field(default_factory=list)
+    # A conversation's (docs/conversations.md): the turns its simulator made, (conversation
+    # key, turn key, turn), for the coordinator to store, and how many calls they took.
+    simulator_turns: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    simulator_calls: int = 0
+
+
+#: What makes a case's user for its recorder (`simulating.Users.maker`).
+MakeUser = Callable[[CaseRecorder], User]
 
 
 @dataclass(slots=True)
@@ -88,12 +97,23 @@ class ReplayResult:
 
 
 def call_sync(target: SystemTarget, case: Case, state: dict[str, Any] | None,
-              trial: int = 1, trials: int = 1, base: Any = None) -> CallResult:
+              trial: int = 1, trials: int = 1, base: Any = None,
+              user: MakeUser | None = None) -> CallResult:
     """Reset the sandbox to `state` (a Stateful system), call the system, take the snapshot.
 
-    `trial` of `trials` is what `current_case().trial` / `.trials` read inside the call.
+    `trial` of `trials` is what `current_case().trial` / `.trials` read inside the call;
+    `user` makes the case's user (`current_case().user`), for a case that holds a
+    conversation.
     """
     recorder = CaseRecorder(case.id, case.metadata, trial=trial, trials=trials)
+    if user is not None:
+        recorder.set_user(user(recorder))
+        return _with_conversation(_call_sync(target, case, state, base, recorder), recorder)
+    return _call_sync(target, case, state, base, recorder)
+
+
+def _call_sync(target: SystemTarget, case: Case, state: dict[str, Any] | None, base: Any,
+               recorder: CaseRecorder) -> CallResult:
     token = set_current(recorder)
     try:
         stateful = target.stateful
@@ -123,9 +143,19 @@ def call_sync(target: SystemTarget, case: Case, state: dict[str, Any] | None,
 
 
 async def call_async(target: SystemTarget, case: Case, state: dict[str, Any] | None,
-                     trial: int = 1, trials: int = 1, base: Any = None) -> CallResult:
+                     trial: int = 1, trials: int = 1, base: Any = None,
+                     user: MakeUser | None = None) -> CallResult:
     """`call_sync` for an async system (its reset and snapshot may be async too)."""
     recorder = CaseRecorder(case.id, case.metadata, trial=trial, trials=trials)
+    if user is not None:
+        recorder.set_user(user(recorder))
+        return _with_conversation(await _call_async(target, case, state, base, recorder),
+                                  recorder)
+    return await _call_async(target, case, state, base, recorder)
+
+
+async def _call_async(target: SystemTarget, case: Case, state: dict[str, Any] | None,
+                      base: Any, recorder: CaseRecorder) -> CallResult:
     token = set_current(recorder)
     try:
         stateful = target.stateful
@@ -157,6 +187,35 @@ async def call_async(target: SystemTarget, case: Case, state: dict[str, Any] | N
     finally:
         recorder.close()
         reset_current(token)
+
+
+def _with_conversation(result: CallResult, recorder: CaseRecorder) -> CallResult:
+    """A conversation's call (docs/conversations.md): its `conversation/v1` record, the
+    trajectory with the turns in their places (`recording/turn_steps.py`), and the turns its
+    simulator made (kept whatever became of the call: they are the simulator's, and a retried
+    attempt asks them again)."""
+    from oloproof.execution.simulating import Conversation
+
+    user = recorder.user
+    if isinstance(user, SimulatedUser) and isinstance(user.source, Conversation):
+        result.simulator_turns = user.source.made
+        result.simulator_calls = user.source.calls
+    if result.error is not None:
+        return result
+    result.artifacts[CONVERSATION_KIND] = user.record()
+    trajectory = result.trajectory
+    if trajectory is not None:
+        try:
+            trajectory = user.conversation_steps.finish(
+                trajectory, built_by_steps=recorder.built_by_steps(trajectory),
+                truncated=user.truncated)
+        except RecordingError as exc:
+            result.output, result.artifacts, result.trajectory = None, {}, None
+            result.error = CaseError(ErrorKind.SYSTEM_ERROR, exc.message)
+            return result
+        result.trajectory = trajectory
+        result.artifacts[TRAJECTORY_KIND] = trajectory
+    return result
 
 
 def timed_out(timeout_s: float | None) -> CallResult:

@@ -33,6 +33,7 @@ from oloproof.execution.judging import asks_for, judge_positions
 from oloproof.execution.keys import RunKeys
 from oloproof.execution.procedure import run_without_system
 from oloproof.execution.retries import Throttle
+from oloproof.execution.simulating import plan_conversation
 from oloproof.execution.stored_run import Refusal, StoredExecutions, first_refusals
 from oloproof.execution.suite_to_run import SuiteToRun
 from oloproof.execution.transports import Transport, local_transport
@@ -101,6 +102,8 @@ class RunEngine:
         self._judge_keys = frozenset(self.keys.evaluators[i] for i in self._judges)
         if self._judges:
             self.cache.judge_hit = self.cache.judge_miss = 0
+        # The simulators that play the cases' users (docs/conversations.md), by name.
+        self._simulators = {s.name: s for s in suite.config.simulators}
 
     # ---- the run ---------------------------------------------------------------------------
 
@@ -186,6 +189,8 @@ class RunEngine:
         case_jobs = [[self._case_job(p, payloads) for p in cases] for cases in work]
         if self._judges and reused:
             self._judge_asks([job for jobs in case_jobs for job in jobs if job.cached])
+        if self._simulators:
+            self._stored_turns(work, case_jobs)
         replays = self._replay_jobs(work) if self._faults else [[] for _ in work]
         jobs: list[UnitJob] = []
         unit = self._next_unit
@@ -323,6 +328,25 @@ class RunEngine:
             if ask.key is not None and ask.record is None and ask.key in stored:
                 ask.record = stored[ask.key]
                 self.cache.judge_hit = (self.cache.judge_hit or 0) + 1
+
+    def _stored_turns(self, work: list[list[PlannedCase]], jobs: list[list[CaseJob]]) -> None:
+        """Each simulated user to be asked for turns gets the turns the store holds of its
+        conversation (one query for the chunk; under --no-cache too: a re-run meets the same
+        user, docs/conversations.md#seeds-and-caching)."""
+        wanted: list[tuple[CaseJob, str]] = []
+        keys = self.keys.simulators
+        for cases, case_jobs in zip(work, jobs, strict=True):
+            for planned, job in zip(cases, case_jobs, strict=True):
+                name = planned.case.simulator
+                if job.cached is None and name is not None:
+                    plan = plan_conversation(planned.case, planned.trial,
+                                             self._simulators[name], keys[name])
+                    wanted.append((job, plan.key))
+        if not wanted:
+            return
+        stored = self.store.lookup_simulator_turns(list(dict.fromkeys(k for _, k in wanted)))
+        for job, key in wanted:
+            job.turns = stored.get(key)
 
     def _replay_jobs(self, work: list[list[PlannedCase]]) -> list[list[ReplayJob]]:
         """Each unit's fault replays, with the stored records the replay cache holds."""

@@ -14,11 +14,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from oloproof.analysis.conversations import audited
 from oloproof.analysis.facts import slice_groups
 from oloproof.analysis.metrics import Analysis
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.errors import ErrorKind
 from oloproof.evaluators.judgment import Judgment
+from oloproof.evaluators.simulator_fidelity import SimulatorFidelity
 from oloproof.evaluators.verdicts import JUDGE_FAILURES
 from oloproof.execution.keys import RunKeys
 from oloproof.execution.suite_to_run import SuiteToRun
@@ -118,6 +120,9 @@ class ResultIntake:
         # The judge criteria (docs/judges.md): their evaluator positions and keys.
         self._judges = judges
         self._judge_keys = judge_keys
+        # The simulator's fidelity criterion (docs/conversations.md), if the suite has one.
+        self._fidelity = next((i for i, e in enumerate(suite.evaluators)
+                               if isinstance(e, SimulatorFidelity)), None)
         #: the units handed out whose results have not come in: unit number -> its cases
         self.in_flight: dict[int, list[PlannedCase]] = {}
         self._errors: list[tuple[int, dict[str, Any]]] = []  # (case.seq, entry)
@@ -172,6 +177,8 @@ class ResultIntake:
         else:
             self.cache.execution_miss += 1
             facts, latency = execution.facts, execution.latency_ms
+            for conversation, key, turn in execution.simulator_turns:
+                store.add_simulator_turn(conversation, key, turn)
             for attempt, earlier in enumerate(execution.attempt_errors, 1):
                 self._record_error(planned, earlier, attempt, retried=True)
             if execution.error is not None:
@@ -232,20 +239,29 @@ class ResultIntake:
                     ErrorKind(entry[1]), f"{details.get('judge', 'the judge')}: "
                     f"{details.get('error') or entry[1]}"))
 
-    def _shown(self, planned: PlannedCase, judgments: list[Any]) -> list[str | None]:
+    def _shown(self, planned: PlannedCase, judgments: list[Any]
+               ) -> tuple[list[str | None], list[int | None] | None]:
         """The digest of what each judge criterion's judge was shown for this case (None for
-        the other criteria), from the judgments made now or the cached ones."""
+        the other criteria), from the judgments made now or the cached ones; and what its
+        verdicts cost, [input tokens, output tokens] (None when no verdict said)."""
         made = dict(zip(planned.judge, judgments, strict=True))
         shown: list[str | None] = [None] * len(self.evaluators)
+        tokens: list[int | None] = [None, None]
         for i in self._judges:
             if i in made:
                 details = made[i].details
             else:
                 hit = planned.hits.get(i)
                 details = hit[2] if hit is not None and len(hit) > 2 else None
-            if isinstance(details, dict) and isinstance(details.get("shown_digest"), str):
+            if not isinstance(details, dict):
+                continue
+            if isinstance(details.get("shown_digest"), str):
                 shown[i] = details["shown_digest"]
-        return shown
+            for at, key in enumerate(("input_tokens", "output_tokens")):
+                value = details.get(key)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    tokens[at] = (tokens[at] or 0) + value
+        return shown, (tokens if tokens != [None, None] else None)
 
     def _unstorable_judgment(self, planned: PlannedCase, judgments: list[Judgment]
                              ) -> CaseError:
@@ -325,9 +341,13 @@ class ResultIntake:
         self, planned: PlannedCase, codes: str, reasons: tuple[str | None, ...],
         case_key: str | None, facts: dict[str, Any] | None, latency: float | None, *,
         error: str | None, cached: bool, exec_key: str, noted: bool = False, attempts: int = 1,
-        shown: list[str | None] | None = None,
+        shown: tuple[list[str | None], list[int | None] | None] | None = None,
     ) -> None:
         case = planned.case
+        if facts is not None and "conversation" in facts:
+            # The simulator's failure: every criterion of the agent is missing (never failed,
+            # never excluded; docs/conversations.md#the-simulator-is-audited-never-trusted).
+            codes, reasons = audited(codes, reasons, facts, self._fidelity)
         # In the fields' order, not by keyword: a class called with keywords first gathers
         # them into a dict (for these sixteen, twice the time of making the outcome).
         outcome = CaseOutcome(case.id, codes, reasons, case_key, facts, latency,
@@ -335,7 +355,7 @@ class ResultIntake:
                               case.transform, case.cluster, cached, planned.trial, case.digest,
                               attempts, noted)
         if shown is not None:
-            outcome.shown = shown
+            outcome.shown, outcome.judge_usage = shown
         self.analysis.add(outcome)
         self.store.add_run_case(self.run_id, planned.seq, case.id, case.digest, exec_key,
                                 outcome.to_json())

@@ -24,14 +24,10 @@ criterion, and nothing of the failure is cached, so the next run asks again.
 from __future__ import annotations
 
 import asyncio
-import importlib
-import inspect
-import json
 import os
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -46,25 +42,19 @@ from oloproof.evaluators.verdicts import (
     VERDICT_SCHEMA,
     JudgeRequest,
     JudgeVerdict,
-    token_count,
     verdict_from_text,
     verdict_from_value,
 )
-from oloproof.execution import model_text
-from oloproof.execution.retries import RetryPolicy, Throttle, call_with_retries_async
+from oloproof.execution.model_calls import CalledEntry, entry_retries, import_function
+from oloproof.execution.retries import call_with_retries_async
 from oloproof.execution.target import forget_foreign, remember_imports
 from oloproof.execution.units import CaseJob, JudgeAsk
 from oloproof.suite.config import (
-    JUDGE_RETRIES_CALLABLE,
-    JUDGE_RETRIES_MODEL,
-    JUDGE_RETRY_ATTEMPTS,
-    JudgeConfig,
+    CalledModel,
 )
 
 #: How many times a reply that is not a verdict is asked for (once, then once again).
 PARSE_TRIES = 2
-#: What the model a reply names is cut to.
-_MODEL_NAME_CAP = 200
 #: How many verdicts a panel keeps at hand (made or looked up lately): enough for the trials of
 #: a chunk's cases, which finish close together, before the store has them.
 KEPT_VERDICTS = 4096
@@ -78,35 +68,28 @@ _RESPONSE_FORMAT = {"type": "json_schema",
 # ---- checks before a run ---------------------------------------------------------------------
 
 
-def judge_retries(config: JudgeConfig) -> RetryPolicy:
-    """What this judge's calls retry (docs/judges.md#where-a-judge-sits): its `retries:`,
-    else a model's rate limits and lost connections, a callable's `ConnectionError` and
-    `TimeoutError`, 3 times. LookupError naming an exception class that does not import."""
-    retries = config.retries
-    if retries is not None:
-        return RetryPolicy.named(retries.on, attempts=retries.attempts,
-                                 backoff_s=retries.backoff_s,
-                                 max_backoff_s=retries.max_backoff_s)
-    names = JUDGE_RETRIES_MODEL if config.model is not None else JUDGE_RETRIES_CALLABLE
-    return RetryPolicy.named(names, attempts=JUDGE_RETRY_ATTEMPTS)
+#: What a judge's calls retry (`model_calls.entry_retries`).
+judge_retries = entry_retries
 
 
-def judge_problem(config: JudgeConfig, project_dir: Path | None = None) -> str | None:
-    """Why this judge cannot be called, in words, or None: its `callable` does not import,
-    or its `model` lacks the `openai` SDK or the variable that holds its API key, or an
-    exception class its `retries:` names does not import. A `callable` module of the same
-    name that another project in this process imported is dropped first (`project_dir`, the
-    suite's folder): this project's own is the one imported, and then called."""
+def judge_problem(config: CalledModel, project_dir: Path | None = None,
+                  what: str = "judge") -> str | None:
+    """Why this judge (or simulator: `what`) cannot be called, in words, or None: its
+    `callable` does not import, or its `model` lacks the `openai` SDK or the variable that
+    holds its API key, or an exception class its `retries:` names does not import. A
+    `callable` module of the same name that another project in this process imported is
+    dropped first (`project_dir`, the suite's folder): this project's own is the one
+    imported, and then called."""
     if config.retries is not None:
         try:
             judge_retries(config)
         except LookupError as exc:
-            return f"retries.on: {exc}; name an exception class the judge's call raises"
+            return f"retries.on: {exc}; name an exception class the {what}'s call raises"
     if config.callable is not None:
         if project_dir is not None:
             forget_foreign(config.callable.partition(":")[0], project_dir.resolve())
         try:
-            _import_function(config.callable)
+            import_function(config.callable)
         except LookupError as exc:
             return str(exc)
         if project_dir is not None:
@@ -115,34 +98,14 @@ def judge_problem(config: JudgeConfig, project_dir: Path | None = None) -> str |
     try:
         import openai  # noqa: F401 - only whether it is there
     except ImportError:
-        return ("a `model` judge is called through the openai SDK, which is not installed; "
-                f"{install_extra('judge')}, or give the judge a `callable:`")
+        return (f"a `model` {what} is called through the openai SDK, which is not installed; "
+                f"{install_extra('judge')}, or give the {what} a `callable:`")
     variable = config.key_variable
     if not os.environ.get(variable):
         return (f"its API key is read from the environment variable {variable}, which is not "
                 f"set; export {variable} (a server that needs no key, e.g. a local vLLM or "
                 "Ollama, takes any value), or name another variable with api_key_env")
     return None
-
-
-def _import_function(reference: str) -> Callable[..., Any]:
-    module_name, _, attribute = reference.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        raise LookupError(f"callable {reference!r}: there is no module {exc.name!r} (modules "
-                          "are imported from the directory of oloproof.yaml)") from None
-    except Exception as exc:
-        raise LookupError(f"callable {reference!r}: importing {module_name!r} raised "
-                          f"{type(exc).__name__}: {exc}") from None
-    target: Any = module
-    for part in attribute.split("."):
-        if not hasattr(target, part):
-            raise LookupError(f"callable {reference!r}: {module_name} has no {attribute!r}")
-        target = getattr(target, part)
-    if not callable(target):
-        raise LookupError(f"callable {reference!r} is not a function")
-    return target  # type: ignore[no-any-return]
 
 
 # ---- what a case asks ------------------------------------------------------------------------
@@ -178,141 +141,32 @@ def asks_for(evidence: Evidence, evaluators: Sequence[Evaluator],
 # ---- the judges of a process -----------------------------------------------------------------
 
 
-class PanelJudge:
-    """One `judges:` entry in this process: its client or function and its concurrency."""
+class PanelJudge(CalledEntry):
+    """One `judges:` entry in this process: its client or function and its concurrency
+    (`model_calls.CalledEntry`), asked for verdicts."""
 
-    def __init__(self, config: JudgeConfig, share: int) -> None:
-        self.config = config
-        # The judge's concurrency is over the run: each of `share` worker processes takes its
-        # part (at least one call).
-        self.limit = max(1, -(-config.concurrency // max(1, share)))
-        self._slots: asyncio.Semaphore | None = None
-        self._client: Any = None
-        self._function: Callable[[JudgeRequest], Any] | None = None
-        self._threads: ThreadPoolExecutor | None = None
-        self.calls = 0
-        self.retries = judge_retries(config)
-        # (a rate limit pauses this judge's new calls in this process: docs/judges.md)
-        self.throttle = Throttle()
-
-    @property
-    def slots(self) -> asyncio.Semaphore:
-        if self._slots is None:  # made on the loop that uses it
-            self._slots = asyncio.Semaphore(self.limit)
-        return self._slots
-
-    @property
-    def label(self) -> str:
-        """What the record names as the judge's model."""
-        return self.config.model or self.config.callable or self.config.name
-
-    def _secret(self) -> str | None:
-        if self.config.model is None:
-            return None
-        return os.environ.get(self.config.key_variable) or None
-
-    def scrub(self, text: str) -> str:
-        """`text` with the API key, should the reply or an error repeat it, blotted out
-        (`model_text.blotted`)."""
-        return model_text.blotted(text, self._secret())
-
-    def kept(self, text: str, name: str) -> tuple[str, str | None]:
-        """A text of the reply as it is kept (blotted, capped), and why the store cannot keep
-        it, if it cannot, in words that start with `name` (`model_text.kept`)."""
-        return model_text.kept(text, self._secret(), name)
-
-    def message(self, text: str) -> str:
-        """An error's message as it is kept (`model_text.message`)."""
-        return model_text.message(text, self._secret())
+    what = "judge"
 
     async def ask(self, request: JudgeRequest) -> tuple[JudgeVerdict | None, str | None]:
-        """One call, bounded whole by the judge's `timeout_s` — the reply's body included, which
-        a timeout between two reads of it never bounds (a server trickling it a byte at a
-        time): the verdict (None when the reply is not one) and the reply's text."""
-        self.calls += 1
-        self._ready()  # (importing the SDK or the function is not the call: not timed)
-        deadline = asyncio.timeout(self.config.timeout_s)
-        try:
-            async with deadline:
-                if self.config.callable is not None:
-                    return await self._ask_function(request)
-                return await self._ask_model(request)
-        except TimeoutError:
-            if not deadline.expired():  # the judge's own TimeoutError
-                raise
-            raise self._timed_out() from None
-
-    def _timed_out(self) -> TimeoutError:
-        """What a call past `timeout_s` raises, for a model and a callable alike: a
-        `TimeoutError`, which a judge retries by default."""
-        return TimeoutError(f"the judge did not answer within timeout_s="
-                            f"{self.config.timeout_s:g} s (the whole call, its reply included)")
-
-    def _ready(self) -> None:
-        """The judge's function (and a sync one's threads, as many as slots), or its client."""
+        """One call, bounded whole by the judge's `timeout_s`: the verdict (None when the
+        reply is not one) and the reply's text."""
         if self.config.callable is not None:
-            if self._function is None:
-                self._function = _import_function(self.config.callable)
-            if self._threads is None and not inspect.iscoroutinefunction(self._function):
-                self._threads = ThreadPoolExecutor(self.limit, "oloproof-judge")
-        elif self._client is None:
-            from openai import AsyncOpenAI
-
-            # The SDK's own retries are off: retrying is the engine's, in one place.
-            self._client = AsyncOpenAI(api_key=self._secret() or "", base_url=self.config.base_url,
-                                       max_retries=0, timeout=self.config.timeout_s)
-
-    async def _ask_function(self, request: JudgeRequest
-                            ) -> tuple[JudgeVerdict | None, str | None]:
-        function = self._function
-        assert function is not None, "made ready before the call"
-        if inspect.iscoroutinefunction(function):
-            value = await function(request)
-        else:
-            value = await asyncio.get_running_loop().run_in_executor(
-                self._threads, function, request)
-            if inspect.isawaitable(value):
-                value = await value
-        return verdict_from_value(value), None if value is None else repr(value)[:300]
+            value = await self.bounded(lambda: self.call_function(request))
+            return verdict_from_value(value), None if value is None else repr(value)[:300]
+        asked: tuple[JudgeVerdict | None, str | None] = await self.bounded(
+            lambda: self._ask_model(request))
+        return asked
 
     async def _ask_model(self, request: JudgeRequest) -> tuple[JudgeVerdict | None, str | None]:
-        options: dict[str, Any] = {}
-        if self.config.structured_output:
-            # Sent as it is (`extra_body`): the SDK's typed transform walks a nested schema
-            # field by field on every call, most of the client's time per call.
-            options["extra_body"] = {"response_format": _RESPONSE_FORMAT}
-        if self.config.max_tokens is not None:
-            options["max_tokens"] = self.config.max_tokens
-        from openai import APIResponseValidationError
-
-        try:
-            response = await self._client.chat.completions.create(
-                model=self.config.model, messages=list(request.messages),
-                temperature=self.config.temperature, **options)
-        except (json.JSONDecodeError, APIResponseValidationError) as exc:
-            # A reply, but not a completion (a body cut off, not JSON): not a verdict either.
-            return None, f"a body that is not a chat completion ({type(exc).__name__}: {exc})"
-        choices = getattr(response, "choices", None) or []
-        text = choices[0].message.content if choices and choices[0].message else None
-        verdict = verdict_from_text(text)
+        reply = await self.completion(request.messages, _RESPONSE_FORMAT)
+        if reply.problem is not None:
+            return None, reply.problem
+        verdict = verdict_from_text(reply.text)
         if verdict is None:
-            return None, text
-        usage = getattr(response, "usage", None)
-        named = getattr(response, "model", None)
-        if isinstance(named, str):  # (the server's words: kept as a reason is, cut shorter)
-            named, problem = self.kept(named[:_MODEL_NAME_CAP], "its model")
-            named = None if problem else named
+            return None, reply.text
         return verdict.model_copy(update={
-            "input_tokens": token_count(getattr(usage, "prompt_tokens", None)),
-            "output_tokens": token_count(getattr(usage, "completion_tokens", None)),
-            "model": named or self.config.model}), text
-
-    async def close(self) -> None:
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.close()
-        if self._threads is not None:
-            self._threads.shutdown(wait=False)
+            "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
+            "model": reply.model}), reply.text
 
 
 class JudgePanel:

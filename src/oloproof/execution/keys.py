@@ -11,8 +11,15 @@ the same suite gives the same keys in any process.
 - An evaluator's key (`evaluator_keys`): its configuration's digest; for a `custom` check also
   the bytes of the module that defines it and of the project modules that module imports
   (`check_sources`), so an edited check judges again without calling the system.
-- The execution key: (system, the case's input and initial state, its transform); trial t > 1
-  adds `trial:t`.
+- The execution key: (system, the case's input and initial state — and its user, for a case
+  that holds a conversation —, its transform); trial t > 1 adds `trial:t`; a case whose user is
+  simulated adds its simulator's definition (`simulator_digest`: a changed model, prompt or
+  temperature runs the conversation again).
+- A simulated user's conversation key (`conversation`): the simulator's definition, its
+  instructions for the case (the prompt template filled from the case's user) and the case's
+  seed (`seed`, from the case and the trial); a turn's key adds the conversation so far
+  (`turn_key`): a re-run meets the same user, a changed agent reply asks the simulator again
+  from that turn on (docs/conversations.md#seeds-and-caching).
 - The replay key: (system, the case digest, the fault plan's digest); trial t > 1 the same way.
 - The judgments' case key: (execution key, case digest, and for a metamorphic copy its
   source's execution key), cut to `JUDGMENT_CASE_KEY` characters; a judgment's key is it
@@ -29,12 +36,13 @@ from modulefinder import ModuleFinder
 from pathlib import Path
 from typing import Any
 
-from oloproof.digest import combine, digest
+from oloproof.digest import combine, digest, sha256_text
 from oloproof.evaluators.base import Evaluator
 from oloproof.execution.suite_to_run import SuiteToRun
+from oloproof.recording.turns import DEFAULT_PROMPT
 from oloproof.store.schema import JUDGMENT_CASE_KEY
 from oloproof.suite.case import Case
-from oloproof.suite.config import SystemConfig
+from oloproof.suite.config import SimulatorConfig, SystemConfig
 from oloproof.traces import OTEL_READER
 
 
@@ -95,31 +103,67 @@ def evaluator_keys(evaluators: Sequence[Evaluator], root: Path) -> list[str]:
     return keys
 
 
+def simulator_digest(simulator: SimulatorConfig) -> str:
+    """What makes a simulator's turns what they are (docs/conversations.md#seeds-and-caching):
+    its definition — name, model (or callable), temperature, version, its `prompt:` — and the
+    prompt template it fills (the default's text, when it has no `prompt:`)."""
+    return digest({"simulator": simulator.definition(),
+                   "template": simulator.prompt or DEFAULT_PROMPT,
+                   "structured_output": simulator.structured_output,
+                   "max_tokens": simulator.max_tokens})
+
+
+def seed(case: Case, trial: int) -> int:
+    """The seed a simulated user's every request carries (docs/conversations.md#seeds-and-caching):
+    from the case (a metamorphic copy's source: a copy meets its source's user) and the trial,
+    so each trial meets a different user and a re-run the same one; 31 bits."""
+    text = f"{case.source_id or case.id}\x1f{trial}"
+    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) & 0x7FFFFFFF
+
+
+def conversation_key(simulator: str, instructions_text: str, case_seed: int) -> str:
+    """The key of one simulated user's conversation: the simulator's digest, its instructions
+    for the case and the seed. Each turn's key adds the conversation so far (`turn_key`)."""
+    return combine(simulator, sha256_text(instructions_text), f"seed:{case_seed}")
+
+
+def turn_key(conversation: str, turns: Sequence[dict[str, Any]]) -> str:
+    """The key of the turn that answers `turns` (the conversation so far: each turn's role and
+    text) in the conversation whose key is `conversation`."""
+    return combine(conversation, digest([[t["role"], t["text"]] for t in turns]))
+
+
 class RunKeys:
     """Every cache key of one run, from the suite's parts (see the module docstring)."""
 
-    __slots__ = ("evaluators", "system", "transform_digests")
+    __slots__ = ("evaluators", "simulators", "system", "transform_digests")
 
     def __init__(self, system: str, transform_digests: dict[str, str],
-                 evaluators: list[str]) -> None:
+                 evaluators: list[str], simulators: dict[str, str] | None = None) -> None:
         self.system = system
         #: transform name -> its digest (a copy's execution key includes its transform's)
         self.transform_digests = transform_digests
         #: each evaluator's short config digest, in the suite's order: the tail of its
         #: judgments' keys
         self.evaluators = evaluators
+        #: simulator name -> its digest (`simulator_digest`)
+        self.simulators = simulators or {}
 
     @classmethod
     def of(cls, suite: SuiteToRun) -> RunKeys:
         return cls(suite.system_key, {t.name: d for t, d in suite.transforms},
-                   list(suite.evaluator_keys))
+                   list(suite.evaluator_keys),
+                   {s.name: simulator_digest(s) for s in suite.config.simulators})
 
     def execution(self, case: Case, trial: int = 1) -> str:
         """The execution key; trial t > 1 adds its number (trial 1 keeps the key a run
         without trials has, so `trials: 1` reuses every stored execution, and raising
-        `trials` runs only the new trials)."""
+        `trials` runs only the new trials); a simulated user adds its simulator's digest."""
         transform = self.transform_digests.get(case.transform or "", "")
         key = combine(self.system, case.exec_digest, transform)
+        simulator = case.simulator
+        if simulator is not None:
+            key = combine(key, self.simulators.get(simulator, simulator))
         return key if trial == 1 else combine(key, f"trial:{trial}")
 
     def replay(self, case: Case, plan_digest: str, trial: int = 1) -> str:
@@ -142,4 +186,5 @@ class RunKeys:
         return [case_key + short for short in self.evaluators]
 
 
-__all__ = ["RunKeys", "check_sources", "evaluator_keys", "system_key"]
+__all__ = ["RunKeys", "check_sources", "conversation_key", "evaluator_keys", "seed",
+           "simulator_digest", "system_key", "turn_key"]

@@ -1,12 +1,13 @@
 """What a model's text may bring into the store (docs/judges.md#what-a-reply-may-hold).
 
-A judge's reply is untrusted as a system's output is: what it says — its reason, the model it
-names, an error's message — is kept only blotted of the API key the call was made with (should
-it repeat it, as some servers repeat what they were sent), cut to `TEXT_CAP` characters with a
-marker saying how long it was, and only if UTF-8 can hold it (a lone surrogate, which
-`json.loads` reads from `"\\ud800"`, cannot be stored). (A token count is a whole number at
-least 0 or is dropped: `evaluators.verdicts.token_count`.) A simulated user's replies will be
-read the same way.
+A judge's or a simulated user's reply is untrusted as a system's output is: what it says — a
+judge's reason, a simulated user's message, the model it names, an error's message — is kept
+only blotted of the API key the call was made with (should it repeat it, as some servers repeat
+what they were sent), cut to `TEXT_CAP` characters with a marker saying how long it was, and
+only if UTF-8 can hold it (a lone surrogate, which `json.loads` reads from `"\\ud800"`, cannot
+be stored). (A token count is a whole number at least 0 or is dropped: `replies.token_count`.)
+`model_calls.CalledEntry`, what a judge and a simulator share, reads every reply through these
+functions.
 """
 
 from __future__ import annotations
@@ -34,24 +35,25 @@ def blotted(text: str, secret: str | None) -> str:
     return re.sub(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", "***", text)
 
 
-def capped(text: str, cap: int = TEXT_CAP) -> str:
-    """`text` cut to `cap` characters, with a marker saying how long it was."""
+def capped(text: str, cap: int = TEXT_CAP, what: str = "judge") -> str:
+    """`text` cut to `cap` characters, with a marker saying how long the `what`'s (the judge's,
+    the simulator's) text was."""
     if len(text) <= cap:
         return text
-    return (f"{text[:cap]}… [cut: the judge's text was {len(text):,} characters; the first "
+    return (f"{text[:cap]}… [cut: the {what}'s text was {len(text):,} characters; the first "
             f"{cap:,} are kept]")
 
 
-def kept(text: str, secret: str | None, name: str = "the text", cap: int = TEXT_CAP
-         ) -> tuple[str, str | None]:
+def kept(text: str, secret: str | None, name: str = "the text", cap: int = TEXT_CAP,
+         what: str = "judge") -> tuple[str, str | None]:
     """(`text` blotted and capped, None), or (that text, why the store cannot keep it, in words
     that start with `name`: `its reason holds a lone surrogate \\ud800 …`) — the caller
     decides whether such a text is refused or escaped."""
-    text = capped(blotted(text, secret), cap)
+    text = capped(blotted(text, secret), cap, what)
     return text, storable_problem(text, (name,))
 
 
-def message(text: str, secret: str | None) -> str:
+def message(text: str, secret: str | None, what: str = "judge") -> str:
     """An error's message as it is kept: blotted, capped, a lone surrogate written out."""
-    return escaped(capped(blotted(text, secret)))
+    return escaped(capped(blotted(text, secret), what=what))
 

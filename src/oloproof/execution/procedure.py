@@ -47,6 +47,7 @@ from oloproof.execution.units import (
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
 from oloproof.recording.usage import USAGE_KIND
+from oloproof.recording.users import CONVERSATION_KIND
 from oloproof.storable import Unstorable, storable_problem
 from oloproof.store.sql import stored_json
 from oloproof.suite.case import Case
@@ -65,6 +66,8 @@ class CallRequest:
     trials: int = 1
     attempt: int = 1  # under system.retries: which attempt (docs/failures.md#retries)
     not_before: float = 0.0  # time.monotonic() before which it does not start (a backoff)
+    # A simulated user's stored turns, by turn key (docs/conversations.md#seeds-and-caching).
+    turns: dict[str, dict[str, Any]] | None = None
 
 
 @dataclass(slots=True)
@@ -96,7 +99,7 @@ def unit_calls(job: UnitJob) -> Calls:
         if case_job.cached is not None:
             calls.append(None)
             continue
-        request = CallRequest(case_job.case, job.trial, job.trials)
+        request = CallRequest(case_job.case, job.trial, job.trials, turns=case_job.turns)
         call = yield request
         assert isinstance(call, CallResult)
         if call.retry_in is not None:
@@ -204,15 +207,24 @@ def _retried(request: CallRequest, call: CallResult) -> Generator[Request, Respo
     its backoff, docs/failures.md#retries): each a whole request, from a freshly reset
     sandbox; the last one's result, with every earlier attempt's error kept."""
     errors: list[CaseError] = []
+    # (a simulated user's turns made in an earlier attempt are the simulator's all the same:
+    # kept, to store; the next attempt finds them in the panel's turns made lately)
+    turns: list[tuple[str, str, dict[str, Any]]] = []
+    calls = 0
     while call.retry_in is not None:
         assert call.error is not None
         errors.append(call.error)
+        turns.extend(call.simulator_turns)
+        calls += call.simulator_calls
         request = CallRequest(request.case, request.trial, request.trials, request.attempt + 1,
-                              time.monotonic() + call.retry_in)
+                              time.monotonic() + call.retry_in, request.turns)
         response = yield request
         assert isinstance(response, CallResult)
         call = response
     call.attempts, call.attempt_errors = request.attempt, errors
+    if turns:
+        call.simulator_turns = turns + call.simulator_turns
+    call.simulator_calls += calls
     return call
 
 
@@ -288,7 +300,8 @@ def keep(case: Case, call: CallResult) -> tuple[Execution, Evidence]:
     if call.error is not None:
         error = call.error
         return (Execution(None, {}, [], None, call.latency_ms, error=error,
-                          attempts=call.attempts, attempt_errors=call.attempt_errors),
+                          attempts=call.attempts, attempt_errors=call.attempt_errors,
+                          simulator_turns=call.simulator_turns),
                 Evidence(case, None, {}, errored=f"{error.kind}: {error.message}",
                          latency_ms=call.latency_ms, initial_state=case.initial_state))
     refs: dict[str, str] = {}
@@ -298,7 +311,9 @@ def keep(case: Case, call: CallResult) -> tuple[Execution, Evidence]:
     unread = sum(reading["skipped"].values()) if isinstance(reading, dict) else 0
     facts = case_facts(trajectory, call.artifacts.get(USAGE_KIND), unread,
                        empty_trace=gave_no_step(trajectory, call.artifacts),
-                       reader=reading.get("source") if isinstance(reading, dict) else None)
+                       reader=reading.get("source") if isinstance(reading, dict) else None,
+                       conversation=call.artifacts.get(CONVERSATION_KIND),
+                       simulator_calls=call.simulator_calls)
     for kind, payload in call.artifacts.items():
         try:
             content_hash = _artifact_text(case, kind, payload, call, texts)
@@ -309,7 +324,8 @@ def keep(case: Case, call: CallResult) -> tuple[Execution, Evidence]:
     assert call.output_text is not None
     execution = Execution(call.output_text, refs, texts, facts, call.latency_ms,
                           snapshot_error=snapshot_error, attempts=call.attempts,
-                          attempt_errors=call.attempt_errors)
+                          attempt_errors=call.attempt_errors,
+                          simulator_turns=call.simulator_turns)
     return execution, Evidence(
         case, call.output, call.artifacts, latency_ms=call.latency_ms,
         initial_state=case.initial_state, facts=facts, _trajectory=trajectory,
@@ -353,7 +369,8 @@ def _unstorable(case: Case, call: CallResult, kind: str,
     error = CaseError(ErrorKind.UNSTORABLE_OUTPUT, problem if problem is not None
                       else f"the {kind} artifact cannot be stored as it is")
     return keep(case, CallResult(None, error=error, latency_ms=call.latency_ms,
-                                 attempts=call.attempts, attempt_errors=call.attempt_errors))
+                                 attempts=call.attempts, attempt_errors=call.attempt_errors,
+                                 simulator_turns=call.simulator_turns))
 
 
 def _state_base(case: Case, texts: list[StoredText]) -> str:

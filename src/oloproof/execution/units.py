@@ -79,6 +79,9 @@ class CaseJob:
     judge: tuple[int, ...]
     cached: CachedExecution | None = None
     asks: list[JudgeAsk] | None = None
+    # A case whose simulated user is asked for turns (docs/conversations.md#seeds-and-caching):
+    # the turns the store holds of its conversation, by turn key.
+    turns: dict[str, dict[str, Any]] | None = None
 
 
 @dataclass(slots=True)
@@ -152,6 +155,8 @@ class Execution:
     # (the last attempt's is `error`, if it failed too).
     attempts: int = 1
     attempt_errors: list[CaseError] = field(default_factory=list)
+    # The turns its simulated user's simulator made: (conversation key, turn key, turn).
+    simulator_turns: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -24,6 +24,7 @@ from typing import Any
 from oloproof.evaluators.base import Evaluator
 from oloproof.execution.calls import (
     CallResult,
+    MakeUser,
     ReplayResult,
     call_async,
     call_sync,
@@ -44,9 +45,11 @@ from oloproof.execution.procedure import (
 from oloproof.execution.replays import ReplayRequest
 from oloproof.execution.resets import StateCopies
 from oloproof.execution.retries import RetryPolicy, Slot, Throttle
+from oloproof.execution.simulating import Users
 from oloproof.execution.target import SystemTarget
 from oloproof.execution.units import UnitJob, UnitResult
 from oloproof.suite.case import Case
+from oloproof.suite.config import SimulatorConfig
 
 
 class Worker:
@@ -54,8 +57,13 @@ class Worker:
 
     def __init__(self, target: SystemTarget, evaluators: Sequence[Evaluator],
                  timeout_s: float | None, copies: StateCopies | None = None, *,
-                 retries: RetryPolicy | None = None, throttle: Throttle | None = None) -> None:
+                 retries: RetryPolicy | None = None, throttle: Throttle | None = None,
+                 simulators: Sequence[SimulatorConfig] = ()) -> None:
         self.target = target
+        # What plays the cases' simulated users (docs/conversations.md): the transport gives
+        # the worker its process's panel of them (`users`); a scripted user needs none.
+        self.simulators = tuple(simulators)
+        self.users = Users(None)
         # `system.retries` (docs/failures.md#retries): which failures are tried again, and the
         # throttle every call of this system in this process starts through (None: neither).
         self.retries = retries
@@ -129,9 +137,17 @@ class Worker:
         base = self.copies.diff_base(case) if self.stateful else None
         if isinstance(request, CallRequest):
             self.calls += 1
-            return call_sync(self.target, case, state, request.trial, request.trials, base)
+            return call_sync(self.target, case, state, request.trial, request.trials, base,
+                             self._user(request))
         return replay_sync(self.target, case, state, request.recorded, request.checkpoint,
                            request.change, request.trial, request.trials, base)
+
+    def _user(self, request: CallRequest) -> MakeUser | None:
+        """What makes the case's user (None: the case holds no conversation)."""
+        case = request.case
+        if case.user is None:
+            return None
+        return self.users.maker(case, request.trial, request.turns)
 
     def run_unit(self, job: UnitJob) -> UnitResult:
         """Run one unit whole in this thread (a sync system, no timeout)."""
@@ -177,7 +193,7 @@ class Worker:
             if isinstance(request, CallRequest):
                 self.calls += 1
                 work = call_async(self.target, case, state, request.trial, request.trials,
-                                  base)
+                                  base, self._user(request))
             else:
                 assert isinstance(request, ReplayRequest)
                 work = replay_async(self.target, case, state, request.recorded,

@@ -23,10 +23,13 @@ from oloproof.execution.target import SystemTarget
 from oloproof.execution.transports import Transport, local_transport
 from oloproof.execution.units import UnitJob, UnitResult
 from oloproof.execution.worker import Worker
+from oloproof.suite.config import SimulatorConfig
 
 #: What a loader returns: the system (one copy), the suite's evaluators in order, the timeout,
-#: the concurrency per worker and the retry policy (`system.retries`).
-WorkerParts = tuple[SystemTarget, list[Evaluator], float | None, int, RetryPolicy | None]
+#: the concurrency per worker, the retry policy (`system.retries`) and the simulators that play
+#: the cases' users (docs/conversations.md).
+WorkerParts = tuple[SystemTarget, list[Evaluator], float | None, int, RetryPolicy | None,
+                    tuple[SimulatorConfig, ...]]
 
 
 @dataclass(frozen=True)
@@ -69,11 +72,12 @@ class WorkerHost:
     """One worker's system, sandbox and states, and the local transport its jobs run on."""
 
     def __init__(self, spec: WorkerSpec) -> None:
-        target, evaluators, timeout_s, concurrency, retries = spec.loader(spec.config,
-                                                                          spec.project_dir)
+        target, evaluators, timeout_s, concurrency, retries, simulators = spec.loader(
+            spec.config, spec.project_dir)
         # (the rate-limit pause is this process's own: docs/failures.md#retries)
         self.worker = Worker(target, evaluators, timeout_s, retries=retries,
-                             throttle=Throttle() if retries is not None else None)
+                             throttle=Throttle() if retries is not None else None,
+                             simulators=simulators)
         self.concurrency = spec.concurrency or concurrency
         self.judge_share = spec.judge_share
         self.holder = StateHolder()

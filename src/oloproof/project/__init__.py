@@ -21,6 +21,8 @@ from oloproof.errors import ConfigError, install_extra
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.catalog import build_evaluators
 from oloproof.evaluators.judge import JudgeCriterion, bind_judges
+from oloproof.evaluators.simulator_fidelity import fidelity_criterion
+from oloproof.execution.judging import judge_problem
 from oloproof.execution.keys import evaluator_keys, system_key
 from oloproof.execution.retries import RetryPolicy, exception_class
 from oloproof.execution.target import (
@@ -32,6 +34,7 @@ from oloproof.execution.target import (
 )
 from oloproof.project.checks import (
     CASE_PARTS,
+    check_conversations,
     check_judge_labels,
     check_judges,
     check_metric_ids,
@@ -171,15 +174,32 @@ def load_worker_parts(config: str, project_dir: str | None) -> WorkerParts:
     suite_file, doc = load_suite_file(path)
     put_on_path(root)
     target = load_targets(suite_file.system, root, doc, 1)[0]
-    _own_check_modules(suite_file.evaluators, root)
-    evaluators = build_evaluators(suite_file.evaluators, doc, root)
-    remember_imports(root)
-    bind_judges(evaluators, suite_file.judges, doc.path, doc.line_of)
+    evaluators = suite_evaluators(suite_file, doc, root)
     # Checked again where the judges are called: a Ray actor has its node's environment, which
-    # may lack the variable that holds a judge's API key.
+    # may lack the variable that holds a judge's API key (and a simulator's).
     check_judges(suite_file, evaluators, doc, root, where=" (on this worker)")
+    for simulator in suite_file.simulators:
+        problem = judge_problem(simulator, root, what="simulator")
+        if problem is not None:
+            raise ConfigError(f"simulator {simulator.name!r} (on this worker): {problem}",
+                              file=doc.path)
     return (target, evaluators, suite_file.system.timeout_s, suite_file.system.concurrency,
-            retry_policy(suite_file.system.retries, doc))
+            retry_policy(suite_file.system.retries, doc), suite_file.simulators)
+
+
+def suite_evaluators(config: SuiteFile, doc: YamlDocument, root: Path) -> list[Evaluator]:
+    """The suite's evaluators in order — its `evaluators:`, then the simulator's fidelity judge
+    when it has one (docs/conversations.md) — each judge criterion bound to its judge. A custom
+    check's module is this project's own (`_own_check_modules`), and the modules the checks
+    imported are noted: edited before the next run in this process (a notebook), they are
+    imported afresh, as the system's module is."""
+    _own_check_modules(config.evaluators, root)
+    evaluators = build_evaluators(config.evaluators, doc, root)
+    if config.simulator_fidelity is not None:
+        evaluators.append(fidelity_criterion(config.simulator_fidelity, doc, root))
+    remember_imports(root)
+    bind_judges(evaluators, config.judges, doc.path, doc.line_of)
+    return evaluators
 
 
 def _own_check_modules(entries: Sequence[object], project_dir: Path) -> None:
@@ -256,12 +276,7 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
     target = targets[0]
     retries = retry_policy(config.system.retries, doc)
     check_workers(config, doc, execution, target, workers is not None)
-    _own_check_modules(config.evaluators, project_dir)
-    evaluators = build_evaluators(config.evaluators, doc, project_dir)
-    # The modules the custom checks imported are noted too: edited before the next run in this
-    # process (a notebook), they are imported afresh, as the system's module is.
-    remember_imports(project_dir)
-    bind_judges(evaluators, config.judges, doc.path, doc.line_of)
+    evaluators = suite_evaluators(config, doc, project_dir)
     check_judges(config, evaluators, doc, project_dir)
     check_metric_ids(config, evaluators, doc)
     check_trial_metrics(config, evaluators, doc, run_trials, trials is not None)
@@ -292,6 +307,7 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
         execution = execution.model_copy(update={"workers": units})
     if local and execution.workers > 1:
         targets = load_targets(config.system, project_dir, doc, execution.workers, targets)
+    check_conversations(config, evaluators, index, doc, project_dir)
     judge_labels, judge_warnings = check_judge_labels(evaluators, index, project_dir, doc)
     suite = LoadedSuite(
         path=config_path, project_dir=project_dir, config=config, doc=doc, policy=policy,

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 #: The parts of a case (not of its output) a judge can be shown; a path into one of them must
 #: exist in some case of the dataset.
-CASE_PARTS = ("input", "expected", "metadata")
+CASE_PARTS = ("input", "expected", "metadata", "user")
 
 
 def check_judges(config: SuiteFile, evaluators: list[Evaluator], doc: YamlDocument,
@@ -106,6 +106,53 @@ def check_judge_labels(evaluators: list[Evaluator], index: DatasetIndex, project
         elif found.stale is not None:
             warnings.append(f"{evaluator.criterion}: {found.stale}")
     return labels, warnings
+
+
+def check_conversations(config: SuiteFile, evaluators: list[Evaluator], index: DatasetIndex,
+                        doc: YamlDocument, project_dir: Path, where: str = "") -> None:
+    """The cases' users can be played (docs/conversations.md): each simulator a case names is a
+    `simulators:` entry, and one that is used can be called (a `callable` imports, a `model`
+    has the `openai` SDK and its key's variable); a `turns` / `agent_turns` quantile has
+    conversations to read."""
+    from oloproof.execution.judging import judge_problem
+
+    declared = {s.name: at for at, s in enumerate(config.simulators)}
+    for name, line in index.simulators.items():
+        if name not in declared:
+            raise ConfigError(
+                f"the case's user names simulator {name!r}, which no `simulators:` entry of "
+                f"oloproof.yaml declares; declared: {', '.join(declared) or 'none'}",
+                file=index.path, line=line)
+    for name, at in declared.items():
+        if name not in index.simulators:
+            continue
+        problem = judge_problem(config.simulators[at], project_dir, what="simulator")
+        if problem is not None:
+            simulator = config.simulators[at]
+            key = "callable" if simulator.callable is not None else \
+                "api_key_env" if "environment variable" in problem and simulator.api_key_env \
+                else "model"
+            raise ConfigError(f"simulator {name!r}{where}: {problem}", file=doc.path,
+                              line=doc.line_of(("simulators", at, key)))
+    for metric in quantile_metrics(config):
+        if metric.source in ("turns", "agent_turns") and not index.conversations:
+            raise ConfigError(
+                f"metric {metric.id!r} reads {metric.source} from the cases' conversations, and "
+                "no case of the dataset holds one; give the cases a `user` "
+                "(docs/conversations.md#a-case-with-a-user)",
+                file=doc.path, line=doc.line_of(("metrics",)))
+    fidelity = config.simulator_fidelity
+    if fidelity is not None and not index.simulators:
+        raise ConfigError(
+            "simulator_fidelity judges simulated users, and no case of the dataset has one "
+            "(a user with \"simulator\"); remove simulator_fidelity or give cases a simulated "
+            "user", file=doc.path, line=doc.line_of(("simulator_fidelity",)))
+    criteria = [e.criterion for e in evaluators]
+    if fidelity is not None and criteria.count("simulator_fidelity") > 1:
+        raise ConfigError(
+            "an evaluator produces criterion 'simulator_fidelity', the name of the simulator's "
+            "fidelity judge; give that evaluator another `criterion:`", file=doc.path,
+            line=doc.line_of(("evaluators",)))
 
 
 def check_workers(config: SuiteFile, doc: YamlDocument, execution: ExecutionConfig,

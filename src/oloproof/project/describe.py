@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from oloproof.evaluators.judge import JudgeCriterion
+from oloproof.execution.keys import simulator_digest
 from oloproof.suite.config import quantile_metrics, trial_metrics
 
 #: The kinds of run a suite description names (`kind`; absent: a run of the whole suite). No
@@ -50,11 +51,22 @@ def describe_suite(suite: LoadedSuite) -> dict[str, Any]:
         "expected_keys": suite.dataset.expected_keys,
         "execution": {"executor": suite.execution.executor, "workers": suite.execution.workers},
         **({"judges": _describe_judges(suite)} if suite.config.judges else {}),
+        **(_describe_conversations(suite) if suite.dataset.conversations else {}),
         # A run of part of the suite (docs/cli.md#running-part-of-the-suite): its kind, how many
         # of the suite's cases it holds and how they were chosen. A run of the whole suite has
         # neither key.
         **({"kind": SUBSET, "subset": subset} if (subset := suite.dataset.subset()) else {}),
     }
+
+
+def _describe_conversations(suite: LoadedSuite) -> dict[str, Any]:
+    """How many cases hold a conversation, and the simulators their users are played by, each
+    as its digest (docs/conversations.md#the-simulator-is-part-of-the-measurement: runs whose
+    simulators differ are not paired unless a rule says `simulator: any`) and definition."""
+    used = [s for s in suite.config.simulators if s.name in suite.dataset.simulators]
+    return {"conversations": suite.dataset.conversations,
+            "simulators": {s.name: {"digest": simulator_digest(s),
+                                    "definition": s.definition()} for s in used}}
 
 
 def _describe_judges(suite: LoadedSuite) -> dict[str, Any]:

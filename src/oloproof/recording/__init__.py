@@ -17,8 +17,18 @@ from oloproof.recording.trajectory import (
     AgentTrajectory,
     trajectory_problems,
 )
+from oloproof.recording.turns import SimulatorRequest, SimulatorTurn
+from oloproof.recording.users import (
+    CONVERSATION_KIND,
+    ScriptedUser,
+    SimulatedUser,
+    TurnAnswer,
+    TurnSource,
+    User,
+)
 
 __all__ = [
+    "CONVERSATION_KIND",
     "FAULT_RESULTS",
     "STATE_KIND",
     "TRAJECTORY_KIND",
@@ -29,8 +39,15 @@ __all__ = [
     "CaseRecorder",
     "ReplayChange",
     "Replayable",
+    "ScriptedUser",
+    "SimulatedUser",
+    "SimulatorRequest",
+    "SimulatorTurn",
     "Stateful",
     "SystemDeclaration",
+    "TurnAnswer",
+    "TurnSource",
+    "User",
     "current_case",
     "declaration_of",
     "system",

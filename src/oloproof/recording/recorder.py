@@ -27,6 +27,7 @@ from oloproof.recording.usage import (
     carried_usage,
     usage_problems,
 )
+from oloproof.recording.users import CONVERSATION_KIND, User
 from oloproof.storable import storable_problem
 
 _ARTIFACT_KIND = re.compile(r"^[a-z][a-z0-9_.-]*/v[0-9]+$")
@@ -45,8 +46,8 @@ class CaseRecorder:
     replay, whose recording is replayed).
     """
 
-    __slots__ = ("_built", "_closed", "_replaying", "_steps", "_usage_sources", "artifacts",
-                 "case_id", "metadata", "trial", "trials")
+    __slots__ = ("_built", "_closed", "_replaying", "_steps", "_usage_sources", "_user",
+                 "artifacts", "case_id", "metadata", "trial", "trials")
 
     def __init__(self, case_id: str, metadata: dict[str, Any] | None = None,
                  replaying: Replaying | None = None, *, trial: int = 1,
@@ -66,6 +67,36 @@ class CaseRecorder:
         self._built: list[AgentTrajectory] | None = None
         # Where each usage field came from (`usage()` or a trajectory's messages).
         self._usage_sources: dict[str, str] = {}
+        # The user of the case's conversation (docs/conversations.md), set by the engine.
+        self._user: User | None = None
+
+    @property
+    def user(self) -> User:
+        """The user this case's system holds a conversation with: scripted or simulated, as
+        the case's `user` says (docs/conversations.md#the-loop).
+
+        Raises:
+            RecordingError: the case has no `user`, or this is a fault replay.
+        """
+        user = self._user
+        if user is None:
+            if self._replaying is not None:
+                raise RecordingError(
+                    "a fault replay has no user: it replays the recorded trajectory "
+                    "(docs/conversations.md#what-a-simulated-user-cannot-tell-you)",
+                    case=self.case_id)
+            raise RecordingError("this case has no user: a conversation's case names one with "
+                                 '"user": {"turns": [...]} or {"simulator": ..., "goal": ...} '
+                                 "(docs/conversations.md#a-case-with-a-user)", case=self.case_id)
+        return user
+
+    def has_user(self) -> bool:
+        """Whether the case holds a conversation (engine use)."""
+        return self._user is not None
+
+    def set_user(self, user: User) -> None:
+        """Give the case its user (engine use)."""
+        self._user = user
 
     @property
     def replay(self) -> Replaying | None:
@@ -91,6 +122,8 @@ class CaseRecorder:
                     case=self.case_id)
         if self._steps is None:
             self._steps = StepRecorder(self, self._replaying, resumed=after is not None)
+            if self._user is not None:  # the turns so far come first
+                self._user.steps_opened(self._steps)
         elif after is not None and not self._steps.resumed:
             raise RecordingError("steps(after=...) must come before any other steps() call "
                                  "of the replay", case=self.case_id)
@@ -170,6 +203,10 @@ class CaseRecorder:
                 return
             self.agent_trajectory(AgentTrajectory.model_validate(payload))
             return
+        if kind == CONVERSATION_KIND:
+            raise RecordingError(f"{kind} is recorded by Oloproof from the case's user "
+                                 "(current_case().user); record it under another name",
+                                 case=self.case_id)
         if kind == USAGE_KIND:
             problems = usage_problems(payload)
             if problems:

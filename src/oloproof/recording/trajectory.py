@@ -13,7 +13,7 @@ trajectory, so that evaluators, slices and replays share one definition and one 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -22,8 +22,13 @@ from oloproof.digest import canonical_json
 TRAJECTORY_KIND = "agent_trajectory/v1"
 
 StepKind = Literal[
-    "message", "tool_call", "tool_result", "observation", "decision", "final", "handoff"
+    "message", "tool_call", "tool_result", "observation", "decision", "final", "handoff",
+    "user_message",
 ]
+#: A turn of the user the system holds a conversation with (docs/conversations.md): a step of
+#: the trajectory, but never the agent's — not counted among its steps, tool calls or
+#: hand-offs, and outside the all-or-none naming of agents.
+USER_MESSAGE: Final = "user_message"
 TerminalStatus = Literal["success", "failure", "unknown"]
 
 
@@ -144,20 +149,25 @@ _FACTS = "_step_facts"
 class StepFacts:
     """The tool calls, their tool names and identity keys, and the route of one tuple of steps.
 
-    `calls` and `names` (each call's `tool_name`) and `route` are made at once, in one pass;
-    `call_keys` and `repeated` when first asked for.
+    `calls` and `names` (each call's `tool_name`), `route` and `agent_steps` (the steps that
+    are not the user's turns) are made at once, in one pass; `call_keys` and `repeated` when
+    first asked for.
     """
 
-    __slots__ = ("_call_keys", "_repeated", "calls", "names", "route", "steps")
+    __slots__ = ("_call_keys", "_repeated", "agent_steps", "calls", "names", "route", "steps")
 
     def __init__(self, steps: tuple[AgentStep, ...]) -> None:
         self.steps = steps
         calls: list[AgentStep] = []
         route: list[str] = []
         named = False
+        users = 0
         for step in steps:
-            if step.kind == "tool_call":
+            kind = step.kind
+            if kind == "tool_call":
                 calls.append(step)
+            elif kind == "user_message":
+                users += 1
             agent = step.agent
             if agent:
                 named = True
@@ -168,6 +178,8 @@ class StepFacts:
                 if agent and (not route or route[-1] != agent):
                     route.append(agent)
         self.calls: tuple[AgentStep, ...] = tuple(calls)
+        #: How many steps are the agent's: every step but the user's turns.
+        self.agent_steps = len(steps) - users
         self.names: tuple[str | None, ...] = tuple([s.tool_name for s in calls])
         # A route only when some step names its agent (a hand-off's `to_agent` alone is none).
         self.route: tuple[str, ...] | None = tuple(route) if named else None
@@ -205,6 +217,7 @@ def trajectory_problems(steps: tuple[AgentStep, ...]) -> list[str]:
     nameless: list[int] = []
     stray: list[int] = []
     unnamed: list[int] = []
+    users = 0
     for pos, s in enumerate(steps, 1):
         if s.index != pos:
             gaps.append(f"step {pos} has index {s.index}")
@@ -213,7 +226,9 @@ def trajectory_problems(steps: tuple[AgentStep, ...]) -> list[str]:
             nameless.append(s.index)
         if s.to_agent is not None and kind != "handoff":
             stray.append(s.index)
-        if not s.agent:
+        if kind == "user_message":
+            users += 1
+        elif not s.agent:
             unnamed.append(s.index)
     problems: list[str] = []
     if gaps:
@@ -225,7 +240,7 @@ def trajectory_problems(steps: tuple[AgentStep, ...]) -> list[str]:
         problems.append(f"tool steps without a tool_name: {_indices(nameless)}")
     if stray:
         problems.append(f"to_agent is only allowed on handoff steps: {_indices(stray)}")
-    if unnamed and len(unnamed) != len(steps):
+    if unnamed and len(unnamed) != len(steps) - users:
         problems.append(
             "either every step names its agent or none does; steps without an agent: "
             + _indices(unnamed)

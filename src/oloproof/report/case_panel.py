@@ -15,7 +15,7 @@ from rich.text import Text
 
 from oloproof.recording.trajectory import trajectory_from_payload
 from oloproof.report.escape import safe
-from oloproof.report.layout import Column, render_table
+from oloproof.report.layout import Column, print_wrapped, render_table
 
 _VERDICT_STYLE = {"passed": "green", "failed": "bold red", "missing": "yellow",
                   "excluded": "dim"}
@@ -79,6 +79,8 @@ def render_case(view: dict[str, Any], console: Console) -> None:
         render_pair(view, console)
     _block(console, "Initial state", view.get("initial_state"))
     _block(console, "Output", view.get("output"))
+    if view.get("conversation"):
+        render_conversation(view["conversation"], console)
     if view.get("trajectory"):
         render_trajectory(view["trajectory"], console)
     _block(console, "End state", view.get("end_state"))
@@ -88,6 +90,46 @@ def render_case(view: dict[str, Any], console: Console) -> None:
         _block(console, f"Artifact {kind}", payload)
     render_verdicts(view["criteria"], console)
     render_judges(view.get("judges") or [], console)
+
+
+def conversation_head(conversation: dict[str, Any]) -> str:
+    """`Conversation: simulated by customer (seed 1234) · 3 user turns · ended user_done`."""
+    turns = [t for t in conversation.get("turns") or [] if t.get("role") == "user"
+             and str(t.get("text") or "").strip()]
+    who = (f"simulated by {conversation.get('simulator')} (seed {conversation.get('seed')})"
+           if conversation.get("user") == "simulated" else "scripted")
+    head = (f"Conversation: {who} · {len(turns)} user turn{'' if len(turns) == 1 else 's'} "
+            f"· ended {conversation.get('ended')}")
+    if conversation.get("ended") == "max_turns":
+        head += f" (cut at max_turns {conversation.get('max_turns')}: truncated)"
+    if conversation.get("calls"):
+        head += f" · {conversation['calls']} simulator call(s) when it ran"
+    return head
+
+
+def render_conversation(conversation: dict[str, Any], console: Console) -> None:
+    """A case's conversation turn by turn (docs/conversations.md), and the simulator's audit."""
+    print_wrapped(console, T(conversation_head(conversation), "bold"))
+    for turn in conversation.get("turns") or []:
+        role = str(turn.get("role"))
+        text = str(turn.get("text") or "")
+        said = text if text.strip() else "(no message)"
+        if turn.get("done") and role == "user":
+            said += "  [done]"
+        line = Text(f"{role:<6} ", style="cyan" if role == "user" else "")
+        line.append(T(said))
+        print_wrapped(console, line, 2, 7)
+    checks = conversation.get("checks") or []
+    if checks:
+        print_wrapped(console, T("The simulator failed " + ", ".join(c["check"] for c in checks)
+                                 + ": the simulator's failure, not the agent's; every "
+                                 "criterion of the agent is missing "
+                                 f"(simulator:{checks[0]['check']})", "bold red"), 2)
+        for check in checks:
+            print_wrapped(console, T(f"{check['check']}: {check['why']}", "yellow"), 4)
+    elif conversation.get("user") == "simulated":
+        print_wrapped(console, T("The simulator passed its audit (simulator_error, ended_early, "
+                                 "leaked_instructions).", "dim"), 2)
 
 
 def judge_line(judge: dict[str, Any]) -> str:

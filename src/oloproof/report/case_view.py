@@ -9,9 +9,12 @@ from typing import Any, TypeVar
 
 from oloproof.analysis.outcome import judgment_keys
 from oloproof.errors import UsageError
+from oloproof.evaluators.conversation_audit import CHECKS, UNFAITHFUL, audit
 from oloproof.evaluators.judgment import CODE_VERDICTS
+from oloproof.evaluators.simulator_fidelity import FIDELITY_CRITERION
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND
+from oloproof.recording.users import CONVERSATION_KIND
 from oloproof.report.differences import pair_rows, replay_step_rows
 from oloproof.report.escape import unescape_shown
 from oloproof.store.store import Store
@@ -148,7 +151,7 @@ def _assemble(
         "trajectory": artifacts.get(TRAJECTORY_KIND),
         "end_state": artifacts.get(STATE_KIND),
         "other_artifacts": {k: v for k, v in artifacts.items()
-                            if k not in (TRAJECTORY_KIND, STATE_KIND)},
+                            if k not in (TRAJECTORY_KIND, STATE_KIND, CONVERSATION_KIND)},
         "facts": outcome.get("f"),
         "slices": dict(zip(suite["slices"], outcome.get("s") or [], strict=False)),
         "criteria": criteria,
@@ -159,6 +162,9 @@ def _assemble(
         "replays": replays,
         "cached": bool(outcome.get("h")),
     }
+    if isinstance(artifacts.get(CONVERSATION_KIND), dict):
+        view["conversation"] = conversation_view(artifacts[CONVERSATION_KIND], criteria,
+                                                 outcome.get("f"))
     if suite.get("judges"):
         view["judges"] = _judges(store, suite["judges"], criteria)
     if body.get("source"):
@@ -172,6 +178,31 @@ def _assemble(
             view["trajectory"], replay.get("fault_trajectory"),
             after if isinstance(after, int) else 0)
     return view
+
+
+def conversation_view(conversation: dict[str, Any], criteria: list[dict[str, Any]],
+                      facts: dict[str, Any] | None) -> dict[str, Any]:
+    """A case's conversation as the case panels show it (docs/conversations.md): who played the
+    user, its turns in order, how it ended, and what the simulator's audit found — each check
+    failed with what shows it, `unfaithful` when the fidelity judge failed it — and whether the
+    agent's criteria are therefore missing."""
+    checks = dict(audit(conversation))
+    fidelity = next((c for c in criteria if c["criterion"] == FIDELITY_CRITERION), None)
+    if fidelity is not None and fidelity["verdict"] == "failed":
+        details = fidelity.get("details") or {}
+        checks[UNFAITHFUL] = str(details.get("reason") or "the fidelity judge failed it")
+    held = (facts or {}).get("conversation") or {}
+    return {
+        "user": conversation.get("user"), "simulator": conversation.get("simulator"),
+        "seed": conversation.get("seed"), "ended": conversation.get("ended"),
+        "max_turns": conversation.get("max_turns"), "error": conversation.get("error"),
+        "turns": [{"role": t.get("role"), "text": t.get("text"), "done": t.get("done")}
+                  for t in conversation.get("turns") or []],
+        "instructions": conversation.get("instructions"), "usage": conversation.get("usage"),
+        "calls": held.get("calls"),
+        "checks": [{"check": check, "why": checks[check]} for check in CHECKS
+                   if check in checks],
+    }
 
 
 def _judges(store: Store, judges: dict[str, Any], criteria: list[dict[str, Any]]

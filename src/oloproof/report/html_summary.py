@@ -24,6 +24,7 @@ from oloproof.document import (
 )
 from oloproof.report.comparison import method_note, verdict_words
 from oloproof.report.numbers import (
+    conversations_text,
     decision_comparison,
     difference_text,
     estimate_text,
@@ -40,7 +41,7 @@ from oloproof.report.reruns import record_lines, taken_text
 from oloproof.report.what_broke import error_groups, hint, leading
 from oloproof.stats import percent, percent_lower, percent_upper
 from oloproof.store.store import Store
-from oloproof.suite.policy import ERRORED_SUBJECT
+from oloproof.suite.policy import CONVERSATIONS_SUBJECT, ERRORED_SUBJECT
 
 
 def _threshold_text(rule: dict[str, Any], metric: MetricRow | None) -> str:
@@ -57,6 +58,11 @@ def _threshold_text(rule: dict[str, Any], metric: MetricRow | None) -> str:
     if rule.get("kind") == "sequential":  # (docs/pytest.md#the-stored-run)
         return (f"case {rule.get('case')}: min {threshold_text(float(rule.get('min') or 0), True)}"
                 f" over at most {rule.get('trials')} trials, stopped at the first decision")
+    if rule.get("kind") == "max_simulator_failures":  # (docs/conversations.md)
+        if rule.get("max_count") is not None:
+            return f"at most {rule.get('max_count')} simulated conversation(s) failed a check"
+        share = threshold_text(float(rule.get("max_share") or 0), True)
+        return f"at most {share} of the simulated conversations failed a check"
     bound = "min" if rule.get("min") is not None else "max"
     value = rule.get(bound)
     if value is None:
@@ -122,6 +128,8 @@ def build_summary(document: RunDocument, record: dict[str, Any]) -> dict[str, An
         shown = dict(rule, text=_threshold_text(rule, by_id.get(rule.get("metric"))))
         if rule.get("kind") == "max_errored":  # it decides on the run's executions
             shown["metric"] = ERRORED_SUBJECT
+        elif rule.get("kind") == "max_simulator_failures":
+            shown["metric"] = CONVERSATIONS_SUBJECT
         rules.append(shown)
     summary["policy"] = {
         "rules": rules,
@@ -138,6 +146,8 @@ def build_summary(document: RunDocument, record: dict[str, Any]) -> dict[str, An
     if document.record is not None:
         summary["record_text"] = record_lines(document.run_id, document.system,
                                               document.record)
+    if document.conversations is not None:  # (docs/conversations.md#accounting)
+        summary["conversations_text"] = conversations_text(document.conversations)
     summary["what_broke"] = _what_broke(document)
     if document.subset is not None:  # (docs/cli.md#running-part-of-the-suite)
         summary["subset_note"] = document.subset.note()

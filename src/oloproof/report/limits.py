@@ -33,6 +33,10 @@ TRIALS = ("How the agent behaves beyond these trials: each case's trials estimat
 JUDGED = ("What people beyond the labellers would say: a judged criterion's corrected rate is "
           "the rate people like the ones who labelled its sample would give, by its rubric as "
           "written, on cases like the suite's; it says nothing of why its judge errs.")
+SIMULATED = ("What real users would do: a simulated user is a model (or a function) playing the "
+             "persona, goal and facts its case gives; the rates are the agent's with these "
+             "simulated users, and an audit passed shows the simulator did not visibly break "
+             "down, not that it talks as your users do.")
 NO_SANDBOX = ("Anything about a sandbox the engine does not hold: this system has none (it is "
               "not Stateful), so no world it changes was reset, recorded or compared.")
 
@@ -44,7 +48,7 @@ LIMITS: list[str] = [
     LENGTH, BLAME,
     "Anything about a sandbox the engine does not hold: a worker runs the system's own "
     "sandbox, and none is provided for a system that has none.",
-    TRIALS, JUDGED,
+    TRIALS, JUDGED, SIMULATED,
 ]
 
 
@@ -84,4 +88,6 @@ def limits_for(suite: Mapping[str, Any]) -> list[str]:
         out.append(TRIALS)
     if suite.get("judges"):
         out.append(JUDGED)
+    if suite.get("simulators"):
+        out.append(SIMULATED)
     return out

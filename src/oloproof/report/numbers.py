@@ -20,6 +20,7 @@ from typing import Literal
 
 from oloproof.decisions.rules import MIN_CLUSTERS
 from oloproof.document import (
+    Conversations,
     CriterionComparison,
     DecisionReason,
     DecisionRow,
@@ -30,6 +31,7 @@ from oloproof.document import (
     QuantileSliceRow,
     RateRow,
     RateSliceRow,
+    UsageSum,
     UsageTotals,
 )
 from oloproof.stats import percent, percent_lower, percent_upper
@@ -127,20 +129,28 @@ def count_comparison(decision: DecisionRow) -> str:
 
 
 def errored_comparison(decision: DecisionRow) -> str:
-    """A `max_errored` rule's comparison (docs/failures.md#the-error-budget): `41 of 2,000
-    executions errored (2.05%) > max 2.00%`, `0 of 40 executions errored ≤ max 3`; the share
-    with as many decimals as it takes to print the comparison that was made."""
-    errored, total = decision.errored, decision.executions
-    if errored is None or total is None:
+    """A budget rule's comparison: `max_errored` (docs/failures.md#the-error-budget) `41 of
+    2,000 executions errored (2.05%) > max 2.00%`, `0 of 40 executions errored ≤ max 3`;
+    `max_simulator_failures` (docs/conversations.md#the-simulators-budget) `1 of 20 simulated
+    conversations failed a check (5.00%) ≤ max 5.00%`; the share with as many decimals as it
+    takes to print the comparison that was made."""
+    if decision.kind == "max_simulator_failures":
+        count, total = decision.simulator_failures, decision.conversations
+        unit, verb, nothing = ("simulated conversation", "failed a check",
+                               "no simulated conversation to count")
+    else:
+        count, total = decision.errored, decision.executions
+        unit, verb, nothing = "execution", "errored", "no execution to count"
+    if count is None or total is None:
         return ""
     if not total:
-        return "no execution to count"
-    head = f"{errored:,} of {total:,} execution{'' if total == 1 else 's'} errored"
+        return nothing
+    head = f"{count:,} of {total:,} {unit}{'' if total == 1 else 's'} {verb}"
     sign = ">" if decision.state == "FAIL" else "≤"
     if decision.max_count is not None:
         return f"{head} {sign} max {decision.max_count:,}"
     threshold = float(decision.max_share or 0.0)
-    share = errored / total
+    share = count / total
     first = max(1, _threshold_decimals(threshold, True))
     for decimals in range(first, max(first, MAX_DECIMALS) + 1):
         low, high = _steps(share, decimals, "down", 100), _steps(share, decimals, "up", 100)
@@ -345,7 +355,7 @@ def decision_comparison(decision: DecisionRow, metric: MetricRow | None,
     A `non_inferiority` rule's numbers are the paired figures `paired`."""
     if decision.kind == "non_inferiority":
         return difference_comparison(decision, paired)
-    if decision.kind == "max_errored":
+    if decision.kind in ("max_errored", "max_simulator_failures"):
         return errored_comparison(decision)
     if decision.kind == "sequential":
         return sequential_comparison(decision)
@@ -457,8 +467,31 @@ def p_value_text(p: float | None) -> str:
     return f"{p:.3g}"
 
 
-def usage_text(usage: UsageTotals) -> str:
-    """The run's usage totals as both reports print them (docs/traces.md#tokens-and-cost)."""
+def conversations_text(conversations: Conversations) -> str:
+    """The run's conversations in one line, as every report prints them
+    (docs/conversations.md#accounting): `20 conversations (20 simulated) · 96 user turns · 94
+    agent turns · 57 simulator calls · 1 simulator failure (leaked_instructions 1) · 2 cut at
+    max_turns`."""
+    n = conversations.conversations
+    parts = [f"{n:,} conversation{'' if n == 1 else 's'}"
+             + (f" ({conversations.simulated:,} simulated)" if conversations.simulated else ""),
+             f"{conversations.turns:,} user turn{'' if conversations.turns == 1 else 's'}",
+             f"{conversations.agent_turns:,} agent turn"
+             f"{'' if conversations.agent_turns == 1 else 's'}"]
+    if conversations.simulated:
+        calls = conversations.simulator_calls
+        parts.append(f"{calls:,} simulator call{'' if calls == 1 else 's'}")
+        failed = conversations.failed
+        detail = ", ".join(f"{check} {count}" for check, count
+                           in conversations.failures.items())
+        parts.append(f"{failed:,} simulator failure{'' if failed == 1 else 's'}"
+                     + (f" ({detail})" if detail else ""))
+    if conversations.truncated:
+        parts.append(f"{conversations.truncated:,} cut at max_turns")
+    return " · ".join(parts)
+
+
+def _usage_parts(usage: UsageTotals | UsageSum) -> str:
     parts = []
     if usage.input_tokens is not None:
         parts.append(f"{usage.input_tokens:,} input tokens")
@@ -466,8 +499,23 @@ def usage_text(usage: UsageTotals) -> str:
         parts.append(f"{usage.output_tokens:,} output tokens")
     if usage.cost is not None:
         parts.append(f"cost {usage.cost:.4g}")
-    what = "execution" if usage.cases == 1 else "executions"
-    return f"Usage: {' · '.join(parts)} (recorded by {usage.cases} {what})"
+    return " · ".join(parts) or "no tokens or cost said"
+
+
+def usage_text(usage: UsageTotals) -> str:
+    """The run's usage totals as both reports print them (docs/traces.md#tokens-and-cost): the
+    agent's, then what its simulated users and its judges cost, each apart, a line each
+    (docs/conversations.md#cost-accounting)."""
+    lines = []
+    if usage.cases:
+        what = "execution" if usage.cases == 1 else "executions"
+        lines.append(f"Usage: {_usage_parts(usage)} (recorded by {usage.cases} {what})")
+    if usage.simulator is not None:
+        lines.append(f"Usage of the simulated users: {_usage_parts(usage.simulator)} (not "
+                     "the agent's)")
+    if usage.judge is not None:
+        lines.append(f"Usage of the judges: {_usage_parts(usage.judge)} (not the agent's)")
+    return "\n".join(lines)
 
 
 def _rate_or_dash(value: float | None) -> str:

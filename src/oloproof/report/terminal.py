@@ -20,9 +20,11 @@ from typing import Any, Literal
 from rich.console import Console
 from rich.text import Text
 
+from oloproof.analysis.conversations import NAMED_CASES
 from oloproof.document import (
     BaselineSummary,
     CaseError,
+    Conversations,
     CriterionComparison,
     DecisionRow,
     ErrorKind,
@@ -48,6 +50,7 @@ from oloproof.report.layout import (
 )
 from oloproof.report.numbers import (
     NO_BOUND,
+    conversations_text,
     decision_comparison,
     estimate_text,
     executions_text,
@@ -102,6 +105,7 @@ def render_run(document: RunDocument, console: Console, *,
         print_wrapped(console, _cell(f"Warning: {warning}", "yellow"))
     if not first:
         render_errors(document.errors, console, document.run_id, document.executions)
+    render_simulator_failures(document.conversations, console, document.run_id)
     render_gate(document, console)
     render_decisions(document.decisions, console, document.metrics, document.baseline)
     if document.baseline is not None:
@@ -118,6 +122,8 @@ def render_run(document: RunDocument, console: Console, *,
     if document.executions is not None:
         print_wrapped(console, "Executions: " + executions_text(document.executions,
                                                                  document.trials))
+    if document.conversations is not None:
+        print_wrapped(console, "Conversations: " + conversations_text(document.conversations))
     cache = document.cache
     rerun = (f" ({cache.rerun} re-run: errored in {cache.rerun_from})" if cache.rerun
              else "")
@@ -188,7 +194,8 @@ def render_usage(document: RunDocument, console: Console) -> None:
     """The run's token and cost totals (docs/traces.md#tokens-and-cost), when any case recorded
     them."""
     if document.usage is not None:
-        print_wrapped(console, usage_text(document.usage))
+        for line in usage_text(document.usage).splitlines():
+            print_wrapped(console, line)
 
 
 def render_execution(document: RunDocument, console: Console) -> None:
@@ -239,6 +246,43 @@ def render_errors(errors: Sequence[CaseError], console: Console, run_id: str = "
         if said_hint is not None and not (lead and said_hint in lead):
             print_wrapped(console, Text(f"hint: {said_hint}"), 4, 2)
     _commands(console, "Each with its traceback:", f"oloproof inspect {run_id} --failures")
+
+
+def failed_cases_text(cases: Sequence[str], count: int, shown: int = 8) -> str:
+    """The cases of `count` simulated conversations that failed one check, as the run names
+    them (distinct ids, the first `NAMED_CASES`): the first `shown`, how many more, and, when
+    the conversations outnumber the cases, that the others are their other trials."""
+    text = ", ".join(safe_line(c) for c in cases[:shown])
+    capped = len(cases) >= NAMED_CASES
+    if len(cases) > shown:
+        text += f" (+{len(cases) - shown}{'+' if capped else ''} more)"
+    if count > len(cases) and not capped:
+        text += f" · {count} conversations over their trials"
+    return text
+
+
+def render_simulator_failures(conversations: Conversations | None, console: Console,
+                              run_id: str = "latest") -> None:
+    """What broke, the simulators' part
+    (docs/conversations.md#the-simulator-is-audited-never-trusted): the simulated
+    conversations whose simulator failed a check, by the first check failed, with their cases
+    — the simulator's failures, never the agent's."""
+    if conversations is None or not conversations.failed:
+        return
+    failed = conversations.failed
+    print_wrapped(console, Text(
+        f"What broke: the simulator failed a check in {failed} of "
+        f"{conversations.simulated} simulated conversation(s): the simulator's failure, not "
+        "the agent's; each case counts as missing for every criterion of the agent "
+        "(simulator:<check>)", style="bold red"))
+    for check, count in conversations.failures.items():
+        shown = failed_cases_text(conversations.failed_cases.get(check) or [], count)
+        print_wrapped(console, _cell(f"{check} × {count}"), 2, 4)
+        print_wrapped(console, Text(f"cases: {shown}"), 4, 2)
+    first = next(iter(conversations.failed_cases.values()), [])
+    if first:
+        _commands(console, "Each conversation, turn by turn:",
+                  f"oloproof inspect {run_id} --case {first[0]}")
 
 
 def _state_cell(decision: DecisionRow, metric: MetricRow | None,

@@ -176,6 +176,17 @@ class CacheReads:
         return {key: json.loads(body) for key, body in select_in(
             self.conn, "SELECT key, body FROM judge_verdicts WHERE key IN", keys)}
 
+    def lookup_simulator_turns(self, conversations: Sequence[str]
+                               ) -> dict[str, dict[str, dict[str, Any]]]:
+        """Every stored turn of these conversations: conversation key -> turn key -> the turn
+        (docs/conversations.md#seeds-and-caching)."""
+        found: dict[str, dict[str, dict[str, Any]]] = {}
+        for key, conversation, body in select_in(
+                self.conn, "SELECT key, conversation, body FROM simulator_turns WHERE "
+                "conversation IN", conversations):
+            found.setdefault(conversation, {})[key] = json.loads(body)
+        return found
+
     def lookup_replays(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Stored fault replays by replay key."""
         return self._bodies("replays", select_in(

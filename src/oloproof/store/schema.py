@@ -175,6 +175,20 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX label_samples_criterion ON label_samples(project, criterion);
         """,
     ),
+    (
+        7,
+        # Conversations (docs/conversations.md#seeds-and-caching): each turn a simulator gave,
+        # keyed by the simulator's definition, the case's seed and the conversation so far; a
+        # run reads a conversation's turns at once, by its `conversation` key.
+        """
+        CREATE TABLE simulator_turns (
+            key TEXT PRIMARY KEY,
+            conversation TEXT NOT NULL,
+            body TEXT NOT NULL
+        );
+        CREATE INDEX simulator_turns_conversation ON simulator_turns(conversation);
+        """,
+    ),
 ]
 
 #: Python steps of a migration, run after its SQL in the same transaction.

@@ -44,7 +44,7 @@ class Writer:
         self._writer_error: StoreError | None = None
         self._pending: dict[str, list[tuple[Any, ...]]] = {
             "cases": [], "executions": [], "artifacts": [], "replays": [],
-            "run_cases": [], "run_errors": [], "judge_verdicts": [],
+            "run_cases": [], "run_errors": [], "judge_verdicts": [], "simulator_turns": [],
         }
         self._pending_judgments: dict[str, str] = {}  # case key -> its judgments' JSON text
         self._pending_count = 0
@@ -128,6 +128,11 @@ class Writer:
         """Keep a judge's verdict record (`judge_verdict/v1`) under its verdict key."""
         self._add("judge_verdicts", (key, dumps(body)))
 
+    def add_simulator_turn(self, conversation: str, key: str, body: dict[str, Any]) -> None:
+        """Keep a simulator's turn under its key, in its conversation
+        (docs/conversations.md#seeds-and-caching)."""
+        self._add("simulator_turns", (key, conversation, dumps(body)))
+
     def add_run_case(
         self, run_id: str, seq: int, case_id: str, case_digest: str, exec_key: str | None,
         outcome: dict[str, Any],
@@ -158,6 +163,7 @@ class Writer:
         "executions": ("INSERT INTO stage_executions VALUES", 7),
         "replays": ("INSERT OR REPLACE INTO replays VALUES", 2),
         "judge_verdicts": ("INSERT OR REPLACE INTO judge_verdicts VALUES", 2),
+        "simulator_turns": ("INSERT OR REPLACE INTO simulator_turns VALUES", 3),
         "run_cases": ("INSERT OR REPLACE INTO run_cases VALUES", 6),
         "run_errors": ("INSERT INTO run_errors VALUES", 8),
     }

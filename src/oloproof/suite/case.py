@@ -10,6 +10,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from oloproof.digest import ObjectText, canonical_json, sha256_text
+
+# The object a case digest is of (docs/concepts.md#digests-and-keys), its keys in canonical
+# order; a case that holds a conversation's user has `user` too (and only then: the digests of
+# every other case stay as they were).
+_CASE_TEXT = ObjectText("expected", "initial_state", "input", "metadata")
+_CASE_WITH_USER = ObjectText("expected", "initial_state", "input", "metadata", "user")
+
+
+def case_digests(expected: str, state: str, input_text: str, metadata: str,
+                 user: dict[str, Any] | None) -> tuple[str, str]:
+    """(the case digest, the execution digest) from the canonical texts of a case's parts
+    (docs/concepts.md#digests-and-keys): the case digest of {expected, initial_state, input,
+    metadata[, user]}, the execution digest of the input, the state [and the user] -- a
+    conversation's user is what the system is run against, as its input is."""
+    if user is None:
+        return (sha256_text(_CASE_TEXT(expected, state, input_text, metadata)),
+                sha256_text(input_text + "\x1f" + state))
+    user_text = canonical_json(user)
+    return (sha256_text(_CASE_WITH_USER(expected, state, input_text, metadata, user_text)),
+            sha256_text(input_text + "\x1f" + state + "\x1f" + user_text))
+
 
 class Case:
     """One case of the suite, source or derived (a metamorphic copy)."""
@@ -29,6 +51,7 @@ class Case:
         "source_id",
         "state_ref",
         "transform",
+        "user",
     )
 
     def __init__(
@@ -46,6 +69,7 @@ class Case:
         source_id: str | None = None,
         transform: str | None = None,
         pair_digest: str | None = None,
+        user: dict[str, Any] | None = None,
     ) -> None:
         self.id = id
         self.line = line
@@ -60,11 +84,20 @@ class Case:
         self.source_id = source_id
         self.transform = transform
         self.pair_digest = pair_digest
+        # The user the system holds a conversation with (docs/conversations.md): scripted
+        # (`turns`) or simulated (`simulator`, `persona`, `goal`, `facts`, `max_turns`).
+        self.user = user
         self.raw: str | None = None  # the dataset line, stored as is when it can be
 
     @property
     def is_derived(self) -> bool:
         return self.source_id is not None
+
+    @property
+    def simulator(self) -> str | None:
+        """The simulator that plays this case's user, or None (no user, or a scripted one)."""
+        user = self.user
+        return None if user is None else user.get("simulator")
 
     def stored_text(self) -> str | None:
         """The dataset line itself, when it is exactly what the store should keep."""
@@ -85,6 +118,8 @@ class Case:
             form["metadata"] = self.metadata
         if self.cluster is not None:
             form["cluster"] = self.cluster
+        if self.user is not None:
+            form["user"] = self.user
         if self.source_id is not None:
             form["source"] = self.source_id
             form["transform"] = self.transform
@@ -112,7 +147,9 @@ def value_at(value: Any, parts: Sequence[str]) -> Any:
 
 
 def has_path(case: Case, parts: list[str]) -> bool:
-    """Whether the case has the dotted path (`input`, `expected` or `metadata` first)."""
-    root = {"input": case.input, "expected": case.expected, "metadata": case.metadata}
+    """Whether the case has the dotted path (`input`, `expected`, `metadata` or `user`
+    first)."""
+    root = {"input": case.input, "expected": case.expected, "metadata": case.metadata,
+            "user": case.user}
     value = value_at(root.get(parts[0]), parts[1:])
     return value is not ABSENT and value is not None

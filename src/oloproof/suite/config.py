@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
@@ -28,7 +28,8 @@ from oloproof.suite.yaml_source import YamlDocument, read_yaml
 EXECUTORS = ("local", "processes", "ray")
 MAX_WORKERS = 4096
 ARTIFACT_KIND = re.compile(r"^[a-z][a-z0-9_.-]*/v[0-9]+$")
-QUANTILE_SOURCES = ("agent_steps", "agent_tool_calls", "latency_ms", "tokens", "cost")
+QUANTILE_SOURCES = ("agent_steps", "agent_tool_calls", "latency_ms", "tokens", "cost", "turns",
+                    "agent_turns")
 SLICE_PATTERN = re.compile(
     r"^(metadata\.[^\s]+|first_tool|repeated_action|route|"
     r"(trajectory_length|tool_calls):\d+(,\d+)*)$"
@@ -147,7 +148,8 @@ class QuantileMetricConfig(_Strict):
 
     id: str = Field(min_length=1)
     type: Literal["quantile"]
-    source: Literal["agent_steps", "agent_tool_calls", "latency_ms", "tokens", "cost"]
+    source: Literal["agent_steps", "agent_tool_calls", "latency_ms", "tokens", "cost", "turns",
+                    "agent_turns"]
     quantile: float = Field(gt=0, lt=1, examples=[0.95])
 
 
@@ -224,21 +226,20 @@ class ExecutionConfig(_Strict):
         return value
 
 
-class JudgeConfig(_Strict):
-    """One entry of `judges:` — a model that judges free text (docs/judges.md).
+class CalledModel(_Strict):
+    """What a judge and a simulator share: a model behind an OpenAI-compatible chat completions
+    API, called through the `openai` SDK (the optional `judge` extra), or a Python function,
+    sync or async (`callable`) — exactly one of the two; how many calls are in flight at once
+    over the whole run, how long one may take, what is retried."""
 
-    Exactly one of `model` (any model behind an OpenAI-compatible chat completions API, called
-    through the `openai` SDK: the optional `judge` extra) and `callable` (a Python
-    function, sync or async, taking a `JudgeRequest` and returning a `JudgeVerdict`).
-    `api_key_env` names the environment variable that holds the key (never the key itself);
-    `concurrency` is how many calls of this judge are in flight at once, over the whole run.
-    """
+    #: What a `callable:` of this kind takes and returns (in the error for neither or both).
+    _CALLABLE: ClassVar[str] = ""
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     model: str | None = Field(default=None, min_length=1)
     callable: str | None = Field(default=None, pattern=ENTRY_POINT)
-    # Change it when the judge changes where its name does not show it (a callable's code, a
-    # new model behind the same name): it is in the verdicts' key, so they are asked again.
+    # Change it when the entry changes where its name does not show it (a callable's code, a
+    # new model behind the same name): it is in the cache keys, so the calls are made again.
     version: str | None = Field(default=None, min_length=1)
     base_url: str | None = Field(default=None, min_length=1)
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -251,7 +252,7 @@ class JudgeConfig(_Strict):
     max_tokens: int | None = Field(default=None, ge=1)
     # Which failures of a call are retried, as `system.retries:` says it; absent: a model's
     # rate limits and lost connections (a callable's ConnectionError and TimeoutError) are
-    # retried 3 times (`JUDGE_RETRIES`).
+    # retried 3 times (`JUDGE_RETRIES_MODEL`, `JUDGE_RETRIES_CALLABLE`).
     retries: RetriesConfig | None = None
 
     @field_validator("version", mode="before")
@@ -260,16 +261,16 @@ class JudgeConfig(_Strict):
         return None if value is None else version_text(value)
 
     @model_validator(mode="after")
-    def _one_kind(self) -> JudgeConfig:
+    def _one_kind(self) -> Self:
         if (self.model is None) == (self.callable is None):
             raise ValueError(
                 "give exactly one of model (a model behind an OpenAI-compatible API) and "
-                "callable (module:function taking a JudgeRequest, returning a JudgeVerdict)")
+                f"callable (module:function {self._CALLABLE})")
         if self.callable is not None:
             for key in ("base_url", "api_key_env", "max_tokens"):
                 if getattr(self, key) is not None:
-                    raise ValueError(f"{key} is for a judge given by `model`; a `callable` "
-                                     "judge makes its own calls")
+                    raise ValueError(f"{key} is for an entry given by `model`; a `callable` "
+                                     "makes its own calls")
         return self
 
     @property
@@ -278,7 +279,7 @@ class JudgeConfig(_Strict):
         return self.api_key_env or "OPENAI_API_KEY"
 
     def definition(self) -> dict[str, Any]:
-        """What makes this judge's verdicts what they are, for cache keys: its name, and the
+        """What makes this entry's answers what they are, for cache keys: its name, and the
         model and temperature (or the callable), and its version when it has one. Where it is
         served from is not part of it."""
         made: dict[str, Any] = {"name": self.name}
@@ -286,9 +287,69 @@ class JudgeConfig(_Strict):
             made.update(callable=self.callable, temperature=self.temperature)
         else:
             made.update(model=self.model, temperature=self.temperature)
-        if self.version is not None:  # (absent, the keys stay those of a judge without one)
+        if self.version is not None:  # (absent, the keys stay those of an entry without one)
             made["version"] = self.version
         return made
+
+
+class JudgeConfig(CalledModel):
+    """One entry of `judges:` — a model that judges free text (docs/judges.md).
+
+    Exactly one of `model` (any model behind an OpenAI-compatible chat completions API, called
+    through the `openai` SDK: the optional `judge` extra) and `callable` (a Python
+    function, sync or async, taking a `JudgeRequest` and returning a `JudgeVerdict`).
+    `api_key_env` names the environment variable that holds the key (never the key itself);
+    `concurrency` is how many calls of this judge are in flight at once, over the whole run.
+    """
+
+    _CALLABLE: ClassVar[str] = "taking a JudgeRequest, returning a JudgeVerdict"
+
+
+class SimulatorConfig(CalledModel):
+    """One entry of `simulators:` — what plays a case's simulated user
+    (docs/conversations.md#simulators): a model behind an OpenAI-compatible API, through the
+    same client, retries and concurrency as judges, or a Python function taking a
+    `SimulatorRequest` and returning a `SimulatorTurn`.
+
+    `prompt` replaces the default prompt template (its `{persona}`, `{goal}` and `{facts}` are
+    filled from the case); `max_turns` is the most turns a user takes when its case does not
+    say (a conversation cut there is truncated).
+    """
+
+    _CALLABLE: ClassVar[str] = "taking a SimulatorRequest, returning a SimulatorTurn"
+
+    temperature: float = Field(default=0.7, ge=0, le=2)
+    prompt: str | None = Field(default=None, min_length=1)
+    max_turns: int = Field(default=10, ge=1, le=1000)
+
+    @field_validator("prompt")
+    @classmethod
+    def _goal_placeholder(cls, value: str | None) -> str | None:
+        if value is not None and "{goal}" not in value:
+            raise ValueError("a simulator's prompt must contain {goal} (what the user wants); "
+                             "{persona} and {facts} are filled in too")
+        return value
+
+    def definition(self) -> dict[str, Any]:
+        """The judge's definition, and the prompt template when it is not the default (the
+        default's text is in the turns' keys by its own digest: `recording.turns`)."""
+        made = super().definition()
+        if self.prompt is not None:
+            made["prompt"] = self.prompt
+        return made
+
+
+class SimulatorFidelityConfig(_Strict):
+    """`simulator_fidelity:` — a judge over each simulated user's turns
+    (docs/conversations.md#unfaithful-a-judge-not-a-pattern): did the user stay true to its
+    persona, goal and facts? A criterion of its own (`simulator_fidelity`), checked against
+    people's labels like any judge; a conversation it fails is `unfaithful`."""
+
+    judge: str = Field(min_length=1)
+    rubric: str | None = Field(default=None, min_length=1)
+    labels: str | None = Field(default=None, min_length=1)
+    minimum_agreement: float = Field(default=0.8, gt=0, le=1)
+    samples: int = Field(default=1, ge=1, le=15)
 
 
 #: What a judge retries when its entry says nothing (docs/judges.md): 3 retries, 4 attempts.
@@ -314,14 +375,20 @@ class SuiteFile(_Strict):
     store: str | None = None
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
     judges: tuple[JudgeConfig, ...] = ()
+    # Conversations (docs/conversations.md): what plays the cases' simulated users, and the
+    # judge of their fidelity.
+    simulators: tuple[SimulatorConfig, ...] = ()
+    simulator_fidelity: SimulatorFidelityConfig | None = None
 
-    @field_validator("judges")
+    @field_validator("judges", "simulators")
     @classmethod
-    def _judge_names(cls, value: tuple[JudgeConfig, ...]) -> tuple[JudgeConfig, ...]:
+    def _entry_names(cls, value: tuple[CalledModel, ...], info: ValidationInfo
+                     ) -> tuple[CalledModel, ...]:
         names = [j.name for j in value]
+        what = "judges" if info.field_name == "judges" else "simulators"
         for name in names:
             if names.count(name) > 1:
-                raise ValueError(f"two judges are named {name!r}; give each its own name")
+                raise ValueError(f"two {what} are named {name!r}; give each its own name")
         return value
 
     @field_validator("slices")

@@ -18,14 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from oloproof.digest import ObjectText, canonical_json, sha256_text
+from oloproof.digest import canonical_json
 from oloproof.errors import ConfigError
-from oloproof.suite.case import Case, has_path
+from oloproof.suite.case import Case, case_digests, has_path
+from oloproof.suite.case_user import user_problem
 from oloproof.suite.json_lines import LineRefused, file_problem, not_utf8, read_json_line
 from oloproof.suite.state_files import StateFiles
 from oloproof.suite.subset import Selection
 
-CASE_FIELDS = ("id", "input", "expected", "initial_state", "metadata", "cluster")
+CASE_FIELDS = ("id", "input", "expected", "initial_state", "metadata", "cluster", "user")
 _LIST_FIELDS = {"tools": "no_declared_tools", "route": "no_declared_route"}
 #: The largest dataset file whose scanned cases are kept for the run instead of read again.
 KEEP_BYTES = 8 * 1024 * 1024
@@ -40,6 +41,10 @@ class DatasetIndex:
     size: int
     mtime_ns: int
     clustered: bool = False  # some case names a `cluster`
+    # The simulators the cases' users name (docs/conversations.md), each with the first line
+    # that names it, and how many cases hold a conversation (scripted or simulated).
+    simulators: dict[str, int] = field(default_factory=dict)
+    conversations: int = 0
     # Of the case paths the scan was asked to look for (`input.message`, …), those some case
     # has.
     found_paths: frozenset[str] = frozenset()
@@ -171,6 +176,11 @@ def parse_case(
     cluster = obj.get("cluster")
     if cluster is not None and not isinstance(cluster, str):
         raise _problem("cluster must be a string", path, line, case_id)
+    user = obj.get("user")
+    if user is not None:
+        problem = user_problem(user)
+        if problem is not None:
+            raise _problem(problem, path, line, case_id)
     raw_state = obj.get("initial_state")
     state_ref: str | None = None
     state: dict[str, Any] | None
@@ -187,33 +197,29 @@ def parse_case(
     else:
         raise _problem("initial_state must be an object or {\"$ref\": ...}", path, line, case_id)
     case = Case(case_id, line, case_input, expected, state, state_ref, metadata, cluster,
-                "", "")
+                "", "", user=user)
     if digests:
         _add_digests(case, path)
     return case
-
-
-# The object a case digest is of (docs/concepts.md#digests-and-keys), its keys in canonical order.
-_CASE_TEXT = ObjectText("expected", "initial_state", "input", "metadata")
 
 
 def _add_digests(case: Case, path: Path) -> None:
     """Fill in a parsed case's digests (docs/concepts.md#digests-and-keys).
 
     The case digest is of the canonical JSON of {expected, initial_state, input, metadata} (a
-    referenced state as {"$state": digest}), made in one go; the execution digest is of the
-    input's and the state's canonical texts."""
+    referenced state as {"$state": digest}; `user` too for a case that has one), made in one
+    go; the execution digest is of the input's and the state's canonical texts (and the
+    user's: `case.case_digests`)."""
     state: Any = case.initial_state if case.state_ref is None else {"$state": case.state_ref}
     try:
         # (the input's and the state's texts are written once, for both digests)
         input_text = canonical_json(case.input)
         state_text = canonical_json(state)
-        whole = _CASE_TEXT(canonical_json(case.expected), state_text, input_text,
-                           canonical_json(case.metadata))
+        case.digest, case.exec_digest = case_digests(
+            canonical_json(case.expected), state_text, input_text,
+            canonical_json(case.metadata), case.user)
     except ValueError as exc:
         raise _problem(f"not representable as JSON: {exc}", path, case.line, case.id) from None
-    case.digest = sha256_text(whole)
-    case.exec_digest = sha256_text(input_text + "\x1f" + state_text)
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -249,6 +255,8 @@ def scan_dataset(
     ids: list[str] = []
     matched: list[str] = []
     clustered = False
+    simulators: dict[str, int] = {}
+    conversations = 0
     # Cases counted by the keys of their `expected`, in order (one dictionary update a case:
     # a dataset has few such shapes), spread over the keys at the end.
     shapes: dict[tuple[str, ...], int] = {}
@@ -286,6 +294,11 @@ def scan_dataset(
             if selection is not None and selection.matches(case):
                 matched.append(case.id)
             clustered = clustered or case.cluster is not None
+            if case.user is not None:
+                conversations += 1
+                name = case.simulator
+                if name is not None and name not in simulators:
+                    simulators[name] = number
             shape = tuple(case.expected)
             shapes[shape] = shapes.get(shape, 0) + 1
     except UnicodeDecodeError:
@@ -302,6 +315,7 @@ def scan_dataset(
     stat = path.stat()
     return DatasetIndex(path=path, ids=ids, size=stat.st_size, mtime_ns=stat.st_mtime_ns,
                         clustered=clustered, expected_keys=dict(sorted(expected_keys.items())),
+                        simulators=simulators, conversations=conversations,
                         kept=kept, found_paths=frozenset(found), chosen=chosen,
                         selection=selection if chosen is not None else None)
 

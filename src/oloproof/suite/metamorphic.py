@@ -8,7 +8,7 @@ from typing import Any
 
 from oloproof.digest import canonical_json, combine, digest, sha256_text
 from oloproof.errors import ConfigError
-from oloproof.suite.case import Case
+from oloproof.suite.case import Case, case_digests
 from oloproof.suite.config import TransformConfig
 
 
@@ -50,10 +50,9 @@ def derive(source: Case, transform: TransformConfig, t_digest: str, dataset: Pat
         if source.state_ref is not None
         else canonical_json(source.initial_state)
     )
-    case_digest = sha256_text(
-        '{"expected":' + canonical_json(source.expected) + ',"initial_state":' + state_text
-        + ',"input":' + input_text + ',"metadata":' + canonical_json(source.metadata) + "}"
-    )
+    case_digest, exec_digest = case_digests(canonical_json(source.expected), state_text,
+                                            input_text, canonical_json(source.metadata),
+                                            source.user)
     return Case(
         id=f"{source.id}~{transform.name}",
         line=source.line,
@@ -64,8 +63,9 @@ def derive(source: Case, transform: TransformConfig, t_digest: str, dataset: Pat
         metadata=source.metadata,
         cluster=source.cluster if source.cluster is not None else source.id,
         digest=case_digest,
-        exec_digest=sha256_text(input_text + "\x1f" + state_text),
+        exec_digest=exec_digest,
         source_id=source.id,
         transform=transform.name,
         pair_digest=combine(source.digest, t_digest, sha256_text(input_text)),
+        user=source.user,
     )

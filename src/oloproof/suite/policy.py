@@ -39,10 +39,11 @@ class Rule(ConfigModel):
     """
 
     id: str = Field(min_length=1)
-    # Every kind but max_errored names the metric it decides on (checked in `_shape`).
+    # Every kind but the budgets (max_errored, max_simulator_failures) names the metric it
+    # decides on (checked in `_shape`).
     metric: str | None = Field(default=None, min_length=1)
     kind: Literal["interval", "observed_count", "non_inferiority", "max_errored",
-                  "sequential"] = "interval"
+                  "sequential", "max_simulator_failures"] = "interval"
     # A threshold: on a pass rate a fraction in [0, 1] (checked where the policy meets the
     # suite, `check_rule_metrics`), on a quantile a value in the metric's unit.
     min: float | None = Field(default=None, examples=[0.95])
@@ -55,6 +56,8 @@ class Rule(ConfigModel):
     dropped: Literal["count", "ignore"] | None = None
     # kind: max_errored (docs/failures.md#the-error-budget): the most errored executions the
     # run may hold, as a share of its executions (a fraction in [0, 1]) or as a count.
+    # kind: max_simulator_failures (docs/conversations.md#the-simulators-budget): the same
+    # limits, over the run's simulated conversations.
     max_share: float | None = Field(default=None, ge=0, le=1, examples=[0.02])
     max_count: int | None = Field(default=None, ge=0, examples=[0])
     # kind: sequential: the case whose trials it decides, the most trials the rule may take,
@@ -62,24 +65,34 @@ class Rule(ConfigModel):
     case: str | None = Field(default=None, min_length=1)
     trials: int | None = Field(default=None, ge=1, le=SEQUENTIAL_TRIALS_LIMIT, examples=[50])
     level: float | None = Field(default=None, gt=0.5, lt=1, examples=[0.95])
+    # kind: non_inferiority: `any` pairs runs whose simulated users were played by different
+    # simulator definitions (docs/conversations.md#the-simulator-is-part-of-the-measurement).
+    simulator: Literal["any"] | None = None
 
     @property
     def subject(self) -> str:
         """What the rule decides on, as its decision names it: its metric, or `executions`
-        (the run's accounting) for a max_errored rule."""
-        return self.metric if self.metric is not None else ERRORED_SUBJECT
+        (the run's accounting) for a max_errored rule, `conversations` for a
+        max_simulator_failures one."""
+        if self.metric is not None:
+            return self.metric
+        return CONVERSATIONS_SUBJECT if self.kind == "max_simulator_failures" else \
+            ERRORED_SUBJECT
 
     @model_validator(mode="after")
     def _shape(self) -> Rule:
-        if self.kind == "max_errored":
-            return self._errored_shape()
+        if self.simulator is not None and self.kind != "non_inferiority":
+            raise ValueError("simulator: any is for a non_inferiority rule (it pairs runs "
+                             "whose simulators differ)")
+        if self.kind in BUDGET_KINDS:
+            return self._budget_shape()
         if self.metric is None:
             raise ValueError(f"{'an' if self.kind[0] in 'io' else 'a'} {self.kind} rule takes "
                              "metric: the criterion or metric it decides on (e.g. metric: "
                              "answer_correct)")
         if self.max_share is not None or self.max_count is not None:
             raise ValueError("max_share and max_count need kind: max_errored (they bound the "
-                             "run's errored executions)")
+                             "run's errored executions) or kind: max_simulator_failures")
         if self.kind == "sequential":
             return self._sequential_shape()
         for key in ("case", "trials", "level"):
@@ -125,28 +138,47 @@ class Rule(ConfigModel):
                              f"not {self.min:g}")
         return self
 
-    def _errored_shape(self) -> Rule:
+    def _budget_shape(self) -> Rule:
         if self.metric is not None:
-            raise ValueError(ERRORED_NO_METRIC)
+            raise ValueError(budget_no_metric(self.kind))
         for key in ("min", "max", "max_failures", "margin", "dropped"):
             if getattr(self, key) is not None:
-                raise ValueError(f"a max_errored rule takes max_share or max_count, not {key}")
+                raise ValueError(f"a {self.kind} rule takes max_share or max_count, not {key}")
         if (self.max_share is None) == (self.max_count is None):
-            raise ValueError(ERRORED_ONE_LIMIT)
+            raise ValueError(budget_one_limit(self.kind))
         return self
 
 
 ERRORED_SUBJECT = "executions"
 """What a max_errored rule's decision names as its metric: the run's `executions`."""
+CONVERSATIONS_SUBJECT = "conversations"
+"""What a max_simulator_failures rule's decision names: the run's simulated conversations."""
+#: The rules that bound a count of the run's accounting, not a metric.
+BUDGET_KINDS = ("max_errored", "max_simulator_failures")
+#: What each budget counts, and out of what.
+_COUNTED = {"max_errored": ("errored executions", "the run's executions", "executions"),
+            "max_simulator_failures": ("simulated conversations whose simulator failed a "
+                                       "check", "the run's simulated conversations",
+                                       "conversations")}
 
-ERRORED_NO_METRIC = (
-    "a max_errored rule counts the run's errored executions, whatever they were to be judged "
-    "on: it names no metric; remove `metric:`")
 
-ERRORED_ONE_LIMIT = (
-    "a max_errored rule takes exactly one of max_share (the most errored executions as a "
-    "fraction of the run's executions, e.g. max_share: 0.02) and max_count (as a number of "
-    "executions, e.g. max_count: 5)")
+def budget_no_metric(kind: str) -> str:
+    """Why a budget rule names no metric."""
+    counted = _COUNTED[kind][0]
+    return (f"a {kind} rule counts the run's {counted}, whatever they were to be judged on: "
+            "it names no metric; remove `metric:`")
+
+
+def budget_one_limit(kind: str) -> str:
+    """What a budget rule's limit is."""
+    counted, out_of, unit = _COUNTED[kind]
+    return (f"a {kind} rule takes exactly one of max_share (the most {counted} as a fraction "
+            f"of {out_of}, e.g. max_share: 0.02) and max_count (as a number of {unit}, e.g. "
+            "max_count: 5)")
+
+
+ERRORED_NO_METRIC = budget_no_metric("max_errored")
+ERRORED_ONE_LIMIT = budget_one_limit("max_errored")
 
 
 class BaselineChoice(ConfigModel):
@@ -329,8 +361,8 @@ def load_policy(path: Path) -> tuple[Policy, YamlDocument]:
                 file=path,
                 line=doc.line_of(("rules", i, "margin")),
             )
-        if isinstance(rule, dict) and rule.get("kind") == "max_errored":
-            _check_errored_rule(rule, i, doc)
+        if isinstance(rule, dict) and rule.get("kind") in BUDGET_KINDS:
+            _check_budget_rule(rule, i, doc)
         if isinstance(rule, dict) and "slice" in rule:
             raise ConfigError(
                 "a rule cannot name a slice: slices are exploratory and never gate; "
@@ -341,18 +373,21 @@ def load_policy(path: Path) -> tuple[Policy, YamlDocument]:
     return validate_model(Policy, data, doc), doc
 
 
-def _check_errored_rule(rule: dict[str, Any], i: int, doc: YamlDocument) -> None:
-    """A max_errored rule's keys, each refused at its own line with what to write (the model
-    checks the same, without lines, for a policy read back from a stored run)."""
+def _check_budget_rule(rule: dict[str, Any], i: int, doc: YamlDocument) -> None:
+    """A budget rule's keys (max_errored, max_simulator_failures), each refused at its own line
+    with what to write (the model checks the same, without lines, for a policy read back from
+    a stored run)."""
     name = repr(rule.get("id", i + 1))
+    kind = str(rule["kind"])
+    counted, out_of, _ = _COUNTED[kind]
     for key in rule:
         if key == "metric":
-            raise ConfigError(f"rule {name}: {ERRORED_NO_METRIC}", file=doc.path,
+            raise ConfigError(f"rule {name}: {budget_no_metric(kind)}", file=doc.path,
                               line=doc.line_of(("rules", i, key)))
         if key in ("min", "max", "max_failures", "margin", "dropped", "slice"):
             raise ConfigError(
-                f"rule {name}: a max_errored rule takes max_share or max_count, not {key}; "
-                f"write max_share: 0.02 (a fraction of the run's executions) or max_count: 5",
+                f"rule {name}: a {kind} rule takes max_share or max_count, not {key}; "
+                f"write max_share: 0.02 (a fraction of {out_of}) or max_count: 5",
                 file=doc.path, line=doc.line_of(("rules", i, key)))
     share = rule.get("max_share")
     if isinstance(share, int | float) and not isinstance(share, bool) \
@@ -361,22 +396,22 @@ def _check_errored_rule(rule: dict[str, Any], i: int, doc: YamlDocument) -> None
         write = f"write max_share: {fraction}" if fraction is not None else \
             "write a fraction in [0, 1] (max_share: 0.02 allows 2%)"
         raise ConfigError(
-            f"rule {name}: max_share: {share:g} is outside [0, 1]: it is the most errored "
-            f"executions as a fraction of the run's executions; {write}",
+            f"rule {name}: max_share: {share:g} is outside [0, 1]: it is the most {counted} "
+            f"as a fraction of {out_of}; {write}",
             file=doc.path, line=doc.line_of(("rules", i, "max_share")))
     if "max_share" in rule and "max_count" in rule:
-        raise ConfigError(f"rule {name}: {ERRORED_ONE_LIMIT}, not both", file=doc.path,
+        raise ConfigError(f"rule {name}: {budget_one_limit(kind)}, not both", file=doc.path,
                           line=doc.line_of(("rules", i, "max_count")))
     if "max_share" not in rule and "max_count" not in rule \
             and set(rule) <= set(accepted_fields(Rule)):  # (a misspelt key is said first)
-        raise ConfigError(f"rule {name}: {ERRORED_ONE_LIMIT}", file=doc.path,
+        raise ConfigError(f"rule {name}: {budget_one_limit(kind)}", file=doc.path,
                           line=doc.line_of(("rules", i, "kind")))
 
 
 def check_rule_metrics(policy: Policy, doc: YamlDocument, metrics: dict[str, str]) -> None:
     """Every rule names a metric the suite produces; `metrics` maps id → kind (rate, fraction
-    — a pass_hat_k / pass_at_k with k below trials —, or quantile). A max_errored rule names
-    none (it counts the run's errored executions)."""
+    — a pass_hat_k / pass_at_k with k below trials —, or quantile). A budget rule names none
+    (it counts the run's errored executions, or its simulators' failures)."""
     for i, rule in enumerate(policy.rules):
         if rule.metric is None:
             continue
@@ -503,7 +538,7 @@ def stored_policy(data: Any, run: str, metrics: dict[str, str] | None = None) ->
         return policy
     for rule in policy.rules:
         if rule.metric is None:
-            continue  # a max_errored rule names no metric (it counts errored executions)
+            continue  # a max_errored or max_simulator_failures rule names no metric
         kind = metrics.get(rule.metric)
         problem = threshold_problem(rule, kind) if kind is not None else None
         if problem is not None:

@@ -30,6 +30,7 @@ from oloproof.errors import ConfigError
 from oloproof.execution.judging import JudgePanel, VerdictLookup
 from oloproof.execution.resets import StateCopies
 from oloproof.execution.retries import Throttle
+from oloproof.execution.simulating import SimulatorPanel, Users
 from oloproof.execution.suite_to_run import SuiteToRun
 from oloproof.execution.transports.base import Transport
 from oloproof.execution.transports.loop import LoopLanes
@@ -42,13 +43,19 @@ def local_transport(workers: Sequence[Worker], concurrency: int,
     """The transport of the workers in this process: threads for a sync system, tasks for an
     async one; a single lane per worker when it holds a sandbox. A suite with judge criteria
     gets the judges of this process (`judge_share`: how many processes share each judge's
-    concurrency; `verdicts`: the store's judge cache, in the coordinator's process)."""
+    concurrency, and each simulator's; `verdicts`: the store's judge cache, in the
+    coordinator's process), a suite with simulators the simulators of this process, which
+    play its workers' simulated users (docs/conversations.md)."""
     first = workers[0]
     lanes = 1 if first.stateful else max(1, concurrency)
     panel = JudgePanel.of(first.evaluators, judge_share, verdicts)
+    simulators = SimulatorPanel.of(first.simulators, judge_share)
+    if simulators is not None:
+        for worker in workers:
+            worker.users = Users(simulators)
     if first.is_async:
-        return LoopLanes(workers, lanes, panel)
-    return ThreadLanes(workers, lanes, panel)
+        return LoopLanes(workers, lanes, panel, simulators)
+    return ThreadLanes(workers, lanes, panel, simulators)
 
 
 async def open_transport(suite: SuiteToRun, concurrency: int | None = None,
@@ -64,7 +71,8 @@ async def open_transport(suite: SuiteToRun, concurrency: int | None = None,
         # One throttle for all of them: they are one system, called from one process.
         throttle = Throttle() if suite.retries is not None else None
         workers = [Worker(target, suite.evaluators, system.timeout_s, copies,
-                          retries=suite.retries, throttle=throttle)
+                          retries=suite.retries, throttle=throttle,
+                          simulators=suite.config.simulators)
                    for target in suite.targets]
         return local_transport(workers, lanes, verdicts=verdicts)
     if execution.executor == "processes":

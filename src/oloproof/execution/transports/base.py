@@ -18,6 +18,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from oloproof.execution.judging import JudgePanel
 from oloproof.execution.procedure import UnitCalls, failed_unit, judge_asks
+from oloproof.execution.simulating import SimulatorPanel
 from oloproof.execution.units import UnitJob, UnitResult
 from oloproof.execution.worker import Worker
 
@@ -120,12 +121,21 @@ class Busy:
 
 class LocalLanes:
     """What the transports of this process's workers share: the workers, `lanes` per worker,
-    and which workers are running a unit (`Busy`)."""
+    which workers are running a unit (`Busy`), and the simulators that play their cases'
+    users (closed with the transport)."""
 
-    def __init__(self, workers: Sequence[Worker], lanes: int) -> None:
+    def __init__(self, workers: Sequence[Worker], lanes: int,
+                 simulators: SimulatorPanel | None = None) -> None:
         self._workers = list(workers)
         self.lanes = lanes * len(self._workers)
         self._busy = Busy(len(self._workers))
+        self._simulators = simulators
+
+    async def close_simulators(self) -> None:
+        """Close the simulators' clients (once every call is done with them)."""
+        if self._simulators is not None:
+            simulators, self._simulators = self._simulators, None
+            await simulators.close()
 
     @property
     def workers(self) -> int:

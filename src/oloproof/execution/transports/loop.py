@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from oloproof.execution.judging import JudgePanel
 from oloproof.execution.procedure import UnitCalls, judged
+from oloproof.execution.simulating import SimulatorPanel
 from oloproof.execution.transports.base import Judging, LocalLanes, Outbox
 from oloproof.execution.units import UnitJob, UnitResult
 from oloproof.execution.worker import Worker
@@ -22,8 +23,9 @@ class LoopLanes(LocalLanes):
     async Stateful system with 32 workers runs 32 sandboxes at once on this one loop)."""
 
     def __init__(self, workers: Sequence[Worker], lanes: int,
-                 panel: JudgePanel | None = None) -> None:
-        super().__init__(workers, lanes)
+                 panel: JudgePanel | None = None,
+                 simulators: SimulatorPanel | None = None) -> None:
+        super().__init__(workers, lanes, simulators)
         self._jobs: asyncio.Queue[UnitJob | None] = asyncio.Queue()
         self._outbox: Outbox[UnitResult] = Outbox()
         self._tasks: list[asyncio.Task[None]] = []
@@ -56,6 +58,7 @@ class LoopLanes(LocalLanes):
         await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._judging is not None:
             await self._judging.close()
+        await self.close_simulators()
 
     async def _serve(self, at: int) -> None:
         worker = self._workers[at]

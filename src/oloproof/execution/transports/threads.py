@@ -44,6 +44,7 @@ from oloproof.execution.procedure import (
     judged,
     unit_calls,
 )
+from oloproof.execution.simulating import SimulatorPanel
 from oloproof.execution.transports.base import Judging, LocalLanes, Outbox
 from oloproof.execution.units import UnitJob, UnitResult
 from oloproof.execution.worker import Worker
@@ -68,8 +69,9 @@ class ThreadLanes(LocalLanes):
     event loop's thread (see the module docstring)."""
 
     def __init__(self, workers: Sequence[Worker], lanes: int,
-                 panel: JudgePanel | None = None) -> None:
-        super().__init__(workers, lanes)
+                 panel: JudgePanel | None = None,
+                 simulators: SimulatorPanel | None = None) -> None:
+        super().__init__(workers, lanes, simulators)
         self.worker = self._workers[0]  # what every worker shares: timeout, evaluators
         self._jobs: queue.SimpleQueue[UnitJob | None] = queue.SimpleQueue()
         self._outbox: Outbox[UnitCalls | UnitResult] = Outbox()
@@ -117,6 +119,7 @@ class ThreadLanes(LocalLanes):
                 self._jobs.put(None)
         if self._judging is not None:
             await self._judging.close()
+        await self.close_simulators()
 
     # ---- a lane ------------------------------------------------------------------------
 

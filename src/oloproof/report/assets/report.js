@@ -366,6 +366,29 @@
       })));
   }
 
+  /* What broke, the simulators' part: the simulated conversations whose simulator failed a
+   * check, by the first check failed (docs/conversations.md). */
+  function renderSimulatorFailures(c) {
+    if (!c || !c.failures || !Object.keys(c.failures).length) return null;
+    var failed = 0;
+    Object.keys(c.failures).forEach(function (k) { failed += c.failures[k]; });
+    return h("section", { id: "simulator-failures" },
+      h("h2", null, "What broke: the simulator"),
+      h("p", { class: "warning" }, "The simulator failed a check in " + failed + " of " +
+        c.simulated + " simulated conversation(s): the simulator's failure, not the agent's; " +
+        "each case counts as missing for every criterion of the agent (simulator:<check>)."),
+      h("ul", null, Object.keys(c.failures).map(function (k) {
+        // (distinct case ids, the first 20 the run names: analysis/conversations.py)
+        var cases = (c.failed_cases || {})[k] || [], capped = cases.length >= 20;
+        return h("li", { class: "broke-group" }, h("strong", null, k + " × " + c.failures[k]),
+          h("div", null, "cases: ", cases.slice(0, 12).map(function (id, i) {
+            return [i ? ", " : "", caseLink(id)];
+          }), cases.length > 12 ? " (+" + (cases.length - 12) + (capped ? "+" : "") +
+            " more)" : "", c.failures[k] > cases.length && !capped ?
+            " · " + c.failures[k] + " conversations over their trials" : ""));
+      })));
+  }
+
   function renderDecisions() {
     if (LIVE) {  // the rules, each with what it will compare; no state before the run ends
       var pending = (S.policy.rules || []).map(function (r) {
@@ -613,6 +636,38 @@
           cost.length ? h("span", { class: "note" }, " · " + cost.join(" · ")) : null),
         j.shown ? box("What the judge was shown", j.shown) : null);
     }));
+  }
+
+  /* A case's conversation turn by turn, and what the simulator's audit found
+   * (docs/conversations.md). */
+  function renderConversation(c) {
+    var users = (c.turns || []).filter(function (t) {
+      return t.role === "user" && String(t.text || "").trim();
+    }).length;
+    var who = c.user === "simulated" ? "simulated by " + c.simulator + " (seed " + c.seed + ")" :
+      "scripted";
+    var head = who + " · " + users + " user turn" + (users === 1 ? "" : "s") + " · ended " +
+      c.ended + (c.ended === "max_turns" ? " (cut at max_turns " + c.max_turns +
+        ": truncated)" : "");
+    var checks = c.checks || [];
+    return h("div", { id: "panel-conversation" }, h("h3", null, "Conversation"),
+      h("p", { class: "note" }, head),
+      h("table", { class: "conversation" }, h("tbody", null, (c.turns || []).map(function (t) {
+        var said = String(t.text || "").trim() ? t.text : "(no message)";
+        return h("tr", { class: "turn-" + t.role },
+          h("td", { class: "mono" }, t.role), h("td", { class: "turn-text" }, said,
+            t.role === "user" && t.done ? h("span", { class: "note" }, "  [done]") : null));
+      }))),
+      checks.length ? h("div", { class: "error-box" }, h("div", { class: "msg" },
+        "The simulator failed " + checks.map(function (k) { return k.check; }).join(", ") +
+        ": the simulator's failure, not the agent's; every criterion of the agent is missing " +
+        "(simulator:" + checks[0].check + ")"),
+        h("ul", null, checks.map(function (k) { return h("li", null, k.check + ": " + k.why); })))
+        : c.user === "simulated" ? h("p", { class: "note" },
+          "The simulator passed its audit (simulator_error, ended_early, leaked_instructions).")
+          : null,
+      c.instructions ? h("details", null, h("summary", null, "The simulator's instructions"),
+        h("pre", null, c.instructions)) : null);
   }
 
   function renderTransforms() {
@@ -1066,6 +1121,9 @@
     var paths = renderComparedPaths(d.criteria || []);
     if (paths) out.push(paths);
     if (d.source_case) out.push(renderPair(d));
+    if (d.conversation && typeof d.conversation === "object" && !cut.conversation) {
+      out.push(renderConversation(d.conversation));
+    }
     if (Array.isArray(d.judges) && d.judges.length) out.push(renderJudges(d.judges));
     if (Array.isArray(d.replays) && d.replays.length) out.push(renderReplays(d));
     if (d.trajectory && typeof d.trajectory === "object" && !cut.trajectory) {
@@ -1097,6 +1155,7 @@
       "output", "latency_ms", "trajectory", "end_state", "other_artifacts", "facts", "slices",
       "criteria", "errors", "cached", "source_case", "replays", "route", "$cut", "$refs",
       "trials", "parting", "parting_actions", "attempts", "attempt_errors", "judges"];
+    if (!cut.conversation) known.push("conversation");
     Object.keys(d).forEach(function (k) {
       if (known.indexOf(k) < 0 && !isEmpty(d[k])) out.push(box(k, d[k], cut[k]));
     });
@@ -1565,6 +1624,7 @@
     var part = h("div", { id: "summary-part" });
     add(part, renderRescored());
     add(part, renderErrors(S.what_broke));
+    add(part, renderSimulatorFailures(S.conversations));
     (S.warnings || []).forEach(function (w) { add(part, h("p", { class: "warning" }, "Warning: " + w)); });
     // Which of several complete runs of its suite and version this run is (report/reruns.py).
     if (S.record_text) add(part, h("section", { id: "record" }, S.record_text.map(function (l, i) {
@@ -1574,6 +1634,8 @@
       renderExclusions(), renderJudgeChecks(), renderTransforms(), renderSlices()]);
     if (S.executions_text) add(part, [h("h2", null, "Executions"),
       h("p", { id: "executions", class: "mono" }, S.executions_text)]);
+    if (S.conversations_text) add(part, [h("h2", null, "Conversations"),
+      h("p", { id: "conversations", class: "mono" }, S.conversations_text)]);
     add(part, [h("h2", null, "Cache"), renderCache()]);
     if (S.usage_text) add(part, [h("h2", null, "Usage"), h("p", { id: "usage", class: "mono" }, S.usage_text)]);
     return part;
