@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_html import EXAMPLES, Page, _report, browser  # noqa: F401 - the fixture
+from test_html import EXAMPLES, Page, browser, write_report  # noqa: F401 - the fixture
 
 import oloproof
 
@@ -61,7 +61,7 @@ def conversations(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 def test_the_case_panel_shows_the_conversation_turn_by_turn(conversations: Path,
                                                             browser: Any) -> None:  # noqa: F811
-    view = Page(browser, _report(conversations, "report.html"))
+    view = Page(browser, write_report(conversations, "report.html"))
     try:
         check_the_conversation_panels(view)
         view.assert_offline()

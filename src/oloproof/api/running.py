@@ -43,7 +43,7 @@ from oloproof.store.location import open_existing_store
 from oloproof.store.reruns import WHOLE_SUITE
 from oloproof.store.sql import store_error
 from oloproof.store.store import Store
-from oloproof.suite.policy import check_baseline_given
+from oloproof.suite.policy_checks import check_baseline_given
 from oloproof.suite.subset import Selection
 from oloproof.suite.validity import transform_validity
 

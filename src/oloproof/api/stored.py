@@ -23,13 +23,8 @@ from oloproof.api.result import RunResult
 from oloproof.errors import ConfigError
 from oloproof.store.location import find_store, open_existing_store
 from oloproof.store.store import Store
-from oloproof.suite.policy import (
-    Policy,
-    check_baseline_given,
-    check_rule_metrics,
-    load_policy,
-    stored_policy,
-)
+from oloproof.suite.policy import Policy, load_policy
+from oloproof.suite.policy_checks import check_baseline_given, check_rule_metrics, stored_policy
 from oloproof.suite.validity import validity_bound
 
 if TYPE_CHECKING:

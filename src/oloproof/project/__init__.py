@@ -58,7 +58,8 @@ from oloproof.suite.dataset import DatasetIndex, iter_cases, scan_dataset
 from oloproof.suite.json_lines import file_problem
 from oloproof.suite.judge_labels import JudgeLabels
 from oloproof.suite.metamorphic import derive, transform_digest
-from oloproof.suite.policy import Policy, check_rule_cases, check_rule_metrics, load_policy
+from oloproof.suite.policy import Policy, load_policy
+from oloproof.suite.policy_checks import check_rule_cases, check_rule_metrics
 from oloproof.suite.state_files import StateFiles
 from oloproof.suite.subset import Selection
 from oloproof.suite.validity import check_labels_files
