@@ -10,7 +10,7 @@ of the desk (20,000 distinct cases by default, a cold store), reporting per thre
   suite, planning, taking results, tallying, deciding, merging the staged rows); `oloproof.run`
   is imported before the clock starts, so the imports are not in it;
 - `store`: the writer thread (`Writer._write_forever`);
-- `lanes`: the lanes that run the system and judge (`ThreadLanes._serve`), for scale;
+- `lanes`: the lanes that run the system (`ThreadLanes._serve`), for scale;
 - `store_close_s`: the wall time of `Store.close` at the run's end (the last batch, what is
   still staged merged, the writer thread stopped), which the run waits for.
 
@@ -39,7 +39,10 @@ from case_overhead import make_desk
 CHILD = """
 import json, sys, threading, time
 import oloproof
-from oloproof.execution import lanes
+try:
+    from oloproof.execution.transports.threads import ThreadLanes
+except ImportError:  # (a revision before execution/lanes.py became execution/transports/)
+    from oloproof.execution.lanes import ThreadLanes
 from oloproof.store import writer
 
 cpu = {"store": 0.0, "lanes": 0.0}
@@ -56,7 +59,7 @@ def timed(cls, name, label):
                 cpu[label] += time.thread_time() - start
     setattr(cls, name, wrapper)
 
-timed(lanes.ThreadLanes, "_serve", "lanes")
+timed(ThreadLanes, "_serve", "lanes")
 timed(writer.Writer, "_write_forever", "store")
 
 from oloproof.store import store as store_module

@@ -1,4 +1,4 @@
-"""The validating pass over a dataset: `suite.cases.scan_dataset`, per line.
+"""The validating pass over a dataset: `suite.dataset.scan_dataset`, per line.
 
 Every run reads its whole dataset once before the first call (a broken line anywhere stops it
 first), so this pass is a share of every case's coordinator time. The dataset is the desk of
@@ -29,7 +29,8 @@ from case_overhead import make_desk
 CHILD = """
 import json, sys, time
 from pathlib import Path
-from oloproof.suite.cases import StateFiles, scan_dataset
+from oloproof.suite.dataset import scan_dataset
+from oloproof.suite.state_files import StateFiles
 
 path, repeats = Path(sys.argv[1]), int(sys.argv[2])
 best = None

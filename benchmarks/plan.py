@@ -3,8 +3,10 @@
 `rate_projection` finds the smallest total of cases at the current rate that decides a rule by
 doubling and bisecting; a linear scan (one exact interval per total, as the tests' brute force
 does) is the alternative. Reports both for a few rules, in one run; then the total for an 80%
-chance of deciding (`likely_projection`: exact for 0/1 values, simulated for fractions) and the
-Bentkus projection at the same mean (`mean_projection`), with their times. Usage:
+chance of deciding (`assured_projection`, issue 40: the run continued, the rate drawn from its
+confidence distribution; exact for 0/1 values, simulated for fractions — or none, when the run
+leaves more than 20% beyond the threshold) and the Bentkus projection at the same mean
+(`mean_projection`), with their times. Usage:
 python benchmarks/plan.py
 """
 
@@ -13,8 +15,8 @@ from __future__ import annotations
 import time
 
 from oloproof.stats import (
-    exact_interval_at_rate,
-    likely_projection,
+    assured_projection,
+    exact_bounds_at_rate,
     mean_projection,
     rate_projection,
 )
@@ -29,13 +31,13 @@ CASES = [  # (passed, observed, min threshold)
 
 def _scan(passed: int, observed: int, threshold: float) -> int:
     rate, total = passed / observed, 1
-    while exact_interval_at_rate(rate, total, 0.95)[0] < threshold:
+    while exact_bounds_at_rate(rate, total, 0.95)[0] < threshold:
         total += 1
     return total
 
 
 def main() -> None:
-    exact_interval_at_rate(0.5, 10, 0.95)  # import scipy.special before timing anything
+    exact_bounds_at_rate(0.5, 10, 0.95)  # import scipy.special before timing anything
     print("| observed | rule | projected total | projection ms | linear scan ms | ratio |")
     print("|---|---|---|---|---|---|")
     for passed, observed, threshold in CASES:
@@ -71,10 +73,17 @@ def likely() -> None:
             first = mean_projection(rate, 0.95, minimum=threshold)
         first_ms = (time.perf_counter() - start) * 1e3
         start = time.perf_counter()
-        second = likely_projection(rate, 0.95, minimum=threshold, values=values)
+        if values is None:
+            second = assured_projection(0.95, passed=passed, observed=observed,
+                                        minimum=threshold)
+        else:
+            second = assured_projection(0.95, values=values, minimum=threshold)
         second_ms = (time.perf_counter() - start) * 1e3
+        total = "none" if second.total is None else f"{second.total:,}"
+        chance = f"{second.chance:.3f}" if second.chance is not None else \
+            f"at most {second.reachable:.3f}"
         print(f"| {label} | min {threshold} | {first.total:,} | {first_ms:.1f} | "
-              f"{second.total:,} | {second.chance:.3f} | {second.method} | {second_ms:.0f} |")
+              f"{total} | {chance} | {second.method} | {second_ms:.0f} |")
 
 
 if __name__ == "__main__":

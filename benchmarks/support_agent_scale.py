@@ -92,7 +92,8 @@ from pathlib import Path
 from oloproof.analysis.metrics import Analysis
 from oloproof.execution.engine import CHUNK, RunEngine, _batched
 from oloproof.execution.procedure import judged
-from oloproof.project import describe_suite, load_suite
+from oloproof.project import load_suite
+from oloproof.project.describe import describe_suite
 from oloproof.recording.recorder import CaseRecorder, reset_current, set_current
 from oloproof.store.store import Store
 try:
@@ -127,7 +128,12 @@ def once():
     async def make():
         return RunEngine(suite, db, "run_stages")
     engine = asyncio.run(make())
-    engine.analysis = Analysis(_plan(info))
+    if hasattr(engine, "_intake"):  # (the results taken by execution/intake.py)
+        engine.intake = engine._intake(Analysis(_plan(info)))
+        take, in_flight = engine.intake.take, engine.intake.in_flight
+    else:  # (before the engine was split)
+        engine.analysis = Analysis(_plan(info))
+        take, in_flight = engine._take, engine._in_flight
     worker = engine.transport._workers[0]
     parts = ("plan", "run_calls (the calls, system included)", "judge (keep and judge)",
              "take (store rows, tallies)")
@@ -141,7 +147,7 @@ def once():
         del called
         t = clock()
         for result in results:
-            engine._take(result, engine._in_flight.pop(result.unit))
+            take(result, in_flight.pop(result.unit))
         spent[parts[3]] += clock() - t
         del results
     t = clock(); db.flush(wait=True); spent["the writes (no writer thread, no merge)"] = clock() - t

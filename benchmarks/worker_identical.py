@@ -42,7 +42,7 @@ from oloproof.execution.worker import Worker
 from oloproof.project import load_suite
 from oloproof.recording.trajectory import (
     AgentConstraintCheck, AgentStep, AgentTrajectory, TRAJECTORY_KIND)
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 
 suite_path, random_cases, out_path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 out = open(out_path, "w")

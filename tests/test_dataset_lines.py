@@ -1,4 +1,4 @@
-"""A dataset line reads as `json.loads` reads it (suite/cases.py's faster parser), except a
+"""A dataset line reads as `json.loads` reads it (suite/json_lines.py's faster parser), except a
 line json would read otherwise than written — a key given twice in one object, a value the
 store cannot keep — which is refused (LineRefused), never read the way json reads it."""
 
@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from oloproof.storable import MAX_DEPTH
-from oloproof.suite.cases import LineRefused, read_json_line
+from oloproof.suite.json_lines import LineRefused, read_json_line
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers(min_value=-(10**40), max_value=10**40)

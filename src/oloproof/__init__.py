@@ -11,19 +11,36 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from oloproof.errors import ConfigError, OloproofError, RecordingError, StoreError
+# Every error a user can meet (the tree is drawn in errors.py); that module is imported anyway,
+# so they cost nothing to import here.
+from oloproof.errors import (
+    ConfigError,
+    OloproofError,
+    RecordingError,
+    RunStopped,
+    StoreError,
+    TraceError,
+    UnstorableRecording,
+    UsageError,
+)
 from oloproof.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from oloproof.api import (
         RunResult,
+        case_view,
+        case_views,
         compare,
+        flaky_cases,
+        list_cases,
+        list_runs,
         load_case_trials,
         load_run,
         plan,
         redecide,
         run,
         run_async,
+        sample_labels,
         tag,
         write_ci_reports,
     )
@@ -46,13 +63,19 @@ __version__ = "0.1.0"
 # Each lazily imported public name, and the module that defines it.
 _LAZY = {
     "RunResult": "oloproof.api",
+    "case_view": "oloproof.api",
+    "case_views": "oloproof.api",
     "compare": "oloproof.comparison",
+    "flaky_cases": "oloproof.api",
+    "list_cases": "oloproof.api",
+    "list_runs": "oloproof.api",
     "load_case_trials": "oloproof.api",
     "load_run": "oloproof.api",
     "plan": "oloproof.api",
     "redecide": "oloproof.api",
     "run": "oloproof.api",
     "run_async": "oloproof.api",
+    "sample_labels": "oloproof.api",
     "tag": "oloproof.api",
     "write_ci_reports": "oloproof.api",
     "evaluator": "oloproof.evaluators.custom",
@@ -83,17 +106,27 @@ __all__ = [
     "ReplayChange",
     "Replayable",
     "RunResult",
+    "RunStopped",
     "Stateful",
     "StoreError",
+    "TraceError",
+    "UnstorableRecording",
+    "UsageError",
+    "case_view",
+    "case_views",
     "compare",
     "current_case",
     "evaluator",
+    "flaky_cases",
+    "list_cases",
+    "list_runs",
     "load_case_trials",
     "load_run",
     "plan",
     "redecide",
     "run",
     "run_async",
+    "sample_labels",
     "system",
     "tag",
     "write_ci_reports",

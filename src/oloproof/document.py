@@ -769,14 +769,20 @@ class PlanRow(_Model):
     only where every value is 0 or 1 (`values` says in words what a case's value is where they
     are fractions). `total` is the smallest number of observed cases whose interval at the same
     rate would decide the rule, reaching `state`; `more` is `total − observed`; `chance` is
-    the chance that many cases decide it if the true rate is the estimate (about a coin flip).
-    `likely_total` (`likely_more`) is a number of observed cases that decides it with the
-    chance `likely_chance`, at least 0.8, computed as `likely_method` says (exact or
-    simulated). Each is `None` when no number would, or when no projection is made for the
-    rule's kind of metric: `reason` says which, and `note` says it in words.
+    the chance that the run continued to that many cases reaches it (about a coin flip),
+    computed as `chance_method` says, under `chance_assumption`: the rate drawn from what the
+    run says about it (its confidence distribution), the run's observed cases kept. Every
+    chance here is that average, not the chance at one true rate. `likely_total`
+    (`likely_more`) is a number of observed cases that decides it with the chance
+    `likely_chance`, at least 0.8, computed as `likely_method` says (exact or simulated);
+    `reachable` is the most any number of cases could give — the share of the confidence
+    distribution on the estimate's side of the threshold — and when it is not above 0.8 there
+    is no `likely_total`. Each is `None` when no number would, or when no projection is made
+    for the rule's kind of metric: `reason` says which, and `note` says it in words.
     """
 
     _OPTIONAL = frozenset({"total", "more", "state", "estimate", "threshold", "chance",
+                           "chance_method", "chance_assumption", "reachable",
                            "likely_total", "likely_more", "likely_chance", "likely_method",
                            "values"})
 
@@ -791,6 +797,9 @@ class PlanRow(_Model):
     more: int | None = None
     state: RuleState | None = None
     chance: float | None = None
+    chance_method: str | None = None
+    chance_assumption: str | None = None
+    reachable: float | None = None
     likely_total: int | None = None
     likely_more: int | None = None
     likely_chance: float | None = None

@@ -1,5 +1,25 @@
 """One exception hierarchy users can catch, and the kinds of error an execution can have.
 
+Every error Oloproof raises on purpose is one of these, and `oloproof` exports each of them
+(`from oloproof import UsageError`):
+
+* OloproofError            every error raised on purpose: message, file, line, case, field
+  + ConfigError            the suite, policy, dataset or system declaration is not usable (exit 2)
+  + UsageError             a command names what does not exist: a run, a case, a trial (exit 2)
+  + TraceError             a trace cannot be read; names the trace and span too (exit 2)
+  + StoreError             the store cannot be read or written, or has no such run (exit 5)
+  + RecordingError         a system recorded something invalid (raised inside the system)
+  | - UnstorableRecording  what it recorded cannot be stored as it is
+  + RunStopped             the run was interrupted (Ctrl-C); what finished is stored (exit 5)
+
+Three `ValueError` subclasses stand outside the tree because no user meets them: each is
+raised and caught inside Oloproof, and said as one of the errors above or as a case's error
+kind. `oloproof.storable.Unstorable` (a value the store cannot keep) becomes the case's
+`unstorable_output` error; `oloproof.suite.json_lines.LineRefused` (a dataset line or state
+file JSON reads, but not as written) becomes a `ConfigError` naming the file and line;
+`oloproof.state.diff.PatchError` (a state patch that does not fit its state) is only raised on a
+patch Oloproof made itself, so seeing it is a bug in Oloproof.
+
 Every error carries what it concerns (file, line, case, field) so that a message can say where
 the problem is and what to do about it. `ErrorKind` is the closed set of reasons a case's
 execution errored (docs/failures.md#error-kinds), used by the engine, the store, the run
@@ -15,6 +35,19 @@ import os
 from enum import StrEnum
 from pathlib import Path
 
+__all__ = [
+    "ConfigError",
+    "ErrorKind",
+    "OloproofError",
+    "RecordingError",
+    "RunStopped",
+    "StoreError",
+    "TraceError",
+    "UnstorableRecording",
+    "UsageError",
+    "broken_link",
+    "install_extra",
+]
 
 class ErrorKind(StrEnum):
     """Why an execution errored (docs/failures.md#error-kinds): one closed set, stored with

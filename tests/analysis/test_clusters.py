@@ -1,5 +1,5 @@
 """Clustered metrics: the interval over clusters (issue 12, acceptance 7; the Bentkus interval since
-issue 26).
+issue 26; the rate of the cases, over clusters of unequal size, since issue 40).
 
 An audit of the old cluster bootstrap found (a) identical runs gating differently, because
 clusters were resampled in the order cases finished, and (b) coverage below nominal when a
@@ -20,7 +20,12 @@ from hypothesis import strategies as st
 
 from oloproof.analysis.metrics import Analysis, MetricPlan
 from oloproof.analysis.outcome import CaseOutcome
-from oloproof.stats import bentkus_interval, bentkus_lower_bounds, rate_interval
+from oloproof.stats import (
+    bentkus_interval,
+    cluster_ratio_interval,
+    cluster_ratio_lower_bounds,
+    rate_interval,
+)
 
 CRITERIA = ["answer_correct", "polite"]
 
@@ -71,11 +76,11 @@ def test_identical_rows_under_any_completion_order(rng: random.Random) -> None:
     assert _rows(shuffled) == reference
 
 
-def test_the_row_is_the_bentkus_interval_over_cluster_shares() -> None:
+def test_the_row_is_the_rate_of_its_cases_with_an_interval_over_clusters() -> None:
     outcomes = _suite()
     row = _rows(outcomes)[0]
     assert row["id"] == "answer_correct"
-    assert row["method"] == "bentkus"
+    assert row["method"] == "bentkus_ratio"  # clusters of 1 to 4 cases
     assert row["approximate"] is True
     assert row["clusters"] == 42  # 40 named clusters and two clusters of one
     # Worked by hand: per cluster (named or not), passed / observed / missing of criterion 0.
@@ -85,20 +90,34 @@ def test_the_row_is_the_bentkus_interval_over_cluster_shares() -> None:
         cell[0] += o.codes[0] == "P"
         cell[1] += o.codes[0] in "PF"
         cell[2] += o.codes[0] == "M"
-    lower = [cells[c][0] / (cells[c][1] + cells[c][2]) for c in cells]
-    upper = [(cells[c][0] + cells[c][2]) / (cells[c][1] + cells[c][2]) for c in cells]
-    expected = bentkus_interval(lower, upper, 0.95)
+    passed = sum(c[0] for c in cells.values())
+    observed = sum(c[1] for c in cells.values())
+    expected = cluster_ratio_interval([c[0] for c in cells.values()],
+                                      [c[0] + c[2] for c in cells.values()],
+                                      [c[1] + c[2] for c in cells.values()], 0.95,
+                                      observed_sum=passed, observed_cases=observed)
     assert (row["estimate"], row["lower"], row["upper"]) == (
-        expected.estimate, expected.lower, expected.upper)
-    # The counts stay case counts (the N column).
-    assert row["passed"] == sum(o.codes[0] == "P" for o in outcomes)
+        passed / observed, expected.lower, expected.upper)
+    # The counts stay case counts (the N column), and the estimate is their ratio.
+    assert row["passed"] == sum(o.codes[0] == "P" for o in outcomes) == passed
     assert row["missing"] == sum(o.codes[0] == "M" for o in outcomes) > 0
-    # Missing cases bound each cluster's share the worst way on each side: counting them all
-    # as failed, then all as passed, gives a narrower interval on each side.
+    # Missing cases bound each side the worst way: counting them all as failed, then all as
+    # passed, gives a narrower interval on each side.
     as_failed = [_outcome(o.case_id, o.codes.replace("M", "F"), o.cluster) for o in outcomes]
     as_passed = [_outcome(o.case_id, o.codes.replace("M", "P"), o.cluster) for o in outcomes]
     assert row["lower"] <= _rows(as_failed)[0]["lower"]
     assert row["upper"] >= _rows(as_passed)[0]["upper"]
+
+
+def test_clusters_of_one_size_keep_the_bentkus_interval_of_their_shares() -> None:
+    outcomes = [_outcome(f"c{c}-{k}", "PP" if (c + k) % 4 else "FP", f"c{c}")
+                for c in range(30) for k in range(3)]
+    row = _rows(outcomes)[0]
+    shares = [sum((c + k) % 4 != 0 for k in range(3)) / 3 for c in range(30)]
+    expected = bentkus_interval(shares, shares, 0.95)
+    assert (row["method"], row["lower"], row["upper"]) == (
+        "bentkus", expected.lower, expected.upper)
+    assert row["estimate"] == row["passed"] / row["observed"]
 
 
 def test_one_case_per_cluster_keeps_the_exact_interval() -> None:
@@ -129,17 +148,17 @@ def test_clusters_that_always_agree_are_counted_once() -> None:
 # ---- coverage in the audit's settings ---------------------------------------------------------
 
 
-def _cluster_shares(rate: float, correlation: float, rng: np.random.Generator,
-                    repetitions: int) -> npt.NDArray[np.float64]:
-    """Shares of passing cases of 40 clusters of 2–4 cases; within a cluster, cases pass with
-    a common probability drawn from Beta (beta-binomial: intra-cluster correlation ρ =
+def _cluster_passes(rate: float, correlation: float, sizes: npt.NDArray[np.int64],
+                    rng: np.random.Generator, repetitions: int) -> npt.NDArray[np.float64]:
+    """Passing cases of clusters of the given sizes; within a cluster, cases pass with a
+    common probability drawn from Beta (beta-binomial: intra-cluster correlation ρ =
     1 / (a + b + 1)); ρ = 1 means a cluster's cases always agree."""
-    sizes = rng.integers(2, 5, size=(repetitions, 40))
+    shape = (repetitions, sizes.size)
     if correlation >= 1.0:
-        return (rng.uniform(size=(repetitions, 40)) < rate).astype(np.float64)
+        return (rng.uniform(size=shape) < rate) * sizes.astype(np.float64)
     total = 1.0 / correlation - 1.0
-    chance = rng.beta(rate * total, (1.0 - rate) * total, size=(repetitions, 40))
-    return rng.binomial(sizes, chance) / sizes
+    chance = rng.beta(rate * total, (1.0 - rate) * total, size=shape)
+    return rng.binomial(sizes, chance).astype(np.float64)
 
 
 SETTINGS = [(0.75, 0.5), (0.97, 0.8), (0.75, 1.0), (0.97, 1.0)]
@@ -148,12 +167,16 @@ SETTINGS = [(0.75, 0.5), (0.97, 0.8), (0.75, 1.0), (0.97, 1.0)]
 @pytest.mark.parametrize(("rate", "correlation"), SETTINGS)
 def test_coverage_at_least_nominal_in_the_audits_settings(rate: float, correlation: float
                                                           ) -> None:
+    # 40 clusters of 2–4 cases (the audit's shape), the cases' rate estimated.
     rng = np.random.default_rng(int(rate * 1000) + int(correlation * 10))
-    shares = _cluster_shares(rate, correlation, rng, 2000)
-    sums = np.sort(shares, axis=1).sum(axis=1)
-    lower = bentkus_lower_bounds(sums, 40, 0.95)
-    upper = 1.0 - bentkus_lower_bounds(40 - sums, 40, 0.95)
-    one = bentkus_interval(shares[0], shares[0], 0.95)
+    sizes = rng.integers(2, 5, size=40)
+    passes = _cluster_passes(rate, correlation, sizes, rng, 2000)
+    totals = np.sort(passes, axis=1).sum(axis=1)
+    n = float(sizes.sum())
+    lower = cluster_ratio_lower_bounds(totals, sizes, 0.95)
+    upper = 1.0 - cluster_ratio_lower_bounds(n - totals, sizes, 0.95)
+    one = cluster_ratio_interval(passes[0], passes[0], sizes, 0.95,
+                                 observed_sum=float(totals[0]), observed_cases=int(n))
     assert (one.lower, one.upper) == pytest.approx((lower[0], upper[0]), abs=1e-15)
     covered = float(np.mean((lower <= rate) & (rate <= upper)))
     lower_missed = float(np.mean(lower > rate))

@@ -180,7 +180,10 @@ def test_a_dataset_that_is_a_socket_says_so(cli, project):
 def test_a_device_is_named_as_one_without_opening_it(tmp_path, monkeypatch, mode, says):
     """`dataset: /dev/zero` said "file not found" (and reading it would never end). Tested on
     a file whose stat() answers as a device would: no test points at a real device node."""
-    from oloproof.suite import cases
+    from oloproof.errors import ConfigError
+    from oloproof.suite.dataset import scan_dataset
+    from oloproof.suite.json_lines import file_problem
+    from oloproof.suite.state_files import StateFiles
 
     fake = tmp_path / "zero"
     fake.write_text("", encoding="utf-8")
@@ -194,9 +197,9 @@ def test_a_device_is_named_as_one_without_opening_it(tmp_path, monkeypatch, mode
 
     monkeypatch.setattr(Path, "stat", stat_of)
 
-    assert cases.file_problem(fake) == says
-    with pytest.raises(cases.ConfigError, match=f"the dataset {says}"):
-        cases.scan_dataset(fake, cases.StateFiles(tmp_path))
+    assert file_problem(fake) == says
+    with pytest.raises(ConfigError, match=f"the dataset {says}"):
+        scan_dataset(fake, StateFiles(tmp_path))
 
 
 def test_a_missing_dataset_still_says_it_does_not_exist(cli, project):

@@ -1,4 +1,5 @@
-"""The hand-over from a sync system's lanes to the event loop (`execution/lanes.py`).
+"""The hand-over from a sync system's lanes to the event loop (`Outbox`,
+`execution/transports/base.py`).
 
 A lane that finds `AHEAD` units waiting for the loop gives the loop time to take them before it
 adds its own, so lanes that only compute cannot run a whole chunk ahead of the judging; and it
@@ -13,26 +14,26 @@ import time
 
 import pytest
 
-from oloproof.execution import lanes
+from oloproof.execution.transports import base
 
 
-def _put_from_a_lane(outbox: lanes._Outbox[int], item: int, returned: list[float]) -> None:
+def _put_from_a_lane(outbox: base.Outbox[int], item: int, returned: list[float]) -> None:
     outbox.put(item)
     returned.append(time.monotonic())
 
 
-async def _fill(outbox: lanes._Outbox[int], count: int) -> None:
+async def _fill(outbox: base.Outbox[int], count: int) -> None:
     thread = threading.Thread(target=lambda: [outbox.put(i) for i in range(count)])
     thread.start()
     await asyncio.to_thread(thread.join)
 
 
 def test_a_lane_waits_for_the_loop_to_take_what_is_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lanes, "AHEAD_WAIT_SECONDS", 30.0)  # only `ready()` can let it go
+    monkeypatch.setattr(base, "AHEAD_WAIT_SECONDS", 30.0)  # only `ready()` can let it go
 
     async def scenario() -> tuple[bool, float, list[float], list[int], list[int]]:
-        outbox: lanes._Outbox[int] = lanes._Outbox()
-        await _fill(outbox, lanes.AHEAD)  # the lanes are AHEAD units ahead of the loop
+        outbox: base.Outbox[int] = base.Outbox()
+        await _fill(outbox, base.AHEAD)  # the lanes are AHEAD units ahead of the loop
         returned: list[float] = []
         lane = threading.Thread(target=_put_from_a_lane, args=(outbox, -1, returned))
         lane.start()
@@ -45,17 +46,17 @@ def test_a_lane_waits_for_the_loop_to_take_what_is_ahead(monkeypatch: pytest.Mon
 
     waiting, taken_at, returned, first, second = asyncio.run(scenario())
     assert waiting  # it did not add its unit while AHEAD were waiting
-    assert first == list(range(lanes.AHEAD))
+    assert first == list(range(base.AHEAD))
     assert returned and returned[0] >= taken_at  # it went on once the loop took them
     assert second == [-1]
 
 
 def test_a_lane_never_waits_longer_than_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lanes, "AHEAD_WAIT_SECONDS", 0.05)
+    monkeypatch.setattr(base, "AHEAD_WAIT_SECONDS", 0.05)
 
     async def scenario() -> list[int]:
-        outbox: lanes._Outbox[int] = lanes._Outbox()
-        await _fill(outbox, lanes.AHEAD + 3)  # nobody takes: each extra put waits, then adds
+        outbox: base.Outbox[int] = base.Outbox()
+        await _fill(outbox, base.AHEAD + 3)  # nobody takes: each extra put waits, then adds
         return outbox.ready()
 
-    assert asyncio.run(scenario()) == list(range(lanes.AHEAD + 3))
+    assert asyncio.run(scenario()) == list(range(base.AHEAD + 3))

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import oloproof
-from oloproof.execution import executors
+from oloproof.execution import transports
 from oloproof.execution.units import UnitJob, UnitResult
 from oloproof.execution.worker import Worker
 
@@ -75,7 +75,7 @@ def test_a_run_through_pickled_units_gives_the_same_document(
     expected = oloproof.run(threads / "oloproof.yaml", policy=threads / "release.yaml")
 
     PicklingTransport.shipped = []
-    monkeypatch.setattr(executors, "local_transport", PicklingTransport)
+    monkeypatch.setattr(transports, "local_transport", PicklingTransport)
     got = oloproof.run(pickled / "oloproof.yaml", policy=pickled / "release.yaml")
 
     assert _comparable(got, pickled) == _comparable(expected, threads)

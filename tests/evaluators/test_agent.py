@@ -21,7 +21,7 @@ from oloproof.recording.trajectory import (
     AgentStep,
     AgentTrajectory,
 )
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 
 
 def make_case(expected: dict[str, Any] | None = None, source_id: str | None = None) -> Case:

@@ -13,7 +13,7 @@ from oloproof.evaluators.judgment import Judgment
 from oloproof.evaluators.multi_agent import handoffs_of
 from oloproof.evaluators.registry import REGISTRY
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentStep, AgentTrajectory
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 
 PERMISSIONS = {"triage": [], "billing": ["lookup_order", "issue_refund"], "tech": ["search_kb"]}
 

@@ -22,7 +22,7 @@ from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment
 from oloproof.evaluators.registry import REGISTRY
 from oloproof.recording.protocols import STATE_KIND
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 
 INITIAL = {
     "orders": {

@@ -17,7 +17,7 @@ from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment
 from oloproof.evaluators.registry import REGISTRY
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentStep, AgentTrajectory
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 
 
 def sequence(**fields: Any) -> Evaluator:

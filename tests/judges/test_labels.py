@@ -269,3 +269,26 @@ def test_sample_says_when_its_labels_could_never_count(cli: Callable[..., Any],
                        "--seed", "1", "-o", "labels/third.jsonl", cwd=project.root)
     assert code == 0
     assert "give the criterion `labels: labels/third.jsonl`" in " ".join(err.split())
+
+
+def test_sample_labels_from_python_writes_the_sample_and_adds_only_new_text(
+        cli: Callable[..., Any], project: JudgedProject) -> None:
+    import oloproof
+
+    _run_json(cli, project.root)
+    config = str(project.root / "oloproof.yaml")
+    path = project.root / "labels" / "truthful.jsonl"
+
+    made = oloproof.sample_labels("reply_truthful", path, config=config, n=12, seed=5)
+
+    assert not made.extended and len(made.added) == 12 and made.kept == 0
+    assert made.labels.sample["seed"] == 5 and made.labels.sample["cases"] == 24
+    assert path.read_text(encoding="utf-8") == made.labels.text()  # written as returned
+    again = oloproof.sample_labels("reply_truthful", path, config=config)
+    assert again.extended and again.added == [] and again.kept == 12
+    with pytest.raises(oloproof.UsageError, match="seed 5"):
+        oloproof.sample_labels("reply_truthful", path, config=config, seed=6)
+    with pytest.raises(oloproof.UsageError, match="not a judge criterion"):
+        oloproof.sample_labels("answer", project.root / "labels" / "other.jsonl",
+                               config=config, n=3)
+    assert not (project.root / "labels" / "other.jsonl").exists()

@@ -16,7 +16,7 @@ from oloproof.evaluators.base import judge_case
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.registry import REGISTRY
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentStep, AgentTrajectory
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 
 
 def msg(agent: str | None = None) -> dict[str, Any]:

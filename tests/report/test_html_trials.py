@@ -14,7 +14,7 @@ import pytest
 from test_html import ARGS, ARTIFACTS, CHROMIUM, EXAMPLES, Page, _report
 
 import oloproof
-from oloproof.analysis.trials import pass_hat_curve
+from oloproof.analysis.trial_rows import pass_hat_curve
 from oloproof.stats import percent, percent_lower, percent_upper
 
 pytestmark = pytest.mark.slow

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from scale_support import DeskProject, desk_cases, most_at_once
 
-from oloproof.execution.engine import Progress
+from oloproof.execution.intake import Progress
 
 
 def test_an_async_stateful_system_with_32_workers_runs_32_sandboxes_at_once(

@@ -18,8 +18,8 @@ import pytest
 from scale_support import DeskProject, desk_cases, held_desk_cases, wait_until
 
 from oloproof.errors import ConfigError
-from oloproof.execution.engine import Progress
-from oloproof.execution.pool import BATCH_SECONDS
+from oloproof.execution.intake import Progress
+from oloproof.execution.transports.dispatched import BATCH_SECONDS
 
 pytestmark = pytest.mark.slow
 

@@ -20,7 +20,7 @@ import pytest
 from scale_support import DeskProject, desk_cases, held_desk_cases, wait_until
 
 from oloproof.errors import ConfigError
-from oloproof.execution.pool import BATCH_SECONDS
+from oloproof.execution.transports.dispatched import BATCH_SECONDS
 
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 pytest.importorskip("ray")

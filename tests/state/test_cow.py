@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from oloproof.execution.resets import StateCopies
 from oloproof.state import diff as state_diff
 from oloproof.state.cow import CowDict, FrozenDict, cow_copy, frozen
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 
 
 def _base() -> dict[str, Any]:

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from oloproof.analysis.metrics import Analysis, MetricPlan
 from oloproof.analysis.outcome import CaseOutcome
-from oloproof.analysis.trials import TrialMetricSpec, case_values
-from oloproof.stats import bentkus_interval
+from oloproof.analysis.trials import TrialMetricSpec
+from oloproof.stats import cluster_ratio_interval
+from oloproof.stats.pass_k import case_values
 
 
 def _value(metric: str | None, j: int, c: int, n: int) -> Fraction:
@@ -103,10 +104,12 @@ def test_trials_of_cases_in_one_named_cluster_are_estimated_over_clusters():
     (row,), _ = analysis.finish(0.95)
 
     assert row.approximate and row.clusters == 2
-    # Cluster x: mean of 1 and 1/2; the single case y: 0 (a cluster of its own).
-    expected = bentkus_interval([0.75, 0.0], [0.75, 0.0], 0.95)
-    assert (row.lower, row.upper) == (expected.lower, expected.upper)
-    assert row.method == "bentkus"
+    # Cluster x: two cases whose values are 1 and 1/2; the single case y: 0 (a cluster of its
+    # own). The mean of the three cases' values, over two clusters of unequal size.
+    expected = cluster_ratio_interval([1.5, 0.0], [1.5, 0.0], [2, 1], 0.95, observed_sum=1.5,
+                                      observed_cases=3)
+    assert (row.estimate, row.lower, row.upper) == (0.5, expected.lower, expected.upper)
+    assert row.method == "bentkus_ratio"
 
 
 def test_a_case_outside_any_cluster_is_named_by_its_id_whatever_order_cases_finish_in():
@@ -158,6 +161,6 @@ def test_a_case_with_a_failed_trial_is_a_failing_case_once():
 
     analysis.finish(0.95)
 
-    failing = analysis.failing_cases()
+    failing = analysis.first_cases.failing_cases()
     assert failing.total == 1 and [c.case for c in failing.first] == ["a"]
     assert analysis.cases == 1

@@ -49,6 +49,19 @@ def test_flaky_as_json(cli, project):
         "passed": 2, "failed": 1, "missing": 1, "excluded": 0}
 
 
+def test_flaky_cases_from_python_is_what_inspect_flaky_prints(cli, project):
+    import oloproof
+
+    cli("run", cwd=project.root)
+
+    found = oloproof.flaky_cases(config=project.config)
+
+    assert (found.trials, found.total, found.criteria) == (4, 5, ["answer_correct"])
+    assert [f.case for f in found.cases] == ["coin", "gap", "mostly"]
+    printed = cli("inspect", "latest", "--flaky", "--json", cwd=project.root)
+    assert json.loads(printed.out) == found.to_json()
+
+
 def test_flaky_on_a_run_without_trials_says_how_to_get_them(cli, project):
     project.suite["trials"] = 1
     project.suite["metrics"] = []

@@ -188,7 +188,7 @@ def binary_values(passed: int, observed: int, missing: int
 
 
 def specs_of(criteria: Sequence[str], described: dict[str, object]) -> dict[int, JudgeSpec]:
-    """The judge criteria of a stored suite description (`project.describe_suite`)."""
+    """The judge criteria of a stored suite description (`project.describe.describe_suite`)."""
     from oloproof.suite.judge_labels import JudgeLabels
 
     specs: dict[int, JudgeSpec] = {}

@@ -1,10 +1,37 @@
-"""Orders that must not depend on outcomes nor on the order cases finished in."""
+"""Orders that must not depend on outcomes nor on the order cases finished in: case ids as the
+reports list them, slice groups, and digest order."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 
-__all__ = ["digest_order"]
+__all__ = ["case_digest_order", "case_order", "digest_order", "group_order"]
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def case_order(case_id: str) -> tuple[tuple[int, int | str], ...]:
+    """Case ids in natural order (`c2` before `c10`), the order reports list cases in."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part)
+                 for part in _DIGITS.split(case_id) if part)
+
+
+def group_order(key: tuple[int, str]) -> tuple[int, int, str]:
+    """A slice group `(slice position, group)` in the order its rows are listed."""
+    s, group = key
+    # Buckets in their natural order (le_4 < le_8 < gt_8), other values alphabetically.
+    if group.startswith("le_") and group[3:].isdigit():
+        return (s, int(group[3:]), group)
+    if group.startswith("gt_") and group[3:].isdigit():
+        return (s, 1 << 40, group)
+    return (s, 0, group)
+
+
+def case_digest_order(digest: str | None, case_id: str) -> tuple[str, str]:
+    """Cases by their content digests, then ids: the order an interval over cases adds its
+    values in."""
+    return (digest or "", case_id)
 
 
 def digest_order(ids: list[str]) -> list[str]:

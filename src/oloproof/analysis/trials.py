@@ -1,72 +1,40 @@
-"""Repeated trials (docs/reliability.md): each case's trials folded into per-case values, rows over
-cases.
+"""Repeated trials (docs/reliability.md): each case's trials folded, as they complete, into
+counts per criterion.
 
 With `trials: k` every case runs k times and every criterion judges every trial. Trials of one
 case are not independent, cases are; so a case's trials are folded, as they complete, into
-counts per criterion — `c` passed, `f` failed, `m` missing (or errored), `x` excluded — and
-every interval is taken over cases:
-
-- the criterion itself: the case's value is ``c / n`` (``n = c + f + m``, excluded trials do
-  not count), its share of passing trials;
-- `pass_hat_k` with ``k: j``: ``C(c, j) / C(n, j)``, the unbiased estimate of the chance that
-  j fresh trials all pass (τ-bench's pass^j);
-- `pass_at_k` with ``k: j``: ``1 − C(n − c, j) / C(n, j)``, that at least one of j passes.
-
-Missing trials are resolved the worst way for the case's lower value (``c``) and the best way
-for its upper value (``c + m``); a case is *observed* for a metric when the two agree (pass^4
-with one trial failed is 0 whatever the missing trials did) and *missing* otherwise. A case
-with every trial excluded is excluded. A case with fewer counted trials than ``j`` has no
-pass^j estimate: it is missing (`too_few_trials`), never dropped. Where every value is 0 or 1
-(pass^k / pass@k with j = k) the interval is the exact one over cases
-(docs/concepts.md#pass-rates-exact-intervals-with-missing-cases); where values are
-fractions it is the Bentkus interval (`oloproof.stats.bentkus_interval`), which reads the
-values only through their sum: the same suite always gives the same interval whatever order
-its trials finished in. (Rows are still taken in the order of their cases' digests, so that
-every floating-point sum is added up in one order.) With declared clusters, a case outside any
-is a cluster of its own named by its id — never by its row, which fills in finishing order.
+counts per criterion — `c` passed, `f` failed, `m` missing (or errored), `x` excluded — from
+which each case's value is computed (`oloproof.stats.pass_k`: its share of passing trials,
+pass^j, pass@j) and every interval is taken over cases (analysis/trial_rows.py).
 
 Memory stays flat in the number of trials: a case's trials are dispatched one after another
 and folded as soon as the last one is in, so only the cases in flight are held trial by trial;
 the suite keeps three small counts per case and criterion.
 
 Slices: a trial joins the group its own trajectory puts it in (two trials of one case may land
-in different `first_tool` groups). A group's row is over the cases with a trial in it, each
-case's value its share among *those* trials — again one value per case, cases independent, so
-the Bentkus interval over cases applies. Rows are never tested against the rest of the suite
-(the Fisher test of docs/concepts.md#slices-are-exploratory-and-never-gate assumes independent
-cases; a group's trials are not).
-
-Quantile metrics count each trial's value and are clustered by case:
-`oloproof.stats.clustered_quantile_interval`, valid for every number of cases (not
-approximate).
+in different `first_tool` groups); a group keeps, for each case with a trial in it, the counts
+of *those* trials. Quantile metrics keep each trial's value, case by case.
 """
 
 from __future__ import annotations
 
-import math
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from oloproof.analysis.ordering import case_digest_order
 from oloproof.analysis.outcome import CaseOutcome
 
-if TYPE_CHECKING:  # NumPy and the statistics are imported when a run is analysed, not before
+if TYPE_CHECKING:  # NumPy is imported when a run is analysed, not before
     import numpy as np
     import numpy.typing as npt
 
-    from oloproof.stats.quantile import QuantileInterval
-
-    FloatArray = npt.NDArray[np.float64]
     IntArray = npt.NDArray[np.int64]
 
 #: The reason a trial that never ran (a stopped or incomplete run) is missing.
 TRIAL_NOT_RUN = "trial_not_run"
-#: The reason a case with fewer counted trials than a pass^j / pass@j's j is missing.
-TOO_FEW_TRIALS = "too_few_trials"
-PASS_HAT_K = "pass_hat_k"
-PASS_AT_K = "pass_at_k"
 
 
 @dataclass(frozen=True)
@@ -111,73 +79,6 @@ class CaseTrials:
     source: str | None = None
     cluster: str | None = None
     errors: tuple[str, ...] = ()  # error kinds of its errored trials
-
-
-# ---- per-case values -------------------------------------------------------------------------
-
-
-def _ratio_table(j: int, n: int, complement: bool) -> FloatArray:
-    """``C(a, j) / C(n, j)`` (or ``1 −`` it, with `complement`) for a = 0 … n, from exact
-    integers divided once, so each value is the correctly rounded float of the fraction."""
-    import numpy as np
-    whole = math.comb(n, j)
-    if complement:
-        return np.asarray([(whole - math.comb(a, j)) / whole for a in range(n + 1)],
-                          dtype=np.float64)
-    return np.asarray([math.comb(a, j) / whole for a in range(n + 1)], dtype=np.float64)
-
-
-@dataclass
-class CaseValues:
-    """A metric's per-case values over some cases: each case's lowest and highest possible
-    value, and whether it counts (not excluded) and is observed (the two agree)."""
-
-    lower: FloatArray
-    upper: FloatArray
-    counted: npt.NDArray[np.bool_]
-    observed: npt.NDArray[np.bool_]
-    too_few: npt.NDArray[np.bool_]
-
-
-def case_values(c: IntArray, f: IntArray, m: IntArray, metric_type: str | None,
-                j: int = 1) -> CaseValues:
-    """Per-case values of docs/reliability.md#what-passk-means from per-case counts (arrays over
-    cases).
-
-    `metric_type` None is the criterion itself (``c / n``); `pass_hat_k` and `pass_at_k` take
-    ``j``. Missing trials give the lower value from ``c`` and the upper from ``c + m``.
-    """
-    import numpy as np
-    n = c + f + m
-    counted = n > 0
-    lower = np.zeros(n.shape, dtype=np.float64)
-    upper = np.ones(n.shape, dtype=np.float64)
-    too_few = np.zeros(n.shape, dtype=bool)
-    if metric_type is None:
-        safe = np.where(counted, n, 1)
-        lower = np.where(counted, c / safe, 0.0)
-        upper = np.where(counted, (c + m) / safe, 1.0)
-        observed = counted & (m == 0)
-        return CaseValues(lower, upper, counted, observed, too_few)
-    too_few = counted & (n < j)
-    able = counted & ~too_few
-    for size in np.unique(n[able]):
-        table = _ratio_table(j, int(size), complement=metric_type != PASS_HAT_K)
-        rows = able & (n == size)
-        if metric_type == PASS_HAT_K:
-            lower[rows] = table[c[rows]]
-            upper[rows] = table[(c + m)[rows]]
-        else:  # 1 − C(n − c, j) / C(n, j), and n − c = f + m
-            lower[rows] = table[(f + m)[rows]]
-            upper[rows] = table[f[rows]]
-    # Exactly (not by comparing floats): the two ends agree when nothing is missing, or when
-    # both binomials are 0 — fewer than j trials could still pass (pass^j) or fail (pass@j).
-    if metric_type == PASS_HAT_K:
-        settled = (m == 0) | (c + m < j)
-    else:
-        settled = (m == 0) | (f + m < j)
-    observed = able & settled
-    return CaseValues(lower, upper, counted, observed, too_few)
 
 
 # ---- folding a case's trials -----------------------------------------------------------------
@@ -243,10 +144,6 @@ def _add_quantile(case: _QuantileCase, value: QuantileValue) -> None:
 # ---- the suite's table of cases --------------------------------------------------------------
 
 
-def _order_key(digest: str | None, case_id: str) -> tuple[str, str]:
-    return (digest or "", case_id)
-
-
 class _CaseTable:
     """Per-case counts (P, F, M per criterion; excluded = trials − the rest), compactly."""
 
@@ -289,7 +186,7 @@ class _CaseTable:
     def order(self, rows: Sequence[int] | None = None) -> list[int]:
         """Rows (all, or those given) in the order of their cases' digests (then ids)."""
         chosen = range(len(self.ids)) if rows is None else rows
-        return sorted(chosen, key=lambda r: _order_key(self.digests[r], self.ids[r]))
+        return sorted(chosen, key=lambda r: case_digest_order(self.digests[r], self.ids[r]))
 
 
 @dataclass
@@ -427,111 +324,3 @@ def iter_case_trials(outcomes: Iterable[CaseOutcome], criteria: int, trials: int
             done.clear()
     folding.finish_pending()
     yield from done
-
-
-# ---- intervals over cases --------------------------------------------------------------------
-
-
-@dataclass
-class RateOverCases:
-    """A metric's figures over cases: estimate, interval, method, case counts."""
-
-    estimate: float | None
-    lower: float | None
-    upper: float | None
-    method: str
-    cases: int        # counted (not excluded)
-    observed: int     # cases whose value is settled
-    passed: int       # observed cases whose value is 1
-    missing: int      # cases whose value missing trials could change
-    excluded: int     # cases with every trial excluded
-    clusters: int | None = None  # set when the interval is over clusters (approximate)
-
-
-def rate_over_cases(values: CaseValues, order: Sequence[int], level: float, *, binary: bool,
-                    clusters: Sequence[str] | None = None) -> RateOverCases:
-    """The interval over cases given in `order` (indices into `values`;
-    docs/reliability.md#why-every-interval-is-over-cases).
-
-    `binary` (every value 0 or 1 by construction): the exact interval over cases
-    (docs/concepts.md#pass-rates-exact-intervals-with-missing-cases). Else the
-    Bentkus interval over the cases' lower and upper values (`oloproof.stats.bentkus`), which
-    depends only on their sums. With `clusters` (one cluster name per case: its declared
-    cluster, or its own id) and some cluster counting two cases or more: the same interval over
-    cluster means (docs/concepts.md#clusters). `order` only fixes the order floating-point sums
-    are taken in; the figures depend on which cases are in, never on the order they finished.
-    """
-    import numpy as np
-
-    from oloproof.stats import bentkus_interval, rate_interval
-    idx = np.asarray(order, dtype=np.int64)
-    counted = values.counted[idx] if idx.size else np.zeros(0, dtype=bool)
-    idx = idx[counted]
-    observed = values.observed[idx]
-    lower, upper = values.lower[idx], values.upper[idx]
-    n_obs = int(observed.sum())
-    passed = int((observed & (lower == 1.0)).sum())
-    excluded = int(len(order) - idx.size)
-    base = dict(cases=int(idx.size), observed=n_obs, passed=passed,
-                missing=int(idx.size - n_obs), excluded=excluded)
-    if clusters is not None and idx.size:
-        ids = [clusters[i] for i in idx.tolist()]
-        if len(set(ids)) < len(ids):
-            return _over_clusters(ids, lower, upper, level, base)
-    if binary:
-        interval = rate_interval(passed, n_obs, int(idx.size - n_obs), level)
-        return RateOverCases(interval.estimate, interval.lower, interval.upper,
-                             interval.method, **base)
-    mean = bentkus_interval(lower, upper, level)
-    return RateOverCases(mean.estimate, mean.lower, mean.upper, mean.method, **base)
-
-
-def cluster_names(clusters: Sequence[str | None], ids: Sequence[str]) -> list[str]:
-    """Each case's cluster for an interval over clusters: its declared cluster, or — outside
-    any — a cluster of its own named by its id (a case id that is also a declared cluster's
-    name joins it, as in a run without trials). Never a row number: rows fill in the order
-    cases finish."""
-    return [cluster if cluster is not None else case_id
-            for cluster, case_id in zip(clusters, ids, strict=True)]
-
-
-def _over_clusters(ids: list[str], lower: FloatArray, upper: FloatArray, level: float,
-                   base: dict[str, int]) -> RateOverCases:
-    import numpy as np
-
-    from oloproof.stats import bentkus_interval
-    names, where = np.unique(np.asarray(ids, dtype=str), return_inverse=True)
-    where = where.reshape(-1)
-    size = np.bincount(where, minlength=names.size).astype(np.float64)
-    low = np.bincount(where, weights=lower, minlength=names.size) / size
-    high = np.bincount(where, weights=upper, minlength=names.size) / size
-    mean = bentkus_interval(low, high, level)
-    return RateOverCases(mean.estimate, mean.lower, mean.upper, mean.method, **base,
-                         clusters=int(names.size))
-
-
-def quantile_over_cases(cases: Sequence[Any], q: float, level: float) -> QuantileInterval:
-    """A quantile over every trial's value, clustered by case (cases in the caller's order)."""
-    from oloproof.stats.clustered_quantile import clustered_quantile_interval
-    return clustered_quantile_interval([c.values for c in cases], [c.missing for c in cases],
-                                       q, level)
-
-
-def pass_hat_curve(cases: Sequence[CaseTrials], criterion: int, level: float
-                   ) -> list[RateOverCases]:
-    """pass^j for j = 1 … trials of one criterion, each with its interval over cases (what the
-    HTML report draws against j): exact where j = trials, Bentkus below."""
-    import numpy as np
-    trials = max((c.trials for c in cases), default=1)
-    ordered = sorted(cases, key=lambda c: _order_key(c.digest, c.case_id))
-    counts = [c.counts[criterion] for c in ordered]
-    passed = np.asarray([c.passed for c in counts], dtype=np.int64)
-    failed = np.asarray([c.failed for c in counts], dtype=np.int64)
-    missing = np.asarray([c.missing for c in counts], dtype=np.int64)
-    clusters = [c.cluster for c in ordered]
-    order = list(range(len(ordered)))
-    named = any(c is not None for c in clusters)
-    names = cluster_names(clusters, [c.case_id for c in ordered]) if named else None
-    return [rate_over_cases(case_values(passed, failed, missing, PASS_HAT_K, j), order, level,
-                            binary=j == trials, clusters=names)
-            for j in range(1, trials + 1)]

@@ -1,19 +1,64 @@
 """The library surface the command line is a thin layer over
-(docs/getting-started.md#the-same-from-python).
+(docs/getting-started.md#the-same-from-python): every command is one of these calls, in the
+same words.
 
 `run()` does everything `oloproof run` does and returns a RunResult; `load_run()` reads a stored
-run; `redecide()` decides a stored run under another policy without running anything.
+run; `redecide()` decides a stored run under another policy without running anything;
+`list_runs()` is `oloproof runs`, and `list_cases()`, `case_view()`, `case_views()` and
+`flaky_cases()` are what `oloproof cases` and `oloproof inspect` show of a run's cases.
 
 The package is in parts, each importing only the ones below it: `result` (`RunResult`),
 `deciding` (a run document from an analysis), `running` (`run`, `run_async`), `stored` (stored
-runs: `load_run`, `tag`, `redecide`, `plan`) and `reports` (`write_html_report`,
-`write_ci_reports`). Importing it imports what a run needs to start its first cases, no more.
+runs: `list_runs`, `load_run`, `tag`, `redecide`, `plan`), `cases` (a stored run's cases:
+`list_cases`, `case_view`, `case_views`, `flaky_cases`, `sample_labels`) and `reports`
+(`write_html_report`, `write_ci_reports`). Importing it imports what a run needs to start its
+first cases, no more.
+
+Example: the starter project `oloproof init` makes, copied into a new folder, run, then read
+back as `oloproof runs`, `oloproof cases` and `oloproof inspect` read it (a few seconds).
+
+>>> import shutil, tempfile
+>>> from importlib.resources import files
+>>> import oloproof
+>>> folder = tempfile.mkdtemp()
+>>> _ = shutil.copytree(files("oloproof") / "examples" / "starter", folder, dirs_exist_ok=True)
+>>> config = f"{folder}/oloproof.yaml"
+>>> result = oloproof.run(config, policy=f"{folder}/release.yaml")
+>>> result.status, str(result.gate.action), int(result.gate.exit_code)
+('complete', 'ALLOW', 0)
+>>> [run["run_id"] for run in oloproof.list_runs(config=config)] == [result.run_id]
+True
+>>> answer = oloproof.load_run("latest", config).metric("answer_correct")
+>>> answer.passed, answer.observed, f"{answer.lower:.3f}"
+(33, 33, '0.894')
+>>> cases = oloproof.list_cases(config=config)
+>>> cases.total, cases.criteria[0], cases.cases[0].case, cases.cases[0].codes
+(33, 'answer_correct', 'req-001', 'PPPP')
+>>> oloproof.list_cases(config=config, failures=True).cases
+[]
+>>> view = oloproof.case_view("req-001", config=config)
+>>> [(c["criterion"], c["verdict"]) for c in view["criteria"]][:2]
+[('answer_correct', 'passed'), ('agent_tool_lookup_order_called', 'passed')]
+>>> oloproof.case_view("req-999", config=config)
+Traceback (most recent call last):
+  ...
+oloproof.errors.UsageError: run run_... has no case 'req-999'; ...lists its case ids
+>>> shutil.rmtree(folder)
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from oloproof.api.cases import (
+    CaseList,
+    FlakyCases,
+    case_view,
+    case_views,
+    flaky_cases,
+    list_cases,
+    sample_labels,
+)
 from oloproof.api.reports import write_ci_reports, write_html_report
 from oloproof.api.result import RunResult
 from oloproof.api.running import new_run_id as new_run_id
@@ -21,6 +66,7 @@ from oloproof.api.running import open_store as open_store
 from oloproof.api.running import run, run_async
 from oloproof.api.stored import (
     Tagged,
+    list_runs,
     load_case_trials,
     load_run,
     plan,
@@ -35,8 +81,6 @@ from oloproof.store.location import find_store
 if TYPE_CHECKING:
     from oloproof.comparison.stored import compare
     from oloproof.document import Comparison, Plan, RunDocument
-
-
 
 
 def __getattr__(name: str) -> Any:
@@ -55,7 +99,8 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "Comparison", "ConfigError", "Plan", "RunDocument", "RunResult", "Tagged", "compare",
-    "find_store", "load_case_trials", "load_run", "plan", "redecide", "run", "run_async", "tag",
-    "write_ci_reports", "write_html_report",
+    "CaseList", "Comparison", "ConfigError", "FlakyCases", "Plan", "RunDocument", "RunResult",
+    "Tagged", "case_view", "case_views", "compare", "find_store", "flaky_cases", "list_cases",
+    "list_runs", "load_case_trials", "load_run", "plan", "redecide", "run", "run_async",
+    "sample_labels", "tag", "write_ci_reports", "write_html_report",
 ]

@@ -96,7 +96,8 @@ def _decide(
     from oloproof.report.limits import limits_for
 
     metrics, slices = analysis.finish(policy.confidence_level)
-    analysis.attach_missing_examples(metrics, _missing_messages(db, analysis, suite_info, errors))
+    analysis.first_cases.attach_missing_examples(
+        metrics, _missing_messages(db, analysis, suite_info, errors))
     checked = {v.transform: v.checked for v in validity}
     if baseline is None and policy.compares:
         raise ConfigError("the policy has a non_inferiority rule, and no baseline run was "
@@ -139,7 +140,7 @@ def _decide(
         errors=errors,
         warnings=warnings,
         limits=limits_for(suite_info),
-        failing_cases=analysis.failing_cases(),
+        failing_cases=analysis.first_cases.failing_cases(),
         trials=int(suite_info.get("trials", 1)) if int(suite_info.get("trials", 1)) > 1
         else None,
         execution=execution if execution is not None else _stored_execution(suite_info),
@@ -168,7 +169,7 @@ def _missing_messages(
     """The error text of the first case missing for each reason, where there is one: the case's
     own error for an errored case, else the `error` its judgment kept (an evaluator that
     raised)."""
-    examples = analysis.missing_examples()
+    examples = analysis.first_cases.missing_examples()
     if not examples:
         return {}
     case_errors: dict[str, str] = {}

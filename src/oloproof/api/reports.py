@@ -33,6 +33,12 @@ def write_html_report(
     (docs/compare.md#both-runs-side-by-side-the-html-report): the broken cases first, each opening
     both runs' case panels side by side; a reference naming the run itself means the newest run
     before it.
+
+    Raises:
+        UsageError: `path` cannot be written as a file (checked before the store is read), or
+            `run_ref` or `baseline` names no stored run.
+        StoreError: no store, or no run stored yet.
+        OloproofError: writing `path` failed (its message says why).
     """
     # Imported here: the report's modules are not needed by a run.
     from oloproof.report.html import render_page
@@ -61,7 +67,14 @@ def write_ci_reports(
 ) -> list[Path]:
     """Write a run's (or a comparison's) results where CI systems read them (docs/ci.md): JUnit
     XML to `junit`, GitHub-flavoured Markdown to `markdown`. A run's cases are read from the
-    store, like every report. Returns the paths written."""
+    store, like every report. Returns the paths written.
+
+    Raises:
+        UsageError: a path cannot be written as a file (both are checked before either is
+            written).
+        StoreError: a run's cases cannot be read from the store.
+        OloproofError: writing a file failed (its message says why).
+    """
     from oloproof.document import Comparison
     from oloproof.report.junit import case_records, comparison_junit, run_junit
     from oloproof.report.markdown import comparison_markdown, run_markdown

@@ -24,9 +24,11 @@ from oloproof.analysis.metrics import Analysis
 from oloproof.api.deciding import _check_baseline, _compare_stored, _decide, _plan
 from oloproof.api.result import RunResult
 from oloproof.errors import RunStopped, UsageError
-from oloproof.execution.engine import Progress, RunEngine
-from oloproof.execution.executors import open_transport
-from oloproof.project import LoadedSuite, describe_suite, load_suite
+from oloproof.execution.engine import RunEngine
+from oloproof.execution.intake import Progress
+from oloproof.execution.transports import open_transport
+from oloproof.project import LoadedSuite, load_suite
+from oloproof.project.describe import describe_suite
 from oloproof.store.sql import store_error
 from oloproof.store.store import Store
 from oloproof.suite.policy import check_baseline_given
@@ -244,16 +246,20 @@ def run(
     `baseline` (a run reference) is the run `non_inferiority` rules compare with, instead of
     the policy's `baseline:` (docs/compare.md#which-run-is-the-baseline); the run being made counts
     as `latest`, so `latest~1` — or `latest`, which cannot name the run itself — is the newest run
-    before it. A baseline that does not exist, is of another project or shares no case id with the
-    suite raises UsageError before any system call.
+    before it.
 
-    Raises ConfigError before any system call when the configuration is wrong, and RunStopped
-    when interrupted (what finished is stored and reused by the next run). `store` moves the
-    store for this run (default: $OLOPROOF_STORE, else `store:` in the suite, else
-    `.oloproof/store.sqlite` beside it). An unexpected error marks the run `failed` and is
+    `store` moves the store for this run (default: $OLOPROOF_STORE, else `store:` in the suite,
+    else `.oloproof/store.sqlite` beside it). An unexpected error marks the run `failed` and is
     raised as it is. Inside a running event loop, use `run_async` instead (`run` refuses
     before it loads or stores anything). The interpreter is left as it was found: no garbage
     collector, thread switch interval or signal handler is changed.
+
+    Raises:
+        ConfigError: the configuration is wrong; before any system call.
+        UsageError: inside a running event loop; or a baseline that does not exist, is of
+            another project or shares no case id with the suite; before any system call.
+        StoreError: the store cannot be opened or written.
+        RunStopped: interrupted (Ctrl-C); what finished is stored and reused by the next run.
     """
     _refuse_running_loop("run")
     job = _Run(config, policy, no_cache=no_cache, concurrency=concurrency,
@@ -287,6 +293,13 @@ async def run_async(
     awaiting task stops the run: it is marked `stopped`, what finished is stored, and the
     cancellation goes on. Loading the suite and opening the store happen before the first
     await, as in `run`.
+
+    Raises:
+        ConfigError: the configuration is wrong; before any system call.
+        UsageError: a baseline that does not exist, is of another project or shares no case
+            id with the suite; before any system call.
+        StoreError: the store cannot be opened or written.
+        RunStopped: interrupted (Ctrl-C); what finished is stored.
     """
     job = _Run(config, policy, no_cache=no_cache, concurrency=concurrency,
                on_progress=on_progress, on_start=on_start, store=store, trials=trials,

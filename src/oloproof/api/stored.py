@@ -1,10 +1,11 @@
-"""Stored runs: reading one (`load_run`, `stored_document`, `load_case_trials`), tagging one
-(`tag`), and deciding one again without running anything (`redecide`, `plan`). Every function
-here reads the store; only `tag` writes, and only the tag.
+"""Stored runs: listing them (`list_runs`), reading one (`load_run`, `stored_document`,
+`load_case_trials`), tagging one (`tag`), and deciding one again without running anything
+(`redecide`, `plan`). Every function here reads the store; only `tag` writes, and only the tag.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,31 @@ def _open_existing(config: str | Path, store: str | Path | None) -> Store:
     return open_existing_store(config, store)
 
 
+def list_runs(
+    limit: int | None = 20, config: str | Path = "oloproof.yaml", store: str | Path | None = None,
+) -> list[dict[str, Any]]:
+    """The project's stored runs, newest first, at most `limit` of them (None: all), as
+    `oloproof runs` lists them: each a dict of `run_id`, `project`, `started_at`,
+    `finished_at` (Unix times), `status` (`complete`, `stopped`, …: a `running` run whose
+    process is gone is `incomplete`), `pid`, `host`, `system_name`, `system_version`,
+    `n_cases`, `trials`, `tags` and `summary` (the run document as JSON; None for a run that
+    did not complete). A project that has run nothing yet has no store, and no runs: `[]`.
+
+    Raises:
+        ConfigError: there is no store and no suite file `config` either (and no `store` or
+            $OLOPROOF_STORE names one): not a project directory.
+        StoreError: the store cannot be read.
+    """
+    path = find_store(config, store)
+    if not path.is_file():
+        if store is None and not Path(config).is_file() and not os.environ.get("OLOPROOF_STORE"):
+            raise ConfigError(f"no {config} here; run this in a project directory (or pass "
+                              "--config / --store)")
+        return []
+    with Store(path, read_only=True) as db:
+        return db.list_runs(limit)
+
+
 @dataclass(frozen=True)
 class Tagged:
     """What `tag` did: the run now tagged `name`, and the run the tag was on before (None if
@@ -51,8 +77,12 @@ def tag(
 ) -> Tagged:
     """Tag a stored run `name`, as `oloproof tag RUN NAME` does: `baseline: {tag: NAME}` (or
     `--baseline tag:NAME`, or `tag:NAME` wherever a run is named) then names it. A tag is on one
-    run at a time: tagging another run moves it. Writes only the tag; a UsageError for a name
-    that cannot be a tag, a StoreError when no store or no such run exists."""
+    run at a time: tagging another run moves it. Writes only the tag.
+
+    Raises:
+        StoreError: no store, or no run stored yet.
+        UsageError: `ref` names no stored run, or `name` cannot be a tag.
+    """
     path = find_store(config, store)
     if not path.is_file():
         raise StoreError("no store here yet: run `oloproof run` in the project directory "
@@ -66,7 +96,12 @@ def tag(
 def load_run(
     ref: str = "latest", config: str | Path = "oloproof.yaml", store: str | Path | None = None
 ) -> RunResult:
-    """Read a stored run (`latest`, `latest~N`, or a unique prefix or suffix of its id)."""
+    """Read a stored run (`latest`, `latest~N`, or a unique prefix or suffix of its id).
+
+    Raises:
+        StoreError: no store, or no run stored yet.
+        UsageError: `ref` names no stored run (or several).
+    """
     with _open_existing(config, store) as db:
         record = db.run_record(db.resolve_run(ref))
         return RunResult(_document_of(db, record), [],
@@ -76,7 +111,11 @@ def load_run(
 def stored_document(db: Store, run_id: str) -> RunDocument:
     """The run document of a stored run, on a store already open (`oloproof view` reads it
     so): the stored one, or for a run without one (running, or it did not complete) the
-    cases stored so far analysed and decided as `load_run` does. Writes nothing."""
+    cases stored so far analysed and decided as `load_run` does. Writes nothing.
+
+    Raises:
+        UsageError: no run `run_id` is stored.
+    """
     return _document_of(db, db.run_record(run_id))
 
 
@@ -87,8 +126,8 @@ def _document_of(db: Store, record: dict[str, Any]) -> RunDocument:
         document = RunDocument.model_validate(record["summary"])
         document.status = RunStatus(record["status"])  # live: running, incomplete, stopped
         if document.failing_cases is None:  # stored before documents named failing cases
-            document.failing_cases = _reanalyse(db, record["run_id"],
-                                                record["suite"]).failing_cases()
+            reanalysed = _reanalyse(db, record["run_id"], record["suite"])
+            document.failing_cases = reanalysed.first_cases.failing_cases()
         return document
     # An incomplete run: decide what was stored, and say that it did not complete.
     suite_info, policy = record["suite"], stored_policy(record["policy"], record["run_id"])
@@ -122,9 +161,13 @@ def load_case_trials(
 
     Each `CaseTrials` holds, per criterion (in the suite's `criteria` order), the case's
     passed, failed, missing (errored or never run) and excluded trials — the `c`, `f`, `m`
-    and `x` every per-case value is computed from (`oloproof.analysis.trials.case_values`),
+    and `x` every per-case value is computed from (`oloproof.stats.pass_k.case_values`),
     with the case's digest (the order intervals take cases in). A run without trials gives
     one trial per case. Reads only the stored run.
+
+    Raises:
+        StoreError: no store, or no run stored yet.
+        UsageError: `ref` names no stored run (or several).
     """
     from oloproof.analysis.trials import iter_case_trials
 
@@ -147,6 +190,13 @@ def redecide(
     `baseline` (a run reference) is the run `non_inferiority` rules compare with, instead of
     the policy's `baseline:`; a reference that names the run itself (`latest` for `gate
     latest`) means the newest run before it (docs/compare.md#which-run-is-the-baseline).
+
+    Raises:
+        ConfigError: `policy` is not valid, or does not fit the stored run (a rule on a metric
+            it does not have; a `non_inferiority` rule and no baseline).
+        StoreError: no store, or no run stored yet.
+        UsageError: `ref` or `baseline` names no stored run, or a baseline that cannot be
+            compared with the run.
     """
     return _redecided(ref, policy, config, store, baseline)[0]
 
@@ -206,6 +256,11 @@ def plan(
     with an 80% chance if the rate is what was measured (exact for 0/1 per-case values,
     simulated from the run's per-case values for fractions) — or the reason there is none. A
     projection, not a promise; nothing is run.
+
+    Raises:
+        ConfigError: as `redecide`.
+        StoreError: no store, or no run stored yet.
+        UsageError: as `redecide`.
     """
     from oloproof.decisions.plan import plan_decisions
     from oloproof.document import RuleState

@@ -8,25 +8,25 @@ import json
 
 import click
 
-from oloproof.cli.exits import _ci_files, _console, _guard, _guarded, _print_then_exit, _write_ci
+from oloproof.cli.exits import ci_files, guard, guarded, print_then_exit, report_console, write_ci
 from oloproof.cli.group import cli
 from oloproof.cli.options import (
-    _baseline_option,
-    _config_option,
-    _junit_option,
-    _markdown_option,
-    _store_option,
+    baseline_option,
+    config_option,
+    junit_option,
+    markdown_option,
+    store_option,
 )
 
 
 @cli.command()
 @click.argument("run_ref", default="latest")
 @click.option("--policy", default=None, help="Decide under this policy instead of the run's own.")
-@_baseline_option
-@_junit_option
-@_markdown_option
-@_config_option
-@_store_option
+@baseline_option
+@junit_option
+@markdown_option
+@config_option
+@store_option
 @click.option("--json", "as_json", is_flag=True)
 def gate(run_ref: str, policy: str | None, baseline: str | None, junit: str | None,
          markdown: str | None, config: str, store: str | None, as_json: bool) -> None:
@@ -37,16 +37,16 @@ def gate(run_ref: str, policy: str | None, baseline: str | None, junit: str | No
     """
     from oloproof import api
 
-    ci = _ci_files("oloproof gate", junit, markdown, as_json)
-    result = _guarded(as_json, ci, lambda: api.redecide(run_ref, policy, config, store,
+    ci = ci_files("oloproof gate", junit, markdown, as_json)
+    result = guarded(as_json, ci, lambda: api.redecide(run_ref, policy, config, store,
                                                         baseline))
-    _write_ci(result, ci, as_json, config, store)
+    write_ci(result, ci, as_json, config, store)
 
     def show() -> None:
         if as_json:
             click.echo(json.dumps(result.to_json(), ensure_ascii=False))
             return
-        console = _console()
+        console = report_console()
         from oloproof.report.layout import print_wrapped
         from oloproof.report.terminal import render_decisions
 
@@ -61,16 +61,16 @@ def gate(run_ref: str, policy: str | None, baseline: str | None, junit: str | No
 
             render_baseline_summary(document.baseline, console)
 
-    _print_then_exit(show, result.gate.exit_code)
+    print_then_exit(show, result.gate.exit_code)
 
 
 @cli.command("compare")
 @click.argument("baseline_ref", metavar="BASELINE")
 @click.argument("candidate_ref", metavar="CANDIDATE", default="latest")
-@_junit_option
-@_markdown_option
-@_config_option
-@_store_option
+@junit_option
+@markdown_option
+@config_option
+@store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison document instead.")
 def compare_command(baseline_ref: str, candidate_ref: str, junit: str | None,
                     markdown: str | None, config: str, store: str | None,
@@ -84,10 +84,10 @@ def compare_command(baseline_ref: str, candidate_ref: str, junit: str | None,
     """
     from oloproof.comparison import compare
 
-    ci = _ci_files("oloproof compare", junit, markdown, as_json)
-    comparison = _guarded(as_json, ci, lambda: compare(baseline_ref, candidate_ref, config,
+    ci = ci_files("oloproof compare", junit, markdown, as_json)
+    comparison = guarded(as_json, ci, lambda: compare(baseline_ref, candidate_ref, config,
                                                        store))
-    _write_ci(comparison, ci, as_json, config, store)
+    write_ci(comparison, ci, as_json, config, store)
 
     def show() -> None:
         if as_json:
@@ -95,17 +95,17 @@ def compare_command(baseline_ref: str, candidate_ref: str, junit: str | None,
             return
         from oloproof.report.comparison import render_comparison
 
-        render_comparison(comparison, _console())
+        render_comparison(comparison, report_console())
 
-    _print_then_exit(show, 0)
+    print_then_exit(show, 0)
 
 
 @cli.command("plan")
 @click.argument("run_ref", default="latest")
 @click.option("--policy", default=None, help="Plan under this policy instead of the run's own.")
-@_baseline_option
-@_config_option
-@_store_option
+@baseline_option
+@config_option
+@store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the plan document instead.")
 def plan_command(run_ref: str, policy: str | None, baseline: str | None, config: str,
                  store: str | None, as_json: bool) -> None:
@@ -114,7 +114,7 @@ def plan_command(run_ref: str, policy: str | None, baseline: str | None, config:
     nothing."""
     from oloproof import api
 
-    plan = _guard(as_json, lambda: api.plan(run_ref, policy, config, store, baseline))
+    plan = guard(as_json, lambda: api.plan(run_ref, policy, config, store, baseline))
 
     def show() -> None:
         if as_json:
@@ -122,6 +122,6 @@ def plan_command(run_ref: str, policy: str | None, baseline: str | None, config:
             return
         from oloproof.report.plan import render_plan
 
-        render_plan(plan, _console())
+        render_plan(plan, report_console())
 
-    _print_then_exit(show, 0)
+    print_then_exit(show, 0)

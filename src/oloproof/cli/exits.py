@@ -36,7 +36,7 @@ _LABELS = {"configuration": "Configuration error", "store": "Store error",
            "stopped": "Run stopped", "recording": "Recording error"}
 
 
-def _fail(error: OloproofError, as_json: bool, ci: CiFiles | None = None) -> NoReturn:
+def fail(error: OloproofError, as_json: bool, ci: CiFiles | None = None) -> NoReturn:
     code = (EXIT_CONFIG if isinstance(error, ConfigError | UsageError | TraceError)
             else EXIT_INCOMPLETE)
     label = _LABELS.get(error.kind, "Error")
@@ -52,7 +52,7 @@ def _fail(error: OloproofError, as_json: bool, ci: CiFiles | None = None) -> NoR
     sys.exit(code)
 
 
-def _ci_files(command: str, junit: str | None, markdown: str | None,
+def ci_files(command: str, junit: str | None, markdown: str | None,
               as_json: bool) -> CiFiles | None:
     """The command's --junit / --markdown files, checked (exit 2 before anything runs) and
     holding a stand-in until the command writes its results or its failure in them."""
@@ -61,16 +61,16 @@ def _ci_files(command: str, junit: str | None, markdown: str | None,
     from oloproof.report.ci_files import CiFiles
 
     files = CiFiles(command, junit, markdown)
-    _guard(as_json, files.begin)
+    guard(as_json, files.begin)
     return files
 
 
-def _guarded(as_json: bool, ci: CiFiles | None, action: Callable[[], Any]) -> Any:
-    """`action()`, with an error it raises said in the CI files too (see `_fail`)."""
+def guarded(as_json: bool, ci: CiFiles | None, action: Callable[[], Any]) -> Any:
+    """`action()`, with an error it raises said in the CI files too (see `fail`)."""
     try:
         return action()
     except OloproofError as error:
-        _fail(error, as_json, ci)
+        fail(error, as_json, ci)
     except BaseException as error:
         if ci is not None:  # the one-paragraph crash (or Ctrl-C) is printed by `_Group`
             stopped = isinstance(error, KeyboardInterrupt)
@@ -86,7 +86,7 @@ def _closed_pipe() -> NoReturn:
     raise BrokenPipeError(errno.EPIPE, "the reader closed the output pipe")
 
 
-def _console(stream: Any = None) -> Console:
+def report_console(stream: Any = None) -> Console:
     """The report's console, except that a closed pipe is raised, not turned into exit 1.
 
     Rich answers a closed pipe with SystemExit(1), which would read as "blocked with a FAIL";
@@ -99,7 +99,7 @@ def _console(stream: Any = None) -> Console:
     return console
 
 
-def _print_then_exit(show: Callable[[], None], code: int) -> NoReturn:
+def print_then_exit(show: Callable[[], None], code: int) -> NoReturn:
     """Print, then exit on the gate, even when the reader stopped early (`| head`).
 
     A closed pipe is the reader's choice, not a failure of the run: the run is stored and
@@ -111,14 +111,14 @@ def _print_then_exit(show: Callable[[], None], code: int) -> NoReturn:
     sys.exit(code)
 
 
-def _guard(as_json: bool, action: Callable[[], Any]) -> Any:
+def guard(as_json: bool, action: Callable[[], Any]) -> Any:
     try:
         return action()
     except OloproofError as error:
-        _fail(error, as_json)
+        fail(error, as_json)
 
 
-def _write_ci(target: Any, ci: CiFiles | None, as_json: bool,
+def write_ci(target: Any, ci: CiFiles | None, as_json: bool,
               config: str = "oloproof.yaml", store: str | None = None) -> None:
     """Write the --junit / --markdown files of a run or a comparison (before its report is
     printed, so a CI step that reads them finds them whatever the exit code)."""
@@ -126,7 +126,7 @@ def _write_ci(target: Any, ci: CiFiles | None, as_json: bool,
         return
     from oloproof import api
 
-    written = _guarded(as_json, ci, lambda: api.write_ci_reports(
+    written = guarded(as_json, ci, lambda: api.write_ci_reports(
         target, junit=ci.junit, markdown=ci.markdown, config=config, store=store))
     if not as_json:
         for path in written:

@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 import click
 
 from oloproof.cli import crash
-from oloproof.cli.exits import EXIT_INCOMPLETE, _fail
+from oloproof.cli.exits import EXIT_INCOMPLETE, fail
 from oloproof.errors import OloproofError
 
 
@@ -49,7 +49,7 @@ class _Group(click.Group):
             click.echo("\nStopped (Ctrl-C) before the command finished.", err=True)
             sys.exit(EXIT_INCOMPLETE)
         except OloproofError as error:  # raised on purpose, but not caught by its command
-            _fail(error, "--json" in self._argv)
+            fail(error, "--json" in self._argv)
         except Exception as error:
             self._crash(error)
 

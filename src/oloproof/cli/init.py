@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from oloproof.cli.exits import EXIT_CONFIG, _guard
+from oloproof.cli.exits import EXIT_CONFIG, guard
 from oloproof.cli.group import cli
 
 
@@ -50,7 +50,7 @@ def init(directory: str, example: str | None, force: bool) -> None:
         click.echo(f"Usage error: no example named {name!r}; examples: "
                    + ", ".join(n for n in examples if n != "starter"), err=True)
         sys.exit(EXIT_CONFIG)
-    replaced = _guard(False, lambda: scaffold.write(
+    replaced = guard(False, lambda: scaffold.write(
         scaffold.plan(examples[name], Path(directory)), force=force))
     shown = directory if directory != "." else "this directory"
     click.echo(f"Created {'example ' + name if example else 'a starter project'} in {shown}.")

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import click
 
-from oloproof.cli.exits import _fail, _guard
+from oloproof.cli.exits import fail, guard
 from oloproof.cli.group import cli
-from oloproof.cli.options import _config_option, _store_option
+from oloproof.cli.options import config_option, store_option
 from oloproof.errors import UsageError
 
 
@@ -29,8 +28,8 @@ def labels() -> None:
 @click.option("--output", "-o", required=True, help="The labels file to write.")
 @click.option("--run", "run_ref", default="latest", show_default=True,
               help="The run whose shown text to sample.")
-@_config_option
-@_store_option
+@config_option
+@store_option
 def labels_sample(criterion: str, n: int | None, seed: str | None, output: str,
                   run_ref: str, config: str, store: str | None) -> None:
     """Draw a uniform sample of a run's cases for people to label (docs/judges.md).
@@ -40,26 +39,13 @@ def labels_sample(criterion: str, n: int | None, seed: str | None, output: str,
     text changed are added: the labels of unchanged text still apply.
     """
     from oloproof import api
-    from oloproof.report.labelling import sample_labels
-    from oloproof.report.output_files import check_output_path, write_output
-    from oloproof.store.store import Store
-    from oloproof.suite.judge_labels import read_labels_file
 
-    target = _guard(False, lambda: check_output_path(output))
-    existing = _guard(False, lambda: read_labels_file(target)) \
-        if target.is_file() and target.stat().st_size > 0 else None
     chosen_seed: int | str | None = None if seed is None else \
         (int(seed) if seed.lstrip("-").isdigit() else seed)
-
-    def work() -> Any:
-        with Store(api.find_store(config, store), read_only=True) as db:
-            return sample_labels(db, run_ref, criterion, n, chosen_seed, existing,
-                                 Path(output), Path(config).parent)
-
-    made = _guard(False, work)
-    _guard(False, lambda: write_output(output, made.labels.text()))
+    made = guard(False, lambda: api.sample_labels(criterion, output, run_ref, config, store,
+                                                  n=n, seed=chosen_seed))
     sample = made.labels.sample
-    if existing is None:
+    if not made.extended:
         click.echo(f"Sampled {len(made.added)} of {sample['cases']} cases of {made.run_id} for "
                    f"{criterion} (seed {sample['seed']}); wrote {output}. Label them with "
                    f"`oloproof labels review {output}`.")
@@ -86,7 +72,7 @@ def labels_review(file: str) -> None:
     saved after every key. The judge's verdict is never shown."""
     from oloproof.cli.review import run_review
 
-    done = _guard(False, lambda: run_review(Path(file)))
+    done = guard(False, lambda: run_review(Path(file)))
     click.echo(f"\nLabelled {done.labelled}, skipped {done.skipped}; {done.left} left "
                f"unlabelled. Saved {file}.")
 
@@ -106,15 +92,15 @@ def labels_export(transform: str, config: str, output: str | None, force: bool) 
     from oloproof.suite.pairs import export_pairs
 
     if output:
-        target = _guard(False, lambda: check_output_path(output))
+        target = guard(False, lambda: check_output_path(output))
         if not force and target.is_file() and target.stat().st_size > 0:
-            _fail(UsageError(f"{output} already holds {_count_lines(target)} line(s), perhaps "
+            fail(UsageError(f"{output} already holds {_count_lines(target)} line(s), perhaps "
                              "people's labels, and exporting would replace them; write to "
                              "another file, or pass --force to replace it"), False)
-    rows = _guard(False, lambda: export_pairs(Path(config), transform))
+    rows = guard(False, lambda: export_pairs(Path(config), transform))
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     if output:
-        _guard(False, lambda: write_output(output, text))
+        guard(False, lambda: write_output(output, text))
         click.echo(f"Wrote {len(rows)} pairs to {output}; fill in each `kept` and save it as "
                    "the transform's validity_labels file.", err=True)
     else:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from oloproof.cli.exits import _fail, _guard
+from oloproof.cli.exits import fail, guard
 from oloproof.cli.group import cli
-from oloproof.cli.options import _config_option, _store_option
+from oloproof.cli.options import config_option, store_option
 from oloproof.errors import UsageError, install_extra
 
 
@@ -20,14 +20,14 @@ from oloproof.errors import UsageError, install_extra
 @click.option("--baseline", "baseline", default=None, metavar="REF",
               help="Add the comparison with this baseline run: broken cases first, each "
               "opening both runs' case panels side by side.")
-@_config_option
-@_store_option
+@config_option
+@store_option
 def report(run_ref: str, html_path: str, baseline: str | None, config: str,
            store: str | None) -> None:
     """Write one self-contained offline HTML report of a run."""
     from oloproof.api import write_html_report
 
-    written = _guard(False, lambda: write_html_report(run_ref, Path(html_path), config, store,
+    written = guard(False, lambda: write_html_report(run_ref, Path(html_path), config, store,
                                                       baseline=baseline))
     click.echo(f"Wrote {written}")
 
@@ -39,8 +39,8 @@ def report(run_ref: str, html_path: str, baseline: str | None, config: str,
               help="The address to listen on; another than 127.0.0.1 makes the store's texts "
               "readable from elsewhere.")
 @click.option("--open", "open_browser", is_flag=True, help="Open the view in the browser.")
-@_config_option
-@_store_option
+@config_option
+@store_option
 def view(port: int, host: str, open_browser: bool, config: str, store: str | None) -> None:
     """Serve the project's runs in a browser, read-only, until Ctrl-C: every run, two side by
     side, a run in progress as it goes (needs the `view` extra: pip install -e '.[view]' in
@@ -48,11 +48,11 @@ def view(port: int, host: str, open_browser: bool, config: str, store: str | Non
     try:
         from oloproof.view.serve import serve
     except ImportError as exc:
-        _fail(UsageError(f"`oloproof view` needs the view extra ({exc.name} is not installed): "
+        fail(UsageError(f"`oloproof view` needs the view extra ({exc.name} is not installed): "
                          f"{install_extra('view')}"), False)
     from oloproof.store.location import find_store
 
-    path = _guard(False, lambda: find_store(config, store))
+    path = guard(False, lambda: find_store(config, store))
     if not path.is_file():
         click.echo(f"No store at {path} yet: the view says so until `oloproof run` makes one.",
                    err=True)
@@ -60,5 +60,5 @@ def view(port: int, host: str, open_browser: bool, config: str, store: str | Non
         click.echo(line, err=line.startswith("Warning"))
         sys.stdout.flush()  # a pipe reading the address gets it at once
 
-    _guard(False, lambda: serve(path, host=host, port=port, open_browser=open_browser,
+    guard(False, lambda: serve(path, host=host, port=port, open_browser=open_browser,
                                 say=say))

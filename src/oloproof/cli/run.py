@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from oloproof.cli.exits import _ci_files, _console, _guarded, _print_then_exit, _write_ci
+from oloproof.cli.exits import ci_files, guarded, print_then_exit, report_console, write_ci
 from oloproof.cli.group import cli
 from oloproof.cli.options import (
-    _baseline_option,
-    _junit_option,
-    _markdown_option,
-    _slices_option,
-    _store_option,
+    baseline_option,
+    junit_option,
+    markdown_option,
+    slices_option,
+    store_option,
 )
 
 if TYPE_CHECKING:
@@ -42,11 +42,11 @@ if TYPE_CHECKING:
               help="Where the workers run: this process, worker processes on this machine, "
               "or Ray actors (overrides execution.executor).")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document instead.")
-@_baseline_option
-@_junit_option
-@_markdown_option
-@_store_option
-@_slices_option
+@baseline_option
+@junit_option
+@markdown_option
+@store_option
+@slices_option
 def run_command(config: str, policy: str | None, no_cache: bool, concurrency: int | None,
                 trials: int | None, workers: int | None, executor: str | None, as_json: bool,
                 baseline: str | None, junit: str | None, markdown: str | None,
@@ -71,7 +71,7 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
                            on_progress=live.update, store=store, trials=trials,
                            workers=workers, executor=executor, baseline=baseline)
 
-    ci = _ci_files("oloproof run", junit, markdown, as_json)
+    ci = ci_files("oloproof run", junit, markdown, as_json)
     _sigterm_stops_the_run()
     def run_it() -> RunResult:
         if not as_json:
@@ -81,8 +81,8 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
         with contextlib.redirect_stdout(sys.stderr):
             return go()
 
-    result = _guarded(as_json, ci, run_it)
-    _write_ci(result, ci, as_json, config, store)
+    result = guarded(as_json, ci, run_it)
+    write_ci(result, ci, as_json, config, store)
 
     def show() -> None:
         if as_json:
@@ -91,10 +91,10 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
             # Imported here, not before the run: the run imports it beside its first cases.
             from oloproof.report.terminal import render_run
 
-            render_run(result.document, _console(), slices="all" if slices == "all" else
+            render_run(result.document, report_console(), slices="all" if slices == "all" else
                        "differing")
 
-    _print_then_exit(show, result.gate.exit_code)
+    print_then_exit(show, result.gate.exit_code)
 
 
 def _live_progress() -> LiveProgress | None:
@@ -110,7 +110,7 @@ def _live_progress() -> LiveProgress | None:
         return None
     from oloproof.report.progress import LiveProgress, wants_live_progress
 
-    err_console = _console(sys.stderr)
+    err_console = report_console(sys.stderr)
     return LiveProgress(err_console) if wants_live_progress(err_console) else None
 
 

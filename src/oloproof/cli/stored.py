@@ -4,54 +4,43 @@ whole, its failures, its flaky cases) and `cases` (one line per case)."""
 from __future__ import annotations
 
 import json
-import os
-import sys
-from pathlib import Path
 
 import click
 
-from oloproof.cli.exits import EXIT_CONFIG, _console, _fail, _guard
+from oloproof.cli.exits import fail, guard, report_console
 from oloproof.cli.group import cli
 from oloproof.cli.options import (
-    _case_selection,
-    _config_option,
-    _criterion_option,
-    _slices_option,
-    _store_option,
-    _verdict_option,
+    config_option,
+    criterion_option,
+    slices_option,
+    store_option,
+    verdict_option,
 )
 from oloproof.errors import UsageError
 
 
 @cli.command()
-@_config_option
-@_store_option
+@config_option
+@store_option
 @click.option("--limit", type=int, default=20, show_default=True)
 def runs(config: str, store: str | None, limit: int) -> None:
     """The project's runs, newest first, each with its gate in words."""
     from oloproof import api
-    from oloproof.store.store import Store
 
-    path = _guard(False, lambda: api.find_store(config, store))
-    if not path.is_file():
-        if store is None and not Path(config).is_file() and not os.environ.get("OLOPROOF_STORE"):
-            click.echo(f"Configuration error: no {config} here; run this in a project directory "
-                       "(or pass --config / --store)", err=True)
-            sys.exit(EXIT_CONFIG)
+    rows = guard(False, lambda: api.list_runs(limit, config, store))
+    if not rows and limit != 0:
         click.echo("No runs yet: `oloproof run` makes the first one.")
         return
-    with _guard(False, lambda: Store(path, read_only=True)) as db:
-        rows = db.list_runs(limit)
     from oloproof.report.terminal import render_runs
 
-    render_runs(rows, _console())
+    render_runs(rows, report_console())
 
 
 @cli.command("tag")
 @click.argument("run_ref", metavar="RUN")
 @click.argument("name", metavar="NAME")
-@_config_option
-@_store_option
+@config_option
+@store_option
 def tag_command(run_ref: str, name: str, config: str, store: str | None) -> None:
     """Tag a run, so that a baseline can name it.
 
@@ -62,9 +51,10 @@ def tag_command(run_ref: str, name: str, config: str, store: str | None) -> None
     """
     from oloproof import api
 
-    done = _guard(False, lambda: api.tag(run_ref, name, config, store))
+    done = guard(False, lambda: api.tag(run_ref, name, config, store))
     click.echo(f"Tagged {done.run_id} {done.name}"
                + (f" (moved from {done.moved_from})" if done.moved_from else "") + ".")
+
 
 @cli.command()
 @click.argument("run_ref", default="latest")
@@ -76,11 +66,11 @@ def tag_command(run_ref: str, name: str, config: str, store: str | None) -> None
 @click.option("--flaky", is_flag=True,
               help="With trials: the cases whose trials disagree, c / k per criterion, most "
               "divided first.")
-@_criterion_option
-@_verdict_option
-@_slices_option
-@_config_option
-@_store_option
+@criterion_option
+@verdict_option
+@slices_option
+@config_option
+@store_option
 @click.option("--json", "as_json", is_flag=True)
 def inspect(run_ref: str, case_id: str | None, trial: int | None, failures: bool,
             flaky: bool, criterion: str | None, verdict: str | None, slices: str, config: str,
@@ -93,88 +83,75 @@ def inspect(run_ref: str, case_id: str | None, trial: int | None, failures: bool
     N whole.
     """
     if trial is not None and case_id is None:
-        _fail(UsageError("--trial N shows one trial of one case: give --case ID too"), as_json)
+        fail(UsageError("--trial N shows one trial of one case: give --case ID too"), as_json)
     from oloproof import api
-    from oloproof.report.case_list import render_case_list, select_cases
+    from oloproof.report.case_list import render_case_list
     from oloproof.report.case_panel import render_case
-    from oloproof.report.case_view import case_view, iter_case_views
     from oloproof.report.terminal import render_run
-    from oloproof.store.store import Store
-
-    selection = _case_selection(True, criterion, verdict)
 
     def work() -> None:
-        with Store(api.find_store(config, store), read_only=True) as db:
-            run_id = db.resolve_run(run_ref)
-            console = _console()
-            if case_id is not None:
-                view = case_view(db, run_id, case_id, trial)
-                if as_json:
-                    click.echo(json.dumps(view, ensure_ascii=False, default=str))
-                else:
-                    render_case(view, console)
-                return
-            if flaky:
-                from oloproof.report.flaky import flaky_cases, render_flaky
-
-                criteria, trials, total, found = flaky_cases(db, run_id)
-                if as_json:
-                    click.echo(json.dumps({"run_id": run_id, "trials": trials,
-                                           "criteria": criteria, "cases": total,
-                                           "flaky": [f.to_json(criteria) for f in found]},
-                                          ensure_ascii=False))
-                else:
-                    render_flaky(console, run_id, criteria, trials, total, found)
-                return
-            if failures or criterion is not None or verdict is not None:
-                criteria, chosen, total = select_cases(db, run_id, selection)
-                views = iter_case_views(db, run_id, cases=[c.case for c in chosen])
-                if as_json:
-                    click.echo(json.dumps(views, ensure_ascii=False, default=str))
-                    return
-                if not chosen:
-                    console.print(f"No case {selection.describe()} in run {run_id}.")
-                    return
-                render_case_list(console, run_id, criteria, chosen, total, selection)
-                for view in views:
-                    console.print()
-                    render_case(view, console)
-                return
-            document = api.load_run(run_id, config, store).document
+        console = report_console()
+        if case_id is not None:
+            view = api.case_view(case_id, run_ref, config, store, trial=trial)
             if as_json:
-                click.echo(json.dumps(document.to_json(), ensure_ascii=False))
+                click.echo(json.dumps(view, ensure_ascii=False, default=str))
             else:
-                render_run(document, console, slices="all" if slices == "all" else "differing")
+                render_case(view, console)
+            return
+        if flaky:
+            from oloproof.report.flaky import render_flaky
 
-    _guard(as_json, work)
+            found = api.flaky_cases(run_ref, config, store)
+            if as_json:
+                click.echo(json.dumps(found.to_json(), ensure_ascii=False))
+            else:
+                render_flaky(console, found.run_id, found.criteria, found.trials, found.total,
+                             found.cases)
+            return
+        if failures or criterion is not None or verdict is not None:
+            listed = api.list_cases(run_ref, config, store, failures=True,
+                                    criterion=criterion, verdict=verdict)
+            views = api.case_views(listed.run_id, config, store,
+                                   cases=[c.case for c in listed.cases])
+            if as_json:
+                click.echo(json.dumps(views, ensure_ascii=False, default=str))
+                return
+            if not listed.cases:
+                console.print(f"No case {listed.selection.describe()} in run {listed.run_id}.")
+                return
+            render_case_list(console, listed.run_id, listed.criteria, listed.cases,
+                             listed.total, listed.selection)
+            for view in views:
+                console.print()
+                render_case(view, console)
+            return
+        document = api.load_run(run_ref, config, store).document
+        if as_json:
+            click.echo(json.dumps(document.to_json(), ensure_ascii=False))
+        else:
+            render_run(document, console, slices="all" if slices == "all" else "differing")
+
+    guard(as_json, work)
 
 
 @cli.command()
 @click.argument("run_ref", default="latest")
 @click.option("--failures", is_flag=True, help="Only failed, errored or missing cases.")
-@_criterion_option
-@_verdict_option
-@_config_option
-@_store_option
+@criterion_option
+@verdict_option
+@config_option
+@store_option
 @click.option("--json", "as_json", is_flag=True)
 def cases(run_ref: str, failures: bool, criterion: str | None, verdict: str | None,
           config: str, store: str | None, as_json: bool) -> None:
     """The case ids of a stored run, one line each with its verdict per criterion."""
     from oloproof import api
-    from oloproof.report.case_list import render_case_list, select_cases
-    from oloproof.store.store import Store
+    from oloproof.report.case_list import render_case_list
 
-    selection = _case_selection(failures, criterion, verdict)
-
-    def work() -> None:
-        with Store(api.find_store(config, store), read_only=True) as db:
-            run_id = db.resolve_run(run_ref)
-            criteria, chosen, total = select_cases(db, run_id, selection)
-        if as_json:
-            click.echo(json.dumps({"run_id": run_id, "criteria": criteria,
-                                   "cases": [c.to_json(criteria) for c in chosen]},
-                                  ensure_ascii=False))
-            return
-        render_case_list(_console(), run_id, criteria, chosen, total, selection)
-
-    _guard(as_json, work)
+    listed = guard(as_json, lambda: api.list_cases(run_ref, config, store, failures=failures,
+                                                   criterion=criterion, verdict=verdict))
+    if as_json:
+        click.echo(json.dumps(listed.to_json(), ensure_ascii=False))
+        return
+    render_case_list(report_console(), listed.run_id, listed.criteria, listed.cases,
+                     listed.total, listed.selection)

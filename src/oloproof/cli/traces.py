@@ -6,7 +6,7 @@ import json
 
 import click
 
-from oloproof.cli.exits import _guard
+from oloproof.cli.exits import guard
 from oloproof.cli.group import cli
 
 
@@ -37,7 +37,7 @@ def traces_import(file: str, out: str, project: str | None, as_json: bool) -> No
     # the suite is written, so the cyclic collector would only walk them again and again
     # (it more than doubled the time of reading 100,000 spans; benchmarks/RESULTS.md).
     gc.disable()
-    summary = _guard(as_json, lambda: import_traces(file, out, project=project))
+    summary = guard(as_json, lambda: import_traces(file, out, project=project))
     if as_json:
         click.echo(json.dumps(summary.to_json(), ensure_ascii=False))
         return

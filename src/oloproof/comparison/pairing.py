@@ -19,10 +19,11 @@ define alike:
 - the difference candidate − baseline has an interval over every counted pair, a missing side
   resolved the worst way for each bound (`stats.difference_bounds`):
   - when cases share a cluster (a source and its copies, a declared `cluster`) and some
-    cluster has two counted pairs, over clusters: each cluster's mean difference is one value,
-    and the betting interval is taken over them in the order of the clusters' ids' digests —
-    marked approximate, with the number of clusters, so a rule on it follows the clustered
-    metrics' rules (docs/concepts.md#clusters);
+    cluster has two counted pairs, over clusters: the difference is still the pairs' mean
+    difference (every pair weighs the same), its interval the betting interval of that ratio
+    over clusters, each cluster one draw of its pairs, in the order of the clusters' ids'
+    digests (`stats.cluster_difference_interval`) — marked approximate, with the number of
+    clusters, so a rule on it follows the clustered metrics' rules (docs/concepts.md#clusters);
   - else with 0/1 values on both sides (one trial; pass^k with k = trials) the melded interval
     compatible with exact McNemar, which the order of the pairs does not change;
   - else (fractions: trials) the betting interval over the pairs in the order of their case
@@ -39,14 +40,13 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from oloproof.analysis.metrics import case_order
-from oloproof.analysis.ordering import digest_order
+from oloproof.analysis.ordering import case_order, digest_order
 from oloproof.comparison.sides import MetricSpec, RunSide
 from oloproof.document import CriterionComparison
 from oloproof.stats import (
     MeanInterval,
     binary_difference_interval,
-    cluster_means,
+    cluster_difference_interval,
     difference_bounds,
     mcnemar_exact,
     paired_difference_interval,
@@ -194,10 +194,18 @@ def _interval(low: npt.NDArray[np.float64], high: npt.NDArray[np.float64], clust
     """The interval of the paired difference (see the module's text), and the number of
     clusters when it is taken over clusters (None: over pairs)."""
     if len(set(clusters)) < len(clusters):
-        # Some cluster holds two pairs: one value per cluster, clusters by their ids' digests.
+        # Some cluster holds two pairs: its pairs' sums and its size, clusters by their ids'
+        # digests.
         order = {key: rank for rank, key in enumerate(digest_order(sorted(set(clusters))))}
-        low_means, high_means = cluster_means(low, high, [order[k] for k in clusters])
-        return paired_difference_interval(low_means, high_means, level), len(order)
+        labels = np.asarray([order[k] for k in clusters], dtype=np.int64)
+        sizes = np.bincount(labels, minlength=len(order)).astype(np.float64)
+        observed = low == high
+        interval = cluster_difference_interval(
+            np.bincount(labels, weights=low, minlength=len(order)),
+            np.bincount(labels, weights=high, minlength=len(order)), sizes, level,
+            observed_sum=float(np.sort(low[observed]).sum()),
+            observed_pairs=int(observed.sum()))
+        return interval, len(order)
     if binary:
         return binary_difference_interval(low, high, level), None
     return paired_difference_interval(low, high, level), None

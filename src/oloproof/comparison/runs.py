@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from oloproof.analysis.metrics import case_order
+from oloproof.analysis.ordering import case_order
 from oloproof.comparison.changes import case_changes
 from oloproof.comparison.pairing import compare_metric, pair_cases, shared_metrics
 from oloproof.comparison.sides import RunSide, read_side

@@ -4,7 +4,7 @@
 A run is read once, from its `run_cases` rows (verdict codes only, taken out by SQLite), into
 per-case counts of passing, failing and missing trials for each criterion — one trial per case
 without trials. Every metric a comparison pairs is then a per-case value computed from those
-counts (`analysis.trials.case_values`): the criterion itself (0/1, or the share of passing
+counts (`oloproof.stats.pass_k.case_values`): the criterion itself (0/1, or the share of passing
 trials), or a declared `pass_hat_k` / `pass_at_k`. This is the seam between a run and the
 pairing: whatever the trials, a side is "for each case and metric, its lowest and highest
 possible value, whether it counts and whether it is observed".
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from oloproof.analysis.trials import CaseValues, case_values
+from oloproof.stats.pass_k import CaseValues, case_values
 from oloproof.store.store import Store
 
 IntArray = npt.NDArray[np.int64]

@@ -29,8 +29,12 @@ def compare(
     criterion both passed, fixed, broken, both failed and missing pairs, the difference in pass
     rate (candidate − baseline) with its interval and McNemar's exact p; the changed and
     unpaired cases; the broken and fixed cases with what changed in each. Its level is the
-    candidate's policy's. A baseline of another project, the candidate itself, or one sharing
-    no case id with the candidate raises UsageError.
+    candidate's policy's.
+
+    Raises:
+        StoreError: no store, or no run stored yet.
+        UsageError: a reference names no stored run; or a baseline of another project, the
+            candidate itself, or one sharing no case id with the candidate.
     """
     db = open_existing_store(config, store)
     try:

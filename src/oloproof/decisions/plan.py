@@ -7,14 +7,17 @@ For an interval rule on a pass rate over cases, two totals of observed cases:
   would decide the rule, and the state it would reach — `stats.rate_projection` for the exact
   interval of 0/1 values, `stats.mean_projection` for the Bentkus interval of fractional ones
   (a case's share of its trials) — or that no number would (the estimate equals the threshold,
-  or the limit is passed). If the true rate is the estimate, a suite of that size reaches the
-  decision only about half the time (`chance`);
-- **for an 80% chance**: `stats.likely_projection`, a total at which a suite whose true rate is
-  the estimate decides the rule that way at least 80% of the time — exact for 0/1 values,
-  simulated from the run's observed per-case values for fractions.
+  or the limit is passed); `chance` is the chance that the run continued to that total reaches
+  it (about half);
+- **for an 80% chance**: `stats.assured_projection`, a total at which the run continued reaches
+  the decision at least 80% of the time — or that no total does (`out_of_reach`: the run leaves
+  more than a 20% chance that the rate is on the other side of the threshold).
 
-Both assume the rate stays where it is; a rate moves as cases are added, so they are
-projections, never promises. Nothing is run.
+Every chance is assurance (`stats.assurance`): the rate drawn from what the run says about it
+(its confidence distribution), the run continued with its observed cases kept — exact for 0/1
+values, simulated by the Bayesian bootstrap for fractions. Not the chance at any one true rate:
+at a true rate at the threshold a continued run almost never decides. The first total assumes
+the rate stays where it is; they are projections, never promises. Nothing is run.
 
 No projection is made where the interval is not one over independent cases — intervals over
 clusters (more clusters, not cases, would narrow them), quantiles, the paired difference of a
@@ -36,10 +39,11 @@ from oloproof.document import (
     RuleState,
 )
 from oloproof.stats import (
+    ASSURANCE,
     BENTKUS_METHOD,
     RATE_METHOD,
-    decision_chance,
-    likely_projection,
+    assured_projection,
+    continued_chance,
     mean_projection,
     percent,
     rate_projection,
@@ -50,10 +54,12 @@ R = DecisionReason
 
 PROJECTION_NOTE = (
     "A projection, not a promise. The first total assumes the pass rate stays exactly at its "
-    "current estimate as cases are added, which it will not: a suite that size whose true "
-    "rate is the estimate decides only about half the time. The second is a total that "
-    "decides at least 80% of the time if the true rate is the estimate. Both count observed "
-    "cases (with trials, cases at the same number of trials). Nothing was run."
+    "current estimate as cases are added, which it will not. Each chance is the chance that "
+    "this run, continued with its observed cases kept, reaches the decision, averaged over the "
+    "rates this run leaves plausible (its confidence distribution) — not at any one true rate: "
+    "near the threshold a continued run decides far less often. The second total decides at "
+    "least 80% of the time in that sense, when any does. Both count observed cases (with "
+    "trials, cases at the same number of trials). Nothing was run."
 )
 
 _NO_MORE = {
@@ -98,21 +104,33 @@ def _projected(rule_id: str, decision: DecisionRow, metric: RateRow, level: floa
         return base.model_copy(update={"reason": reason, "note": _NO_MORE.get(reason, reason)})
     state = RuleState(projection.state) if projection.state else None
     more = max(projection.total - observed, 0)
-    chance, _ = decision_chance(rate, projection.total, level, minimum=low, maximum=high,
-                                values=values)
-    likely = likely_projection(rate, level, minimum=low, maximum=high, values=values)
+    if values is None:
+        chance, method = continued_chance(projection.total, level, passed=passed,
+                                          observed=observed, minimum=low, maximum=high)
+        likely = assured_projection(level, passed=passed, observed=observed, minimum=low,
+                                    maximum=high)
+    else:
+        chance, method = continued_chance(projection.total, level, values=values,
+                                          minimum=low, maximum=high)
+        likely = assured_projection(level, values=values, minimum=low, maximum=high)
     now = f"{passed}/{observed}" if passed is not None else \
         f"a mean of {percent(rate)} over {observed} cases"
     note = (f"{projection.total} observed cases at {now} would reach {state}: {more} more than "
-            f"now (a {percent(chance)} chance of reaching it if the true rate is "
-            f"{percent(rate)})")
+            f"now (continued to that many, the run reaches it with a {percent(chance)} chance, "
+            f"the rate drawn from what the run says about it)")
     update: dict[str, object] = {"total": projection.total, "more": more, "state": state,
-                                 "chance": chance}
+                                 "chance": chance, "chance_method": method,
+                                 "chance_assumption": ASSURANCE,
+                                 "reachable": likely.reachable}
     if likely.total is not None:
         update.update(likely_total=likely.total, likely_more=max(likely.total - observed, 0),
                       likely_chance=likely.chance, likely_method=likely.method)
         note += (f"; {likely.total} observed cases would reach it with a "
                  f"{percent(likely.chance or 0.0)} chance ({likely.method})")
+    elif likely.reason == "out_of_reach" and likely.reachable is not None:
+        note += (f"; no number of cases gives an 80% chance: the run leaves a "
+                 f"{percent(1.0 - likely.reachable)} chance that the rate is on the other side "
+                 f"of the threshold, where no number of cases reaches {state}")
     if metric.missing:
         note += (f"; the {metric.missing} missing case(s) widen today's interval and are not "
                  "counted (observed cases only)")

@@ -29,8 +29,11 @@ F = TypeVar("F", bound=CheckFunction)
 def evaluator(name: str) -> Callable[[F], F]:
     """Register `check(case, output, artifacts) -> bool | None` as custom evaluator `name`.
 
-    A name is registered once (`oloproof.evaluators.registry`): a check or an evaluator type
-    registered under the same name elsewhere is a `ConfigError` naming both places.
+    A name is registered once (`oloproof.evaluators.registry`).
+
+    Raises:
+        ConfigError: a check or an evaluator type is registered under the same name
+            elsewhere; the message names both places.
     """
 
     def attach(function: F) -> F:

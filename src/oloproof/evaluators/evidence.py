@@ -7,7 +7,7 @@ from typing import Any
 
 from oloproof.recording.protocols import STATE_KIND
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 
 
 @dataclass

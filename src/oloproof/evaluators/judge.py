@@ -24,7 +24,7 @@ from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import FAILED, PASSED, Judgment, missing
 from oloproof.evaluators.verdicts import JUDGE_FAILURES
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
-from oloproof.suite.cases import ABSENT, value_at
+from oloproof.suite.case import ABSENT, value_at
 from oloproof.suite.config import JudgeConfig
 
 #: What a judge can be shown: a part of the case or its output (whole, or a dotted path into

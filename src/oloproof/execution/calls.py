@@ -34,7 +34,7 @@ from oloproof.recording.trajectory import (
 from oloproof.state import diff as state_diff
 from oloproof.storable import Unstorable, escaped, storable_problem
 from oloproof.store.sql import stored_json
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 
 if TYPE_CHECKING:  # only a suite with `system.trace` reads spans (its target imports this)
     from oloproof.execution.otel_trace import CaseSpans

@@ -7,6 +7,9 @@ reading its output; a unit that needs no system call (its executions and replays
 only some judgments are not) is judged here; the rest become `UnitJob`s, handed in batches to
 the transport, which runs them whole on a worker and returns `UnitResult`s in bulk. Results
 are written through the store's batched background writer, at least once a second.
+
+This module is the run loop and the planning of each chunk; the keys of each case come from
+`keys.RunKeys`, and what comes back is stored and tallied by `intake.ResultIntake`.
 """
 
 from __future__ import annotations
@@ -14,39 +17,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
 
-from oloproof.analysis.facts import slice_groups
 from oloproof.analysis.metrics import Analysis
-from oloproof.analysis.outcome import CaseOutcome
-from oloproof.digest import combine, digest
-from oloproof.errors import ErrorKind
+from oloproof.digest import digest
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.faults import FaultRecovery
-from oloproof.evaluators.judgment import Judgment
-from oloproof.evaluators.verdicts import JUDGE_FAILURES
+from oloproof.execution.intake import NO_HITS, CacheCounts, PlannedCase, Progress, ResultIntake
 from oloproof.execution.judging import asks_for, judge_positions
-from oloproof.execution.lanes import Transport, local_transport
-from oloproof.execution.plan import SuiteToRun
+from oloproof.execution.keys import RunKeys
 from oloproof.execution.procedure import run_without_system
 from oloproof.execution.retries import Throttle
-from oloproof.execution.units import (
-    CachedExecution,
-    CaseError,
-    CaseJob,
-    CaseResult,
-    Execution,
-    ReplayJob,
-    UnitJob,
-    UnitResult,
-)
+from oloproof.execution.suite_to_run import SuiteToRun
+from oloproof.execution.transports import Transport, local_transport
+from oloproof.execution.units import CachedExecution, CaseJob, ReplayJob, UnitJob, UnitResult
 from oloproof.execution.worker import Worker
-from oloproof.storable import Unstorable, storable_problem
-from oloproof.store.store import JUDGMENT_CASE_KEY, Store
-from oloproof.suite.cases import Case
+from oloproof.store.store import Store
+from oloproof.suite.case import Case
 
 CHUNK = 512
 # The first chunk is smaller: the first calls start once its cases are read, digested and
@@ -54,74 +43,6 @@ CHUNK = 512
 FIRST_CHUNK = 64
 FLUSH_SECONDS = 1.0
 FLUSH_ROWS = 20_000
-# An execution kept for `inspect` but never reused (its snapshot failed) is stored under its
-# cache key with this prefix, which no cache lookup asks for.
-UNCACHED_PREFIX = "uncached:"
-
-
-@dataclass
-class Progress:
-    """Counts a progress display reads; `on_change` is called after each case.
-
-    `workers` is how many copies of the system the run has, `busy` how many of them were
-    running a unit when the last results came in.
-    """
-
-    total: int
-    done: int = 0
-    errors: int = 0
-    cache_hits: int = 0
-    on_change: Callable[[Progress], None] | None = None
-    workers: int = 1
-    busy: int = 0
-
-    def case_done(self, errored: bool, cached: bool) -> None:
-        self.done += 1
-        self.errors += errored
-        self.cache_hits += cached
-        if self.on_change is not None:
-            self.on_change(self)
-
-
-@dataclass
-class CacheCounts:
-    execution_hit: int = 0
-    execution_miss: int = 0
-    judgment_hit: int = 0
-    judgment_miss: int = 0
-    # Judge verdicts (docs/judges.md) taken from the judge cache, and asked of a judge; None
-    # for a suite without judges.
-    judge_hit: int | None = None
-    judge_miss: int | None = None
-
-    def to_json(self) -> dict[str, dict[str, int]]:
-        counts = {
-            "execution": {"hit": self.execution_hit, "miss": self.execution_miss},
-            "judgment": {"hit": self.judgment_hit, "miss": self.judgment_miss},
-        }
-        if self.judge_hit is not None:
-            counts["judge"] = {"hit": self.judge_hit, "miss": self.judge_miss or 0}
-        return counts
-
-
-class _Slot:
-    """One case of a chunk, with its keys and what the caches already hold."""
-
-    __slots__ = ("cached", "case", "case_key", "exec_key", "hits", "judge", "seq", "trial")
-
-    def __init__(self, case: Case, seq: int, exec_key: str, trial: int) -> None:
-        self.case = case
-        self.seq = seq
-        self.exec_key = exec_key
-        self.trial = trial
-        self.cached: tuple[Any, float | None] | None = None  # (facts, latency_ms) if executed
-        self.case_key: str | None = None  # the judgments' shared key (made once it is needed)
-        # cached verdicts by position: (code, reason), and for a judge criterion its details
-        self.hits: dict[int, tuple[Any, ...]] = _NO_HITS
-        self.judge: tuple[int, ...] = ()  # the evaluators its job judges (those not in `hits`)
-
-
-_NO_HITS: dict[int, tuple[Any, ...]] = {}  # (shared, never written to)
 
 
 def _batched(items: Iterable[Any], size: int, first: int | None = None) -> Iterator[list[Any]]:
@@ -147,35 +68,30 @@ class RunEngine:
         self.no_cache = no_cache
         system = suite.config.system
         self.concurrency = concurrency or system.concurrency
-        # Where jobs go: the workers the executor started (`executors.open_transport`), or by
+        # Where jobs go: the workers the executor started (`transports.open_transport`), or by
         # default the suite's own system in this process.
         self.transport = transport if transport is not None else local_transport(
             [Worker(suite.target, suite.evaluators, system.timeout_s, retries=suite.retries,
                     throttle=Throttle() if suite.retries is not None else None)],
             self.concurrency)
         self.evaluators = suite.evaluators
-        self.slice_groups = slice_groups(suite.config.slices)
         self.trials = suite.trials
         self.progress = progress or Progress(total=suite.case_count * suite.trials)
         self.cache = CacheCounts()
-        self._errors: list[tuple[int, dict[str, Any]]] = []  # (slot.seq, entry)
-        self.analysis: Analysis | None = None
-        self.transform_digests = {t.name: d for t, d in suite.transforms}
-        self._system_key = suite.system_key
-        self._evaluator_keys = [e.cache_key for e in suite.evaluators]
+        self.keys = RunKeys.of(suite)
+        # Where results go: made by `run`, with the analysis it tallies into.
+        self.intake: ResultIntake | None = None
         self._last_flush = time.monotonic()
         self._next_seq = 0
         self._next_unit = 0
-        self._in_flight: dict[int, list[_Slot]] = {}
         # transform -> derived case id -> pair digest (validity labels are matched on these)
         self.pairs: dict[str, dict[str, str]] = {t.name: {} for t, _ in suite.transforms}
         self._faults = [(i, e, digest(e.plan(self.trials)))
                         for i, e in enumerate(suite.evaluators) if isinstance(e, FaultRecovery)]
         self._judge_all = tuple(range(len(suite.evaluators)))
-        self.replays_run = 0
         # The judge criteria (docs/judges.md): their evaluator positions and keys.
         self._judges = judge_positions(suite.evaluators)
-        self._judge_keys = frozenset(self._evaluator_keys[i] for i in self._judges)
+        self._judge_keys = frozenset(self.keys.evaluators[i] for i in self._judges)
         if self._judges:
             self.cache.judge_hit = self.cache.judge_miss = 0
 
@@ -183,7 +99,8 @@ class RunEngine:
 
     async def run(self, analysis: Analysis) -> None:
         """Execute and judge every case; tallies go to `analysis`. Cancellation-safe."""
-        self.analysis = analysis
+        self.intake = intake = self._intake(analysis)
+        in_flight = intake.in_flight
         self.store.start_writer()  # commits happen beside the event loop, not in it
         transport = self.transport
         self.progress.workers = transport.workers
@@ -200,20 +117,26 @@ class RunEngine:
                     await asyncio.sleep(0)  # the workers start these before the next is planned
                 # Keep about one chunk queued beyond the one being planned: workers never run
                 # dry, and memory stays bounded by two chunks.
-                while len(self._in_flight) > CHUNK:
+                while len(in_flight) > CHUNK:
                     self._take_all(await transport.results())
                 self._maybe_flush()
             self.store.finishing()
-            while self._in_flight:  # every unit handed out: the last results come in
+            while in_flight:  # every unit handed out: the last results come in
                 self._take_all(await transport.results())
                 self._flush_if_writer_idle()
         finally:
             flusher.cancel()
             await transport.close()
-            if self._in_flight:  # stopped or broken: keep what finished all the same
+            if in_flight:  # stopped or broken: keep what finished all the same
                 with contextlib.suppress(Exception):  # (the error that stopped it goes on)
-                    self._take_all([r for r in transport.ready() if r.unit in self._in_flight])
+                    self._take_all([r for r in transport.ready() if r.unit in in_flight])
             self.store.flush(wait=True)
+
+    def _intake(self, analysis: Analysis) -> ResultIntake:
+        """What takes this run's results into the store and `analysis`."""
+        return ResultIntake(self.store, analysis, self.cache, self.progress, run_id=self.run_id,
+                            suite=self.suite, keys=self.keys, judges=self._judges,
+                            judge_keys=self._judge_keys)
 
     async def _flush_every_second(self) -> None:
         while True:
@@ -237,105 +160,82 @@ class RunEngine:
             self.store.flush()
             self._last_flush = now
 
-    # ---- keys --------------------------------------------------------------------------------
-
-    def _case_key(self, slot: _Slot, source_key: str) -> str:
-        """The judgments' shared key of this case (docs/concepts.md#digests-and-keys): one digest of
-        (execution key, the case digest, and the source's execution key for a copy); a judgment's
-        key is this followed by its evaluator's config digest, so nothing is hashed per judgment.
-
-        The case digest covers `expected` (docs/concepts.md#digests-and-keys) and also the metadata:
-        a case whose judgments are all cached is then known to be stored already, as it was run."""
-        if slot.case_key is None:
-            extra = source_key if slot.case.is_derived else ""
-            slot.case_key = combine(slot.exec_key, slot.case.digest, extra)[
-                7 : 7 + JUDGMENT_CASE_KEY]
-        return slot.case_key
-
-    def _execution_key(self, case: Case, trial: int = 1) -> str:
-        """The execution key (docs/concepts.md#digests-and-keys); trial t > 1 adds its number
-        (trial 1 keeps the key a run without trials has, so `trials: 1` reuses every stored
-        execution, and raising `trials` runs only the new trials)."""
-        transform = self.transform_digests.get(case.transform or "", "")
-        key = combine(self._system_key, case.exec_digest, transform)
-        return key if trial == 1 else combine(key, f"trial:{trial}")
-
-    def _replay_key(self, case: Case, plan_digest: str, trial: int = 1) -> str:
-        key = combine(self._system_key, case.digest, plan_digest)
-        return key if trial == 1 else combine(key, f"trial:{trial}")
-
     # ---- planning a chunk --------------------------------------------------------------------
 
     def _plan_chunk(self, units: list[list[Case]]) -> list[UnitJob]:
         """Ask the caches for a chunk; tally or judge what needs no system; return the jobs."""
-        planned = self._slots(units)
+        intake = self.intake
+        assert intake is not None
+        planned = self._planned(units)
         cached = {} if self.no_cache else self.store.lookup_executions(
-            [s.exec_key for slots in planned for s in slots])
-        work = self._take_cached(planned, cached) if cached else planned
+            [p.exec_key for cases in planned for p in cases])
+        work = self._take_cached(planned, cached, intake) if cached else planned
         if not work:
             return []
-        reused = [s.exec_key for slots in work for s in slots if s.cached is not None]
+        reused = [p.exec_key for cases in work for p in cases if p.cached is not None]
         payloads = self.store.load_executions(reused) if reused else {}
-        case_jobs = [[self._case_job(s, payloads) for s in slots] for slots in work]
+        case_jobs = [[self._case_job(p, payloads) for p in cases] for cases in work]
         if self._judges and reused:
             self._judge_asks([job for jobs in case_jobs for job in jobs if job.cached])
         replays = self._replay_jobs(work) if self._faults else [[] for _ in work]
         jobs: list[UnitJob] = []
         unit = self._next_unit
-        for slots, cases, replay_jobs in zip(work, case_jobs, replays, strict=True):
-            # (trial, trials) in the fields' order: see `_tally` on keywords
-            job = UnitJob(unit, cases, replay_jobs, slots[0].trial, self.trials)
+        for cases, unit_case_jobs, replay_jobs in zip(work, case_jobs, replays, strict=True):
+            # (trial, trials) in the fields' order: see `ResultIntake._tally` on keywords
+            job = UnitJob(unit, unit_case_jobs, replay_jobs, cases[0].trial, self.trials)
             unit += 1
             if job.needs_system:
-                self._in_flight[job.unit] = slots
+                intake.in_flight[job.unit] = cases
                 jobs.append(job)
             else:
-                self._take(run_without_system(job, self.evaluators), slots)
+                intake.take(run_without_system(job, self.evaluators), cases)
         self._next_unit = unit
         return jobs
 
-    def _slots(self, units: list[list[Case]]) -> list[list[_Slot]]:
-        """Each trial of each unit of a chunk, as the slots of its cases (source first)."""
-        planned: list[list[_Slot]] = []
-        execution_key = self._execution_key
+    def _planned(self, units: list[list[Case]]) -> list[list[PlannedCase]]:
+        """Each trial of each unit of a chunk, as its planned cases (source first)."""
+        planned: list[list[PlannedCase]] = []
+        execution_key = self.keys.execution
         seq = self._next_seq
         for unit in units:
             for case in unit:
                 if case.transform is not None and case.pair_digest is not None:
                     self.pairs[case.transform][case.id] = case.pair_digest
             for trial in range(1, self.trials + 1):
-                planned.append([_Slot(case, seq + n, execution_key(case, trial), trial)
+                planned.append([PlannedCase(case, seq + n, execution_key(case, trial), trial)
                                 for n, case in enumerate(unit)])
                 seq += len(unit)
         self._next_seq = seq
         return planned
 
-    def _take_cached(self, planned: list[list[_Slot]],
-                     cached: dict[str, tuple[Any, float | None]]) -> list[list[_Slot]]:
-        """Note what the caches hold of each slot; tally each unit whose executions and
-        judgments are all cached; the units left to work on."""
+    def _take_cached(self, planned: list[list[PlannedCase]],
+                     cached: dict[str, tuple[Any, float | None]], intake: ResultIntake,
+                     ) -> list[list[PlannedCase]]:
+        """Note what the caches hold of each planned case; tally each unit whose executions
+        and judgments are all cached; the units left to work on."""
         wanted: list[str] = []
-        for slots in planned:
-            source_key = slots[0].exec_key
-            for slot in slots:
-                slot.cached = cached.get(slot.exec_key)
-                if slot.cached is not None:
-                    case_key = self._case_key(slot, source_key)
-                    wanted.extend([case_key + short for short in self._evaluator_keys])
+        judgment_keys, case_key = self.keys.judgments, self.keys.case
+        for cases in planned:
+            source_key = cases[0].exec_key
+            for p in cases:
+                p.cached = cached.get(p.exec_key)
+                if p.cached is not None:
+                    p.case_key = case_key(p.case, p.exec_key, source_key)
+                    wanted.extend(judgment_keys(p.case_key))
         verdicts = self.store.lookup_judgments(wanted, self._judge_keys) if wanted else {}
         evaluators = len(self.evaluators)
-        work: list[list[_Slot]] = []
-        for slots in planned:
+        work: list[list[PlannedCase]] = []
+        for cases in planned:
             if verdicts:
-                for slot in slots:
-                    if slot.case_key is not None:
-                        keys = [slot.case_key + short for short in self._evaluator_keys]
-                        slot.hits = {i: verdicts[k] for i, k in enumerate(keys) if k in verdicts}
-            if all(s.cached is not None and len(s.hits) == evaluators for s in slots):
-                for slot in slots:
-                    self._tally_cached(slot)
+                for p in cases:
+                    if p.case_key is not None:
+                        keys = judgment_keys(p.case_key)
+                        p.hits = {i: verdicts[k] for i, k in enumerate(keys) if k in verdicts}
+            if all(p.cached is not None and len(p.hits) == evaluators for p in cases):
+                for p in cases:
+                    intake.tally_cached(p)
             else:
-                work.append(slots)
+                work.append(cases)
         return work
 
     def _judge_asks(self, jobs: list[CaseJob]) -> None:
@@ -361,27 +261,27 @@ class RunEngine:
                 ask.record = stored[ask.key]
                 self.cache.judge_hit = (self.cache.judge_hit or 0) + 1
 
-    def _replay_jobs(self, work: list[list[_Slot]]) -> list[list[ReplayJob]]:
+    def _replay_jobs(self, work: list[list[PlannedCase]]) -> list[list[ReplayJob]]:
         """Each unit's fault replays, with the stored records the replay cache holds."""
-        wanted = [self._replays_wanted(slots[0]) for slots in work]
+        wanted = [self._replays_wanted(cases[0]) for cases in work]
         keys = [key for each in wanted for _, key, _ in each]
         stored = {} if self.no_cache or not keys else self.store.lookup_replays(keys)
         return [[ReplayJob(i, key, plan, stored.get(key)) for i, key, plan in each]
                 for each in wanted]
 
-    def _case_job(self, slot: _Slot, payloads: dict[str, dict[str, Any]]) -> CaseJob:
-        row = payloads.get(slot.exec_key) if slot.cached is not None else None
+    def _case_job(self, planned: PlannedCase, payloads: dict[str, dict[str, Any]]) -> CaseJob:
+        row = payloads.get(planned.exec_key) if planned.cached is not None else None
         if row is None:
-            slot.cached, slot.hits = None, _NO_HITS  # not readable after all: run it again
-            slot.judge = self._judge_all
-            return CaseJob(slot.case, slot.judge)
-        slot.judge = tuple(i for i in self._judge_all if i not in slot.hits)
-        return CaseJob(slot.case, slot.judge, CachedExecution(
+            planned.cached, planned.hits = None, NO_HITS  # not readable after all: run it again
+            planned.judge = self._judge_all
+            return CaseJob(planned.case, planned.judge)
+        planned.judge = tuple(i for i in self._judge_all if i not in planned.hits)
+        return CaseJob(planned.case, planned.judge, CachedExecution(
             row["output"], row["artifacts"], row["facts"], row["latency_ms"]))
 
-    def _replays_wanted(self, source: _Slot) -> list[tuple[int, str, dict[str, Any]]]:
+    def _replays_wanted(self, source: PlannedCase) -> list[tuple[int, str, dict[str, Any]]]:
         """The fault replays this source case still needs (judged before: none)."""
-        return [(i, self._replay_key(source.case, plan_digest, source.trial),
+        return [(i, self.keys.replay(source.case, plan_digest, source.trial),
                  evaluator.plan(self.trials))
                 for i, evaluator, plan_digest in self._faults if i not in source.hits]
 
@@ -389,13 +289,19 @@ class RunEngine:
 
     def _take_all(self, results: Iterable[UnitResult]) -> None:
         self.progress.busy = self.transport.busy()
-        for result in results:
-            # A result that arrives twice (a worker lost after it sent it, its job sent again)
-            # is taken once: the first one is stored and tallied, the second is dropped.
-            slots = self._in_flight.pop(result.unit, None)
-            if slots is not None:
-                self._take(result, slots)
+        assert self.intake is not None
+        self.intake.take_all(results)
         self._maybe_flush()
+
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        """The run's errors in the dataset's order (`ResultIntake.errors`)."""
+        return [] if self.intake is None else self.intake.errors
+
+    @property
+    def replays_run(self) -> int:
+        """How many fault replays ran (not taken from the replay cache)."""
+        return 0 if self.intake is None else self.intake.replays_run
 
     @property
     def retried(self) -> int:
@@ -407,204 +313,5 @@ class RunEngine:
         """The cluster nodes the workers ran on (Ray), or None."""
         return self.transport.nodes
 
-    def _take(self, result: UnitResult, slots: list[_Slot]) -> None:
-        """Store and tally one unit's result."""
-        if result.failure is not None:
-            for slot in slots:
-                if slot.cached is None:  # (it was looked up, and will be again next run)
-                    self.cache.execution_miss += 1
-                else:
-                    self.cache.execution_hit += 1
-                self._tally_errored(slot, result.failure)
-            return
-        for key, record in result.replays:
-            self.replays_run += 1
-            self.store.add_replay(key, record)
-        if result.verdicts:
-            self.cache.judge_miss = (self.cache.judge_miss or 0) + len(result.verdicts)
-            for key, record in result.verdicts:
-                self.store.add_judge_verdict(key, record)
-        source_key = slots[0].exec_key
-        for slot, case_result in zip(slots, result.cases, strict=True):
-            self._take_case(slot, case_result, source_key)
-
-    def _take_case(self, slot: _Slot, result: CaseResult, source_key: str) -> None:
-        case = slot.case
-        store = self.store
-        store.add_case(case)
-        execution = result.execution
-        exec_key = slot.exec_key
-        error: str | None = None
-        if execution is None:
-            self.cache.execution_hit += 1
-            assert slot.cached is not None
-            facts, latency = slot.cached
-        else:
-            self.cache.execution_miss += 1
-            facts, latency = execution.facts, execution.latency_ms
-            for attempt, earlier in enumerate(execution.attempt_errors, 1):
-                self._record_error(slot, earlier, attempt, retried=True)
-            if execution.error is not None:
-                error = execution.error.kind
-                self._record_error(slot, execution.error, execution.attempts)
-        judgments = result.judgments
-        hits = slot.hits
-        self.cache.judgment_hit += len(hits)
-        self.cache.judgment_miss += len(judgments)
-        if hits:  # some verdicts were cached: each criterion's from where it is
-            judged = dict(zip(slot.judge, judgments, strict=True))
-            verdicts = [hits[i] if i in hits else (judged[i].code, judged[i].reason)
-                        for i in self._judge_all]
-            codes = "".join([verdict[0] for verdict in verdicts])
-            reasons = tuple([verdict[1] for verdict in verdicts])
-        else:
-            codes = "".join([judgment.code for judgment in judgments])
-            reasons = tuple([judgment.reason for judgment in judgments])
-        case_key = None
-        if error is None:
-            case_key = self._case_key(slot, source_key)
-            if judgments:
-                evaluator_keys = self._evaluator_keys
-                kept = {evaluator_keys[i]: (judgment.code, judgment.reason, judgment.details)
-                        for i, judgment in zip(slot.judge, judgments, strict=True)}
-                if self._judges:
-                    self._judge_failures(slot, kept)
-                try:
-                    if kept:
-                        store.add_judgments(case_key, kept)
-                except Unstorable:  # (the details of a judgment: the case errors, uncached)
-                    self._record_error(slot, self._unstorable_judgment(slot, judgments),
-                                       1 if execution is None else execution.attempts)
-                    n = len(self.evaluators)
-                    codes, reasons = "M" * n, ("case_errored",) * n
-                    case_key, error = None, ErrorKind.UNSTORABLE_OUTPUT
-            if execution is not None and error is None:
-                exec_key = self._keep_execution(slot, execution)
-        shown = self._shown(slot, judgments) if self._judges and error is None else None
-        self._tally(slot, codes, reasons, case_key, None if error is not None else facts,
-                    latency, error=error, cached=False, exec_key=exec_key,
-                    noted=execution is not None and execution.snapshot_error is not None,
-                    attempts=1 if execution is None else execution.attempts, shown=shown)
-
-    def _judge_failures(self, slot: _Slot, kept: dict[str, Any]) -> None:
-        """A judge that failed (`judge_error`, `judge_unparseable`) is recorded as the run's
-        error of that kind, and its judgment is not cached: the next run asks again. The
-        case itself is not errored: its other criteria stand."""
-        for short in self._judge_keys:
-            entry = kept.get(short)
-            if entry is not None and entry[1] in JUDGE_FAILURES:
-                del kept[short]
-                self.cache.judge_miss = (self.cache.judge_miss or 0) + 1
-                details = entry[2] or {}
-                self._record_error(slot, CaseError(
-                    ErrorKind(entry[1]), f"{details.get('judge', 'the judge')}: "
-                    f"{details.get('error') or entry[1]}"))
-
-    def _shown(self, slot: _Slot, judgments: list[Any]) -> list[str | None]:
-        """The digest of what each judge criterion's judge was shown for this case (None for
-        the other criteria), from the judgments made now or the cached ones."""
-        made = dict(zip(slot.judge, judgments, strict=True))
-        shown: list[str | None] = [None] * len(self.evaluators)
-        for i in self._judges:
-            if i in made:
-                details = made[i].details
-            else:
-                hit = slot.hits.get(i)
-                details = hit[2] if hit is not None and len(hit) > 2 else None
-            if isinstance(details, dict) and isinstance(details.get("shown_digest"), str):
-                shown[i] = details["shown_digest"]
-        return shown
-
-    def _unstorable_judgment(self, slot: _Slot, judgments: list[Judgment]) -> CaseError:
-        """Which judgment of a case the store cannot keep, and why."""
-        for i, judgment in zip(slot.judge, judgments, strict=True):
-            criterion = self.evaluators[i].criterion
-            # (as the row holds it: the details are three levels down)
-            problem = storable_problem({criterion: [judgment.code, judgment.reason,
-                                                    judgment.details]}, ("judgments",))
-            if problem is not None:
-                return CaseError(ErrorKind.UNSTORABLE_OUTPUT,
-                                 f"the judgment of {criterion} cannot be stored: {problem}")
-        return CaseError(ErrorKind.UNSTORABLE_OUTPUT, "a judgment of this case cannot be stored")
-
-    def _keep_execution(self, slot: _Slot, execution: Execution) -> str:
-        """Write a fresh execution and its artifacts; the key it is stored under."""
-        case = slot.case
-        for text in execution.texts:
-            if text.text is None:  # a `$ref` initial state: serialised once per run, here
-                self.store.add_artifact_text(text.hash, text.kind, text.base, None,
-                                             lazy_payload=case.initial_state or {})
-            else:
-                self.store.add_artifact_text(text.hash, text.kind, text.base, text.text)
-        key = slot.exec_key
-        if execution.snapshot_error is not None:
-            self._record_error(slot, execution.snapshot_error, execution.attempts)
-            key = UNCACHED_PREFIX + key
-        assert execution.output_text is not None
-        self.store.add_execution(key, case.digest, execution.output_text, execution.artifacts,
-                                 execution.facts, execution.latency_ms)
-        return key
-
-    @property
-    def errors(self) -> list[dict[str, Any]]:
-        """The run's errors in the dataset's order (each case's trials in turn), not in the
-        order the cases happened to finish: the same run reads the same every time."""
-        return [entry for _, entry in sorted(self._errors, key=lambda e: e[0])]
-
-    def _record_error(self, slot: _Slot, error: CaseError, attempt: int = 1,
-                      retried: bool = False) -> None:
-        """Keep an error of a case; `retried`: an attempt another followed (stored, and shown
-        by `inspect`, but not the case's error)."""
-        case = slot.case
-        if not retried:
-            entry: dict[str, Any] = {"case": case.id, "kind": error.kind,
-                                     "message": error.message}
-            if self.trials > 1:
-                entry["trial"] = slot.trial
-            self._errors.append((slot.seq, entry))
-        self.store.add_error(self.run_id, case.id, error.kind, error.message, error.traceback,
-                             trial=slot.trial, attempt=attempt, retried=retried)
-
-    # ---- tallying ----------------------------------------------------------------------------
-
-    def _tally_cached(self, slot: _Slot) -> None:
-        assert slot.cached is not None
-        facts, latency = slot.cached
-        hits = slot.hits
-        self.cache.execution_hit += 1
-        self.cache.judgment_hit += len(hits)
-        codes = "".join([hits[i][0] for i in self._judge_all])
-        reasons = tuple([hits[i][1] for i in self._judge_all])
-        self._tally(slot, codes, reasons, slot.case_key, facts, latency, error=None,
-                    cached=True, exec_key=slot.exec_key,
-                    shown=self._shown(slot, []) if self._judges else None)
-
-    def _tally_errored(self, slot: _Slot, error: CaseError) -> None:
-        self.store.add_case(slot.case)
-        self._record_error(slot, error)
-        n = len(self.evaluators)
-        self._tally(slot, "M" * n, ("case_errored",) * n, None, None, None, error=error.kind,
-                    cached=False, exec_key=slot.exec_key)
-
-    def _tally(
-        self, slot: _Slot, codes: str, reasons: tuple[str | None, ...], case_key: str | None,
-        facts: dict[str, Any] | None, latency: float | None, *, error: str | None,
-        cached: bool, exec_key: str, noted: bool = False, attempts: int = 1,
-        shown: list[str | None] | None = None,
-    ) -> None:
-        case = slot.case
-        # In the fields' order, not by keyword: a class called with keywords first gathers
-        # them into a dict (for these sixteen, twice the time of making the outcome).
-        outcome = CaseOutcome(case.id, codes, reasons, case_key, facts, latency,
-                              self.slice_groups(facts, case.metadata), error, case.source_id,
-                              case.transform, case.cluster, cached, slot.trial, case.digest,
-                              attempts, noted)
-        if shown is not None:
-            outcome.shown = shown
-        assert self.analysis is not None
-        self.analysis.add(outcome)
-        self.store.add_run_case(self.run_id, slot.seq, case.id, case.digest, exec_key,
-                                outcome.to_json())
-        self.progress.case_done(error is not None or noted, cached)
 
 __all__ = ["CacheCounts", "Progress", "RunEngine"]

@@ -9,10 +9,10 @@ A unit's work comes in two parts, so that a driver can do them on different thre
 - `judge_unit(calls, evaluators)` does everything else (the artifacts as stored text, the
   trajectory facts, every judgment) and returns the `UnitResult`.
 
-A sync system's lanes (`lanes.ThreadLanes`) run only `unit_calls` in their threads and judge
-on the event loop's thread; an async worker runs `unit_calls` on the loop and judges there
-(`Worker.run_unit_async`); between the two, the judge criteria's calls are made
-(`ask_judges`, docs/judges.md); the coordinator drives a job that needs no system (its
+A sync system's lanes (`transports.threads.ThreadLanes`) run only `unit_calls` in their
+threads and judge on the event loop's thread; an async worker runs `unit_calls` on the loop
+and judges there (`Worker.run_unit_async`); between the two, the judge criteria's calls are
+made (`ask_judges`, docs/judges.md); the coordinator drives a job that needs no system (its
 executions, replays and judge verdicts all cached) without calling anything.
 """
 
@@ -49,7 +49,7 @@ from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
 from oloproof.recording.usage import USAGE_KIND
 from oloproof.storable import Unstorable, storable_problem
 from oloproof.store.sql import stored_json
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 from oloproof.traces import READING_KIND, gave_no_step
 
 

@@ -26,7 +26,7 @@ from oloproof.recording.trajectory import (
     trajectory_problems,
 )
 from oloproof.state.diff import diff
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 
 
 @dataclass(frozen=True, slots=True)

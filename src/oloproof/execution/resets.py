@@ -19,7 +19,7 @@ import threading
 from typing import Any
 
 from oloproof.state.cow import FrozenDict, cow_copy, frozen
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 
 
 class StateCopies:

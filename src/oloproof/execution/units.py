@@ -19,7 +19,7 @@ from typing import Any
 
 from oloproof.errors import ErrorKind
 from oloproof.evaluators.judgment import Judgment
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 
 
 @dataclass(slots=True)

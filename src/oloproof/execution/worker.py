@@ -3,7 +3,7 @@
 A worker performs what a unit's procedure asks for -- one case around the sandbox (reset →
 call → snapshot) or one replay -- and runs a unit's calls (`run_calls`, whose judging is the
 caller's) or units whole (`run_unit`, `run_unit_async`).
-Where units come from and where results go is the transport's business (`lanes.py`); a
+Where units come from and where results go is the transport's business (`transports/`); a
 worker neither knows the store nor the coordinator.
 
 A Stateful worker has one sandbox, so its cases run one at a time; its lock is held from
@@ -46,7 +46,7 @@ from oloproof.execution.resets import StateCopies
 from oloproof.execution.retries import RetryPolicy, Slot, Throttle
 from oloproof.execution.target import SystemTarget
 from oloproof.execution.units import UnitJob, UnitResult
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 
 
 class Worker:
@@ -81,7 +81,7 @@ class Worker:
 
     def perform(self, request: Request) -> CallResult | ReplayResult:
         """Do one request of a unit's procedure, holding the sandbox (no timeout here: a
-        thread transport enforces it from outside, see `lanes.ThreadLanes`)."""
+        thread transport enforces it from outside, see `transports.threads.ThreadLanes`)."""
         slot = self.wait_turn(request)
         try:
             if not self.stateful:  # no sandbox: nothing to hold

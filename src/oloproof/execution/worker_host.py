@@ -1,5 +1,5 @@
-"""A worker away from the coordinator: a worker process (`processes.py`) or a Ray actor
-(`ray_workers.py`) holding one copy of the system with its own sandbox.
+"""A worker away from the coordinator: a worker process (`transports/processes.py`) or a
+Ray actor (`transports/ray.py`) holding one copy of the system with its own sandbox.
 
 It loads the system and the evaluators itself, from the suite file (`WorkerSpec`), receives
 parcels of jobs (`shipping.py`) and runs them on a local transport over its one worker, as
@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 from oloproof.errors import ConfigError
 from oloproof.evaluators.base import Evaluator
-from oloproof.execution.lanes import Transport, local_transport
 from oloproof.execution.retries import RetryPolicy, Throttle
 from oloproof.execution.shipping import Parcel, StateHolder
 from oloproof.execution.target import SystemTarget
+from oloproof.execution.transports import Transport, local_transport
 from oloproof.execution.units import UnitJob, UnitResult
 from oloproof.execution.worker import Worker
 

@@ -31,6 +31,9 @@ def system(
         name: the system's name (as `system.name` in oloproof.yaml).
         version: its version; changing it invalidates the execution cache.
         records: artifact kinds the system records itself, e.g. `("agent_trajectory/v1",)`.
+
+    Raises:
+        TypeError: the decorated object cannot carry a declaration (a bound method).
     """
 
     declaration = SystemDeclaration(

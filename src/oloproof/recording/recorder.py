@@ -185,7 +185,11 @@ class CaseRecorder:
 
 
 def current_case() -> CaseRecorder:
-    """The recorder of the case being run; raises outside a system call."""
+    """The recorder of the case being run.
+
+    Raises:
+        RecordingError: called outside a system call Oloproof makes for a case.
+    """
     recorder = _current.get()
     if recorder is None:
         raise RecordingError(

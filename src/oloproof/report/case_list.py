@@ -13,7 +13,7 @@ from typing import Any, Literal
 from rich.console import Console
 from rich.text import Text
 
-from oloproof.analysis.metrics import case_order
+from oloproof.analysis.ordering import case_order
 from oloproof.errors import ErrorKind, UsageError
 from oloproof.evaluators.judgment import CODE_VERDICTS
 from oloproof.report.escape import safe_line

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.text import Text
 
-from oloproof.analysis.metrics import case_order
+from oloproof.analysis.ordering import case_order
 from oloproof.document import (
     BaselineSummary,
     CaseChange,
@@ -51,9 +51,10 @@ def method_note(rows: Sequence[CriterionComparison]) -> str:
     clustered = [r for r in rows if r.approximate]
     if clustered:
         parts.append("Where cases share clusters (a source and its copies, a declared "
-                     "cluster) it is over clusters: each cluster's mean difference is one "
-                     "value, with the betting interval over them (approximate: a rule on it "
-                     "needs allow_approximate_methods and 20 clusters).")
+                     "cluster) it is over clusters: still the pairs' mean difference, with the "
+                     "betting interval of that ratio over clusters, each cluster one draw of "
+                     "its pairs (approximate: a rule on it needs allow_approximate_methods "
+                     "and 20 clusters).")
     if any(r.dropped for r in rows):
         parts.append("A case of the baseline missing from the candidate, or changed in it "
                      "(dropped), counts as a pair whose candidate side is missing.")

@@ -18,7 +18,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from oloproof.analysis.metrics import case_order
+from oloproof.analysis.ordering import case_order
 from oloproof.analysis.outcome import CaseOutcome
 from oloproof.analysis.trials import CaseTrials, TrialCounts, iter_case_trials
 from oloproof.report.escape import safe_line

@@ -36,6 +36,8 @@ class Sampled:
 
     unshown: dict[str, str] = field(default_factory=dict)
     run_id: str = ""
+    #: whether the file already held the sample (the rows were added to it), or was new
+    extended: bool = False
     #: what the user may not expect: a sample too small to ever check the judge, a file the
     #: criterion does not read
     notes: list[str] = field(default_factory=list)
@@ -103,7 +105,7 @@ def sample_labels(db: Store, run_ref: str, criterion: str, n: int | None,
     # the sampled cases whose text the file already holds
     kept = sum(1 for case_id in drawn if case_id in shown) - len({r.case for r in added})
     made = Sampled(LabelsFile(output, existing.sample if existing else sample, rows), added,
-                   kept, unshown, run_id)
+                   kept, unshown, run_id, extended=existing is not None)
     if existing is None and len(drawn) < MIN_LABELLED:
         made.notes.append(
             f"a judge is checked against people once at least {MIN_LABELLED} sampled cases "

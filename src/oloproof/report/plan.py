@@ -38,7 +38,7 @@ def render_plan(plan: Plan, console: Console) -> None:
             line = (f"projected: {row.total} observed cases ({row.more} more) would reach "
                     f"{row.state}, if the rate stayed at {rate}")
             if row.chance is not None:
-                line += (f" — if the true rate is {rate}, that many cases reach it "
+                line += (f" — continued to that many, this run reaches it "
                          f"{percent(row.chance)} of the time")
             print_wrapped(console, Text(line, style="cyan"), 4, 2)
             if row.likely_total is not None:
@@ -47,6 +47,16 @@ def render_plan(plan: Plan, console: Console) -> None:
                     f"({row.likely_more} more) reach {row.state} "
                     f"{percent(row.likely_chance or 0.0)} of the time ({row.likely_method})",
                     style="cyan"), 4, 2)
+            elif row.reachable is not None:
+                side = "at or above" if (row.estimate or 0.0) < (row.threshold or 0.0) \
+                    else "at or below"
+                print_wrapped(console, Text(
+                    f"for an 80% chance: no number of cases — this run leaves a "
+                    f"{percent(1.0 - row.reachable)} chance that the rate is {side} "
+                    f"{threshold_text(row.threshold or 0.0, True)}, where no number of cases "
+                    f"reaches {row.state}", style="cyan"), 4, 2)
+            if row.chance_assumption is not None:
+                print_wrapped(console, f"(chances: {row.chance_assumption})", 4, 2)
             print_wrapped(console, f"(method: {row.method})", 4, 2)
         else:
             print_wrapped(console, safe_line(row.note), 4, 2)

@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from oloproof.execution.engine import Progress as RunProgress
+from oloproof.execution.intake import Progress as RunProgress
 
 
 def wants_live_progress(console: Console) -> bool:

@@ -244,6 +244,8 @@ _METHOD_WORDS = {
     "clopper_pearson": "clopper_pearson (exact) where a case's value is 0 or 1",
     "bentkus": "bentkus (Hoeffding 1963, Bentkus 2004) where a case's value is a share of its "
                "trials",
+    "bentkus_ratio": "bentkus_ratio (the cases' mean over clusters of unequal size) where "
+                     "cases share a cluster",
     # Runs stored before the Bentkus interval replaced it.
     "betting": "betting (Waudby-Smith & Ramdas 2023) where a case's value is a share of its "
                "trials",

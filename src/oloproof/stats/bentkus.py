@@ -167,6 +167,12 @@ def bentkus_lower_bounds(sums: npt.ArrayLike, n: int, level: float) -> FloatArra
     decimal text. ``s = 0`` gives 0 and ``s = n`` gives Clopper–Pearson's ``(α/2)^{1/n}``
     (exactly :func:`~oloproof.stats.binomial.clopper_pearson`'s figure). With ``n = 0`` every
     bound is 0. Returns one float per sum.
+
+    Example: sums of 33 and 40 over 40 values.
+
+    >>> from oloproof.stats import bentkus_lower_bounds
+    >>> [round(b, 3) for b in bentkus_lower_bounds([33, 40], 40, 0.95).tolist()]
+    [0.659, 0.912]
     """
     n = count("n", n)
     _, half_alpha, _ = tail_probabilities(level)
@@ -265,7 +271,16 @@ def bentkus_bounds(values: Sequence[float] | npt.ArrayLike, level: float) -> tup
     """The interval ``(L, U)`` for the mean of ``values`` in [0, 1] (any order: only their sum
     counts). Method: Hoeffding (1963) / Bentkus (2004), each side at ``α/2``: ``L`` from the
     sum, ``U`` as one minus the lower bound of the mirrored values ``1 − x``. With no values it
-    returns ``(0.0, 1.0)``."""
+    returns ``(0.0, 1.0)``.
+
+    Example: 33 ones and 7 zeros (the Clopper–Pearson interval of the same counts is
+    [0.672, 0.927]).
+
+    >>> from oloproof.stats import bentkus_bounds
+    >>> lower, upper = bentkus_bounds([1] * 33 + [0] * 7, 0.95)
+    >>> round(lower, 3), round(upper, 3)
+    (0.659, 0.931)
+    """
     x = _values(values, "values")
     n = int(x.size)
     if n == 0:
@@ -313,6 +328,14 @@ def bentkus_interval(
     bounds would leave it out: a superset of a valid interval is valid). Sums are taken in
     sorted order, so the figures do not depend on the values' order even in the last bit.
     With no case at all every field is ``None``.
+
+    Example: the 40 values above and one case more with nothing known (0 to 1).
+
+    >>> from oloproof.stats import bentkus_interval
+    >>> lows, highs = [1] * 33 + [0] * 7 + [0], [1] * 33 + [0] * 7 + [1]
+    >>> mean = bentkus_interval(lows, highs, 0.95)
+    >>> mean.estimate, round(mean.lower, 3), round(mean.upper, 3), mean.method
+    (0.825, 0.637, 0.933, 'bentkus')
     """
     low = _values(lower_values, "lower_values")
     high = _values(upper_values, "upper_values")

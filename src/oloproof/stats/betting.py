@@ -53,6 +53,7 @@ __all__ = [
     "betting_bounds",
     "betting_lower_bounds",
     "bounded_mean_interval",
+    "ratio_lower_bounds",
 ]
 
 BETTING_METHOD = "betting"
@@ -75,13 +76,20 @@ class MeanInterval:
     method: str
 
 
-def _predictable_bets(x: FloatArray, log_threshold: float) -> FloatArray:
+def _predictable_bets(x: FloatArray, log_threshold: float,
+                      scales: FloatArray | None = None) -> FloatArray:
     """``λ_t`` per row, each from the rows' earlier values only (the paper's predictable
-    plug-in for a fixed ``n``)."""
+    plug-in for a fixed ``n``). With ``scales`` (a ratio's values: :func:`ratio_lower_bounds`)
+    the running mean is the running ratio ``(1/2 + Σ x_i) / (1 + Σ s_i)`` and the running
+    variance that of ``x_i − μ̂_i s_i``; with every scale 1 both are the paper's."""
     n = x.shape[1]
     rounds = np.arange(2, n + 2, dtype=np.float64)  # t + 1 for t = 1 … n
-    mean = (0.5 + np.cumsum(x, axis=1)) / rounds
-    variance = (0.25 + np.cumsum((x - mean) ** 2, axis=1)) / rounds
+    if scales is None:
+        mean = (0.5 + np.cumsum(x, axis=1)) / rounds
+        variance = (0.25 + np.cumsum((x - mean) ** 2, axis=1)) / rounds
+    else:
+        mean = (0.5 + np.cumsum(x, axis=1)) / (1.0 + np.cumsum(scales, axis=1))
+        variance = (0.25 + np.cumsum((x - mean * scales) ** 2, axis=1)) / rounds
     previous = np.empty_like(variance)
     previous[:, 0] = 0.25
     previous[:, 1:] = variance[:, :-1]
@@ -89,23 +97,39 @@ def _predictable_bets(x: FloatArray, log_threshold: float) -> FloatArray:
     return bets
 
 
+def _remaining_largest(scales: FloatArray) -> FloatArray:
+    """Per row and round, the largest scale from that round on."""
+    largest: FloatArray = np.maximum.accumulate(scales[:, ::-1], axis=1)[:, ::-1]
+    return largest
+
+
 def _log_capital_excess(
-    x: FloatArray, bets: FloatArray, m: FloatArray, log_threshold: float
+    x: FloatArray, bets: FloatArray, m: FloatArray, log_threshold: float,
+    scales: FloatArray | None = None,
 ) -> FloatArray:
-    """``max_{t ≤ n} log K⁺_t(m) − log(2/α)`` per row, for that row's candidate ``m``.
+    """``max_{t ≤ n} log K⁺_t(m) − log(2/α)`` per row, for that row's candidate ``m``; with
+    ``scales`` each round's factor is ``1 + λ(x_t − m s_t)`` (a ratio, :func:`ratio_lower_bounds`).
 
     Nonincreasing in ``m``; ``m`` is rejected (outside the interval) where it is ``≥ 0``.
     """
     with np.errstate(divide="ignore"):
         cap = BET_TRUNCATION / m  # m = 0 → inf: no truncation on the long side
-    lam = np.minimum(bets, cap[:, None])
-    growth = np.log1p(lam * (x - m[:, None]))
+    if scales is None:
+        lam = np.minimum(bets, cap[:, None])
+        centre = m[:, None]
+    else:
+        # A round can lose at most m s_t: the cap is c / (m r_t), r_t the largest scale still
+        # to come (known from the scales given, whatever order the rounds take).
+        lam = np.minimum(bets, cap[:, None] / _remaining_largest(scales))
+        centre = m[:, None] * scales
+    growth = np.log1p(lam * (x - centre))
     running = np.cumsum(growth, axis=1, out=growth)
     excess: FloatArray = running.max(axis=1) - log_threshold
     return excess
 
 
-def _lower_ends(x: FloatArray, bets: FloatArray, log_threshold: float) -> FloatArray:
+def _lower_ends(x: FloatArray, bets: FloatArray, log_threshold: float,
+                scales: FloatArray | None = None) -> FloatArray:
     """Per row, the lower end ``L`` of the interval: the root in ``[0, 1]`` of the excess,
     returned as the largest rejected candidate of the final bracket (so never above ``L``).
 
@@ -114,15 +138,17 @@ def _lower_ends(x: FloatArray, bets: FloatArray, log_threshold: float) -> FloatA
     """
     rows = x.shape[0]
     result = np.zeros(rows, dtype=np.float64)
-    at_zero = _log_capital_excess(x, bets, np.zeros(rows), log_threshold)
+    at_zero = _log_capital_excess(x, bets, np.zeros(rows), log_threshold, scales)
     rejected = at_zero >= 0.0
     if not rejected.any():
         return result  # m = 0 is not rejected: L = 0
     xs, bs = x[rejected], bets[rejected]
+    ss = None if scales is None else scales[rejected]
 
     def g(m: FloatArray, rows: npt.NDArray[np.bool_]) -> FloatArray:
         # Increasing in m; ≤ 0 where m is rejected.
-        return -_log_capital_excess(xs[rows], bs[rows], m, log_threshold)
+        return -_log_capital_excess(xs[rows], bs[rows], m, log_threshold,
+                                    None if ss is None else ss[rows])
 
     everyone = np.ones(xs.shape[0], dtype=bool)
     # At m = 1 every long-side factor is ≤ 1, so the capital never exceeds 1 < 2/α.
@@ -132,7 +158,7 @@ def _lower_ends(x: FloatArray, bets: FloatArray, log_threshold: float) -> FloatA
     gb = g(b.copy(), everyone)
     # Start from a bracket around the usual place of the bound (mean minus an empirical
     # Bernstein half-width) when it holds, so the search begins close to the root.
-    mean = xs.mean(axis=1)
+    mean = xs.mean(axis=1) if ss is None else xs.sum(axis=1) / ss.sum(axis=1)
     spread = np.sqrt(2.0 * log_threshold * np.maximum(xs.var(axis=1), 1e-12) / xs.shape[1])
     guesses = [np.clip(mean - spread, 0.0, 1.0), np.clip(mean - 2.0 * spread, 0.0, 1.0)]
     a, _ = increasing_root(g, a, b, ga, gb, BOUND_TOLERANCE, guesses)
@@ -167,6 +193,46 @@ def betting_lower_bounds(values: npt.ArrayLike, level: float) -> FloatArray:
     return _lower_ends(x, _predictable_bets(x, log_threshold), log_threshold)
 
 
+def ratio_lower_bounds(values: npt.ArrayLike, scales: npt.ArrayLike, level: float
+                       ) -> FloatArray:
+    """The lower end of the betting interval for a ratio ``Σ E x_t / Σ s_t``, per row.
+
+    ``values`` (rows × n) in [0, 1] are each round's ``x_t`` and ``scales`` (the same shape,
+    in (0, 1]) its ``s_t``, with ``x_t ≤ s_t``: a cluster's sum of per-case values and its
+    number of cases, both over the largest cluster's size. For a candidate ratio ``m`` the
+    capital is ``K⁺_t(m) = Π (1 + λ⁺_i(m)(x_i − m s_i))``: at the true ratio each factor's
+    mean is 1 when the rounds are exchangeable draws of (value, scale) pairs, as clusters
+    taken in the order of their ids' digests are. The bet is capped at ``c / (m r_t)``, ``r_t``
+    the largest scale still to come — known in advance, since the scales are the clusters'
+    sizes: so every factor stays at least ``1 − c`` (``x ≥ 0``, ``s_t ≤ r_t``), and once the
+    largest cluster is past, the rest are bet on at their own scale. Each factor is
+    nonincreasing in ``m``, so the lower end is the root found as in
+    :func:`betting_lower_bounds`, with the bets of :func:`_predictable_bets` on the running
+    ratio. With every scale 1 it is :func:`betting_lower_bounds` exactly.
+
+    Example: with every scale 1, the betting lower bound.
+
+    >>> import numpy as np
+    >>> from oloproof.stats import betting_lower_bounds, ratio_lower_bounds
+    >>> x = np.linspace(0.6, 1.0, 30)
+    >>> bool(ratio_lower_bounds(x, np.ones(30), 0.95)[0] == betting_lower_bounds(x, 0.95)[0])
+    True
+    """
+    x = _as_rows(values, "values")
+    s = _as_rows(scales, "scales")
+    if x.shape != s.shape:
+        raise ValueError("values and scales need the same shape")
+    if np.any(s <= 0.0) or np.any(x > s):
+        raise ValueError("each scale must be positive and at least its value")
+    _, half_alpha, _ = tail_probabilities(level)
+    if x.shape[1] == 0:
+        return np.zeros(x.shape[0])
+    log_threshold = math.log(1.0 / half_alpha)
+    if np.all(s == 1.0):
+        return _lower_ends(x, _predictable_bets(x, log_threshold), log_threshold)
+    return _lower_ends(x, _predictable_bets(x, log_threshold, s), log_threshold, s)
+
+
 def betting_bounds(values: Sequence[float] | npt.ArrayLike, level: float) -> tuple[float, float]:
     """The betting interval ``(L, U)`` for the mean of ``values`` in [0, 1], in the given order.
 
@@ -181,6 +247,13 @@ def betting_bounds(values: Sequence[float] | npt.ArrayLike, level: float) -> tup
     values are far from the later ones, ``L`` can exceed the sample mean (or ``U`` fall below
     it), and in principle ``L > U`` (an empty set); :func:`bounded_mean_interval` is the
     function that reports an interval. With no values it returns ``(0.0, 1.0)``.
+
+    Example: 40 cases' shares of passed trials, in their fixed order.
+
+    >>> from oloproof.stats import betting_bounds
+    >>> lower, upper = betting_bounds([1, 0.5, 1, 1, 0.75, 1, 0.5, 1, 1, 1] * 4, 0.95)
+    >>> round(lower, 3), round(upper, 3)
+    (0.721, 0.951)
     """
     x = _as_rows(values, "values")
     if x.shape[0] != 1:
@@ -212,6 +285,14 @@ def bounded_mean_interval(
     values far from the later ones can leave the sample mean outside it), it is widened to
     them — a superset of a valid interval is valid, so this only adds coverage. With no
     case at all every field is ``None``.
+
+    Example: the same 40 shares, all observed.
+
+    >>> from oloproof.stats import bounded_mean_interval
+    >>> shares = [1, 0.5, 1, 1, 0.75, 1, 0.5, 1, 1, 1] * 4
+    >>> mean = bounded_mean_interval(shares, shares, 0.95)
+    >>> mean.estimate, round(mean.lower, 3), round(mean.upper, 3), mean.method
+    (0.875, 0.721, 0.951, 'betting')
     """
     low = _as_rows(lower_values, "lower_values")
     high = _as_rows(upper_values, "upper_values")

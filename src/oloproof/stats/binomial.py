@@ -38,6 +38,15 @@ def clopper_pearson(k: int, n: int, level: float) -> tuple[float, float]:
     not 0.04999999999999999); the lower bound is 0 when ``k = 0`` and the upper bound is 1 when
     ``k = n``.
     With ``n = 0`` nothing is known and the interval is ``(0.0, 1.0)``.
+
+    Example: 33 passes of 40 at 95%, and the edge case above.
+
+    >>> from oloproof.stats import clopper_pearson
+    >>> lower, upper = clopper_pearson(33, 40, 0.95)
+    >>> round(lower, 3), round(upper, 3)
+    (0.672, 0.927)
+    >>> clopper_pearson(1, 1, 0.90)
+    (0.05, 1.0)
     """
     k = count("k", k)
     n = count("n", n)
@@ -63,6 +72,18 @@ def rate_interval(passed: int, observed: int, missing: int, level: float) -> Rat
     lower bound of ``passed`` of ``observed + missing``; the upper bound is the exact upper bound
     of ``passed + missing`` of ``observed + missing``. With no case at all every field is
     ``None``. Bounds are unrounded; see :mod:`oloproof.stats.display` for outward rounding.
+
+    Example: 33 of 40 cases passed; two more cases missing widen the interval on both sides.
+
+    >>> from oloproof.stats import rate_interval
+    >>> rate = rate_interval(33, 40, 0, 0.95)
+    >>> rate.estimate, round(rate.lower, 3), round(rate.upper, 3), rate.method
+    (0.825, 0.672, 0.927, 'clopper_pearson')
+    >>> wider = rate_interval(33, 40, 2, 0.95)
+    >>> round(wider.lower, 3), round(wider.upper, 3)
+    (0.632, 0.93)
+    >>> rate_interval(0, 0, 0, 0.95).estimate is None
+    True
     """
     passed = count("passed", passed)
     observed = count("observed", observed)

@@ -80,6 +80,15 @@ def clustered_quantile_interval(
     ``values[i]`` are cluster ``i``'s observed values and ``missing[i]`` how many of its values
     are missing; clusters come in the caller's fixed order (by case digest), clusters with no
     value at all are ignored. Bounds are observed values, or ``None`` for "no bound".
+
+    Example: the median of the steps of 10 cases' trials, each case a cluster.
+
+    >>> from oloproof.stats.clustered_quantile import clustered_quantile_interval
+    >>> trials = [[3, 4, 5], [5, 6], [2, 3, 3], [7, 8, 6], [4, 5, 5], [6, 6, 7], [3, 5],
+    ...           [4, 4, 6], [5, 7, 8], [2, 4, 4]]
+    >>> median = clustered_quantile_interval(trials, [0] * 10, 0.5, 0.95)
+    >>> median.estimate, median.lower, median.upper
+    (5.0, 3.0, 7.0)
     """
     check_level(level)
     if not 0.0 < q < 1.0:

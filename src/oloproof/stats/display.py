@@ -43,6 +43,10 @@ def percent_lower(x: float, decimals: int = 1) -> str:
     `decimals` decimals.
 
     Method: outward rounding (floor to the display step) with a 1e-9-step float tolerance.
+
+    >>> from oloproof.stats import percent_lower
+    >>> percent_lower(0.6722098666), percent_lower(0.9999999999)
+    ('67.2%', '99.9%')
     """
     return _format(math.floor(_scaled(x, decimals) + SCALED_TOLERANCE), decimals)
 
@@ -52,6 +56,10 @@ def percent_upper(x: float, decimals: int = 1) -> str:
     `decimals` decimals.
 
     Method: outward rounding (ceiling to the display step) with a 1e-9-step float tolerance.
+
+    >>> from oloproof.stats import percent_upper
+    >>> percent_upper(0.9266172706), percent_upper(0.0000001)
+    ('92.7%', '0.1%')
     """
     return _format(math.ceil(_scaled(x, decimals) - SCALED_TOLERANCE), decimals)
 
@@ -61,5 +69,9 @@ def percent(x: float, decimals: int = 1) -> str:
     or to `decimals` decimals.
 
     Method: round-half-up to the display step with a 1e-9-step float tolerance on the half.
+
+    >>> from oloproof.stats import percent
+    >>> percent(0.825), percent(0.8255), percent(0.8255, decimals=2)
+    ('82.5%', '82.6%', '82.55%')
     """
     return _format(math.floor(_scaled(x, decimals) + 0.5 + SCALED_TOLERANCE), decimals)

@@ -174,6 +174,14 @@ def melded_bounds(n: int, broken: int, fixed: int, level: float) -> tuple[float,
     """The melded interval ``(L, U)`` for ``P(fixed) − P(broken)`` over ``n`` matched pairs of
     0/1 values of which ``broken`` went 1 → 0 and ``fixed`` 0 → 1 (Fay & Lumbard 2021; see
     :func:`melded_lower_bound`). ``U`` is minus the lower bound with fixed and broken swapped,
-    so swapping them turns the interval around zero exactly."""
+    so swapping them turns the interval around zero exactly.
+
+    Example: 40 matched pairs, 2 broken and 9 fixed.
+
+    >>> from oloproof.stats import melded_bounds
+    >>> lower, upper = melded_bounds(40, 2, 9, 0.95)
+    >>> round(lower, 3), round(upper, 3)
+    (-0.01, 0.352)
+    """
     m = count("broken", broken) + count("fixed", fixed)
     return (melded_lower_bound(n, m, fixed, level), -melded_lower_bound(n, m, broken, level))

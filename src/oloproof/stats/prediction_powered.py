@@ -80,7 +80,12 @@ class PredictionPowered:
 
 def half_level(level: float) -> float:
     """The confidence level of each of the two parts: `1 − α/2` (0.975 for 0.95), from the
-    level's decimal text."""
+    level's decimal text.
+
+    >>> from oloproof.stats import half_level
+    >>> half_level(0.95)
+    0.975
+    """
     return tail_probabilities(level)[2]
 
 
@@ -157,6 +162,17 @@ def prediction_powered_interval(
     bounded-mean interval depends on the order of its values. Every judge value in {0, 1}
     gives the exact interval for the judge part, otherwise the Bentkus interval.
     Raises ValueError when there is no case or no sampled case.
+
+    Example: a judge passed 80 of 100 cases; people labelled 20 of them and failed 2 it passed.
+
+    >>> from oloproof.stats import prediction_powered_interval
+    >>> judged = [1] * 80 + [0] * 20
+    >>> corrections = [0] * 18 + [-1] * 2
+    >>> rate = prediction_powered_interval(judged, judged, corrections, corrections, 0.95)
+    >>> round(rate.estimate, 3), round(rate.lower, 3), rate.upper, rate.method
+    (0.7, 0.338, 1.0, 'prediction_powered')
+    >>> rate.judge_estimate, rate.rectifier_estimate
+    (0.8, -0.1)
     """
     j_low = _values("judge_lower", judge_lower, 0.0, 1.0)
     j_high = _values("judge_upper", judge_upper, 0.0, 1.0)

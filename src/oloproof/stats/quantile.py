@@ -52,6 +52,12 @@ def estimate_rank(q: float, n: int) -> int:
 
     This is the smallest observed value with at least a fraction ``q`` of observed values at or
     below it (the inverse of the empirical distribution function). ``n`` must be positive.
+
+    Example: the median of 20 values is the 10th smallest, the 90th percentile the 18th.
+
+    >>> from oloproof.stats import estimate_rank
+    >>> estimate_rank(0.5, 20), estimate_rank(0.9, 20)
+    (10, 18)
     """
     scaled = q * n
     rank = math.ceil(scaled - abs(scaled) * _RANK_RELATIVE_SLACK)
@@ -104,6 +110,12 @@ def order_statistic_ranks(big_n: int, q: float, level: float) -> tuple[int | Non
     text); ``None`` when no rank qualifies. The tails are
     scipy.special's ``bdtr`` / ``bdtrc`` (binomial CDF and survival function), evaluated near
     the normal approximation's crossing (O(1) typically, O(N) at worst).
+
+    Example: the median of 20 values lies between the 6th and the 15th smallest at 95%.
+
+    >>> from oloproof.stats import order_statistic_ranks
+    >>> order_statistic_ranks(20, 0.5, 0.95)
+    (6, 15)
     """
     big_n = count("big_n", big_n)
     level = check_level(level)
@@ -154,6 +166,18 @@ def quantile_interval(
     ``l ≤ m``), and with them at +∞ the upper rank ``u`` points to observed rank ``u``
     (``None`` if ``u > n``). Bounds are observed values, returned exactly. Values are sorted
     once: O(N log N) overall.
+
+    Example: the median number of steps of 20 cases; three cases more, missing, widen it.
+
+    >>> from oloproof.stats import quantile_interval
+    >>> steps = [3, 5, 4, 6, 8, 2, 7, 5, 6, 4, 9, 5, 6, 3, 5, 7, 4, 6, 5, 8]
+    >>> median = quantile_interval(steps, 0, 0.5, 0.95)
+    >>> median.estimate, median.lower, median.upper
+    (5.0, 4.0, 6.0)
+    >>> quantile_interval(steps, 3, 0.5, 0.95).upper
+    7.0
+    >>> quantile_interval(steps, 0, 0.9, 0.95).upper is None  # too few values for a bound
+    True
     """
     missing = count("missing", missing)
     level = check_level(level)

@@ -14,7 +14,11 @@ from oloproof.suite.config import load_suite_file
 
 
 def find_store(config: str | Path = "oloproof.yaml", store: str | Path | None = None) -> Path:
-    """Where the project's store is: `store`, $OLOPROOF_STORE, `store:` in the suite, default."""
+    """Where the project's store is: `store`, $OLOPROOF_STORE, `store:` in the suite, default.
+
+    Raises:
+        ConfigError: the suite file `config` is there but cannot be read.
+    """
     if store is not None:
         return Path(store)
     env = os.environ.get("OLOPROOF_STORE")

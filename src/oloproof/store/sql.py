@@ -96,7 +96,8 @@ def connect_read_only(path: Path) -> sqlite3.Connection:
     return conn
 
 
-_ELSEWHERE = ("--store PATH, $OLOPROOF_STORE or `store:` in oloproof.yaml")
+#: The ways to put the store elsewhere, as the store's errors name them.
+ELSEWHERE = ("--store PATH, $OLOPROOF_STORE or `store:` in oloproof.yaml")
 
 
 def damaged_store_error(path: Path, detail: str) -> StoreError:
@@ -139,14 +140,14 @@ def store_error(exc: sqlite3.Error, path: Path, doing: str = "write to",
     if primary == sqlite3.SQLITE_FULL or "disk is full" in text:
         return StoreError(
             f"cannot {doing} the store: the disk that holds it is full ({text}). Free space "
-            f"on that disk, or put the store on another one ({_ELSEWHERE}), and run again; "
+            f"on that disk, or put the store on another one ({ELSEWHERE}), and run again; "
             "cases stored before the disk filled are kept and reused from the cache",
             file=path)
     if primary in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM):
         return StoreError(
             f"cannot {doing} the store: it is read-only ({text}). Reading commands (runs, "
             "inspect, cases, gate, compare, report) still work on it; to run, make the file "
-            f"and its directory writable, or point the store elsewhere ({_ELSEWHERE})",
+            f"and its directory writable, or point the store elsewhere ({ELSEWHERE})",
             file=path)
     if primary in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
         if waited is None:
@@ -170,16 +171,16 @@ def store_error(exc: sqlite3.Error, path: Path, doing: str = "write to",
             f"cannot {doing} the store for writing: it is read-only (the file or its "
             "directory may not be written). Reading commands (runs, inspect, cases, gate, "
             "compare, report) still work on it; to run, make the file and its directory "
-            f"writable, or point the store elsewhere ({_ELSEWHERE})", file=path)
+            f"writable, or point the store elsewhere ({ELSEWHERE})", file=path)
     if primary == sqlite3.SQLITE_CANTOPEN:
         return StoreError(
             f"cannot open the store ({text}): check that its directory exists and may be "
-            f"read, or point the store elsewhere ({_ELSEWHERE})", file=path)
+            f"read, or point the store elsewhere ({ELSEWHERE})", file=path)
     if primary == sqlite3.SQLITE_IOERR:
         return StoreError(
             f"cannot {doing} the store: the disk reported an error ({text}); check the disk "
             f"(is it full, removed, or a network drive that dropped?), or point the store "
-            f"elsewhere ({_ELSEWHERE}), and run again", file=path)
+            f"elsewhere ({ELSEWHERE}), and run again", file=path)
     return StoreError(f"cannot {doing} the store: {text}", file=path)
 
 

@@ -1,9 +1,12 @@
 """The local store: SQLite under `.oloproof/` (docs/cli.md#command-line-reference).
 
-`Store` is one handle on it, made of three parts, each in a module of its own:
+`Store` is one handle on it, made of five parts, each in a module of its own:
 
 - `writer.Writer`: buffered writes, committed in batches by a background thread;
-- `runs.RunsRegistry`: runs begun, finished, listed and found by reference;
+- `runs.RunsRegistry`: runs begun, finished, listed, and how far each got;
+- `references.RunReferences`: a run found by reference (`latest~N`, `tag:NAME`, `version:V`),
+  and tags;
+- `run_reads.RunReads`: a stored run read back: its record, cases, trials and errors;
 - `caches.CacheReads`: executions, artifacts, judgments, replays and cases read by key.
 
 `schema` holds the one schema and its migrations, `sql` the SQLite plumbing they share (one
@@ -23,10 +26,12 @@ from pathlib import Path
 
 from oloproof.errors import StoreError, broken_link
 from oloproof.store.caches import CacheReads
+from oloproof.store.references import RunReferences
+from oloproof.store.run_reads import RunReads
 from oloproof.store.runs import RunsRegistry
 from oloproof.store.schema import JUDGMENT_CASE_KEY, SCHEMA_VERSION, migrate
 from oloproof.store.sql import (
-    _ELSEWHERE,
+    ELSEWHERE,
     connect,
     connect_read_only,
     damaged_store_error,
@@ -37,7 +42,7 @@ from oloproof.store.writer import Writer, merge_staged_rows
 __all__ = ["JUDGMENT_CASE_KEY", "Store"]
 
 
-class Store(Writer, RunsRegistry, CacheReads):
+class Store(Writer, RunsRegistry, RunReferences, RunReads, CacheReads):
     """One project's store. Not thread-safe: use it from one thread (the run's event loop)."""
 
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
@@ -136,14 +141,14 @@ def _no_directory(path: Path, exc: OSError) -> StoreError:
                 f"{folder} is {link}, "
                 "so the store cannot be made there; create what it points to, remove the link "
                 f"(`rm {folder}`) and the store is made in its place, or point the store elsewhere "
-                f"({_ELSEWHERE})",
+                f"({ELSEWHERE})",
                 file=path)
         if folder.exists() and not folder.is_dir():
             return StoreError(
                 f"{folder} is a file, where the store's directory goes; move it aside, or "
-                f"point the store elsewhere ({_ELSEWHERE})", file=path)
+                f"point the store elsewhere ({ELSEWHERE})", file=path)
     return StoreError(f"cannot make the store's directory {path.parent}: {exc.strerror}; "
-                      f"point the store elsewhere ({_ELSEWHERE})", file=path)
+                      f"point the store elsewhere ({ELSEWHERE})", file=path)
 
 
 def check_is_a_store(conn: sqlite3.Connection, path: Path, *, empty_ok: bool) -> int:

@@ -24,7 +24,7 @@ from typing import Any
 
 from oloproof.digest import digest, sha256_text
 from oloproof.errors import ConfigError
-from oloproof.suite.cases import not_utf8
+from oloproof.suite.json_lines import not_utf8
 
 LABELS = ("pass", "fail")
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from oloproof.digest import canonical_json, combine, digest, sha256_text
 from oloproof.errors import ConfigError
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 from oloproof.suite.config import TransformConfig
 
 

@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from oloproof.errors import ConfigError
-from oloproof.suite.cases import StateFiles, iter_cases, scan_dataset
 from oloproof.suite.config import load_suite_file
+from oloproof.suite.dataset import iter_cases, scan_dataset
 from oloproof.suite.metamorphic import derive, transform_digest
+from oloproof.suite.state_files import StateFiles
 
 
 def export_pairs(config_path: Path, transform_name: str) -> list[dict[str, Any]]:

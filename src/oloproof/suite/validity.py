@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from oloproof.errors import ConfigError
-from oloproof.suite.cases import not_utf8
 from oloproof.suite.config import TransformConfig
+from oloproof.suite.json_lines import not_utf8
 from oloproof.suite.yaml_source import YamlDocument
 
 

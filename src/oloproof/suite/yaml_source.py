@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from oloproof.errors import ConfigError
-from oloproof.suite.cases import not_utf8
+from oloproof.suite.json_lines import not_utf8
 
 Loc = tuple[str | int, ...]
 

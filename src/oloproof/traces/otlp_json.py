@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 
 from oloproof.errors import TraceError
-from oloproof.traces.otel import group_by_trace, read_trace
+from oloproof.traces.otel import read_trace
+from oloproof.traces.otel_tree import group_by_trace
 from oloproof.traces.reading import TraceReading
 from oloproof.traces.spans import Span, spans_from_document
 

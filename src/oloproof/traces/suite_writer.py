@@ -21,7 +21,8 @@ from typing import Any
 import yaml
 
 from oloproof.errors import TraceError, UsageError
-from oloproof.traces.otel import group_by_trace, read_trace
+from oloproof.traces.otel import read_trace
+from oloproof.traces.otel_tree import group_by_trace
 from oloproof.traces.otlp_json import read_otlp_spans
 from oloproof.traces.recorded import RECORDING_KEY
 

@@ -1,4 +1,4 @@
-"""What the engine needs of a loaded suite.
+"""`SuiteToRun`: what the engine needs of a loaded suite (nothing to do with `oloproof plan`).
 
 `oloproof.project.load_suite` composes a suite from its files, its system and its evaluators;
 the engine sits below that composition, so it names only the parts it reads.
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 from oloproof.evaluators.base import Evaluator
 from oloproof.execution.retries import RetryPolicy
 from oloproof.execution.target import SystemTarget
-from oloproof.suite.cases import Case
+from oloproof.suite.case import Case
 from oloproof.suite.config import ExecutionConfig, SuiteFile, TransformConfig
 
 if TYPE_CHECKING:  # (a worker elsewhere: imported by the executors that start one)

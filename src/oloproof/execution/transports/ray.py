@@ -5,7 +5,7 @@ Nothing here is cluster machinery: Ray schedules and places the actors, restarts
 process or node dies (`max_restarts`), and ships the project folder to a cluster's nodes
 (`runtime_env.working_dir`). What is Oloproof's is the same as on `executor: processes`:
 each actor holds one `WorkerHost` (its own system and sandbox, loaded from the suite file),
-jobs go to it in batches (`pool.Dispatch`, one actor call per batch, at most two out per
+jobs go to it in batches (`dispatched.Dispatch`, one actor call per batch, at most two out per
 actor), `$ref` states by reference and once per actor (`shipping.py`), and a batch whose actor
 died is sent once more, then fails `worker_lost`.
 
@@ -18,6 +18,9 @@ died is sent once more, then fails `worker_lost`.
 
 `ray.init` installs a SIGTERM handler of its own; the caller's handlers are put back at once
 (the library changes no signal handler of its host).
+
+This module is `oloproof.execution.transports.ray`; the `import ray` in it is the Ray package
+(imports are absolute), and the package's own modules are imported by their full names.
 """
 
 from __future__ import annotations
@@ -32,10 +35,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from oloproof.errors import ConfigError
-from oloproof.execution.plan import SuiteToRun
-from oloproof.execution.pool import DispatchedTransport
 from oloproof.execution.procedure import failed_unit
 from oloproof.execution.shipping import Parcel, StateShipper, pack_results, unpack_results
+from oloproof.execution.suite_to_run import SuiteToRun
+from oloproof.execution.transports.dispatched import DispatchedTransport
 from oloproof.execution.units import UnitJob
 from oloproof.execution.worker_host import LoadFailure, WorkerHost, WorkerSpec
 

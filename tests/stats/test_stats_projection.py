@@ -1,6 +1,7 @@
 """The plan projections (issues 14 and 26): the total at the same rate checked against
-a linear scan, for the exact and the Bentkus interval; the chance of deciding against the
-binomial summed over every count, and the simulated chance against an exact one."""
+a linear scan, for the exact and the Bentkus interval. The chance of deciding is the run's,
+continued, averaged over its confidence distribution (issue 40):
+tests/stats/test_stats_assurance.py."""
 
 from __future__ import annotations
 
@@ -9,20 +10,15 @@ import numpy.typing as npt
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from scipy.stats import beta, binom
+from scipy.stats import beta
 
 from oloproof.stats import (
     BENTKUS_PROJECTION_METHOD,
-    EXACT_CHANCE_METHOD,
     PROJECTION_METHOD,
-    SIMULATED_CHANCE_METHOD,
     RateProjection,
-    bentkus_critical_sum,
     bentkus_lower_bounds,
     clopper_pearson,
-    decision_chance,
-    exact_interval_at_rate,
-    likely_projection,
+    exact_bounds_at_rate,
     mean_projection,
     rate_projection,
 )
@@ -64,8 +60,8 @@ def test_the_issues_example_33_of_40_at_min_80_percent() -> None:
     assert state == "PASS"
     assert result.total == 1000
     # At 1,000 cases the rate gives a whole number of passes (825): the exact interval itself.
-    assert exact_interval_at_rate(0.825, 1000, 0.95) == clopper_pearson(825, 1000, 0.95)
-    assert clopper_pearson(825, 1000, 0.95)[0] >= 0.8 > exact_interval_at_rate(0.825, 999,
+    assert exact_bounds_at_rate(0.825, 1000, 0.95) == clopper_pearson(825, 1000, 0.95)
+    assert clopper_pearson(825, 1000, 0.95)[0] >= 0.8 > exact_bounds_at_rate(0.825, 999,
                                                                                0.95)[0]
     # Among the totals where the rate is a whole number of cases (multiples of 40), the first
     # whose exact interval clears 0.8 is that same 1,000.
@@ -111,8 +107,8 @@ def test_large_totals_are_found_quickly() -> None:
     # 0.8 against 0.799: about 1.96² · 0.8 · 0.2 / 0.001² ≈ 615,000 cases, in ~40 evaluations.
     result = rate_projection(4, 5, 0.95, minimum=0.799)
     assert result.total is not None and 600_000 < result.total < 640_000
-    lower_at = exact_interval_at_rate(0.8, result.total, 0.95)[0]
-    lower_before = exact_interval_at_rate(0.8, result.total - 1, 0.95)[0]
+    lower_at = exact_bounds_at_rate(0.8, result.total, 0.95)[0]
+    lower_before = exact_bounds_at_rate(0.8, result.total - 1, 0.95)[0]
     assert lower_before < 0.799 <= lower_at
 
 
@@ -124,7 +120,7 @@ def test_the_interval_at_the_rate_is_the_exact_interval_at_whole_counts(
 ) -> None:
     assume(passed <= observed)
     total = observed * times
-    assert exact_interval_at_rate(passed / observed, total, level) == pytest.approx(
+    assert exact_bounds_at_rate(passed / observed, total, level) == pytest.approx(
         clopper_pearson(passed * times, total, level), abs=1e-12)
 
 
@@ -138,7 +134,7 @@ def test_bad_input() -> None:
     with pytest.raises(ValueError):
         rate_projection(3, 4, 0.95, minimum=1.5)
     with pytest.raises(ValueError):
-        exact_interval_at_rate(1.2, 10, 0.95)
+        exact_bounds_at_rate(1.2, 10, 0.95)
 
 
 # ---- the Bentkus interval at the same rate, and the chance of deciding -----------------------
@@ -178,62 +174,3 @@ def test_every_trial_passing_projects_as_the_exact_interval_does() -> None:
     # 18 of 18 (every trial of every case passing) under min 0.9: 36 cases, as 36 of 36.
     assert mean_projection(1.0, 0.95, minimum=0.9).total == 36 == \
         rate_projection(18, 18, 0.95, minimum=0.9).total
-    likely = likely_projection(1.0, 0.95, minimum=0.9, values=[1.0] * 18)
-    assert (likely.total, likely.chance, likely.method) == (36, 1.0, EXACT_CHANCE_METHOD)
-
-
-def _brute_chance(rate: float, total: int, threshold: float, is_minimum: bool,
-                  level: float) -> float:
-    """The chance, summed over every count, that the exact interval decides (scipy.stats)."""
-    state = "PASS" if (rate > threshold) == is_minimum else "FAIL"
-    k = np.arange(total + 1)
-    bounds = np.asarray([clopper_pearson(int(i), total, level) for i in k])
-    lower, upper = bounds[:, 0], bounds[:, 1]
-    if is_minimum:
-        decides = lower >= threshold if state == "PASS" else upper < threshold
-    else:
-        decides = upper <= threshold if state == "PASS" else lower > threshold
-    return float(binom.pmf(k, total, rate)[decides].sum())
-
-
-@settings(max_examples=30, deadline=None)
-@given(st.floats(0.02, 0.98), st.floats(0.02, 0.98), st.booleans(), st.integers(1, 300),
-       st.sampled_from([0.9, 0.95]))
-def test_the_exact_chance_is_the_binomial_sum_over_every_count(
-        rate: float, threshold: float, is_minimum: bool, total: int, level: float) -> None:
-    assume(rate != threshold)
-    side = {"minimum": threshold} if is_minimum else {"maximum": threshold}
-    chance, method = decision_chance(rate, total, level, **side)
-
-    assert method == EXACT_CHANCE_METHOD
-    assert chance == pytest.approx(_brute_chance(rate, total, threshold, is_minimum, level),
-                                   abs=1e-9)
-
-
-def test_the_issues_coin_flip_and_the_total_for_an_80_percent_chance() -> None:
-    # 33 of 40 at min 0.8: 1,000 cases decide at the same rate, but only half the time.
-    chance, _ = decision_chance(0.825, 1000, 0.95, minimum=0.8)
-    assert 0.45 < chance < 0.6
-    likely = likely_projection(0.825, 0.95, minimum=0.8)
-    assert likely.method == EXACT_CHANCE_METHOD and likely.state == "PASS"
-    assert likely.chance is not None and likely.chance >= 0.8
-    assert _brute_chance(0.825, likely.total, 0.8, True, 0.95) >= 0.8
-    assert _brute_chance(0.825, likely.total - 1, 0.8, True, 0.95) < 0.8
-
-
-def test_the_simulated_chance_agrees_with_the_exact_one_on_two_valued_fractions() -> None:
-    # Values 0.5 and 1 (a case passing one or both of its two trials), 70% of them 1: the sum
-    # of N values is 0.5·N + 0.5·K with K ~ Binomial(N, 0.7), so the chance is exact too.
-    values = [1.0] * 7 + [0.5] * 3
-    rate, total = 0.85, 120
-    cut = bentkus_critical_sum(total, 0.75, 0.95)
-    k = np.arange(total + 1)
-    exact = float(binom.pmf(k, total, 0.7)[0.5 * total + 0.5 * k >= cut].sum())
-
-    chance, method = decision_chance(rate, total, 0.95, minimum=0.75, values=values)
-
-    assert method == SIMULATED_CHANCE_METHOD
-    # 4,000 suites: the simulated chance is within 4 standard errors of the exact one.
-    assert abs(chance - exact) < 4 * np.sqrt(exact * (1 - exact) / 4000) + 1e-9
-    again, _ = decision_chance(rate, total, 0.95, minimum=0.75, values=values)
-    assert again == chance, "seeded: a plan is the same every time"

@@ -1,5 +1,5 @@
-"""What it would take to decide a rule (docs/compare.md#what-it-would-take-to-decide-oloproof-plan):
-a projection, not a promise.
+"""Projections: what it would take to decide a rule
+(docs/compare.md#what-it-would-take-to-decide-oloproof-plan) — a projection, not a promise.
 
 Two totals per undecided interval rule (``min: t`` or ``max: t``) on a rate with estimate ``p̂``:
 
@@ -7,10 +7,12 @@ Two totals per undecided interval rule (``min: t`` or ``max: t``) on a rate with
   of observed cases ``N`` for which the interval *at the same rate* would decide the rule —
   PASS when ``p̂`` is on the passing side of ``t``, FAIL when it is on the failing side — or none
   when ``p̂ = t`` (no number of cases at that rate ever leaves the threshold) or no ``N`` up to
-  the search limit would. A suite whose true rate is ``p̂`` reaches that total's decision only
-  about half the time: its estimate falls short as often as not.
-- **for an 80% chance** (:func:`likely_projection`): a total at which a suite whose true rate
-  is ``p̂`` would decide the rule the same way with probability at least 0.8.
+  the search limit would. A run continued to that total reaches its decision only about half
+  the time: its estimate falls short as often as not.
+- **for an 80% chance** (`oloproof.stats.assurance`): a total at which the run, continued,
+  reaches the decision at least 80% of the time — averaged over what the run says about the
+  rate, not at the estimate alone (issue 40: a chance computed as if the true rate were the
+  estimate was realised 48% of the time at a true rate of 0.65 near a 0.70 threshold).
 
 "The interval at the same rate" for the exact interval of 0/1 values (``N`` cases) is the
 Clopper–Pearson interval of ``k = p̂·N`` successes in its beta-quantile form, with ``k`` allowed
@@ -26,47 +28,22 @@ is well defined and found by galloping and bisection in ``O(log N)`` evaluations
 [0, 1] (shares of trials) the interval is the Bentkus interval (`oloproof.stats.bentkus`),
 which depends on the values only through their sum: at the same rate it is the interval of a
 sum ``p̂·N`` over ``N`` cases, equally well defined.
-
-The chance of deciding at ``N`` if the true rate is ``p̂``:
-
-- 0/1 values (the exact interval; or the Bentkus interval when every observed value is 0 or
-  1): **exact**. The decision is a threshold on the count of passing cases ``K ~ Binomial(N,
-  p̂)`` — the exact lower bound reaches ``t`` exactly when ``P_t(B ≥ k) ≤ α/2`` (the interval's
-  duality with the binomial test), the Bentkus one when the sum reaches the critical sum of
-  `bentkus_critical_sum` — so the chance is one binomial tail.
-- fractional values: **simulated**. 4,000 suites of ``N`` cases drawn from this run's observed
-  per-case values (with a fixed seed, so a plan is reproducible), each deciding when its sum
-  passes the critical sum.
-
-The chance is not monotone in ``N`` — it saw-tooths as the critical count steps up — so the
-total reported is found by doubling until the chance reaches 0.8 and bisecting: a total at which
-the chance is at least 0.8 and one case fewer falls short, not necessarily the smallest such.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from oloproof.stats._checks import check_level, count, tail_probabilities
 from oloproof.stats._lazy import scipy_special as _scipy_special
 
-__all__ = ["BENTKUS_PROJECTION_METHOD", "EXACT_CHANCE_METHOD", "LIKELY_CHANCE",
-           "PROJECTION_LIMIT", "PROJECTION_METHOD", "SIMULATED_CHANCE_METHOD",
-           "LikelyProjection", "RateProjection", "decision_chance", "exact_interval_at_rate",
-           "likely_projection", "mean_projection", "rate_projection"]
+__all__ = ["BENTKUS_PROJECTION_METHOD", "PROJECTION_LIMIT", "PROJECTION_METHOD",
+           "RateProjection", "exact_bounds_at_rate", "mean_projection", "rate_projection"]
 
 PROJECTION_METHOD = "clopper-pearson at the same rate"
 BENTKUS_PROJECTION_METHOD = "bentkus at the same rate"
-EXACT_CHANCE_METHOD = "exact, binomial"
-SIMULATED_CHANCE = 4_000
-SIMULATED_CHANCE_METHOD = (f"simulated, {SIMULATED_CHANCE:,} suites of cases drawn from this "
-                           "run's per-case values")
-#: The chance of deciding the second total is for.
-LIKELY_CHANCE = 0.8
-# The simulations' seed: a plan of a stored run is the same every time it is asked for.
-_SEED = 20_26
 # No projection beyond a billion cases: the threshold is then within rounding of the estimate.
 PROJECTION_LIMIT = 1_000_000_000
 
@@ -85,13 +62,19 @@ class RateProjection:
     method: str
 
 
-def exact_interval_at_rate(rate: float, total: int, level: float) -> tuple[float, float]:
+def exact_bounds_at_rate(rate: float, total: int, level: float) -> tuple[float, float]:
     """The exact interval of ``rate·total`` successes in ``total`` cases, successes fractional.
 
     Method: the Clopper–Pearson beta-quantile form, ``lower = Beta⁻¹(α/2; k, N − k + 1)`` and
     ``upper = Beta⁻¹(1 − α/2; k + 1, N − k)`` with ``k = rate·N`` (``lower = 0`` when
     ``k = 0``, ``upper = 1`` when ``k = N``; ``α`` exact from the level's decimal text). Equal
     to :func:`~oloproof.stats.binomial.clopper_pearson` whenever ``rate·N`` is a whole number.
+
+    Example: at a whole number of successes it is Clopper–Pearson's interval.
+
+    >>> from oloproof.stats import clopper_pearson, exact_bounds_at_rate
+    >>> exact_bounds_at_rate(0.825, 1000, 0.95) == clopper_pearson(825, 1000, 0.95)
+    True
     """
     total = count("total", total)
     check_level(level)
@@ -179,6 +162,14 @@ def rate_projection(
     ``N`` until the rule decides, then bisecting: the bounds approach ``p̂`` monotonically in
     ``N``, as the tests check against a linear scan. Exactly one of ``minimum`` and
     ``maximum`` must be given.
+
+    Example: 33 of 40 passed under `min: 0.7`; at the same rate, 56 cases would pass the rule.
+
+    >>> from oloproof.stats import rate_projection
+    >>> rate_projection(33, 40, 0.95, minimum=0.7)
+    RateProjection(total=56, state='PASS', reason=None, method='clopper-pearson at the same rate')
+    >>> rate_projection(33, 40, 0.95, minimum=0.825).reason
+    'estimate_equals_threshold'
     """
     passed = count("passed", passed)
     observed = count("observed", observed)
@@ -195,7 +186,7 @@ def rate_projection(
     state = _sought(rate, threshold, is_minimum)
 
     def decides(total: int) -> bool:
-        return _clears(*exact_interval_at_rate(rate, total, level), threshold, is_minimum,
+        return _clears(*exact_bounds_at_rate(rate, total, level), threshold, is_minimum,
                        state)
 
     total = _smallest(decides, limit)
@@ -246,152 +237,3 @@ def mean_projection(
     if total is None:
         return RateProjection(None, None, "beyond_limit", BENTKUS_PROJECTION_METHOD)
     return RateProjection(total, state, None, BENTKUS_PROJECTION_METHOD)
-
-
-@dataclass(frozen=True)
-class LikelyProjection:
-    """A total at which a suite whose true rate is the estimate would decide a rule the way
-    the estimate points with at least ``LIKELY_CHANCE`` (0.8), and that chance.
-
-    ``total``, ``chance`` and ``state`` are ``None`` when no total up to the limit would
-    (``reason`` as in :class:`RateProjection`). ``method`` says how the chance was computed:
-    ``EXACT_CHANCE_METHOD`` or ``SIMULATED_CHANCE_METHOD``.
-    """
-
-    total: int | None
-    chance: float | None
-    state: str | None
-    reason: str | None
-    method: str
-
-
-def _count_needed(total: int, threshold: float, half_alpha: float, upper_side: bool) -> int:
-    """The smallest count ``k`` of ``total`` whose exact *lower* bound reaches ``threshold``
-    (``upper_side`` False: ``P_t(B ≥ k) ≤ α/2``), or the largest whose *upper* bound stays
-    below it (``upper_side``: ``P_t(B ≤ k) < α/2``; −1 when none); by bisection on ``k``, each
-    tail monotone in it."""
-    special = _scipy_special()
-    if not upper_side:
-        if threshold <= 0.0:
-            return 0  # the lower bound is never below 0
-        low, high = 0, total + 1  # k = 0 never qualifies, total + 1 always does
-        while high - low > 1:
-            middle = (low + high) // 2
-            if float(special.bdtrc(middle - 1, total, threshold)) <= half_alpha:
-                high = middle
-            else:
-                low = middle
-        return high
-    low, high = -1, total  # k = −1 always qualifies, k = total never does
-    while high - low > 1:
-        middle = (low + high) // 2
-        if float(special.bdtr(middle, total, threshold)) < half_alpha:
-            low = middle
-        else:
-            high = middle
-    return low
-
-
-def decision_chance(
-    rate: float,
-    total: int,
-    level: float,
-    *,
-    minimum: float | None = None,
-    maximum: float | None = None,
-    values: Sequence[float] | None = None,
-) -> tuple[float, str]:
-    """The chance that ``total`` observed cases decide a ``min``/``max`` rule the way the rate
-    points, if the true rate is ``rate``; and how it was computed.
-
-    ``values`` None: each case is 0 or 1 and the interval is the exact one — the decision is a
-    threshold on the count ``K ~ Binomial(total, rate)`` found from the interval's duality with
-    the binomial test (the lower bound reaches ``t`` iff ``P_t(B ≥ k) ≤ α/2``; the upper bound
-    is below ``t`` iff ``P_t(B ≤ k) < α/2``): exact. ``values`` given: the interval is the
-    Bentkus one, which decides when the sum of the values passes
-    :func:`~oloproof.stats.bentkus.bentkus_critical_sum`; with every value 0 or 1 the sum is
-    ``Binomial(total, rate)`` (exact), else suites of ``total`` cases are drawn from the values
-    (4,000 of them, multinomial counts of the distinct values, a fixed seed): simulated.
-    """
-    import numpy as np
-
-    from oloproof.stats.bentkus import bentkus_critical_sum
-    rate = _rate(rate)
-    total = count("total", total)
-    threshold, is_minimum = _threshold(minimum, maximum)
-    _, half_alpha, _ = tail_probabilities(level)
-    state = _sought(rate, threshold, is_minimum)
-    # Which bound decides: the lower one for a PASS under min or a FAIL under max.
-    on_lower = (state == "PASS") == is_minimum
-    special = _scipy_special()
-    if values is None:
-        if on_lower:
-            needed = _count_needed(total, threshold, half_alpha, upper_side=False)
-            chance = 1.0 if needed <= 0 else float(special.bdtrc(needed - 1, total, rate))
-        else:
-            most = _count_needed(total, threshold, half_alpha, upper_side=True)
-            chance = 0.0 if most < 0 else float(special.bdtr(most, total, rate))
-        return chance, EXACT_CHANCE_METHOD
-    sample = np.asarray(values, dtype=np.float64)
-    if sample.size == 0:
-        raise ValueError("values must hold at least one observed per-case value")
-    # The sums that decide: at or above the critical sum for a lower bound at t; at or below
-    # total − (the critical sum at 1 − t) for an upper bound below t (mirrored).
-    if on_lower:
-        cut = bentkus_critical_sum(total, threshold, level)
-    else:
-        cut = total - bentkus_critical_sum(total, 1.0 - threshold, level)
-    distinct, counts = np.unique(sample, return_counts=True)
-    if np.all((distinct == 0.0) | (distinct == 1.0)):
-        if on_lower:
-            needed = math.ceil(cut) if math.isfinite(cut) else total + 1
-            chance = 1.0 if needed <= 0 else float(special.bdtrc(needed - 1, total, rate))
-        else:
-            most = math.floor(cut) if math.isfinite(cut) else -1
-            chance = 0.0 if most < 0 else float(special.bdtr(most, total, rate))
-        return chance, EXACT_CHANCE_METHOD
-    rng = np.random.default_rng(_SEED)
-    drawn = rng.multinomial(total, counts / counts.sum(), size=SIMULATED_CHANCE)
-    sums = drawn @ distinct
-    decided = sums >= cut if on_lower else sums <= cut
-    return float(decided.mean()), SIMULATED_CHANCE_METHOD
-
-
-def likely_projection(
-    rate: float,
-    level: float,
-    *,
-    minimum: float | None = None,
-    maximum: float | None = None,
-    values: Sequence[float] | None = None,
-    chance: float = LIKELY_CHANCE,
-    limit: int = PROJECTION_LIMIT,
-) -> LikelyProjection:
-    """A total of observed cases at which a suite whose true rate is ``rate`` decides a
-    ``min``/``max`` rule the way the rate points with probability at least ``chance`` (0.8).
-
-    Method: :func:`decision_chance` (exact for 0/1 values, simulated from ``values`` for
-    fractions), searched by doubling the total until the chance reaches ``chance`` and
-    bisecting. The chance saw-tooths in the total, so the result is a total where it is at
-    least ``chance`` and one case fewer falls short — not necessarily the smallest such.
-    """
-    rate = _rate(rate)
-    limit = count("limit", limit)
-    threshold, is_minimum = _threshold(minimum, maximum)
-    bound = {"minimum": minimum, "maximum": maximum}
-    method = EXACT_CHANCE_METHOD if values is None else SIMULATED_CHANCE_METHOD
-    if rate == threshold:
-        return LikelyProjection(None, None, None, "estimate_equals_threshold", method)
-    state = _sought(rate, threshold, is_minimum)
-    seen: dict[int, tuple[float, str]] = {}
-
-    def reaches(total: int) -> bool:
-        if total not in seen:
-            seen[total] = decision_chance(rate, total, level, values=values, **bound)
-        return seen[total][0] >= chance
-
-    total = _smallest(reaches, limit)
-    if total is None:
-        return LikelyProjection(None, None, None, "beyond_limit", method)
-    found, method = seen[total]
-    return LikelyProjection(total, found, state, None, method)

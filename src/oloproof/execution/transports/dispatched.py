@@ -43,7 +43,10 @@ class Batch:
 
 
 @dataclass
-class _Slot:
+class _WorkerBatches:
+    """One worker as the dispatch sees it: its batches out, and whether it is alive (or dead,
+    with a replacement starting)."""
+
     batches: list[Batch] = field(default_factory=list)
     alive: bool = True
     coming: bool = False  # dead, a replacement starting
@@ -55,14 +58,14 @@ class Dispatch:
     def __init__(self, workers: int) -> None:
         self._queue: deque[UnitJob] = deque()
         self._retry: deque[UnitJob] = deque()
-        self._slots = [_Slot() for _ in range(workers)]
+        self._workers = [_WorkerBatches() for _ in range(workers)]
         self._losses: dict[int, int] = {}
         self.retried = 0
         self._seconds_per_job: float | None = None
 
     @property
     def workers(self) -> int:
-        return len(self._slots)
+        return len(self._workers)
 
     def add(self, jobs: list[UnitJob]) -> None:
         self._queue.extend(jobs)
@@ -72,37 +75,37 @@ class Dispatch:
         return len(self._queue) + len(self._retry)
 
     def busy(self) -> int:
-        return sum(1 for s in self._slots if s.alive and s.batches)
+        return sum(1 for s in self._workers if s.alive and s.batches)
 
     def in_flight(self, worker: int) -> int:
-        return sum(len(b.jobs) for b in self._slots[worker].batches)
+        return sum(len(b.jobs) for b in self._workers[worker].batches)
 
     def idle(self) -> bool:
         """Nothing waiting and nothing out."""
-        return not self.waiting and not any(s.batches for s in self._slots)
+        return not self.waiting and not any(s.batches for s in self._workers)
 
     # ---- sending ------------------------------------------------------------------------
 
     def next_batch(self, worker: int) -> list[UnitJob] | None:
         """The next batch for `worker` if it may take one now (alive, under IN_FLIGHT out)."""
-        slot = self._slots[worker]
-        if not slot.alive or any(b.retry for b in slot.batches):
+        state = self._workers[worker]
+        if not state.alive or any(b.retry for b in state.batches):
             return None
         if self._retry:
-            if slot.batches:
+            if state.batches:
                 return None  # a retry goes to a worker with nothing else out
             job = self._retry.popleft()
-            slot.batches.append(Batch({job.unit: job}, 1, retry=True))
+            state.batches.append(Batch({job.unit: job}, 1, retry=True))
             return [job]
-        if len(slot.batches) >= IN_FLIGHT or not self._queue:
+        if len(state.batches) >= IN_FLIGHT or not self._queue:
             return None
         size = self._batch_size()
         jobs = [self._queue.popleft() for _ in range(min(size, len(self._queue)))]
-        slot.batches.append(Batch({job.unit: job for job in jobs}, len(jobs)))
+        state.batches.append(Batch({job.unit: job for job in jobs}, len(jobs)))
         return jobs
 
     def _batch_size(self) -> int:
-        alive = max(1, sum(1 for s in self._slots if s.alive))
+        alive = max(1, sum(1 for s in self._workers if s.alive))
         fair = math.ceil(len(self._queue) / (IN_FLIGHT * alive))
         if self._seconds_per_job is None:
             by_time = 1  # the first batch measures how long a job takes
@@ -115,15 +118,15 @@ class Dispatch:
     def returned(self, worker: int, results: list[UnitResult]) -> list[UnitResult]:
         """Take results from `worker`; the ones that were still expected (a job sent again
         after a loss may come back twice: the coordinator keeps the first)."""
-        slot = self._slots[worker]
+        state = self._workers[worker]
         for result in results:
-            for batch in slot.batches:
+            for batch in state.batches:
                 if batch.jobs.pop(result.unit, None) is not None:
                     break
         now = time.monotonic()
-        done = [b for b in slot.batches if not b.jobs]
+        done = [b for b in state.batches if not b.jobs]
         for batch in done:
-            slot.batches.remove(batch)
+            state.batches.remove(batch)
             self._measure(batch, now)
         return results
 
@@ -138,10 +141,10 @@ class Dispatch:
         """`worker` died: its unfinished jobs are to be sent again, except those that had lost
         a worker before, which fail `worker_lost` (returned). `replaced`: a new
         worker is starting for the slot (`revive` once it is ready); else the slot stays dead."""
-        slot = self._slots[worker]
+        state = self._workers[worker]
         failed: list[UnitResult] = []
         again: list[UnitJob] = []
-        for batch in slot.batches:
+        for batch in state.batches:
             for job in batch.jobs.values():
                 losses = self._losses.get(job.unit, 0) + 1
                 self._losses[job.unit] = losses
@@ -153,10 +156,10 @@ class Dispatch:
                 else:
                     again.append(job)
                     self.retried += len(job.cases)
-        slot.batches = []
-        slot.alive, slot.coming = False, replaced
+        state.batches = []
+        state.alive, state.coming = False, replaced
         self._retry.extend(again)
-        if not any(s.alive or s.coming for s in self._slots):
+        if not any(s.alive or s.coming for s in self._workers):
             # No worker left to try anything: what waits fails as lost.
             while self._retry or self._queue:
                 job = (self._retry or self._queue).popleft()
@@ -167,8 +170,8 @@ class Dispatch:
 
     def revive(self, worker: int) -> None:
         """A replacement for `worker` is ready."""
-        slot = self._slots[worker]
-        slot.alive, slot.coming = True, False
+        state = self._workers[worker]
+        state.alive, state.coming = True, False
 
     def give_up(self, worker: int) -> list[UnitResult]:
         """The replacement for `worker` could not start: the slot stays dead."""

@@ -1,213 +1,33 @@
-"""Cases: one JSON object per line of the dataset
+"""The dataset: one JSON object per line, each a case
 (docs/configuration.md#the-dataset-one-case-per-line).
 
 `scan_dataset` validates every line, so a broken line anywhere stops the run before any
 system call; `iter_cases` then gives the cases for execution, with their digests. A dataset of
 up to `KEEP_BYTES` is parsed once: the scan keeps its cases and `iter_cases` hands them out
 (once). A larger one, or one with `$ref` states, is read again instead, streamed, so a suite of
-200,000 cases is never held in memory whole.
+200,000 cases is never held in memory whole. A line is read by `suite/json_lines.py`, a
+referenced state by `suite/state_files.py`, into a `Case` (`suite/case.py`).
 """
 
 from __future__ import annotations
 
 import json
-import re
-import stat
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic_core import from_json, to_json
-
-from oloproof.digest import ObjectText, canonical_json, digest, sha256_text
+from oloproof.digest import ObjectText, canonical_json, sha256_text
 from oloproof.errors import ConfigError
-from oloproof.storable import MAX_DEPTH, storable_problem
+from oloproof.suite.case import Case, has_path
+from oloproof.suite.json_lines import LineRefused, file_problem, not_utf8, read_json_line
+from oloproof.suite.state_files import StateFiles
 
 CASE_FIELDS = ("id", "input", "expected", "initial_state", "metadata", "cluster")
 _LIST_FIELDS = {"tools": "no_declared_tools", "route": "no_declared_route"}
 #: The largest dataset file whose scanned cases are kept for the run instead of read again.
 KEEP_BYTES = 8 * 1024 * 1024
-
-
-class Case:
-    """One case of the suite, source or derived (a metamorphic copy)."""
-
-    __slots__ = (
-        "cluster",
-        "digest",
-        "exec_digest",
-        "expected",
-        "id",
-        "initial_state",
-        "input",
-        "line",
-        "metadata",
-        "pair_digest",
-        "raw",
-        "source_id",
-        "state_ref",
-        "transform",
-    )
-
-    def __init__(
-        self,
-        id: str,
-        line: int,
-        input: dict[str, Any],
-        expected: dict[str, Any],
-        initial_state: dict[str, Any] | None,
-        state_ref: str | None,
-        metadata: dict[str, Any],
-        cluster: str | None,
-        digest: str,
-        exec_digest: str,
-        source_id: str | None = None,
-        transform: str | None = None,
-        pair_digest: str | None = None,
-    ) -> None:
-        self.id = id
-        self.line = line
-        self.input = input
-        self.expected = expected
-        self.initial_state = initial_state
-        self.state_ref = state_ref  # digest of the referenced state file's content, if $ref
-        self.metadata = metadata
-        self.cluster = cluster
-        self.digest = digest
-        self.exec_digest = exec_digest
-        self.source_id = source_id
-        self.transform = transform
-        self.pair_digest = pair_digest
-        self.raw: str | None = None  # the dataset line, stored as is when it can be
-
-    @property
-    def is_derived(self) -> bool:
-        return self.source_id is not None
-
-    def stored_text(self) -> str | None:
-        """The dataset line itself, when it is exactly what the store should keep."""
-        if self.raw is not None and self.state_ref is None and self.source_id is None:
-            return self.raw.strip()
-        return None
-
-    def stored_form(self) -> dict[str, Any]:
-        """What the store keeps of the case (a referenced state is kept by its digest)."""
-        form: dict[str, Any] = {"id": self.id, "input": self.input}
-        if self.expected:
-            form["expected"] = self.expected
-        if self.state_ref is not None:
-            form["initial_state"] = {"$state": self.state_ref}
-        elif self.initial_state is not None:
-            form["initial_state"] = self.initial_state
-        if self.metadata:
-            form["metadata"] = self.metadata
-        if self.cluster is not None:
-            form["cluster"] = self.cluster
-        if self.source_id is not None:
-            form["source"] = self.source_id
-            form["transform"] = self.transform
-            form["pair_digest"] = self.pair_digest
-        return form
-
-
-def file_problem(path: Path) -> str | None:
-    """Why `path` cannot be read as an input file, in words that follow its name (`does not
-    exist`, `is a directory`, `is a character device, not a regular file`); None for a regular
-    file or a link to one. Asked before opening: reading a device (`/dev/zero`) or a FIFO
-    would never end."""
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        return "does not exist"
-    except OSError as exc:
-        return f"cannot be read ({exc.strerror or exc})"
-    if stat.S_ISREG(mode):
-        return None
-    if stat.S_ISDIR(mode):
-        return "is a directory"
-    kind = ("a character device" if stat.S_ISCHR(mode) else "a block device"
-            if stat.S_ISBLK(mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(mode)
-            else "a socket" if stat.S_ISSOCK(mode) else "not a file")
-    return f"is {kind}, not a regular file"
-
-
-def not_utf8(path: Path, subject: str) -> ConfigError:
-    """The error for a file that is not UTF-8 text, at its first line that does not decode:
-    the line, the byte and why (`subject` names the file in words: `the dataset`)."""
-    try:
-        with path.open("rb") as handle:
-            for number, raw in enumerate(handle, 1):
-                try:
-                    raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    return ConfigError(
-                        f"{subject} is not UTF-8 text: byte {exc.start + 1} of this line "
-                        f"(0x{raw[exc.start]:02x}) is not part of a UTF-8 character "
-                        f"({exc.reason}); save {subject} as UTF-8",
-                        file=path, line=number)
-    except OSError as exc:
-        return ConfigError(f"cannot read {subject}: {exc.strerror or exc}", file=path)
-    return ConfigError(f"{subject} is not UTF-8 text; save it as UTF-8", file=path)
-
-
-class StateFiles:
-    """Referenced initial states: each file read and digested once per run.
-
-    `base` is the folder paths are relative to (the dataset's); `root`, when given, the folder
-    every referenced file must be inside once links are followed (the project's), so a case
-    can never read, store and show a file from elsewhere (`../../etc/passwd`, `/etc/hosts`)."""
-
-    def __init__(self, base: Path, root: Path | None = None) -> None:
-        self.base = base
-        self.root = root.resolve() if root is not None else None
-        self._by_path: dict[Path, tuple[str, dict[str, Any]]] = {}
-        self.by_digest: dict[str, dict[str, Any]] = {}
-
-    def resolve(self, ref: str, *, file: Path, line: int, case: str) -> tuple[str, dict[str, Any]]:
-        path = (self.base / ref).resolve()
-        found = self._by_path.get(path)
-        if found is None:
-            if self.root is not None and not path.is_relative_to(self.root):
-                raise ConfigError(
-                    f"initial_state refers to {ref!r}, which is {path}, outside the project "
-                    f"folder {self.root}; a state file must be inside the project (paths are "
-                    "relative to the dataset file)",
-                    file=file, line=line, case=case,
-                )
-            problem = file_problem(path)
-            if problem is not None:
-                raise ConfigError(
-                    f"initial_state refers to {ref!r}, which {problem} (paths are relative "
-                    "to the dataset file)",
-                    file=file, line=line, case=case,
-                )
-            try:
-                state = read_json_line(path.read_text(encoding="utf-8"))
-            except LineRefused as exc:
-                raise ConfigError(f"initial_state file {ref!r} {exc}", file=file, line=line,
-                                  case=case) from None
-            except FileNotFoundError:
-                raise ConfigError(
-                    f"initial_state refers to {ref!r}, which does not exist (paths are relative "
-                    "to the dataset file)",
-                    file=file, line=line, case=case,
-                ) from None
-            except (OSError, ValueError) as exc:
-                raise ConfigError(
-                    f"initial_state file {ref!r} is not readable JSON: {exc}",
-                    file=file, line=line, case=case,
-                ) from None
-            if not isinstance(state, dict):
-                raise ConfigError(
-                    f"initial_state file {ref!r} must hold a JSON object",
-                    file=file, line=line, case=case,
-                )
-            found = (digest(state), state)
-            self._by_path[path] = found
-            self.by_digest[found[0]] = state
-        return found
 
 
 @dataclass
@@ -259,84 +79,6 @@ def _first_wrong_entry(key: str, entries: list[Any]) -> Any:
 
 def _problem(message: str, path: Path, line: int, case: str | None = None) -> ConfigError:
     return ConfigError(message, file=path, line=line, case=case)
-
-
-class LineRefused(ValueError):
-    """A dataset line (or state file) `json.loads` reads, but not as the file says it: a key
-    given twice in one object (JSON readers keep the last silently), or a value the store
-    cannot keep as it is (see `oloproof.storable`). Its text follows the subject: `the line
-    gives the key "id" twice …`, `initial_state file 'a.json' cannot be stored as written: …`."""
-
-
-def _places(raw: str, key: str) -> str:
-    """Where `key` is written as a key in `raw`: ` (at columns 2 and 26)` for a line, ` (on
-    lines 3 and 9)` for a file; empty when it cannot tell."""
-    spellings = {json.dumps(key), json.dumps(key, ensure_ascii=False)}
-    pattern = "|".join(re.escape(s) for s in spellings)
-    starts = [m.start() for m in re.finditer(f"(?:{pattern})\\s*:", raw)]
-    if len(starts) < 2:
-        return ""
-    if "\n" in raw.rstrip("\n"):
-        noun, places = "on lines", [raw.count("\n", 0, at) + 1 for at in starts]
-    else:
-        noun, places = "at columns", [at + 1 for at in starts]
-    return f" ({noun} " + ", ".join(map(str, places[:-1])) + f" and {places[-1]})"
-
-
-def _strict_loads(raw: str) -> Any:
-    """`json.loads`, refusing a key given twice in one object and nesting past the recursion
-    limit (LineRefused); its other errors as they are."""
-
-    def no_key_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj = dict(pairs)
-        if len(obj) != len(pairs):
-            keys = [k for k, _ in pairs]
-            key = next(k for i, k in enumerate(keys) if k in keys[:i])
-            raise LineRefused(f"gives the key {json.dumps(key, ensure_ascii=False)} twice in one "
-                              f"object{_places(raw, key)}; JSON readers would keep only the last "
-                              "one, so the other would be lost without a word: remove one")
-        return obj
-
-    try:
-        return json.loads(raw, object_pairs_hook=no_key_twice)
-    except RecursionError:
-        raise LineRefused(f"cannot be stored as written: it nests deeper than the {MAX_DEPTH} "
-                          "levels of arrays and objects the store keeps; flatten it") from None
-
-
-def read_json_line(raw: str) -> Any:
-    """A dataset line's JSON value, as `json.loads` reads it, or LineRefused for a line it would
-    read otherwise than written: a key given twice in one object, or a value the store cannot
-    keep (nesting deeper than it keeps, a lone surrogate escape, a number too large for a
-    float, which reads as infinity).
-
-    pydantic-core's parser reads a line in about two thirds of the time and gives the same
-    value (key order included) for every line it accepts; any line it refuses (a lone
-    surrogate escape, a nesting deeper than its limit, NaN, and every line that is not JSON) is
-    read by `json.loads` instead, so what is accepted and each syntax error are json's.
-
-    What the fast parser accepts is storable (its depth limit is below the store's), but like
-    json it keeps the last of two equal keys. Every key is written with one colon, and every
-    colon in a string stays one when written again: so a line whose value, written back, has
-    as many colons as the line (and that spells no colon as an escape, `\\u003a`) has lost no
-    key. Any other line is read again, strictly."""
-    try:
-        value = from_json(raw, allow_inf_nan=False)
-    except ValueError:
-        value = _strict_loads(raw)
-        problem = storable_problem(value)
-        if problem is not None:
-            raise LineRefused(f"cannot be stored as written: {problem}") from None
-        return value
-    written = to_json(value, inf_nan_mode="constants")
-    if written.count(b":") == raw.count(":") and b"Infinity" not in written \
-            and "\\u003" not in raw:
-        return value
-    value = _strict_loads(raw)  # a key given twice raises here
-    problem = storable_problem(value)  # a number that overflowed to infinity
-    if problem is not None:
-        raise LineRefused(f"cannot be stored as written: {problem}")
-    return value
 
 
 def parse_case(
@@ -516,7 +258,7 @@ def scan_dataset(
             first_line[case.id] = number
             if looking:
                 for wanted, parts in list(looking.items()):
-                    if _has_path(case, parts):
+                    if has_path(case, parts):
                         found.add(wanted)
                         del looking[wanted]
             ids.append(case.id)
@@ -535,32 +277,6 @@ def scan_dataset(
     return DatasetIndex(path=path, ids=ids, size=stat.st_size, mtime_ns=stat.st_mtime_ns,
                         clustered=clustered, expected_keys=dict(sorted(expected_keys.items())),
                         kept=kept, found_paths=frozenset(found))
-
-
-class _Absent:
-    """What `value_at` finds where a path leads nowhere."""
-
-
-ABSENT: Any = _Absent()
-
-
-def value_at(value: Any, parts: Sequence[str]) -> Any:
-    """The value at a path of keys (a number indexes a list) under `value`, or `ABSENT`."""
-    for part in parts:
-        if isinstance(value, dict) and part in value:
-            value = value[part]
-        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
-            value = value[int(part)]
-        else:
-            return ABSENT
-    return value
-
-
-def _has_path(case: Case, parts: list[str]) -> bool:
-    """Whether the case has the dotted path (`input`, `expected` or `metadata` first)."""
-    root = {"input": case.input, "expected": case.expected, "metadata": case.metadata}
-    value = value_at(root.get(parts[0]), parts[1:])
-    return value is not ABSENT and value is not None
 
 
 def iter_cases(index: DatasetIndex, states: StateFiles) -> Iterator[Case]:

@@ -1,20 +1,20 @@
 """`executor: processes` -- one worker process per worker on this machine
 (docs/scaling.md#processes-every-core-of-this-machine).
 
-Each worker is a fresh interpreter (`python -m oloproof.execution.processes`, so nothing of the
-caller's `__main__` is imported again) that loads the system itself -- the factory if given,
-else the callable -- and the evaluators, then runs the jobs it is sent on a local transport
-(`worker_host.py`): timeouts are enforced there, where the case runs. The coordinator and a
-worker talk over two pipes, one message a parcel of jobs one way (`shipping.py`: `$ref` states
-by reference, each sent once per worker) and a group of finished results the other, sent as
-they finish. Only the coordinator opens the store.
+Each worker is a fresh interpreter (`python -m oloproof.execution.transports.processes`, so
+nothing of the caller's `__main__` is imported again) that loads the system itself -- the
+factory if given, else the callable -- and the evaluators, then runs the jobs it is sent on a
+local transport (`worker_host.py`): timeouts are enforced there, where the case runs. The
+coordinator and a worker talk over two pipes, one message a parcel of jobs one way
+(`shipping.py`: `$ref` states by reference, each sent once per worker) and a group of finished
+results the other, sent as they finish. Only the coordinator opens the store.
 
 A worker that dies (SIGKILL, a crash, out of memory) is seen at once: its pipe closes. Its
-unfinished jobs are sent once more to another worker (`pool.Dispatch`), a replacement process
-is started in its place, and a job that loses its worker twice fails `worker_lost`. A worker
-ignores SIGINT -- the Ctrl-C a terminal sends the whole process group is the coordinator's to
-handle -- and exits as soon as the coordinator is gone (its pipe closes), so a killed run
-leaves no worker behind. `close()` stops every worker.
+unfinished jobs are sent once more to another worker (`dispatched.Dispatch`), a replacement
+process is started in its place, and a job that loses its worker twice fails `worker_lost`. A
+worker ignores SIGINT -- the Ctrl-C a terminal sends the whole process group is the
+coordinator's to handle -- and exits as soon as the coordinator is gone (its pipe closes), so a
+killed run leaves no worker behind. `close()` stops every worker.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from oloproof.errors import ConfigError
-from oloproof.execution.pool import DispatchedTransport
 from oloproof.execution.shipping import PROTOCOL, StateShipper
+from oloproof.execution.transports.dispatched import DispatchedTransport
 from oloproof.execution.units import UnitResult
 from oloproof.execution.worker_host import LoadFailure, WorkerHost, WorkerSpec
 
@@ -49,12 +49,12 @@ class _Child:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         env = dict(os.environ)
-        package_root = str(Path(__file__).resolve().parents[2])  # holds oloproof/
+        package_root = str(Path(__file__).resolve().parents[3])  # holds oloproof/
         env["PYTHONPATH"] = os.pathsep.join(
             [package_root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "oloproof.execution.processes",
+                [sys.executable, "-m", "oloproof.execution.transports.processes",
                  str(to_child_r), str(from_child_w)],
                 pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
                 stdout=_stdout_for_workers(), env=env, close_fds=True,

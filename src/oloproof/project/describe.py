@@ -1,0 +1,62 @@
+"""The suite as a run stores it (`describe_suite`): the description `gate`, `plan`, `compare`
+and the reports read a stored run back by (`api/stored.py`, `analysis/judged.py`,
+`report/limits.py`), so a stored run is decided again without its project's files.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from oloproof.evaluators.judge import JudgeCriterion
+from oloproof.suite.config import quantile_metrics, trial_metrics
+
+if TYPE_CHECKING:
+    from oloproof.project import LoadedSuite
+
+
+def describe_suite(suite: LoadedSuite) -> dict[str, Any]:
+    """The suite as stored with a run (what `gate` and the reports need to re-read it)."""
+    return {
+        "project": suite.config.project,
+        "config_path": str(suite.path),
+        "dataset": str(suite.dataset.path),
+        "system": suite.config.system.model_dump(mode="json"),
+        # Whether the engine reset and recorded a sandbox (a Stateful system records its end
+        # state without declaring it under `records`).
+        "stateful": suite.target.stateful is not None,
+        "criteria": suite.criteria,
+        "evaluator_keys": [e.cache_key for e in suite.evaluators],
+        "evaluators": [e.describe() | {"type": e.type_name} for e in suite.evaluators],
+        "metrics": [m.model_dump(mode="json") for m in quantile_metrics(suite.config)],
+        "trial_metrics": [m.model_dump(mode="json") for m in trial_metrics(suite.config)],
+        "trials": suite.trials,
+        # The cases the run plans (metamorphic copies included), so a run in progress can
+        # say how far it has got (`oloproof view`).
+        "cases": suite.case_count,
+        "slices": list(suite.config.slices),
+        "min_slice_support": suite.config.min_slice_support,
+        "transforms": [t.model_dump(mode="json") | {"digest": d} for t, d in suite.transforms],
+        "case_clusters": suite.dataset.clustered,
+        # Which criterion excludes a case for a missing `expected` key, and the keys the cases
+        # hold: what the run's report needs to point at a misspelt key.
+        "absent_expected": {e.criterion: list(e.absent_expected) for e in suite.evaluators
+                            if e.absent_expected is not None},
+        "expected_keys": suite.dataset.expected_keys,
+        "execution": {"executor": suite.execution.executor, "workers": suite.execution.workers},
+        **({"judges": _describe_judges(suite)} if suite.config.judges else {}),
+    }
+
+
+def _describe_judges(suite: LoadedSuite) -> dict[str, Any]:
+    """Each judge criterion as a run stores it: its judge, bar, and the labels it used (so
+    `gate` re-decides the run on the same labels)."""
+    described: dict[str, Any] = {}
+    for evaluator in suite.evaluators:
+        if isinstance(evaluator, JudgeCriterion):
+            labels = suite.judge_labels.get(evaluator.criterion)
+            described[evaluator.criterion] = {
+                "judge": evaluator.config.judge,
+                "minimum_agreement": evaluator.config.minimum_agreement,
+                "labels": labels.to_json() if labels is not None else None,
+            }
+    return described
