@@ -82,8 +82,8 @@ def _cell(judge_kind: str, big_n: int, n: int, missing: str, reps: int,
     from judge_grid import RATE, draw
 
     from oloproof.stats import prediction_powered_bounds
-    from oloproof.stats.ppi_plus import ppi_plus, ppi_plus_applies
-    from oloproof.stats.verdict_strata import judged_rate
+    from oloproof.stats.ppi_plus import ppi_plus_applies, ppi_plus_interval
+    from oloproof.stats.verdict_strata import judged_rate_interval
 
     rng = np.random.default_rng(seed)
     suites = draw(rng, judge_kind, big_n, n, reps, missing)
@@ -102,10 +102,10 @@ def _cell(judge_kind: str, big_n: int, n: int, missing: str, reps: int,
                                               np.zeros(reps), low, high, LEVEL)
     for i in range(reps):
         every, judge, person_low, person_high = (np.asarray(v) for v in suites.one(i))
-        ours = judged_rate(every, judge, person_low, person_high, LEVEL)
+        ours = judged_rate_interval(every, judge, person_low, person_high, LEVEL)
         observed = person_low == person_high
         disagree = int(np.sum(observed & ((judge >= 0.5) != (person_low >= 0.5))))
-        tuned = ppi_plus(every, judge, person_low, person_high, LEVEL) if observed.any() \
+        tuned = ppi_plus_interval(every, judge, person_low, person_high, LEVEL) if observed.any() \
             else None
         if tuned is not None and ppi_plus_applies(int(observed.sum()), disagree):
             applies += 1

@@ -92,9 +92,15 @@ def test_sample_review_run(cli: Callable[..., Any], project: JudgedProject) -> N
     judge = row["judge"]
     assert judge["status"] == "checked" and judge["labelled"] == 16
     assert judge["agreement"] == 1.0 and judge["judge_only"] == judge["person_only"] == 0
-    assert row["method"] == "prediction_powered"
+    assert row["method"] == "stratified_by_verdict" and judge["correction"] == "judge"
     assert row["estimate"] == pytest.approx(18 / 24)  # a correct judge: no correction
-    assert row["lower"] < judge["raw_lower"]  # each part at α/2: wider than the raw interval
+    # 16 labels of 24 cases leave doubt the judge's own interval does not have, and the
+    # corrected interval is never more than 1.05× the labels' own
+    assert row["lower"] < judge["raw_lower"]
+    assert (row["lower"], row["upper"]) == (judge["corrected_lower"], judge["corrected_upper"])
+    people = judge["people_upper"] - judge["people_lower"]
+    assert row["upper"] - row["lower"] <= 1.05 * people
+    assert judge["width_saved"] == pytest.approx(people - (row["upper"] - row["lower"]))
     assert document["cache"]["execution"]["miss"] == 0  # labels decide; nothing ran again
 
 

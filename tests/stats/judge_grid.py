@@ -28,7 +28,7 @@ class Suites:
     n: int
 
     def one(self, i: int) -> tuple[list[float], list[float], list[float], list[float]]:
-        """Suite `i` as `judged_rate` reads it: the judge's value on every case, then per
+        """Suite `i` as `judged_rate_interval` reads it: the judge's value on every case, then per
         sampled case its judge value and the people's lowest and highest value."""
         judge = self.judge[i].astype(float)
         person = self.person[i, : self.n].astype(float)

@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 from judge_grid import JUDGES, RATE, draw
 
 from oloproof.stats import bentkus_lower_bounds, clopper_pearson
-from oloproof.stats.ppi_plus import MIN_DISAGREEMENTS, MIN_LABELLED, ppi_plus
+from oloproof.stats.ppi_plus import MIN_DISAGREEMENTS, MIN_LABELLED, ppi_plus_interval
 from oloproof.stats.verdict_strata import (
     STRATIFIED_METHOD,
     WIDTH_BOUND,
-    judged_rate,
+    judged_rate_interval,
     safeguard_share,
     stratified_bounds,
 )
@@ -91,7 +91,7 @@ def test_never_more_than_five_percent_wider_than_the_labels(
     person = np.where(rng.random(n) < agree, judge[:n], 1.0 - judge[:n])
     missing = rng.random(n) < gone
     low, high = np.where(missing, 0.0, person), np.where(missing, 1.0, person)
-    rate = judged_rate(judge, judge[:n], low, high, level)
+    rate = judged_rate_interval(judge, judge[:n], low, high, level)
     assert rate.upper - rate.lower <= WIDTH_BOUND * (rate.people_upper - rate.people_lower) \
         + 1e-12
     assert 0.0 <= rate.lower <= rate.upper <= 1.0
@@ -151,7 +151,7 @@ def test_with_many_cases_and_a_good_judge_it_is_narrower_than_the_labels() -> No
     suites = draw(rng, "excellent", 2000, 400, 10, "none")
     ratios = []
     for i in range(10):
-        rate = judged_rate(*suites.one(i), 0.95)
+        rate = judged_rate_interval(*suites.one(i), 0.95)
         ratios.append((rate.upper - rate.lower) / (rate.people_upper - rate.people_lower))
     assert max(ratios) < 1.0 and np.mean(ratios) < 0.85
 
@@ -163,9 +163,10 @@ def test_the_order_of_the_cases_does_not_matter() -> None:
     rng = np.random.default_rng(7)
     judge = (rng.random(300) < 0.8).astype(float)
     person = np.where(rng.random(60) < 0.9, judge[:60], 1.0 - judge[:60])
-    one = judged_rate(judge, judge[:60], person, person, 0.95)
+    one = judged_rate_interval(judge, judge[:60], person, person, 0.95)
     order, every = rng.permutation(60), rng.permutation(300)
-    other = judged_rate(judge[every], judge[:60][order], person[order], person[order], 0.95)
+    other = judged_rate_interval(judge[every], judge[:60][order], person[order],
+                                 person[order], 0.95)
     assert one == other
 
 
@@ -173,10 +174,10 @@ def test_a_missing_label_only_widens() -> None:
     rng = np.random.default_rng(11)
     judge = (rng.random(200) < 0.7).astype(float)
     person = np.where(rng.random(50) < 0.85, judge[:50], 1.0 - judge[:50])
-    full = judged_rate(judge, judge[:50], person, person, 0.95)
+    full = judged_rate_interval(judge, judge[:50], person, person, 0.95)
     low, high = person.copy(), person.copy()
     low[:6], high[:6] = 0.0, 1.0
-    partial = judged_rate(judge, judge[:50], low, high, 0.95)
+    partial = judged_rate_interval(judge, judge[:50], low, high, 0.95)
     # the search's grid follows the data, so allow its spacing
     assert partial.lower <= full.lower + 1e-3 and partial.upper >= full.upper - 1e-3
     assert partial.pass_labelled + partial.fail_labelled == 44
@@ -188,7 +189,7 @@ def test_a_judge_that_always_agrees_narrows_towards_its_own_interval() -> None:
     over all cases."""
     judge = np.array([1.0] * 1600 + [0.0] * 400)
     sampled = judge[::5]
-    rate = judged_rate(judge, sampled, sampled, sampled, 0.95)
+    rate = judged_rate_interval(judge, sampled, sampled, sampled, 0.95)
     own = clopper_pearson(1600, 2000, 0.95)
     assert rate.estimate == pytest.approx(0.8)
     assert rate.upper - rate.lower < 0.7 * (rate.people_upper - rate.people_lower)
@@ -200,7 +201,7 @@ def test_the_stratified_estimate_weights_each_stratum_by_its_share() -> None:
     # 36 of 40 judged pass; sampled 30: 27 pass (20 people-pass), 3 fail (none people-pass)
     judge = [1.0] * 27 + [0.0] * 3
     person = [1.0] * 20 + [0.0] * 10
-    rate = judged_rate([*judge, *[1.0] * 9, 0.0], judge, person, person, 0.95)
+    rate = judged_rate_interval([*judge, *[1.0] * 9, 0.0], judge, person, person, 0.95)
     assert rate.estimate == pytest.approx(0.9 * 20 / 27)
     assert (rate.passed, rate.cases) == (36, 40)
     assert (rate.pass_sampled, rate.fail_sampled) == (27, 3)
@@ -220,20 +221,20 @@ def test_fractions_of_trials_use_bentkus_for_the_labels() -> None:
     rng = np.random.default_rng(3)
     judge = rng.choice([0.0, 1 / 3, 2 / 3, 1.0], size=120)
     person = np.clip(judge[:40] + rng.choice([-1 / 3, 0.0, 1 / 3], size=40), 0.0, 1.0)
-    rate = judged_rate(judge, judge[:40], person, person, 0.95)
+    rate = judged_rate_interval(judge, judge[:40], person, person, 0.95)
     assert rate.people_method == "bentkus"
     assert rate.upper - rate.lower <= WIDTH_BOUND * (rate.people_upper - rate.people_lower)
 
 
 def test_bad_input_is_refused() -> None:
     with pytest.raises(ValueError, match="at least one sampled case"):
-        judged_rate([1.0], [], [], [], 0.95)
+        judged_rate_interval([1.0], [], [], [], 0.95)
     with pytest.raises(ValueError, match="among the cases counted"):
-        judged_rate([0.0], [1.0], [1.0], [1.0], 0.95)
+        judged_rate_interval([0.0], [1.0], [1.0], [1.0], 0.95)
     with pytest.raises(ValueError, match=r"in \[0, 1\]"):
-        judged_rate([2.0], [1.0], [1.0], [1.0], 0.95)
+        judged_rate_interval([2.0], [1.0], [1.0], [1.0], 0.95)
     with pytest.raises(ValueError, match="exceeds"):
-        judged_rate([1.0], [1.0], [1.0], [0.0], 0.95)
+        judged_rate_interval([1.0], [1.0], [1.0], [0.0], 0.95)
 
 
 # ---- the approximate interval ---------------------------------------------------------------
@@ -243,18 +244,19 @@ def test_ppi_plus_is_used_only_when_allowed_and_with_enough_labels() -> None:
     rng = np.random.default_rng(5)
     suites = draw(rng, "lenient", 2000, 400, 1, "none")
     every, judge, low, high = suites.one(0)
-    exact = judged_rate(every, judge, low, high, 0.95)
-    tuned = judged_rate(every, judge, low, high, 0.95, approximate=True)
+    exact = judged_rate_interval(every, judge, low, high, 0.95)
+    tuned = judged_rate_interval(every, judge, low, high, 0.95, approximate=True)
     assert not exact.approximate and tuned.approximate
     assert tuned.method == "ppi_plus_plus"
     assert tuned.upper - tuned.lower < exact.upper - exact.lower
-    few = judged_rate(every, judge[: MIN_LABELLED - 1], low[: MIN_LABELLED - 1],
+    few = judged_rate_interval(every, judge[: MIN_LABELLED - 1], low[: MIN_LABELLED - 1],
                       high[: MIN_LABELLED - 1], 0.95, approximate=True)
     assert not few.approximate
     agreeing = np.asarray(judge, dtype=float)
     almost = agreeing.copy()
     almost[: MIN_DISAGREEMENTS - 1] = 1.0 - almost[: MIN_DISAGREEMENTS - 1]
-    assert not judged_rate(every, judge, almost, almost, 0.95, approximate=True).approximate
+    assert not judged_rate_interval(every, judge, almost, almost, 0.95,
+                                    approximate=True).approximate
 
 
 def test_ppi_plus_tuning_never_does_worse_than_the_labels_alone_in_its_own_estimate() -> None:
@@ -262,8 +264,8 @@ def test_ppi_plus_tuning_never_does_worse_than_the_labels_alone_in_its_own_estim
     for kind in JUDGES:
         suites = draw(rng, kind, 1000, 200, 1, "none")
         every, judge, low, high = (np.asarray(v) for v in suites.one(0))
-        tuned = ppi_plus(every, judge, low, high, 0.95)
-        alone = ppi_plus(judge, judge, low, high, 0.95)  # no unlabelled case: λ = 0
+        tuned = ppi_plus_interval(every, judge, low, high, 0.95)
+        alone = ppi_plus_interval(judge, judge, low, high, 0.95)  # no unlabelled case: λ = 0
         assert alone.tuning == 0.0
         assert tuned.upper - tuned.lower <= alone.upper - alone.lower + 1e-12
 
@@ -271,7 +273,7 @@ def test_ppi_plus_tuning_never_does_worse_than_the_labels_alone_in_its_own_estim
 def test_ppi_plus_coverage_is_near_nominal_where_it_applies() -> None:
     rng = np.random.default_rng(21)
     suites = draw(rng, "lenient", 2000, 400, 300, "none")
-    tuned = [ppi_plus(*suites.one(i), 0.95) for i in range(300)]
+    tuned = [ppi_plus_interval(*suites.one(i), 0.95) for i in range(300)]
     held = sum(t.lower <= RATE <= t.upper for t in tuned)
     assert held / 300 >= 0.92
 

@@ -95,7 +95,8 @@ def _decide(
     from oloproof.document import ExitCode, Gate, GateAction, RunDocument, RunStatus, SystemRef
     from oloproof.report.limits import limits_for
 
-    metrics, slices = analysis.finish(policy.confidence_level)
+    metrics, slices = analysis.finish(policy.confidence_level,
+                                      approximate=policy.allow_approximate_methods)
     analysis.first_cases.attach_missing_examples(
         metrics, _missing_messages(db, analysis, suite_info, errors))
     checked = {v.transform: v.checked for v in validity}

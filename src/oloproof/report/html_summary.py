@@ -29,6 +29,7 @@ from oloproof.report.numbers import (
     executions_text,
     interval_text,
     judge_check_text,
+    judged_mark,
     n_text,
     p_value_text,
     threshold_text,
@@ -63,10 +64,7 @@ def _threshold_text(rule: dict[str, Any], metric: MetricRow | None) -> str:
 
 
 def _row_text(row: MetricRow | SliceRow) -> dict[str, str]:
-    interval = interval_text(row)
-    judge = row.judge if isinstance(row, RateRow) else None
-    if judge is not None:  # a judged criterion: raw until people's labels check it
-        interval += " uncalibrated" if judge.status == "uncalibrated" else " corrected"
+    interval = interval_text(row) + judged_mark(row)
     return {"estimate": estimate_text(row), "interval": interval, "n": n_text(row)}
 
 

@@ -1,8 +1,9 @@
 """GitHub-flavoured Markdown for a pull request or `$GITHUB_STEP_SUMMARY`
 (docs/ci.md#what-the-job-produces).
 
-A run: the gate, the Decisions table (each with the comparison it made), the Metrics table, the
-paired figures against a baseline when rules were decided on one, what broke, and the first
+A run: the gate, the Decisions table (each with the comparison it made), the Metrics table, each
+judge checked against people's labels (with the labels' own interval beside the corrected one),
+the paired figures against a baseline when rules were decided on one, what broke, and the first
 failing cases. A comparison: the criteria table, the broken cases with what changed, then the
 fixed, changed and unpaired cases. Figures are the terminal's (same rounding).
 
@@ -23,6 +24,7 @@ from oloproof.document import (
     BaselineSummary,
     Comparison,
     CriterionComparison,
+    RateRow,
     RunDocument,
 )
 from oloproof.report.comparison import method_note, verdict_words
@@ -34,6 +36,8 @@ from oloproof.report.numbers import (
     estimate_text,
     executions_text,
     interval_text,
+    judge_check_text,
+    judged_mark,
     n_text,
     p_value_text,
 )
@@ -157,8 +161,15 @@ def run_markdown(document: RunDocument) -> str:
         out.append("(no rules)")
     out += ["", "### Metrics", ""]
     out += table(["Metric", "Estimate", "Interval", "N"],
-                 [[text(m.id), _plain(estimate_text(m)), _plain(interval_text(m)),
-                   _plain(n_text(m))] for m in document.metrics])
+                 [[text(m.id), _plain(estimate_text(m)),
+                   _plain(interval_text(m) + judged_mark(m)), _plain(n_text(m))]
+                  for m in document.metrics])
+    judged = [m for m in document.metrics if isinstance(m, RateRow) and m.judge is not None
+              and m.metric_type is None]
+    if judged:
+        out += ["", "### Judges, checked against people's labels", ""]
+        out += [f"- {text(m.id)} (judge {text(m.judge.judge)}): {text(judge_check_text(m))}"
+                for m in judged if m.judge is not None]
     for key_hint in document.expected_key_hints or ():
         out += ["", f"> **Note:** {expected_key_text(key_hint, text)}"]
     if document.baseline is not None:

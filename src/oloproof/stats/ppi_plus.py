@@ -30,8 +30,8 @@ import numpy.typing as npt
 from oloproof.stats._checks import tail_probabilities
 from oloproof.stats._lazy import scipy_special
 
-__all__ = ["MIN_DISAGREEMENTS", "MIN_LABELLED", "PPI_PLUS_METHOD", "PPIPlus", "ppi_plus",
-           "ppi_plus_applies"]
+__all__ = ["MIN_DISAGREEMENTS", "MIN_LABELLED", "PPI_PLUS_METHOD", "PPIPlus",
+           "ppi_plus_applies", "ppi_plus_interval"]
 
 PPI_PLUS_METHOD = "ppi_plus_plus"
 #: The least labelled sampled cases, and of those the least where judge and person differ,
@@ -76,7 +76,7 @@ def _one(y: FloatArray, j: FloatArray, rest: tuple[int, float, float]
     return estimate, variance ** 0.5, tuning
 
 
-def ppi_plus(judge_values: Sequence[float] | npt.ArrayLike,
+def ppi_plus_interval(judge_values: Sequence[float] | npt.ArrayLike,
              sampled_judge: Sequence[float] | npt.ArrayLike,
              person_lower: Sequence[float] | npt.ArrayLike,
              person_upper: Sequence[float] | npt.ArrayLike, level: float) -> PPIPlus:
@@ -84,7 +84,19 @@ def ppi_plus(judge_values: Sequence[float] | npt.ArrayLike,
     ones included), and per sampled case the judge's value and the person's lowest and
     highest value (equal when labelled). The cases no one labelled are the others: their
     count, mean and variance are those of every case less the sampled ones'. Raises
-    ValueError with no labelled sampled case."""
+    ValueError with no labelled sampled case.
+
+    200 cases, 160 judged pass; 100 of them labelled — of the 80 judged pass people pass 76,
+    of the 20 judged fail 2:
+
+    >>> sampled = [1.0] * 80 + [0.0] * 20
+    >>> people = [1.0] * 76 + [0.0] * 4 + [1.0] * 2 + [0.0] * 18
+    >>> tuned = ppi_plus_interval([1.0] * 160 + [0.0] * 40, sampled, people, people, 0.95)
+    >>> round(tuned.estimate, 3), round(tuned.lower, 3), round(tuned.upper, 3)
+    (0.78, 0.714, 0.846)
+    >>> round(tuned.tuning, 2)
+    0.43
+    """
     every = np.asarray(judge_values, dtype=np.float64).reshape(-1)
     judge = np.asarray(sampled_judge, dtype=np.float64).reshape(-1)
     low = np.asarray(person_lower, dtype=np.float64).reshape(-1)

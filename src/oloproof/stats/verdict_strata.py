@@ -69,12 +69,12 @@ from oloproof.stats._lazy import scipy_special
 from oloproof.stats._roots import increasing_root
 from oloproof.stats.bentkus import BENTKUS_METHOD, bentkus_interval, bentkus_lower_bounds
 from oloproof.stats.binomial import RATE_METHOD, rate_interval
-from oloproof.stats.ppi_plus import ppi_plus, ppi_plus_applies
+from oloproof.stats.ppi_plus import ppi_plus_applies, ppi_plus_interval
 
 __all__ = [
     "STRATIFIED_METHOD",
     "JudgedRate",
-    "judged_rate",
+    "judged_rate_interval",
     "safeguard_share",
     "stratified_bounds",
 ]
@@ -113,7 +113,10 @@ def safeguard_share(level: float) -> float:
     fails) the far end is ``1 − (α/2)^{1/n}``, whose distance grows with the log of the tail,
     and ``log(α(1 − ε)/2) / log(α/2) = 1.05`` exactly; elsewhere the tails are lighter. Where
     the normal approximation holds the ratio is that of the normal quantiles, which is below
-    1.05 for every level from 69.2%: below that level ``ε`` is lowered until it holds.
+    1.05 for every level from about 80.6%: below that level ``ε`` is lowered until it holds.
+
+    >>> round(safeguard_share(0.95), 4), round(safeguard_share(0.99), 4)
+    (0.1684, 0.2327)
     """
     alpha = tail_probabilities(level)[0]
     share = 1.0 - float((alpha / 2.0) ** (1.0 / 20.0))
@@ -560,7 +563,7 @@ def _sorted_sum(values: FloatArray) -> float:
     return float(np.sort(values).sum())
 
 
-def judged_rate(judge_values: Sequence[float] | npt.ArrayLike,
+def judged_rate_interval(judge_values: Sequence[float] | npt.ArrayLike,
                 sampled_judge: Sequence[float] | npt.ArrayLike,
                 person_lower: Sequence[float] | npt.ArrayLike,
                 person_upper: Sequence[float] | npt.ArrayLike,
@@ -575,6 +578,17 @@ def judged_rate(judge_values: Sequence[float] | npt.ArrayLike,
     people's value (equal when labelled; 0 and 1 when not). A case is in the pass stratum when
     its judge value is at least ½. Raises ValueError when no case was sampled, or more cases
     were sampled than counted.
+
+    The judged_agent example: 36 of 40 replies judged pass; of 30 sampled, the 27 judged pass
+    hold 20 people pass, the 3 judged fail none — 0.9 × 20/27 + 0.1 × 0/3:
+
+    >>> judge = [1.0] * 27 + [0.0] * 3
+    >>> people = [1.0] * 20 + [0.0] * 10
+    >>> rate = judged_rate_interval(judge + [1.0] * 9 + [0.0], judge, people, people, 0.95)
+    >>> round(rate.estimate, 3), round(rate.lower, 3), round(rate.upper, 3)
+    (0.667, 0.465, 0.832)
+    >>> round(rate.people_lower, 3), round(rate.people_upper, 3), rate.people_method
+    (0.472, 0.827, 'clopper_pearson')
     """
     level = check_level(level)
     every = _array("judge_values", judge_values)
@@ -600,7 +614,7 @@ def judged_rate(judge_values: Sequence[float] | npt.ArrayLike,
     sampled = [int(in_pass.sum()), int((~in_pass).sum())]
     disagreements = int(np.sum(observed & (in_pass != (low >= 0.5))))
     if approximate and ppi_plus_applies(sum(labelled), disagreements):
-        tuned = ppi_plus(every, judge, low, high, level)
+        tuned = ppi_plus_interval(every, judge, low, high, level)
         return JudgedRate(
             estimate=tuned.estimate, lower=tuned.lower, upper=tuned.upper,
             method=tuned.method, approximate=True, people_estimate=people[0],
