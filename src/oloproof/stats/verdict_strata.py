@@ -11,47 +11,50 @@ people would give within each stratum,
     p = π q₁ + (1 − π) q₀.
 
 Nothing here assumes the judge is right: a stratum is only a set of cases, and a poor judge
-only makes the strata less useful. ``π`` is estimated from all ``N`` cases, ``q₁`` and ``q₀``
-from the labelled sampled cases of each stratum (the *stratified*, or post-stratified,
-estimate: for a judge that says pass or fail it is the difference estimate
-``mean(Y − λJ) + λ·mean_N(J)`` with the best ``λ`` for the data).
+only makes the strata less useful. The estimate reads ``π`` from all ``N`` cases and ``q₁``,
+``q₀`` from the labelled sampled cases of each stratum (the post-stratified estimate: for a
+judge that says pass or fail it is the difference estimate ``mean(Y − λJ) + λ·mean_N(J)`` with
+the best ``λ`` for the data).
 
 **The judge-based interval** (each side at an error ``a``). Three exact one-sided tests, one per
 parameter: the judge's pass count over the ``N`` cases (``Binomial(N, π)``), and within each
-stratum the people's passes among its sampled cases (``Binomial(m_s, q_s)``, exact; with
-repeated trials, per-case shares and the bound of ``stats.bentkus``). Given the judge's verdicts
-the strata's tests are independent of each other, and the judge's count test is a function of
-those verdicts, so at the true ``θ = (π, q₁, q₀)`` the three p-values are super-uniform and
-independent in sequence. For the lower bound they are combined by a weighted inverse-normal
-(Stouffer–Liptak) sum in which each test counts only on its side of one half, ``S =
-Σ w_s max(0, Φ⁻¹(1 − P_s))``, with weights ``w_s(θ)`` proportional to each parameter's share of
-the estimate's standard error at ``θ`` (unit length; fixed by ``θ``, ``N`` and the sample's
-size, never by the data); ``θ`` is rejected when ``S ≥ c`` or when the three tests' two-sided
-scores ``max(0, Φ⁻¹(1 − P_s⁺), Φ⁻¹(1 − P_s⁻))`` have a sum of squares above the ``χ²₃``
-quantile at a twentieth of ``a`` (which keeps the search below from trading one test's evidence
-against another's far from the data). ``c`` is the largest ``1 − a'`` quantile of
-``Σ w_s max(0, Z_s)`` for independent standard normals over every unit weight vector, computed
-by quadrature. The set of ``θ`` not rejected holds the true ``θ`` with probability at least
-``1 − a``: each ``max(0, Φ⁻¹(1 − P))`` of a super-uniform ``P`` is stochastically below
-``max(0, Z)``. The lower bound is the least ``π q₁ + (1 − π) q₀`` over that set, found by a
-branch-and-bound search over boxes of ``θ`` on a grid of 1,025 points per parameter: a box is
-dropped only where a bound that holds over the whole box rules it out, and the figure returned
-is the least value of the estimand over the boxes left, so the search never reports a bound
-above the set's least value. The upper bound is the lower bound of the mirrored labels
-(``1 − Y``). The result depends on the cases only through the counts (or sums) per stratum: it is
-deterministic and independent of the cases' order. A sampled case without a label counts as a
-fail for the lower bound and as a pass for the upper (checked where each side is monotone: a
-box is kept if any resolution of the missing labels could keep it).
+stratum the people's passes among its sampled cases (``Binomial(m_s, q_s)``; with repeated
+trials, per-case shares and the bound of ``stats.bentkus``). Given the judge's verdicts the
+strata's tests are independent of each other, and the judge's count test is a function of those
+verdicts, so at the true ``θ = (π, q₁, q₀)`` the three p-values are super-uniform, the strata's
+independent given the count's. For the lower bound they are combined by a weighted
+inverse-normal (Stouffer–Liptak) sum in which each test counts only its evidence on the tested
+side, ``S = Σ w_s max(0, Φ⁻¹(1 − P_s))``, with weights ``w_s(θ)`` proportional to each
+parameter's share of the estimate's standard error at ``θ`` (unit length; fixed by ``θ``, ``N``
+and the sample's size, never by the data, so the sequence of conditional bounds below holds);
+``c`` is the largest ``1 − a'`` quantile of ``Σ w_s max(0, Z_s)`` for independent standard
+normals over every unit weight vector (computed by quadrature, ``_critical``). ``θ`` is kept
+when ``S < c`` and the three tests' two-sided scores ``max(0, Φ⁻¹(1 − P_s⁺), Φ⁻¹(1 − P_s⁻))``
+have a sum of squares at most the ``χ²₃`` quantile at a twentieth of ``a`` (so the search
+below cannot trade one test's evidence against another's far from the data). The true ``θ`` is
+kept with probability at least ``1 − a``: each ``max(0, Φ⁻¹(1 − P))`` of a super-uniform ``P``
+is stochastically below ``max(0, Z)`` (and the two-sided score below ``|Z|``). The lower bound
+is the least ``π q₁ + (1 − π) q₀`` over the ``θ`` kept, found by a branch-and-bound search
+over boxes of ``θ`` on a grid of 4,097 points per parameter spanning what the two-sided scores
+allow: a box is dropped only where a bound that holds over the whole box rules it out, and the
+figure returned is the least value of the estimand over the boxes left — so the search never
+reports a bound above the set's least value (it is below it by at most the grid's spacing,
+about 2e-4 with 30 labels, 5e-5 with 400). The upper bound is the lower bound of the mirrored
+labels (``1 − Y``). The result depends on the cases only through the counts (or sums) per
+stratum: deterministic, and independent of the cases' order. A sampled case without a label
+counts as a fail in the one-sided tests and as a pass in the two-sided scores' other side —
+the least each score could be — so a box is kept if any resolution of the missing labels could
+keep it.
 
 **The safeguard.** The interval reported is the intersection of the labels' own interval (the
 exact interval of the labelled sampled cases, the worst way for those unlabelled —
 Clopper–Pearson, or Bentkus with repeated trials) at error ``α(1 − ε)`` and the judge-based
-interval at error ``αε`` (each split evenly between its sides): by the union bound it holds the
-rate with probability at least ``1 − α``. ``ε = 1 − (α/2)^{1/20}`` bounded so that the labels'
-interval at ``α(1 − ε)`` is at most 1.05× as wide as at ``α`` (``safeguard_share``, and
-docs/judges.md#never-much-wider-than-the-labels-alone for why), so the reported interval is
-never more than 1.05× the width of the labels alone, in any setting; where the judge helps it is
-narrower.
+interval at error ``αε`` (each split evenly between its sides): by the union bound both hold
+together with probability at least ``1 − α``. Where they do not meet (both cannot hold) the
+labels' interval is reported. ``ε`` is fixed by the level (``safeguard_share``) so that the
+labels' interval at ``α(1 − ε)`` is at most 1.05× as wide as at ``α``: the reported interval is
+never more than 1.05× the width of the labels alone, in any setting
+(docs/judges.md#never-much-wider-than-the-labels-alone); where the judge helps it is narrower.
 """
 
 from __future__ import annotations
