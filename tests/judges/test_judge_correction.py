@@ -15,7 +15,9 @@ from judged_project import (  # noqa: F401 - the fixtures `judged` and `server`
     JudgedProject,
     desk_cases,
     judged_fixture,
+    label_all,
     server_fixture,
+    with_labels_file,
 )
 
 from oloproof.stats import rate_interval
@@ -24,23 +26,13 @@ from oloproof.suite.judge_labels import read_labels_file
 LIES = {2, 5, 9, 14, 17, 21}
 
 
-def _label_all(path: Path) -> None:
-    """Every row labelled as a careful person would: a refund claimed that failed is a fail."""
-    labels = read_labels_file(path)
-    for row in labels.rows:
-        results = row.shown["trajectory.tool_results"]
-        failed = any(r["result"]["status"] == "failed" for r in results)
-        row.label = "fail" if failed and "refunded" in row.shown["output.answer"] else "pass"
-    path.write_text(labels.text(), encoding="utf-8")
-
-
 def _labelled(cli: Callable[..., Any], project: JudgedProject, n: int) -> None:
     code, out, err = cli("run", "--json", cwd=project.root)
     assert code in (0, 1, 3, 4), (out, err)
     code, _, err = cli("labels", "sample", "--criterion", "reply_truthful", "--n", str(n),
                        "--seed", "7", "-o", "labels/truthful.jsonl", cwd=project.root)
     assert code == 0, err
-    _label_all(project.root / "labels" / "truthful.jsonl")
+    label_all(project.root / "labels" / "truthful.jsonl")
 
 
 def _run(cli: Callable[..., Any], root: Path, *args: str) -> tuple[int, dict[str, Any]]:
@@ -51,12 +43,7 @@ def _run(cli: Callable[..., Any], root: Path, *args: str) -> tuple[int, dict[str
 
 @pytest.fixture
 def project(judged: JudgedProject) -> JudgedProject:
-    judged.write_cases(desk_cases(24, lies=LIES))
-    judged.suite["evaluators"][0]["labels"] = "labels/truthful.jsonl"
-    judged.suite["evaluators"][0]["minimum_agreement"] = 0.5
-    judged.write()
-    (judged.root / "labels").mkdir()
-    return judged
+    return with_labels_file(judged, desk_cases(24, lies=LIES), minimum_agreement=0.5)
 
 
 def test_the_corrected_interval_decides_by_default_with_the_labels_beside_it(
@@ -146,11 +133,7 @@ def test_ppi_plus_where_the_policy_allows_it_and_the_labels_are_many(
         "def grade(request):\n    return {'verdict': 'pass', 'reason': 'sounds fine'}\n",
         encoding="utf-8")
     judged.suite["judges"] = [{"name": "house", "callable": "lenient:grade"}]
-    judged.write_cases(desk_cases(130, lies=set(range(3, 130, 6))))
-    judged.suite["evaluators"][0]["labels"] = "labels/truthful.jsonl"
-    judged.suite["evaluators"][0]["minimum_agreement"] = 0.5
-    judged.write()
-    (judged.root / "labels").mkdir()
+    with_labels_file(judged, desk_cases(130, lies=set(range(3, 130, 6))), minimum_agreement=0.5)
     _labelled(cli, judged, 110)
     _, exact = _run(cli, judged.root)
     row = exact["metrics"][0]
