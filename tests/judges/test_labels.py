@@ -236,6 +236,11 @@ def test_trials_judge_every_trial(cli: Callable[..., Any], project: JudgedProjec
     # every case's trials agree alike: the exact interval over the 12 cases
     assert judge["agreement_method"] == "clopper_pearson"
     assert judge["agreement_lower"] == pytest.approx(0.7354, abs=1e-4)
+    # the rate as people would judge it is over the cases too, the labels' own beside it
+    row = document["metrics"][0]
+    assert row["method"] == "stratified_by_verdict"
+    assert judge["people_method"] == "clopper_pearson"  # each case's trials agree: 0 or 1
+    assert row["upper"] - row["lower"] <= 1.05 * (judge["people_upper"] - judge["people_lower"])
 
 
 def test_sample_says_when_its_labels_could_never_count(cli: Callable[..., Any],
