@@ -1,15 +1,16 @@
 # Two commands do all the set-up on a fresh machine:
 #   make demo   creates .venv, installs Oloproof from this checkout, scaffolds ./demo and runs it
 #   make test   creates .venv, installs Oloproof with its test extras and Ray (the ray
-#               executor's tests), and Debian's chromium for the browser tests, and runs the
-#               whole test suite on two worker processes (docs/architecture.md#tests)
+#               executor's tests), and Debian's chromium for the browser tests, runs the
+#               whole test suite on two worker processes (docs/architecture.md#tests) and then
+#               the type check (mypy, strict: pyproject.toml's [tool.mypy])
 VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
 # `make test` runs the suite on this many processes (pytest-xdist); 2 is the CI machine's cores
 TEST_WORKERS ?= 2
 
-.PHONY: demo test install browser bench clean
+.PHONY: demo test install browser bench bench-check clean
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -37,20 +38,19 @@ browser:
 
 test: $(VENV)/.installed-test browser
 	$(PY) -m pytest -q -n $(TEST_WORKERS)
+	$(PY) -m mypy src
 
-bench: install
-	$(PY) benchmarks/startup.py
-	$(PY) benchmarks/engine_scale.py
-	$(PY) benchmarks/case_overhead.py
-	$(PY) benchmarks/command_timeline.py
-	$(PY) benchmarks/command_floor.py
-	$(PY) benchmarks/concurrency.py
-	$(PY) benchmarks/support_agent_scale.py
-	$(PY) benchmarks/state_scale.py
-	$(PY) benchmarks/betting.py
-	$(PY) benchmarks/plan.py
-	$(PY) benchmarks/coverage.py
-	$(PY) benchmarks/compare_scale.py
+# The benchmarks (benchmarks/README.md): every scenario but those it says are left out, each
+# saved as JSON under benchmarks/results/, then benchmarks/RESULTS.md written from them.
+# Exits 1 when a target is missed.
+bench: $(VENV)/.installed-test browser
+	$(PY) -m benchmarks --all; status=$$?; $(PY) -m benchmarks --summary; exit $$status
+
+# The fast scenarios with targets (start-up, the dataset scan, comparing two 20,000-case runs,
+# the plan, and the quick validity ones): those declaring QUICK, at those arguments, saving
+# nothing; exits 1 when a target is missed
+bench-check: install
+	$(PY) -m benchmarks --quick
 
 clean:
 	rm -rf $(VENV) demo .pytest_cache

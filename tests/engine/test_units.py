@@ -33,7 +33,7 @@ class PicklingTransport:
     retried = 0
     nodes = None
 
-    def __init__(self, workers: Sequence[Worker], concurrency: int) -> None:
+    def __init__(self, workers: Sequence[Worker], concurrency: int, **_: Any) -> None:
         self.worker = workers[0]
         self._ready: list[UnitResult] = []
 

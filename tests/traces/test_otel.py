@@ -61,10 +61,13 @@ def responses(*items: tuple[str, Any]) -> dict[str, Any]:
 
 
 class Agent:
-    """Emits the spans a GenAI-instrumented agent would (content capture on or off)."""
+    """Emits the spans a GenAI-instrumented agent would (content capture on or off); the
+    billing agent's span as `sub` says: (its operation, the attribute that names it)."""
 
-    def __init__(self, tracer: Tracer, *, capture: bool = True, on_events: bool = False) -> None:
+    def __init__(self, tracer: Tracer, *, capture: bool = True, on_events: bool = False,
+                 sub: tuple[str, str] = ("invoke_agent", "gen_ai.agent.name")) -> None:
         self.tracer, self.capture, self.on_events = tracer, capture, on_events
+        self.sub = sub
 
     def chat(self, inputs: list[dict[str, Any]], outputs: list[dict[str, Any]],
              tokens: tuple[int, int] = (100, 20)) -> None:
@@ -115,9 +118,9 @@ class Agent:
             self.chat(history, [refund])
             self.tool("issue_refund", "c3", {"order_id": "o1"},
                       error=RuntimeError("refund service down"))
-            with self.tracer.start_as_current_span("invoke_agent billing") as sub:
-                sub.set_attribute("gen_ai.operation.name", "invoke_agent")
-                sub.set_attribute("gen_ai.agent.name", "billing")
+            with self.tracer.start_as_current_span(f"{self.sub[0]} billing") as sub:
+                sub.set_attribute("gen_ai.operation.name", self.sub[0])
+                sub.set_attribute(self.sub[1], "billing")
                 ticket = calls(("c4", "open_ticket", {"order_id": "o1"}))
                 self.chat([text("user", "Open a ticket for o1")], [ticket], tokens=(50, 10))
                 self.tool("open_ticket", "c4", {"order_id": "o1"}, {"ticket": "t-9"})
@@ -151,6 +154,21 @@ def rows(trajectory: Any) -> list[tuple[Any, ...]]:
 
 
 # --- SDK span objects -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sub", [
+    ("invoke_workflow", "gen_ai.agent.name"),  # the conventions' standalone release, v0.1.0
+    ("invoke_workflow", "gen_ai.workflow.name"),  # the releases before it
+], ids=["v0.1.0", "before"])
+def test_a_workflow_span_is_an_agent_in_either_release_s_names(sub: tuple[str, str]) -> None:
+    """v0.1.0 folded the workflow span into the invoke-agent span (`gen_ai.operation.name`
+    stays `invoke_workflow`) and named it by `gen_ai.agent.name` where `gen_ai.workflow.name`
+    named it before: either reads as the `invoke_agent` span it replaces."""
+    tracer, exporter = tracer_and_exporter()
+    Agent(tracer, sub=sub).run()
+    reading = read_otel(exporter.get_finished_spans())
+    assert rows(reading.trajectory) == EXPECTED
+    assert reading.skipped == {} and "span:invoke_workflow" not in reading.ignored
 
 
 def test_genai_spans_from_the_sdk_become_the_trajectory() -> None:

@@ -245,8 +245,8 @@ def test_spans_the_reader_does_not_understand_are_counted_and_reported(tmp_path:
         "span:gen_ai.operation.name=teleport": 1}
     assert [s[0] for s in steps_of(odd)] == ["message", "tool_call", "tool_result", "final"]
     assert odd["facts"]["unread"] == 1
-    assert ("1 trace item(s) in 1 case(s) were not understood and are not in those "
-            "trajectories") in " ".join(result.document.warnings)
+    assert ("1 trace item(s) in 1 case(s) were not understood by the otel adapter and are not "
+            "in those trajectories") in " ".join(result.document.warnings)
 
 
 def test_trace_takes_only_otel(tmp_path: Path) -> None:

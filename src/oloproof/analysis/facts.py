@@ -52,10 +52,12 @@ def trajectory_facts(trajectory: AgentTrajectory) -> dict[str, Any]:
 
 
 def case_facts(trajectory: AgentTrajectory | None, usage: dict[str, Any] | None,
-               unread: int = 0, *, empty_trace: bool = False) -> dict[str, Any] | None:
+               unread: int = 0, *, empty_trace: bool = False,
+               reader: str | None = None) -> dict[str, Any] | None:
     """The stored facts of an executed case: its trajectory's facts, its `usage/v1` payload
     (under `usage`) and, for a trajectory read from a trace, how many of the trace's items
-    the reader did not understand (`unread`, when not 0); None when it recorded none.
+    the reader did not understand (`unread`, when not 0) and which adapter read it (`reader`,
+    named by the run's warning); None when it recorded none.
 
     A trajectory read from a trace that gave no step (`empty_trace`) has no trajectory facts,
     only `empty_trajectory`: it joins no trajectory slice and gives no step count, as no
@@ -68,6 +70,8 @@ def case_facts(trajectory: AgentTrajectory | None, usage: dict[str, Any] | None,
         facts = {**(facts or {}), "usage": dict(usage)}
     if unread and facts is not None:
         facts["unread"] = unread
+        if reader:
+            facts["reader"] = reader
     return facts
 
 

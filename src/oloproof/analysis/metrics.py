@@ -117,6 +117,7 @@ class Analysis:
         # Trajectories read from traces: cases with items the reader did not understand.
         self.unread_cases = 0
         self.unread_items = 0
+        self.unread_by: set[str] = set()  # the adapters that read those traces
         # The executions (docs/failures.md#accounting): every outcome is one.
         self.executions = 0
         self.cached_executions = 0
@@ -159,6 +160,7 @@ class Analysis:
             if "unread" in facts:
                 self.unread_cases += 1
                 self.unread_items += int(facts["unread"])
+                self.unread_by.add(str(facts.get("reader") or "trace"))
         if self.trials is not None:
             self._counts[(codes, tuple(outcome.reasons), ())] += 1
             if "M" in codes:

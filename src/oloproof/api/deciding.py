@@ -110,8 +110,9 @@ def _decide(
     if analysis.unread_cases:
         warnings = [*warnings, (
             f"{analysis.unread_items} trace item(s) in {analysis.unread_cases} case(s) were "
-            "not understood and are not in those trajectories; `oloproof inspect --case ID` "
-            "lists them by kind (trace_reading/v1)")]
+            f"not understood by the {', '.join(sorted(analysis.unread_by))} adapter and are "
+            "not in those trajectories; `oloproof inspect --case ID` lists them by kind "
+            "(trace_reading/v1)")]
     if status != RunStatus.COMPLETE:
         # Figures of a run that did not complete describe only the cases that finished: they
         # can be read, never used to release (exit 5: the run could not complete).

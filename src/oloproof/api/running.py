@@ -154,7 +154,7 @@ class _Run:
             suite.policy.model_copy(update={"baseline": self.baseline})
         # The workers start (and load the system) before the run is registered: a worker that
         # cannot start is a configuration error, with nothing run and nothing stored.
-        transport = await open_transport(suite, self.concurrency)
+        transport = await open_transport(suite, self.concurrency, db.lookup_judge_verdicts)
         try:
             db.begin_run(run_id, suite.config.project, suite.config.system.name,
                          suite.config.system.version, suite_info,

@@ -54,6 +54,9 @@ class Evaluator:
     #: criterion does not apply to it. The run names the pair, so a report can point at a
     #: misspelt key (`expected.tool` where `expected.tools` is looked for).
     absent_expected: tuple[str, str] | None = None
+    #: The user's function this evaluator runs (a custom check), whose source is part of the
+    #: evaluator's key (`execution.keys.evaluator_keys`); None for the built-in types.
+    code: Any = None
 
     def __init__(self, config: EvaluatorConfig, base_dir: Path | None = None) -> None:
         self.config = config

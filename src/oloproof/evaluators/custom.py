@@ -14,14 +14,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from oloproof.errors import ConfigError
 from oloproof.evaluators.base import Evaluator, EvaluatorConfig, register
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment, failed, missing, passed
 from oloproof.evaluators.registry import REGISTRY, CheckFunction
-from oloproof.suite.validation import ENTRY_POINT
+from oloproof.suite.validation import ENTRY_POINT, version_text
 
 F = TypeVar("F", bound=CheckFunction)
 
@@ -83,14 +83,26 @@ def _import_check(reference: str) -> CheckFunction:
 class Custom(Evaluator):
     """A user's check function, registered with `@oloproof.evaluator(name=...)`.
 
+    Its judgments are keyed by its configuration and by the source of the module that defines
+    the check and of the project modules that module imports (docs/concepts.md#digests-and-keys):
+    an edited check judges every case again, without calling the system.
+
     Args:
         name: the registered name.
         callable: `module:function` to import (optional when already imported).
+        version: a label in the judgments' key: change it when the check's behaviour changes
+            where its source does not show it (data it reads, a library it calls).
     """
 
     class Config(EvaluatorConfig):
         name: str = Field(min_length=1)
         callable: str | None = Field(default=None, pattern=ENTRY_POINT)
+        version: str | None = Field(default=None, min_length=1)
+
+        @field_validator("version", mode="before")
+        @classmethod
+        def _version_text(cls, value: object) -> object:
+            return None if value is None else version_text(value)
 
     config: Config
 
@@ -115,6 +127,7 @@ class Custom(Evaluator):
                 "callable: module:function"
             )
         self._check = check
+        self.code = check
 
     def default_criterion(self) -> str:
         return self.config.name

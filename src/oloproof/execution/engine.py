@@ -73,7 +73,7 @@ class RunEngine:
         self.transport = transport if transport is not None else local_transport(
             [Worker(suite.target, suite.evaluators, system.timeout_s, retries=suite.retries,
                     throttle=Throttle() if suite.retries is not None else None)],
-            self.concurrency)
+            self.concurrency, verdicts=store.lookup_judge_verdicts)
         self.evaluators = suite.evaluators
         self.trials = suite.trials
         self.progress = progress or Progress(total=suite.case_count * suite.trials)
@@ -255,7 +255,9 @@ class RunEngine:
             job.asks = asks_for(evidence, evaluators, positions)
             asked.extend(job.asks)
         keys = [a.key for a in asked if a.key is not None and a.record is None]
-        stored = self.store.lookup_judge_verdicts(keys) if keys and not self.no_cache else {}
+        # (under --no-cache too: a verdict is of what the judge was shown, which running the
+        # system again cannot change; docs/judges.md#the-judge-cache)
+        stored = self.store.lookup_judge_verdicts(keys) if keys else {}
         for ask in asked:
             if ask.key is not None and ask.record is None and ask.key in stored:
                 ask.record = stored[ask.key]

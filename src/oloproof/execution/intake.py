@@ -148,6 +148,8 @@ class ResultIntake:
         for key, record in result.replays:
             self.replays_run += 1
             self.store.add_replay(key, record)
+        if result.verdict_hits:
+            self.cache.judge_hit = (self.cache.judge_hit or 0) + result.verdict_hits
         if result.verdicts:
             self.cache.judge_miss = (self.cache.judge_miss or 0) + len(result.verdicts)
             for key, record in result.verdicts:

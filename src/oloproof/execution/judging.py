@@ -9,7 +9,12 @@ verdict asked again once), and the verdict comes back as the case's `judge_verdi
 which the `judge` evaluator reads (`evidence.verdicts`). The coordinator makes the asks of a
 cached execution itself and gives them the records the judge cache holds, so an unchanged
 re-run calls no judge and a changed rubric re-judges without re-running the system; the
-worker makes the asks of a fresh execution after its call.
+worker makes the asks of a fresh execution after its call, and the panel looks each one up
+by its verdict key before calling (docs/judges.md#the-judge-cache): in the verdicts this
+panel made or was given lately, then in the store where the panel is the coordinator's; an
+ask whose key is being asked already waits for that call. So text the judge was shown once
+-- in another trial, under another system version, in a `--no-cache` run -- is never judged
+again.
 
 A judge's failure is never the agent's: a call that errors is `judge_error`, a reply that is
 still not a verdict when asked again `judge_unparseable` -- the case is missing for the
@@ -25,7 +30,8 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -59,6 +65,11 @@ PARSE_TRIES = 2
 #: Below this length a key is a stand-in (a local server takes any value), blotted out only
 #: where it stands as a word of its own.
 _SHORT_KEY = 12
+#: How many verdicts a panel keeps at hand (made or looked up lately): enough for the trials of
+#: a chunk's cases, which finish close together, before the store has them.
+KEPT_VERDICTS = 4096
+#: Where a panel looks a verdict up by its key: the store's judge cache (the coordinator's).
+VerdictLookup = Callable[[Sequence[str]], Mapping[str, dict[str, Any]]]
 #: JSON-schema structured output, where the endpoint takes it.
 _RESPONSE_FORMAT = {"type": "json_schema",
                     "json_schema": {"name": "verdict", "schema": VERDICT_SCHEMA, "strict": True}}
@@ -278,11 +289,18 @@ class _Judge:
 
 class JudgePanel:
     """The judges of one process (a transport's), by name; each call bounded by its judge's
-    concurrency. Made on the event loop that calls them."""
+    concurrency, and no verdict key asked twice (see the module docstring). Made on the event
+    loop that calls them; `verdicts` is the store's lookup where the panel is in the
+    coordinator's process (workers elsewhere have no store: they look up what they made)."""
 
-    def __init__(self, evaluators: Sequence[Evaluator], share: int = 1) -> None:
+    def __init__(self, evaluators: Sequence[Evaluator], share: int = 1,
+                 verdicts: VerdictLookup | None = None) -> None:
         self.evaluators = list(evaluators)
         self.positions = judge_positions(self.evaluators)
+        self._lookup = verdicts
+        # Verdicts made or looked up lately, by key (oldest first), and the calls under way.
+        self._kept: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._asking: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._judges: dict[str, _Judge] = {}
         for i in self.positions:
             evaluator = self.evaluators[i]
@@ -293,9 +311,10 @@ class JudgePanel:
                 self._judges[config.name] = _Judge(config, share)
 
     @classmethod
-    def of(cls, evaluators: Sequence[Evaluator], share: int = 1) -> JudgePanel | None:
+    def of(cls, evaluators: Sequence[Evaluator], share: int = 1,
+           verdicts: VerdictLookup | None = None) -> JudgePanel | None:
         """The panel of a suite's evaluators, or None when no criterion has a judge."""
-        return cls(evaluators, share) if judge_positions(evaluators) else None
+        return cls(evaluators, share, verdicts) if judge_positions(evaluators) else None
 
     @property
     def calls(self) -> int:
@@ -317,11 +336,61 @@ class JudgePanel:
         return waiting
 
     async def answer(self, asks: Sequence[tuple[JudgeAsk, str, int]]) -> None:
-        """Send each ask (with its case id and trial) to its judge; each gets its record."""
+        """Give each ask (with its case id and trial) its record: the verdict already made for
+        its key, else its judge's answer."""
+        self._look_up([ask for ask, _, _ in asks])
         await asyncio.gather(*(self._answer(ask, case_id, trial)
-                               for ask, case_id, trial in asks))
+                               for ask, case_id, trial in asks if ask.record is None))
+
+    def _keep(self, key: str, record: dict[str, Any]) -> None:
+        self._kept[key] = record
+        self._kept.move_to_end(key)
+        if len(self._kept) > KEPT_VERDICTS:
+            self._kept.popitem(last=False)
+
+    def _look_up(self, asks: Sequence[JudgeAsk]) -> None:
+        """Records for the asks whose verdict this panel has at hand or the store holds."""
+        wanted: list[str] = []
+        for ask in asks:
+            if ask.key is None or ask.record is not None:
+                continue
+            kept = self._kept.get(ask.key)
+            if kept is not None:
+                ask.record, ask.cached = kept, True
+            elif ask.key not in self._asking:
+                wanted.append(ask.key)
+        if not wanted or self._lookup is None:
+            return
+        stored = self._lookup(list(dict.fromkeys(wanted)))
+        for key, record in stored.items():
+            self._keep(key, record)
+        for ask in asks:
+            if ask.record is None and ask.key is not None and ask.key in stored:
+                ask.record, ask.cached = stored[ask.key], True
 
     async def _answer(self, ask: JudgeAsk, case_id: str, trial: int) -> None:
+        key = ask.key
+        assert key is not None
+        under_way = self._asking.get(key)
+        if under_way is not None:  # the same text is being judged: its verdict is this one's
+            ask.record, ask.cached = await asyncio.shield(under_way), True
+            return
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._asking[key] = future
+        try:
+            await self._call(ask, case_id, trial)
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # (retrieved: a waiter gets it raised, no one else needs it)
+            raise
+        finally:
+            self._asking.pop(key, None)
+        assert ask.record is not None
+        if "status" not in ask.record:  # (a failure is not kept: the next ask tries again)
+            self._keep(key, ask.record)
+        future.set_result(ask.record)
+
+    async def _call(self, ask: JudgeAsk, case_id: str, trial: int) -> None:
         evaluator = self.evaluators[ask.evaluator]
         assert isinstance(evaluator, JudgeCriterion) and ask.shown is not None
         judge = self._judges[evaluator.config.judge]

@@ -1,9 +1,16 @@
 """The cache keys of a run (docs/concepts.md#digests-and-keys), computed in this one place.
 
-`RunKeys` is made once per run from what the suite declares (the system's name and version,
-the transforms' digests, each evaluator's config digest) and is pure: it reads no store and
-keeps nothing per case, so the same suite gives the same keys in any process.
+`RunKeys` is made once per run from what the suite declares (the system key, the transforms'
+digests, each evaluator's key) and is pure: it reads no store and keeps nothing per case, so
+the same suite gives the same keys in any process.
 
+- The system key (`system_key`): the system's name and version, and how its trajectory is
+  obtained — the kinds it records itself, or `trace: otel` with the version of the engine's
+  span reader (`oloproof.traces.OTEL_READER`): switching between them, or a reader that reads
+  spans into other steps, runs the executions again.
+- An evaluator's key (`evaluator_keys`): its configuration's digest; for a `custom` check also
+  the bytes of the module that defines it and of the project modules that module imports
+  (`check_sources`), so an edited check judges again without calling the system.
 - The execution key: (system, the case's input and initial state, its transform); trial t > 1
   adds `trial:t`.
 - The replay key: (system, the case digest, the fault plan's digest); trial t > 1 the same way.
@@ -14,10 +21,78 @@ keeps nothing per case, so the same suite gives the same keys in any process.
 
 from __future__ import annotations
 
-from oloproof.digest import combine
+import contextlib
+import hashlib
+import sys
+from collections.abc import Callable, Sequence
+from modulefinder import ModuleFinder
+from pathlib import Path
+from typing import Any
+
+from oloproof.digest import combine, digest
+from oloproof.evaluators.base import Evaluator
 from oloproof.execution.suite_to_run import SuiteToRun
 from oloproof.store.schema import JUDGMENT_CASE_KEY
 from oloproof.suite.case import Case
+from oloproof.suite.config import SystemConfig
+from oloproof.traces import OTEL_READER
+
+
+def system_key(system: SystemConfig) -> str:
+    """The system's part of every execution and replay key: its name and version, and how its
+    trajectory is obtained (docs/concepts.md#digests-and-keys)."""
+    if system.trace is not None:
+        obtained = f"trace:{system.trace}:{OTEL_READER}"
+    else:
+        obtained = "records:" + ",".join(sorted(system.records))
+    return combine(system.name, system.version, obtained)
+
+
+def check_sources(check: Callable[..., Any], root: Path) -> dict[str, str]:
+    """The source a custom check runs, as {module name: SHA-256 of its file's bytes}: the
+    module that defines `check`, and each module of the project at `root` that it imports,
+    directly or through other project modules (found by `modulefinder` from the source, so a
+    module imported only inside a function counts too). Empty when the check has no file (a
+    function defined in a notebook cell or `__main__` script: then only its configuration and
+    `version:` key it)."""
+    name = getattr(check, "__module__", None)
+    module = sys.modules.get(name) if isinstance(name, str) else None
+    origin = getattr(module, "__file__", None)
+    if not isinstance(name, str) or not isinstance(origin, str) or name == "__main__":
+        return {}
+    files = {name: Path(origin)}
+    root = root.resolve()
+    if Path(origin).resolve().is_relative_to(root):
+        finder = ModuleFinder(path=[str(root)])
+        # (a module that does not parse or import: what was found before it still counts)
+        with contextlib.suppress(ImportError, SyntaxError):
+            finder.import_hook(name)
+        for found, found_module in finder.modules.items():
+            path = getattr(found_module, "__file__", None)
+            if path and Path(path).resolve().is_relative_to(root):
+                files[found] = Path(path)
+    sources: dict[str, str] = {}
+    for module_name, path in sorted(files.items()):
+        try:
+            sources[module_name] = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            sources[module_name] = "unreadable"
+    return sources
+
+
+def evaluator_keys(evaluators: Sequence[Evaluator], root: Path) -> list[str]:
+    """Each evaluator's key, the tail of its judgments' keys (96 bits of a digest): its
+    configuration's digest, and for a custom check the source it runs (`check_sources`)."""
+    keys = []
+    for evaluator in evaluators:
+        check = evaluator.code
+        if check is None:
+            keys.append(evaluator.cache_key)
+            continue
+        keyed = digest({"config": evaluator.config_digest,
+                        "source": check_sources(check, root)})
+        keys.append(keyed[7:31])
+    return keys
 
 
 class RunKeys:
@@ -37,7 +112,7 @@ class RunKeys:
     @classmethod
     def of(cls, suite: SuiteToRun) -> RunKeys:
         return cls(suite.system_key, {t.name: d for t, d in suite.transforms},
-                   [e.cache_key for e in suite.evaluators])
+                   list(suite.evaluator_keys))
 
     def execution(self, case: Case, trial: int = 1) -> str:
         """The execution key; trial t > 1 adds its number (trial 1 keeps the key a run
@@ -67,4 +142,4 @@ class RunKeys:
         return [case_key + short for short in self.evaluators]
 
 
-__all__ = ["RunKeys"]
+__all__ = ["RunKeys", "check_sources", "evaluator_keys", "system_key"]

@@ -141,6 +141,7 @@ def judge_unit(called: UnitCalls, evaluators: Sequence[Evaluator]) -> UnitResult
     for item in evidence[1:]:
         item.source = source
     verdicts: list[tuple[str, dict[str, Any]]] = []
+    hits = 0
     for case_job, item in zip(job.cases, evidence, strict=True):
         if case_job.asks:  # judge criteria: the verdicts their judge gave (docs/judges.md)
             item.verdicts = {evaluators[a.evaluator].criterion: a.record
@@ -148,6 +149,7 @@ def judge_unit(called: UnitCalls, evaluators: Sequence[Evaluator]) -> UnitResult
             verdicts.extend((a.key, a.record) for a in case_job.asks
                             if a.fresh and a.key is not None and a.record is not None
                             and "status" not in a.record)
+            hits += sum(1 for a in case_job.asks if a.cached)
     new_replays: list[tuple[str, dict[str, Any]]] = []
     if called.replays is not None:
         for replay, record in zip(job.replays, called.replays, strict=True):
@@ -159,7 +161,7 @@ def judge_unit(called: UnitCalls, evaluators: Sequence[Evaluator]) -> UnitResult
     for case_job, kept, item in zip(job.cases, executions, evidence, strict=True):
         cases.append(CaseResult(kept, judge_each([evaluators[i] for i in case_job.judge],
                                                  item)))
-    return UnitResult(job.unit, cases, new_replays, verdicts=verdicts)
+    return UnitResult(job.unit, cases, new_replays, verdicts=verdicts, verdict_hits=hits)
 
 
 def judge_asks(called: UnitCalls, panel: JudgePanel) -> list[tuple[JudgeAsk, str, int]]:
@@ -295,7 +297,8 @@ def keep(case: Case, call: CallResult) -> tuple[Execution, Evidence]:
     reading = call.artifacts.get(READING_KIND)
     unread = sum(reading["skipped"].values()) if isinstance(reading, dict) else 0
     facts = case_facts(trajectory, call.artifacts.get(USAGE_KIND), unread,
-                       empty_trace=gave_no_step(trajectory, call.artifacts))
+                       empty_trace=gave_no_step(trajectory, call.artifacts),
+                       reader=reading.get("source") if isinstance(reading, dict) else None)
     for kind, payload in call.artifacts.items():
         try:
             content_hash = _artifact_text(case, kind, payload, call, texts)

@@ -66,7 +66,11 @@ class SuiteToRun(Protocol):
 
     @property
     def system_key(self) -> str:
-        """The system's name and version as one cache-key part."""
+        """The system's part of every execution key (`execution.keys.system_key`)."""
+
+    @property
+    def evaluator_keys(self) -> list[str]:
+        """Each evaluator's key, in the suite's order (`execution.keys.evaluator_keys`)."""
 
     @property
     def trials(self) -> int:

@@ -59,6 +59,9 @@ class JudgeAsk:
     shown: dict[str, Any] | None
     record: dict[str, Any] | None = None
     fresh: bool = False
+    # The record is a verdict made before for the same key (by another ask of this run, or
+    # stored): a hit of the judge cache.
+    cached: bool = False
 
 
 @dataclass(slots=True)
@@ -173,3 +176,5 @@ class UnitResult:
     failure: CaseError | None = None
     # New judge verdicts to store, (verdict key, judge_verdict/v1 record) (docs/judges.md).
     verdicts: Sequence[tuple[str, dict[str, Any]]] = ()
+    # Verdicts the worker's judges had made already for the same key (judge cache hits).
+    verdict_hits: int = 0

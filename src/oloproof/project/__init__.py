@@ -13,14 +13,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from oloproof.digest import combine
 from oloproof.errors import ConfigError, install_extra
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.catalog import build_evaluators
 from oloproof.evaluators.judge import JudgeCriterion, bind_judges
+from oloproof.execution.keys import evaluator_keys, system_key
 from oloproof.execution.retries import RetryPolicy, exception_class
 from oloproof.execution.target import SystemTarget, load_targets, put_on_path
 from oloproof.project.checks import (
@@ -96,8 +97,14 @@ class LoadedSuite:
 
     @property
     def system_key(self) -> str:
-        """The system's name and version as one cache-key part."""
-        return combine(self.config.system.name, self.config.system.version)
+        """The system's part of every execution key (`execution.keys.system_key`)."""
+        return system_key(self.config.system)
+
+    @cached_property
+    def evaluator_keys(self) -> list[str]:
+        """Each evaluator's key, in the suite's order (`execution.keys.evaluator_keys`: a
+        custom check's source read once, when the run starts)."""
+        return evaluator_keys(self.evaluators, self.project_dir)
 
     @property
     def criteria(self) -> list[str]:

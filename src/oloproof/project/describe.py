@@ -25,7 +25,7 @@ def describe_suite(suite: LoadedSuite) -> dict[str, Any]:
         # state without declaring it under `records`).
         "stateful": suite.target.stateful is not None,
         "criteria": suite.criteria,
-        "evaluator_keys": [e.cache_key for e in suite.evaluators],
+        "evaluator_keys": suite.evaluator_keys,
         "evaluators": [e.describe() | {"type": e.type_name} for e in suite.evaluators],
         "metrics": [m.model_dump(mode="json") for m in quantile_metrics(suite.config)],
         "trial_metrics": [m.model_dump(mode="json") for m in trial_metrics(suite.config)],

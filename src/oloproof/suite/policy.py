@@ -422,8 +422,12 @@ def stored_policy(data: Any, run: str, metrics: dict[str, str] | None = None) ->
         first = exc.errors()[0]
         raise ConfigError(f"run {run} was decided under a policy that is not valid now: "
                           f"{error_location(first)}: {plain_message(first)}{advice}") from None
-    for rule in policy.rules if metrics is not None else ():
-        kind = metrics.get(rule.metric) if metrics is not None else None
+    if metrics is None:
+        return policy
+    for rule in policy.rules:
+        if rule.metric is None:
+            continue  # a max_errored rule names no metric (it counts errored executions)
+        kind = metrics.get(rule.metric)
         problem = threshold_problem(rule, kind) if kind is not None else None
         if problem is not None:
             raise ConfigError(f"run {run} was decided under a policy that is not valid now: "

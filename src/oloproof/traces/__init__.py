@@ -24,12 +24,19 @@ from oloproof.lazy_names import lazy_names
 READING_KIND = "trace_reading/v1"
 #: Why every trajectory criterion is missing on a trace that gave no step (docs/traces.md).
 EMPTY_TRAJECTORY = "empty_trajectory"
+#: The engine's reader of `system.trace: otel` and its version, part of the execution key
+#: (docs/concepts.md#digests-and-keys): raised whenever the same spans read into other steps,
+#: so executions recorded by an older reading are run again. 2: LangGraph's tool spans are
+#: matched to their calls by the ToolMessage's call id, a span that cannot be placed is
+#: skipped, and `invoke_workflow` is an agent (the GenAI conventions' v0.1.0).
+OTEL_READER = "otel/2"
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from oloproof.recording.trajectory import AgentTrajectory
     from oloproof.recording.usage import USAGE_KIND
+    from oloproof.traces.atif import AtifTrajectory, from_atif, load_atif, read_atif, to_atif
     from oloproof.traces.langchain_messages import from_langchain_messages, read_langchain_messages
     from oloproof.traces.openai_agents import from_openai_agents, read_openai_agents
     from oloproof.traces.openai_messages import from_openai_messages, read_openai_messages
@@ -60,6 +67,11 @@ def gave_no_step(trajectory: AgentTrajectory | None, artifacts: Mapping[str, obj
 # Each lazily imported public name, and the module that defines it.
 _LAZY = {
     "USAGE_KIND": "oloproof.recording.usage",
+    "AtifTrajectory": "oloproof.traces.atif",
+    "from_atif": "oloproof.traces.atif",
+    "load_atif": "oloproof.traces.atif",
+    "read_atif": "oloproof.traces.atif",
+    "to_atif": "oloproof.traces.atif",
     "from_langchain_messages": "oloproof.traces.langchain_messages",
     "read_langchain_messages": "oloproof.traces.langchain_messages",
     "from_openai_agents": "oloproof.traces.openai_agents",
@@ -85,6 +97,7 @@ _LAZY = {
 __all__ = [
     "READING_KIND",
     "USAGE_KIND",
+    "AtifTrajectory",
     "ImportedSuite",
     "Span",
     "SpanEvent",
@@ -93,11 +106,14 @@ __all__ = [
     "TraceReading",
     "TraceUsage",
     "TraceWarning",
+    "from_atif",
     "from_langchain_messages",
     "from_openai_agents",
     "from_openai_messages",
     "from_otel",
     "import_traces",
+    "load_atif",
+    "read_atif",
     "read_langchain_messages",
     "read_openai_agents",
     "read_openai_messages",
@@ -105,6 +121,7 @@ __all__ = [
     "read_otel_traces",
     "read_otlp_file",
     "read_otlp_spans",
+    "to_atif",
 ]
 
 __getattr__, __dir__ = lazy_names(__name__, _LAZY, globals(), __all__)

@@ -157,10 +157,40 @@ def _tool(builder: TrajectoryBuilder, message: Mapping[str, Any]) -> None:
         builder.replace(call, "handoff", to_agent=target,
                         arguments={"tool": call.step.tool_name, "content": message.get("content")})
         return
+    builder.result(call, tool_result(message))
+
+
+def tool_result(message: Mapping[str, Any]) -> Any:
+    """A ToolMessage's result as a `tool_result` step holds it: its content (JSON text parsed),
+    under `error` when the message's status says the tool failed."""
     content = maybe_json(message.get("content"))
-    if message.get("status") == "error":
-        content = {"error": content}
-    builder.result(call, content)
+    return {"error": content} if message.get("status") == "error" else content
+
+
+def tool_message(value: Any) -> Mapping[str, Any] | None:
+    """The ToolMessage `value` is, serialised (as an instrumentation records a tool's output:
+    `messages_to_dict`'s `{"type": "tool", "data": {...}}`, LangChain's `{"lc": 1, "type":
+    "constructor", ..., "kwargs": {...}}`, or a `model_dump()`), when it names the call it
+    answers (`tool_call_id`); else None."""
+    if isinstance(value, str):
+        value = maybe_json(value)
+    if not isinstance(value, Mapping):
+        return None
+    if value.get("lc") == 1 and isinstance(value.get("kwargs"), Mapping):
+        ids = value.get("id")
+        if not (isinstance(ids, list) and ids and ids[-1] == "ToolMessage"):
+            return None
+        message: Mapping[str, Any] = value["kwargs"]
+    elif set(value) == {"type", "data"} and isinstance(value["data"], Mapping):
+        if value["type"] != "tool":
+            return None
+        message = value["data"]
+    elif value.get("type") == "tool":
+        message = value
+    else:
+        return None
+    call_id = message.get("tool_call_id")
+    return message if isinstance(call_id, str) and call_id else None
 
 
 def from_langchain_messages(messages: Iterable[Any]) -> AgentTrajectory:

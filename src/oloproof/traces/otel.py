@@ -23,6 +23,7 @@ from typing import Any
 from oloproof.digest import canonical_json
 from oloproof.errors import TraceError
 from oloproof.recording.trajectory import AgentTrajectory, TerminalStatus
+from oloproof.traces.langchain_messages import tool_message, tool_result
 from oloproof.traces.otel_attributes import (
     AGENT,
     AGENT_NAME,
@@ -43,6 +44,7 @@ from oloproof.traces.otel_attributes import (
     TOOL_CALL_ID,
     TOOL_NAME,
     TOOL_RESULT,
+    WORKFLOW_NAME,
     Message,
     continuation,
     genai_messages,
@@ -187,7 +189,7 @@ class _Walk:
     def _agent(span: Span, role: str | None, inherited: str | None) -> str | None:
         name = span.attributes.get(AGENT_NAME)
         if name is None and role == AGENT:
-            name = span.attributes.get(OI_AGENT_NAME)
+            name = span.attributes.get(WORKFLOW_NAME) or span.attributes.get(OI_AGENT_NAME)
         return str(name) if name else inherited
 
     def _enter(self, span: Span, role: str | None, agent: str | None) -> Any:
@@ -275,14 +277,30 @@ class _Walk:
 
     # tools and hand-offs
 
-    def _tool_call(self, span: Span, agent: str | None) -> Call:
+    def _tool_call(self, span: Span, agent: str | None) -> Call | None:
+        """The call a tool span carries out: the model's call it names (by its call id, or
+        the id of the ToolMessage it returned, as LangChain's tools do), else the model's
+        open call of that tool with the same parsed arguments, each claimed once (the Agents
+        SDK's tool spans name no call), else a call of its own. A span that names no call and
+        whose arguments are not a JSON object cannot be placed — it may be a model's call
+        seen again, its arguments flattened (OpenInference records a one-argument tool's
+        input as the bare value) — so it is skipped and reported, never made a second
+        call."""
         attributes = span.attributes
         genai = OPERATION in attributes
         name = str(attributes.get(TOOL_NAME if genai else OI_TOOL_NAME))
         call_id = attributes.get(TOOL_CALL_ID if genai else OI_TOOL_ID)
         raw = attributes.get(TOOL_ARGUMENTS) if genai else attributes.get(OI_INPUT)
+        if not call_id and not genai:
+            returned = tool_message(attributes.get(OI_OUTPUT))
+            if returned is not None:
+                call_id = returned["tool_call_id"]
         call = self.builder.known_call(str(call_id)) if call_id else None
-        if call is None:
+        if call is None and not call_id:
+            arguments, _ = parse_arguments(raw)
+            if arguments is not None and "_raw" in arguments and len(arguments) == 1:
+                self.builder.skipped["tool span naming no call, its arguments not JSON"] += 1
+                return None
             call = self._match(name, raw, agent)
         if call is None:
             call = self.builder.call(name, raw, call_id=str(call_id) if call_id else None,
@@ -313,6 +331,10 @@ class _Walk:
         attributes = span.attributes
         genai = OPERATION in attributes
         value = attributes.get(TOOL_RESULT) if genai else attributes.get(OI_OUTPUT)
+        returned = None if genai else tool_message(value)
+        if returned is not None:  # a LangChain tool's ToolMessage: its content is the result
+            self.builder.result(call, tool_result(returned), agent=agent)
+            return
         if value is not None and not genai and attributes.get(OI_OUTPUT_MIME) == "text/plain":
             result: Any = value
         else:

@@ -2,7 +2,10 @@
 (docs/traces.md#opentelemetry-genai-spans--steps): what one span is, read from that span alone.
 
 - the GenAI semantic conventions: `gen_ai.operation.name` = `invoke_agent` (an agent, named by
-  `gen_ai.agent.name`), `execute_tool` (`gen_ai.tool.name`, `gen_ai.tool.call.id`,
+  `gen_ai.agent.name`) or `invoke_workflow` (an agent too: the conventions' standalone release
+  v0.1.0 folded the workflow span into the invoke-agent span and named it by
+  `gen_ai.agent.name`; the older releases' `gen_ai.workflow.name` is read beside it),
+  `execute_tool` (`gen_ai.tool.name`, `gen_ai.tool.call.id`,
   `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`), `chat` / `text_completion` /
   `generate_content` (a model call: `gen_ai.input.messages`, `gen_ai.output.messages`, on the
   span or on its `gen_ai.client.inference.operation.details` event; `gen_ai.usage.*`);
@@ -28,6 +31,8 @@ from oloproof.traces.spans import Span
 # GenAI semantic conventions
 OPERATION = "gen_ai.operation.name"
 AGENT_NAME = "gen_ai.agent.name"
+WORKFLOW_NAME = "gen_ai.workflow.name"  # (before v0.1.0; now gen_ai.agent.name)
+AGENT_OPERATIONS = frozenset({"invoke_agent", "invoke_workflow"})
 TOOL_NAME = "gen_ai.tool.name"
 TOOL_CALL_ID = "gen_ai.tool.call.id"
 TOOL_ARGUMENTS = "gen_ai.tool.call.arguments"
@@ -40,7 +45,7 @@ OUTPUT_TOKENS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
 ERROR_TYPE = "error.type"
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 NOT_STEP_OPERATIONS = frozenset({
-    "embeddings", "retrieval", "create_agent", "invoke_workflow", "plan", "create_memory",
+    "embeddings", "retrieval", "create_agent", "plan", "create_memory",
     "create_memory_store", "delete_memory", "delete_memory_store", "search_memory",
     "update_memory", "upsert_memory",
 })
@@ -84,7 +89,7 @@ def span_role(span: Span, builder: TrajectoryBuilder) -> str | None:
     attributes = span.attributes
     operation = attributes.get(OPERATION)
     if operation is not None:
-        if operation == "invoke_agent":
+        if operation in AGENT_OPERATIONS:
             return AGENT
         if operation == "execute_tool":
             if attributes.get(TOOL_NAME):

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from oloproof.errors import ConfigError
-from oloproof.execution.judging import JudgePanel
+from oloproof.execution.judging import JudgePanel, VerdictLookup
 from oloproof.execution.resets import StateCopies
 from oloproof.execution.retries import Throttle
 from oloproof.execution.suite_to_run import SuiteToRun
@@ -38,21 +38,24 @@ from oloproof.execution.worker import Worker
 
 
 def local_transport(workers: Sequence[Worker], concurrency: int,
-                    judge_share: int = 1) -> Transport:
+                    judge_share: int = 1, verdicts: VerdictLookup | None = None) -> Transport:
     """The transport of the workers in this process: threads for a sync system, tasks for an
     async one; a single lane per worker when it holds a sandbox. A suite with judge criteria
     gets the judges of this process (`judge_share`: how many processes share each judge's
-    concurrency)."""
+    concurrency; `verdicts`: the store's judge cache, in the coordinator's process)."""
     first = workers[0]
     lanes = 1 if first.stateful else max(1, concurrency)
-    panel = JudgePanel.of(first.evaluators, judge_share)
+    panel = JudgePanel.of(first.evaluators, judge_share, verdicts)
     if first.is_async:
         return LoopLanes(workers, lanes, panel)
     return ThreadLanes(workers, lanes, panel)
 
 
-async def open_transport(suite: SuiteToRun, concurrency: int | None = None) -> Transport:
-    """The started workers of the suite's executor (`suite.execution`)."""
+async def open_transport(suite: SuiteToRun, concurrency: int | None = None,
+                         verdicts: VerdictLookup | None = None) -> Transport:
+    """The started workers of the suite's executor (`suite.execution`); `verdicts` is the
+    store's judge cache, which the judges of `executor: local` look a fresh execution's verdict
+    up in (workers elsewhere have no store: docs/judges.md#the-judge-cache)."""
     execution = suite.execution
     system = suite.config.system
     lanes = concurrency or system.concurrency
@@ -63,7 +66,7 @@ async def open_transport(suite: SuiteToRun, concurrency: int | None = None) -> T
         workers = [Worker(target, suite.evaluators, system.timeout_s, copies,
                           retries=suite.retries, throttle=throttle)
                    for target in suite.targets]
-        return local_transport(workers, lanes)
+        return local_transport(workers, lanes, verdicts=verdicts)
     if execution.executor == "processes":
         from oloproof.execution.transports.processes import ProcessWorkers
         from oloproof.execution.worker_host import WorkerSpec

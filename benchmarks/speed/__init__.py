@@ -1,0 +1,1 @@
+"""Speed scenarios: how long something takes (benchmarks/README.md)."""

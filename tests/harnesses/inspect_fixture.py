@@ -1,0 +1,50 @@
+"""The Inspect logs the tests read, made once per test process by Inspect itself
+(`inspect_tasks.py`, in a child process).
+
+A test module's `inspect_logs` fixture returns `made_logs(tmp_path_factory)`: the logs are made
+once per process, whichever module asks first. (Not a fixture of a `conftest.py` here: test
+modules elsewhere import the root one as `conftest`, and a second module of that name,
+imported before them, stood in for it.)
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+
+
+def made_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """`desk-eval`, `desk-json` and `clean`: each a log Inspect wrote, run in a folder that is
+    a git repository of one commit (so the log records that revision); and `repo`, that
+    folder."""
+    return _made(tmp_path_factory.getbasetemp())
+
+
+@functools.cache
+def _made(base: Path) -> dict[str, Path]:
+    where = base / "inspect"
+    where.mkdir()
+    repo = where / "project"
+    repo.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", str(repo)]
+    subprocess.run([*git[:5], "init", "-q", str(repo)], check=True)
+    (repo / "task.txt").write_text("the desk task\n")
+    subprocess.run([*git, "add", "task.txt"], check=True)
+    subprocess.run([*git, "commit", "-qm", "the task"], check=True)
+    # Inspect records no git revision under pytest (it looks for PYTEST_CURRENT_TEST)
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    done = subprocess.run([sys.executable, str(HERE / "inspect_tasks.py"), str(where / "logs")],
+                          cwd=repo, env=env, capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-3000:]
+    logs = {name: Path(path) for name, path in json.loads(done.stdout.splitlines()[-1]).items()}
+    logs["repo"] = repo
+    return logs
