@@ -16,7 +16,7 @@ holds the rate on those suites. The audit's
 figures at N = 2,000, n = 400 with the excellent judge: prediction-powered 0.094, labels alone
 0.081. The table is printed and kept in `details`.
 
-Usage: python benchmarks/validity/judge_interval.py [--reps R] [--cells judge:N:n:missing,...]
+Usage: python -m benchmarks judge_interval [--reps 200] [--cells judge:N:n:missing,...]
 """
 
 from __future__ import annotations
@@ -30,8 +30,6 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 LEVEL = 0.95
-SIZES = ((40, 10), (40, 30), (40, 40), (400, 10), (400, 40), (400, 100), (400, 400),
-         (2000, 10), (2000, 40), (2000, 100), (2000, 400))
 TARGETS = {
     "key_stratified_width": ("<=", 0.085),
     "key_ppi_plus_width": ("<=", 0.050),
@@ -157,7 +155,7 @@ def run(argv: list[str]) -> dict:
         else:
             raise SystemExit(f"judge_interval: unknown argument {flag!r}")
     sys.path.insert(0, str(ROOT / "tests" / "stats"))
-    from judge_grid import JUDGES, MISSING
+    from judge_grid import JUDGES, MISSING, SIZES
 
     chosen = cells or [(j, str(big_n), str(n), m) for j in JUDGES for big_n, n in SIZES
                        for m in MISSING]

@@ -13,6 +13,9 @@ import numpy.typing as npt
 RATE = 0.8
 JUDGES = ("lenient", "harsh", "case_dependent", "excellent")
 MISSING = ("none", "unlabelled", "skips_disagreements")
+#: (N, n): cases, and how many of them are sampled for labels
+SIZES = ((40, 10), (40, 30), (40, 40), (400, 10), (400, 40), (400, 100), (400, 400),
+         (2000, 10), (2000, 40), (2000, 100), (2000, 400))
 
 BoolArray = npt.NDArray[np.bool_]
 
