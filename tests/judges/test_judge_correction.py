@@ -150,3 +150,8 @@ def test_ppi_plus_where_the_policy_allows_it_and_the_labels_are_many(
         exact["metrics"][0]["lower"]
     assert tuned["decisions"][0]["reasons"] != ["insufficient_clusters"]
     assert tuned["decisions"][0]["state"] in ("PASS", "FAIL", "INSUFFICIENT_EVIDENCE")
+    # named approximate where it is printed, the labels' own exact interval beside it
+    _, out, _ = cli("run", cwd=judged.root)  # every case and verdict from the cache
+    printed = " ".join(out.split())
+    assert "≈ corrected" in printed and "(ppi_plus_plus, approximate) · labels alone" in printed
+    assert "≈ corrected by PPI++" in printed

@@ -437,8 +437,9 @@ def _points(width: float) -> str:
 
 def judged_intervals_text(judge: JudgeCalibration) -> str:
     """The two intervals of a checked judge criterion and what the judge saved or cost:
-    `as people would judge it 66.7% [46.4%, 83.3%] (stratified_by_verdict) · labels alone
-    66.7% [47.2%, 82.7%] (clopper_pearson): the judge cost 1.2 points of width`."""
+    `as people would judge it 66.7% [46.4%, 83.2%] (stratified_by_verdict) · labels alone
+    66.7% [47.1%, 82.8%] (clopper_pearson): the judge cost 1.2 points of width` (each bound
+    rounded outwards)."""
     assert judge.corrected_lower is not None and judge.people_lower is not None
     corrected = (f"as people would judge it {_rate_or_dash(judge.corrected_estimate)} "
                  f"{_bounds_or_dash(judge.corrected_lower, judge.corrected_upper)} "
