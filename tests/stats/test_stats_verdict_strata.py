@@ -273,7 +273,7 @@ def test_ppi_plus_is_used_only_when_allowed_and_with_enough_labels() -> None:
     assert tuned.method == "ppi_plus_plus"
     assert tuned.upper - tuned.lower < exact.upper - exact.lower
     few = judged_rate_interval(every, judge[: MIN_LABELLED - 1], low[: MIN_LABELLED - 1],
-                      high[: MIN_LABELLED - 1], 0.95, approximate=True)
+                               high[: MIN_LABELLED - 1], 0.95, approximate=True)
     assert not few.approximate
     agreeing = np.asarray(judge, dtype=float)
     almost = agreeing.copy()

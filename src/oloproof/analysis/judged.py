@@ -172,7 +172,7 @@ def calibrate(row: RateRow, judged: JudgedCases, judge_low: npt.NDArray[np.float
     calibration.agreement, calibration.agreement_lower, calibration.agreement_upper = agree[:3]
     calibration.agreement_method = agree[3]
     judged_as = judged_rate_interval(judge_low, values.judge, values.low, values.high, level,
-                            approximate)
+                                     approximate)
     calibration.corrected_estimate = judged_as.estimate
     calibration.corrected_lower, calibration.corrected_upper = (judged_as.lower,
                                                                 judged_as.upper)

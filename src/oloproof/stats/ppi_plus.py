@@ -77,9 +77,10 @@ def _one(y: FloatArray, j: FloatArray, rest: tuple[int, float, float]
 
 
 def ppi_plus_interval(judge_values: Sequence[float] | npt.ArrayLike,
-             sampled_judge: Sequence[float] | npt.ArrayLike,
-             person_lower: Sequence[float] | npt.ArrayLike,
-             person_upper: Sequence[float] | npt.ArrayLike, level: float) -> PPIPlus:
+                      sampled_judge: Sequence[float] | npt.ArrayLike,
+                      person_lower: Sequence[float] | npt.ArrayLike,
+                      person_upper: Sequence[float] | npt.ArrayLike,
+                      level: float) -> PPIPlus:
     """PPI++ (module docstring) from the judge's values on every case counted (the sampled
     ones included), and per sampled case the judge's value and the person's lowest and
     highest value (equal when labelled). The cases no one labelled are the others: their

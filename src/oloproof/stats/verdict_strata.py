@@ -567,10 +567,10 @@ def _sorted_sum(values: FloatArray) -> float:
 
 
 def judged_rate_interval(judge_values: Sequence[float] | npt.ArrayLike,
-                sampled_judge: Sequence[float] | npt.ArrayLike,
-                person_lower: Sequence[float] | npt.ArrayLike,
-                person_upper: Sequence[float] | npt.ArrayLike,
-                level: float, approximate: bool = False) -> JudgedRate:
+                         sampled_judge: Sequence[float] | npt.ArrayLike,
+                         person_lower: Sequence[float] | npt.ArrayLike,
+                         person_upper: Sequence[float] | npt.ArrayLike,
+                         level: float, approximate: bool = False) -> JudgedRate:
     """The rate as people would judge it (module docstring): exact, or with ``approximate``
     and enough labels and disagreements (``stats.ppi_plus.ppi_plus_applies``) PPI++'s
     normal-approximation interval (``approximate`` true on the result).
