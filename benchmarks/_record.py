@@ -46,7 +46,7 @@ KINDS = ("speed", "validity")
 MAX_LINES = 300
 # Rows of figures a scenario's table shows: every target's, then its first other figures up to
 # this many rows (a scenario lists its figures most telling first); the rest are in its JSON.
-SHOWN_ROWS = 5
+SHOWN_ROWS = 4
 
 OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
     "<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt, "==": operator.eq}

@@ -4,10 +4,10 @@ A block is `$ command` lines, each followed by the output it printed. The sessio
 command with bash at 80 columns (`COLUMNS=80`, `CI=1`: what a reader's terminal or a CI log
 shows), `cd` changing the session's directory (also as `… && cd DIR && …`) and `echo $?`
 answering the last exit code. A line `…` in a block stands for lines the page leaves out. Run
-ids and clock times differ from run to run, so both sides have them replaced before they are
-compared; spaces at the end of a line (which a table pads with and an editor strips) are not
-compared. The directory the session starts in is shown as `~`, so a path a command prints
-reads `~/bad/oloproof.yaml`.
+ids, clock times and a pytest session's duration differ from run to run, so both sides have
+them replaced before they are compared; spaces at the end of a line (which a table pads with
+and an editor strips) are not compared. The directory the session starts in is shown as `~`,
+so a path a command prints reads `~/bad/oloproof.yaml`.
 """
 
 from __future__ import annotations
@@ -24,8 +24,10 @@ import fork_server
 
 RUN_ID = re.compile(r"run_[0-9A-HJKMNP-TV-Z]{26}")
 STAMP = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d( UTC)?")
+#: How long a pytest session took, at the end of its last line (`3 failed, 1 passed in 9.12s`).
+DURATION = re.compile(r" in \d+\.\d\ds(?: \(\d+:\d\d:\d\d\))?$", re.M)
 #: What the page shows for a run id and a time (and what a real one becomes).
-SHOWN_ID, SHOWN_STAMP = "run_<id>", "<time>"
+SHOWN_ID, SHOWN_STAMP, SHOWN_DURATION = "run_<id>", "<time>", " in <time>"
 
 
 @dataclass
@@ -60,7 +62,7 @@ def console_blocks(page: Path) -> list[Block]:
 
 
 def normalised(text: str) -> str:
-    text = STAMP.sub(SHOWN_STAMP, RUN_ID.sub(SHOWN_ID, text))
+    text = DURATION.sub(SHOWN_DURATION, STAMP.sub(SHOWN_STAMP, RUN_ID.sub(SHOWN_ID, text)))
     return "\n".join(line.rstrip(" ") for line in text.split("\n"))
 
 

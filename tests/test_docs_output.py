@@ -13,7 +13,8 @@ its agent on one step only, a two-case sandbox); `docs/concepts.md` its clustere
 `docs/compare.md` and `docs/ci.md` the support_agent example as the baseline and the candidate
 the page describes (with the Markdown and JUnit files the CI job writes); `docs/scaling.md`
 the stateful-agent example on the processes executor and a local Ray instance;
-`docs/failures.md` the starter whose order service fails for a while (the page's own code).
+`docs/failures.md` the starter whose order service fails for a while (the page's own code);
+`docs/pytest.md` a pytest session of the page's own test file.
 Each test lists a page's console blocks by their first command, so a block added to a page is
 run or excluded here by name, never skipped silently.
 """
@@ -91,18 +92,41 @@ def _strict_policy(page: Path) -> str:
     return found.group(1)
 
 
+def _iterating(page: Path) -> tuple[str, str]:
+    """The check `checks.py` holds and the line it adds to `oloproof.yaml`, as "Iterating on one
+    case" shows them."""
+    text = page.read_text(encoding="utf-8").split("## Iterating on one case", 1)[1]
+    check = re.search(r"in `checks\.py` beside `oloproof\.yaml`:\s*```python\n(.*?)```", text,
+                      re.S)
+    line = re.search(r"evaluators of `oloproof\.yaml`:\s*```yaml\n(.*?)```", text, re.S)
+    assert check and line, "getting-started.md shows checks.py and its line"
+    return check.group(1), line.group(1)
+
+
 def test_getting_started_shows_what_the_commands_print(tmp_path: Path) -> None:
     page = DOCS / "getting-started.md"
     session = Session(tmp_path)
     blocks = console_blocks(page)
-    assert len(blocks) >= 6
+    assert len(blocks) >= 8
+    check, line = _iterating(page)
+
+    def before(command: str) -> None:
+        # "Iterating on one case": the check as the page writes it, then as the reader fixes it.
+        if command == "oloproof run --case req-013":
+            (session.cwd / "checks.py").write_text(check, encoding="utf-8")
+            _edit(session.cwd / "oloproof.yaml", "  - {type: agent_constraints_satisfied}\n",
+                  "  - {type: agent_constraints_satisfied}\n" + line)
+        elif command == "oloproof rescore":
+            _edit(session.cwd / "checks.py", '"decline",', '"declined",')
+
     for block in blocks:
         if block.steps and block.steps[0].command.startswith(("python3 -m venv", "make demo")):
             continue  # installing: not run here
         if any(s.command.startswith("oloproof gate latest --policy strict.yaml")
                for s in block.steps):
             (session.cwd / "strict.yaml").write_text(_strict_policy(page), encoding="utf-8")
-        _check(block, session, "getting-started.md")
+        _check(block, session, "getting-started.md", before=before)
+    assert session.code == 3
 
 
 def test_getting_started_says_what_make_demo_installs() -> None:
@@ -324,6 +348,7 @@ def test_cli_blocks_show_what_the_commands_print(tmp_path: Path) -> None:
     assert list(by_command) == [
         "oloproof --help", "oloproof init --help", "oloproof init demo", "oloproof init",
         "oloproof run --help", "oloproof run --concurrency 2 --no-cache", "oloproof run",
+        "oloproof run -k expired --limit 3", "oloproof rescore --help", "oloproof rescore",
         "oloproof runs --help", "oloproof tag --help", "oloproof inspect --help",
         "oloproof inspect latest --failures",
         "oloproof inspect nonsense", "oloproof cases --help", "oloproof cases latest",
@@ -332,7 +357,9 @@ def test_cli_blocks_show_what_the_commands_print(tmp_path: Path) -> None:
         "oloproof labels export --help",
         "oloproof labels export --transform injected | head -1",
         "oloproof traces import --help",
-        "oloproof traces import spans.otlp.json --out prod-suite", "oloproof run --json",
+        "oloproof traces import spans.otlp.json --out prod-suite",
+        "oloproof import inspect --help", "oloproof import harbor --help",
+        "oloproof export atif --help", "oloproof export eee --help", "oloproof run --json",
     ]
     ran: list[str] = []
 
@@ -351,6 +378,9 @@ def test_cli_blocks_show_what_the_commands_print(tmp_path: Path) -> None:
     check("cat warn.yaml", demo)
     check("oloproof report --help", demo)  # its `report latest --html report.html`
     assert (demo.cwd / "report.html").stat().st_size > 0
+    # Part of the suite, then the same outputs scored again.
+    check("oloproof run -k expired --limit 3", demo)
+    check("oloproof rescore", demo)
     # "Trimmed to one item per list, from the starter project" (a second run: from the cache)
     demo.run("oloproof run")
     _is_part_of(_shown_json(page, "Trimmed to one item per list"),
@@ -682,7 +712,7 @@ def test_ci_shows_what_the_job_prints_and_writes(tmp_path: Path) -> None:
     # "In the `pr` folder of the job above": the rules every output file follows.
     _check(output_files, session, page.name)
     assert session.code == 0  # `head -1`; the gate's usage error above was exit 2
-    assert not (session.cwd / "reports").exists()
+    assert (session.cwd / "reports").is_symlink() and not Path("/mnt/nowhere").exists()
 
     # "Before `main` has stored a run there is no baseline, and a policy with a
     # `non_inferiority` rule stops with exit 2"
@@ -710,6 +740,16 @@ SCALING_NOT_RUN = {
 
 def _without(lines: str, *starts: str) -> list[str]:
     return [line for line in normalised(lines).splitlines() if not line.startswith(starts)]
+
+
+def _without_record(printed: str) -> str:
+    """A run's report without its `Record:` line and the indented lines under it."""
+    out, under = [], False
+    for line in printed.splitlines():
+        under = line.startswith("Record:") or (under and line.startswith("  "))
+        if not under:
+            out.append(line)
+    return "\n".join(out) + "\n"
 
 
 @pytest.mark.ray
@@ -750,9 +790,11 @@ def test_scaling_shows_what_the_executors_print(tmp_path: Path) -> None:
     assert normalised(processes).splitlines().count(workers[0]) == 1
     local = session.run("oloproof run")  # on `local`, from the cache the processes filled
     assert "Workers:" not in local
-    # (the Cache and Executions lines say this run read the cache the processes filled)
+    # (the Cache and Executions lines say this run read the cache the processes filled; the
+    # Record lines that it is the second run of the version)
+    assert normalised(local).splitlines()[1] == "Record: run 2 of refund-desk example-1"
     assert (_without(processes, "Cache:", "Workers:", "Executions:")
-            == _without(local, "Cache:", "Executions:"))
+            == _without(_without_record(local), "Cache:", "Executions:"))
     pytest.importorskip("ray", reason="the ray extra is not installed: the Ray block not run")
     _check(blocks[2], session, page.name)
     assert sorted({first[0], first[2], *SCALING_NOT_RUN}) == sorted(first)
@@ -771,7 +813,7 @@ def test_judges_shows_what_judged_agent_prints(tmp_path: Path) -> None:
         "printf 'p f f p p f p p p f p f p p f p f p p p p f p p p p f f p p' | oloproof "
         "labels review labels/reply_truthful.jsonl",
         "oloproof labels sample --criterion reply_truthful -o labels/reply_truthful.jsonl",
-        "oloproof run"]
+        "oloproof run", "oloproof plan latest"]
     _run_from_home(blocks, Session(tmp_path), page.name)
 
 
@@ -816,9 +858,46 @@ def test_failures_shows_what_the_flaky_service_prints(tmp_path: Path) -> None:
     assert "Executions: 33 cases · 0 ran · 33 cached · 0 errored" in back and session.code == 0
 
 
+def test_imports_walks_from_an_inspect_task_to_a_comparison(tmp_path: Path) -> None:
+    """docs/imports.md: the page's Inspect task run on two scripted models, both logs imported
+    and gated under the page's policy, then compared: one session, in an empty folder."""
+    page = DOCS / "imports.md"
+    blocks = console_blocks(page)
+    assert _first_commands(blocks) == ["python desk.py", "oloproof compare latest~1 latest"]
+    (tmp_path / "desk.py").write_text(
+        "\n".join(_shown_block(page, "python", "in `desk.py`:")) + "\n", encoding="utf-8")
+    (tmp_path / "release.yaml").write_text(_shown_yaml(page, "A policy, `release.yaml`"),
+                                           encoding="utf-8")
+    session = Session(tmp_path)
+    for block in blocks:
+        _check(block, session, page.name)
+    again = session.run("oloproof import inspect logs/desk-1.eval")
+    assert "Already imported" in again and session.code == 0
+
+
+def test_pytest_shows_what_a_session_prints(tmp_path: Path) -> None:
+    """docs/pytest.md: the page's own test file run by pytest in a folder of its own, its
+    stored run listed, one of its tests inspected and the run planned: one session."""
+    page = DOCS / "pytest.md"
+    blocks = console_blocks(page)
+    assert _first_commands(blocks) == ["pytest -q", "oloproof runs", "oloproof plan"]
+    desk = _new_dir(tmp_path / "desk")
+    code = "\n".join(_shown_block(page, "python", "## A session")) + "\n"
+    (desk / "test_desk.py").write_text(code, encoding="utf-8")
+    session = Session(tmp_path)
+    session.cwd = desk
+    # The async plugins this environment has (and langsmith's) say nothing of the page's test
+    # file, but pytest-asyncio warns of its own settings: left out, as the page's reader may
+    # have none of them.
+    session.env["PYTEST_ADDOPTS"] = ("-p no:asyncio -p no:anyio -p no:langsmith_plugin "
+                                     "-p no:cacheprovider")
+    for block in blocks:
+        _check(block, session, page.name)
+
+
 def test_every_page_with_console_blocks_is_run_here() -> None:
     """A page that gains a ```console block gets a test here (or says why not)."""
     tested = {"getting-started.md", "cli.md", "agents-and-tools.md", "stateful-agents.md",
               "reliability.md", "concepts.md", "configuration.md", "compare.md", "ci.md",
-              "scaling.md", "judges.md", "failures.md"}
+              "scaling.md", "judges.md", "failures.md", "imports.md", "pytest.md"}
     assert {page.name for page in DOCS.glob("*.md") if console_blocks(page)} == tested

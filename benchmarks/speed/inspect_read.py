@@ -47,7 +47,7 @@ TARGETS = {
 
 ROOT = Path(__file__).resolve().parents[2]
 
-_MAKE = """
+MAKE_LOG = """
 import anyio, sys
 from pathlib import Path
 sys.path.insert(0, {tasks!r})
@@ -138,7 +138,7 @@ def run(argv: list[str]) -> dict[str, Any]:
     small_n = max(args.samples // 5, 1)
     with tempfile.TemporaryDirectory() as scratch:
         made = subprocess.run(
-            [sys.executable, "-c", _MAKE.format(tasks=str(ROOT / "tests" / "harnesses")),
+            [sys.executable, "-c", MAKE_LOG.format(tasks=str(ROOT / "tests" / "harnesses")),
              scratch, str(small_n), str(args.samples)],
             check=True, capture_output=True, text=True, cwd=scratch)
         small, large = (Path(p) for p in made.stdout.split())

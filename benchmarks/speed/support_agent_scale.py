@@ -98,16 +98,19 @@ STAGES = """
 import asyncio, gc, json, shutil, sys, time
 from pathlib import Path
 from oloproof.analysis.metrics import Analysis
-from oloproof.execution.engine import CHUNK, RunEngine, _batched
+from oloproof.execution.engine import CHUNK, RunEngine
 from oloproof.execution.procedure import judged
 from oloproof.project import load_suite
 from oloproof.project.describe import describe_suite
 from oloproof.recording.recorder import CaseRecorder, reset_current, set_current
 from oloproof.store.store import Store
 try:
-    from oloproof.api.deciding import _plan
-except ImportError:  # (before api/ was split)
-    from oloproof.api import _plan
+    from oloproof.api.deciding import analysis_plan
+except ImportError:  # (before its name lost the underscore)
+    try:
+        from oloproof.api.deciding import _plan as analysis_plan
+    except ImportError:  # (before api/ was split)
+        from oloproof.api import _plan as analysis_plan
 gc.disable()
 clock = time.thread_time
 path = Path(sys.argv[1])
@@ -137,16 +140,16 @@ def once():
         return RunEngine(suite, db, "run_stages")
     engine = asyncio.run(make())
     if hasattr(engine, "_intake"):  # (the results taken by execution/intake.py)
-        engine.intake = engine._intake(Analysis(_plan(info)))
+        engine.intake = engine._intake(Analysis(analysis_plan(info)))
         take, in_flight = engine.intake.take, engine.intake.in_flight
     else:  # (before the engine was split)
-        engine.analysis = Analysis(_plan(info))
+        engine.analysis = Analysis(analysis_plan(info))
         take, in_flight = engine._take, engine._in_flight
     worker = engine.transport._workers[0]
     parts = ("plan", "run_calls (the calls, system included)", "judge (keep and judge)",
              "take (store rows, tallies)")
     spent.update(dict.fromkeys(parts, 0.0))
-    for chunk in _batched(units, CHUNK):
+    for chunk in (units[i:i + CHUNK] for i in range(0, len(units), CHUNK)):
         t = clock(); jobs = engine._plan_chunk(chunk); spent[parts[0]] += clock() - t
         t = clock(); called = [worker.run_calls(job) for job in jobs]
         spent[parts[1]] += clock() - t

@@ -82,17 +82,26 @@ class View:
             stderr=subprocess.PIPE, text=True, env=env)
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
-        found = re.match(r"Oloproof view: (http://\S+) ", line)
+        found = re.match(r"Oloproof view: (http://\S+)/\?token=(\S+) ", line)
         if not found:
             raise SystemExit(f"the view did not start: {line!r} {self.process.stderr.read()}")
-        self.url = found.group(1)
+        # Its origin (the pages' addresses start there) and its token (docs/view.md#its-token).
+        self.url, self.token = found.group(1) + "/", found.group(2)
+        self.port = int(self.url.rstrip("/").rsplit(":", 1)[1])
 
     def answer(self, path: str) -> tuple[float, int]:
-        """Seconds for one whole answer, and its size in bytes."""
+        """Seconds for one whole answer, and its size in bytes (the token in a header, as a
+        script sends it)."""
+        request = urllib.request.Request(self.url.rstrip("/") + path,
+                                         headers={"Authorization": f"Bearer {self.token}"})
         t = time.perf_counter()
-        with urllib.request.urlopen(self.url.rstrip("/") + path, timeout=120) as answer:
+        with urllib.request.urlopen(request, timeout=120) as answer:
             body = answer.read()
         return time.perf_counter() - t, len(body)
+
+    def cookie(self) -> dict[str, str]:
+        """The cookie a browser holds once it opened the printed address."""
+        return {"name": f"oloproof_view_{self.port}", "value": self.token, "url": self.url}
 
     def cpu_seconds(self) -> float:
         """CPU time the view's process has used (user + system): what an answer costs it,
@@ -116,12 +125,15 @@ def median_answer(view: View, path: str, repeat: int) -> tuple[float, int, float
     return statistics.median(times), size, (view.cpu_seconds() - cpu) / repeat
 
 
-def page_ready(browser: Any, url: str, repeat: int, case: str | None = None
+def page_ready(browser: Any, view: View, path: str, repeat: int, case: str | None = None
                ) -> dict[str, float]:
-    """Medians over fresh pages: navigation → drawn, and (with `case`) a click → its panel."""
+    """Medians over fresh pages (each holding the view's cookie, as after the printed address
+    was opened once): navigation → drawn, and (with `case`) a click → its panel."""
     ready, opened = [], []
+    url = view.url.rstrip("/") + path
     for _ in range(repeat):
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        context.add_cookies([view.cookie()])
         page = context.new_page()
         page.goto(url)
         page.wait_for_selector("#app[data-ready]", timeout=120_000)
@@ -186,8 +198,8 @@ def run(argv: list[str]) -> dict:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             version = browser.version
-            figures["runs_ready"] = page_ready(browser, views["many"].url, args.repeat)
-            figures["run_ready"] = page_ready(browser, f"{views['large'].url}runs/{run_id}",
+            figures["runs_ready"] = page_ready(browser, views["many"], "/", args.repeat)
+            figures["run_ready"] = page_ready(browser, views["large"], f"/runs/{run_id}",
                                               args.repeat, middle)
             browser.close()
     finally:

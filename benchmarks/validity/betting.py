@@ -113,7 +113,7 @@ def _bentkus_evaluations(values: FloatArray) -> int:
     import oloproof.stats.bentkus as bentkus
     from oloproof.stats import bentkus_interval
 
-    return _count_calls(bentkus, "_log_beta", lambda: bentkus_interval(values, values, 0.95))
+    return _count_calls(bentkus, "log_beta", lambda: bentkus_interval(values, values, 0.95))
 
 
 def speed() -> dict[str, Any]:

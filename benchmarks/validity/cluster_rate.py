@@ -41,7 +41,7 @@ import numpy.typing as npt
 
 from oloproof.stats import bentkus_lower_bounds, betting_lower_bounds, ratio_lower_bounds
 from oloproof.stats._roots import increasing_root
-from oloproof.stats.bentkus import LOG_FLOOR, _log_beta
+from oloproof.stats.bentkus import LOG_FLOOR, log_beta
 from oloproof.stats.cluster_ratio import cluster_ratio_lower_bounds
 
 TARGETS = {
@@ -115,7 +115,7 @@ def _proposed_lower(totals: FloatArray, sizes: FloatArray) -> FloatArray:
 
     def g(p: FloatArray, rows: npt.NDArray[np.bool_]) -> FloatArray:
         s = np.minimum((sw[rows] + p * (k * top - n_total)) / top, float(k))
-        return np.maximum(_log_beta(s, k, p), LOG_FLOOR) - log_half
+        return np.maximum(log_beta(s, k, p), LOG_FLOOR) - log_half
 
     a, _ = increasing_root(g, np.zeros(sw.shape), sw / n_total,
                            np.full(sw.shape, LOG_FLOOR - log_half),

@@ -33,7 +33,7 @@ def run(argv: list[str]) -> dict:
     if argv:
         raise SystemExit(f"judges_coverage takes no arguments, not {argv}")
     sys.path.insert(0, str(ROOT / "tests" / "stats"))
-    from test_stats_judges import _simulate
+    from test_stats_judges import simulate_intervals
 
     rng = np.random.default_rng(2023)
     rows: list[dict[str, Any]] = []
@@ -43,7 +43,8 @@ def run(argv: list[str]) -> dict:
     for bias in ("lenient", "harsh", "case_dependent"):
         for n, big_n in ((10, 40), (30, 40), (40, 400), (100, 400), (200, 2000)):
             for unlabelled in (0.0, 0.2):
-                lower, upper, truth = _simulate(rng, bias, n, big_n, REPETITIONS, unlabelled)
+                lower, upper, truth = simulate_intervals(rng, bias, n, big_n, REPETITIONS,
+                                                         unlabelled)
                 covered = np.mean((lower <= truth) & (truth <= upper))
                 # the judge's own exact interval, over the first 200 suites, for contrast
                 raw = _raw_covers(np.random.default_rng(n * big_n), bias, n, big_n, truth)

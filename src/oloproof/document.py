@@ -50,6 +50,7 @@ __all__ = [
     "JudgeCalibration",
     "MetricRow",
     "MissingExample",
+    "NotRescored",
     "Plan",
     "PlanRow",
     "QuantileRow",
@@ -60,6 +61,7 @@ __all__ = [
     "RunDocument",
     "RunStatus",
     "SliceRow",
+    "Subset",
     "SystemRef",
     "TrajectoryParting",
     "TransformValidity",
@@ -118,6 +120,12 @@ class DecisionReason(StrEnum):
     # against max_share or max_count
     ERRORED_SHARE_EXCEEDS_LIMIT = "errored_share_exceeds_limit"
     ERRORED_SHARE_WITHIN_LIMIT = "errored_share_within_limit"
+    # sequential rules (docs/pytest.md#the-stored-run): the case's trials stopped before the
+    # rule decided and before its `trials` were all run
+    TRIALS_NOT_FINISHED = "trials_not_finished"
+    # beside an INSUFFICIENT_EVIDENCE reason: the rule's errored executions alone keep it from
+    # a decision (docs/failures.md#errors-that-hide-an-outcome)
+    ERRORED_EXECUTIONS_HIDE_OUTCOME = "errored_executions_hide_outcome"
 
 
 class GateAction(StrEnum):
@@ -210,18 +218,27 @@ class DecisionRow(_Model):
     A `max_errored` rule (its `metric` is `executions`, the run's accounting) carries how many
     of the run's `executions` `errored` and its limit as the rule gives it, `max_share` or
     `max_count` (docs/failures.md#the-error-budget).
+    A `sequential` rule (docs/pytest.md#the-stored-run) decides one `case`'s trials in order:
+    `trials_run` of at most `trials` (`passed`, `failed`, `errored`), its stagewise `lower` and
+    `upper` bounds at `level` (the bound compared is also `bound`, against `threshold` `min`),
+    and for INSUFFICIENT_EVIDENCE `more_trials` (about how many more would decide) with
+    `more_trials_chance`, or `projection_reason` when there is no projection.
     """
 
     _INTERVAL: ClassVar[tuple[str, ...]] = ("bound", "bound_side", "threshold", "threshold_side")
     _COUNT: ClassVar[tuple[str, ...]] = ("failures", "missing", "limit")
     _BASELINE: ClassVar[tuple[str, ...]] = ("baseline", "paired", "dropped", "dropped_ignored")
     _ERRORED: ClassVar[tuple[str, ...]] = ("errored", "executions", "max_share", "max_count")
+    _SEQUENTIAL: ClassVar[tuple[str, ...]] = (
+        "case", "level", "trials", "trials_run", "passed", "failed", "lower", "upper",
+        "more_trials", "more_trials_chance", "projection_reason", "method")
 
     rule: str
     metric: str
     state: RuleState
     reasons: list[DecisionReason]
-    kind: Literal["interval", "observed_count", "non_inferiority", "max_errored"] | None = None
+    kind: Literal["interval", "observed_count", "non_inferiority", "max_errored",
+                  "sequential"] | None = None
     bound: Number | None = None
     bound_side: Literal["lower", "upper"] | None = None
     threshold: Number | None = None
@@ -237,11 +254,26 @@ class DecisionRow(_Model):
     executions: int | None = None
     max_share: Number | None = None
     max_count: int | None = None
+    case: str | None = None
+    level: float | None = None
+    trials: int | None = None
+    trials_run: int | None = None
+    passed: int | None = None
+    failed: int | None = None
+    lower: float | None = None
+    upper: float | None = None
+    more_trials: int | None = None
+    more_trials_chance: float | None = None
+    projection_reason: str | None = None
+    method: str | None = None
 
     @model_serializer(mode="wrap")
     def _drop_empty_optionals(self, handler: SerializerFunctionWrapHandler) -> Any:
         data = handler(self)
         if isinstance(data, dict):
+            if self.kind != "sequential":
+                for key in self._SEQUENTIAL:
+                    data.pop(key, None)
             # Each kind of rule keeps its own numbers; a row stored before decisions carried
             # numbers (no kind) has none.
             if self.kind == "interval":
@@ -255,6 +287,10 @@ class DecisionRow(_Model):
             elif self.kind == "max_errored":  # the limit the rule gives, of the two
                 drop = (*self._INTERVAL, *self._COUNT, *self._BASELINE,
                         "max_count" if self.max_count is None else "max_share")
+            elif self.kind == "sequential":  # its counts and bounds; a projection if any
+                drop = (*self._COUNT, *self._BASELINE, "executions", "max_share", "max_count",
+                        *(key for key in ("more_trials", "more_trials_chance",
+                                          "projection_reason") if data.get(key) is None))
             else:
                 drop = ("kind", *self._INTERVAL, *self._COUNT, *self._BASELINE, *self._ERRORED)
             for key in drop:
@@ -716,6 +752,24 @@ class CaseChange(_Model):
     parting: TrajectoryParting | None = None
 
 
+class BaselineTaken(_Model):
+    """Which of several complete runs of the baseline's suite, system version and variant was
+    taken as the baseline, and why (docs/compare.md#which-run-is-the-baseline), written when
+    there are several: it is run `run` of the `runs` counted (oldest first,
+    docs/limits.md#re-runs-and-re-drawn-samples); `latest` is the latest of them other than
+    the candidate; `why` is `latest` when the reference takes the latest complete run of the
+    version (`version:V`), `named` when it names a run (an id, `latest~N`, a tag), which
+    `reference` gives as it was written (absent: named by id, no reference given)."""
+
+    _OPTIONAL = frozenset({"reference"})
+
+    run: int
+    runs: int
+    latest: str
+    why: Literal["latest", "named"]
+    reference: str | None = None
+
+
 class Comparison(_Model):
     """A candidate run against its baseline (docs/compare.md#oloproof-compare-baseline-candidate):
     `compare --json` prints `to_json()`.
@@ -729,10 +783,11 @@ class Comparison(_Model):
     candidate side is missing; when there are some,
     `ignoring_dropped` holds the rows without them (what a rule with `dropped: ignore` decides
     on). `not_compared` names the metrics left out because their evaluator is configured
-    otherwise in the baseline run.
+    otherwise in the baseline run. `baseline_taken` (written when the baseline's version has
+    several complete runs of its suite) says which of them the baseline is, and why.
     """
 
-    _OPTIONAL = frozenset({"ignoring_dropped", "not_compared"})
+    _OPTIONAL = frozenset({"ignoring_dropped", "not_compared", "baseline_taken"})
 
     baseline: str
     candidate: str
@@ -740,6 +795,7 @@ class Comparison(_Model):
     confidence_level: float
     baseline_system: SystemRef
     candidate_system: SystemRef
+    baseline_taken: BaselineTaken | None = None
     criteria: list[CriterionComparison] = Field(default_factory=list)
     changed: list[str] = Field(default_factory=list)
     baseline_only: list[str] = Field(default_factory=list)
@@ -766,16 +822,18 @@ class Comparison(_Model):
                                candidate_only=len(self.candidate_only),
                                warnings=list(self.warnings),
                                ignoring_dropped=self.ignoring_dropped,
-                               dropped_cases=list(self.baseline_only) + list(self.changed) or None)
+                               dropped_cases=list(self.baseline_only) + list(self.changed) or None,
+                               baseline_taken=self.baseline_taken)
 
 
 class BaselineSummary(_Model):
     """In a run document: the baseline its `non_inferiority` rules were decided against, the
     paired figures per criterion, and how many cases were changed or in one run only; with
     cases of the baseline not in this run, which (`dropped_cases`) and the figures without them
-    (`ignoring_dropped`, for rules with `dropped: ignore`)."""
+    (`ignoring_dropped`, for rules with `dropped: ignore`); `baseline_taken` as in
+    `Comparison`."""
 
-    _OPTIONAL = frozenset({"ignoring_dropped", "dropped_cases"})
+    _OPTIONAL = frozenset({"ignoring_dropped", "dropped_cases", "baseline_taken"})
 
     baseline: str
     criteria: list[CriterionComparison] = Field(default_factory=list)
@@ -785,6 +843,34 @@ class BaselineSummary(_Model):
     warnings: list[str] = Field(default_factory=list)
     ignoring_dropped: list[CriterionComparison] | None = None
     dropped_cases: list[str] | None = None
+    baseline_taken: BaselineTaken | None = None
+
+
+class RunRecord(_Model):
+    """Where a complete run stands among the complete runs of its suite, system version and
+    variant (docs/limits.md#re-runs-and-re-drawn-samples), written in a run document when
+    there are several: it is run `run` of the `runs` counted when it was decided, oldest
+    first; `earlier` and `later` name the others (oldest first). `no_cache`: it was made with
+    --no-cache, so with `run` above 1 it is a re-sample (`resample`); `resampled` names every
+    counted run made with --no-cache after an earlier one, oldest first (this one included).
+    `suite` is the suite digest the runs share, `variant` their variant (written when there
+    is one)."""
+
+    _OPTIONAL = frozenset({"variant"})
+
+    run: int
+    runs: int
+    earlier: list[str] = Field(default_factory=list)
+    later: list[str] = Field(default_factory=list)
+    no_cache: bool = False
+    resampled: list[str] = Field(default_factory=list)
+    suite: str
+    variant: str | None = None
+
+    @property
+    def resample(self) -> bool:
+        """Made with --no-cache after an earlier complete run: its cases drawn again."""
+        return self.no_cache and self.run > 1
 
 
 class PlanRow(_Model):
@@ -805,12 +891,22 @@ class PlanRow(_Model):
     distribution on the estimate's side of the threshold — and when it is not above 0.8 there
     is no `likely_total`. Each is `None` when no number would, or when no projection is made
     for the rule's kind of metric: `reason` says which, and `note` says it in words.
+
+    A rule on a judged criterion (docs/compare.md#a-judged-criterion) counts *labelled* cases
+    (`unit` `labelled cases`): `observed`, `passed` and `estimate` are people's labels (how
+    many sampled cases are labelled, how many people passed, their rate), and the totals and
+    chances are of the labels alone — their exact interval, the rate drawn from what the labels
+    say. `cases` is how many cases the run has, and `cases_total` how many hold `total`
+    labelled ones at the run's share of labelled cases. `corrected_total` (`corrected_cases`)
+    is the labelled cases (cases) at which the corrected interval the rule decides on, at the
+    same rates, would decide it (`corrected_reason` when none would).
     """
 
     _OPTIONAL = frozenset({"total", "more", "state", "estimate", "threshold", "chance",
                            "chance_method", "chance_assumption", "reachable",
                            "likely_total", "likely_more", "likely_chance", "likely_method",
-                           "values"})
+                           "values", "unit", "cases", "cases_total", "corrected_total",
+                           "corrected_cases", "corrected_reason"})
 
     rule: str
     metric: str
@@ -831,6 +927,12 @@ class PlanRow(_Model):
     likely_chance: float | None = None
     likely_method: str | None = None
     values: str | None = None
+    unit: str | None = None
+    cases: int | None = None
+    cases_total: int | None = None
+    corrected_total: int | None = None
+    corrected_cases: int | None = None
+    corrected_reason: str | None = None
     reason: str | None = None
     method: str | None = None
     note: str = ""
@@ -847,6 +949,30 @@ class Plan(_Model):
     note: str = ""
 
 
+class Subset(_Model):
+    """A run of part of the suite (docs/cli.md#running-part-of-the-suite): `cases` of the
+    suite's `of` source cases, chosen by `selection` (the options given, as `words` writes
+    them; a rescored run's, the cases its stored run could give). Its gate never exits 0."""
+
+    cases: int
+    of: int
+    selection: dict[str, Any] = Field(default_factory=dict)
+    words: str = ""
+
+    def note(self) -> str:
+        """What every report says beside the gate of a subset run."""
+        return f"subset of {self.cases} of {self.of} cases: not a release decision"
+
+
+class NotRescored(_Model):
+    """A case a rescored run left out (docs/cli.md#oloproof-rescore): its id, the reason's
+    code and the reason in words."""
+
+    case: str
+    reason: str
+    words: str
+
+
 class RunDocument(_Model):
     """The whole run document (docs/cli.md#the-json-document): `to_json()` is what
     `oloproof run --json` prints.
@@ -857,11 +983,16 @@ class RunDocument(_Model):
     when a case recorded tokens or cost) holds the run's totals (docs/traces.md#tokens-and-cost).
     `executions` (every run since error kinds) counts the executions: ran, cached, errored by kind,
     retried. `expected_key_hints` (written when there is one) names criteria that excluded cases for
-    an `expected` key they lack while they hold one of a similar name.
+    an `expected` key they lack while they hold one of a similar name. `subset` (written for a
+    run of part of the suite) says how many of the suite's cases it held and how they were
+    chosen; `rescored_from` (a run made by `oloproof rescore`) names the run whose executions
+    it scored, and `not_rescored` the cases it left out, each with why. `record` (written when
+    the run's version has several complete runs of its suite) says which of them this run is.
     """
 
     _OPTIONAL = frozenset({"failing_cases", "trials", "execution", "baseline", "usage",
-                           "executions", "expected_key_hints"})
+                           "executions", "expected_key_hints", "subset", "rescored_from",
+                           "not_rescored", "record"})
 
     run_id: str
     status: RunStatus
@@ -885,6 +1016,10 @@ class RunDocument(_Model):
     usage: UsageTotals | None = None
     executions: Executions | None = None
     expected_key_hints: list[ExpectedKeyHint] | None = None
+    subset: Subset | None = None
+    rescored_from: str | None = None
+    not_rescored: list[NotRescored] | None = None
+    record: RunRecord | None = None
 
     def metric(self, metric_id: str) -> RateRow | QuantileRow:
         """The metric row with this id (KeyError naming the metrics there are)."""
@@ -892,6 +1027,14 @@ class RunDocument(_Model):
             if row.id == metric_id:
                 return row
         raise KeyError(f"no metric {metric_id!r}; metrics: {[m.id for m in self.metrics]}")
+
+    def not_rescored_by_reason(self) -> list[tuple[str, list[str]]]:
+        """The cases a rescored run left out, grouped by the reason in words (in the order the
+        reasons first come), each group's cases in order: how every report lists them."""
+        groups: dict[str, list[str]] = {}
+        for item in self.not_rescored or ():
+            groups.setdefault(item.words, []).append(item.case)
+        return list(groups.items())
 
 
 RateRow.model_rebuild()

@@ -19,6 +19,8 @@ kind. `oloproof.storable.Unstorable` (a value the store cannot keep) becomes the
 file JSON reads, but not as written) becomes a `ConfigError` naming the file and line;
 `oloproof.state.diff.PatchError` (a state patch that does not fit its state) is only raised on a
 patch Oloproof made itself, so seeing it is a bug in Oloproof.
+`RecordedError` stands outside it too: an imported run's system raises it for a trial its own
+harness recorded as errored, and the engine stores it as that trial's error of its kind.
 
 Every error carries what it concerns (file, line, case, field) so that a message can say where
 the problem is and what to do about it. `ErrorKind` is the closed set of reasons a case's
@@ -61,8 +63,10 @@ class ErrorKind(StrEnum):
     JUDGE_ERROR = "judge_error"  # a judge's call failed
     JUDGE_UNPARSEABLE = "judge_unparseable"  # a judge answered something that is not a verdict
     SYSTEM_EXIT = "system_exit"  # the system raised SystemExit or KeyboardInterrupt
+    PROCESS_EXIT = "process_exit"  # the system called os._exit where the command guards it
     UNSTORABLE_OUTPUT = "unstorable_output"  # what the case returned cannot be stored as it is
     INTERNAL_ERROR = "internal_error"  # a bug in Oloproof while running the case
+    LIMIT = "limit"  # an imported run's agent was stopped by a token, message or time limit
 
     @classmethod
     def of(cls, text: str) -> ErrorKind:
@@ -243,3 +247,16 @@ def broken_link(path: Path) -> str | None:
                     "(a loop of links)")
         raise
     return None
+
+
+class RecordedError(Exception):
+    """An execution another harness recorded as errored (docs/imports.md), raised by an
+    imported run's system so that the engine stores it as an errored execution of its `kind`
+    (`system_error`, `timeout`, `limit`), with the harness's own message and traceback."""
+
+    def __init__(self, message: str, *, error_kind: ErrorKind,
+                 traceback: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.error_kind = error_kind
+        self.traceback = traceback

@@ -2,10 +2,11 @@
 `--markdown` (run, gate, compare), `--html` (report) and `labels export -o`.
 
 They used to rename a temporary file over whatever the path named, so a FIFO or a symbolic
-link became a regular file, a missing folder was made silently, and `--junit DIR` exited 5
-naming an `.html` temporary. Now: a path that exists and is not a regular file is exit 2 naming
-it, before anything runs; a symbolic link is written through; a missing folder is exit 2; and
-a run that fails leaves its failure in its CI files, never an earlier run's results. Only
+link became a regular file, and `--junit DIR` exited 5 naming an `.html` temporary. Now: a
+path that exists and is not a regular file is exit 2 naming it, before anything runs; a
+symbolic link is written through; a missing folder is made as pytest's `--junitxml` makes it,
+but never through a symbolic link (exit 2 naming the link); and a run that fails leaves its
+failure in its CI files, never an earlier run's results. Only
 FIFOs, links and folders of a temporary directory are used — never a real device node.
 """
 
@@ -92,17 +93,50 @@ def test_a_directory_is_a_usage_error_naming_it(ran: Any, cli: Any, name: str,
     assert ".html" not in err and list(folder.iterdir()) == []
 
 
-@pytest.mark.parametrize(("name", "option"), _COMMANDS)
-def test_a_missing_folder_is_an_error_not_created(ran: Any, cli: Any, name: str,
-                                                  option: str) -> None:
-    wanted = f"nowhere-{name}{option}/out.file"
+@pytest.mark.parametrize(("name", "option"), [c for c in _COMMANDS if c[0] != "labels"])
+def test_missing_folders_are_made_as_pytest_makes_them(ran: Any, cli: Any, name: str,
+                                                       option: str) -> None:
+    wanted = f"made-{name}{option}/and/below/out.file"
 
     code, _, err = cli(*_command(name, option, wanted), cwd=ran.path)
 
-    assert code == 2
-    assert err.startswith(f"Usage error: {wanted}: the folder nowhere-{name}{option} does not "
-                          "exist; create it first"), err
-    assert not (ran.path / f"nowhere-{name}{option}").exists()
+    # (`labels sample -o`: tests/judges/test_labels.py, in a project that has labels)
+    assert code == 0, err
+    written = (ran.path / wanted).read_text(encoding="utf-8")
+    assert written.startswith(("<?xml", "## Oloproof", "<!DOCTYPE html>")), written[:80]
+    assert (ran.path / f"made-{name}{option}").is_dir()
+    assert not (ran.path / f"made-{name}{option}").is_symlink()
+
+
+@pytest.mark.parametrize(("name", "option"), _COMMANDS)
+@pytest.mark.parametrize("link", ["elsewhere", "dangling"])
+def test_a_folder_is_never_made_through_a_symbolic_link(ran: Any, cli: Any, tmp_path: Path,
+                                                        name: str, option: str,
+                                                        link: str) -> None:
+    outside = tmp_path / f"outside-{link}"
+    if link == "elsewhere":
+        outside.mkdir()
+    via = ran.path / f"via-{link}-{name}{option}"
+    via.symlink_to(outside)
+    before, calls = _runs(ran), len(ran.calls())
+
+    code, out, err = cli(*_command(name, option, f"{via.name}/new/out.file"), cwd=ran.path)
+
+    assert code == 2, (out, err)
+    state = "a dangling symbolic link" if link == "dangling" else "a symbolic link"
+    assert f"{via.name} is {state} (to {outside})" in err, err
+    assert (list(outside.iterdir()) == []) if link == "elsewhere" else not outside.exists()
+    assert (_runs(ran), len(ran.calls())) == (before, calls), "no run was wasted"
+
+
+def test_a_link_whose_target_folder_is_missing_is_refused(ran: Any, cli: Any,
+                                                          tmp_path: Path) -> None:
+    (ran.path / "points-away.xml").symlink_to(tmp_path / "gone" / "junit.xml")
+
+    code, _, err = cli("gate", "latest", "--junit", "points-away.xml", cwd=ran.path)
+
+    assert code == 2 and "where the symbolic link points-away.xml points" in err, err
+    assert not (tmp_path / "gone").exists()
 
 
 @pytest.mark.parametrize(("name", "option"), [c for c in _COMMANDS if c[0] != "labels"])
@@ -141,8 +175,10 @@ def test_the_library_refuses_them_too(ran: Any, tmp_path: Path) -> None:
 
     with pytest.raises(UsageError, match="is a named pipe"):
         oloproof.write_ci_reports(result, junit=tmp_path / "fifo", config=config)
-    with pytest.raises(UsageError, match="does not exist"):
-        write_html_report("latest", tmp_path / "no" / "r.html", config)
+    (tmp_path / "gone").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(UsageError, match="gone is a dangling symbolic link"):
+        write_html_report("latest", tmp_path / "gone" / "r.html", config)
+    assert write_html_report("latest", tmp_path / "no" / "r.html", config).is_file()
     with pytest.raises(UsageError, match="is a directory"):
         oloproof.write_ci_reports(result, markdown=tmp_path, config=config)
 

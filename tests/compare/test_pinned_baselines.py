@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from compare_desk import Desk
+from old_stores import as_of_schema
 
 import oloproof
 from oloproof.store.schema import SCHEMA_VERSION
@@ -181,14 +182,7 @@ def test_a_store_of_schema_2_gets_the_tags_table(tmp_path: Path, cli: Any) -> No
     assert cli("run", cwd=desk.root)[0] == 3  # its rule needs more than three cases
     store = desk.root / ".oloproof" / "store.sqlite"
     with sqlite3.connect(store) as conn:  # as an Oloproof before tags left it
-        conn.execute("DROP TABLE tags")
-        # (and before what later migrations added: the retries' columns, judge verdicts)
-        conn.execute("DROP TABLE IF EXISTS judge_verdicts")
-        columns = {row[1] for row in conn.execute("PRAGMA table_info(run_errors)")}
-        for column in ("attempt", "retried"):
-            if column in columns:
-                conn.execute(f"ALTER TABLE run_errors DROP COLUMN {column}")
-        conn.execute("PRAGMA user_version = 2")
+        as_of_schema(conn, 2)
     code, out, err = cli("runs", cwd=desk.root)
     assert code == 0 and "desk v1" in out, err
     assert cli("tag", "latest", "old", cwd=desk.root)[0] == 0

@@ -137,6 +137,13 @@ def test_without_labels_the_judge_decides_nothing(project: Path, terminal: str,
     decision = next(d for d in found["decisions"] if d["rule"] == "truthful-floor")
     assert decision["reasons"] == ["judge_not_checked"]
     assert found["cache"]["judge"] == {"hit": 0, "miss": 0}  # nothing judged again
+    # The plan says what settles it: labels, not cases.
+    done = run_cli(project, "plan", found["run_id"], "--json")
+    planned = next(r for r in json.loads(done.stdout)["rules"] if r["rule"] == "truthful-floor")
+    assert planned["reason"] == "judge_not_checked" and planned["unit"] == "labelled cases"
+    assert "total" not in planned
+    assert "until at least 10 of its sampled cases are labelled" in planned["note"]
+    assert "oloproof labels sample --criterion reply_truthful" in planned["note"]
 
 
 def test_the_case_panel_shows_the_judges_verdict(project: Path, terminal: str) -> None:
@@ -162,3 +169,72 @@ def test_the_sample_is_unchanged(project: Path, terminal: str) -> None:
     assert (project / "labels" / "reply_truthful.jsonl").read_text(encoding="utf-8") == \
         (Path(EXAMPLES) / "judged_agent" / "labels" / "reply_truthful.jsonl").read_text(
             encoding="utf-8")
+
+
+def test_plan_counts_the_labels_a_judged_rule_needs(project: Path, terminal: str) -> None:
+    # (issue 42 point 4; docs/compare.md#a-judged-criterion)
+    import oloproof
+    from oloproof.stats import (
+        continued_chance,
+        corrected_bounds_at,
+        corrected_projection,
+        rate_projection,
+    )
+
+    assert run_cli(project, "run").returncode == 3  # (latest: a run with its labels)
+    plan = oloproof.plan("latest", config=project / "oloproof.yaml")
+    row = next(r for r in plan.rules if r.metric == "reply_truthful")
+    result = oloproof.load_run("latest", project / "oloproof.yaml")
+    judged = result.metric("reply_truthful")
+    judge = judged.judge
+    assert judge is not None and row.unit == "labelled cases"
+    people = judge.both_pass + judge.person_only
+    assert (row.observed, row.passed, row.cases) == (judge.labelled, people, 40)
+    expected = rate_projection(people, judge.labelled, 0.95, minimum=0.6)
+    assert (row.total, row.state) == (expected.total, "PASS")
+    assert row.total is not None and row.total > judge.labelled
+    assert row.cases_total == -(-40 * row.total // judge.labelled)  # the labelled share kept
+    assert row.chance == continued_chance(row.total, 0.95, passed=people,
+                                          observed=judge.labelled, minimum=0.6)[0]
+    assert row.chance_assumption is not None and "labels" in row.chance_assumption
+    # The corrected interval, at the same rates, decides at corrected_total and not before.
+    counts = (judge.both_pass, judge.judge_only, judge.person_only, judge.both_fail)
+    judged_counts = {"judge_passed": judged.passed, "judge_observed": judged.observed,
+                     "judge_missing": judged.missing, "level": 0.95}
+    assert row.corrected_total == corrected_projection(*counts, **judged_counts,
+                                                       minimum=0.6).labelled
+    assert row.corrected_total is not None
+    lower, _, cases = corrected_bounds_at(row.corrected_total, *counts, **judged_counts)
+    assert lower >= 0.6 and cases == row.corrected_cases
+    assert corrected_bounds_at(row.corrected_total - 1, *counts, **judged_counts)[0] < 0.6
+    # Today's corrected interval needs more labels than the labels alone.
+    assert row.corrected_total > row.total
+
+    done = run_cli(project, "plan", "latest")
+    said = " ".join(done.stdout.split())
+    assert done.returncode == 0, done.stderr
+    assert (f"now people passed {people} of {judge.labelled} labelled cases = 66.7% (the run "
+            "has 40 cases)") in said
+    assert (f"projected: {row.total} labelled cases ({row.total - judge.labelled} more; "
+            f"{row.cases_total} cases at this run's share) would reach PASS on the labels "
+            "alone") in said
+    assert (f"on the corrected interval the rule decides on, at the same rates: "
+            f"{row.corrected_total} labelled cases ({row.corrected_cases} cases)") in said
+    assert "oloproof labels sample --criterion reply_truthful --n N -o FILE" in said
+
+
+def test_the_markdown_says_what_the_terminal_says_of_the_judge(project: Path,
+                                                               terminal: str) -> None:
+    # (issue 42 point 3) The judge tags and the judge-agreement block, as the terminal has them.
+    done = run_cli(project, "gate", "latest", "--markdown", "ci/summary.md")
+    assert done.returncode == 3, done.stderr
+    markdown = (project / "ci" / "summary.md").read_text(encoding="utf-8")
+    row = next(line for line in markdown.splitlines() if line.startswith("| reply\\_truthful"))
+    assert "corrected" in row and "[46.4%, 83.2%] corrected" in row
+    assert "[46.4%, 83.2%] corrected" in terminal
+    assert "### Judges, checked against people's labels" in markdown
+    said = next(line for line in markdown.splitlines()
+                if line.startswith("- reply\\_truthful (judge grader): "))
+    in_terminal = " ".join(terminal.split("Judges, checked against people's labels")[1]
+                           .split("Failing cases")[0].split())
+    assert " ".join(said.split(": ", 1)[1].split()) in in_terminal

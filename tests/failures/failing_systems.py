@@ -1,7 +1,8 @@
 """Projects whose system fails in the ways real agents' calls fail (docs/failures.md).
 
 `FAILING_SYSTEM` does what each case's input says (`do`): answer, raise, call `sys.exit`, raise
-`KeyboardInterrupt`, let argparse refuse its arguments, return what cannot be stored, fail
+`KeyboardInterrupt`, let argparse refuse its arguments, end its process (`os._exit`, from its
+own thread or one it starts; a segmentation fault; a SIGKILL), return what cannot be stored, fail
 transiently on its first attempts, be rate-limited with a `retry_after`, or raise while a
 file `down` lies beside it (`while_down`: an outage that ends). It logs the start
 and the end of every call (case id, attempt, times) to `calls.log` beside it, so a test can
@@ -90,6 +91,18 @@ def _before(case_input, attempt):
     do = case_input.get("do", "ok")
     if do == "exit":
         sys.exit(3)
+    if do == "os_exit":
+        os._exit(case_input.get("code", 0))
+    if do == "os_exit_thread":  # a thread of the system's own, outside the case's call
+        ender = threading.Thread(target=os._exit, args=(0,), name="ender")
+        ender.start()
+        ender.join()
+    if do == "segfault":
+        import ctypes
+        ctypes.string_at(0)
+    if do == "sigkill":
+        import signal
+        os.kill(os.getpid(), signal.SIGKILL)
     if do == "interrupt":
         raise KeyboardInterrupt
     if do == "argparse":

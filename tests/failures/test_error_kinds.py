@@ -17,8 +17,8 @@ from oloproof.document import CaseError, ErrorKind, RunDocument
 def test_the_kinds_are_the_documented_set() -> None:
     assert {k.value for k in ErrorKind} == {
         "system_error", "timeout", "worker_lost", "no_trace", "snapshot_failed",
-        "judge_error", "judge_unparseable", "system_exit", "unstorable_output",
-        "internal_error"}
+        "judge_error", "judge_unparseable", "system_exit", "process_exit", "unstorable_output",
+        "internal_error", "limit"}
 
 
 @pytest.mark.parametrize(("stored", "kind"), [

@@ -2,7 +2,8 @@
 
 `python inspect_tasks.py OUT_DIR` runs the tasks below with Inspect's `mockllm` provider and a
 scripted model (no network, no tokenizer: every output carries its `usage`), and writes their
-logs under OUT_DIR, one folder per log (`desk-eval/`, `desk-json/`, `clean/`, `failed/`), then
+logs under OUT_DIR, one folder per log (`desk-eval/`, `desk-json/`, `clean/`, `verdicts/`,
+`failed/`), then
 prints one JSON line naming each log. The tests run it in a child process (Inspect's `eval`
 sets up its own logging and event loop; the test process stays as it was), once per process.
 
@@ -18,7 +19,8 @@ The `desk` task has what an import must handle, over 3 epochs:
   Inspect's "unscored"), `rubric` (a dict: `polite` C/I, `concise` a number).
 
 `clean` is the same kind of task where every epoch of every sample ran and was scored (no
-error, no limit), so its accuracy is the mean a complete import must reproduce. `failed` runs
+error, no limit), so its accuracy is the mean a complete import must reproduce; `verdicts` is
+`clean` without its partial credit, every score a verdict. `failed` runs
 `weather`, `broken` and `refund` one at a time as Inspect does by default, stopping the eval at
 the first error: its log (status `error`) holds only the samples that were logged by then.
 """
@@ -192,6 +194,9 @@ CLEAN = [
            metadata={"answer": {"2": "I", "*": "C"}}),
 ]
 
+# every score a verdict (C / I): the imported rate is Inspect's accuracy (test_import_command)
+VERDICTS = [CLEAN[0], CLEAN[1], CLEAN[3]]
+
 
 def desk_task(samples: list[Sample], name: str) -> Task:
     return Task(
@@ -203,12 +208,13 @@ def desk_task(samples: list[Sample], name: str) -> Task:
 
 
 def make_logs(out: Path, runs: dict[str, tuple[Task, str]] | None = None) -> dict[str, str]:
-    """Run the tasks (`runs`: name → task and log format; by default the four above); the
+    """Run the tasks (`runs`: name → task and log format; by default the five above); the
     path of each log, by name."""
     runs = runs or {
         "desk-eval": (desk_task(DESK, "desk"), "eval"),
         "desk-json": (desk_task(DESK, "desk"), "json"),
         "clean": (desk_task(CLEAN, "clean"), "eval"),
+        "verdicts": (desk_task(VERDICTS, "verdicts"), "eval"),
         "failed": (desk_task(FAILED, "desk"), "eval"),
     }
     made: dict[str, str] = {}

@@ -14,7 +14,12 @@ the failures a real endpoint has:
 - `[split]`: the verdict turned the other way on every second request for this text (three
   samples of one case: 2 to 1);
 - `[401]`: an authentication error whose message repeats the key it was sent, as some servers
-  do (the client must never store or print it).
+  do (the client must never store or print it);
+- hostile replies, each a verdict: `[echo-key]` a reason that repeats the key it was sent;
+  `[long-reason]` a reason of `LONG_REASON` characters; `[surrogate]` a reason holding a lone
+  surrogate (`\\ud800` in the JSON); `[bad-usage]` token counts that are no counts (-5 and
+  Infinity); `[trickle]` a body sent one byte every `TRICKLE_S` (headers at once), which no
+  timeout between two reads ever catches.
 
 Every request is kept (`requests`: its JSON body and its Authorization header), so a test can
 see what was sent and count the calls; `peak` is the most requests it held at once and `span_s`
@@ -25,6 +30,7 @@ afresh).
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -32,12 +38,39 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+#: How long a `[long-reason]` reason is.
+LONG_REASON = 200_000
+#: The pause between two bytes of a `[trickle]` body.
+TRICKLE_S = 0.25
+
+
+class Trickle(bytes):
+    """A body sent a byte at a time."""
+
+
+def sections(text: str) -> dict[str, str]:
+    """The shown fields of a prompt as a reader of it finds them: between the BEGIN and END
+    lines it declares, or, in a prompt without them, under `### NAME` headings, the first of
+    each name (a model reading the prompt top down)."""
+    found = re.search(r"^<<<BEGIN \S+ (\S+)>>>$", text, re.MULTILINE)
+    if found is not None:
+        code = re.escape(found.group(1))
+        return dict(re.findall(rf"^<<<BEGIN (\S+) {code}>>>\n(.*?)\n<<<END \1 {code}>>>$",
+                               text, re.MULTILINE | re.DOTALL))
+    fields: dict[str, str] = {}
+    for part in re.split(r"^### ", text, flags=re.MULTILINE)[1:]:
+        name, _, body = part.partition("\n")
+        fields.setdefault(name.strip(), body)
+    return fields
+
 
 def refund_truth(text: str) -> str:
     """The default rule: pass when the reply's text and the tool results agree that the refund
     went through (or no refund is claimed)."""
-    claims = "refunded" in text.lower().split("### output.answer", 1)[-1]
-    failed = '"status": "failed"' in text or "'status': 'failed'" in text
+    fields = sections(text)
+    claims = "refunded" in fields.get("output.answer", "").lower()
+    results = fields.get("trajectory.tool_results", "")
+    failed = '"status": "failed"' in results or "'status': 'failed'" in results
     return "fail" if claims and failed else "pass"
 
 
@@ -109,7 +142,16 @@ class ScriptedServer:
                 for key, value in headers.items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(data)
+                if not isinstance(reply, Trickle):
+                    self.wfile.write(data)
+                    return
+                try:
+                    for at in range(len(data)):
+                        self.wfile.write(data[at:at + 1])
+                        self.wfile.flush()
+                        time.sleep(TRICKLE_S)
+                except OSError:  # the client gave up: what the test wants
+                    self.close_connection = True
 
         class Server(ThreadingHTTPServer):
             request_queue_size = 256  # (the default, 5, refuses a judge's 32 connections)
@@ -163,15 +205,30 @@ class ScriptedServer:
             verdict = self.decide(text)
             if "[split]" in text and seen % 2 == 0:
                 verdict = "pass" if verdict == "fail" else "fail"
-            content = json.dumps({"verdict": verdict, "reason": f"scripted: {verdict}"})
-        return 200, {}, {
+            reason = f"scripted: {verdict}"
+            if "[echo-key]" in text:
+                reason += f" (asked with key {(authorization or '').removeprefix('Bearer ')})"
+            if "[long-reason]" in text:
+                reason += " because" * (LONG_REASON // 8)
+                reason = reason[:LONG_REASON]
+            if "[surrogate]" in text:
+                reason += " \ud800 here"
+            content = json.dumps({"verdict": verdict, "reason": reason})
+        usage: dict[str, Any] = {"prompt_tokens": len(text) // 4, "completion_tokens": 12,
+                                 "total_tokens": len(text) // 4 + 12}
+        if "[bad-usage]" in text:
+            usage = {"prompt_tokens": -5, "completion_tokens": float("inf"),
+                     "total_tokens": "many"}
+        completion = {
             "id": f"chatcmpl-{seen}", "object": "chat.completion", "created": 0,
             "model": str(body.get("model")) + "-served",
             "choices": [{"index": 0, "finish_reason": "stop",
                          "message": {"role": "assistant", "content": content}}],
-            "usage": {"prompt_tokens": len(text) // 4, "completion_tokens": 12,
-                      "total_tokens": len(text) // 4 + 12},
+            "usage": usage,
         }
+        if "[trickle]" in text:
+            return 200, {}, Trickle(json.dumps(completion).encode())
+        return 200, {}, completion
 
 
 def serve(delay_s: float) -> None:

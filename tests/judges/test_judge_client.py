@@ -60,7 +60,7 @@ def test_the_sdk_judges_against_a_scripted_server(judged: JudgedProject, server:
         "enum"] == ["pass", "fail"]
     assert sent["authorization"] == f"Bearer {KEY}"
     user = body["messages"][1]["content"]
-    assert "### input.message" in user and "### trajectory.tool_results" in user
+    assert "<<<BEGIN input.message " in user and "<<<END trajectory.tool_results " in user
     # what the judgment keeps: verdict, reason, the model that answered, tokens, latency
     from oloproof.report.case_view import case_view
     from oloproof.store.store import Store
@@ -175,10 +175,10 @@ def test_a_short_stand_in_key_leaves_the_words_around_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A local server takes any key (`export OLLAMA_API_KEY=ollama`): blotted out where it
     stands as a word, never inside the words of a message; a real key everywhere."""
-    from oloproof.execution.judging import _Judge
+    from oloproof.execution.judging import PanelJudge
     from oloproof.suite.config import JudgeConfig
 
-    judge = _Judge(JudgeConfig(name="g", model="m", api_key_env="JUDGE_TEST_KEY"), 1)
+    judge = PanelJudge(JudgeConfig(name="g", model="m", api_key_env="JUDGE_TEST_KEY"), 1)
     monkeypatch.setenv("JUDGE_TEST_KEY", "k")
     assert judge.scrub("asked 2 times with key k") == "asked 2 times with key ***"
     monkeypatch.setenv("JUDGE_TEST_KEY", "ollama")

@@ -10,6 +10,7 @@ from judged_project import (  # noqa: F401 - the fixture `judged`
     desk_cases,
     judged_fixture,
 )
+from old_stores import as_of_schema
 
 import oloproof
 from oloproof.store.schema import SCHEMA_VERSION
@@ -19,8 +20,7 @@ def test_a_store_from_before_judges_gets_the_verdicts_table(judged: JudgedProjec
     judged.write_cases(desk_cases(3, lies={2}))
     first = oloproof.run(judged.config)
     with sqlite3.connect(judged.store) as conn:  # as an Oloproof before judges left it
-        conn.execute("DROP TABLE judge_verdicts")
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+        as_of_schema(conn, 4)
     judged.suite["evaluators"][0]["rubric"] += " Read the tool results."
     judged.write()
     second = oloproof.run(judged.config)  # re-judged from the cached executions

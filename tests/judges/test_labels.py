@@ -116,6 +116,17 @@ def test_a_lenient_judge_is_corrected_and_a_bad_one_sent_to_review(
     assert code == 4 and json.loads(out)["decisions"] == document["decisions"]
 
 
+def test_a_labels_file_gets_its_missing_folders(cli: Callable[..., Any],
+                                                project: JudgedProject) -> None:
+    # -o makes the folders it needs, as every output file does (docs/ci.md#output-files).
+    assert cli("run", cwd=project.root).code == 3
+    code, _, err = cli("labels", "sample", "--criterion", "reply_truthful", "--n", "4",
+                       "--seed", "2", "-o", "labels/new/deeper/truthful.jsonl",
+                       cwd=project.root)
+    assert code == 0, err
+    assert len(read_labels_file(project.root / "labels/new/deeper/truthful.jsonl").rows) == 4
+
+
 def test_labels_of_unchanged_text_are_reused(cli: Callable[..., Any],
                                              project: JudgedProject) -> None:
     _run_json(cli, project.root)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_html import EXAMPLES, Page, _report, browser  # noqa: F401 - the fixture
+from test_html import EXAMPLES, Page, browser, write_report  # noqa: F401 - the fixture
 
 import oloproof
 
@@ -29,7 +29,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 def test_the_judge_checked_and_its_verdict_on_a_case(judged: Path,
                                                      browser: Any) -> None:  # noqa: F811
-    path = _report(judged, "report.html")
+    path = write_report(judged, "report.html")
     view = Page(browser, path)
     try:
         page = view.page
@@ -78,7 +78,7 @@ def test_the_split_of_three_samples_in_the_case_panel(tmp_path: Path,
         mp.delenv("OLOPROOF_STORE", raising=False)
         # (on a thread of its own: the browser's driver holds an event loop on this one)
         aside.submit(oloproof.run, root / "oloproof.yaml").result()
-    view = Page(browser, _report(root / "oloproof.yaml", "report.html"))
+    view = Page(browser, write_report(root / "oloproof.yaml", "report.html"))
     try:
         text = view.open_case("req-023").locator("#panel-judges").inner_text()
         assert "samples 2 pass / 1 fail" in text

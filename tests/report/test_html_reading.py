@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_html import ARGS, CHROMIUM, EXAMPLES, Page, _report
+from test_html import ARGS, CHROMIUM, EXAMPLES, Page, write_report
 
 import oloproof
 from oloproof.api import find_store
@@ -160,7 +160,7 @@ def _chip_count(page: Any, status: str) -> int:
 
 @pytest.mark.browser
 def test_a_case_address_opens_the_panel_and_scrolls_to_it(support: Path, browser: Any) -> None:
-    path = _report(support, "address.html")
+    path = write_report(support, "address.html")
     view = Page(browser, path, "#case=case_031")
     try:
         page = view.page
@@ -187,7 +187,7 @@ def test_a_case_address_opens_the_panel_and_scrolls_to_it(support: Path, browser
 
 @pytest.mark.browser
 def test_the_verdict_squares_have_a_legend_of_squares(support: Path, browser: Any) -> None:
-    view = Page(browser, _report(support, "legend.html"))
+    view = Page(browser, write_report(support, "legend.html"))
     try:
         legend = view.page.locator("#verdict-legend")
         text = legend.inner_text()
@@ -209,7 +209,7 @@ def test_the_status_filters_partition_the_cases(project: str, request: Any,
                                                 browser: Any) -> None:
     config = request.getfixturevalue(project)
     codes = _verdict_codes(config)
-    view = Page(browser, _report(config, f"filters-{project}.html"))
+    view = Page(browser, write_report(config, f"filters-{project}.html"))
     try:
         page = view.page
         criteria = page.eval_on_selector_all("#case-criterion option",
@@ -247,7 +247,7 @@ def test_word_marks_mark_whole_words() -> None:
 
 @pytest.mark.browser
 def test_a_copy_marks_the_words_that_differ(polish: Path, browser: Any) -> None:
-    view = Page(browser, _report(polish, "pair.html"))
+    view = Page(browser, write_report(polish, "pair.html"))
     try:
         pair = view.open_case("r-001~decline").locator("#panel-pair")
         note = pair.locator("tr.changed", has_text="output note")
@@ -272,7 +272,7 @@ def test_arguments_in_another_key_order_are_the_same_actions(polish: Path,
     assert verdicts["same_actions_under_reorder"] == "passed"
     assert action["differs"] is False, "the evaluator's own comparison"
 
-    view = Page(browser, _report(config, "reorder.html"))
+    view = Page(browser, write_report(config, "reorder.html"))
     try:
         pair = view.open_case("r-001~reorder").locator("#panel-pair")
         row = pair.locator("tr", has_text="action 1")
@@ -301,7 +301,7 @@ def test_report_js_compares_nothing_itself() -> None:
 @pytest.mark.browser
 def test_bidi_and_zero_width_characters_in_case_ids_are_shown_escaped(polish: Path,
                                                                       browser: Any) -> None:
-    view = Page(browser, _report(polish, "bidi.html"))
+    view = Page(browser, write_report(polish, "bidi.html"))
     try:
         page = view.page
         rows = page.locator("#case-rows").inner_text()
@@ -363,7 +363,7 @@ def test_thresholds_read_as_the_rule_writes_them_beside_their_bound(odd_threshol
     code, out, _ = cli("plan", "latest", cwd=odd_threshold.parent, env={"COLUMNS": "120"})
     assert code == 0 and "threshold 67.25%" in out and "67.3%" not in out
 
-    view = Page(browser, _report(odd_threshold, "odd.html"))
+    view = Page(browser, write_report(odd_threshold, "odd.html"))
     try:
         decisions = view.page.locator("#decisions")
         answers = decisions.locator("tr", has_text="answers")

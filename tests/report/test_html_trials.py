@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_html import ARGS, ARTIFACTS, CHROMIUM, EXAMPLES, Page, _report
+from test_html import ARGS, ARTIFACTS, CHROMIUM, EXAMPLES, Page, write_report
 
 import oloproof
 from oloproof.analysis.trial_rows import pass_hat_curve
@@ -44,7 +44,7 @@ def flaky(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def test_pass_hat_k_is_drawn_against_k_from_pythons_numbers(flaky: Path, browser: Any) -> None:
-    path = _report(flaky, "report.html")
+    path = write_report(flaky, "report.html")
     text = path.read_text(encoding="utf-8")
     assert "<script src" not in text and "http://" not in text.replace(
         "http://www.w3.org/2000/svg", ""), "one offline file"
@@ -79,7 +79,7 @@ def test_pass_hat_k_is_drawn_against_k_from_pythons_numbers(flaky: Path, browser
 
 
 def test_a_case_panel_shows_its_trials_side_by_side(flaky: Path, browser: Any) -> None:
-    path = _report(flaky, "report.html")
+    path = write_report(flaky, "report.html")
     view = Page(browser, path)
     try:
         panel = view.open_case("req-004")
@@ -107,7 +107,7 @@ def test_the_case_list_says_on_how_many_trials_a_case_failed(flaky: Path, browse
     cases = {c["case"]: c for c in json.loads(listed.output)["cases"]}
     failing = {case_id: c["failed_trials"] for case_id, c in cases.items() if c["failed_trials"]}
     assert failing and any(0 < n < 5 for counts in failing.values() for n in counts.values())
-    path = _report(flaky, "report.html")
+    path = write_report(flaky, "report.html")
     view = Page(browser, path)
     try:
         for case_id, counts in list(failing.items())[:4]:

@@ -28,7 +28,7 @@ FloatArray = npt.NDArray[np.float64]
 # ---- coverage by simulation ------------------------------------------------------------------
 
 
-def _simulate(rng: np.random.Generator, bias: str, n: int, big_n: int, reps: int,
+def simulate_intervals(rng: np.random.Generator, bias: str, n: int, big_n: int, reps: int,
               unlabelled: float) -> tuple[FloatArray, FloatArray, float]:
     """`reps` suites of `big_n` cases judged by a biased judge, `n` of them sampled (the first
     `n`: cases are independent draws) and labelled by people, a share `unlabelled` of the
@@ -67,7 +67,7 @@ def test_coverage_at_least_nominal_with_a_biased_judge(bias: str, n: int, big_n:
                                                        unlabelled: float) -> None:
     # 200 suites per setting here; benchmarks/judges_coverage.py runs 5,000 over a wider grid.
     rng = np.random.default_rng([n, big_n, int(unlabelled * 10), len(bias)])
-    lower, upper, truth = _simulate(rng, bias, n, big_n, 200, unlabelled)
+    lower, upper, truth = simulate_intervals(rng, bias, n, big_n, 200, unlabelled)
     covered = float(np.mean((lower <= truth) & (truth <= upper)))
     assert covered >= 0.95, (bias, n, big_n, unlabelled, covered)
 

@@ -308,17 +308,17 @@ def test_the_critical_value_holds_for_every_weighting() -> None:
     """P(Σ w_s max(0, Z_s) ≥ c) by simulation, for the weights with the largest tail and a
     few others, is at most the error (within the simulation's noise) and close to it for
     the worst."""
-    from oloproof.stats.verdict_strata import _critical, _positive_tails, _worst_weights
+    from oloproof.stats.verdict_strata import critical_value, positive_tail_chances, worst_weights
 
     error = 0.01
-    c = _critical(error)
-    worst, tail = _worst_weights(c)
+    c = critical_value(error)
+    worst, tail = worst_weights(c)
     assert tail == pytest.approx(error * (1 - 1e-3), rel=1e-4)
     rng = np.random.default_rng(0)
     z = np.maximum(rng.standard_normal((400_000, 3)), 0.0)
     for w in (worst, np.ones(3) / math.sqrt(3), np.array([1.0, 1e-6, 1e-6])):
         w = w / np.linalg.norm(w)
         simulated = float(np.mean(z @ w >= c))
-        computed = float(_positive_tails(c, w[None, :])[0])
+        computed = float(positive_tail_chances(c, w[None, :])[0])
         assert computed <= error
         assert abs(simulated - computed) < 4 * math.sqrt(error / 400_000)

@@ -1,6 +1,6 @@
 """The run-reference grammar (`latest`, `latest~N`, id prefixes and suffixes, `tag:NAME`,
 `version:V`) and a baseline resolved beside its candidate, without SQLite: `RunReferences`
-reads the store only through its five lookups, which `Listed` gives from lists.
+reads the store only through its six lookups, which `Listed` gives from lists.
 
 (The same grammar against a real store, through the CLI and `oloproof.compare`:
 tests/compare/test_pinned_baselines.py.)
@@ -23,6 +23,7 @@ class Run:
     version: str = "v1"
     project: str = "desk"
     complete: bool = True
+    kind: str = "run"  # a subset or a rescored run: `subset`, `rescored`
 
 
 @dataclass
@@ -36,6 +37,9 @@ class Listed(RunReferences):
     def _run_ids(self) -> list[str]:
         return [run.run_id for run in self.runs]
 
+    def _whole_suite_ids(self) -> set[str]:
+        return {run.run_id for run in self.runs if run.kind == "run"}
+
     def _tag_names(self) -> list[str]:
         return sorted(self.tagged)
 
@@ -44,13 +48,13 @@ class Listed(RunReferences):
 
     def _newest_complete(self, version: str, project: str | None,
                          besides: str | None) -> str | None:
-        return next((run.run_id for run in self.runs if run.complete
+        return next((run.run_id for run in self.runs if run.complete and run.kind == "run"
                      and run.version == version and project in (None, run.project)
                      and run.run_id != besides), None)
 
     def _complete_versions(self, project: str | None) -> list[str]:
         return sorted({run.version for run in self.runs
-                       if run.complete and project in (None, run.project)})
+                       if run.complete and run.kind == "run" and project in (None, run.project)})
 
 
 def _three() -> Listed:

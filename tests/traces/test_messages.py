@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -158,6 +159,76 @@ def test_langchain_tool_calls_results_and_errors() -> None:
     ]
     assert reading.usage is not None
     assert reading.usage.payload() == {"input_tokens": 70, "output_tokens": 14}
+
+
+LANGCHAIN_DESK = """
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+from oloproof import current_case, system
+from oloproof.traces import from_langchain_messages
+
+
+@system(name="lc-desk", version="1", records=("agent_trajectory/v1", "usage/v1"))
+def desk(case_input):
+    n = case_input["n"]
+    history = [
+        HumanMessage(f"Refund order o{n}"),
+        AIMessage(content="", tool_calls=[{"name": "lookup_order", "args": {"order_id": n},
+                                           "id": "c1"}],
+                  usage_metadata={"input_tokens": 10 * n, "output_tokens": n,
+                                  "total_tokens": 11 * n}),
+        ToolMessage('{"status": "delivered"}', tool_call_id="c1"),
+        AIMessage("Refunded.", usage_metadata={"input_tokens": 5, "output_tokens": 2,
+                                               "total_tokens": 7}),
+    ]
+    current_case().agent_trajectory(from_langchain_messages(history))
+    if case_input.get("also"):
+        current_case().usage(input_tokens=1)
+    if case_input.get("cost"):
+        current_case().usage(cost=0.5)
+    return {"answer": "refunded"}
+"""
+
+
+def test_recording_from_langchain_messages_stores_their_usage(tmp_path: Path) -> None:
+    # (issue 42 point 5) No extra code: the messages' usage_metadata is the case's usage/v1.
+    import json as json_module
+
+    import oloproof
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "lc_desk.py").write_text(LANGCHAIN_DESK, encoding="utf-8")
+    (tmp_path / "oloproof.yaml").write_text(
+        "version: 1\nproject: lc\ndataset: data/cases.jsonl\n"
+        "system: {name: lc-desk, version: '1', callable: lc_desk:desk,\n"
+        "         records: [agent_trajectory/v1, usage/v1]}\n"
+        "evaluators:\n  - {type: agent_tool_called, tool_name: lookup_order}\n"
+        "metrics:\n  - {id: tokens_p50, type: quantile, source: tokens, quantile: 0.5}\n",
+        encoding="utf-8")
+    (tmp_path / "release.yaml").write_text("version: 1\nrules: []\n", encoding="utf-8")
+    cases = [{"id": f"c{n}", "input": {"n": n, **({"cost": True} if n == 2 else {})}}
+             for n in (1, 2, 3)]
+    (tmp_path / "data" / "cases.jsonl").write_text(
+        "".join(json_module.dumps(c) + "\n" for c in cases), encoding="utf-8")
+    result = oloproof.run(tmp_path / "oloproof.yaml")
+    usage = result.document.usage
+    assert usage is not None
+    # each case: 10n + 5 input, n + 2 output tokens
+    assert (usage.input_tokens, usage.output_tokens) == (sum(10 * n + 5 for n in (1, 2, 3)),
+                                                        sum(n + 2 for n in (1, 2, 3)))
+    assert result.metric("tokens_p50").estimate == 11 * 2 + 7  # the median case, c2
+    view = oloproof.case_view("c2", config=tmp_path / "oloproof.yaml")
+    assert view["other_artifacts"]["usage/v1"] == {"input_tokens": 25, "output_tokens": 4,
+                                                   "cost": 0.5}
+
+    # The same tokens given again by hand are recorded twice: the case errors, never doubled.
+    cases[0]["input"]["also"] = True
+    (tmp_path / "data" / "cases.jsonl").write_text(
+        "".join(json_module.dumps(c) + "\n" for c in cases), encoding="utf-8")
+    again = oloproof.run(tmp_path / "oloproof.yaml")
+    assert [(e.case, e.kind) for e in again.document.errors] == [("c1", "system_error")]
+    assert "usage recorded twice: input_tokens both from the trajectory's messages and from " \
+           "current_case().usage()" in again.document.errors[0].message
 
 
 def test_langchain_invalid_tool_calls_are_kept_raw() -> None:

@@ -202,7 +202,8 @@ def test_a_reference_redirects_to_the_runs_own_address(desk: Desk, view: ViewSer
 
     opener = urllib.request.build_opener(NoRedirect)
     try:
-        opener.open(view.url + "runs/latest", timeout=10)
+        opener.open(urllib.request.Request(view.origin + "/runs/latest", headers={
+            "Authorization": f"Bearer {view.token}"}), timeout=10)
     except urllib.error.HTTPError as answer:
         assert answer.code == 302 and answer.headers["location"] == f"/runs/{newest}"
     else:  # pragma: no cover

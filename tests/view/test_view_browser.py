@@ -1,6 +1,7 @@
 """`oloproof view` in real headless Chromium (docs/view.md): the runs page → a run → a failing
 case → two runs compared, a deep link to a case, the report's hostile-text test on the view's
-page, and a run started while its page is open, advancing on screen without a reload.
+page, a judged run, a pytest session's run, and a run started while its page is open, advancing
+on screen without a reload.
 
 One server (a thread of this process) and one browser serve the module. Screenshots go to
 tests/artifacts/, or to docs/images/ with OLOPROOF_DOC_SCREENSHOTS=1 (the committed images of
@@ -15,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from pytest_session import run_pytest, write
 from test_html import EXAMPLES, check_hostile_text_stays_text, write_hostile_project
 from view_support import (
     HOSTILE,
@@ -35,6 +37,28 @@ def tab(browser: Any, view: ViewServer) -> Iterator[ViewPage]:
     page = ViewPage(browser, view.url)
     yield page
     page.close()
+
+
+def test_the_printed_address_lets_the_browser_in_once(browser: Any, view: ViewServer) -> None:
+    """The address `oloproof view` prints opens the runs page at the view's own address (the
+    token now in a cookie); a tab without it gets the page that says how to get in."""
+    stranger = ViewPage(browser, view.origin)  # no token: as another user's browser
+    try:
+        answer = stranger.page.goto(view.origin + "/runs/latest")
+        assert answer is not None and answer.status == 401
+        text = stranger.page.inner_text("body")
+        assert "This view asks for its token" in text and "?token=" in text
+        assert "run_" not in text
+    finally:
+        stranger.close()
+    tab = ViewPage(browser, view.url)  # opens view.url, as a user does
+    try:
+        assert tab.page.url == view.origin + "/" and "token" not in tab.page.url
+        page = tab.open("/runs/latest")  # a later page: the cookie is enough
+        assert "/runs/run_" in page.url
+        tab.assert_clean()
+    finally:
+        tab.close()
 
 
 def _shot(target: Any, name: str, **options: Any) -> None:
@@ -88,7 +112,7 @@ def test_runs_then_a_run_then_a_case_then_compare(desk: Any, view: ViewServer,
 
     # Back to the list: pick both runs, compare them.
     page.locator("#all-runs").click()
-    page.wait_for_url(view.url)
+    page.wait_for_url(view.origin + "/")
     page.wait_for_selector("#app[data-ready]")
     assert page.locator("#compare-picked").is_disabled()
     page.check(f'input[data-pick="{newest}"]')
@@ -163,6 +187,76 @@ def test_a_judged_run_shows_its_judge_as_the_report_does(
         text = tab.open_case("req-023").locator("#panel-judges").inner_text()
         assert "by judge grader" in text and "the reply matches the refund it describes" in text
         assert "what the judge was shown" in text.lower()
+        tab.assert_clean()
+    finally:
+        tab.close()
+        server.close()
+
+
+#: A session of three marked tests (docs/pytest.md#the-stored-run): one that always passes,
+#: a seeded coin flip and one whose service refuses every third call.
+SESSION_TESTS = '''
+import random
+
+import pytest
+
+COIN = random.Random(41)
+SERVICE = {"calls": 0}
+
+
+@pytest.mark.oloproof(trials=30, min=0.8)
+def test_always_passes():
+    pass
+
+
+@pytest.mark.oloproof(trials=50, min=0.8)
+def test_coin_flip():
+    assert COIN.random() < 0.5, "tails"
+
+
+@pytest.mark.oloproof(trials=30, min=0.8)
+def test_flaky_service():
+    SERVICE["calls"] += 1
+    if SERVICE["calls"] % 3 == 0:
+        raise ConnectionError("the agent's service refused the connection")
+'''
+
+
+def test_a_pytest_session_shows_each_tests_decision_and_no_rule_on_its_summary(
+        tmp_path_factory: pytest.TempPathFactory, browser: Any) -> None:
+    """A pytest session's run in the view (docs/pytest.md#the-stored-run): each marked test a
+    rule with the decision the session made and its threshold in words; the run's one metric,
+    `passes`, drawn as a summary — no rule's threshold or state on its bar, since each rule
+    decides on one test's trials, never on it —; a test's errored trials in its panel."""
+    root = tmp_path_factory.mktemp("view-pytest") / "session"
+    write(root, {"test_agent.py": SESSION_TESTS})
+    ran = run_pytest(root, "-p", "no:asyncio", "-p", "no:anyio")
+    assert ran.code == 1 and len(ran.results) == 3, ran.out
+    states = {nodeid: result["state"] for nodeid, result in ran.results.items()}
+    assert sorted(states.values()) == ["FAIL", "INSUFFICIENT_EVIDENCE", "PASS"], states
+    server = ViewServer(root / ".oloproof" / "store.sqlite")
+    tab = ViewPage(browser, server.url)
+    try:
+        runs = tab.open("/")
+        assert "\tpytest\tsession\t" in runs.locator("#run-rows tr").first.inner_text()
+        page = tab.open("/runs/latest")
+        assert "Gate: BLOCK" in page.locator("#gate").inner_text()
+        rows = page.locator("#decisions tbody tr")
+        shown = {rows.nth(i).locator("td").first.inner_text(): rows.nth(i).inner_text()
+                 for i in range(rows.count())}
+        assert set(shown) == set(ran.results)
+        for nodeid, result in ran.results.items():
+            run, most = len(result["outcomes"]), result["trials"]
+            assert f"{result['state']} · " in shown[nodeid]
+            assert f"{run} of {most} trials" in shown[nodeid]
+            assert f"case {nodeid}: min 80.0% over at most {most} trials, stopped at the " \
+                "first decision" in " ".join(shown[nodeid].split())
+        bar = page.locator("#metric-passes svg.bar")
+        assert bar.locator("rect.iv").first.get_attribute("class") == "iv "  # no rule's state
+        assert bar.locator("line.thr").count() == 0
+        flaky = next(n for n in ran.results if n.endswith("test_flaky_service"))
+        panel = tab.open_case(flaky).inner_text()
+        assert "ConnectionError: the agent's service refused the connection" in panel
         tab.assert_clean()
     finally:
         tab.close()

@@ -6,6 +6,7 @@ the store's texts are reachable from elsewhere; `--open` opens the browser; with
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -13,13 +14,14 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from view_support import read_address
+from view_support import address_parts, fetch, read_address
 
 pytestmark = pytest.mark.slow
 
@@ -39,22 +41,34 @@ def _python(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=60, env={**os.environ, "CI": "1"}, check=False)
 
 
-def test_it_serves_on_loopback_until_ctrl_c(project: Path,
-                                            spawn_oloproof: Callable[..., Any]) -> None:
-    view = spawn_oloproof("view", "--port", "0", cwd=project)
+@contextlib.contextmanager
+def _serving(spawn_oloproof: Callable[..., Any], project: Path, *options: str,
+             env: dict[str, str] | None = None) -> Iterator[tuple[Any, str, dict[str, str]]]:
+    """`oloproof view --port 0 OPTIONS` until the block ends, then Ctrl-C: (the process, the
+    address it printed, what it wrote — `out` and `err`, filled in once it has stopped)."""
+    view = spawn_oloproof("view", "--port", "0", *options, cwd=project, env=env)
+    said: dict[str, str] = {}
     try:
-        url = read_address(view)
-        assert url.startswith("http://127.0.0.1:")
-        with urllib.request.urlopen(url + "api/runs", timeout=10) as answer:
-            runs = json.loads(answer.read())
-        assert len(runs) == 1 and runs[0]["status"] == "complete"
+        yield view, read_address(view), said
         view.send_signal(signal.SIGINT)
-        out, err = view.communicate(timeout=20)
+        said["out"], said["err"] = view.communicate(timeout=20)
     finally:
         if view.poll() is None:
             view.kill()
-    assert view.returncode == 0, err
-    assert "Stopped." in out and "Traceback" not in err
+
+
+def test_it_serves_on_loopback_until_ctrl_c(project: Path,
+                                            spawn_oloproof: Callable[..., Any]) -> None:
+    with _serving(spawn_oloproof, project) as (view, url, said):
+        assert url.startswith("http://127.0.0.1:") and "/?token=" in url
+        _, runs = fetch(url, "/api/runs")
+        assert len(runs) == 1 and runs[0]["status"] == "complete"
+        origin, _ = address_parts(url)
+        with pytest.raises(urllib.error.HTTPError) as refused:  # without its token: nothing
+            urllib.request.urlopen(origin + "/api/runs", timeout=10)
+        assert refused.value.code == 401
+    assert view.returncode == 0, said["err"]
+    assert "Stopped." in said["out"] and "Traceback" not in said["err"]
 
 
 def test_a_port_in_use_is_exit_2_naming_it(project: Path, cli: Any) -> None:
@@ -73,22 +87,26 @@ def test_a_port_in_use_is_exit_2_naming_it(project: Path, cli: Any) -> None:
 def test_another_host_warns_that_the_texts_are_reachable(project: Path,
                                                          spawn_oloproof: Callable[..., Any]
                                                          ) -> None:
-    view = spawn_oloproof("view", "--port", "0", "--host", "0.0.0.0", cwd=project)
-    try:
-        url = read_address(view)
-        # Listening everywhere, it answers whatever name it is reached by.
-        port = url.rsplit(":", 1)[1].strip("/")
-        request = urllib.request.Request(url + "api/runs",
-                                         headers={"Host": f"build-box.example:{port}"})
+    with _serving(spawn_oloproof, project, "--host", "0.0.0.0") as (_, url, said):
+        origin, token = address_parts(url)
+        # Listening everywhere, it answers whatever name it is reached by (with its token).
+        port = origin.rsplit(":", 1)[1]
+        request = urllib.request.Request(origin + "/api/runs", headers={
+            "Host": f"build-box.example:{port}", "Authorization": f"Bearer {token}"})
         with urllib.request.urlopen(request, timeout=10) as answer:
             assert answer.status == 200
-        view.send_signal(signal.SIGINT)
-        _, err = view.communicate(timeout=20)
-    finally:
-        if view.poll() is None:
-            view.kill()
-    assert "Warning: the view listens on 0.0.0.0" in err
-    assert "can be read by anyone who can reach this address" in err
+    assert "Warning: the view listens on 0.0.0.0" in said["err"]
+    assert "can be read by anyone who can reach this address" in said["err"]
+
+
+def test_no_token_warns_and_serves_anyone(project: Path,
+                                          spawn_oloproof: Callable[..., Any]) -> None:
+    with _serving(spawn_oloproof, project, "--no-token") as (_, url, said):
+        assert "token" not in url
+        with urllib.request.urlopen(url + "api/runs", timeout=10) as answer:
+            assert answer.status == 200
+    assert "Warning: the view asks for no token (--no-token): any user or program on this " \
+        "machine" in said["err"]
 
 
 def test_open_opens_the_browser(project: Path, spawn_oloproof: Callable[..., Any],
@@ -97,20 +115,13 @@ def test_open_opens_the_browser(project: Path, spawn_oloproof: Callable[..., Any
     browser = tmp_path / "browser.sh"
     browser.write_text(f"#!/bin/sh\necho \"$1\" > {opened}\n", encoding="utf-8")
     browser.chmod(0o755)
-    view = spawn_oloproof("view", "--port", "0", "--open", cwd=project,
-                          env={"BROWSER": f"{browser} %s"})
-    try:
-        url = read_address(view)
+    with _serving(spawn_oloproof, project, "--open",
+                  env={"BROWSER": f"{browser} %s"}) as (_, url, _said):
         deadline = time.monotonic() + 20
         while not (opened.exists() and opened.read_text().strip()):
             assert time.monotonic() < deadline, "the browser was not opened"
             time.sleep(0.05)
-        assert opened.read_text().strip() == url
-        view.send_signal(signal.SIGINT)
-        view.communicate(timeout=20)
-    finally:
-        if view.poll() is None:
-            view.kill()
+        assert opened.read_text().strip() == url  # with its token
 
 
 def test_without_the_view_extra_it_says_what_to_install(project: Path) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 TESTS = Path(__file__).resolve().parents[1]
-for where in ("report", "compare"):
+for where in ("report", "compare", "pytest_plugin"):
     if str(TESTS / where) not in sys.path:
         sys.path.insert(0, str(TESTS / where))
 
@@ -60,20 +60,25 @@ def files_state(store: Path) -> dict[str, tuple[str, int] | None]:
 
 class ViewServer:
     """`oloproof view` on a store, served from a thread: the command's own socket binding,
-    application and uvicorn server, on a free port."""
+    application, token and uvicorn server, on a free port. `url` is the address the command
+    prints (with its token), `origin` the view's own address without it; `get` sends the token
+    as a script does (`Authorization: Bearer`) unless told not to."""
 
-    def __init__(self, store: Path, host: str = "127.0.0.1") -> None:
+    def __init__(self, store: Path, host: str = "127.0.0.1", token: bool = True) -> None:
         import uvicorn
 
+        from oloproof.view.access import address_with, new_token
         from oloproof.view.app import make_app
         from oloproof.view.serve import allowed_hosts, bind, url_of
 
         self.sock = bind(host, 0)
-        self.url = url_of(self.sock, host)
+        self.origin = url_of(self.sock, host).rstrip("/")
+        self.token = new_token() if token else None
+        self.url = address_with(self.origin + "/", self.token)
         self.port = self.sock.getsockname()[1]
         self.server = uvicorn.Server(uvicorn.Config(
-            make_app(store, allowed_hosts(host)), log_level="warning", access_log=False,
-            lifespan="off"))
+            make_app(store, allowed_hosts(host), token=self.token), log_level="warning",
+            access_log=False, lifespan="off"))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
                                        daemon=True)
         self.thread.start()
@@ -84,10 +89,13 @@ class ViewServer:
             time.sleep(0.02)
 
     def get(self, path: str, headers: dict[str, str] | None = None,
-            method: str = "GET") -> tuple[int, dict[str, str], bytes]:
-        """(status, headers, body) of one request to the view."""
-        request = urllib.request.Request(self.url.rstrip("/") + path, headers=headers or {},
-                                         method=method)
+            method: str = "GET", token: bool = True) -> tuple[int, dict[str, str], bytes]:
+        """(status, headers, body) of one request to the view (with its token, unless
+        `token=False`; redirects are followed)."""
+        sent = dict(headers or {})
+        if token and self.token is not None:
+            sent.setdefault("Authorization", f"Bearer {self.token}")
+        request = urllib.request.Request(self.origin + path, headers=sent, method=method)
         try:
             with urllib.request.urlopen(request, timeout=30) as answer:
                 return answer.status, dict(answer.headers), answer.read()
@@ -103,6 +111,25 @@ class ViewServer:
         self.server.should_exit = True
         self.thread.join(timeout=20)
         self.sock.close()
+
+
+def address_parts(url: str) -> tuple[str, str]:
+    """(the view's origin, its token) from the address `oloproof view` prints."""
+    from urllib.parse import parse_qs, urlsplit
+
+    parts = urlsplit(url)
+    (token,) = parse_qs(parts.query)["token"]
+    return f"{parts.scheme}://{parts.netloc}", token
+
+
+def fetch(url: str, path: str, timeout: float = 10) -> Any:
+    """`path` of the view at the printed address `url`, as a script reads it: the token in
+    the Authorization header."""
+    origin, token = address_parts(url)
+    request = urllib.request.Request(origin + path,
+                                     headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=timeout) as answer:
+        return answer.status, json.loads(answer.read())
 
 
 def read_address(process: Any, timeout: float = 30) -> str:
@@ -127,10 +154,12 @@ def read_address(process: Any, timeout: float = 30) -> str:
 
 class ViewPage:
     """A browser tab on the view, recording every request, dialog and script error; any
-    request off the view's own origin is refused (and recorded)."""
+    request off the view's own origin is refused (and recorded). Made with the address the
+    view prints, it opens it once, as a user does: the view sets its cookie and sends the tab
+    on to its own address, which every later page of the tab reaches with the cookie."""
 
-    def __init__(self, chromium: Any, origin: str) -> None:
-        self.origin = origin.rstrip("/")
+    def __init__(self, chromium: Any, url: str) -> None:
+        self.origin = url.split("?", 1)[0].rstrip("/")
         self.context = chromium.new_context(viewport={"width": 1400, "height": 1000})
         self.context.set_default_timeout(15_000)
         self.requests: list[str] = []
@@ -142,6 +171,9 @@ class ViewPage:
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         # A request the Content-Security-Policy blocks is a console error: it fails the test.
         self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        if "?token=" in url:
+            self.page.goto(url)
+            self.page.wait_for_url(self.origin + "/")
 
     def _route(self, route: Any) -> None:
         url = route.request.url

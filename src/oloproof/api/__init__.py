@@ -8,7 +8,8 @@ run; `redecide()` decides a stored run under another policy without running anyt
 `flaky_cases()` are what `oloproof cases` and `oloproof inspect` show of a run's cases.
 
 The package is in parts, each importing only the ones below it: `result` (`RunResult`),
-`deciding` (a run document from an analysis), `running` (`run`, `run_async`), `stored` (stored
+`deciding` (a run document from an analysis), `running` (`run`, `run_async`, `rescore`: a run
+from a stored run's executions), `stored` (stored
 runs: `list_runs`, `load_run`, `tag`, `redecide`, `plan`), `cases` (a stored run's cases:
 `list_cases`, `case_view`, `case_views`, `flaky_cases`, `sample_labels`) and `reports`
 (`write_html_report`, `write_ci_reports`). Importing it imports what a run needs to start its
@@ -63,7 +64,7 @@ from oloproof.api.reports import write_ci_reports, write_html_report
 from oloproof.api.result import RunResult
 from oloproof.api.running import new_run_id as new_run_id
 from oloproof.api.running import open_store as open_store
-from oloproof.api.running import run, run_async
+from oloproof.api.running import rescore, run, run_async
 from oloproof.api.stored import (
     Tagged,
     list_runs,
@@ -101,6 +102,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "CaseList", "Comparison", "ConfigError", "FlakyCases", "Plan", "RunDocument", "RunResult",
     "Tagged", "case_view", "case_views", "compare", "find_store", "flaky_cases", "list_cases",
-    "list_runs", "load_case_trials", "load_run", "plan", "redecide", "run", "run_async",
+    "list_runs", "load_case_trials", "load_run", "plan", "redecide", "rescore", "run",
+    "run_async",
     "sample_labels", "tag", "write_ci_reports", "write_html_report",
 ]

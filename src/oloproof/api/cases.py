@@ -4,9 +4,9 @@
 disagree (`flaky_cases`: `inspect --flaky`), and a sample of them for people to label
 (`sample_labels`: `oloproof labels sample`).
 
-Each opens the project's store read-only, reads, and closes it; only `sample_labels` writes,
-and only the labels file it is given. The report's modules are imported when a function is
-called, so importing the API does not load them.
+Each opens the project's store read-only, reads, and closes it; only `sample_labels` writes:
+the labels file it is given, and the sample drawn in the store's record. The report's modules
+are imported when a function is called, so importing the API does not load them.
 """
 
 from __future__ import annotations
@@ -152,14 +152,18 @@ def sample_labels(
     the judge of `criterion` was shown it, never with its verdict. The seed (a new one when
     None) is recorded in the file. When `output` already holds the sample, `n` and `seed` may
     be left out: only the sampled cases whose shown text changed are added, and the labels of
-    unchanged text still apply. Returns what was added, kept and not shown.
+    unchanged text still apply. Every sample drawn is recorded in the store first (criterion,
+    seed, n, the digest of the cases drawn from, when); `warnings` names the criterion's
+    earlier samples of another seed or n (docs/limits.md#re-runs-and-re-drawn-samples).
+    Returns what was added, kept and not shown.
 
     Raises:
         UsageError: `output` cannot be written as a file; `criterion` is not a judge criterion
             of the run; `n` is missing, or `n` or `seed` differ from the file's sample; or the
             file was sampled from another set of cases. Checked before anything is written.
         ConfigError: `output` holds something that is not a labels file.
-        StoreError: no store, or no run stored yet.
+        StoreError: no store, or no run stored yet; or the store cannot be written (the
+            sample is not recorded, and no file is written).
         OloproofError: writing `output` failed (its message says why).
     """
     from oloproof.report.labelling import sample_labels as draw
@@ -169,7 +173,11 @@ def sample_labels(
     target = check_output_path(output)
     existing = read_labels_file(target) \
         if target.is_file() and target.stat().st_size > 0 else None
-    with open_existing_store(config, store) as db:
+    # (Opened to write: the sample is recorded before its file is written, so no sample
+    # drawn goes unrecorded; docs/limits.md#re-runs-and-re-drawn-samples.)
+    with open_existing_store(config, store, writing=True) as db:
         made = draw(db, ref, criterion, n, seed, existing, Path(output), Path(config).parent)
+        if made.drawn is not None:
+            db.record_label_sample(made.project, made.drawn)
     write_output(output, made.labels.text())
     return made

@@ -8,9 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from oloproof.api.deciding import _compare_stored
+from oloproof.api.deciding import compare_stored_runs
 from oloproof.api.result import RunResult
-from oloproof.api.stored import _document_of, _open_existing
+from oloproof.api.stored import document_of_record
+from oloproof.store.location import open_existing_store
 from oloproof.suite.policy import Policy
 
 if TYPE_CHECKING:
@@ -47,13 +48,13 @@ def write_html_report(
 
     check_output_path(path)  # before the store is read: a FIFO or a missing folder is exit 2
 
-    with _open_existing(config, store) as db:
+    with open_existing_store(config, store) as db:
         record = db.run_record(db.resolve_run(run_ref))
-        document = _document_of(db, record)
+        document = document_of_record(db, record)
         comparison = None
         if baseline is not None:
             baseline_id = db.resolve_baseline(baseline, record["run_id"], record["project"])
-            comparison = _compare_stored(db, baseline_id, record["run_id"],
+            comparison = compare_stored_runs(db, baseline_id, record["run_id"],
                                          document.confidence_level)
         data = build_report_data(db, record["run_id"], document, compress=compress,
                                  comparison=comparison)
@@ -88,7 +89,7 @@ def write_ci_reports(
         if isinstance(target, Comparison):
             xml = comparison_junit(target)
         else:
-            with _open_existing(config, store) as db:
+            with open_existing_store(config, store) as db:
                 records = case_records(db, target.run_id)
             block_on = target.policy.block_on if target.policy is not None else \
                 Policy().block_on

@@ -1,5 +1,6 @@
 """Running a suite: `run()` does everything `oloproof run` does and returns a RunResult;
-`run_async()` is the same awaited on the caller's event loop.
+`run_async()` is the same awaited on the caller's event loop; `rescore()` makes a run from a
+stored run's executions, with the suite's current evaluators and judges, calling no system.
 
 This module imports only what a run needs to start its first cases. What deciding and
 reporting need — the run document's models, the decisions, NumPy and the statistics, the
@@ -17,21 +18,27 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from oloproof.analysis.metrics import Analysis
-from oloproof.api.deciding import _check_baseline, _compare_stored, _decide, _plan
+from oloproof.api.deciding import analysis_plan, check_baseline, compare_stored_runs, decide_run
 from oloproof.api.result import RunResult
 from oloproof.errors import RunStopped, UsageError
 from oloproof.execution.engine import RunEngine
+from oloproof.execution.exits import exit_attempts
 from oloproof.execution.intake import Progress
+from oloproof.execution.stored_run import Refusal, StoredExecutions
 from oloproof.execution.transports import open_transport
 from oloproof.project import LoadedSuite, load_suite
-from oloproof.project.describe import describe_suite
+from oloproof.project.describe import RESCORED, describe_suite
+from oloproof.store.location import open_existing_store
+from oloproof.store.reruns import WHOLE_SUITE
 from oloproof.store.sql import store_error
 from oloproof.store.store import Store
 from oloproof.suite.policy import check_baseline_given
+from oloproof.suite.subset import Selection
 from oloproof.suite.validity import transform_validity
 
 
@@ -98,32 +105,78 @@ def _import_beside_the_run() -> None:
                      daemon=True).start()
 
 
-class _Run:
-    """One run between registering it in the store and its result (shared by `run` and
-    `run_async`)."""
+def _stored_executions(config: str | Path, store: str | Path | None, ref: str
+                       ) -> StoredExecutions:
+    """What a rescored run reads of the run `ref` names (docs/cli.md#oloproof-rescore)."""
+    db = open_existing_store(config, store)
+    try:
+        return StoredExecutions.read(db, db.resolve_run(ref))
+    finally:
+        db.close()
+
+
+def _rescored(suite: LoadedSuite, source: StoredExecutions, refused: list[Refusal]
+              ) -> dict[str, Any]:
+    """What a rescored run adds to its suite description once it has run: the cases it left
+    out, each with why (first those of the dataset, in its order, then those the dataset no
+    longer holds), and, when it holds fewer than the suite's cases, its subset."""
+    from oloproof.document import NotRescored
+
+    present = set(suite.dataset.ids)
+    gone = [Refusal(case_id, "not_in_dataset") for case_id in source.source_ids
+            if case_id not in present]
+    listed = [*refused, *gone]
+    taken = len(suite.dataset.run_ids) - len(refused)
+    out: dict[str, Any] = {
+        "not_rescored": [NotRescored(case=r.case, reason=r.reason, words=r.words()).to_json()
+                         for r in listed]}
+    if taken < len(suite.dataset.ids):
+        chosen = source.subset or {}
+        out["subset"] = {"cases": taken, "of": len(suite.dataset.ids),
+                         "selection": dict(chosen.get("selection") or {})
+                         | {"rescored_from": source.run_id},
+                         # (a rescored subset is chosen as its run was)
+                         "words": chosen.get("words") or f"rescore {source.run_id}"}
+    return out
+
+
+class RunJob:
+    """One run between registering it in the store and its result (shared by `run`,
+    `run_async`, `rescore` and `import`)."""
 
     def __init__(
         self, config: str | Path, policy: str | Path | None, *, no_cache: bool,
         concurrency: int | None, on_progress: Callable[[Progress], None] | None,
         on_start: Callable[[LoadedSuite, str], None] | None, store: str | Path | None,
         trials: int | None = None, workers: int | None = None, executor: str | None = None,
-        baseline: str | None = None,
+        baseline: str | None = None, selection: Selection | None = None,
+        rescore: str | None = None,
     ) -> None:
+        # A rescored run (`rescore`: a run reference) takes its executions from that run: its
+        # cases, at its trials, on one local worker that the engine never calls.
+        self.source: StoredExecutions | None = None
+        if rescore is not None:
+            self.source = _stored_executions(config, store, rescore)
+            trials, workers, executor = self.source.trials, 1, "local"
+            selection = Selection(tuple(self.source.source_ids), missing_ok=True,
+                                  named_as=f"the cases of run {self.source.run_id}")
         self.suite = load_suite(Path(config), Path(policy) if policy is not None else None,
-                                trials=trials, workers=workers, executor=executor)
+                                trials=trials, workers=workers, executor=executor,
+                                selection=selection)
         check_baseline_given(self.suite.policy, self.suite.policy_doc, baseline)
         self.db = open_store(self.suite, store)
         # The baseline is resolved before the run is registered, as `oloproof run` means it:
         # the run being made is `latest` (docs/compare.md#which-run-is-the-baseline). A bad baseline
         # stops here, before any call.
         reference = baseline if baseline is not None else self.suite.policy.baseline_reference
+        self.reference = reference
         self.baseline: str | None = None
         if reference is not None:
             try:
                 project = self.suite.config.project
-                self.baseline = _check_baseline(
+                self.baseline = check_baseline(
                     self.db, self.db.resolve_baseline(reference, None, project), project,
-                    set(self.suite.dataset.ids), gating=self.suite.policy.compares)
+                    set(self.suite.dataset.run_ids), gating=self.suite.policy.compares)
             except BaseException:
                 self.db.close()
                 raise
@@ -148,6 +201,9 @@ class _Run:
         """
         suite, db, run_id = self.suite, self.db, self.run_id
         suite_info = describe_suite(suite)
+        if self.source is not None:
+            suite_info.pop("subset", None)  # (said once the run knows what it took)
+            suite_info.update(kind=RESCORED, rescored_from=self.source.run_id)
         # The policy is stored with its baseline resolved to a run id, so `gate` re-decides
         # this run against the same baseline whatever runs come after it.
         policy = suite.policy if self.baseline is None else \
@@ -158,7 +214,8 @@ class _Run:
         try:
             db.begin_run(run_id, suite.config.project, suite.config.system.name,
                          suite.config.system.version, suite_info,
-                         policy.model_dump(mode="json"))
+                         policy.model_dump(mode="json"), no_cache=self.no_cache,
+                         kind=str(suite_info.get("kind") or WHOLE_SUITE))
         except BaseException:
             await transport.close()
             raise
@@ -167,8 +224,9 @@ class _Run:
                 self.on_start(suite, run_id)
             engine = RunEngine(suite, db, run_id, no_cache=self.no_cache,
                                concurrency=self.concurrency, progress=self.progress,
-                               transport=transport)
-            analysis = Analysis(_plan(suite_info))
+                               transport=transport, executions_from=self.source)
+            analysis = Analysis(analysis_plan(suite_info))
+            guarded_before = len(exit_attempts())  # (only the command line guards os._exit)
             loop = asyncio.get_running_loop()
             importing = loop.call_soon(loop.call_soon, _import_beside_the_run)
             try:
@@ -176,6 +234,7 @@ class _Run:
             finally:
                 importing.cancel()  # (a run that never waited has nothing beside it)
             from oloproof.document import (
+                BaselineSummary,
                 CacheCounts,
                 CaseError,
                 Execution,
@@ -183,32 +242,47 @@ class _Run:
                 TransformValidity,
             )
 
+            if self.source is not None:
+                suite_info.update(_rescored(suite, self.source, engine.refused))
+
             execution = Execution(executor=suite.execution.executor,
                                   workers=suite.execution.workers, retried=engine.retried,
                                   nodes=engine.nodes)
             validity = transform_validity(suite.transforms, engine.pairs, suite.project_dir,
                                           suite.policy.confidence_level)
             against = None
-            if self.baseline is not None:
+            if self.baseline is not None and not analysis.cases:
+                # (a rescored run that could take no case: nothing to pair, no pair decides)
+                against = BaselineSummary(baseline=self.baseline)
+            elif self.baseline is not None:
                 db.stop_writer()  # the run's cases must be committed to be paired
-                against = _compare_stored(db, self.baseline, run_id,
+                against = compare_stored_runs(db, self.baseline, run_id,
                                           suite.policy.confidence_level,
-                                          candidate_complete=True).summary()
+                                          candidate_complete=True,
+                                          reference=self.reference).summary()
             # A run every execution of which errored measured nothing: it is `failed`, exit 5
-            # (never "more cases needed"; docs/failures.md#a-run-that-never-ran).
-            status = RunStatus.FAILED if analysis.execution_counts().nothing_measured \
-                else RunStatus.COMPLETE
+            # (never "more cases needed"; docs/failures.md#a-run-that-never-ran). So is one
+            # whose system called os._exit, which would have ended it
+            # (docs/failures.md#a-system-that-ends-the-process), and a rescored run that could
+            # take no case from its stored run.
+            ended = exit_attempts()[guarded_before:]
+            status = RunStatus.FAILED if ended or analysis.execution_counts().nothing_measured \
+                or (self.source is not None and not analysis.cases) else RunStatus.COMPLETE
+            if status == RunStatus.COMPLETE:  # counted among the runs of its suite and version
+                db.flush(wait=True)  # (the digest is of its cases as stored)
+                db.set_suite_digest(run_id, suite_info["evaluator_keys"])
             cache = CacheCounts.model_validate(engine.cache.to_json())
             rerun = db.rerun_errored(run_id) if not self.no_cache else None
             if rerun is not None:  # (what errored before is never cached: it ran again)
                 cache.rerun_from, cache.rerun = rerun
-            document = _decide(db, run_id, status, suite_info, suite.policy,
+            document = decide_run(db, run_id, status, suite_info, suite.policy,
                                analysis,
                                [TransformValidity.model_validate(v) for v in validity],
                                cache,
                                [CaseError.model_validate(e) for e in engine.errors],
-                               suite.warnings, execution, against)
-            db.finish_run(run_id, str(status), analysis.cases, document.to_json())
+                               suite.warnings, execution, against, ended)
+            db.finish_run(run_id, str(status), analysis.cases, document.to_json(),
+                          suite=suite_info if self.source is not None else None)
         except (KeyboardInterrupt, asyncio.CancelledError):
             db.finish_run(run_id, "stopped", self.progress.done, None)
             raise
@@ -237,6 +311,11 @@ def run(
     workers: int | None = None,
     executor: str | None = None,
     baseline: str | None = None,
+    cases: Sequence[str] | None = None,
+    pattern: str | None = None,
+    limit: int | None = None,
+    sample: int | None = None,
+    seed: int | str | None = None,
 ) -> RunResult:
     """Run a suite: load, execute, judge, analyse, decide, store. Returns the run's result.
 
@@ -248,6 +327,11 @@ def run(
     as `latest`, so `latest~1` — or `latest`, which cannot name the run itself — is the newest run
     before it.
 
+    `cases` (ids), `pattern` (a part of a case id or of a metadata value), `limit` (the first N)
+    and `sample` (N drawn, fixed by `seed`) run part of the suite
+    (docs/cli.md#running-part-of-the-suite): the run is stored as a subset, is never taken as a
+    baseline unless named, and its gate never exits 0.
+
     `store` moves the store for this run (default: $OLOPROOF_STORE, else `store:` in the suite,
     else `.oloproof/store.sqlite` beside it). An unexpected error marks the run `failed` and is
     raised as it is. Inside a running event loop, use `run_async` instead (`run` refuses
@@ -256,21 +340,18 @@ def run(
 
     Raises:
         ConfigError: the configuration is wrong; before any system call.
-        UsageError: inside a running event loop; or a baseline that does not exist, is of
-            another project or shares no case id with the suite; before any system call.
+        UsageError: inside a running event loop; a baseline that does not exist, is of
+            another project or shares no case id with the suite; or a subset that names a
+            case the dataset lacks or keeps no case; before any system call.
         StoreError: the store cannot be opened or written.
         RunStopped: interrupted (Ctrl-C); what finished is stored and reused by the next run.
     """
     _refuse_running_loop("run")
-    job = _Run(config, policy, no_cache=no_cache, concurrency=concurrency,
+    job = RunJob(config, policy, no_cache=no_cache, concurrency=concurrency,
                on_progress=on_progress, on_start=on_start, store=store, trials=trials,
-               workers=workers, executor=executor, baseline=baseline)
-    try:
-        return asyncio.run(job.execute())
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        raise job.stopped() from None
-    finally:
-        job.db.close()
+               workers=workers, executor=executor, baseline=baseline,
+               selection=Selection.of(cases, pattern, limit, sample, seed))
+    return _run_to_the_end(job)
 
 
 async def run_async(
@@ -286,6 +367,11 @@ async def run_async(
     workers: int | None = None,
     executor: str | None = None,
     baseline: str | None = None,
+    cases: Sequence[str] | None = None,
+    pattern: str | None = None,
+    limit: int | None = None,
+    sample: int | None = None,
+    seed: int | str | None = None,
 ) -> RunResult:
     """`run`, awaited on the caller's event loop (a notebook, an async test or server).
 
@@ -297,16 +383,65 @@ async def run_async(
     Raises:
         ConfigError: the configuration is wrong; before any system call.
         UsageError: a baseline that does not exist, is of another project or shares no case
-            id with the suite; before any system call.
+            id with the suite; or a subset that names a case the dataset lacks or keeps no
+            case; before any system call.
         StoreError: the store cannot be opened or written.
         RunStopped: interrupted (Ctrl-C); what finished is stored.
     """
-    job = _Run(config, policy, no_cache=no_cache, concurrency=concurrency,
+    job = RunJob(config, policy, no_cache=no_cache, concurrency=concurrency,
                on_progress=on_progress, on_start=on_start, store=store, trials=trials,
-               workers=workers, executor=executor, baseline=baseline)
+               workers=workers, executor=executor, baseline=baseline,
+               selection=Selection.of(cases, pattern, limit, sample, seed))
     try:
         return await job.execute()
     except KeyboardInterrupt:
+        raise job.stopped() from None
+    finally:
+        job.db.close()
+
+
+def rescore(
+    run: str = "latest",
+    config: str | Path = "oloproof.yaml",
+    policy: str | Path | None = None,
+    *,
+    concurrency: int | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    store: str | Path | None = None,
+    baseline: str | None = None,
+) -> RunResult:
+    """A new run from a stored run's executions, scored by the suite's current evaluators and
+    judges, calling no system (docs/cli.md#oloproof-rescore).
+
+    `run` (a run reference, default `latest`) is the run whose stored outputs, trajectories,
+    states and fault replays are scored again, at its trials; a judge is asked only for a
+    verdict its cache does not hold under its key. A case that run cannot give as it is now —
+    its system (name, version, how its trajectory is obtained) or the case itself changed since,
+    it errored there, or the dataset no longer holds it — is left out and listed in the new
+    run's `not_rescored`; a run that holds fewer than the suite's cases is a subset (its gate
+    never exits 0). The new run records `rescored_from`; it is not counted among its version's
+    runs and is never taken as a baseline unless named. `policy`, `baseline` and `store` are
+    `run`'s.
+
+    Raises:
+        ConfigError: the configuration is wrong; before anything is scored.
+        StoreError: no store, or no run stored yet.
+        UsageError: inside a running event loop; `run` names no stored run; none of its cases
+            is in the dataset; or a baseline as `run` refuses it.
+        RunStopped: interrupted (Ctrl-C); what finished is stored.
+    """
+    _refuse_running_loop("rescore")
+    job = RunJob(config, policy, no_cache=False, concurrency=concurrency,
+               on_progress=on_progress, on_start=None, store=store, baseline=baseline,
+               rescore=run)
+    return _run_to_the_end(job)
+
+
+def _run_to_the_end(job: RunJob) -> RunResult:
+    """`job` run on an event loop of its own; Ctrl-C ends it as `RunStopped`."""
+    try:
+        return asyncio.run(job.execute())
+    except (KeyboardInterrupt, asyncio.CancelledError):
         raise job.stopped() from None
     finally:
         job.db.close()

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof.analysis.metrics import Analysis
 from oloproof.analysis.outcome import CaseOutcome
-from oloproof.api.deciding import _check_baseline, _compare_stored, _decide, _plan
+from oloproof.api.deciding import analysis_plan, check_baseline, compare_stored_runs, decide_run
 from oloproof.api.result import RunResult
-from oloproof.errors import ConfigError, StoreError
+from oloproof.errors import ConfigError
 from oloproof.store.location import find_store, open_existing_store
 from oloproof.store.store import Store
 from oloproof.suite.policy import (
@@ -29,12 +29,6 @@ from oloproof.suite.validity import validity_bound
 if TYPE_CHECKING:
     from oloproof.analysis.trials import CaseTrials
     from oloproof.document import Plan, RunDocument, TransformValidity
-
-
-def _open_existing(config: str | Path, store: str | Path | None) -> Store:
-    """The project's store, opened read-only: reading a run never writes
-    (docs/configuration.md#how-oloproof-fails-closed)."""
-    return open_existing_store(config, store)
 
 
 def list_runs(
@@ -83,11 +77,7 @@ def tag(
         StoreError: no store, or no run stored yet.
         UsageError: `ref` names no stored run, or `name` cannot be a tag.
     """
-    path = find_store(config, store)
-    if not path.is_file():
-        raise StoreError("no store here yet: run `oloproof run` in the project directory "
-                         "first", file=path)
-    with Store(path) as db:
+    with open_existing_store(config, store, writing=True) as db:
         run_id = db.resolve_run(ref)
         moved = db.tag_run(run_id, name)
     return Tagged(name=name, run_id=run_id, moved_from=moved)
@@ -102,9 +92,9 @@ def load_run(
         StoreError: no store, or no run stored yet.
         UsageError: `ref` names no stored run (or several).
     """
-    with _open_existing(config, store) as db:
+    with open_existing_store(config, store) as db:
         record = db.run_record(db.resolve_run(ref))
-        return RunResult(_document_of(db, record), [],
+        return RunResult(document_of_record(db, record), [],
                          stored_policy(record["policy"], record["run_id"]))
 
 
@@ -116,10 +106,11 @@ def stored_document(db: Store, run_id: str) -> RunDocument:
     Raises:
         UsageError: no run `run_id` is stored.
     """
-    return _document_of(db, db.run_record(run_id))
+    return document_of_record(db, db.run_record(run_id))
 
 
-def _document_of(db: Store, record: dict[str, Any]) -> RunDocument:
+def document_of_record(db: Store, record: dict[str, Any]) -> RunDocument:
+    """`stored_document` of a run record already read."""
     from oloproof.document import CacheCounts, CaseError, RunDocument, RunStatus
 
     if record["summary"] is not None:
@@ -138,16 +129,16 @@ def _document_of(db: Store, record: dict[str, Any]) -> RunDocument:
               for e in db.run_errors(record["run_id"])]
     against = None
     if policy.compares and policy.baseline_reference is not None:
-        against = _compare_stored(db, db.resolve_baseline(policy.baseline_reference,
+        against = compare_stored_runs(db, db.resolve_baseline(policy.baseline_reference,
                                                           record["run_id"], record["project"]),
-                                  record["run_id"],
-                                  policy.confidence_level).summary()
-    return _decide(db, record["run_id"], record["status"], suite_info, policy, analysis,
+                                  record["run_id"], policy.confidence_level,
+                                  reference=policy.baseline_reference).summary()
+    return decide_run(db, record["run_id"], record["status"], suite_info, policy, analysis,
                    [], CacheCounts(), errors, [], baseline=against)
 
 
 def _reanalyse(db: Store, run_id: str, suite_info: dict[str, Any]) -> Analysis:
-    analysis = Analysis(_plan(suite_info))
+    analysis = Analysis(analysis_plan(suite_info))
     for case_id, digest, _key, outcome in db.iter_run_cases(run_id):
         analysis.add(CaseOutcome.from_json(case_id, outcome, digest))
     return analysis
@@ -171,7 +162,7 @@ def load_case_trials(
     """
     from oloproof.analysis.trials import iter_case_trials
 
-    with _open_existing(config, store) as db:
+    with open_existing_store(config, store) as db:
         run_id = db.resolve_run(ref)
         record = db.run_record(run_id)
         suite = record["suite"]
@@ -208,7 +199,7 @@ def _redecided(
     """`redecide`, with the analysis it decided from (the plan reads per-case values in it)."""
     from oloproof.document import CacheCounts, RunDocument
 
-    with _open_existing(config, store) as db:
+    with open_existing_store(config, store) as db:
         record = db.run_record(db.resolve_run(ref))
         suite_info = record["suite"]
         if policy is None:
@@ -230,12 +221,12 @@ def _redecided(
         against = None
         if reference is not None:
             baseline_id = db.resolve_baseline(reference, record["run_id"], record["project"])
-            _check_baseline(db, baseline_id, record["project"],
+            check_baseline(db, baseline_id, record["project"],
                             {case_id for case_id, *_ in db.iter_run_verdicts(record["run_id"])},
                             gating=chosen.compares)
-            against = _compare_stored(db, baseline_id, record["run_id"],
-                                      chosen.confidence_level).summary()
-        document = _decide(
+            against = compare_stored_runs(db, baseline_id, record["run_id"],
+                                          chosen.confidence_level, reference=reference).summary()
+        document = decide_run(
             db, record["run_id"], record["status"], suite_info, chosen, analysis, validity,
             old.cache if old is not None else CacheCounts(),
             list(old.errors) if old is not None else [], [], baseline=against,

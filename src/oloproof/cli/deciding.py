@@ -48,13 +48,13 @@ def gate(run_ref: str, policy: str | None, baseline: str | None, junit: str | No
             return
         console = report_console()
         from oloproof.report.layout import print_wrapped
-        from oloproof.report.terminal import render_decisions
+        from oloproof.report.terminal import render_decisions, render_gate, render_record
 
         document = result.document
         print_wrapped(console, f"Run {document.run_id} · {document.status} · decided under "
                       + (policy or "the policy it ran with"))
-        g = document.gate
-        console.print(f"Gate: {g.action} (exit {int(g.exit_code)})")
+        render_record(document, console)
+        render_gate(document, console)
         render_decisions(document.decisions, console, document.metrics, document.baseline)
         if document.baseline is not None:
             from oloproof.report.comparison import render_baseline_summary

@@ -63,6 +63,8 @@ def labels_sample(criterion: str, n: int | None, seed: str | None, output: str,
                    "and counts as missing", err=True)
     for note in made.notes:
         click.echo(f"Note: {note}", err=True)
+    for warning in made.warnings:
+        click.echo(f"Warning: {warning}", err=True)
 
 
 @labels.command("review")

@@ -5,16 +5,16 @@ Start-up imports only Click and the standard library, so `oloproof --help` answe
 each command imports the engine (pydantic, NumPy, SciPy, Rich) when it runs. The commands are
 in one module per group, each registering its commands on `group.cli` when imported: `init`,
 `run`, `stored` (runs, tag, inspect, cases), `deciding` (gate, compare, plan), `reports`
-(report, view), `labels` and `traces`.
+(report, view), `labels`, `traces` and `imports` (import, export).
 """
 
 from __future__ import annotations
 
-from oloproof.cli import crash, deciding, init, labels, reports, run, stored, traces
+from oloproof.cli import crash, deciding, imports, init, labels, reports, run, stored, traces
 from oloproof.cli.group import cli
 
 #: The modules whose import registers the commands on `cli`.
-COMMANDS = (deciding, init, labels, reports, run, stored, traces)
+COMMANDS = (deciding, imports, init, labels, reports, run, stored, traces)
 
 
 def main() -> None:

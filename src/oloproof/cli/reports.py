@@ -39,12 +39,15 @@ def report(run_ref: str, html_path: str, baseline: str | None, config: str,
               help="The address to listen on; another than 127.0.0.1 makes the store's texts "
               "readable from elsewhere.")
 @click.option("--open", "open_browser", is_flag=True, help="Open the view in the browser.")
+@click.option("--no-token", is_flag=True, help="Serve without a token: anyone on this machine "
+              "can then read the store (the command warns).")
 @config_option
 @store_option
-def view(port: int, host: str, open_browser: bool, config: str, store: str | None) -> None:
+def view(port: int, host: str, open_browser: bool, no_token: bool, config: str,
+         store: str | None) -> None:
     """Serve the project's runs in a browser, read-only, until Ctrl-C: every run, two side by
     side, a run in progress as it goes (needs the `view` extra: pip install -e '.[view]' in
-    the checkout)."""
+    the checkout). The address it prints carries a token, which every request needs."""
     try:
         from oloproof.view.serve import serve
     except ImportError as exc:
@@ -61,4 +64,4 @@ def view(port: int, host: str, open_browser: bool, config: str, store: str | Non
         sys.stdout.flush()  # a pipe reading the address gets it at once
 
     guard(False, lambda: serve(path, host=host, port=port, open_browser=open_browser,
-                                say=say))
+                                say=say, token=not no_token))

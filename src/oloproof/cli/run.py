@@ -1,5 +1,8 @@
-"""`oloproof run`: run the suite, decide, store, print, and exit on the gate; with the progress
-bar on a terminal, and SIGTERM stopping the run as Ctrl-C does."""
+"""`oloproof run`: run the suite (or part of it), decide, store, print, and exit on the gate;
+with the progress bar on a terminal, SIGTERM stopping the run as Ctrl-C does, and `os._exit`
+guarded while the run executes (a system calling it fails the run, exit 5, instead of ending it
+with exit 0: docs/failures.md#a-system-that-ends-the-process). `oloproof rescore`: the same from
+a stored run's executions, calling no system."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import contextlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import click
@@ -26,10 +30,26 @@ if TYPE_CHECKING:
     from oloproof.report.progress import LiveProgress
 
 
+def _suite_options(command: Callable[..., None]) -> Callable[..., None]:
+    """--config and --policy, as `run` and `rescore` take them."""
+    command = click.option("--policy", default=None, help="The release policy (default: "
+                           "release.yaml beside the suite).")(command)
+    return click.option("--config", default="oloproof.yaml", show_default=True,
+                        help="The suite file.")(command)
+
+
+def _report_options(command: Callable[..., None]) -> Callable[..., None]:
+    """--json, --baseline, --junit, --markdown, --store and --slices, as `run` and `rescore`
+    take them."""
+    for option in (slices_option, store_option, markdown_option, junit_option,
+                   baseline_option, click.option("--json", "as_json", is_flag=True,
+                                                 help="Print the JSON document instead.")):
+        command = option(command)
+    return command
+
+
 @cli.command("run")
-@click.option("--config", default="oloproof.yaml", show_default=True, help="The suite file.")
-@click.option("--policy", default=None, help="The release policy (default: release.yaml beside "
-              "the suite).")
+@_suite_options
 @click.option("--no-cache", is_flag=True, help="Execute every case again.")
 @click.option("--concurrency", type=click.IntRange(1, 4096), default=None,
               help="Cases in flight at once (overrides system.concurrency).")
@@ -41,45 +61,97 @@ if TYPE_CHECKING:
 @click.option("--executor", type=click.Choice(["local", "processes", "ray"]), default=None,
               help="Where the workers run: this process, worker processes on this machine, "
               "or Ray actors (overrides execution.executor).")
-@click.option("--json", "as_json", is_flag=True, help="Print the JSON document instead.")
-@baseline_option
-@junit_option
-@markdown_option
-@store_option
-@slices_option
+@click.option("--case", "cases", multiple=True, metavar="ID",
+              help="Run only this case (repeatable; a subset run).")
+@click.option("-k", "pattern", default=None, metavar="PATTERN",
+              help="Run only the cases whose id or a metadata value holds PATTERN (ignoring "
+              "case; a subset run).")
+@click.option("--limit", type=click.IntRange(1), default=None, metavar="N",
+              help="Run only the first N cases (of those chosen; a subset run).")
+@click.option("--sample", type=click.IntRange(1), default=None, metavar="N",
+              help="Run N cases drawn at random (of those chosen; a subset run).")
+@click.option("--seed", default=None, help="The seed of --sample's draw (default 0: the same "
+              "cases each time).")
+@_report_options
 def run_command(config: str, policy: str | None, no_cache: bool, concurrency: int | None,
-                trials: int | None, workers: int | None, executor: str | None, as_json: bool,
-                baseline: str | None, junit: str | None, markdown: str | None,
-                store: str | None, slices: str) -> None:
+                trials: int | None, workers: int | None, executor: str | None,
+                cases: tuple[str, ...], pattern: str | None, limit: int | None,
+                sample: int | None, seed: str | None, as_json: bool, baseline: str | None,
+                junit: str | None, markdown: str | None, store: str | None,
+                slices: str) -> None:
     """Run the suite, decide, store, print, and exit on the gate.
 
     With --baseline REF (or `baseline:` in the policy) the run is paired case by case with
     that run for its non_inferiority rules; the run being made counts as `latest`, so
-    `latest~1` (or `latest`) is the newest run before it.
+    `latest~1` (or `latest`) is the newest run before it. --case, -k, --limit and --sample
+    run part of the suite: a subset run, which never exits 0.
     """
     from oloproof import api
 
     live = _live_progress() if not as_json else None
 
     def go() -> RunResult:
-        if live is None:
+        with live if live is not None else contextlib.nullcontext():
             return api.run(config, policy, no_cache=no_cache, concurrency=concurrency,
-                           store=store, trials=trials, workers=workers, executor=executor,
-                           baseline=baseline)
-        with live:
-            return api.run(config, policy, no_cache=no_cache, concurrency=concurrency,
-                           on_progress=live.update, store=store, trials=trials,
-                           workers=workers, executor=executor, baseline=baseline)
+                           on_progress=live.update if live is not None else None, store=store,
+                           trials=trials, workers=workers, executor=executor,
+                           baseline=baseline, cases=cases or None, pattern=pattern,
+                           limit=limit, sample=sample, seed=_seed(seed))
 
-    ci = ci_files("oloproof run", junit, markdown, as_json)
+    _run_and_report("oloproof run", go, config, store, as_json, junit, markdown, slices)
+
+
+@cli.command("rescore")
+@click.argument("run", default="latest")
+@_suite_options
+@_report_options
+def rescore_command(run: str, config: str, policy: str | None, as_json: bool,
+                    baseline: str | None, junit: str | None, markdown: str | None,
+                    store: str | None, slices: str) -> None:
+    """Score a stored RUN's outputs again with the suite's current evaluators and judges,
+    calling no system: a new run, stored and decided (default RUN: latest).
+
+    A case whose system or case changed since RUN, that errored there, or that the dataset no
+    longer holds, is listed and left out.
+    """
+    from oloproof import api
+
+    live = _live_progress() if not as_json else None
+
+    def go() -> RunResult:
+        with live if live is not None else contextlib.nullcontext():
+            return api.rescore(run, config, policy, store=store, baseline=baseline,
+                               on_progress=live.update if live is not None else None)
+
+    _run_and_report("oloproof rescore", go, config, store, as_json, junit, markdown, slices)
+
+
+def _seed(seed: str | None) -> int | str | None:
+    """A --seed as the draw takes it: a whole number, or the text."""
+    if seed is None:
+        return None
+    return int(seed) if seed.lstrip("-").isdigit() else seed
+
+
+def _run_and_report(command: str, go: Callable[[], RunResult], config: str,
+                    store: str | None, as_json: bool, junit: str | None,
+                    markdown: str | None, slices: str) -> None:
+    """Run (`go`), write the CI files, print the report or the JSON document, exit on the
+    gate."""
+    ci = ci_files(command, junit, markdown, as_json)
     _sigterm_stops_the_run()
+    from oloproof.execution.exits import os_exit_guarded
+
     def run_it() -> RunResult:
-        if not as_json:
-            return go()
-        # stdout carries the document alone: what else is printed while the run runs -- a
-        # system's own print(), Ray's "(raylet) A worker died ..." notices -- goes to stderr.
-        with contextlib.redirect_stdout(sys.stderr):
-            return go()
+        # In the command's own process only: a library run changes nothing of its host's.
+        with os_exit_guarded():
+            if not as_json:
+                return go()
+            # stdout carries the document alone: what else is printed while the run runs --
+            # a system's own print(), Ray's "(raylet) A worker died ..." notices -- goes to
+            # stderr.
+            with contextlib.redirect_stdout(sys.stderr):
+                return go()
 
     result = guarded(as_json, ci, run_it)
     write_ci(result, ci, as_json, config, store)

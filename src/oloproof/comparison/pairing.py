@@ -89,8 +89,11 @@ class Pairs:
         return int((self.candidate_rows >= 0).sum())
 
 
-def pair_cases(baseline: RunSide, candidate: RunSide) -> Pairs:
-    """Pair the cases of two runs by id (see the module's text); lists in case-id order."""
+def pair_cases(baseline: RunSide, candidate: RunSide, *, within_candidate: bool = False
+               ) -> Pairs:
+    """Pair the cases of two runs by id (see the module's text); lists in case-id order.
+    `within_candidate`: the candidate ran part of the suite, and the baseline's cases it did
+    not choose are outside the comparison, not dropped."""
     base_at = baseline.position()
     cand_at = candidate.position()
     b_digests, c_digests = baseline.digests, candidate.digests
@@ -98,7 +101,8 @@ def pair_cases(baseline: RunSide, candidate: RunSide) -> Pairs:
               if case_id in base_at]
     changed = [case_id for case_id, b_row, c_row in shared
                if b_digests[b_row] != c_digests[c_row]]
-    only = [case_id for case_id in base_at if case_id not in cand_at]
+    only = [] if within_candidate else [case_id for case_id in base_at
+                                        if case_id not in cand_at]
     rows = sorted([(c_digests[c_row], case_id, b_row, c_row) for case_id, b_row, c_row in shared
                    if b_digests[b_row] == c_digests[c_row]]
                   + [(b_digests[base_at[case_id]], case_id, base_at[case_id], -1)

@@ -7,7 +7,8 @@ configuration, and says what changed in the broken cases, then the fixed ones (`
 baseline must be a run of the same project whose suite shares case ids with the candidate's:
 anything else is a usage error that says so, never a comparison of nothing. A baseline of the
 same system name and version is compared, with a warning: two runs of one version measure
-noise, not a change.
+noise, not a change. A baseline whose version has several complete runs of its suite says
+which of them it is, and why (`baseline_taken`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from oloproof.analysis.ordering import case_order
 from oloproof.comparison.changes import case_changes
 from oloproof.comparison.pairing import compare_metric, pair_cases, shared_metrics
 from oloproof.comparison.sides import RunSide, read_side
-from oloproof.document import Comparison, SystemRef
+from oloproof.document import BaselineTaken, Comparison, SystemRef
 from oloproof.errors import UsageError
 from oloproof.store.store import Store
 
@@ -76,10 +77,30 @@ def _warnings(baseline: RunSide, candidate: RunSide) -> list[str]:
     return out
 
 
-def compare_sides(store: Store, baseline: RunSide, candidate: RunSide, level: float
-                  ) -> Comparison:
-    """The comparison of two runs already read (see the module's text)."""
-    pairs = pair_cases(baseline, candidate)
+def baseline_taken(store: Store, baseline: str, candidate: str,
+                   reference: str | None) -> BaselineTaken | None:
+    """Which of the complete runs of its suite, version and variant the baseline is, and why
+    (docs/compare.md#which-run-is-the-baseline); None when it is the only one, or not counted
+    (it did not complete)."""
+    counted = store.counted_runs(baseline)
+    if counted is None:
+        return None
+    others = [r for r in counted.runs if r != candidate]
+    if len(others) < 2:
+        return None
+    by_version = reference is not None and reference.startswith("version:")
+    return BaselineTaken(run=others.index(baseline) + 1, runs=len(others), latest=others[-1],
+                         why="latest" if by_version else "named", reference=reference)
+
+
+def compare_sides(store: Store, baseline: RunSide, candidate: RunSide, level: float, *,
+                  baseline_reference: str | None = None) -> Comparison:
+    """The comparison of two runs already read (see the module's text); `baseline_reference`
+    is how the baseline was named, if it was (by id otherwise). A candidate that ran part of
+    the suite is paired over its own cases only: the baseline's others were not chosen, not
+    dropped (docs/compare.md#which-run-is-the-baseline)."""
+    subset = (candidate.record.get("suite") or {}).get("subset")
+    pairs = pair_cases(baseline, candidate, within_candidate=bool(subset))
     check_comparable(baseline.run_id, baseline.project, candidate.run_id, candidate.project,
                      pairs.paired + len(pairs.changed))
     metrics, metric_warnings, not_compared = shared_metrics(baseline, candidate)
@@ -108,6 +129,10 @@ def compare_sides(store: Store, baseline: RunSide, candidate: RunSide, level: fl
             "pair whose candidate side is missing (a failure for the lower bound), so removing "
             "or editing failing cases cannot improve the comparison; a non_inferiority rule "
             "that allows removals says `dropped: ignore`")
+    if subset:
+        dropped_note.append(
+            f"the candidate is a subset of {subset.get('cases')} of {subset.get('of')} cases: "
+            "only its cases are paired (the baseline's others were not chosen, not dropped)")
     return Comparison(
         baseline=baseline.run_id,
         candidate=candidate.run_id,
@@ -115,6 +140,8 @@ def compare_sides(store: Store, baseline: RunSide, candidate: RunSide, level: fl
         confidence_level=level,
         baseline_system=_system(baseline),
         candidate_system=_system(candidate),
+        baseline_taken=baseline_taken(store, baseline.run_id, candidate.run_id,
+                                      baseline_reference),
         criteria=rows,
         changed=pairs.changed,
         baseline_only=pairs.baseline_only,

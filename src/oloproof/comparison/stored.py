@@ -52,4 +52,5 @@ def compare_in(db: Store, baseline: str, candidate: str) -> Comparison:
     if base == cand:
         check_comparable(base, "", cand, "")
     level = float((candidate_side.record.get("policy") or {}).get("confidence_level", 0.95))
-    return compare_sides(db, read_side(db, base), candidate_side, level)
+    return compare_sides(db, read_side(db, base), candidate_side, level,
+                         baseline_reference=baseline)

@@ -19,6 +19,13 @@ values, simulated by the Bayesian bootstrap for fractions. Not the chance at any
 at a true rate at the threshold a continued run almost never decides. The first total assumes
 the rate stays where it is; they are projections, never promises. Nothing is run.
 
+A rule on a judged criterion (docs/compare.md#a-judged-criterion) is settled by people's labels:
+its totals count labelled cases — those at which the labels alone, their exact interval at the
+labels' rate, would decide it, with the chance (assurance over what the labels say about the
+rate) and an 80% total as above — and, beside them, the labelled cases at which the corrected
+interval the rule decides on, continued at the same rates, would (`stats.corrected_projection`),
+each with the cases that hold them at the run's share of labelled cases.
+
 No projection is made where the interval is not one over independent cases — intervals over
 clusters (more clusters, not cases, would narrow them), quantiles, the paired difference of a
 non_inferiority rule — nor where something other than more cases decides (missing cases of an
@@ -27,6 +34,7 @@ observed-count rule, an unchecked transform); each row says what would.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 from oloproof.document import (
@@ -41,9 +49,12 @@ from oloproof.document import (
 from oloproof.stats import (
     ASSURANCE,
     BENTKUS_METHOD,
+    JUDGED_LABELS_LIMIT,
     RATE_METHOD,
+    AssuredProjection,
     assured_projection,
     continued_chance,
+    corrected_projection,
     mean_projection,
     percent,
     rate_projection,
@@ -60,6 +71,15 @@ PROJECTION_NOTE = (
     "near the threshold a continued run decides far less often. The second total decides at "
     "least 80% of the time in that sense, when any does. Both count observed cases (with "
     "trials, cases at the same number of trials). Nothing was run."
+)
+
+#: The note of a plan whose undecided rules are all sequential (a pytest session's tests,
+#: docs/pytest.md#how-a-marked-test-decides): its totals are trials of one test, not cases.
+SEQUENTIAL_PROJECTION_NOTE = (
+    "A projection, not a promise. Each total counts the trials of one case (a pytest test): "
+    "the number at which the exact interval at the pass share seen would decide, if the share "
+    "stayed exactly there, which it will not; its chance is the exact chance that the rule, "
+    "given that many trials, decides when the true pass rate is that share. Nothing was run."
 )
 
 _NO_MORE = {
@@ -122,20 +142,29 @@ def _projected(rule_id: str, decision: DecisionRow, metric: RateRow, level: floa
                                  "chance": chance, "chance_method": method,
                                  "chance_assumption": ASSURANCE,
                                  "reachable": likely.reachable}
-    if likely.total is not None:
-        update.update(likely_total=likely.total, likely_more=max(likely.total - observed, 0),
-                      likely_chance=likely.chance, likely_method=likely.method)
-        note += (f"; {likely.total} observed cases would reach it with a "
-                 f"{percent(likely.chance or 0.0)} chance ({likely.method})")
-    elif likely.reason == "out_of_reach" and likely.reachable is not None:
-        note += (f"; no number of cases gives an 80% chance: the run leaves a "
-                 f"{percent(1.0 - likely.reachable)} chance that the rate is on the other side "
-                 f"of the threshold, where no number of cases reaches {state}")
+    note += _likely(likely, observed, update, "observed cases", "cases", "the run leaves",
+                    f", where no number of cases reaches {state}")
     if metric.missing:
         note += (f"; the {metric.missing} missing case(s) widen today's interval and are not "
                  "counted (observed cases only)")
     update["note"] = note
     return base.model_copy(update=update)
+
+
+def _likely(likely: AssuredProjection, now: int, update: dict[str, object], unit: str,
+            counted: str, who: str, beyond: str = "") -> str:
+    """The 80% total into `update`, and what the note says of it: the total and its chance,
+    or why no number of `counted` gives 80% (`who` leaves the chance it leaves)."""
+    if likely.total is not None:
+        update.update(likely_total=likely.total, likely_more=max(likely.total - now, 0),
+                      likely_chance=likely.chance, likely_method=likely.method)
+        return (f"; {likely.total} {unit} would reach it with a "
+                f"{percent(likely.chance or 0.0)} chance ({likely.method})")
+    if likely.reason == "out_of_reach" and likely.reachable is not None:
+        return (f"; no number of {counted} gives an 80% chance: {who} a "
+                f"{percent(1.0 - likely.reachable)} chance that the rate is on the other side "
+                f"of the threshold{beyond}")
+    return ""
 
 
 def _not_projected(rule_id: str, decision: DecisionRow, metric: MetricRow | None,
@@ -152,6 +181,129 @@ def _not_projected(rule_id: str, decision: DecisionRow, metric: MetricRow | None
         row = row.model_copy(update={"observed": len(values), "passed": None,
                                      "values": _values_in_words(rate)})
     return row
+
+
+def _sequential_plan(decision: DecisionRow) -> PlanRow:
+    """An undecided sequential rule (docs/pytest.md#how-a-marked-test-decides): the projection
+    its decision carries — the trials at which the exact interval at the pass share seen would
+    decide, and the exact chance the rule with that many trials decides at that share — in
+    trials, not cases (its `method` says so)."""
+    counts = (f"{decision.passed or 0} passed, {decision.failed or 0} failed"
+              + (f", {decision.errored} errored" if decision.errored else "")
+              + f" of {decision.trials_run} trials (at most {decision.trials})")
+    base = PlanRow(rule=decision.rule, metric=decision.metric, reasons=list(decision.reasons),
+                   observed=decision.trials_run, passed=decision.passed,
+                   threshold=None if decision.threshold is None else float(decision.threshold),
+                   method=decision.method or "")
+    if R.TRIALS_NOT_FINISHED in decision.reasons:
+        return base.model_copy(update={"reason": "trials_not_finished", "note": (
+            f"now {counts}; no projection needed: the case's trials stopped before the rule "
+            "decided, and running the rest of them settles it or says how far it is")})
+    if decision.more_trials is None or decision.trials is None:
+        reason = decision.projection_reason or "no_observations"
+        return base.model_copy(update={"reason": reason, "note": (
+            f"now {counts}; no projection: {_NO_SEQUENTIAL.get(reason, reason)}")})
+    total = decision.trials + decision.more_trials
+    note = (f"now {counts}; projected: at the pass share seen, {total} trials "
+            f"({decision.more_trials} more than the rule's {decision.trials}) would decide "
+            "the exact interval")
+    if decision.more_trials_chance is not None:
+        note += (f" — the sequential rule with trials={total} decides with a "
+                 f"{percent(decision.more_trials_chance)} chance at that share")
+    return base.model_copy(update={"total": total, "more": decision.more_trials,
+                                   "chance": decision.more_trials_chance,
+                                   "chance_method": decision.method, "note": note})
+
+
+_NO_SEQUENTIAL = {
+    "errored_trials": "the errored trials leave the minimum between the share of passes and "
+                      "the share of passes or errored; fixing what errors settles it",
+    "share_equals_minimum": "the pass share seen equals the minimum: at that share no number "
+                            "of trials decides",
+    "beyond_limit": "more than 20,000 trials at the pass share seen",
+    "no_observations": "no trial ran",
+}
+
+
+def _judged(decision: DecisionRow, metric: RateRow, level: float,
+            reason: DecisionReason | str | None) -> PlanRow:
+    """A rule on a judged criterion: the labelled cases that would settle it (see the
+    module's text), or why none is projected."""
+    judge = metric.judge
+    assert judge is not None
+    labelled = judge.both_pass + judge.judge_only + judge.person_only + judge.both_fail
+    people = judge.both_pass + judge.person_only
+    criterion = metric.id
+    base = _not_projected(decision.rule, decision, metric, "", "").model_copy(update={
+        "reason": None, "unit": LABELLED, "observed": labelled, "passed": people,
+        "estimate": people / labelled if labelled else None,
+        "cases": metric.observed + metric.missing})
+    sample = (f"`oloproof labels sample --criterion {criterion} --n N -o FILE` draws more "
+              "of the suite's cases (the same seed keeps the ones drawn), "
+              "`oloproof labels review FILE` labels them")
+    if reason == R.JUDGE_NOT_CHECKED or judge.status == "uncalibrated":
+        return base.model_copy(update={"reason": "judge_not_checked", "note": (
+            f"no projection yet: the judge is not checked against people ({judge.why}); "
+            f"until at least 10 of its sampled cases are labelled, its verdicts decide "
+            f"nothing — {sample}")})
+    if metric.trials and metric.trials > 1:
+        return base.model_copy(update={"reason": "judged_with_trials", "note": (
+            "no projection for a judged criterion with trials: a case's value is its share "
+            "of agreeing trials, which more labels narrow unevenly")})
+    threshold = float(decision.threshold) if decision.threshold is not None else 0.0
+    low = threshold if decision.threshold_side == "min" else None
+    high = None if decision.threshold_side == "min" else threshold
+    if not labelled:
+        return base.model_copy(update={"reason": "no_observations",
+                                       "note": _NO_MORE["no_observations"]})
+    projection = rate_projection(people, labelled, level, minimum=low, maximum=high)
+    corrected = corrected_projection(
+        judge.both_pass, judge.judge_only, judge.person_only, judge.both_fail,
+        judge_passed=metric.passed, judge_observed=metric.observed,
+        judge_missing=metric.missing, level=level, minimum=low, maximum=high,
+        approximate=bool(metric.approximate))
+    cases = metric.observed + metric.missing
+    shared = {"threshold": threshold, "method": projection.method,
+              "corrected_total": corrected.labelled, "corrected_cases": corrected.cases,
+              "corrected_reason": corrected.reason}
+    after = (f"the corrected interval the rule decides on ({metric.method}), continued at "
+             "the same rates, " + (
+                 f"reaches it at {corrected.labelled} labelled cases ({corrected.cases} cases)"
+                 if corrected.labelled is not None else
+                 "has no estimate to continue: a verdict of the judge has none of its cases "
+                 "labelled" if corrected.reason == "stratum_unlabelled" else
+                 f"reaches it at no number of labelled cases up to {JUDGED_LABELS_LIMIT:,}"))
+    if projection.total is None:
+        why = projection.reason or "beyond_limit"
+        return base.model_copy(update=shared | {"reason": why, "note": (
+            f"{_NO_MORE.get(why, why)} (people's labels: {people}/{labelled}); {after}")})
+    state = RuleState(projection.state) if projection.state else None
+    total = projection.total
+    more = max(total - labelled, 0)
+    chance, method = continued_chance(total, level, passed=people, observed=labelled,
+                                      minimum=low, maximum=high)
+    likely = assured_projection(level, passed=people, observed=labelled, minimum=low,
+                                maximum=high)
+    cases_total = math.ceil(cases * total / labelled)
+    update: dict[str, object] = shared | {
+        "total": total, "more": more, "state": state, "chance": chance,
+        "chance_method": method, "chance_assumption": LABELS_ASSURANCE,
+        "reachable": likely.reachable, "cases_total": cases_total}
+    note = (f"people's labels decide it: at their rate ({people}/{labelled} labelled cases "
+            f"passed), {total} labelled cases would reach {state} on the labels alone (their "
+            f"exact interval): {more} more than now, {cases_total} cases at this run's share "
+            f"({labelled} labelled of {cases}); continued to that many labels, the run reaches "
+            f"it with a {percent(chance)} chance, the rate drawn from what the labels say")
+    note += _likely(likely, labelled, update, "labelled cases", "labels", "the labels leave")
+    update["note"] = f"{note}. {after[0].upper()}{after[1:]}. {sample[0].upper()}{sample[1:]}"
+    return base.model_copy(update=update)
+
+
+#: The unit a judged rule's plan counts.
+LABELLED = "labelled cases"
+#: The assumption a judged rule's chances rest on, in words.
+LABELS_ASSURANCE = ("the rate drawn from what people's labels say about it (their confidence "
+                    "distribution), the labels continued with those made kept")
 
 
 def plan_row(decision: DecisionRow, metric: MetricRow | None, level: float,
@@ -172,6 +324,8 @@ def plan_row(decision: DecisionRow, metric: MetricRow | None, level: float,
         return _not_projected(rule, decision, None, "no_executions", (
             "no projection: the run holds no execution to count errors among; running the "
             "suite settles the rule"))
+    if decision.kind == "sequential":
+        return _sequential_plan(decision)
     if decision.kind == "non_inferiority":
         return _not_projected(rule, decision, None, "paired_difference", (
             "no projection for a non_inferiority rule: its paired difference interval "
@@ -194,6 +348,8 @@ def plan_row(decision: DecisionRow, metric: MetricRow | None, level: float,
         return skip("insufficient_clusters", (
             "no projection: the interval over clusters needs more clusters, not more cases of "
             "the same ones"))
+    if isinstance(metric, RateRow) and metric.judge is not None and metric.metric_type is None:
+        return _judged(decision, metric, level, reason)
     if not isinstance(metric, RateRow):
         return skip("quantile", (
             "no projection for a quantile: its order-statistic interval depends on the values "
@@ -221,7 +377,10 @@ def plan_decisions(run_id: str, policy: Policy, decisions: Sequence[DecisionRow]
     trials; `Analysis.observed_values`)."""
     by_id = {m.id: m for m in metrics}
     found = values or {}
+    undecided = [d for d in decisions if d.state == RuleState.INSUFFICIENT_EVIDENCE]
     rows = [plan_row(d, by_id.get(d.metric), policy.confidence_level, found.get(d.metric))
-            for d in decisions if d.state == RuleState.INSUFFICIENT_EVIDENCE]
+            for d in undecided]
+    sequential = bool(undecided) and all(d.kind == "sequential" for d in undecided)
     return Plan(run_id=run_id, confidence_level=policy.confidence_level, rules=rows,
-                decided=len(decisions) - len(rows), note=PROJECTION_NOTE)
+                decided=len(decisions) - len(rows),
+                note=SEQUENTIAL_PROJECTION_NOTE if sequential else PROJECTION_NOTE)

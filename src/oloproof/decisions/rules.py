@@ -8,9 +8,9 @@ that was made.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from oloproof.document import (
     BaselineSummary,
@@ -25,7 +25,11 @@ from oloproof.document import (
     RateRow,
     RuleState,
 )
+from oloproof.stats.binomial import RATE_METHOD
 from oloproof.suite.policy import Policy, Rule
+
+if TYPE_CHECKING:
+    from oloproof.stats.sequential import SequentialDecision
 
 MIN_CLUSTERS = 20
 
@@ -82,20 +86,59 @@ def decide_rule(
             return out(S.INSUFFICIENT_EVIDENCE, R.INSUFFICIENT_CLUSTERS)
     if not metric.observed:
         return out(S.INSUFFICIENT_EVIDENCE, R.NO_OBSERVATIONS)
-    lower, upper = metric.lower, metric.upper
+    decided = _on_interval(rule, metric.lower, metric.upper)
+    if decided is not None:
+        state, reason = decided
+        return out(state, reason, needed if state == S.PASS else other)
+    undecided = out(S.INSUFFICIENT_EVIDENCE, R.INTERVAL_OVERLAPS_THRESHOLD)
+    if _errors_hide_interval(rule, metric, policy.confidence_level):
+        undecided.reasons.append(R.ERRORED_EXECUTIONS_HIDE_OUTCOME)
+    return undecided
+
+
+def _on_interval(rule: Rule, lower: float | None, upper: float | None
+                 ) -> tuple[RuleState, DecisionReason] | None:
+    """PASS or FAIL on this interval, with the reason, or None: it overlaps the threshold."""
     if rule.min is not None:
         t = rule.min
         if lower is not None and lower >= t:
-            return out(S.PASS, R.LOWER_BOUND_MEETS_MINIMUM)
+            return S.PASS, R.LOWER_BOUND_MEETS_MINIMUM
         if upper is not None and upper < t:
-            return out(S.FAIL, R.UPPER_BOUND_BELOW_MINIMUM, other)
-        return out(S.INSUFFICIENT_EVIDENCE, R.INTERVAL_OVERLAPS_THRESHOLD)
+            return S.FAIL, R.UPPER_BOUND_BELOW_MINIMUM
+        return None
     t = float(rule.max if rule.max is not None else 0)
     if upper is not None and upper <= t:
-        return out(S.PASS, R.UPPER_BOUND_MEETS_MAXIMUM)
+        return S.PASS, R.UPPER_BOUND_MEETS_MAXIMUM
     if lower is not None and lower > t:
-        return out(S.FAIL, R.LOWER_BOUND_ABOVE_MAXIMUM, other)
-    return out(S.INSUFFICIENT_EVIDENCE, R.INTERVAL_OVERLAPS_THRESHOLD)
+        return S.FAIL, R.LOWER_BOUND_ABOVE_MAXIMUM
+    return None
+
+
+def _errored_missing(metric: MetricRow) -> int:
+    """How many of the row's missing cases (trials) are missing because their execution
+    errored (a judge's failure is not an errored execution: docs/failures.md#the-error-budget)."""
+    return metric.missing_by_reason.get("case_errored", 0)
+
+
+def _errors_hide_interval(rule: Rule, metric: MetricRow, level: float) -> bool:
+    """Whether an undecided interval rule is undecided because of its errored executions
+    (docs/failures.md#errors-that-hide-an-outcome): on an exact interval over cases, had they all
+    passed the rule would PASS, or had they all failed it would FAIL, the other missing cases
+    bounded as they are. On a row over trials or clusters, whose bounds come from per-case
+    values the row does not carry, whenever errored executions are among the missing."""
+    errored = _errored_missing(metric)
+    if not errored or not isinstance(metric, RateRow):
+        return False
+    if metric.method != RATE_METHOD:
+        return True
+    from oloproof.stats import rate_interval
+
+    passed, observed, missing = metric.passed, metric.observed + errored, \
+        metric.missing - errored
+    if_passed = rate_interval(passed + errored, observed, missing, level)
+    if_failed = rate_interval(passed, observed, missing, level)
+    return (_on_interval(rule, if_passed.lower, if_passed.upper) is not None
+            or _on_interval(rule, if_failed.lower, if_failed.upper) is not None)
 
 
 def _count_row(rule: Rule, metric: MetricRow | None, state: RuleState,
@@ -124,7 +167,13 @@ def _observed_count(rule: Rule, metric: MetricRow) -> DecisionRow:
         state, reason = S.PASS, R.OBSERVED_FAILURES_WITHIN_LIMIT
     else:
         state, reason = S.INSUFFICIENT_EVIDENCE, R.MISSING_COULD_CHANGE_OUTCOME
-    return _count_row(rule, metric, state, reason)
+    row = _count_row(rule, metric, state, reason)
+    errored = _errored_missing(metric)
+    # Had every errored one passed, a PASS; had every one failed, a FAIL: they decide it.
+    if reason == R.MISSING_COULD_CHANGE_OUTCOME and errored and (
+            failures + metric.missing - errored <= limit or failures + errored > limit):
+        row.reasons.append(R.ERRORED_EXECUTIONS_HIDE_OUTCOME)
+    return row
 
 
 def decide_non_inferiority(rule: Rule, row: CriterionComparison | None,
@@ -187,20 +236,70 @@ def decide_max_errored(rule: Rule, executions: Executions) -> DecisionRow:
                        max_share=rule.max_share, max_count=rule.max_count)
 
 
+def decide_sequential(rule: Rule, outcomes: Sequence[str], level: float) -> DecisionRow:
+    """docs/pytest.md#the-stored-run: the case's trials of the rule's criterion, in trial order
+    (`passed`, `failed`, or `errored` for a missing one; excluded trials left out), fed to the
+    sequential rule (`oloproof.stats.sequential.SequentialRate`) until it decides or `trials`
+    are used: the decision a marked pytest test made, made again from what was stored."""
+    from oloproof.stats.sequential import SequentialRate
+
+    rate = SequentialRate(minimum=float(rule.min or 0.0), trials=int(rule.trials or 0),
+                          level=level)
+    for outcome in outcomes:
+        if rate.decided:
+            break
+        rate = rate.add(outcome)
+    return sequential_row(rule.id, rule.subject, rule.case, rate.decision())
+
+
+def sequential_row(rule: str, metric: str, case: str | None,
+                   made: SequentialDecision) -> DecisionRow:
+    """A sequential rule's decision row from the rule's decision (`SequentialRate.decision`):
+    its state with the reason, counts and bounds. A case whose trials end before the rule
+    decides is INSUFFICIENT_EVIDENCE (`trials_not_finished`; with none at all,
+    `no_observations`)."""
+    if made.trials_run == 0:
+        state, reason = S.INSUFFICIENT_EVIDENCE, R.NO_OBSERVATIONS
+    elif made.state == S.PASS:
+        state, reason = S.PASS, R.LOWER_BOUND_MEETS_MINIMUM
+    elif made.state == S.FAIL:
+        state, reason = S.FAIL, R.UPPER_BOUND_BELOW_MINIMUM
+    elif made.state == S.INSUFFICIENT_EVIDENCE:
+        state, reason = S.INSUFFICIENT_EVIDENCE, R.INTERVAL_OVERLAPS_THRESHOLD
+    else:  # CONTINUE: more trials were to run
+        state, reason = S.INSUFFICIENT_EVIDENCE, R.TRIALS_NOT_FINISHED
+    side: Literal["lower", "upper"] = "upper" if state == S.FAIL else "lower"
+    return DecisionRow(
+        rule=rule, metric=metric, state=state, reasons=[reason], kind="sequential",
+        bound=made.upper if side == "upper" else made.lower, bound_side=side,
+        threshold=made.minimum, threshold_side="min", case=case, level=made.level,
+        trials=made.trials, trials_run=made.trials_run, passed=made.passed, failed=made.failed,
+        errored=made.errored, lower=made.lower, upper=made.upper, more_trials=made.more_trials,
+        more_trials_chance=made.more_trials_chance, projection_reason=made.projection_reason,
+        method=made.method)
+
+
 def decide(
     policy: Policy, metrics: Sequence[MetricRow], checked_transforms: dict[str, bool],
     baseline: BaselineSummary | None = None, executions: Executions | None = None,
+    case_trials: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[list[DecisionRow], Gate]:
     """Every rule's decision and the release gate.
 
     `baseline` holds the paired figures against the baseline run that `non_inferiority` rules
     decide on (docs/compare.md#gating-on-it-kind-non_inferiority); a policy with such a rule and no
     baseline is refused before this (a configuration error), so here a missing one is a bug.
-    `executions` is the run's accounting, which `max_errored` rules decide on.
+    `executions` is the run's accounting, which `max_errored` rules decide on. `case_trials`
+    holds, by rule id, the trial outcomes each `sequential` rule decides on (`decide_sequential`).
     """
     by_id = {m.id: m for m in metrics}
     decisions = []
     for rule in policy.rules:
+        if rule.kind == "sequential":
+            decisions.append(decide_sequential(
+                rule, (case_trials or {}).get(rule.id, ()),
+                rule.level if rule.level is not None else policy.confidence_level))
+            continue
         if rule.kind == "max_errored":
             if executions is None:
                 raise ValueError(f"rule {rule.id!r} needs the run's executions")

@@ -12,7 +12,7 @@ from pydantic import Field, model_validator
 
 from oloproof.evaluators.base import Evaluator, EvaluatorConfig, register
 from oloproof.evaluators.evidence import Evidence
-from oloproof.evaluators.judgment import Judgment, failed, passed
+from oloproof.evaluators.judgment import VERDICT_CODES, Judgment, failed, missing, passed
 
 _ABSENT = object()
 
@@ -206,3 +206,45 @@ class JsonSchema(Evaluator):
         if errors:
             return failed("schema_violation", errors=errors[:20])
         return passed()
+
+
+_RECORDED_VERDICTS = ("passed", "failed", "missing", "excluded")
+_REASON = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+@register("recorded")
+class Recorded(Evaluator):
+    """The verdict the system itself recorded in its output: for a system that replays
+    outcomes judged where they happened — a pytest trial (docs/pytest.md#the-stored-run), an
+    imported harness's score — so that the run stores and shows them as any judgment.
+
+    `output[field]` is `passed`, `failed`, `missing` or `excluded`; `output["reason"]` (a
+    snake_case word) says why, and is required for `missing` and `excluded`;
+    `output["details"]`, a JSON object, is kept as the judgment's details (what the case panel
+    shows: an assertion's message). An output without the field, or with anything else in it,
+    is missing (`no_recorded_verdict`, `not_a_verdict`), never a pass.
+
+    Args:
+        field: the output field holding the verdict (default `verdict`).
+    """
+
+    class Config(EvaluatorConfig):
+        field: str = Field(default="verdict", min_length=1)
+
+    config: Config
+
+    def judge(self, evidence: Evidence) -> Judgment:
+        output = evidence.output or {}
+        verdict = output.get(self.config.field, _ABSENT)
+        if verdict is _ABSENT:
+            return missing("no_recorded_verdict", field=self.config.field)
+        reason = output.get("reason")
+        details = output.get("details")
+        if verdict not in _RECORDED_VERDICTS or (
+                reason is not None and not (isinstance(reason, str) and _REASON.match(reason))) \
+                or (details is not None and not isinstance(details, dict)) \
+                or (verdict in ("missing", "excluded") and reason is None):
+            return missing("not_a_verdict", field=self.config.field,
+                           recorded={"verdict": verdict, "reason": reason, "details": details},
+                           accepted=list(_RECORDED_VERDICTS))
+        return Judgment(VERDICT_CODES[verdict], reason, details or None)

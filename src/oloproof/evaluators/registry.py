@@ -34,7 +34,7 @@ CheckFunction = Callable[[dict[str, Any], dict[str, Any] | None, dict[str, Any]]
 Kind = Literal["type", "check"]
 
 BUILT_IN_MODULES = ("output", "agent", "multi_agent", "state", "faults", "metamorphic", "custom",
-                    "judge")
+                    "judge", "imported")
 """The modules of `oloproof.evaluators` that register the built-in evaluator types."""
 
 

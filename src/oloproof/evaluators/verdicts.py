@@ -9,9 +9,10 @@ judge is sent `request.messages` and its reply is read into a `JudgeVerdict`. Bo
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 JUDGE_VERDICT_KIND = "judge_verdict/v1"
 
@@ -56,8 +57,28 @@ class JudgeRequest(BaseModel):
     temperature: float = 0.0
 
 
+#: The largest token count kept (SQLite's largest integer).
+_MOST_TOKENS = 2**63 - 1
+
+
+def token_count(value: object) -> int | None:
+    """A token count as a reply gave it, if it is one: a whole number from 0 (a float that is
+    one, such as `12.0`, included), else None — negative, infinite, NaN, text, true or false
+    are no counts, and are dropped rather than stored (docs/judges.md#what-a-reply-may-hold)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        if not math.isfinite(value) or not value.is_integer():
+            return None
+        value = int(value)
+    if isinstance(value, int) and 0 <= value <= _MOST_TOKENS:
+        return value
+    return None
+
+
 class JudgeVerdict(BaseModel):
-    """A judge's answer: `pass` or `fail`, why, and (optionally) what the call cost."""
+    """A judge's answer: `pass` or `fail`, why, and (optionally) what the call cost. A token
+    count that is no count (negative, infinite, not a number) is dropped, not refused."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -66,6 +87,11 @@ class JudgeVerdict(BaseModel):
     input_tokens: int | None = Field(default=None, ge=0)
     output_tokens: int | None = Field(default=None, ge=0)
     model: str | None = None
+
+    @field_validator("input_tokens", "output_tokens", mode="before")
+    @classmethod
+    def _count_or_nothing(cls, value: object) -> int | None:
+        return token_count(value)
 
 
 def verdict_from_text(text: str | None) -> JudgeVerdict | None:
@@ -106,5 +132,5 @@ def verdict_from_value(value: Any) -> JudgeVerdict | None:
 
 
 __all__ = ["JUDGE_ERROR", "JUDGE_FAILURES", "JUDGE_UNPARSEABLE", "JUDGE_VERDICT_KIND",
-           "VERDICT_SCHEMA", "JudgeRequest", "JudgeVerdict", "verdict_from_text",
+           "VERDICT_SCHEMA", "JudgeRequest", "JudgeVerdict", "token_count", "verdict_from_text",
            "verdict_from_value"]

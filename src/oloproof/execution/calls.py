@@ -19,8 +19,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from oloproof.digest import canonical_json, compact_json
-from oloproof.errors import ErrorKind, RecordingError, UnstorableRecording
-from oloproof.execution.exits import CONTAINED, SYSTEM_EXITS, exit_text, from_a_signal
+from oloproof.errors import ErrorKind, RecordedError, RecordingError, UnstorableRecording
+from oloproof.execution.exits import (
+    CONTAINED,
+    SYSTEM_EXITS,
+    ProcessExit,
+    exit_text,
+    from_a_signal,
+)
 from oloproof.execution.target import SystemTarget
 from oloproof.execution.units import CaseError
 from oloproof.recording.protocols import STATE_KIND, ReplayChange, Stateful
@@ -356,17 +362,23 @@ def _snapshot_error(exc: BaseException) -> CaseError:
 
 def _failure(exc: BaseException, prefix: str | None) -> CallResult:
     """The result of a call that raised: the case's error, `system_exit` for SystemExit and
-    KeyboardInterrupt (Ctrl-C itself is raised on: it stops the run, `exits.py`)."""
+    KeyboardInterrupt, `process_exit` for an `os._exit` the command stopped (Ctrl-C itself is
+    raised on: it stops the run, `exits.py`)."""
     if from_a_signal(exc):
         raise exc
     kind = ErrorKind.SYSTEM_ERROR
     text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, RecordedError):  # an imported run's error, as its harness recorded it
+        return CallResult(None, error=CaseError(
+            exc.error_kind, escaped(exc.message),
+            escaped(exc.traceback) if exc.traceback else None), raised=exc)
     if isinstance(exc, RecordingError):
         text = exc.message
         if isinstance(exc, UnstorableRecording):
             kind = ErrorKind.UNSTORABLE_OUTPUT
     elif isinstance(exc, SYSTEM_EXITS):
-        kind, text = ErrorKind.SYSTEM_EXIT, exit_text(exc)
+        kind = ErrorKind.PROCESS_EXIT if isinstance(exc, ProcessExit) else ErrorKind.SYSTEM_EXIT
+        text = exit_text(exc)
     message = f"{prefix}: {text}" if prefix else text
     kept = escaped(message)
     if kept is not message:  # a lone surrogate: the message is kept escaped, and says so

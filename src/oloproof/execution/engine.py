@@ -9,7 +9,10 @@ the transport, which runs them whole on a worker and returns `UnitResult`s in bu
 are written through the store's batched background writer, at least once a second.
 
 This module is the run loop and the planning of each chunk; the keys of each case come from
-`keys.RunKeys`, and what comes back is stored and tallied by `intake.ResultIntake`.
+`keys.RunKeys`, and what comes back is stored and tallied by `intake.ResultIntake`. A run
+whose executions come from a stored run (`executions_from`, `stored_run.StoredExecutions`:
+`oloproof rescore`) is planned the same way, and never sends a unit to the system: a unit the
+stored run cannot give whole is left out and listed (`refused`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from oloproof.execution.judging import asks_for, judge_positions
 from oloproof.execution.keys import RunKeys
 from oloproof.execution.procedure import run_without_system
 from oloproof.execution.retries import Throttle
+from oloproof.execution.stored_run import Refusal, StoredExecutions, first_refusals
 from oloproof.execution.suite_to_run import SuiteToRun
 from oloproof.execution.transports import Transport, local_transport
 from oloproof.execution.units import CachedExecution, CaseJob, ReplayJob, UnitJob, UnitResult
@@ -60,9 +64,12 @@ class RunEngine:
     def __init__(
         self, suite: SuiteToRun, store: Store, run_id: str, *, no_cache: bool = False,
         concurrency: int | None = None, progress: Progress | None = None,
-        transport: Transport | None = None,
+        transport: Transport | None = None, executions_from: StoredExecutions | None = None,
     ) -> None:
         self.suite = suite
+        # Where executions come from when not from the system: a stored run's (its units only).
+        self.executions_from = executions_from
+        self._refused: list[tuple[int, Refusal]] = []
         self.store = store
         self.run_id = run_id
         self.no_cache = no_cache
@@ -169,6 +176,8 @@ class RunEngine:
         planned = self._planned(units)
         cached = {} if self.no_cache else self.store.lookup_executions(
             [p.exec_key for cases in planned for p in cases])
+        if self.executions_from is not None:
+            planned = self._from_stored_run(planned, cached)
         work = self._take_cached(planned, cached, intake) if cached else planned
         if not work:
             return []
@@ -183,6 +192,8 @@ class RunEngine:
         for cases, unit_case_jobs, replay_jobs in zip(work, case_jobs, replays, strict=True):
             # (trial, trials) in the fields' order: see `ResultIntake._tally` on keywords
             job = UnitJob(unit, unit_case_jobs, replay_jobs, cases[0].trial, self.trials)
+            if self.executions_from is not None and not self._whole(job, cases):
+                continue  # (what the system would have to run: left out, listed)
             unit += 1
             if job.needs_system:
                 intake.in_flight[job.unit] = cases
@@ -191,6 +202,56 @@ class RunEngine:
                 intake.take(run_without_system(job, self.evaluators), cases)
         self._next_unit = unit
         return jobs
+
+    def _from_stored_run(self, planned: list[list[PlannedCase]],
+                         cached: dict[str, tuple[Any, float | None]]
+                         ) -> list[list[PlannedCase]]:
+        """The planned units the stored run gives whole — every case and trial of the unit
+        held by it, unchanged, its execution in the store; the others are listed, not run."""
+        source = self.executions_from
+        assert source is not None
+        refused: dict[str, Refusal] = {}  # by the unit's source case id
+        for cases in planned:
+            head = cases[0].case.id
+            if head in refused:
+                continue
+            for p in cases:
+                why = source.refusal(p.case.id, p.trial, p.case.digest, p.exec_key)
+                if why is None and p.exec_key not in cached:
+                    why = Refusal(p.case.id, "not_stored")
+                if why is not None:
+                    refused[head] = why
+                    break
+        if not refused:
+            return planned
+        kept = []
+        for cases in planned:
+            if cases[0].case.id in refused:
+                self._refuse(cases, refused[cases[0].case.id])
+            else:
+                kept.append(cases)
+        return kept
+
+    def _whole(self, job: UnitJob, cases: list[PlannedCase]) -> bool:
+        """Whether a unit of a run from a stored run needs nothing of the system (judges may
+        still be asked); if it does, it is listed and left out."""
+        if all(c.cached is not None for c in job.cases) and \
+                all(r.record is not None for r in job.replays):
+            return True
+        lost = next((c.case.id for c in job.cases if c.cached is None), None)
+        self._refuse(cases, Refusal(lost, "not_stored") if lost is not None
+                     else Refusal(cases[0].case.id, "replay_not_stored"))
+        return False
+
+    def _refuse(self, cases: list[PlannedCase], why: Refusal) -> None:
+        self._refused.append((cases[0].seq, why))
+        self.progress.total -= len(cases)
+
+    @property
+    def refused(self) -> list[Refusal]:
+        """The source cases a run from a stored run left out, each with why, in dataset
+        order (empty for any other run)."""
+        return first_refusals(why for _, why in sorted(self._refused, key=lambda r: r[0]))
 
     def _planned(self, units: list[list[Case]]) -> list[list[PlannedCase]]:
         """Each trial of each unit of a chunk, as its planned cases (source first)."""

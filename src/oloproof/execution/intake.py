@@ -211,8 +211,10 @@ class ResultIntake:
             if execution is not None and error is None:
                 exec_key = self._keep_execution(planned, execution)
         shown = self._shown(planned, judgments) if self._judges and error is None else None
+        # (an execution reused from the cache and judged again is cached: the system was not
+        # called for it — docs/failures.md#accounting)
         self._tally(planned, codes, reasons, case_key, None if error is not None else facts,
-                    latency, error=error, cached=False, exec_key=exec_key,
+                    latency, error=error, cached=execution is None, exec_key=exec_key,
                     noted=execution is not None and execution.snapshot_error is not None,
                     attempts=1 if execution is None else execution.attempts, shown=shown)
 

@@ -28,7 +28,6 @@ import importlib
 import inspect
 import json
 import os
-import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -47,9 +46,11 @@ from oloproof.evaluators.verdicts import (
     VERDICT_SCHEMA,
     JudgeRequest,
     JudgeVerdict,
+    token_count,
     verdict_from_text,
     verdict_from_value,
 )
+from oloproof.execution import model_text
 from oloproof.execution.retries import RetryPolicy, Throttle, call_with_retries_async
 from oloproof.execution.target import forget_foreign, remember_imports
 from oloproof.execution.units import CaseJob, JudgeAsk
@@ -62,9 +63,8 @@ from oloproof.suite.config import (
 
 #: How many times a reply that is not a verdict is asked for (once, then once again).
 PARSE_TRIES = 2
-#: Below this length a key is a stand-in (a local server takes any value), blotted out only
-#: where it stands as a word of its own.
-_SHORT_KEY = 12
+#: What the model a reply names is cut to.
+_MODEL_NAME_CAP = 200
 #: How many verdicts a panel keeps at hand (made or looked up lately): enough for the trials of
 #: a chunk's cases, which finish close together, before the store has them.
 KEPT_VERDICTS = 4096
@@ -178,7 +178,7 @@ def asks_for(evidence: Evidence, evaluators: Sequence[Evaluator],
 # ---- the judges of a process -----------------------------------------------------------------
 
 
-class _Judge:
+class PanelJudge:
     """One `judges:` entry in this process: its client or function and its concurrency."""
 
     def __init__(self, config: JudgeConfig, share: int) -> None:
@@ -212,33 +212,63 @@ class _Judge:
         return os.environ.get(self.config.key_variable) or None
 
     def scrub(self, text: str) -> str:
-        """`text` with the API key, should an error repeat it, blotted out: everywhere, or,
-        for a short stand-in a local server takes (`ollama`, `EMPTY`), where it stands as a
-        word of its own, so that the words merely containing it stay readable."""
-        secret = self._secret()
-        if not secret:
-            return text
-        if len(secret) >= _SHORT_KEY:
-            return text.replace(secret, "***")
-        return re.sub(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", "***", text)
+        """`text` with the API key, should the reply or an error repeat it, blotted out
+        (`model_text.blotted`)."""
+        return model_text.blotted(text, self._secret())
+
+    def kept(self, text: str, name: str) -> tuple[str, str | None]:
+        """A text of the reply as it is kept (blotted, capped), and why the store cannot keep
+        it, if it cannot, in words that start with `name` (`model_text.kept`)."""
+        return model_text.kept(text, self._secret(), name)
+
+    def message(self, text: str) -> str:
+        """An error's message as it is kept (`model_text.message`)."""
+        return model_text.message(text, self._secret())
 
     async def ask(self, request: JudgeRequest) -> tuple[JudgeVerdict | None, str | None]:
-        """One call: the verdict (None when the reply is not one) and the reply's text."""
+        """One call, bounded whole by the judge's `timeout_s` — the reply's body included, which
+        a timeout between two reads of it never bounds (a server trickling it a byte at a
+        time): the verdict (None when the reply is not one) and the reply's text."""
         self.calls += 1
+        self._ready()  # (importing the SDK or the function is not the call: not timed)
+        deadline = asyncio.timeout(self.config.timeout_s)
+        try:
+            async with deadline:
+                if self.config.callable is not None:
+                    return await self._ask_function(request)
+                return await self._ask_model(request)
+        except TimeoutError:
+            if not deadline.expired():  # the judge's own TimeoutError
+                raise
+            raise self._timed_out() from None
+
+    def _timed_out(self) -> TimeoutError:
+        """What a call past `timeout_s` raises, for a model and a callable alike: a
+        `TimeoutError`, which a judge retries by default."""
+        return TimeoutError(f"the judge did not answer within timeout_s="
+                            f"{self.config.timeout_s:g} s (the whole call, its reply included)")
+
+    def _ready(self) -> None:
+        """The judge's function (and a sync one's threads, as many as slots), or its client."""
         if self.config.callable is not None:
-            return await self._ask_function(request)
-        return await self._ask_model(request)
+            if self._function is None:
+                self._function = _import_function(self.config.callable)
+            if self._threads is None and not inspect.iscoroutinefunction(self._function):
+                self._threads = ThreadPoolExecutor(self.limit, "oloproof-judge")
+        elif self._client is None:
+            from openai import AsyncOpenAI
+
+            # The SDK's own retries are off: retrying is the engine's, in one place.
+            self._client = AsyncOpenAI(api_key=self._secret() or "", base_url=self.config.base_url,
+                                       max_retries=0, timeout=self.config.timeout_s)
 
     async def _ask_function(self, request: JudgeRequest
                             ) -> tuple[JudgeVerdict | None, str | None]:
-        if self._function is None:
-            self._function = _import_function(self.config.callable or "")
         function = self._function
+        assert function is not None, "made ready before the call"
         if inspect.iscoroutinefunction(function):
             value = await function(request)
         else:
-            if self._threads is None:  # a sync judge gets threads of its own, as many as slots
-                self._threads = ThreadPoolExecutor(self.limit, "oloproof-judge")
             value = await asyncio.get_running_loop().run_in_executor(
                 self._threads, function, request)
             if inspect.isawaitable(value):
@@ -246,12 +276,6 @@ class _Judge:
         return verdict_from_value(value), None if value is None else repr(value)[:300]
 
     async def _ask_model(self, request: JudgeRequest) -> tuple[JudgeVerdict | None, str | None]:
-        if self._client is None:
-            from openai import AsyncOpenAI
-
-            # The SDK's own retries are off: retrying is the engine's, in one place.
-            self._client = AsyncOpenAI(api_key=self._secret() or "", base_url=self.config.base_url,
-                                       max_retries=0, timeout=self.config.timeout_s)
         options: dict[str, Any] = {}
         if self.config.structured_output:
             # Sent as it is (`extra_body`): the SDK's typed transform walks a nested schema
@@ -274,10 +298,14 @@ class _Judge:
         if verdict is None:
             return None, text
         usage = getattr(response, "usage", None)
+        named = getattr(response, "model", None)
+        if isinstance(named, str):  # (the server's words: kept as a reason is, cut shorter)
+            named, problem = self.kept(named[:_MODEL_NAME_CAP], "its model")
+            named = None if problem else named
         return verdict.model_copy(update={
-            "input_tokens": getattr(usage, "prompt_tokens", None),
-            "output_tokens": getattr(usage, "completion_tokens", None),
-            "model": getattr(response, "model", None) or self.config.model}), text
+            "input_tokens": token_count(getattr(usage, "prompt_tokens", None)),
+            "output_tokens": token_count(getattr(usage, "completion_tokens", None)),
+            "model": named or self.config.model}), text
 
     async def close(self) -> None:
         if self._client is not None:
@@ -301,14 +329,14 @@ class JudgePanel:
         # Verdicts made or looked up lately, by key (oldest first), and the calls under way.
         self._kept: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._asking: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self._judges: dict[str, _Judge] = {}
+        self._judges: dict[str, PanelJudge] = {}
         for i in self.positions:
             evaluator = self.evaluators[i]
             assert isinstance(evaluator, JudgeCriterion)
             config = evaluator.judge_config
             assert config is not None, "a judge criterion is bound to its judge when loaded"
             if config.name not in self._judges:
-                self._judges[config.name] = _Judge(config, share)
+                self._judges[config.name] = PanelJudge(config, share)
 
     @classmethod
     def of(cls, evaluators: Sequence[Evaluator], share: int = 1,
@@ -410,11 +438,12 @@ class JudgePanel:
             await judge.close()
 
 
-async def _sample(judge: _Judge, request: JudgeRequest) -> dict[str, Any]:
+async def _sample(judge: PanelJudge, request: JudgeRequest) -> dict[str, Any]:
     """One sample of a verdict: asked again once if the reply is not a verdict."""
     attempts = 0
     latency = 0.0
     reply: str | None = None
+    refused: str | None = None  # why the last verdict could not be kept
 
     async def call() -> tuple[JudgeVerdict | None, str | None]:
         async with judge.slots:  # (a slot per attempt: a backoff holds none)
@@ -430,17 +459,24 @@ async def _sample(judge: _Judge, request: JudgeRequest) -> dict[str, Any]:
         if not tried.ok:
             exc = tried.errors[-1]
             return {"status": JUDGE_ERROR, "attempts": attempts,
-                    "message": judge.scrub(f"{type(exc).__name__}: {exc}")}
+                    "message": judge.message(f"{type(exc).__name__}: {exc}")}
         verdict, reply = tried.value or (None, None)
-        if verdict is not None:
-            return {"verdict": verdict.verdict, "reason": verdict.reason,
+        if verdict is None:
+            refused = None
+            continue
+        reason, refused = judge.kept(verdict.reason, "its reason")
+        if refused is None:
+            model = judge.kept(verdict.model, "its model") if verdict.model else None
+            return {"verdict": verdict.verdict, "reason": reason,
                     "input_tokens": verdict.input_tokens, "output_tokens": verdict.output_tokens,
-                    "model": verdict.model, "latency_ms": round(latency, 3),
-                    "attempts": attempts}
-    shown = (reply or "")[:200]
+                    "model": model[0] if model is not None and model[1] is None else None,
+                    "latency_ms": round(latency, 3), "attempts": attempts}
+        # A reason the store cannot keep (a lone surrogate) is no verdict: asked again.
+    said = refused if refused is not None else \
+        f"its last reply began: {(reply or '')[:200]!r}"
     return {"status": JUDGE_UNPARSEABLE, "attempts": attempts,
-            "message": judge.scrub(f"the judge's reply is not a verdict (asked {attempts} "
-                                   f"times); its last reply began: {shown!r}")}
+            "message": judge.message(f"the judge's reply is not a verdict (asked {attempts} "
+                                     f"times); {said}")}
 
 
 def _total(values: list[int | None]) -> int | None:
@@ -448,7 +484,7 @@ def _total(values: list[int | None]) -> int | None:
     return sum(known) if known else None
 
 
-def _record(evaluator: JudgeCriterion, judge: _Judge, ask: JudgeAsk,
+def _record(evaluator: JudgeCriterion, judge: PanelJudge, ask: JudgeAsk,
             answers: list[dict[str, Any]]) -> dict[str, Any]:
     """The `judge_verdict/v1` record of one case's answers (the majority of its samples), or
     the first failure among them."""

@@ -11,7 +11,7 @@ stores of the suite is `project/describe.py`.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -23,7 +23,13 @@ from oloproof.evaluators.catalog import build_evaluators
 from oloproof.evaluators.judge import JudgeCriterion, bind_judges
 from oloproof.execution.keys import evaluator_keys, system_key
 from oloproof.execution.retries import RetryPolicy, exception_class
-from oloproof.execution.target import SystemTarget, load_targets, put_on_path
+from oloproof.execution.target import (
+    SystemTarget,
+    forget_foreign,
+    load_targets,
+    put_on_path,
+    remember_imports,
+)
 from oloproof.project.checks import (
     CASE_PARTS,
     check_judge_labels,
@@ -49,8 +55,9 @@ from oloproof.suite.dataset import DatasetIndex, iter_cases, scan_dataset
 from oloproof.suite.json_lines import file_problem
 from oloproof.suite.judge_labels import JudgeLabels
 from oloproof.suite.metamorphic import derive, transform_digest
-from oloproof.suite.policy import Policy, check_rule_metrics, load_policy
+from oloproof.suite.policy import Policy, check_rule_cases, check_rule_metrics, load_policy
 from oloproof.suite.state_files import StateFiles
+from oloproof.suite.subset import Selection
 from oloproof.suite.validity import check_labels_files
 from oloproof.suite.yaml_source import YamlDocument
 
@@ -113,8 +120,9 @@ class LoadedSuite:
 
     @property
     def case_count(self) -> int:
-        """How many cases the run has, metamorphic copies included."""
-        return len(self.dataset) * (1 + len(self.transforms))
+        """How many cases the run has, metamorphic copies included (a subset run's: those
+        of the cases it chose)."""
+        return len(self.dataset.run_ids) * (1 + len(self.transforms))
 
     @property
     def execution_count(self) -> int:
@@ -163,13 +171,26 @@ def load_worker_parts(config: str, project_dir: str | None) -> WorkerParts:
     suite_file, doc = load_suite_file(path)
     put_on_path(root)
     target = load_targets(suite_file.system, root, doc, 1)[0]
+    _own_check_modules(suite_file.evaluators, root)
     evaluators = build_evaluators(suite_file.evaluators, doc, root)
+    remember_imports(root)
     bind_judges(evaluators, suite_file.judges, doc.path, doc.line_of)
     # Checked again where the judges are called: a Ray actor has its node's environment, which
     # may lack the variable that holds a judge's API key.
     check_judges(suite_file, evaluators, doc, root, where=" (on this worker)")
     return (target, evaluators, suite_file.system.timeout_s, suite_file.system.concurrency,
             retry_policy(suite_file.system.retries, doc))
+
+
+def _own_check_modules(entries: Sequence[object], project_dir: Path) -> None:
+    """A custom check's module of the same name that another project in this process imported
+    (each project's `checks.py`) is dropped before the checks are built: this project's own is
+    the one imported, as for the system's module and a judge's."""
+    for entry in entries:
+        reference = entry.get("callable") if isinstance(entry, dict) and \
+            entry.get("type") == "custom" else None
+        if isinstance(reference, str) and ":" in reference:
+            forget_foreign(reference.partition(":")[0], project_dir.resolve())
 
 
 def retry_policy(config: RetriesConfig | None, doc: YamlDocument) -> RetryPolicy | None:
@@ -205,14 +226,16 @@ def metric_kinds(config: SuiteFile, criteria: list[str], trials: int) -> dict[st
 
 def load_suite(config_path: Path, policy_path: Path | None = None, *,
                trials: int | None = None, workers: int | None = None,
-               executor: str | None = None) -> LoadedSuite:
+               executor: str | None = None, selection: Selection | None = None
+               ) -> LoadedSuite:
     """Read and check everything; raises ConfigError (nothing has been called yet).
 
     `trials` (from `--trials` or `oloproof.run(trials=...)`) replaces the suite's `trials:`;
     `workers` and `executor` (`--workers`, `--executor`) replace `execution.workers` and
     `execution.executor`. A run never has more workers than units to run (its cases times its
     trials). On `executor: local` the system's factory is called once per worker here, so a
-    factory that fails is found before anything runs.
+    factory that fails is found before anything runs. `selection` makes the run a subset
+    (docs/cli.md#running-part-of-the-suite): its cases only, checked against the dataset.
     """
     config_path = config_path.resolve()
     config, doc = load_suite_file(config_path)
@@ -233,7 +256,11 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
     target = targets[0]
     retries = retry_policy(config.system.retries, doc)
     check_workers(config, doc, execution, target, workers is not None)
+    _own_check_modules(config.evaluators, project_dir)
     evaluators = build_evaluators(config.evaluators, doc, project_dir)
+    # The modules the custom checks imported are noted too: edited before the next run in this
+    # process (a notebook), they are imported afresh, as the system's module is.
+    remember_imports(project_dir)
     bind_judges(evaluators, config.judges, doc.path, doc.line_of)
     check_judges(config, evaluators, doc, project_dir)
     check_metric_ids(config, evaluators, doc)
@@ -256,10 +283,11 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
     shown_paths = sorted({f for e in evaluators if isinstance(e, JudgeCriterion)
                           for f in e.shows if f.split(".")[0] in CASE_PARTS})
     index = scan_dataset(dataset_path, states, [(t.name, t.field) for t, _ in transforms],
-                         shown_paths)
+                         shown_paths, selection)
+    check_rule_cases(policy, policy_doc, index.ids, [e.criterion for e in evaluators])
     # Never more workers than units to run (a case's trials are units of their own): 32
     # workers for 6 cases started 32 processes, 26 of them idle.
-    units = len(index) * run_trials
+    units = len(index.run_ids) * run_trials
     if execution.workers > units:
         execution = execution.model_copy(update={"workers": units})
     if local and execution.workers > 1:

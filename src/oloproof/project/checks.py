@@ -20,6 +20,7 @@ from oloproof.recording.trajectory import TRAJECTORY_KIND
 from oloproof.recording.usage import USAGE_KIND
 from oloproof.suite.config import ExecutionConfig, SuiteFile, TrialMetricConfig, quantile_metrics
 from oloproof.suite.dataset import DatasetIndex
+from oloproof.suite.json_lines import NO_FILE, file_problem
 from oloproof.suite.judge_labels import JudgeLabels, load_judge_labels
 from oloproof.suite.yaml_source import YamlDocument
 
@@ -85,7 +86,15 @@ def check_judge_labels(evaluators: list[Evaluator], index: DatasetIndex, project
                 "above 0, or leave samples out")
         if evaluator.config.labels is None:
             continue
-        found = load_judge_labels(project_dir / evaluator.config.labels,
+        path = project_dir / evaluator.config.labels
+        problem = file_problem(path)  # (never opened otherwise: a FIFO or a device never ends)
+        if problem is not None and problem != NO_FILE:
+            raise ConfigError(
+                f"evaluator judge ({evaluator.criterion}): labels {evaluator.config.labels!r} "
+                f"{problem} (looked for {path}); `labels:` names a JSON Lines file, relative "
+                "to oloproof.yaml, that `oloproof labels sample` writes", file=doc.path,
+                line=doc.line_of(("evaluators", i, "labels")))
+        found = load_judge_labels(path,
                                   evaluator.config.labels, evaluator.criterion, index.ids)
         labels[evaluator.criterion] = found
         if found.missing:

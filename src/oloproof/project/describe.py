@@ -10,6 +10,12 @@ from typing import TYPE_CHECKING, Any
 from oloproof.evaluators.judge import JudgeCriterion
 from oloproof.suite.config import quantile_metrics, trial_metrics
 
+#: The kinds of run a suite description names (`kind`; absent: a run of the whole suite). No
+#: run of these kinds is counted among a version's runs, or taken as a baseline unless named
+#: by its id or a tag (docs/compare.md#which-run-is-the-baseline).
+SUBSET = "subset"
+RESCORED = "rescored"
+
 if TYPE_CHECKING:
     from oloproof.project import LoadedSuite
 
@@ -44,6 +50,10 @@ def describe_suite(suite: LoadedSuite) -> dict[str, Any]:
         "expected_keys": suite.dataset.expected_keys,
         "execution": {"executor": suite.execution.executor, "workers": suite.execution.workers},
         **({"judges": _describe_judges(suite)} if suite.config.judges else {}),
+        # A run of part of the suite (docs/cli.md#running-part-of-the-suite): its kind, how many
+        # of the suite's cases it holds and how they were chosen. A run of the whole suite has
+        # neither key.
+        **({"kind": SUBSET, "subset": subset} if (subset := suite.dataset.subset()) else {}),
     }
 
 

@@ -20,7 +20,13 @@ from oloproof.recording.trajectory import (
     AgentTrajectory,
     trajectory_problems,
 )
-from oloproof.recording.usage import USAGE_FIELDS, USAGE_KIND, add_usage, usage_problems
+from oloproof.recording.usage import (
+    USAGE_FIELDS,
+    USAGE_KIND,
+    add_usage,
+    carried_usage,
+    usage_problems,
+)
 from oloproof.storable import storable_problem
 
 _ARTIFACT_KIND = re.compile(r"^[a-z][a-z0-9_.-]*/v[0-9]+$")
@@ -39,8 +45,8 @@ class CaseRecorder:
     replay, whose recording is replayed).
     """
 
-    __slots__ = ("_built", "_closed", "_replaying", "_steps", "artifacts", "case_id", "metadata",
-                 "trial", "trials")
+    __slots__ = ("_built", "_closed", "_replaying", "_steps", "_usage_sources", "artifacts",
+                 "case_id", "metadata", "trial", "trials")
 
     def __init__(self, case_id: str, metadata: dict[str, Any] | None = None,
                  replaying: Replaying | None = None, *, trial: int = 1,
@@ -58,6 +64,8 @@ class CaseRecorder:
         self._steps: StepRecorder | None = None
         # After `close`: the trajectories the step recorder built (None: it was never opened).
         self._built: list[AgentTrajectory] | None = None
+        # Where each usage field came from (`usage()` or a trajectory's messages).
+        self._usage_sources: dict[str, str] = {}
 
     @property
     def replay(self) -> Replaying | None:
@@ -114,6 +122,9 @@ class CaseRecorder:
             )
         # Kept as the model; the engine serialises it once, when it stores it.
         self._put(TRAJECTORY_KIND, trajectory)
+        carried = carried_usage(trajectory)
+        if carried:  # read from messages that recorded their usage (docs/traces.md#tokens-and-cost)
+            self._add_usage(carried, "the trajectory's messages")
 
     def usage(self, *, input_tokens: int | None = None, output_tokens: int | None = None,
               cost: float | None = None) -> None:
@@ -129,9 +140,22 @@ class CaseRecorder:
         problems = usage_problems(given)
         if problems:
             raise RecordingError("usage(): " + "; ".join(problems), case=self.case_id)
+        self._add_usage(given, "current_case().usage()")
+
+    def _add_usage(self, given: dict[str, Any], source: str) -> None:
+        """Sum `given` into the case's `usage/v1`. A field both `usage()` and a trajectory's
+        messages give is recorded twice: an error, never a doubled count."""
         if self._closed:
             raise RecordingError(f"{USAGE_KIND} recorded after the case had finished",
                                  case=self.case_id)
+        for field in given:
+            earlier = self._usage_sources.get(field)
+            if earlier is not None and earlier != source and "messages" in earlier + source:
+                raise RecordingError(
+                    f"usage recorded twice: {field} both from {earlier} and from {source} "
+                    "(from_langchain_messages keeps the messages' usage_metadata); record it "
+                    "once", case=self.case_id)
+            self._usage_sources[field] = source
         self.artifacts[USAGE_KIND] = add_usage(self.artifacts.get(USAGE_KIND), given)
 
     def record(self, kind: str, payload: Any) -> None:
@@ -197,6 +221,13 @@ def current_case() -> CaseRecorder:
             "that Oloproof makes for a case"
         )
     return recorder
+
+
+def case_being_run() -> str | None:
+    """The id of the case whose system call is running in this context, or None (engine use:
+    what a guard reports; `current_case()` is the system's)."""
+    recorder = _current.get()
+    return recorder.case_id if recorder is not None else None
 
 
 def set_current(recorder: CaseRecorder | None) -> contextvars.Token[CaseRecorder | None]:

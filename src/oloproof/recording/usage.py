@@ -3,14 +3,19 @@
 A payload holds any of `input_tokens`, `output_tokens` (whole numbers ≥ 0) and `cost` (a
 number ≥ 0, in whatever currency the system counts in); a field nobody recorded is absent,
 never 0. `current_case().usage(...)` sums into it; under `system.trace: otel` the spans'
-`gen_ai.usage.*` attributes give it.
+`gen_ai.usage.*` attributes give it; a trajectory read from messages that carry their usage
+(`oloproof.traces.from_langchain_messages`: `usage_metadata`) brings it along
+(`carry_usage`), and recording that trajectory records it.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from oloproof.recording.trajectory import AgentTrajectory
 
 USAGE_KIND = "usage/v1"
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cost")
@@ -50,3 +55,23 @@ def usage_tokens(payload: Mapping[str, Any]) -> int | None:
     if "input_tokens" not in payload and "output_tokens" not in payload:
         return None
     return int(payload.get("input_tokens", 0)) + int(payload.get("output_tokens", 0))
+
+
+# Where a trajectory keeps the usage its messages recorded: beside the model's fields, as its
+# facts are kept (never a field: the `agent_trajectory/v1` schema holds none).
+_CARRIED = "_carried_usage"
+
+
+def carry_usage(trajectory: AgentTrajectory, payload: Mapping[str, Any] | None
+                ) -> AgentTrajectory:
+    """`trajectory`, carrying the `usage/v1` payload its messages recorded (when there is
+    one): `current_case().agent_trajectory(trajectory)` records it with the trajectory."""
+    if payload:
+        trajectory.__dict__[_CARRIED] = dict(payload)
+    return trajectory
+
+
+def carried_usage(trajectory: AgentTrajectory) -> dict[str, Any] | None:
+    """The `usage/v1` payload a trajectory carries from its messages, or None."""
+    found = trajectory.__dict__.get(_CARRIED)
+    return dict(found) if isinstance(found, dict) else None

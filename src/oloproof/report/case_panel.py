@@ -135,28 +135,10 @@ def render_trials(view: dict[str, Any], console: Console) -> None:
     criteria = [c["criterion"] for c in view["criteria"]]
     console.print(T(f"Trials side by side: {len(trials)} trials (trial 1 is shown whole "
                     "below)", "bold"))
-    table = Table(box=None, pad_edge=False)
-    table.add_column("criterion", overflow="fold")
-    for t in trials:
-        table.add_column(f"T{t['trial']}", justify="center")
-    table.add_column("passed", justify="right")
-    for i, name in enumerate(criteria):
-        codes = [t["codes"][i] if i < len(t["codes"]) else "" for t in trials]
-        counted = sum(1 for code in codes if code in "PFM" and code)
-        passed = sum(1 for code in codes if code == "P")
-        style = "yellow" if "P" in codes and "F" in codes else None
-        table.add_row(T(name), *[Text(code, style=_CODE_STYLE.get(code, "")) for code in codes],
-                      Text(f"{passed} / {counted}" if counted else "excluded"), style=style)
-    console.print(table)
-    outputs = [t.get("output") for t in trials]
-    if any(o != outputs[0] for o in outputs):
-        console.print(T("Outputs differ:", "bold"))
-        for t in trials:
-            console.print(T(f"  T{t['trial']}: {_short(t.get('output'), 200)}"))
-    for t in trials:
-        for error in t.get("errors") or []:
-            console.print(T(f"  T{t['trial']} errored ({error['kind']}): {error['message']}",
-                            "red"))
+    if len(trials) > SIDE_BY_SIDE_TRIALS:
+        _many_trials(trials, criteria, console)
+    else:
+        _trial_columns(trials, criteria, console)
     parting = view.get("parting")
     if parting is None:
         if any(t["steps"] for t in trials):
@@ -185,6 +167,83 @@ def render_trials(view: dict[str, Any], console: Console) -> None:
     if longest > SIDE_BY_SIDE_STEPS:
         console.print(T(f"  … {longest - SIDE_BY_SIDE_STEPS} more steps (the trajectory of "
                         "trial 1 is below whole)", "dim"))
+
+
+#: More trials than this are shown a line per criterion (a pytest test's 50), not a column each.
+SIDE_BY_SIDE_TRIALS = 12
+
+
+def _trial_columns(trials: list[dict[str, Any]], criteria: list[str], console: Console) -> None:
+    """A column per trial, then each trial's output where they differ, and its errors."""
+    table = Table(box=None, pad_edge=False)
+    table.add_column("criterion", overflow="fold")
+    for t in trials:
+        table.add_column(f"T{t['trial']}", justify="center")
+    table.add_column("passed", justify="right")
+    for i, name in enumerate(criteria):
+        codes = [t["codes"][i] if i < len(t["codes"]) else "" for t in trials]
+        counted = sum(1 for code in codes if code in "PFM" and code)
+        passed = sum(1 for code in codes if code == "P")
+        style = "yellow" if "P" in codes and "F" in codes else None
+        table.add_row(T(name), *[Text(code, style=_CODE_STYLE.get(code, "")) for code in codes],
+                      Text(f"{passed} / {counted}" if counted else "excluded"), style=style)
+    console.print(table)
+    outputs = [t.get("output") for t in trials]
+    if any(o != outputs[0] for o in outputs):
+        console.print(T("Outputs differ:", "bold"))
+        for t in trials:
+            console.print(T(f"  T{t['trial']}: {_short(t.get('output'), 200)}"))
+    for t in trials:
+        for error in t.get("errors") or []:
+            console.print(T(f"  T{t['trial']} errored ({error['kind']}): {error['message']}",
+                            "red"))
+
+
+def _numbers(trials: list[int]) -> str:
+    """`T1-T3, T7`: trial numbers, runs of three or more as a range."""
+    parts: list[str] = []
+    start = previous = trials[0]
+    for number in [*trials[1:], None]:
+        if number is not None and number == previous + 1:
+            previous = number
+            continue
+        parts.append(f"T{start}" if previous == start else
+                     f"T{start}, T{previous}" if previous == start + 1 else f"T{start}-T{previous}")
+        if number is not None:
+            start = previous = number
+    return ", ".join(parts)
+
+
+def _many_trials(trials: list[dict[str, Any]], criteria: list[str], console: Console) -> None:
+    """A line per criterion — its verdict codes in trial order, in tens — then each different
+    output and each different error once, with the trials that gave it."""
+    width = max(len(name) for name in criteria)
+    for i, name in enumerate(criteria):
+        codes = [t["codes"][i] if i < len(t["codes"]) else " " for t in trials]
+        counted = sum(1 for code in codes if code in "PFM" and code != " ")
+        passed = codes.count("P")
+        line = T(f"{name:<{width}}  ")
+        for at, code in enumerate(codes):
+            if at and at % 10 == 0:
+                line.append(" ")
+            line.append(code, style=_CODE_STYLE.get(code, ""))
+        line.append(f"  {passed} / {counted} passed" if counted else "  excluded")
+        console.print(line)
+    console.print(T("  (P passed, F failed, M missing, X excluded; in tens from trial 1)",
+                    "dim"))
+    by_output: dict[str, list[int]] = {}
+    for t in trials:
+        by_output.setdefault(_short(t.get("output"), 200), []).append(int(t["trial"]))
+    if len(by_output) > 1:
+        console.print(T("Outputs differ:", "bold"))
+        for shown, numbers in sorted(by_output.items(), key=lambda item: item[1][0]):
+            console.print(T(f"  {_numbers(numbers)}: {shown}"))
+    by_error: dict[tuple[str, str], list[int]] = {}
+    for t in trials:
+        for error in t.get("errors") or []:
+            by_error.setdefault((error["kind"], error["message"]), []).append(int(t["trial"]))
+    for (kind, message), numbers in by_error.items():
+        console.print(T(f"  {_numbers(numbers)} errored ({kind}): {message}", "red"))
 
 
 def _parting_lines(console: Console, head: str, parting: dict[str, Any]) -> None:

@@ -1,7 +1,8 @@
 """`oloproof compare` in the terminal (docs/compare.md#oloproof-compare-baseline-candidate), from
 the comparison document only.
 
-In order: the two runs, how the cases paired (changed and one-run-only cases are listed, never
+In order: the two runs (and which of several runs of its version the baseline is, and why),
+how the cases paired (changed and one-run-only cases are listed, never
 paired), the criteria table (both passed, fixed, broken, both failed, a side missing, the
 difference candidate − baseline with its interval, McNemar's p), then the broken cases — what a
 reviewer reads — with what changed in each, then the fixed ones and where to read more.
@@ -27,6 +28,7 @@ from oloproof.document import (
 from oloproof.report.escape import safe_line
 from oloproof.report.layout import Column, print_command, print_wrapped, render_table
 from oloproof.report.numbers import difference_text, p_value_text
+from oloproof.report.reruns import taken_text
 from oloproof.stats import percent
 
 #: Case ids listed per line of a list before `(+N more)`.
@@ -146,6 +148,9 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
         f"Comparing candidate {comparison.candidate} ({cand.name} {cand.version}) with "
         f"baseline {comparison.baseline} ({base.name} {base.version}) · "
         f"confidence level {comparison.confidence_level:g}"))
+    if comparison.baseline_taken is not None:
+        print_wrapped(console, _cell(taken_text(comparison.baseline, base,
+                                                comparison.baseline_taken)), 0, 2)
     for warning in comparison.warnings:
         print_wrapped(console, _cell(f"Warning: {warning}", "yellow"))
     paired = max((r.paired + r.excluded for r in comparison.criteria), default=0)
@@ -214,6 +219,9 @@ def render_baseline_summary(summary: BaselineSummary, console: Console) -> None:
                     title=f"Against baseline {summary.baseline} (this run − baseline, paired "
                     "cases" + (f"; not paired: {', '.join(unpaired)}" if unpaired else "")
                     + ")")
+    if summary.baseline_taken is not None:
+        print_wrapped(console, _cell(taken_text(summary.baseline, None,
+                                                summary.baseline_taken)), 2, 2)
     for warning in summary.warnings:
         print_wrapped(console, _cell(f"Warning: {warning}", "yellow"), 2, 2)
     if summary.dropped_cases:

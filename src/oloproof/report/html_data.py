@@ -12,6 +12,10 @@ What it produces:
   gzip+base64 (decompressed by the browser only when a case of that chunk is opened);
 - `shared`: large values (sandbox states) that several cases hold, stored once.
 
+A run whose gate was decided against a baseline (its document's `baseline`) is shown with the
+comparison against that baseline, as `report --baseline` shows one against any run
+(docs/compare.md#both-runs-side-by-side-the-html-report).
+
 Served by `oloproof view` (`served=True`), the page embeds the summary and the index only: the
 index is read from the run's stored outcomes, without a case view, and the page asks for a
 case's details (`case_detail`, the same JSON a chunk holds for it) when the case is opened. So
@@ -28,8 +32,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from oloproof.comparison.runs import compare_sides
+from oloproof.comparison.sides import read_side
 from oloproof.document import Comparison, RunDocument
-from oloproof.errors import StoreError
+from oloproof.errors import OloproofError, StoreError
 from oloproof.report.bulk_views import baseline_views, index_row, iter_views, served_index
 from oloproof.report.case_view import case_view
 from oloproof.report.html_summary import build_summary, comparison_summary, reliability_curves
@@ -186,6 +192,19 @@ def case_detail(store: Store, run_id: str, case_id: str) -> str:
     return _Builder(share=False).detail(case_id, case_view(store, run_id, case_id))
 
 
+def gate_comparison(store: Store, run_id: str, document: RunDocument) -> Comparison | None:
+    """The comparison with the baseline the run's gate was decided against (its document's
+    `baseline`), made again from the store as `oloproof compare` makes it; None for a run
+    decided against none, or whose baseline this store no longer holds."""
+    if document.baseline is None:
+        return None
+    try:
+        return compare_sides(store, read_side(store, document.baseline.baseline),
+                             read_side(store, run_id), document.confidence_level)
+    except OloproofError:  # (the baseline is not in this store: the summary's rows remain)
+        return None
+
+
 def build_report_data(
     store: Store, run_id: str, document: RunDocument, compress: bool | None = None,
     comparison: Comparison | None = None, *, served: bool = False,
@@ -195,12 +214,16 @@ def build_report_data(
     `compress=None` compresses case details only when they are large (above COMPRESS_OVER
     characters), so small reports stay readable by any browser without DecompressionStream.
     With `comparison` (this run as the candidate), the page gains the comparison and the
-    baseline's panels of the cases whose verdicts moved. `served`: the case details are left
-    out, for the view to serve (`case_detail`) when the page asks.
+    baseline's panels of the cases whose verdicts moved; without one, a run whose gate was
+    decided against a baseline gains the comparison with it (`gate_comparison`). `served`: the
+    case details are left out, for the view to serve (`case_detail`) when the page asks.
     """
     record = store.run_record(run_id)
     if record is None:  # pragma: no cover - run_record raises
         raise StoreError(f"run {run_id} is not in the store")
+    gate_used = comparison is None and document.baseline is not None
+    if comparison is None:
+        comparison = gate_comparison(store, run_id, document)
     builder = _Builder()
     baseline_index: list[list[Any]] = []
     if served:
@@ -222,6 +245,7 @@ def build_report_data(
     summary = build_summary(document, record)
     if comparison is not None:
         summary["comparison"] = comparison_summary(comparison)
+        summary["comparison"]["gate_used"] = gate_used and comparison is not None
     reliability = reliability_curves(store, run_id, record, document.confidence_level)
     if reliability is not None:
         summary["reliability"] = reliability

@@ -1,7 +1,8 @@
 """The summary of the HTML report (docs/cli.md#oloproof-report): the run document with the
 terminal's display strings added, so both reports show the same figures — each metric's and
 slice's estimate and interval, each decision's comparison, each rule's threshold in words, the
-errors grouped as `what_broke` groups them —, the comparison with a baseline in words, and with
+errors grouped as `what_broke` groups them —, which of several runs of its version the run is
+(and the baseline), the comparison with a baseline in words, and with
 repeated trials the pass^k curves with their intervals. Computed here; the page only draws it.
 """
 
@@ -35,6 +36,7 @@ from oloproof.report.numbers import (
     threshold_text,
     usage_text,
 )
+from oloproof.report.reruns import record_lines, taken_text
 from oloproof.report.what_broke import error_groups, hint, leading
 from oloproof.stats import percent, percent_lower, percent_upper
 from oloproof.store.store import Store
@@ -52,6 +54,9 @@ def _threshold_text(rule: dict[str, Any], metric: MetricRow | None) -> str:
             return f"at most {rule.get('max_count')} errored execution(s)"
         share = threshold_text(float(rule.get("max_share") or 0), True)
         return f"at most {share} of the executions errored"
+    if rule.get("kind") == "sequential":  # (docs/pytest.md#the-stored-run)
+        return (f"case {rule.get('case')}: min {threshold_text(float(rule.get('min') or 0), True)}"
+                f" over at most {rule.get('trials')} trials, stopped at the first decision")
     bound = "min" if rule.get("min") is not None else "max"
     value = rule.get(bound)
     if value is None:
@@ -129,7 +134,15 @@ def build_summary(document: RunDocument, record: dict[str, Any]) -> dict[str, An
         summary["usage_text"] = usage_text(document.usage)
     if document.executions is not None:
         summary["executions_text"] = executions_text(document.executions, document.trials)
+    if document.record is not None:
+        summary["record_text"] = record_lines(document.run_id, document.system,
+                                              document.record)
     summary["what_broke"] = _what_broke(document)
+    if document.subset is not None:  # (docs/cli.md#running-part-of-the-suite)
+        summary["subset_note"] = document.subset.note()
+    if document.not_rescored:
+        summary["not_rescored_groups"] = [{"words": words, "cases": cases} for words, cases
+                                          in document.not_rescored_by_reason()]
     summary["slice_names"] = list(suite.get("slices") or [])
     summary["started_at"] = record.get("started_at")
     summary["finished_at"] = record.get("finished_at")
@@ -179,6 +192,9 @@ def comparison_summary(comparison: Comparison) -> dict[str, Any]:
         "missing": f"{row.missing}" + (f" + {row.dropped} dropped" if row.dropped else ""),
         "p": p_value_text(row.mcnemar_p)}) for row in comparison.criteria]
     summary["method_note"] = method_note(comparison.criteria)
+    if comparison.baseline_taken is not None:
+        summary["baseline_taken_text"] = taken_text(
+            comparison.baseline, comparison.baseline_system, comparison.baseline_taken)
     changes = []
     for change in comparison.changes:
         item = change.to_json()

@@ -5,11 +5,13 @@ A run gives two test suites:
 
 - `oloproof.rules`: one testcase per rule. `FAIL` is a failure; `INSUFFICIENT_EVIDENCE` and
   `MANUAL_REVIEW` are failures when the policy blocks on them, else skipped; the message is the
-  rule's state, the comparison it made (bounds and threshold) and its reasons.
+  rule's state, the comparison it made (bounds and threshold) and its reasons. A run of part of
+  the suite has one more, `subset`, a failure: it is not a release decision (its properties
+  say `subset`, and `rescored_from` for a rescored run).
 - `oloproof.cases`: one testcase per case. A case that failed a criterion is a failure listing
   the criteria it failed (with trials, how many of its trials failed each); an errored case is
   an error carrying the error text; a case missing a criterion without an error says so in its
-  output.
+  output. A case a rescored run left out is skipped, saying why.
 
 A comparison gives `oloproof.comparison` (a testcase per compared criterion: a failure when a
 case broke) and `oloproof.compared_cases` (a testcase per case whose verdict moved: broken cases
@@ -147,6 +149,13 @@ def rules_suite(root: ET.Element, document: RunDocument, block_on: Sequence[str]
                         ("gate", f"{document.gate.action} (exit {int(document.gate.exit_code)})"),
                         ("system", f"{document.system.name} {document.system.version}")):
         ET.SubElement(properties, "property", name=name, value=_text(value))
+    if document.subset is not None:
+        ET.SubElement(properties, "property", name="subset",
+                      value=_text(f"{document.subset.cases} of {document.subset.of} cases: "
+                                  f"{document.subset.words}"))
+    if document.rescored_from is not None:
+        ET.SubElement(properties, "property", name="rescored_from",
+                      value=_text(document.rescored_from))
     executions = document.executions
     if executions is not None:  # (docs/failures.md#accounting: errors by kind)
         ET.SubElement(properties, "property", name="executions",
@@ -166,9 +175,16 @@ def rules_suite(root: ET.Element, document: RunDocument, block_on: Sequence[str]
                               message=message).text = text + " (the policy blocks on it)"
             else:
                 ET.SubElement(case, "skipped", message=message)
+    if document.subset is not None:  # (docs/cli.md#running-part-of-the-suite)
+        note = document.subset.note()
+        ET.SubElement(_case(suite, "subset"), "failure", type="subset",
+                      message=_text(note)).text = _text(
+            f"{note}; chosen by {document.subset.words or 'the run'}: run the whole suite "
+            "to decide a release")
 
 
-def cases_suite(root: ET.Element, records: Iterable[CaseRecord]) -> None:
+def cases_suite(root: ET.Element, records: Iterable[CaseRecord],
+                document: RunDocument | None = None) -> None:
     """The cases suite: a testcase per case (see the module's text)."""
     suite = _suite(root, "oloproof.cases")
     for record in records:
@@ -195,6 +211,9 @@ def cases_suite(root: ET.Element, records: Iterable[CaseRecord]) -> None:
             ET.SubElement(case, "system-out").text = _text(
                 "missing: " + ", ".join(f"{name} ({why})" for name, why in
                                         record.missing.items()))
+    for item in (document.not_rescored if document is not None else None) or ():
+        ET.SubElement(_case(suite, item.case), "skipped",
+                      message=_text(f"not rescored: {item.words}"))
 
 
 def run_junit(document: RunDocument, records: Iterable[CaseRecord],
@@ -202,7 +221,7 @@ def run_junit(document: RunDocument, records: Iterable[CaseRecord],
     """The JUnit XML of a run: the rules suite, then the cases suite."""
     root = ET.Element("testsuites", name=_text(f"oloproof {document.run_id}"))
     rules_suite(root, document, block_on)
-    cases_suite(root, records)
+    cases_suite(root, records, document)
     return _document(root)
 
 

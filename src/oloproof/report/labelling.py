@@ -10,12 +10,15 @@ cases whose shown text has no row yet — the labels of unchanged text still app
 from __future__ import annotations
 
 import secrets
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from oloproof.analysis.judged import MIN_LABELLED
 from oloproof.errors import UsageError
+from oloproof.report.run_list import utc_text
+from oloproof.store.reruns import LabelSample, distinct_samples
 from oloproof.store.store import Store
 from oloproof.suite.judge_labels import (
     LabelRow,
@@ -41,6 +44,12 @@ class Sampled:
     #: what the user may not expect: a sample too small to ever check the judge, a file the
     #: criterion does not read
     notes: list[str] = field(default_factory=list)
+    #: the earlier samples of the criterion drawn with another seed or size, named
+    #: (docs/judges.md#labelling)
+    warnings: list[str] = field(default_factory=list)
+    #: the sample drawn, as the store records it (`Store.record_label_sample`)
+    drawn: LabelSample | None = None
+    project: str = ""
 
 
 def sample_labels(db: Store, run_ref: str, criterion: str, n: int | None,
@@ -104,8 +113,13 @@ def sample_labels(db: Store, run_ref: str, criterion: str, n: int | None,
     rows.extend(added)
     # the sampled cases whose text the file already holds
     kept = sum(1 for case_id in drawn if case_id in shown) - len({r.case for r in added})
+    recorded = LabelSample(criterion, str(seed), n, sample["suite"], run_id, str(output),
+                           time.time())
+    project = str(record["project"])
     made = Sampled(LabelsFile(output, existing.sample if existing else sample, rows), added,
-                   kept, unshown, run_id, extended=existing is not None)
+                   kept, unshown, run_id, extended=existing is not None, drawn=recorded,
+                   project=project,
+                   warnings=_redrawn(db.label_samples(project, criterion), recorded))
     if existing is None and len(drawn) < MIN_LABELLED:
         made.notes.append(
             f"a judge is checked against people once at least {MIN_LABELLED} sampled cases "
@@ -121,6 +135,22 @@ def sample_labels(db: Store, run_ref: str, criterion: str, n: int | None,
             f"{criterion} reads its labels from {reads}, not {output}: these labels count "
             f"only once the criterion's `labels:` names {output}")
     return made
+
+
+def _redrawn(earlier: list[LabelSample], drawn: LabelSample) -> list[str]:
+    """A warning naming the samples of the criterion drawn before with another seed or size
+    (each seed and size once, the first drawn), if there are any."""
+    others = [s for s in distinct_samples(earlier) if (s.seed, s.n) != (drawn.seed, drawn.n)]
+    if not others:
+        return []
+    listed = "; ".join(f"seed {s.seed}, n {s.n}, {utc_text(s.drawn_at)} into {s.file}"
+                       for s in others)
+    return [f"{drawn.criterion} already had {len(others)} labels sample"
+            f"{'s' if len(others) > 1 else ''} drawn with another seed or n ({listed}); this "
+            f"one is seed {drawn.seed}, n {drawn.n}. Drawing samples until one suits makes "
+            "the corrected rate look better than it is "
+            "(docs/limits.md#re-runs-and-re-drawn-samples): every sample drawn is kept in the "
+            "store, and the next run's warnings list them all"]
 
 
 def _option(suite: dict[str, Any], criterion: str, key: str) -> str | None:

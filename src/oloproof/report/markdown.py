@@ -1,11 +1,15 @@
 """GitHub-flavoured Markdown for a pull request or `$GITHUB_STEP_SUMMARY`
 (docs/ci.md#what-the-job-produces).
 
-A run: the gate, the Decisions table (each with the comparison it made), the Metrics table, each
-judge checked against people's labels (with the labels' own interval beside the corrected one),
-the paired figures against a baseline when rules were decided on one, what broke, and the first
-failing cases. A comparison: the criteria table, the broken cases with what changed, then the
-fixed, changed and unpaired cases. Figures are the terminal's (same rounding).
+A run: the gate (and which of several runs of its version it is; for a run of part of the
+suite, that it is not a release decision; for a rescored run, the run it scored and the cases
+it left out), the Decisions table (each with the comparison it made), the Metrics table (a
+judged criterion's interval marked `corrected`, `labels alone` or `uncalibrated`, as the
+terminal marks it), each judge checked against people's labels (with the labels' own interval
+beside the corrected one), the paired figures against a baseline when rules were decided on
+one, what broke, and the first failing cases. A comparison: which run the baseline is, the
+criteria table, the broken cases with what changed, then the fixed, changed and unpaired
+cases. Figures are the terminal's (same rounding).
 
 Every text from a case or a configuration is written with `text()`: control and
 direction-changing characters as `\\uXXXX`, newlines as `\\n`, and every ASCII punctuation
@@ -22,10 +26,13 @@ from collections.abc import Sequence
 
 from oloproof.document import (
     BaselineSummary,
+    BaselineTaken,
     Comparison,
     CriterionComparison,
+    MetricRow,
     RateRow,
     RunDocument,
+    SystemRef,
 )
 from oloproof.report.comparison import method_note, verdict_words
 from oloproof.report.escape import safe_line
@@ -41,6 +48,7 @@ from oloproof.report.numbers import (
     n_text,
     p_value_text,
 )
+from oloproof.report.reruns import record_lines, taken_text
 from oloproof.report.trial_counts import criteria_text
 from oloproof.report.what_broke import error_groups, hint, leading
 
@@ -105,12 +113,22 @@ def _baseline(summary: BaselineSummary) -> list[str]:
            + (f"; {summary.baseline_only} in the baseline only (dropped), each counted as a "
               "pair whose candidate side is missing" if summary.baseline_only else "")
            + ".", ""]
+    if summary.baseline_taken is not None:
+        out += [_plain(taken_text(summary.baseline, None, _escaped(summary.baseline_taken))),
+                ""]
     out += criteria_table(summary.criteria)
     out += [f"> {text(w)}" for w in summary.warnings]
     if summary.dropped_cases:
         out += ["", "Dropped (in the baseline, not in this run as it was; a rule with "
                 f"`dropped: ignore` leaves them out): {_ids(summary.dropped_cases)}"]
     return out
+
+
+def _escaped(taken: BaselineTaken) -> BaselineTaken:
+    """A baseline's reference as its user wrote it, escaped."""
+    if taken.reference is None:
+        return taken
+    return taken.model_copy(update={"reference": text(taken.reference)})
 
 
 def _what_broke(document: RunDocument) -> list[str]:
@@ -133,13 +151,55 @@ def _what_broke(document: RunDocument) -> list[str]:
     return out
 
 
+def _judge_checks(metrics: Sequence[MetricRow]) -> list[str]:
+    """Each judge criterion checked against people's labels, as the terminal says it."""
+    judged = [m for m in metrics if isinstance(m, RateRow) and m.judge is not None
+              and m.metric_type is None]
+    if not judged:
+        return []
+    out = ["", "### Judges, checked against people's labels", ""]
+    for row in judged:
+        assert row.judge is not None
+        out.append(f"- {text(row.id)} (judge {text(row.judge.judge)}): "
+                   f"{_plain(judge_check_text(row))}")
+    return out
+
+
+def _rescored(document: RunDocument) -> list[str]:
+    """A rescored run: the run it scored, and the cases it left out, by reason."""
+    if document.rescored_from is None:
+        return []
+    out = ["", f"Rescored from `{document.rescored_from}`: its stored outputs scored by the "
+           "suite's current evaluators and judges; no system was called."]
+    groups = document.not_rescored_by_reason()
+    if groups:
+        out += ["", f"Not rescored: {len(document.not_rescored or ())} case(s)", ""]
+        out += [f"- {text(words)}: {_ids(cases)}" for words, cases in groups]
+    return out
+
+
 def run_markdown(document: RunDocument) -> str:
     """The Markdown summary of a run (see the module's text)."""
     gate = document.gate
+    subset = document.subset
+    words = subset.note() if subset is not None else _GATE_WORDS.get(int(gate.exit_code), "")
     out = [f"## Oloproof: {gate.action} (exit {int(gate.exit_code)})", "",
-           f"{_GATE_WORDS.get(int(gate.exit_code), '')} · run `{document.run_id}` · "
+           f"{words} · run `{document.run_id}` · "
            f"{document.status} · {text(document.system.name)} {text(document.system.version)}"
            f" · {document.cases} cases · confidence level {document.confidence_level:g}"]
+    if document.record is not None:  # our words; the system's name and version escaped
+        system = SystemRef(name=text(document.system.name),
+                           version=text(document.system.version))
+        record = document.record.model_copy(
+            update={"variant": None if document.record.variant is None
+                    else text(document.record.variant)})
+        head, *rest = (_plain(line) for line in record_lines(document.run_id, system, record))
+        out += ["", (f"**{head}**" if record.resample else head)
+                + "".join(f"  \n{line}" for line in rest)]
+    if subset is not None:
+        out += ["", f"> **Subset:** {subset.note()}"
+                + (f" (chosen by {text(subset.words)})" if subset.words else "")]
+    out += _rescored(document)
     if document.executions is not None:
         out += ["", "Executions: " + _plain(executions_text(document.executions,
                                                              document.trials))]
@@ -164,12 +224,7 @@ def run_markdown(document: RunDocument) -> str:
                  [[text(m.id), _plain(estimate_text(m)),
                    _plain(interval_text(m) + judged_mark(m)), _plain(n_text(m))]
                   for m in document.metrics])
-    judged = [m for m in document.metrics if isinstance(m, RateRow) and m.judge is not None
-              and m.metric_type is None]
-    if judged:
-        out += ["", "### Judges, checked against people's labels", ""]
-        out += [f"- {text(m.id)} (judge {text(m.judge.judge)}): {text(judge_check_text(m))}"
-                for m in judged if m.judge is not None]
+    out += _judge_checks(document.metrics)
     for key_hint in document.expected_key_hints or ():
         out += ["", f"> **Note:** {expected_key_text(key_hint, text)}"]
     if document.baseline is not None:
@@ -207,6 +262,11 @@ def comparison_markdown(comparison: Comparison) -> str:
            f"`{comparison.baseline}` ({text(comparison.baseline_system.name)} "
            f"{text(comparison.baseline_system.version)}) · confidence level "
            f"{comparison.confidence_level:g}", ""]
+    if comparison.baseline_taken is not None:
+        system = SystemRef(name=text(comparison.baseline_system.name),
+                           version=text(comparison.baseline_system.version))
+        out += [_plain(taken_text(comparison.baseline, system,
+                                  _escaped(comparison.baseline_taken))), ""]
     for warning in comparison.warnings:
         out += [f"> **Warning:** {text(warning)}", ""]
     out += criteria_table(comparison.criteria)

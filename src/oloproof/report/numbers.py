@@ -279,6 +279,70 @@ def difference_comparison(decision: DecisionRow, row: CriterionComparison | None
     return f"difference lower {shown_lower} < {t} ≤ upper {shown_upper}{against}"
 
 
+#: Why a sequential rule that ended undecided gives no "about N more trials"
+#: (`oloproof.stats.sequential.SequentialDecision.projection_reason`).
+_NO_PROJECTION = {
+    "errored_trials": "the errored trials leave it open: fix what errors and run again",
+    "share_equals_minimum": "the pass share seen equals min: no number of trials at that share "
+                            "decides",
+    "beyond_limit": "more than 20,000 more trials",
+    "no_trials": "no trial ran",
+}
+
+
+def sequential_more(decision: DecisionRow) -> str:
+    """`about 62 more trials (a 54% chance they decide)`, or why there is no such figure, for
+    an undecided sequential rule; '' for one that decided."""
+    if decision.state != "INSUFFICIENT_EVIDENCE":
+        return ""
+    if DecisionReason.TRIALS_NOT_FINISHED in decision.reasons:
+        return "its trials stopped before it decided"
+    if decision.more_trials is not None:
+        chance = "" if decision.more_trials_chance is None else \
+            f" (a {percent(decision.more_trials_chance, 0)} chance they decide)"
+        return f"about {decision.more_trials:,} more trials{chance}"
+    return _NO_PROJECTION.get(decision.projection_reason or "", "")
+
+
+def sequential_parts(decision: DecisionRow) -> tuple[str, str, str]:
+    """A `sequential` rule's comparison in three parts (docs/pytest.md#the-stored-run): the
+    bounds against `min`, printed as compared (`lower 85.2% ≥ min 80.0%`; undecided, both);
+    the trials (`23 of 50 trials: 23 passed, 0 failed`); for an undecided rule, about how many
+    more trials would decide (`sequential_more`), else ''."""
+    if DecisionReason.NO_OBSERVATIONS in decision.reasons:
+        return f"no trial of case {decision.case}", "", ""
+    lower, upper, threshold = decision.lower, decision.upper, decision.threshold
+    if lower is None or upper is None or threshold is None:
+        return "", "", ""
+    first = max(1, _threshold_decimals(float(threshold), True))
+    for decimals in range(first, max(first, MAX_DECIMALS) + 1):
+        if _printed_as_made("min", _steps(lower, decimals, "down", 100),
+                            _steps(upper, decimals, "up", 100),
+                            _steps(float(threshold), decimals, "nearest", 100), decision.state):
+            break
+    t = _rate(float(threshold), decimals, "nearest")
+    low, high = _rate(lower, decimals, "down"), _rate(upper, decimals, "up")
+    if decision.state == "PASS":
+        compared = f"lower {low} ≥ min {t}"
+    elif decision.state == "FAIL":
+        compared = f"upper {high} < min {t}"
+    else:
+        compared = f"lower {low} < min {t} ≤ upper {high}"
+    counts = [f"{decision.passed or 0} passed", f"{decision.failed or 0} failed"]
+    if decision.errored:
+        counts.append(f"{decision.errored} errored")
+    trials = f"{decision.trials_run} of {decision.trials} trials: {', '.join(counts)}"
+    return compared, trials, sequential_more(decision)
+
+
+def sequential_comparison(decision: DecisionRow) -> str:
+    """A `sequential` rule's comparison in one line (`sequential_parts`):
+    `lower 85.2% ≥ min 80.0% · 23 of 50 trials: 23 passed, 0 failed`."""
+    compared, trials, more = sequential_parts(decision)
+    text = " · ".join(part for part in (compared, trials) if part)
+    return f"{text}; {more}" if more else text
+
+
 def decision_comparison(decision: DecisionRow, metric: MetricRow | None,
                         paired: CriterionComparison | None = None) -> str:
     """What a decision compared, in words and numbers (empty for a row stored without them).
@@ -287,6 +351,8 @@ def decision_comparison(decision: DecisionRow, metric: MetricRow | None,
         return difference_comparison(decision, paired)
     if decision.kind == "max_errored":
         return errored_comparison(decision)
+    if decision.kind == "sequential":
+        return sequential_comparison(decision)
     reason = decision.reasons[0] if decision.reasons else None
     if reason in (DecisionReason.JUDGE_NOT_CHECKED, DecisionReason.JUDGE_DISAGREES_WITH_PEOPLE):
         return interval_comparison(decision, metric)  # (the judge decided it, not the counts)

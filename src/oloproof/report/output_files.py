@@ -8,8 +8,10 @@ cannot be written) and again when the file is written:
   a usage error naming it: nothing is written to it, nothing replaces it;
 - a symbolic link is written through to the file it names, as the shell's `>` would: the link
   stays a link, and the file it points to gets the new content;
-- the folder the file goes in must exist: it is never created (a typo in a folder's name is an
-  error, not a new folder);
+- a folder the file goes in that does not exist is created, as pytest's `--junitxml` creates
+  its folder — never through a symbolic link: when a folder on the path as written is a link
+  (to a folder elsewhere, or dangling), or the file is a link whose folder is missing, nothing
+  is created and the link is named in a usage error;
 - the new content replaces the old whole or not at all: it is written to a temporary file
   beside the target and renamed over it, keeping the target's permission bits (a new file gets
   the permissions the umask gives). Where that folder cannot take a temporary file but the
@@ -39,11 +41,13 @@ def _kind(mode: int) -> str:
     return next((words for test, words in _KINDS if test(mode)), "not a regular file")
 
 
-def check_output_path(path: str | Path) -> Path:
-    """The regular file `path` names once symbolic links are followed (it may not exist yet).
+def check_output_path(path: str | Path, *, create: bool = False) -> Path:
+    """The regular file `path` names once symbolic links are followed (it may not exist yet,
+    nor its folder); `create` makes the folders it goes in that are missing.
 
     Raises:
-        UsageError: `path` exists and is not a regular file, its folder does not exist, or it
+        UsageError: `path` exists and is not a regular file; a folder it needs is missing and
+            cannot be made without going through a symbolic link (the link is named); or it
             may not be written.
     """
     shown = str(path)
@@ -56,12 +60,18 @@ def check_output_path(path: str | Path) -> Path:
     except FileNotFoundError:
         folder = target.parent
         if not folder.is_dir():
-            linked = given.is_symlink()
-            raise UsageError(
-                f"{shown}: the folder {folder if linked else given.parent}"
-                + (f" (where the symbolic link {shown} points)" if linked else "")
-                + " does not exist; create it first, or name a file in a folder that exists "
-                "(output folders are never created)") from None
+            if given.is_symlink():  # (its target's folder: never made through the link)
+                raise UsageError(
+                    f"{shown}: the folder {folder} (where the symbolic link {shown} points) "
+                    "does not exist; create it first, or name a file that is not a link "
+                    "(folders are never made through a symbolic link)") from None
+            existing = _missing_folders(given.parent, shown)
+            if not os.access(existing, os.W_OK | os.X_OK):
+                raise UsageError(f"{shown}: the folder {existing} may not be written; name a "
+                                 "file in a folder you can write to") from None
+            if create:
+                _make_folders(given.parent, shown)
+            return target
         if not os.access(folder, os.W_OK | os.X_OK):
             raise UsageError(f"{shown}: the folder {folder} may not be written; name a file "
                              "in a folder you can write to") from None
@@ -81,15 +91,58 @@ def check_output_path(path: str | Path) -> Path:
     return target
 
 
+def _missing_folders(folder: Path, shown: str) -> Path:
+    """The deepest folder of `folder` (as written) that exists, when the ones below it can be
+    made without going through a symbolic link (a UsageError naming the link otherwise, or
+    the part of the path that is a file)."""
+    existing = Path(".") if not folder.is_absolute() else Path(folder.anchor)
+    for part in folder.parts[1:] if folder.is_absolute() else folder.parts:
+        step = existing / part
+        if step.is_symlink():
+            where = os.readlink(step)
+            state = "a dangling symbolic link" if not step.exists() else "a symbolic link"
+            raise UsageError(
+                f"{shown}: {step} is {state} (to {where}), and a missing folder is made only "
+                "where no link leads elsewhere; create the folder yourself, or name a path "
+                "without the link")
+        if not step.exists():
+            return existing
+        if not step.is_dir():
+            raise UsageError(f"{shown}: {step} is a file, not a folder; name a file in a "
+                             "folder")
+        existing = step
+    return existing
+
+
+def _make_folders(folder: Path, shown: str) -> None:
+    """Make the missing folders of `folder`, one at a time, once `_missing_folders` has found
+    no link on the way (`mkdir` never follows one)."""
+    _missing_folders(folder, shown)
+    made = Path(folder.anchor) if folder.is_absolute() else Path(".")
+    for part in folder.parts[1:] if folder.is_absolute() else folder.parts:
+        made = made / part
+        if made.is_dir() and not made.is_symlink():
+            continue
+        try:
+            os.mkdir(made)
+        except FileExistsError:
+            if made.is_symlink() or not made.is_dir():
+                raise UsageError(f"{shown}: {made} appeared as something other than a "
+                                 "folder while it was being made; name another file") from None
+        except OSError as exc:
+            raise UsageError(f"{shown}: the folder {made} cannot be made: "
+                             f"{exc.strerror or exc}") from None
+
+
 def write_output(path: str | Path, text: str) -> Path:
-    """Write `text` (UTF-8, `\\n` line ends) to the file `path` names, by the rules above;
-    returns `path` as given.
+    """Write `text` (UTF-8, `\\n` line ends) to the file `path` names, by the rules above
+    (making its missing folders); returns `path` as given.
 
     Raises:
         UsageError: as `check_output_path`.
         OloproofError: the file could not be written (a full disk, say); it is left as it was.
     """
-    target = check_output_path(path)
+    target = check_output_path(path, create=True)
     data = text.encode("utf-8")
     try:
         try:

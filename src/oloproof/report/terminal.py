@@ -1,9 +1,10 @@
 """The terminal report of a run (docs/cli.md#oloproof-run), from the run's document only.
 
-In order: the run, what broke, the gate, Decisions (each with the comparison it made),
-Metrics, missing and excluded cases by reason, transforms, Slices (the rows that differ from the
-rest of the suite; `--slices all` for every row), the failing cases and where to read more, the
-cache, and the limits that apply to this suite. Tables fit the console (`layout`): drawn as
+In order: the run (and which of several runs of its version it is), what broke, the gate,
+Decisions (each with the comparison it made), Metrics, missing and excluded cases by reason,
+transforms, Slices (the rows that differ from the rest of the suite; `--slices all` for every
+row), the failing cases and where to read more, the cache, and the limits that apply to this
+suite. Tables fit the console (`layout`): drawn as
 tables when they fit, stacked when they do not, never cut. Every case-derived text is shown with
 invisible and direction-changing characters escaped (`escape`).
 
@@ -13,7 +14,6 @@ The width is the terminal's; when the output is not a terminal (a pipe, a file, 
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -57,7 +57,8 @@ from oloproof.report.numbers import (
     n_text,
     usage_text,
 )
-from oloproof.report.run_list import gate_words
+from oloproof.report.reruns import record_lines
+from oloproof.report.run_list import gate_words, kind_words, utc_text
 from oloproof.report.trial_counts import criteria_text
 from oloproof.report.what_broke import error_groups, hint, leading
 from oloproof.stats import percent, percent_lower
@@ -82,24 +83,26 @@ def render_run(document: RunDocument, console: Console, *,
     """Print the whole report, in the order the module's text gives."""
     status = document.status
     nothing = document.executions is not None and document.executions.nothing_measured
+    ended = any(e.kind == ErrorKind.PROCESS_EXIT for e in document.errors)
     print_wrapped(console, _cell(
         f"Run {document.run_id} · {status}"
         + ("" if status == "complete" else " (nothing was measured: every execution errored)"
-           if nothing else " (did not complete: figures cover what finished)")
+           if nothing else " (its system called os._exit, which would have ended it)" if ended
+           else " (did not complete: figures cover what finished)")
         + f" · {document.system.name} {document.system.version}"
-        + f" · {document.cases} cases"
+        + f" · {document.cases} case{'' if document.cases == 1 else 's'}"
+        + subset_text(document)
     ))
-    if nothing:  # a run that never ran: why comes first
+    render_record(document, console)
+    render_rescored(document, console)
+    first = nothing or ended
+    if first:  # a run that never ran, or that its system ended: why comes first
         render_errors(document.errors, console, document.run_id, document.executions)
     for warning in document.warnings:
         print_wrapped(console, _cell(f"Warning: {warning}", "yellow"))
-    if not nothing:
+    if not first:
         render_errors(document.errors, console, document.run_id, document.executions)
-    gate = document.gate
-    console.print(Text.assemble(
-        "Gate: ", (gate.action, _ACTION_STYLE.get(gate.action, "")),
-        f" (exit {int(gate.exit_code)})",
-    ))
+    render_gate(document, console)
     render_decisions(document.decisions, console, document.metrics, document.baseline)
     if document.baseline is not None:
         from oloproof.report.comparison import render_baseline_summary
@@ -126,6 +129,59 @@ def render_run(document: RunDocument, console: Console, *,
     render_usage(document, console)
     render_execution(document, console)
     render_limits(document.limits, console)
+
+
+def render_record(document: RunDocument, console: Console) -> None:
+    """Which of several complete runs of its suite and version the run is (`Record: run 3 of
+    desk 1.4`), when it is not the only one (docs/limits.md#re-runs-and-re-drawn-samples)."""
+    if document.record is None:
+        return
+    head, *rest = record_lines(document.run_id, document.system, document.record)
+    print_wrapped(console, _cell(head, "bold" if document.record.resample else ""))
+    for line in rest:
+        print_wrapped(console, _cell(line), 2, 2)
+
+
+def render_gate(document: RunDocument, console: Console) -> None:
+    """`Gate: ALLOW (exit 0)`; for a run of part of the suite, that it is not a release
+    decision (docs/cli.md#running-part-of-the-suite)."""
+    gate = document.gate
+    print_wrapped(console, Text.assemble(
+        "Gate: ", (gate.action, _ACTION_STYLE.get(gate.action, "")),
+        f" (exit {int(gate.exit_code)})",
+        (f" · {document.subset.note()}", "yellow") if document.subset is not None else "",
+    ))
+
+
+def subset_text(document: RunDocument) -> str:
+    """` · subset: --case req-013` after the run line's cases, for a run of part of the suite
+    (docs/cli.md#running-part-of-the-suite); else nothing."""
+    subset = document.subset
+    if subset is None:
+        return ""
+    return f" · subset: {subset.words}" if subset.words else " · subset"
+
+
+def render_rescored(document: RunDocument, console: Console) -> None:
+    """A rescored run (docs/cli.md#oloproof-rescore): the run it scored, and the cases it left
+    out, by reason."""
+    if document.rescored_from is None:
+        return
+    print_wrapped(console, f"Rescored from {document.rescored_from}: its stored outputs scored "
+                  "by the suite's current evaluators and judges; no system was called")
+    listed = document.not_rescored or []
+    if not listed:
+        return
+    print_wrapped(console, Text(f"Not rescored: {len(listed)} case(s), listed by reason",
+                                style="yellow"), 2, 4)
+    for words, cases in document.not_rescored_by_reason():
+        print_wrapped(console, _cell(f"{words}: {shown_ids(cases)}"), 4, 2)
+
+
+def shown_ids(ids: Sequence[str], shown: int = 8) -> str:
+    """Case ids as a list names them: the first `shown`, then how many more."""
+    return ", ".join(safe_line(i) for i in ids[:shown]) + (
+        f" (+{len(ids) - shown} more)" if len(ids) > shown else "")
 
 
 def render_usage(document: RunDocument, console: Console) -> None:
@@ -404,13 +460,6 @@ def render_failing(failing: FailingCases, console: Console, run_id: str,
               f"oloproof inspect {run_id} --failures", f"oloproof cases {run_id}")
 
 
-def started_text(timestamp: float | None) -> str:
-    """A stored time as every report shows it: UTC, to the second (`2025-12-03 09:21:07 UTC`)."""
-    if timestamp is None:
-        return "—"
-    return dt.datetime.fromtimestamp(timestamp, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
 def render_runs(rows: Sequence[dict[str, Any]], console: Console) -> None:
     """`oloproof runs`: newest first, each with its gate in words, its system and version, how
     many trials each case ran and the run's tags (so two runs of one version, or a run of one
@@ -419,9 +468,12 @@ def render_runs(rows: Sequence[dict[str, Any]], console: Console) -> None:
     for r in rows:
         words = gate_words(str(r["status"]), (r.get("summary") or {}).get("gate"))
         cases = str(r["n_cases"]) if r.get("n_cases") is not None else "—"
+        kind = kind_words(r)
+        if kind:  # (a subset or a rescored run: docs/cli.md#running-part-of-the-suite)
+            words += f" · {kind}"
         trials = int(r.get("trials") or 1)
         tags = ", ".join(r.get("tags") or ())
-        table.append([Text(r["run_id"]), Text(started_text(r.get("started_at"))),
+        table.append([Text(r["run_id"]), Text(utc_text(r.get("started_at"))),
                       Text(str(r["status"])), _cell(f"{r['system_name']} {r['system_version']}"),
                       Text(cases), Text(f"{trials}"), _cell(tags), Text(words)])
     columns = [Column(c) for c in ("Run", "Started", "Status", "System", "Cases", "Trials",

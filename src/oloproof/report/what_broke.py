@@ -67,6 +67,10 @@ def hint(kind: ErrorKind, message: str) -> str | None:
     if kind == ErrorKind.SYSTEM_EXIT:
         return ("the system (or a tool inside it: argparse on arguments it refuses) called "
                 "sys.exit; catch SystemExit where it calls the tool")
+    if kind == ErrorKind.PROCESS_EXIT:
+        return ("on `executor: local` the system runs in the command's own process: "
+                "`executor: processes` keeps a process the system ends to one worker; or "
+                "have the tool that calls os._exit raise instead")
     if kind == ErrorKind.WORKER_LOST:
         return ("the worker process died twice while running these cases (killed, crashed, "
                 "out of memory); the next `oloproof run` tries them again")
@@ -76,9 +80,21 @@ def hint(kind: ErrorKind, message: str) -> str | None:
     return None
 
 
+def ended_by_the_system(groups: Sequence[ErrorGroup]) -> list[str]:
+    """The cases whose system called os._exit (docs/failures.md#a-system-that-ends-the-process):
+    such a run is failed, whatever else its cases did."""
+    return [case for g in groups if g.kind == ErrorKind.PROCESS_EXIT for case in g.cases]
+
+
 def leading(executions: Executions | None, groups: Sequence[ErrorGroup]) -> str | None:
-    """The sentence "What broke" leads with when one kind dominates the run: every execution
-    errored (nothing was measured), or more than half errored with one kind."""
+    """The sentence "What broke" leads with when one kind dominates the run: the system
+    called os._exit (the run is failed), every execution errored (nothing was measured), or
+    more than half errored with one kind."""
+    ended = ended_by_the_system(groups)
+    if ended:
+        shown = ", ".join(ended[:8]) + (f" (+{len(ended) - 8} more)" if len(ended) > 8 else "")
+        return (f"the system called os._exit while running case {shown}, which would have "
+                "ended the run without a word; so the run is failed (exit 5)")
     # (a snapshot that failed leaves its case's output judged: not what leads)
     groups = [g for g in groups if g.kind != ErrorKind.SNAPSHOT_FAILED]
     if executions is None or not executions.cases or not groups:

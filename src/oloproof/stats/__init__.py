@@ -15,7 +15,8 @@ A function's name says what it returns:
   `sequential_bounds`, `stratified_bounds`), of arrays for many rows or pairs at once
   (`difference_bounds`, `prediction_powered_bounds`). `*_lower_bounds` gives one lower bound
   per row or sum, `*_lower_bound` one float.
-- `*_projection`: a projection of `oloproof plan` (`RateProjection`, `AssuredProjection`);
+- `*_projection`: a projection of `oloproof plan` (`RateProjection`, `AssuredProjection`,
+  `CorrectedProjection`);
   `continued_chance` the chance beside it, with how it was computed.
 - A function named for its method returns what the method gives: `clopper_pearson` the
   `(lower, upper)` tuple of the textbook interval, `mcnemar_exact` a `McNemarTest`,
@@ -65,6 +66,12 @@ from oloproof.stats.cluster_ratio import (
     cluster_ratio_lower_bounds,
 )
 from oloproof.stats.display import percent, percent_lower, percent_upper
+from oloproof.stats.judged_projection import (
+    JUDGED_LABELS_LIMIT,
+    CorrectedProjection,
+    corrected_bounds_at,
+    corrected_projection,
+)
 from oloproof.stats.melded import MELDED_METHOD, melded_bounds, melded_lower_bound
 from oloproof.stats.multiplicity import benjamini_yekutieli, fisher_two_sided
 from oloproof.stats.paired import (
@@ -125,6 +132,7 @@ __all__ = [
     "BETTING_METHOD",
     "CLUSTER_RATIO_METHOD",
     "EXACT_ASSURANCE_METHOD",
+    "JUDGED_LABELS_LIMIT",
     "MCNEMAR_METHOD",
     "MELDED_METHOD",
     "PPI_PLUS_METHOD",
@@ -138,6 +146,7 @@ __all__ = [
     "STRATIFIED_METHOD",
     "Agreement",
     "AssuredProjection",
+    "CorrectedProjection",
     "JudgedRate",
     "McNemarTest",
     "MeanInterval",
@@ -167,6 +176,8 @@ __all__ = [
     "cluster_ratio_lower_bounds",
     "cohen_kappa",
     "continued_chance",
+    "corrected_bounds_at",
+    "corrected_projection",
     "difference_bounds",
     "estimate_rank",
     "exact_bounds_at_rate",

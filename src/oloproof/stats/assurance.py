@@ -43,7 +43,7 @@ import numpy.typing as npt
 
 from oloproof.stats._checks import check_level, count, tail_probabilities
 from oloproof.stats._lazy import scipy_special as _scipy_special
-from oloproof.stats.projection import _smallest, _threshold
+from oloproof.stats.projection import rule_threshold, smallest_deciding
 
 __all__ = ["ASSURANCE", "ASSURED_CHANCE", "EXACT_ASSURANCE_METHOD",
            "SIMULATED_ASSURANCE_METHOD", "AssuredProjection", "assured_projection",
@@ -267,7 +267,7 @@ class _Run:
 
 def _run(passed: float | None, observed: int | None, values: Sequence[float] | None,
          minimum: float | None, maximum: float | None) -> _Run:
-    threshold, is_minimum = _threshold(minimum, maximum)
+    threshold, is_minimum = rule_threshold(minimum, maximum)
     if values is not None:
         array = np.asarray(values, dtype=np.float64)
         if array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)) or \
@@ -422,7 +422,7 @@ def assured_projection(
             seen[more] = _chance(run, run.observed + more, level)
         return seen[more] >= chance
 
-    more = _smallest(reaches, max(1, limit - run.observed))
+    more = smallest_deciding(reaches, max(1, limit - run.observed))
     if more is None:
         return AssuredProjection(None, None, reachable, run.state, "beyond_limit", method)
     return AssuredProjection(run.observed + more, seen[more], reachable, run.state, None, method)

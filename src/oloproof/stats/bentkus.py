@@ -92,7 +92,7 @@ def _window(n: int, m: FloatArray) -> tuple[int, int]:
     return lo, max(lo, hi)
 
 
-def _log_beta(s: FloatArray, n: int, m: FloatArray) -> FloatArray:
+def log_beta(s: FloatArray, n: int, m: FloatArray) -> FloatArray:
     """``log β(m, s)`` per row (see the module docstring), never below the true value.
 
     Rows with ``m ≤ 0`` (``β = 0`` when ``s > 0``), ``m ≥ 1`` or ``s ≤ nm`` (``β = 1``) are
@@ -144,7 +144,7 @@ def bentkus_tail_bound(sums: npt.ArrayLike, n: int, mean: float) -> FloatArray:
     if not 0.0 <= float(mean) <= 1.0:
         raise ValueError(f"mean must be a number in [0, 1], got {mean!r}")
     s = _sums(sums, n)
-    bound: FloatArray = np.exp(_log_beta(s, n, np.full(s.shape, float(mean))))
+    bound: FloatArray = np.exp(log_beta(s, n, np.full(s.shape, float(mean))))
     return bound
 
 
@@ -155,7 +155,7 @@ def bentkus_tail_bounds(total: float, n: int, means: npt.ArrayLike) -> FloatArra
     n = count("n", n)
     m = np.clip(np.atleast_1d(np.asarray(means, dtype=np.float64)), 0.0, 1.0)
     s = np.full(m.shape, float(_sums([total], n)[0]))
-    bound: FloatArray = np.exp(_log_beta(s, n, m))
+    bound: FloatArray = np.exp(log_beta(s, n, m))
     return bound
 
 
@@ -218,7 +218,7 @@ def _lower_ends(sw: FloatArray, n: int, half_alpha: float) -> FloatArray:
 
     def g(m: FloatArray, rows: npt.NDArray[np.bool_]) -> FloatArray:
         # Nondecreasing in m; ≤ 0 where m is rejected (β ≤ α/2).
-        return np.maximum(_log_beta(sw[rows], n, m), LOG_FLOOR) - log_half
+        return np.maximum(log_beta(sw[rows], n, m), LOG_FLOOR) - log_half
 
     # At m = 0 every positive sum is rejected; at m = s/n, β = 1 (E(B − h)₊ ≥ nm − h).
     a = np.zeros(sw.shape)
@@ -256,7 +256,7 @@ def bentkus_critical_sum(n: int, mean: float, level: float) -> float:
 
     def g(s: FloatArray, rows: npt.NDArray[np.bool_]) -> FloatArray:
         # Nondecreasing in s; > 0 where s is rejected.
-        return log_half - np.maximum(_log_beta(s, n, means[rows]), LOG_FLOOR)
+        return log_half - np.maximum(log_beta(s, n, means[rows]), LOG_FLOOR)
 
     top = g(np.full(1, float(n)), np.ones(1, dtype=bool))
     if top[0] <= 0.0:

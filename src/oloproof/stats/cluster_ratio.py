@@ -66,7 +66,7 @@ import numpy.typing as npt
 
 from oloproof.stats._checks import tail_probabilities
 from oloproof.stats._roots import increasing_root
-from oloproof.stats.bentkus import LOG_FLOOR, _log_beta, bentkus_interval
+from oloproof.stats.bentkus import LOG_FLOOR, bentkus_interval, log_beta
 from oloproof.stats.betting import MeanInterval
 
 __all__ = ["CLUSTER_RATIO_METHOD", "cluster_ratio_interval", "cluster_ratio_lower_bounds"]
@@ -100,8 +100,8 @@ def _log_spread(totals: FloatArray, p: FloatArray, sizes: FloatArray) -> FloatAr
     top = float(sizes.max())
     share = n_total / (k * top)  # N / (KM)
     spare = k * top - n_total  # KM − N
-    first = _log_beta(totals / top, k, p * share)
-    second = _log_beta(np.minimum((totals + spare) / top, float(k)), k,
+    first = log_beta(totals / top, k, p * share)
+    second = log_beta(np.minimum((totals + spare) / top, float(k)), k,
                        1.0 - (1.0 - p) * share)
     gap = np.maximum(totals - p * n_total, 0.0)
     squares = float(np.sort(sizes**2).sum())

@@ -99,7 +99,7 @@ def _clears(lower: float, upper: float, threshold: float, is_minimum: bool,
     return upper <= threshold if state == "PASS" else lower > threshold
 
 
-def _threshold(minimum: float | None, maximum: float | None) -> tuple[float, bool]:
+def rule_threshold(minimum: float | None, maximum: float | None) -> tuple[float, bool]:
     if (minimum is None) == (maximum is None):
         raise ValueError("give exactly one of minimum and maximum")
     threshold = float(minimum if minimum is not None else maximum)  # type: ignore[arg-type]
@@ -115,12 +115,12 @@ def _rate(rate: float) -> float:
     return float(rate)
 
 
-def _sought(rate: float, threshold: float, is_minimum: bool) -> str:
+def sought_state(rate: float, threshold: float, is_minimum: bool) -> str:
     """The state the estimate points to: PASS on the passing side of the threshold."""
     return "PASS" if (rate > threshold) == is_minimum else "FAIL"
 
 
-def _smallest(decides: Callable[[int], bool], limit: int) -> int | None:
+def smallest_deciding(decides: Callable[[int], bool], limit: int) -> int | None:
     """The smallest ``N ≥ 1`` with ``decides(N)``, for a ``decides`` that stays true once true
     (doubling, then bisection); None when even ``limit`` does not."""
     known_not, candidate = 0, 1
@@ -175,7 +175,7 @@ def rate_projection(
     observed = count("observed", observed)
     limit = count("limit", limit)
     check_level(level)
-    threshold, is_minimum = _threshold(minimum, maximum)
+    threshold, is_minimum = rule_threshold(minimum, maximum)
     if passed > observed:
         raise ValueError(f"passed ({passed}) must not exceed observed ({observed})")
     if observed == 0:
@@ -183,13 +183,13 @@ def rate_projection(
     rate = passed / observed
     if rate == threshold:
         return RateProjection(None, None, "estimate_equals_threshold", PROJECTION_METHOD)
-    state = _sought(rate, threshold, is_minimum)
+    state = sought_state(rate, threshold, is_minimum)
 
     def decides(total: int) -> bool:
         return _clears(*exact_bounds_at_rate(rate, total, level), threshold, is_minimum,
                        state)
 
-    total = _smallest(decides, limit)
+    total = smallest_deciding(decides, limit)
     if total is None:
         return RateProjection(None, None, "beyond_limit", PROJECTION_METHOD)
     return RateProjection(total, state, None, PROJECTION_METHOD)
@@ -224,16 +224,16 @@ def mean_projection(
     rate = _rate(rate)
     limit = count("limit", limit)
     check_level(level)
-    threshold, is_minimum = _threshold(minimum, maximum)
+    threshold, is_minimum = rule_threshold(minimum, maximum)
     if rate == threshold:
         return RateProjection(None, None, "estimate_equals_threshold",
                               BENTKUS_PROJECTION_METHOD)
-    state = _sought(rate, threshold, is_minimum)
+    state = sought_state(rate, threshold, is_minimum)
 
     def decides(total: int) -> bool:
         return _clears(*_bentkus_at_rate(rate, total, level), threshold, is_minimum, state)
 
-    total = _smallest(decides, limit)
+    total = smallest_deciding(decides, limit)
     if total is None:
         return RateProjection(None, None, "beyond_limit", BENTKUS_PROJECTION_METHOD)
     return RateProjection(total, state, None, BENTKUS_PROJECTION_METHOD)

@@ -28,7 +28,7 @@ side, ``S = Σ w_s max(0, Φ⁻¹(1 − P_s))``, with weights ``w_s(θ)`` propor
 parameter's share of the estimate's standard error at ``θ`` (unit length; fixed by ``θ``, ``N``
 and the sample's size, never by the data, so the sequence of conditional bounds below holds);
 ``c`` is the largest ``1 − a'`` quantile of ``Σ w_s max(0, Z_s)`` for independent standard
-normals over every unit weight vector (computed by quadrature, ``_critical``). ``θ`` is kept
+normals over every unit weight vector (computed by quadrature, ``critical_value``). ``θ`` is kept
 when ``S < c`` and the three tests' two-sided scores ``max(0, Φ⁻¹(1 − P_s⁺), Φ⁻¹(1 − P_s⁻))``
 have a sum of squares at most the ``χ²₃`` quantile at a twentieth of ``a`` (so the search
 below cannot trade one test's evidence against another's far from the data). The true ``θ`` is
@@ -174,7 +174,7 @@ def _pair_tail(t: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
     return out
 
 
-def _positive_tails(c: float, w: FloatArray) -> FloatArray:
+def positive_tail_chances(c: float, w: FloatArray) -> FloatArray:
     """``P(Σ w_s max(0, Z_s) ≥ c)`` for three independent standard normals and each row of
     positive weights ``w`` (k × 3), ``c > 0``: summed over which ``Z_s`` are positive (each
     pattern has chance 1/8; the sum is over the positive ones, half-normal)."""
@@ -203,7 +203,7 @@ def _units(t1: FloatArray, t2: FloatArray) -> FloatArray:
     return out
 
 
-def _worst_weights(c: float) -> tuple[FloatArray, float]:
+def worst_weights(c: float) -> tuple[FloatArray, float]:
     """The unit weights (in the positive octant) with the largest tail at ``c``: a grid of
     angles, then three rounds of a finer grid around the largest."""
     centre, half = np.array([math.pi / 4, math.pi / 4]), math.pi / 4
@@ -212,7 +212,7 @@ def _worst_weights(c: float) -> tuple[FloatArray, float]:
         steps = np.linspace(-half, half, 9)
         t1, t2 = np.meshgrid(centre[0] + steps, centre[1] + steps, indexing="ij")
         w = _units(t1.ravel(), t2.ravel())
-        tails = _positive_tails(c, w)
+        tails = positive_tail_chances(c, w)
         i = int(np.argmax(tails))
         if tails[i] > best:
             best, best_w = float(tails[i]), w[i]
@@ -222,10 +222,10 @@ def _worst_weights(c: float) -> tuple[FloatArray, float]:
 
 
 @lru_cache(maxsize=64)
-def _critical(error: float) -> float:
+def critical_value(error: float) -> float:
     """The least ``c`` (to about 1e-9) with ``P(Σ w_s max(0, Z_s) ≥ c) ≤ error`` for every
     unit weight vector ``w ≥ 0`` of three: the weights with the largest tail at ``c`` are found
-    (``_worst_weights``; a grid of 25 × 25 angles checks them), ``c`` is solved for them at a
+    (``worst_weights``; a grid of 25 × 25 angles checks them), ``c`` is solved for them at a
     thousandth below ``error`` (a margin for the search's error), and the two alternate until
     ``c`` settles."""
     target = error * (1.0 - 1e-3)
@@ -233,9 +233,9 @@ def _critical(error: float) -> float:
     t1, t2 = np.meshgrid(np.linspace(0.0, math.pi / 2, 25), np.linspace(0.0, math.pi / 2, 25))
     check = _units(t1.ravel(), t2.ravel())
     for _ in range(20):
-        w, tail = _worst_weights(c)
+        w, tail = worst_weights(c)
         if abs(tail - target) <= 1e-6 * target:
-            tails = _positive_tails(c, check)
+            tails = positive_tail_chances(c, check)
             if float(tails.max()) <= tail:
                 break
             w = check[int(np.argmax(tails))]
@@ -250,7 +250,7 @@ def _solve(w: FloatArray, target: float, start: float) -> float:
 
     def g(x: FloatArray, rows: npt.NDArray[np.bool_]) -> FloatArray:
         del rows  # one row
-        out: FloatArray = target - _positive_tails(float(x[0]), w[None, :])
+        out: FloatArray = target - positive_tail_chances(float(x[0]), w[None, :])
         return out
 
     a, b = np.array([0.5 * start]), np.array([2.0 * start + 1.0])
@@ -335,7 +335,7 @@ class _Side:
                  binary: bool) -> None:
         special = scipy_special()
         ball_error = error * _BALL_SHARE
-        self.c = _critical(error - ball_error)
+        self.c = critical_value(error - ball_error)
         self.chi2 = float(2.0 * special.gammainccinv(1.5, ball_error))
         # A point whose score alone passes √χ² is rejected: the grids need go no further.
         self.edge = float(special.ndtr(-math.sqrt(self.chi2)))

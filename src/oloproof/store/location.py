@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from oloproof.errors import StoreError
 from oloproof.store.store import Store
 from oloproof.suite.config import load_suite_file
 
@@ -32,8 +33,15 @@ def find_store(config: str | Path = "oloproof.yaml", store: str | Path | None = 
     return config_path.parent / ".oloproof" / "store.sqlite"
 
 
-def open_existing_store(config: str | Path, store: str | Path | None) -> Store:
+def open_existing_store(config: str | Path, store: str | Path | None, *,
+                        writing: bool = False) -> Store:
     """The project's store, which must exist, opened read-only: reading a run never writes
     (docs/configuration.md#how-oloproof-fails-closed). A StoreError says to run first when there is
-    none."""
-    return Store(find_store(config, store), read_only=True)
+    none. `writing`: opened to write (a tag, a labels sample drawn: what the store records)."""
+    path = find_store(config, store)
+    if not writing:
+        return Store(path, read_only=True)
+    if not path.is_file():
+        raise StoreError("no store here yet: run `oloproof run` in the project directory "
+                         "first", file=path)
+    return Store(path)

@@ -5,9 +5,14 @@ or suffix of its id, `tag:NAME` (the run `oloproof tag RUN NAME` named; a tag is
 a time) or `version:V` (the newest complete run whose system version is V). A baseline is
 resolved beside its candidate run (docs/compare.md#which-run-is-the-baseline).
 
-`RunReferences` is the grammar and its errors. What it reads of the store is five small lookups
-(`_run_ids`, `_tag_names`, `_tagged`, `_newest_complete`, `_complete_versions`), each one query;
-a class that gives them from lists has the same grammar without SQLite.
+A run of part of the suite, or a rescored run (their suite description's `kind`), is never
+what `version:V` names, nor what `latest~N` counts when it names a baseline (the candidate
+itself aside): such a run is a baseline only when named by its id or a tag given to it.
+
+`RunReferences` is the grammar and its errors. What it reads of the store is six small lookups
+(`_run_ids`, `_whole_suite_ids`, `_tag_names`, `_tagged`, `_newest_complete`,
+`_complete_versions`), each one query; a class that gives them from lists has the same grammar
+without SQLite.
 """
 
 from __future__ import annotations
@@ -28,6 +33,11 @@ TAG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
 # Stands for the run `oloproof run` is about to make, while its baseline is resolved.
 _BEING_MADE = "\x00the run being made"
 
+#: A run of the whole suite, in SQL: its stored suite description names no other `kind`
+#: (`project.describe`: a subset or a rescored run).
+WHOLE_SUITE_SQL = ("coalesce(CASE WHEN json_valid(suite) THEN json_extract(suite, '$.kind') "
+                   "END, 'run') = 'run'")
+
 
 class RunReferences:
     """Run references of a `Store` (which provides `conn`, `path` and `run_record`)."""
@@ -46,7 +56,10 @@ class RunReferences:
         if not ids:
             raise StoreError("no runs are stored yet; run `oloproof run` first", file=self.path)
         named = self._named(ref, project, candidate)
-        return named if named is not None else _resolve_in(ids, ref, tags=self._tag_names())
+        if named is not None:
+            return named
+        counted = None if candidate is None else self._baseline_ids(ids, candidate)
+        return _resolve_in(ids, ref, tags=self._tag_names(), counted=counted)
 
     def _named(self, ref: str, project: str | None, candidate: str | None,
                what: str = "") -> str | None:
@@ -105,15 +118,21 @@ class RunReferences:
             raise UsageError(f"baseline {ref!r}: no run is stored yet to compare this one with; "
                              "run the baseline first (without the non_inferiority rule or "
                              "--baseline), then the candidate")
-        found = _resolve_in(ids, ref, what="baseline ")
         me = _BEING_MADE if candidate is None else candidate
+        # latest~N counts the runs of the whole suite (and the candidate): a subset or a
+        # rescored run is a baseline only when named.
+        counted = self._baseline_ids(ids, me)
+        found = _resolve_in(ids, ref, what="baseline ", counted=counted)
         if found != me:
             return found
-        at = ids.index(me)
-        if at + 1 >= len(ids):
+        at = counted.index(me)
+        if at + 1 >= len(counted):
             raise UsageError(f"baseline {ref!r} names the candidate run itself, and no run "
-                             "started before it; run the baseline first")
-        return ids[at + 1]
+                             "started before it" + (" but subsets or rescored runs (a baseline "
+                                                    "names one by id or tag)"
+                                                    if len(counted) < len(ids) else "")
+                             + "; run the baseline first")
+        return counted[at + 1]
 
     # ---- tags --------------------------------------------------------------------------------
 
@@ -148,6 +167,16 @@ class RunReferences:
         return [r[0] for r in self.conn.execute(
             "SELECT run_id FROM runs ORDER BY started_at DESC, run_id DESC")]
 
+    def _baseline_ids(self, ids: list[str], candidate: str) -> list[str]:
+        """`ids` (newest first) without the runs of part of the suite and the rescored runs,
+        but for `candidate`: what `latest~N` counts when it names a baseline."""
+        whole = self._whole_suite_ids()
+        return [i for i in ids if i == candidate or i in whole]
+
+    def _whole_suite_ids(self) -> set[str]:
+        """The runs of the whole suite (not a subset, not rescored)."""
+        return {r[0] for r in self.conn.execute(f"SELECT run_id FROM runs WHERE {WHOLE_SUITE_SQL}")}
+
     def _tag_names(self) -> list[str]:
         """The tags in use, in name order."""
         return [row[0] for row in self.conn.execute("SELECT name FROM tags ORDER BY name")]
@@ -159,10 +188,10 @@ class RunReferences:
 
     def _newest_complete(self, version: str, project: str | None,
                          besides: str | None) -> str | None:
-        """The newest complete run (of `project`, other than `besides`) whose system version
-        is `version`, or None."""
-        sql = ("SELECT run_id FROM runs WHERE status = 'complete' AND system_version = ?"
-               + (" AND project = ?" if project is not None else "")
+        """The newest complete run of the whole suite (of `project`, other than `besides`)
+        whose system version is `version`, or None."""
+        sql = ("SELECT run_id FROM runs WHERE status = 'complete' AND system_version = ? AND "
+               + WHOLE_SUITE_SQL + (" AND project = ?" if project is not None else "")
                + (" AND run_id != ?" if besides is not None else "")
                + " ORDER BY started_at DESC, run_id DESC LIMIT 1")
         params = [version, *([project] if project is not None else []),
@@ -173,15 +202,19 @@ class RunReferences:
     def _complete_versions(self, project: str | None) -> list[str]:
         """The system versions of the complete runs (of `project`), in order."""
         return [row[0] for row in self.conn.execute(
-            "SELECT DISTINCT system_version FROM runs WHERE status = 'complete'"
-            + (" AND project = ?" if project is not None else "")
+            "SELECT DISTINCT system_version FROM runs WHERE status = 'complete' AND "
+            + WHOLE_SUITE_SQL + (" AND project = ?" if project is not None else "")
             + " ORDER BY system_version", [project] if project is not None else [])]
 
 
-def _resolve_in(ids: list[str], ref: str, what: str = "", tags: list[str] | None = None) -> str:
+def _resolve_in(ids: list[str], ref: str, what: str = "", tags: list[str] | None = None,
+                counted: list[str] | None = None) -> str:
     """`ref` among `ids` (newest first): `latest`, `latest~N`, a unique prefix or suffix;
-    `tags` (the names in use) make a bare tag name's error say to write `tag:NAME`."""
+    `tags` (the names in use) make a bare tag name's error say to write `tag:NAME`. `counted`
+    (default `ids`) are the runs `latest~N` counts."""
     if ref == "latest" or ref.startswith("latest~"):
+        skipped = 0 if counted is None else len(ids) - len(counted)
+        ids = ids if counted is None else counted
         back = 0
         if ref != "latest":
             try:
@@ -196,7 +229,9 @@ def _resolve_in(ids: list[str], ref: str, what: str = "", tags: list[str] | None
             being_made = _BEING_MADE in ids
             stored = len(ids) - int(being_made)
             runs = f"{stored} run{'s are' if stored != 1 else ' is'} stored" + (
-                " besides the run being made" if being_made else "")
+                " besides the run being made" if being_made else "") + (
+                f" (and {skipped} subset or rescored run{'s' if skipped != 1 else ''}, which "
+                "a baseline names by id or tag)" if skipped else "")
             newest = "latest" if len(ids) == 1 else f"latest to latest~{len(ids) - 1}"
             raise UsageError(f"{what}{ref!r} names the run {back} before the newest, and only "
                              f"{runs}: use {newest}; `oloproof runs` lists them")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from oloproof.errors import StoreError
+from oloproof.store.reruns import WHOLE_SUITE
 from oloproof.store.run_reads import RUN_COLUMNS, live_status, read_json_column
 from oloproof.store.sql import damaged_row_error, dumps, writing
 
@@ -35,21 +36,31 @@ class RunsRegistry:
 
     def begin_run(
         self, run_id: str, project: str, system_name: str, system_version: str,
-        suite: dict[str, Any], policy: dict[str, Any],
+        suite: dict[str, Any], policy: dict[str, Any], *, no_cache: bool = False,
+        kind: str = WHOLE_SUITE, variant: str | None = None,
     ) -> None:
-        """Register a run as `running`, with the suite and policy it runs under."""
+        """Register a run as `running`, with the suite and policy it runs under; whether it is
+        made with --no-cache, its kind (`run`, of the whole suite: the only kind counted) and
+        its variant (docs/limits.md#re-runs-and-re-drawn-samples)."""
         self._write(
             "INSERT INTO runs (run_id, project, started_at, status, pid, host, system_name, "
-            "system_version, suite, policy) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            "system_version, suite, policy, no_cache, kind, variant) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (run_id, project, time.time(), "running", os.getpid(), socket.gethostname(),
-             system_name, system_version, dumps(suite), dumps(policy)),
+             system_name, system_version, dumps(suite), dumps(policy), int(no_cache), kind,
+             variant),
         )
 
     def finish_run(
-        self, run_id: str, status: str, n_cases: int, summary: dict[str, Any] | None
+        self, run_id: str, status: str, n_cases: int, summary: dict[str, Any] | None,
+        *, suite: dict[str, Any] | None = None,
     ) -> None:
-        """Commit what the run wrote, then mark it finished with its status and summary."""
+        """Commit what the run wrote, then mark it finished with its status and summary;
+        `suite`, given, replaces its suite description with what the run learnt of it (a
+        rescored run: the cases it left out)."""
         self.flush(wait=True)
+        if suite is not None:
+            self._write("UPDATE runs SET suite=? WHERE run_id=?", (dumps(suite), run_id))
         self._write(
             "UPDATE runs SET status=?, finished_at=?, n_cases=?, summary=? WHERE run_id=?",
             (status, time.time(), n_cases, None if summary is None else dumps(summary), run_id),
@@ -64,7 +75,8 @@ class RunsRegistry:
         sql = (
             "SELECT run_id, project, started_at, finished_at, status, pid, host, system_name, "
             "system_version, n_cases, summary, coalesce(CASE WHEN json_valid(suite) THEN "
-            "json_extract(suite, '$.trials') END, 1) "
+            "json_extract(suite, '$.trials') END, 1), CASE WHEN json_valid(suite) THEN "
+            "json_extract(suite, '$.subset.cases', '$.subset.of', '$.rescored_from') END "
             "FROM runs ORDER BY started_at DESC, run_id DESC"
         )
         if limit is not None:
@@ -73,8 +85,9 @@ class RunsRegistry:
         tags = self.tags()
         keys = (*RUN_COLUMNS, "summary", "trials")
         out = []
-        for row in rows:
+        for *row, marks in rows:
             record = dict(zip(keys, row, strict=True))
+            record.update(_kind(marks))
             record["summary"] = read_json_column(self.path, record["summary"], "runs",
                                                  record["run_id"], "summary")
             record["status"] = live_status(record)
@@ -92,7 +105,8 @@ class RunsRegistry:
         rows = self.conn.execute(
             "SELECT run_id, project, started_at, finished_at, status, pid, host, system_name, "
             "system_version, n_cases, CASE WHEN json_valid(suite) THEN "
-            "json_extract(suite, '$.trials', '$.cases') END, "
+            "json_extract(suite, '$.trials', '$.cases', '$.subset.cases', '$.subset.of', "
+            "'$.rescored_from') END, "
             "summary IS NOT NULL AND NOT json_valid(summary), CASE WHEN json_valid(summary) "
             "THEN json_extract(summary, '$.gate', '$.failing_cases.total', '$.errors') END "
             "FROM runs ORDER BY started_at DESC, run_id DESC").fetchall()
@@ -103,7 +117,9 @@ class RunsRegistry:
             if row[-2]:
                 raise damaged_row_error(self.path, f"the runs row {record['run_id']} (summary)",
                                         ValueError("not JSON"))
-            trials, planned = json.loads(row[len(RUN_COLUMNS)] or "[1, null]")
+            trials, planned, *marks = json.loads(row[len(RUN_COLUMNS)]
+                                                 or "[1, null, null, null, null]")
+            record.update(_kind(marks))
             record["status"] = live_status(record)
             record["trials"] = int(trials or 1)
             record["planned_cases"] = planned
@@ -170,3 +186,14 @@ class RunsRegistry:
             "started": run["started_at"],
             "finished": run["finished_at"],
         }
+
+
+def _kind(marks: Any) -> dict[str, Any]:
+    """A listed run's kind, from its suite description's `[subset.cases, subset.of,
+    rescored_from]` (as JSON text or a list): `subset` ({cases, of}) for a run of part of the
+    suite, and `rescored_from`; both None for a run of the whole suite."""
+    if isinstance(marks, str):
+        marks = json.loads(marks)
+    cases, of, rescored = (list(marks or ()) + [None, None, None])[:3]
+    return {"subset": {"cases": int(cases), "of": int(of)} if cases is not None
+            and of is not None else None, "rescored_from": rescored}

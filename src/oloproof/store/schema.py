@@ -1,13 +1,16 @@
 """The store's schema and its migrations, in one place.
 
 `PRAGMA user_version` holds the schema version; `migrate` applies every migration above it in
-one transaction. Add a migration; never edit one that has shipped.
+one transaction (a migration's SQL, then its Python step in `AFTER`, if it has one). Add a
+migration; never edit one that has shipped.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
+from oloproof.store.reruns import backfill_suite_digests
 from oloproof.store.sql import transaction
 
 JUDGMENT_CASE_KEY = 40
@@ -143,7 +146,39 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE TABLE judge_verdicts (key TEXT PRIMARY KEY, body TEXT NOT NULL);
         """,
     ),
+    (
+        6,
+        # The record (docs/limits.md#re-runs-and-re-drawn-samples): complete runs are counted
+        # per project, system, version, variant and suite. `suite_digest` is the suite's (its
+        # evaluators and its cases: `reruns.suite_digest`), set when a run is decided, and for
+        # the complete runs stored before, below; `variant` is NULL until variants exist;
+        # `kind` is `run` for a run of the whole suite, else the kind its suite description
+        # names (`subset`, `rescored`: never counted; for the runs stored before, below);
+        # `no_cache` is 1 for a run made with --no-cache (0 for every run stored before). Every
+        # labels sample drawn is kept.
+        """
+        ALTER TABLE runs ADD COLUMN suite_digest TEXT;
+        ALTER TABLE runs ADD COLUMN variant TEXT;
+        ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'run';
+        ALTER TABLE runs ADD COLUMN no_cache INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX runs_version ON runs(project, system_name, system_version);
+        CREATE TABLE label_samples (
+            project TEXT NOT NULL,
+            criterion TEXT NOT NULL,
+            seed TEXT NOT NULL,
+            n INTEGER NOT NULL,
+            suite TEXT NOT NULL,             -- the digest of the case ids it was drawn from
+            run_id TEXT NOT NULL,            -- the run whose shown text was written
+            file TEXT NOT NULL,              -- the labels file it was written to
+            drawn_at REAL NOT NULL
+        );
+        CREATE INDEX label_samples_criterion ON label_samples(project, criterion);
+        """,
+    ),
 ]
+
+#: Python steps of a migration, run after its SQL in the same transaction.
+AFTER: dict[int, Callable[[sqlite3.Connection], None]] = {6: backfill_suite_digests}
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -160,4 +195,6 @@ def migrate(conn: sqlite3.Connection) -> None:
                 for statement in sql.split(";"):
                     if statement.strip():
                         conn.execute(statement)
+                if version in AFTER:
+                    AFTER[version](conn)
                 conn.execute(f"PRAGMA user_version = {version}")

@@ -1,13 +1,15 @@
 """The local store: SQLite under `.oloproof/` (docs/cli.md#command-line-reference).
 
-`Store` is one handle on it, made of five parts, each in a module of its own:
+`Store` is one handle on it, made of six parts, each in a module of its own:
 
 - `writer.Writer`: buffered writes, committed in batches by a background thread;
 - `runs.RunsRegistry`: runs begun, finished, listed, and how far each got;
 - `references.RunReferences`: a run found by reference (`latest~N`, `tag:NAME`, `version:V`),
   and tags;
 - `run_reads.RunReads`: a stored run read back: its record, cases, trials and errors;
-- `caches.CacheReads`: executions, artifacts, judgments, replays and cases read by key.
+- `caches.CacheReads`: executions, artifacts, judgments, replays and cases read by key;
+- `reruns.Reruns`: the record: complete runs counted per suite, version and variant, and the
+  labels samples drawn.
 
 `schema` holds the one schema and its migrations, `sql` the SQLite plumbing they share (one
 transaction helper, chunked `IN (…)` reads, multi-row inserts). WAL mode lets readers run beside
@@ -20,6 +22,8 @@ reported on.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -27,6 +31,7 @@ from pathlib import Path
 from oloproof.errors import StoreError, broken_link
 from oloproof.store.caches import CacheReads
 from oloproof.store.references import RunReferences
+from oloproof.store.reruns import Reruns
 from oloproof.store.run_reads import RunReads
 from oloproof.store.runs import RunsRegistry
 from oloproof.store.schema import JUDGMENT_CASE_KEY, SCHEMA_VERSION, migrate
@@ -42,7 +47,7 @@ from oloproof.store.writer import Writer, merge_staged_rows
 __all__ = ["JUDGMENT_CASE_KEY", "Store"]
 
 
-class Store(Writer, RunsRegistry, RunReferences, RunReads, CacheReads):
+class Store(Writer, RunsRegistry, RunReferences, RunReads, CacheReads, Reruns):
     """One project's store. Not thread-safe: use it from one thread (the run's event loop)."""
 
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
@@ -53,7 +58,7 @@ class Store(Writer, RunsRegistry, RunReferences, RunReads, CacheReads):
             Writer.__init__(self)
             return
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _make_owners_only(path)
         except OSError as exc:
             raise _no_directory(path, exc) from None
         began = time.monotonic()
@@ -129,6 +134,19 @@ class Store(Writer, RunsRegistry, RunReferences, RunReads, CacheReads):
                 self.stop_writer()
         finally:
             self.conn.close()
+
+
+def _make_owners_only(path: Path) -> None:
+    """Make the store's folder (0700) and its file (0600), readable by their owner only, where
+    they are not there yet: the store holds every input, output and error message of the
+    project (docs/configuration.md#how-oloproof-fails-closed). What is already there keeps its
+    mode; the folders above the store's own are made as the umask says. SQLite gives the
+    `-wal` and `-shm` files the mode of the store file."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not os.path.lexists(path):
+        # (one already there, or one that cannot be made: SQLite says why when it opens it)
+        with contextlib.suppress(OSError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
 def _no_directory(path: Path, exc: OSError) -> StoreError:

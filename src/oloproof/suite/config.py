@@ -293,7 +293,8 @@ class JudgeConfig(_Strict):
 
 #: What a judge retries when its entry says nothing (docs/judges.md): 3 retries, 4 attempts.
 JUDGE_RETRY_ATTEMPTS = 4
-JUDGE_RETRIES_MODEL = ("openai:RateLimitError", "openai:APIConnectionError")
+JUDGE_RETRIES_MODEL = ("openai:RateLimitError", "openai:APIConnectionError",
+                       "builtins:TimeoutError")
 JUDGE_RETRIES_CALLABLE = ("builtins:ConnectionError", "builtins:TimeoutError")
 
 

@@ -23,6 +23,7 @@ from oloproof.errors import ConfigError
 from oloproof.suite.case import Case, has_path
 from oloproof.suite.json_lines import LineRefused, file_problem, not_utf8, read_json_line
 from oloproof.suite.state_files import StateFiles
+from oloproof.suite.subset import Selection
 
 CASE_FIELDS = ("id", "input", "expected", "initial_state", "metadata", "cluster")
 _LIST_FIELDS = {"tools": "no_declared_tools", "route": "no_declared_route"}
@@ -48,9 +49,27 @@ class DatasetIndex:
     # The scanned cases (without digests) of a small dataset, for `iter_cases` to hand out
     # once instead of reading the file again; None once handed out or when not kept.
     kept: list[Case] | None = field(default=None, repr=False, compare=False)
+    # A subset run's cases (docs/cli.md#running-part-of-the-suite): the ids the selection kept,
+    # in dataset order, and what was asked; None for the whole suite. `ids` stays every id
+    # (a labels sample is drawn from them).
+    chosen: list[str] | None = None
+    selection: Selection | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @property
+    def run_ids(self) -> list[str]:
+        """The ids of the cases the run holds: the subset's, or every id."""
+        return self.ids if self.chosen is None else self.chosen
+
+    def subset(self) -> dict[str, Any] | None:
+        """What a subset run stores of its selection (`cases` of `of` source cases, and the
+        options given); None for the whole suite."""
+        if self.chosen is None or self.selection is None:
+            return None
+        return {"cases": len(self.chosen), "of": len(self.ids),
+                "selection": self.selection.to_json(), "words": self.selection.words()}
 
 
 def _tool_entry_problem(entry: Any) -> str | None:
@@ -206,7 +225,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 
 def scan_dataset(
     path: Path, states: StateFiles, text_fields: Sequence[tuple[str, str]] = (),
-    paths: Sequence[str] = (),
+    paths: Sequence[str] = (), selection: Selection | None = None,
 ) -> DatasetIndex:
     """Validate every line of the dataset; keep ids (and the cases of a dataset of up to
     `KEEP_BYTES` without `$ref` states). Raises ConfigError on any problem.
@@ -214,7 +233,8 @@ def scan_dataset(
     `text_fields` are (transform name, input field) pairs: every case must have that field as
     text, so a transform cannot fail half-way through a run. `paths` are dotted case paths
     (`input.message`, `expected.answer`, `metadata.surface`); those some case has are
-    `found_paths` of the index.
+    `found_paths` of the index. `selection` (a subset run's) keeps the cases it chooses:
+    `chosen` of the index, or None when it keeps them all.
     """
     looking = {p: p.split(".") for p in paths}
     found: set[str] = set()
@@ -227,6 +247,7 @@ def scan_dataset(
         )
     first_line: dict[str, int] = {}
     ids: list[str] = []
+    matched: list[str] = []
     clustered = False
     # Cases counted by the keys of their `expected`, in order (one dictionary update a case:
     # a dataset has few such shapes), spread over the keys at the end.
@@ -262,6 +283,8 @@ def scan_dataset(
                         found.add(wanted)
                         del looking[wanted]
             ids.append(case.id)
+            if selection is not None and selection.matches(case):
+                matched.append(case.id)
             clustered = clustered or case.cluster is not None
             shape = tuple(case.expected)
             shapes[shape] = shapes.get(shape, 0) + 1
@@ -273,28 +296,41 @@ def scan_dataset(
     for shape, count in shapes.items():
         for key in shape:
             expected_keys[key] += count
+    chosen = None if selection is None else selection.choose(matched, ids, str(path))
+    if chosen is not None and len(chosen) == len(ids):
+        chosen = None  # every case: the whole suite, not a subset
     stat = path.stat()
     return DatasetIndex(path=path, ids=ids, size=stat.st_size, mtime_ns=stat.st_mtime_ns,
                         clustered=clustered, expected_keys=dict(sorted(expected_keys.items())),
-                        kept=kept, found_paths=frozenset(found))
+                        kept=kept, found_paths=frozenset(found), chosen=chosen,
+                        selection=selection if chosen is not None else None)
 
 
 def iter_cases(index: DatasetIndex, states: StateFiles) -> Iterator[Case]:
-    """Stream the validated cases again, in file order."""
+    """Stream the validated cases again, in file order (a subset run's only)."""
     stat = index.path.stat()
     if (stat.st_size, stat.st_mtime_ns) != (index.size, index.mtime_ns):
         raise ConfigError(
             "the dataset changed while the run was starting; run again", file=index.path
         )
+    only = frozenset(index.chosen) if index.chosen is not None else None
     kept, index.kept = index.kept, None
     if kept is not None:
         kept.reverse()  # handed out from the end, so each is let go of once yielded
         while kept:
             case = kept.pop()
+            if only is not None and case.id not in only:
+                continue
             _add_digests(case, index.path)
             yield case
         return
     for number, raw in _lines(index.path):
-        case = parse_case(raw, number, index.path, states)
+        if only is not None:
+            case = parse_case(raw, number, index.path, states, digests=False)
+            if case.id not in only:
+                continue
+            _add_digests(case, index.path)
+        else:
+            case = parse_case(raw, number, index.path, states)
         case.raw = raw
         yield case

@@ -100,6 +100,10 @@ def read_json_line(raw: str) -> Any:
     return value
 
 
+#: What `file_problem` says of a path where nothing is.
+NO_FILE = "does not exist"
+
+
 def file_problem(path: Path) -> str | None:
     """Why `path` cannot be read as an input file, in words that follow its name (`does not
     exist`, `is a directory`, `is a character device, not a regular file`); None for a regular
@@ -108,7 +112,7 @@ def file_problem(path: Path) -> str | None:
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
-        return "does not exist"
+        return NO_FILE
     except OSError as exc:
         return f"cannot be read ({exc.strerror or exc})"
     if stat.S_ISREG(mode):

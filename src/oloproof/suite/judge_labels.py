@@ -24,7 +24,7 @@ from typing import Any
 
 from oloproof.digest import digest, sha256_text
 from oloproof.errors import ConfigError
-from oloproof.suite.json_lines import not_utf8
+from oloproof.suite.json_lines import file_problem, not_utf8
 
 LABELS = ("pass", "fail")
 
@@ -95,7 +95,12 @@ _HOW = ("a labels file is written by `oloproof labels sample --criterion NAME -o
 
 
 def read_labels_file(path: Path) -> LabelsFile:
-    """Read and check a labels file's shape (every problem a ConfigError naming the line)."""
+    """Read and check a labels file's shape (every problem a ConfigError naming the line). A
+    path that is not a regular file is never opened: a FIFO would wait for a writer, a device
+    (`/dev/zero`) never end."""
+    problem = file_problem(path)
+    if problem is not None:
+        raise ConfigError(f"the labels file {problem}; {_HOW}", file=path)
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:

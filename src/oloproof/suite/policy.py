@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,19 +23,26 @@ from oloproof.suite.yaml_source import YamlDocument, read_yaml
 
 RuleState = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"]
 
+SEQUENTIAL_TRIALS_LIMIT = 10_000
+"""The most trials a sequential rule takes (`oloproof.stats.sequential.TRIALS_LIMIT`, which
+is not imported here: the policy is read without NumPy)."""
+
 
 class Rule(ConfigModel):
     """One release rule over one metric (never a slice).
 
     `kind: non_inferiority` (docs/compare.md#gating-on-it-kind-non_inferiority) compares the metric
     with the policy's baseline run: it passes when the paired difference candidate − baseline is
-    shown to be at least −`margin`.
+    shown to be at least −`margin`. `kind: sequential` (docs/pytest.md#the-stored-run) decides
+    one `case`'s trials of the criterion `metric` in trial order, as a marked pytest test decided
+    them: up to `trials` trials, stopped at the first decision, against `min` at `level`.
     """
 
     id: str = Field(min_length=1)
     # Every kind but max_errored names the metric it decides on (checked in `_shape`).
     metric: str | None = Field(default=None, min_length=1)
-    kind: Literal["interval", "observed_count", "non_inferiority", "max_errored"] = "interval"
+    kind: Literal["interval", "observed_count", "non_inferiority", "max_errored",
+                  "sequential"] = "interval"
     # A threshold: on a pass rate a fraction in [0, 1] (checked where the policy meets the
     # suite, `check_rule_metrics`), on a quantile a value in the metric's unit.
     min: float | None = Field(default=None, examples=[0.95])
@@ -49,6 +57,11 @@ class Rule(ConfigModel):
     # run may hold, as a share of its executions (a fraction in [0, 1]) or as a count.
     max_share: float | None = Field(default=None, ge=0, le=1, examples=[0.02])
     max_count: int | None = Field(default=None, ge=0, examples=[0])
+    # kind: sequential: the case whose trials it decides, the most trials the rule may take,
+    # and its confidence level (default: the policy's confidence_level).
+    case: str | None = Field(default=None, min_length=1)
+    trials: int | None = Field(default=None, ge=1, le=SEQUENTIAL_TRIALS_LIMIT, examples=[50])
+    level: float | None = Field(default=None, gt=0.5, lt=1, examples=[0.95])
 
     @property
     def subject(self) -> str:
@@ -67,6 +80,12 @@ class Rule(ConfigModel):
         if self.max_share is not None or self.max_count is not None:
             raise ValueError("max_share and max_count need kind: max_errored (they bound the "
                              "run's errored executions)")
+        if self.kind == "sequential":
+            return self._sequential_shape()
+        for key in ("case", "trials", "level"):
+            if getattr(self, key) is not None:
+                raise ValueError(f"{key} needs kind: sequential (a rule that decides one case's "
+                                 "trials, as a marked pytest test does)")
         if self.kind == "non_inferiority":
             if self.margin is None:
                 raise ValueError("a non_inferiority rule takes margin (e.g. margin: 0.02, a "
@@ -90,6 +109,20 @@ class Rule(ConfigModel):
                 raise ValueError("an interval rule takes exactly one of min or max")
             if self.max_failures is not None:
                 raise ValueError("max_failures needs kind: observed_count")
+        return self
+
+    def _sequential_shape(self) -> Rule:
+        for key in ("max", "max_failures", "margin", "dropped"):
+            if getattr(self, key) is not None:
+                raise ValueError(f"a sequential rule takes case, min and trials, not {key}")
+        if self.case is None or self.min is None or self.trials is None:
+            raise ValueError("a sequential rule takes case (the case whose trials it decides), "
+                             "min (a fraction strictly between 0 and 1) and trials (the most "
+                             "trials it may take), e.g. {kind: sequential, metric: passed, "
+                             "case: test_refund, min: 0.8, trials: 50}")
+        if not 0 < self.min < 1:
+            raise ValueError(f"a sequential rule's min is a pass rate strictly between 0 and 1, "
+                             f"not {self.min:g}")
         return self
 
     def _errored_shape(self) -> Rule:
@@ -214,13 +247,29 @@ NOTHING_BLOCKS_WARNING = (
 )
 
 
+def errors_can_hide_warning(block_on: Sequence[str]) -> str:
+    """What a policy that does not block on INSUFFICIENT_EVIDENCE is told."""
+    listed = ", ".join(block_on)
+    return (
+        f"the policy does not block on INSUFFICIENT_EVIDENCE (`block_on: [{listed}]`), so "
+        "errored and missing executions can hide failures: a case that errors (or that a "
+        "judge could not judge) counts as missing, a rule it leaves undecided is "
+        "INSUFFICIENT_EVIDENCE, and the release is allowed — a system that errors on exactly "
+        "the cases it would fail passes; add INSUFFICIENT_EVIDENCE to block_on, or bound the "
+        "errors with a max_errored rule (docs/failures.md#errors-that-hide-an-outcome)"
+    )
+
+
 def policy_warnings(policy: Policy) -> list[str]:
     """What a report says of a policy that cannot stop a release: one that decides nothing,
-    or one that decides and blocks on nothing. Warnings, not errors: both can be meant."""
+    one that decides and blocks on nothing, one whose undecided rules never block (errored
+    executions can then hide a failure). Warnings, not errors: each can be meant."""
     if not policy.rules:
         return [NO_RULES_WARNING]
     if not policy.block_on:
         return [NOTHING_BLOCKS_WARNING]
+    if "INSUFFICIENT_EVIDENCE" not in policy.block_on:
+        return [errors_can_hide_warning(policy.block_on)]
     return []
 
 
@@ -357,6 +406,13 @@ def check_rule_metrics(policy: Policy, doc: YamlDocument, metrics: dict[str, str
                 file=doc.path,
                 line=line,
             )
+        if rule.kind == "sequential" and kind != "rate":
+            raise ConfigError(
+                f"rule {rule.id!r}: a sequential rule decides the trials of a pass-rate "
+                f"criterion, and {rule.metric!r} is a {kind}; name a criterion",
+                file=doc.path,
+                line=line,
+            )
         if rule.kind == "observed_count" and kind == "fraction":
             raise ConfigError(
                 f"rule {rule.id!r}: observed_count rules count failures, and {rule.metric!r} "
@@ -372,6 +428,27 @@ def check_rule_metrics(policy: Policy, doc: YamlDocument, metrics: dict[str, str
                 file=doc.path,
                 line=line,
             )
+
+
+def check_rule_cases(policy: Policy, doc: YamlDocument, case_ids: Sequence[str],
+                     criteria: Sequence[str]) -> None:
+    """Every sequential rule names a case of the dataset and one of its criteria (a pass_hat_k
+    metric has no trials of its own to decide)."""
+    ids: set[str] | None = None
+    for i, rule in enumerate(policy.rules):
+        if rule.kind != "sequential":
+            continue
+        if rule.metric not in criteria:
+            raise ConfigError(
+                f"rule {rule.id!r}: a sequential rule decides one criterion's trials, and "
+                f"{rule.metric!r} is not a criterion; criteria in this suite: "
+                + ", ".join(criteria), file=doc.path, line=doc.line_of(("rules", i, "metric")))
+        ids = set(case_ids) if ids is None else ids
+        if rule.case not in ids:
+            raise ConfigError(
+                f"rule {rule.id!r} names case {rule.case!r}, which the dataset does not hold; "
+                "a sequential rule decides the trials of one case of the suite",
+                file=doc.path, line=doc.line_of(("rules", i, "case")))
 
 
 RATE_KINDS = ("rate", "fraction")

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from oloproof.errors import ConfigError
 from oloproof.suite.config import TransformConfig
-from oloproof.suite.json_lines import not_utf8
+from oloproof.suite.json_lines import file_problem, not_utf8
 from oloproof.suite.yaml_source import YamlDocument
 
 
@@ -33,10 +33,11 @@ def check_labels_files(
         if transform.validity_labels is None:
             continue
         path = base_dir / transform.validity_labels
-        if not path.is_file():
+        problem = file_problem(path)
+        if problem is not None:
             raise ConfigError(
                 f"transform {transform.name!r}: validity_labels file "
-                f"{transform.validity_labels!r} does not exist (looked for {path}; the path is "
+                f"{transform.validity_labels!r} {problem} (looked for {path}; the path is "
                 "relative to oloproof.yaml). Write it with `oloproof labels export --transform "
                 f"{transform.name} -o {transform.validity_labels}` and label the pairs, or "
                 "remove validity_labels (the transform then stays unchecked)",
@@ -49,6 +50,9 @@ def check_labels_files(
 def read_labels(path: Path) -> dict[tuple[str, str], list[bool | None]]:
     """(case id, digest) -> every `kept` value given for it; ConfigError if it cannot be read."""
     labels: dict[tuple[str, str], list[bool | None]] = {}
+    problem = file_problem(path)  # (never opened otherwise: a FIFO or a device never ends)
+    if problem is not None:
+        raise ConfigError(f"the labels file {problem}; {_LABEL}", file=path)
     try:
         handle = path.open(encoding="utf-8")
     except OSError as exc:

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from oloproof.recording.trajectory import AgentTrajectory
+from oloproof.recording.usage import carry_usage
 from oloproof.traces.openai_messages import as_mapping
 from oloproof.traces.reading import (
     TraceReading,
@@ -198,8 +199,13 @@ def from_langchain_messages(messages: Iterable[Any]) -> AgentTrajectory:
     (docs/traces.md#langchain--langgraph-messages--steps).
 
     Warns (`TraceWarning`) if a message could not be read; `read_langchain_messages` returns
-    the same trajectory with what was skipped and marked.
+    the same trajectory with what was skipped and marked. The AI messages' `usage_metadata`
+    (input and output tokens, summed) travels with the trajectory: recorded in a case
+    (`current_case().agent_trajectory(...)`), it is the case's `usage/v1`.
     """
     reading = read_langchain_messages(messages)
     warn_if_skipped(reading, "from_langchain_messages")
-    return reading.trajectory
+    # The AI messages' usage_metadata travels with it: recorded with the trajectory, it is the
+    # case's usage/v1 (docs/traces.md#tokens-and-cost).
+    return carry_usage(reading.trajectory,
+                       reading.usage.payload() if reading.usage is not None else None)

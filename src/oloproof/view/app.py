@@ -10,7 +10,8 @@ baseline=A&candidate=B` (the candidate's report with the comparison, broken case
 API: `/api/runs`, `/api/runs/RUN`, `/api/runs/RUN/progress`, `/api/runs/RUN/report` (what the
 run's page embeds: summary and case list), `/api/runs/RUN/cases?id=ID` (one case's details),
 `/api/compare?baseline=A&candidate=B`. A run is named by any run reference (`latest`,
-`latest~1`, a unique prefix of its id).
+`latest~1`, a unique prefix of its id). Every route answers only a request carrying the view's
+token (`access`), unless it was started with `--no-token`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from oloproof.errors import OloproofError, StoreError, UsageError
 from oloproof.store.store import Store
 from oloproof.store.viewing import read_store
 from oloproof.view import pages
+from oloproof.view.access import TokenGate
 
 T = TypeVar("T")
 
@@ -254,12 +256,14 @@ class _Headers:
         await self.app(scope, receive, send_with_headers)
 
 
-def make_app(store_path: Path, allowed_hosts: list[str] | None = None) -> Starlette:
+def make_app(store_path: Path, allowed_hosts: list[str] | None = None, *,
+             token: str | None) -> Starlette:
     """The ASGI application serving the store at `store_path`, read-only.
 
     `allowed_hosts`: the names the browser may use to reach it (`Host` header); anything else
     is refused, so a web page elsewhere cannot reach the view through a name it controls
-    that resolves to this machine. None: 127.0.0.1 and localhost.
+    that resolves to this machine. None: 127.0.0.1 and localhost. `token`: what every request
+    must carry (`access.TokenGate`); None, given on purpose (`--no-token`), serves anyone.
     """
     view = ViewApp(store_path)
     get = ["GET"]
@@ -276,10 +280,14 @@ def make_app(store_path: Path, allowed_hosts: list[str] | None = None) -> Starle
         Route("/api/compare", view.api_compare, methods=get),
     ]
     hosts = allowed_hosts if allowed_hosts is not None else ["127.0.0.1", "localhost"]
+    # Outermost first: every answer gets the headers; a foreign Host is refused before the
+    # token is looked at; the token before any route is (docs/view.md#its-token).
+    middleware = [Middleware(_Headers), Middleware(TrustedHostMiddleware, allowed_hosts=hosts)]
+    if token is not None:
+        middleware.append(Middleware(TokenGate, token=token))
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(_Headers), Middleware(TrustedHostMiddleware,
-                                                      allowed_hosts=hosts)],
+        middleware=middleware,
         exception_handlers={
             HTTPException: _http_error,
             _NotFound: _not_found,

@@ -3,7 +3,9 @@
 The socket is bound here, before the server starts, so a port in use is a usage error naming
 it (exit 2) rather than a log line from the server; the server then serves on that socket.
 It listens on 127.0.0.1 unless another host is given, and then says that the store's texts
-can be read from elsewhere.
+can be read from elsewhere. It makes a token (`access`) and prints its address with it; with
+`--no-token` it serves without one, and says that anyone on the machine can then read the
+store.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 import uvicorn
 
 from oloproof.errors import UsageError
+from oloproof.view.access import address_with, new_token
 from oloproof.view.app import make_app
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -79,18 +82,32 @@ def exposure_warning(host: str) -> str | None:
             "can reach this address. Use the default (127.0.0.1) unless that is what you mean.")
 
 
+def no_token_warning(url: str) -> str:
+    """What `--no-token` is told."""
+    return (f"the view asks for no token (--no-token): any user or program on this machine "
+            f"that can reach {url} reads every run's inputs, outputs and error messages; "
+            "leave --no-token out unless that is what you mean")
+
+
 def serve(store_path: Path, *, host: str, port: int, open_browser: bool,
-          say: Callable[[str], None], on_ready: Callable[[str], None] | None = None) -> None:
+          say: Callable[[str], None], on_ready: Callable[[str], None] | None = None,
+          token: bool = True) -> None:
     """Serve the store at `store_path` read-only on host:port until interrupted.
 
-    `say` prints a line for the user; `on_ready(url)` is called once the server answers."""
+    `say` prints a line for the user (the address, with the token); `on_ready(url)` is called
+    once the server answers. `token=False` serves without a token (`--no-token`), warned."""
     sock = bind(host, port)
     url = url_of(sock, host)
     warning = exposure_warning(host)
     if warning:
         say(f"Warning: {warning}")
-    config = uvicorn.Config(make_app(store_path, allowed_hosts(host)), log_level="warning",
-                            access_log=False, lifespan="off", server_header=False)
+    secret = new_token() if token else None
+    if secret is None:
+        say(f"Warning: {no_token_warning(url)}")
+    config = uvicorn.Config(make_app(store_path, allowed_hosts(host), token=secret),
+                            log_level="warning", access_log=False, lifespan="off",
+                            server_header=False)
+    url = address_with(url, secret)
     server = uvicorn.Server(config)
 
     def when_started() -> None:

@@ -1,6 +1,6 @@
 """Make the Harbor, ATIF and Every Eval Ever files the tests read, with those projects' own code.
 
-    python tests/data/harnesses/make_files.py [--venv DIR]
+    python tests/data/harnesses/make_files.py [--venv DIR] [--oloproof CMD] [--exported-only]
 
 `harbor` and `every-eval-ever` need Python 3.12 or newer; Oloproof supports 3.11 and depends on
 neither. So this script makes a side environment on the Python running it (3.11 will do):
@@ -24,6 +24,10 @@ in that environment (`--inside`) and writes, beside itself:
   whose score is NaN, which the converter cannot write), run by Inspect in the side
   environment, made by Every Eval Ever's own Inspect converter and passed by its own
   validator.
+- `exported/`: `oloproof import harbor` of `harbor-job/`, then `oloproof export atif` and
+  `oloproof export eee` (this checkout's command, `--oloproof`, in its own environment), each
+  file passed by Harbor's `validate_trajectory` and Every Eval Ever's validator; the tests
+  check that the exports still write exactly these (`--exported-only` makes only these again).
 - `manifest.json`: the package versions used, and what each validator said.
 
 The files are committed, so the tests run without this script. Run it again (and commit what
@@ -343,6 +347,41 @@ def write_with_oloproof(out: Path) -> list[str]:
     return names
 
 
+def export_with_oloproof(out: Path, oloproof: Path) -> dict[str, Any]:
+    """`oloproof import harbor` of `harbor-job/`, then `oloproof export atif` and `export eee`
+    (the checkout's own command, `oloproof`, run in its own environment), each file passed by
+    Harbor's `validate_trajectory` / Every Eval Ever's validator; what each said."""
+    from harbor.utils.trajectory_validator import validate_trajectory
+
+    folder = out / "exported"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        for args in (["import", "harbor", str(out / "harbor-job")],
+                     ["export", "atif", "-o", str(folder / "harbor-job.atif.json")],
+                     ["export", "eee", "-o", str(folder / "eee"), "--developer", "acme"]):
+            subprocess.run([str(oloproof), *args], cwd=scratch, check=True,
+                           env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    documents = json.loads((folder / "harbor-job.atif.json").read_text())
+    for document in documents:
+        if not validate_trajectory(document):
+            raise SystemExit(f"Harbor's validator refused `oloproof export atif`'s "
+                             f"{document['session_id']}")
+    files = sorted(str(p.relative_to(folder / "eee")) for p in (folder / "eee").rglob("*")
+                   if p.is_file())
+    checked = subprocess.run([sys.executable, "-m", "every_eval_ever", "validate",
+                              "--format", "json", *files], cwd=folder / "eee",
+                             capture_output=True, text=True)
+    report = json.loads(checked.stdout)
+    if checked.returncode != 0 or not all(r["valid"] for r in report):
+        raise SystemExit(f"Every Eval Ever's validator refused `oloproof export eee`'s files:"
+                         f"\n{checked.stdout}")
+    return {"atif": [d["session_id"] for d in documents],
+            "eee": {"files": files, "validator": [
+                {"file": r["file"], "valid": r["valid"], "warnings": len(r["warnings"])}
+                for r in report]}}
+
+
 def make_eee(out: Path, logs: dict[str, str]) -> dict[str, Any]:
     """Every Eval Ever files from the Inspect logs, by its converter; its validator's word.
 
@@ -378,9 +417,14 @@ def make_eee(out: Path, logs: dict[str, str]) -> dict[str, Any]:
                                            "warnings": len(r["warnings"])} for r in report]}
 
 
-def inside(out: Path) -> None:
+def inside(out: Path, oloproof: Path, exported_only: bool = False) -> None:
     from importlib.metadata import version
 
+    if exported_only:  # the exports of this checkout again, the other files as they are
+        manifest = json.loads((out / "manifest.json").read_text())
+        manifest["exported"] = export_with_oloproof(out, oloproof)
+        (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        return
     sys.path.insert(0, str(REPO / "tests" / "harnesses"))
     import inspect_tasks
 
@@ -400,6 +444,7 @@ def inside(out: Path) -> None:
             "atif_written": write_with_oloproof(out),
             "eee": make_eee(out, logs),
         }
+    manifest["exported"] = export_with_oloproof(out, oloproof)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
 
 
@@ -407,14 +452,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--venv", type=Path,
                         default=Path(tempfile.gettempdir()) / "oloproof-harness-env")
+    parser.add_argument("--oloproof", type=Path, default=REPO / ".venv" / "bin" / "oloproof",
+                        help="this checkout's `oloproof` command (its own environment), "
+                             "whose exports are validated")
+    parser.add_argument("--exported-only", action="store_true",
+                        help="only export again and validate (`exported/`)")
     parser.add_argument("--inside", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.inside is not None:
-        inside(args.inside)
+        inside(args.inside, args.oloproof, args.exported_only)
         return
     python = make_environment(args.venv)
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    subprocess.run([str(python), __file__, "--inside", str(HERE)], check=True, env=env)
+    subprocess.run([str(python), __file__, "--inside", str(HERE), "--oloproof",
+                    str(args.oloproof.resolve()),
+                    *(["--exported-only"] if args.exported_only else [])], check=True, env=env)
     print(f"made the files under {HERE}")
 
 

@@ -184,8 +184,9 @@
   function indexRules() {
     RULES_BY_METRIC = {};
     (S.policy.rules || []).forEach(function (r) {
-      // A max_errored rule decides on the run's executions, never on a metric's bar.
-      if (r.kind === "max_errored") return;
+      // A max_errored rule decides on the run's executions, a sequential one on one case's
+      // trials: never on a metric's bar.
+      if (r.kind === "max_errored" || r.kind === "sequential") return;
       (RULES_BY_METRIC[r.metric] = RULES_BY_METRIC[r.metric] || []).push(r);
     });
     STATE_BY_RULE = {};
@@ -307,7 +308,8 @@
       h("div", { class: "gate " + (gate.action || ""), id: "gate" },
         h("div", null, h("div", { class: "action" }, "Gate: " + (gate.action || "?")),
           h("div", { class: "exit" }, "exit " + gate.exit_code)),
-        h("div", null, gate.action === "WARN" ? "release allowed, with a warning" :
+        h("div", null, S.subset_note ? h("div", { id: "subset-note", class: "warning" },
+          S.subset_note) : gate.action === "WARN" ? "release allowed, with a warning" :
           GATE_WORDS[gate.exit_code] || "", h("div", null, ruleTally()), blockOn));
     return h("header", { class: "top" }, h("div", { class: "wrap" },
       META.served ? h("div", { class: "brand" }, h("a", { href: META.home, id: "all-runs" },
@@ -318,6 +320,8 @@
         h("span", { class: "mono", id: "run-id" }, S.run_id),
         h("span", null, status),
         h("span", null, fmtInt(S.cases || 0) + " cases"),
+        S.subset ? h("span", { id: "subset" }, "subset of " + fmtInt(S.subset.of) + " cases" +
+          (S.subset.words ? ": " + S.subset.words : "")) : null,
         h("span", null, "confidence level " + S.confidence_level),
         when ? h("span", null, "run started " + when) : null,
         h("span", null, (META.served ? "read from the store " : "report written ") +
@@ -1464,9 +1468,14 @@
     cmpEls.panel = h("div", { id: "compare-panel", class: "compare-panel" });
     return h("section", { id: "comparison" },
       h("h2", null, "Compared with baseline ", h("span", { class: "mono" }, CMP.baseline)),
+      CMP.gate_used ? h("p", { id: "gate-baseline", class: "note" }, "The baseline this " +
+        "run's gate was decided against (its non_inferiority rules paired these cases).") :
+        null,
       h("p", { class: "note" }, "This run (candidate, " + CMP.candidate_system.name + " " +
         CMP.candidate_system.version + ") against the baseline (" + CMP.baseline_system.name +
         " " + CMP.baseline_system.version + "), cases paired by id. " + CMP.method_note),
+      CMP.baseline_taken_text ? h("p", { class: "note", id: "baseline-taken" },
+        CMP.baseline_taken_text) : null,
       (CMP.warnings || []).map(function (w) { return h("p", { class: "warning" }, "Warning: " + w); }),
       h("div", { class: "table-scroll" }, h("table", { id: "compare-criteria" },
         h("thead", null, h("tr", null, ["Criterion", "Paired", "Both passed", "Fixed", "Broken",
@@ -1536,11 +1545,31 @@
     if (pos < 0) scrollToPanel(listEls.panel);
   }
 
+  /* A rescored run (docs/cli.md#oloproof-rescore): the run it scored, the cases it left out. */
+  function renderRescored() {
+    if (!S.rescored_from) return null;
+    var groups = S.not_rescored_groups || [];
+    return h("section", { id: "rescored" },
+      h("p", null, "Rescored from ", h("span", { class: "mono" }, S.rescored_from),
+        ": its stored outputs scored by the suite's current evaluators and judges; no " +
+        "system was called."),
+      groups.length ? [h("p", { class: "warning" }, "Not rescored: " +
+        fmtInt((S.not_rescored || []).length) + " case(s)"),
+        h("ul", { id: "not-rescored" }, groups.map(function (g) {
+          return h("li", null, g.words + ": ", idList(g.cases));
+        }))] : null);
+  }
+
   /* Everything above the case list, drawn from the summary. */
   function renderSummary() {
     var part = h("div", { id: "summary-part" });
+    add(part, renderRescored());
     add(part, renderErrors(S.what_broke));
     (S.warnings || []).forEach(function (w) { add(part, h("p", { class: "warning" }, "Warning: " + w)); });
+    // Which of several complete runs of its suite and version this run is (report/reruns.py).
+    if (S.record_text) add(part, h("section", { id: "record" }, S.record_text.map(function (l, i) {
+      return h("p", { class: i === 0 && S.record.no_cache && S.record.run > 1 ? "warning" : "note" }, l);
+    })));
     add(part, [renderDecisions(), renderComparison(), renderMetrics(), renderReliability(),
       renderExclusions(), renderJudgeChecks(), renderTransforms(), renderSlices()]);
     if (S.executions_text) add(part, [h("h2", null, "Executions"),

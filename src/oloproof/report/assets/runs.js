@@ -29,8 +29,8 @@
 
   /* The text a filter is matched against: everything the row shows. */
   function rowText(r) {
-    return [r.run_id, r.status, r.gate_words, r.system, r.version, (r.tags || []).join(" "),
-      when(r.started)].join(" ").toLowerCase();
+    return [r.run_id, r.status, r.kind_words || "", r.gate_words, r.system, r.version,
+      (r.tags || []).join(" "), when(r.started)].join(" ").toLowerCase();
   }
 
   function number(v) { return typeof v === "number" ? fmtInt(v) : "—"; }
@@ -52,7 +52,7 @@
       h("td", { class: "mono" }, h("a", { href: "/runs/" + encodeURIComponent(r.run_id) },
         r.run_id)),
       h("td", { class: "nowrap" }, when(r.started)),
-      h("td", null, r.status),
+      h("td", null, r.status, r.kind_words ? [" ", pill(r.kind_words, "tag")] : null),
       h("td", { class: "gate-cell" }, gateCell(r)),
       h("td", null, r.system), h("td", { class: "mono" }, r.version),
       h("td", null, (r.tags || []).map(function (t) { return pill(t, "tag"); })),

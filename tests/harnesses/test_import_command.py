@@ -1,0 +1,233 @@
+"""`oloproof import inspect|harbor`: logs Inspect made and a job Harbor's models wrote, stored as
+runs that `gate`, `compare` and `inspect` read like any run (docs/imports.md)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fork_server import CliResult
+from inspect_ai.log import read_eval_log
+from inspect_fixture import made_logs
+
+import oloproof
+from oloproof.harnesses.eee import read_eee
+from oloproof.harnesses.harbor import read_harbor_job
+from oloproof.harnesses.inspect_logs import read_inspect_log
+from oloproof.traces.atif import AtifTrajectory, read_atif
+
+JOB = Path(__file__).parent.parent / "data" / "harnesses" / "harbor-job"
+Cli = Callable[..., CliResult]
+
+
+@pytest.fixture(scope="module")
+def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return made_logs(tmp_path_factory)
+
+
+def _import(cli: Cli, where: Path, *args: str) -> list[dict[str, Any]]:
+    code, out, err = cli("import", *args, "--json", cwd=where)
+    assert code == 0, err
+    runs: list[dict[str, Any]] = json.loads(out)
+    return runs
+
+
+def _rows(where: Path, run: str) -> dict[str, Any]:
+    document = oloproof.load_run(run, config=where / "oloproof.yaml").document
+    return {row.id: row for row in document.metrics}
+
+
+def test_an_inspect_log_is_a_run_whose_errored_and_limited_samples_are_not_failures(
+        cli: Cli, inspect_logs: dict[str, Path], tmp_path: Path) -> None:
+    [run] = _import(cli, tmp_path, "inspect", str(inspect_logs["desk-eval"]))
+    assert (run["trials"], run["by_status"], run["errored"]) == (
+        27, {"scored": 20, "errored": 7}, {"system_error": 4, "limit": 3})
+    document = oloproof.load_run(run["run_id"], config=tmp_path / "oloproof.yaml").document
+    model = read_inspect_log(inspect_logs["desk-eval"]).model
+    assert (document.system.name, document.cases) == (f"desk ({model})", 9)
+    errors = sorted((e.case, str(e.kind)) for e in document.errors)
+    assert errors == sorted([("broken", "system_error")] * 3 + [("crash", "system_error")]
+                            + [("chatty", "limit")] * 3)
+    answer = _rows(tmp_path, run["run_id"])["answer"]
+    # chatty's three limit-stopped trials (which Inspect scored I) are missing, not failed:
+    # the failures are refund's three and flaky's one
+    assert answer.observed - answer.passed == 4
+    assert answer.missing_by_reason["case_errored"] == 7
+    assert answer.missing_by_reason["partial_credit"] == 3  # sample 7's P
+    assert answer.missing_by_reason["not_scored"] == 3  # odd's "maybe", skipped by name
+    code, out, _ = cli("inspect", run["run_id"], "--failures", cwd=tmp_path)
+    assert code == 0 and "limit" in out and "Message limit exceeded" in out
+
+
+def test_the_rate_is_inspects_accuracy_and_the_interval_a_native_runs(
+        cli: Cli, inspect_logs: dict[str, Path], tmp_path: Path) -> None:
+    log = inspect_logs["verdicts"]
+    [run] = _import(cli, tmp_path, "inspect", str(log))
+    rows = _rows(tmp_path, run["run_id"])
+    results = read_eval_log(str(log), header_only=True).results
+    assert results is not None
+    accuracy = next(s for s in results.scores if s.name == "answer").metrics["accuracy"].value
+    assert rows["answer"].estimate == pytest.approx(accuracy, abs=1e-12)
+    # the same outcomes, each case's epochs as its trials, from a system run natively
+    outcomes: dict[str, dict[str, bool]] = {}
+    for trial in read_inspect_log(log).trials():
+        score = trial.score("answer")
+        assert score is not None and score.passed is not None
+        outcomes.setdefault(trial.case_id, {})[str(trial.trial)] = score.passed
+    native = tmp_path / "native"
+    (native / "data").mkdir(parents=True)
+    (native / "outcomes.json").write_text(json.dumps(outcomes))
+    (native / "replay.py").write_text(
+        "import json, pathlib\nimport oloproof\n"
+        "OUT = json.loads((pathlib.Path(__file__).parent / 'outcomes.json').read_text())\n"
+        "def run(case_input):\n"
+        "    return {'ok': OUT[case_input['id']][str(oloproof.current_case().trial)]}\n")
+    (native / "data" / "cases.jsonl").write_text("".join(
+        json.dumps({"id": c, "input": {"id": c}, "expected": {"ok": True}}) + "\n"
+        for c in outcomes))
+    (native / "oloproof.yaml").write_text(
+        "version: 1\nproject: native\ndataset: data/cases.jsonl\ntrials: 3\n"
+        "system: {name: replay, version: '1', callable: 'replay:run'}\n"
+        "evaluators: [{type: exact_match, criterion: answer, field: ok}]\n"
+        "metrics: [{id: answer_pass_hat_3, type: pass_hat_k, criterion: answer, k: 3}]\n")
+    (native / "release.yaml").write_text("version: 1\nrules: []\n")
+    code, _, err = cli("run", cwd=native)
+    assert code == 0, err
+    native_rows = _rows(native, "latest")
+    for metric in ("answer", "answer_pass_hat_3"):
+        mine, theirs = rows[metric], native_rows[metric]
+        assert (mine.estimate, mine.lower, mine.upper, mine.method) == (
+            theirs.estimate, theirs.lower, theirs.upper, theirs.method), metric
+
+
+def test_importing_a_log_twice_stores_one_run(
+        cli: Cli, inspect_logs: dict[str, Path], tmp_path: Path) -> None:
+    [first] = _import(cli, tmp_path, "inspect", str(inspect_logs["clean"]))
+    copy = tmp_path / "elsewhere" / "copy.eval"
+    copy.parent.mkdir()
+    shutil.copy(inspect_logs["clean"], copy)
+    [again] = _import(cli, tmp_path, "inspect", str(copy))
+    assert (first["already"], again["already"]) == (False, True)
+    assert again["run_id"] == first["run_id"]
+    assert [r["run_id"] for r in oloproof.list_runs(config=tmp_path / "oloproof.yaml")] == [
+        first["run_id"]]
+    code, out, _ = cli("import", "inspect", str(copy), cwd=tmp_path)
+    assert code == 0 and "Already imported" in out and "nothing was stored" in out
+
+
+@pytest.mark.parametrize("damage", ["not a zip", "truncated"])
+def test_a_log_that_cannot_be_read_is_exit_2_and_touches_nothing_stored(
+        cli: Cli, inspect_logs: dict[str, Path], tmp_path: Path, damage: str) -> None:
+    [stored] = _import(cli, tmp_path, "inspect", str(inspect_logs["clean"]))
+    store = tmp_path / ".oloproof" / "store.sqlite"
+    before = store.read_bytes()
+    bad = tmp_path / "bad.eval"
+    whole = inspect_logs["desk-eval"].read_bytes()
+    bad.write_bytes(b"this is not an Inspect log" if damage == "not a zip"
+                    else whole[: len(whole) // 2])
+    code, out, err = cli("import", "inspect", str(bad), cwd=tmp_path)
+    assert code == 2, out + err
+    assert "bad.eval" in err and "Inspect cannot read this log" in err
+    assert store.read_bytes() == before
+    assert [r["run_id"] for r in oloproof.list_runs(config=tmp_path / "oloproof.yaml")] == [
+        stored["run_id"]]
+
+
+def test_gate_and_compare_read_imported_runs(
+        cli: Cli, inspect_logs: dict[str, Path], tmp_path: Path) -> None:
+    policy = tmp_path / "release.yaml"
+    policy.write_text("version: 1\nrules:\n"
+                      "  - {id: polite, metric: rubric.polite, min: 0.9}\n")
+    code, out, err = cli("import", "inspect", str(inspect_logs["desk-eval"]),
+                         "--policy", str(policy), cwd=tmp_path)
+    # refund is impolite in every epoch: 5 of 6 cases with a verdict, far from 0.9 either way
+    assert code != 0 and "Gate:" in out, err
+    [decided] = json.loads(cli("import", "inspect", str(inspect_logs["desk-eval"]),
+                               "--policy", str(policy), "--json", cwd=tmp_path)[1])
+    gate_code, gate_out, _ = cli("gate", decided["run_id"], "--policy", str(policy),
+                                 cwd=tmp_path)
+    assert gate_code == code == decided["gate"]["exit_code"]
+    assert decided["already"] and "polite" in gate_out
+    [other] = _import(cli, tmp_path, "inspect", str(inspect_logs["desk-json"]))
+    code, out, err = cli("compare", decided["run_id"], other["run_id"], "--json",
+                         cwd=tmp_path)
+    assert code == 0, err
+    # the two logs ran the same samples: every case pairs by its input, none is dropped
+    comparison = json.loads(out)
+    answer = next(c for c in comparison["criteria"] if c["criterion"] == "answer")
+    assert (comparison["changed"], answer["paired"], answer["broken"], answer["fixed"]) == (
+        [], 9, 0, 0)
+
+
+def test_a_harbor_job_keeps_missing_rewards_missing(cli: Cli, tmp_path: Path) -> None:
+    [run] = _import(cli, tmp_path, "harbor", str(JOB))
+    assert run["by_status"] == {"scored": 6, "errored": 4, "missing": 1}
+    assert run["errored"] == {"system_error": 1, "timeout": 2, "limit": 1}
+    reward = _rows(tmp_path, run["run_id"])["reward"]
+    assert reward.missing_by_reason["no_reward"] == 1
+    assert reward.missing_by_reason["case_errored"] == 4
+    document = oloproof.load_run(run["run_id"], config=tmp_path / "oloproof.yaml").document
+    assert sorted(str(e.kind) for e in document.errors) == [
+        "limit", "system_error", "timeout", "timeout"]
+    [again] = _import(cli, tmp_path, "harbor", str(JOB))
+    assert again["already"] and again["run_id"] == run["run_id"]
+    code, _, err = cli("import", "harbor", str(tmp_path / "nowhere"), cwd=tmp_path)
+    assert code == 2 and "nowhere" in err
+
+
+EXPORTED = Path(__file__).parent.parent / "data" / "harnesses" / "exported"
+
+
+def test_export_atif_writes_what_harbors_validator_passed_and_round_trips(
+        cli: Cli, tmp_path: Path) -> None:
+    """`exported/` holds what these commands wrote when Harbor's own `validate_trajectory`
+    passed each document (tests/data/harnesses/make_files.py)."""
+    [run] = _import(cli, tmp_path, "harbor", str(JOB))
+    code, out, err = cli("export", "atif", run["run_id"], "-o", "out/trajectories.json",
+                         cwd=tmp_path)
+    assert code == 0, err
+    assert "Wrote 7 ATIF trajectory(ies)" in out and "5 trial(s) recorded no step" in out
+    written = json.loads((tmp_path / "out" / "trajectories.json").read_text())
+    assert written == json.loads((EXPORTED / "harbor-job.atif.json").read_text())
+    recorded = {(t.case_id, t.trial): t for t in read_harbor_job(JOB).trials()}
+    for document in written:
+        AtifTrajectory.model_validate(document)
+        _, case, trial = document["session_id"].split("/")
+        original = recorded[(case, int(trial))]
+        assert read_atif(document).trajectory == original.trajectory
+    code, _, _ = cli("export", "atif", run["run_id"], "--case", "fix-permissions", "-o",
+                     "one.json", cwd=tmp_path)
+    assert code == 0 and len(json.loads((tmp_path / "one.json").read_text())) == 3
+    code, _, err = cli("export", "atif", run["run_id"], "--case", "nope", "-o", "x.json",
+                       cwd=tmp_path)
+    assert code == 2 and "nope" in err
+
+
+def test_export_eee_writes_what_its_validator_passed(cli: Cli, tmp_path: Path) -> None:
+    [run] = _import(cli, tmp_path, "harbor", str(JOB))
+    code, _, err = cli("export", "eee", run["run_id"], "-o", "eee", "--developer", "acme",
+                         cwd=tmp_path)
+    assert code == 0, err
+    [aggregate] = (tmp_path / "eee").rglob("*-*.json")
+    expected = next(EXPORTED.joinpath("eee").rglob("*-*.json"))
+    assert aggregate.relative_to(tmp_path / "eee") == expected.relative_to(EXPORTED / "eee")
+    samples = aggregate.with_name(aggregate.stem + "_samples.jsonl")
+    assert samples.read_text() == expected.with_name(expected.stem + "_samples.jsonl").read_text()
+    times = ("evaluation_timestamp", "retrieved_timestamp")
+    mine, theirs = json.loads(aggregate.read_text()), json.loads(expected.read_text())
+    assert {k: v for k, v in mine.items() if k not in times} == {
+        k: v for k, v in theirs.items() if k not in times}
+    parsed, rows = read_eee(aggregate)
+    reward = _rows(tmp_path, run["run_id"])["reward"]
+    [result] = [r for r in parsed.evaluation_results if r.evaluation_result_id == "reward"]
+    assert result.score_details.score == reward.estimate
+    interval = result.score_details.uncertainty
+    assert interval is not None and interval.confidence_interval is not None
+    assert (interval.confidence_interval.lower, interval.confidence_interval.upper) == (
+        reward.lower, reward.upper)
+    # a row per trial with a verdict: the missing and errored trials are not scores of 0
+    assert sum(1 for _ in rows) == reward.observed
