@@ -32,7 +32,8 @@ EXAMPLES = {
     "oloproof.stats.betting", "oloproof.stats.binomial", "oloproof.stats.clustered_quantile",
     "oloproof.stats.display", "oloproof.stats.melded", "oloproof.stats.multiplicity",
     "oloproof.stats.paired", "oloproof.stats.prediction_powered", "oloproof.stats.projection",
-    "oloproof.stats.quantile", "oloproof.stats.error_spending", "oloproof.stats.sequential",
+    "oloproof.stats.quantile", "oloproof.stats.verdict_strata", "oloproof.stats.ppi_plus",
+    "oloproof.stats.error_spending", "oloproof.stats.sequential",
     "oloproof.api",
 }
 

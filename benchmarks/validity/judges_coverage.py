@@ -1,5 +1,6 @@
 """Coverage of the prediction-powered interval for a judge corrected by people's labels, by
-simulation (docs/judges.md): at least 95% for lenient, harsh and case-dependent judges.
+simulation: at least 95% for lenient, harsh and case-dependent judges (the judged rate until
+issue 39; `judge_interval` measures the stratified interval that replaced it).
 
 The heavy sweep behind tests/stats/test_stats_judges.py (which runs 200 suites per setting).
 

@@ -321,19 +321,32 @@ class JudgeCalibration(_Model):
     bound reaches `minimum_agreement`) or `disagrees` (it does not). The counts are over the
     sampled cases labelled for this run's text: judge pass & person pass (`both_pass`), judge
     pass & person fail (`judge_only`), judge fail & person pass (`person_only`), both fail.
-    `raw_*` is the judge's own pass rate and interval at the run's level; once checked, the
-    row's estimate and interval are the prediction-powered ones, the sum of the judge's rate at
-    α/2 (`judge_lower`, `judge_upper`) and the rectifier's mean person − judge (`rectifier*`).
+    `raw_*` is the judge's own pass rate and interval at the run's level. Once labelled, two
+    intervals for the rate as people would judge it: `corrected_*`, the judge's verdicts on
+    every case used (`stratified_by_verdict`; `ppi_plus_plus`, approximate, where the policy
+    allows approximate methods and there are enough labels), and `people_*`, the exact interval
+    of the labels alone; `width_saved` is the labels' width less the corrected one's (below 0:
+    the judge cost width). `correction` (`judge` or `people_only`, declared on the criterion)
+    says which of the two is the row's estimate and interval, the one rules decide on.
+    `stratified_lower`/`stratified_upper` is the judge-based interval alone, at the share
+    `safeguard` of the error (docs/judges.md#never-much-wider-than-the-labels-alone).
+    `judge_lower`, `judge_upper` and `rectifier*` are the parts of the prediction-powered
+    interval, read from runs stored before issue 39 replaced it; no run writes them now.
     """
 
     _OPTIONAL = frozenset({"why", "agreement", "agreement_lower", "agreement_upper",
-                           "agreement_method", "kappa", "judge_lower", "judge_upper",
-                           "rectifier", "rectifier_lower", "rectifier_upper"})
+                           "agreement_method", "kappa", "corrected_estimate", "corrected_lower",
+                           "corrected_upper", "corrected_method", "corrected_approximate",
+                           "people_estimate", "people_lower", "people_upper", "people_method",
+                           "width_saved", "stratified_lower", "stratified_upper",
+                           "safeguard", "judge_lower", "judge_upper", "rectifier",
+                           "rectifier_lower", "rectifier_upper"})
 
     judge: str
     status: Literal["uncalibrated", "checked", "disagrees"]
     why: str | None = None
     minimum_agreement: float
+    correction: Literal["judge", "people_only"] = "judge"
     sampled: int = 0
     labelled: int = 0
     both_pass: int = 0
@@ -349,6 +362,19 @@ class JudgeCalibration(_Model):
     raw_lower: float | None = None
     raw_upper: float | None = None
     raw_method: str = ""
+    corrected_estimate: float | None = None
+    corrected_lower: float | None = None
+    corrected_upper: float | None = None
+    corrected_method: str | None = None
+    corrected_approximate: bool = False
+    people_estimate: float | None = None
+    people_lower: float | None = None
+    people_upper: float | None = None
+    people_method: str | None = None
+    width_saved: float | None = None
+    stratified_lower: float | None = None
+    stratified_upper: float | None = None
+    safeguard: float | None = None
     judge_lower: float | None = None
     judge_upper: float | None = None
     rectifier: float | None = None

@@ -13,12 +13,8 @@ import numpy as np
 import pytest
 from _run_example import EXAMPLES, example_fixtures, run_cli
 
-from oloproof.stats import (
-    agreement,
-    half_level,
-    prediction_powered_interval,
-    rate_interval,
-)
+from oloproof.stats import agreement, rate_interval
+from oloproof.stats.verdict_strata import judged_rate_interval
 from oloproof.suite.judge_labels import draw_sample, read_labels_file, suite_digest
 
 project, terminal, document, every_slice = example_fixtures("judged_agent", exit_code=3)
@@ -98,22 +94,27 @@ def test_the_figures_follow_from_the_plan_and_the_labels(document: dict[str, Any
     assert judge["agreement_lower"] == pytest.approx(counts.rate.lower)
     assert judge["kappa"] == pytest.approx(counts.kappa)
     assert judge["status"] == "checked" and counts.rate.lower >= 0.5
-    # the corrected rate: the judge over all 40, plus person − judge over the 30, in digest
-    # order of the case ids
-    from oloproof.analysis.ordering import digest_order
-    delta = {r.case: float(r.label == "pass") - float(j) for r, (j, _) in
-             zip(labels.rows, pairs, strict=True)}
-    ordered = np.array([delta[c] for c in digest_order(list(delta))])
+    # the corrected rate: the people's rate among the sampled replies the judge passed (20 of
+    # 27) and failed (0 of 3), weighted by how often it passes over all 40 (36)
     judge_values = np.array([1.0] * 36 + [0.0] * 4)
-    ppi = prediction_powered_interval(judge_values, judge_values, ordered, ordered, 0.95)
-    assert row["estimate"] == pytest.approx(0.9 - 7 / 30)
-    assert (row["lower"], row["upper"]) == (pytest.approx(ppi.lower), pytest.approx(ppi.upper))
-    assert row["method"] == "prediction_powered"
-    exact = rate_interval(36, 40, 0, half_level(0.95))
-    assert judge["judge_lower"] == pytest.approx(exact.lower)
+    sampled = [float(j) for j, _ in pairs]
+    person = [float(p) for _, p in pairs]
+    expected = judged_rate_interval(judge_values, sampled, person, person, 0.95)
+    assert row["estimate"] == pytest.approx(0.9 * 20 / 27 + 0.1 * 0 / 3)
+    assert (row["lower"], row["upper"]) == (pytest.approx(expected.lower),
+                                            pytest.approx(expected.upper))
+    assert row["method"] == "stratified_by_verdict" and judge["correction"] == "judge"
+    # beside it the labels alone, 20 of 30; the lenient judge, with only 10 replies beyond the
+    # labelled 30, costs width here — never more than 1.05× the labels' own
+    people = rate_interval(20, 30, 0, 0.95)
+    assert (judge["people_lower"], judge["people_upper"]) == (people.lower, people.upper)
+    assert people.lower is not None and people.upper is not None
+    width = row["upper"] - row["lower"]
+    assert people.upper - people.lower < width <= 1.05 * (people.upper - people.lower)
+    assert judge["width_saved"] == pytest.approx(people.upper - people.lower - width)
     # the raw rate sits above the corrected one, and the gate decides on the corrected one
     assert judge["raw_estimate"] > row["estimate"]
-    assert judge["raw_lower"] >= 0.60 > row["lower"]
+    assert judge["raw_lower"] >= 0.60 > row["lower"] and row["upper"] > 0.60
     decisions = {d["rule"]: (d["state"], d["reasons"]) for d in document["decisions"]}
     assert decisions["truthful-floor"] == ("INSUFFICIENT_EVIDENCE",
                                            ["interval_overlaps_threshold"])
@@ -229,8 +230,8 @@ def test_the_markdown_says_what_the_terminal_says_of_the_judge(project: Path,
     assert done.returncode == 3, done.stderr
     markdown = (project / "ci" / "summary.md").read_text(encoding="utf-8")
     row = next(line for line in markdown.splitlines() if line.startswith("| reply\\_truthful"))
-    assert "corrected" in row and "[23.5%, 100.0%] corrected" in row
-    assert "[23.5%, 100.0%] corrected" in terminal
+    assert "corrected" in row and "[46.4%, 83.2%] corrected" in row
+    assert "[46.4%, 83.2%] corrected" in terminal
     assert "### Judges, checked against people's labels" in markdown
     said = next(line for line in markdown.splitlines()
                 if line.startswith("- reply\\_truthful (judge grader): "))

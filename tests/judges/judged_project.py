@@ -132,6 +132,31 @@ def desk_cases(n: int, lies: set[int] = frozenset(), **marks: set[int]) -> list[
     return cases
 
 
+def with_labels_file(judged: JudgedProject, cases: list[dict[str, Any]],
+                     minimum_agreement: float) -> JudgedProject:
+    """The desk on `cases`, its criterion reading `labels/truthful.jsonl` (not drawn yet)."""
+    judged.write_cases(cases)
+    judged.suite["evaluators"][0]["labels"] = "labels/truthful.jsonl"
+    judged.suite["evaluators"][0]["minimum_agreement"] = minimum_agreement
+    judged.write()
+    (judged.root / "labels").mkdir()
+    return judged
+
+
+def label_all(path: Path, wrong: int = 0) -> None:
+    """Label every row of a labels file as a careful person would (a refund claimed that
+    failed is a fail), the first `wrong` of them the other way."""
+    from oloproof.suite.judge_labels import read_labels_file
+
+    labels = read_labels_file(path)
+    for at, row in enumerate(labels.rows):
+        results = row.shown["trajectory.tool_results"]
+        failed = any(r["result"]["status"] == "failed" for r in results)
+        says = "fail" if failed and "refunded" in row.shown["output.answer"] else "pass"
+        row.label = says if at >= wrong else ("pass" if says == "fail" else "fail")
+    path.write_text(labels.text(), encoding="utf-8")
+
+
 # (Imported by the test modules under these names; the fixtures are `judged` and `server`.)
 @pytest.fixture(name="judged")
 def judged_fixture(tmp_path: Path) -> JudgedProject:

@@ -19,7 +19,9 @@ from judged_project import (  # noqa: F401 - the fixtures `judged` and `server`
     JudgedProject,
     desk_cases,
     judged_fixture,
+    label_all,
     server_fixture,
+    with_labels_file,
 )
 
 from oloproof.suite.judge_labels import read_labels_file
@@ -29,24 +31,7 @@ LIES = {2, 5, 9, 14, 17, 21}
 
 @pytest.fixture
 def project(judged: JudgedProject) -> JudgedProject:
-    judged.write_cases(desk_cases(24, lies=LIES))
-    judged.suite["evaluators"][0]["labels"] = "labels/truthful.jsonl"
-    judged.suite["evaluators"][0]["minimum_agreement"] = 0.7
-    judged.write()
-    (judged.root / "labels").mkdir()
-    return judged
-
-
-def _label_all(path: Path, wrong: int = 0) -> None:
-    """Label every row as a careful person would (a refund claimed that failed is a fail),
-    the first `wrong` of them the other way."""
-    labels = read_labels_file(path)
-    for at, row in enumerate(labels.rows):
-        results = row.shown["trajectory.tool_results"]
-        failed = any(r["result"]["status"] == "failed" for r in results)
-        says = "fail" if failed and "refunded" in row.shown["output.answer"] else "pass"
-        row.label = says if at >= wrong else ("pass" if says == "fail" else "fail")
-    path.write_text(labels.text(), encoding="utf-8")
+    return with_labels_file(judged, desk_cases(24, lies=LIES), minimum_agreement=0.7)
 
 
 def _run_json(cli: Callable[..., Any], root: Path, *args: str) -> tuple[int, dict[str, Any]]:
@@ -86,15 +71,21 @@ def test_sample_review_run(cli: Callable[..., Any], project: JudgedProject) -> N
     assert document["metrics"][0]["judge"]["status"] == "uncalibrated"
     assert "9 labelled sampled case(s)" in document["metrics"][0]["judge"]["why"]
 
-    _label_all(path)
+    label_all(path)
     code, document = _run_json(cli, project.root)
     row = document["metrics"][0]
     judge = row["judge"]
     assert judge["status"] == "checked" and judge["labelled"] == 16
     assert judge["agreement"] == 1.0 and judge["judge_only"] == judge["person_only"] == 0
-    assert row["method"] == "prediction_powered"
+    assert row["method"] == "stratified_by_verdict" and judge["correction"] == "judge"
     assert row["estimate"] == pytest.approx(18 / 24)  # a correct judge: no correction
-    assert row["lower"] < judge["raw_lower"]  # each part at α/2: wider than the raw interval
+    # 16 labels of 24 cases leave doubt the judge's own interval does not have, and the
+    # corrected interval is never more than 1.05× the labels' own
+    assert row["lower"] < judge["raw_lower"]
+    assert (row["lower"], row["upper"]) == (judge["corrected_lower"], judge["corrected_upper"])
+    people = judge["people_upper"] - judge["people_lower"]
+    assert row["upper"] - row["lower"] <= 1.05 * people
+    assert judge["width_saved"] == pytest.approx(people - (row["upper"] - row["lower"]))
     assert document["cache"]["execution"]["miss"] == 0  # labels decide; nothing ran again
 
 
@@ -110,7 +101,7 @@ def test_a_lenient_judge_is_corrected_and_a_bad_one_sent_to_review(
     cli("labels", "sample", "--criterion", "reply_truthful", "--n", "20", "--seed", "3",
         "-o", "labels/truthful.jsonl", cwd=project.root)
     path = project.root / "labels" / "truthful.jsonl"
-    _label_all(path)
+    label_all(path)
     code, document = _run_json(cli, project.root)
     row, judge = document["metrics"][0], document["metrics"][0]["judge"]
     assert judge["raw_estimate"] == 1.0
@@ -142,7 +133,7 @@ def test_labels_of_unchanged_text_are_reused(cli: Callable[..., Any],
     cli("labels", "sample", "--criterion", "reply_truthful", "--n", "16", "--seed", "11",
         "-o", "labels/truthful.jsonl", cwd=project.root)
     path = project.root / "labels" / "truthful.jsonl"
-    _label_all(path)
+    label_all(path)
     drawn = [r.case for r in read_labels_file(path).rows]
     # two sampled requests change, and their replies with them; the others read the same
     changed = set(drawn[:2])
@@ -249,13 +240,18 @@ def test_trials_judge_every_trial(cli: Callable[..., Any], project: JudgedProjec
     rows = read_labels_file(path).rows
     # the desk answers alike in both trials: one row per sampled case and text
     assert len(rows) == 12
-    _label_all(path)
+    label_all(path)
     _, document = _run_json(cli, project.root)
     judge = document["metrics"][0]["judge"]
     assert judge["status"] == "checked" and judge["labelled"] == 24  # every trial counted
     # every case's trials agree alike: the exact interval over the 12 cases
     assert judge["agreement_method"] == "clopper_pearson"
     assert judge["agreement_lower"] == pytest.approx(0.7354, abs=1e-4)
+    # the rate as people would judge it is over the cases too, the labels' own beside it
+    row = document["metrics"][0]
+    assert row["method"] == "stratified_by_verdict"
+    assert judge["people_method"] == "clopper_pearson"  # each case's trials agree: 0 or 1
+    assert row["upper"] - row["lower"] <= 1.05 * (judge["people_upper"] - judge["people_lower"])
 
 
 def test_sample_says_when_its_labels_could_never_count(cli: Callable[..., Any],

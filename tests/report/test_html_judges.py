@@ -36,8 +36,11 @@ def test_the_judge_checked_and_its_verdict_on_a_case(judged: Path,
         checks = page.locator("#judge-checks").inner_text()
         assert "reply_truthful" in checks and "as people would judge it 66.7%" in checks
         assert "checked" in checks
+        # the labels' own interval beside the corrected one, with what the judge cost
+        assert "labels alone 66.7% [47.1%, 82.8%]" in " ".join(checks.split())
+        assert "the judge cost 1.2 points of width" in " ".join(checks.split())
         metric = page.locator("#metric-reply_truthful").inner_text()
-        assert "[23.5%, 100.0%] corrected" in metric
+        assert "[46.4%, 83.2%] corrected" in metric
         panel = view.open_case("req-023")
         box = panel.locator("#panel-judges")
         text = box.inner_text()

@@ -201,7 +201,8 @@ def test_a_judged_run_shows_its_judge_as_the_report_does(
         page = tab.open("/runs/latest")
         checks = page.locator("#judge-checks").inner_text()
         assert "reply_truthful" in checks and "as people would judge it 66.7%" in checks
-        assert "[23.5%, 100.0%] corrected" in page.locator("#metric-reply_truthful").inner_text()
+        assert "labels alone 66.7% [47.1%, 82.8%]" in " ".join(checks.split())
+        assert "[46.4%, 83.2%] corrected" in page.locator("#metric-reply_truthful").inner_text()
         text = tab.open_case("req-023").locator("#panel-judges").inner_text()
         assert "by judge grader" in text and "the reply matches the refund it describes" in text
         assert "what the judge was shown" in text.lower()

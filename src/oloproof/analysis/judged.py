@@ -7,10 +7,13 @@ the same text). `calibrate` then turns the criterion's row — the judge's raw p
 
 - with no labels yet, or fewer than `MIN_LABELLED` labelled sampled cases: the raw rate,
   marked `uncalibrated` (every rule on it is INSUFFICIENT_EVIDENCE, `judge_not_checked`);
-- otherwise the judge-vs-people counts, the agreement with its exact interval, κ, and the
-  prediction-powered rate (`stats.prediction_powered`) in place of the raw one; when the
-  agreement's exact lower bound is below `minimum_agreement`, `disagrees` (rules are
-  MANUAL_REVIEW, `judge_disagrees_with_people`).
+- otherwise the judge-vs-people counts, the agreement with its exact interval, κ, and two
+  intervals for the rate as people would judge it (`stats.judged_rate_interval`): the
+  corrected one, stratified by the judge's verdicts on every case (PPI++ where the policy
+  allows approximate methods and the labels are many), and the labels' own; the criterion's
+  `correction` says which is the row's, the one its rules decide on. When the agreement's exact
+  lower bound is below `minimum_agreement`, `disagrees` (rules are MANUAL_REVIEW,
+  `judge_disagrees_with_people`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from oloproof.analysis.ordering import digest_order
 from oloproof.analysis.outcome import CaseOutcome
 
 if TYPE_CHECKING:
@@ -40,6 +42,7 @@ class JudgeSpec:
     criterion: int
     judge: str
     minimum_agreement: float
+    correction: str = "judge"  # which interval the rules decide on: judge | people_only
     sampled: list[str] | None = None
     labels: dict[tuple[str, str], bool] = field(default_factory=dict)
     # Why the labels file does not count (it does not exist yet, or was drawn from another
@@ -73,67 +76,71 @@ class JudgedCases:
         seen.trials.append((outcome.codes[i], shown))
 
 
-def _sampled_values(judged: JudgedCases) -> tuple[list[float], list[float], list[tuple[bool, bool]],
-                                                  list[tuple[float, float]], int]:
-    """Per sampled case (in digest order): the rectifier's lowest and highest value (the mean
-    over its trials), the (judge, person) pairs, each case's agreement share's bounds, and how
-    many sampled trials lack a label or a verdict."""
+@dataclass
+class _Sampled:
+    """Per sampled case (in the sample's order): the judge's value (its share of the case's
+    trials it passed; a trial without a verdict counts as not passed), the people's lowest
+    and highest value (their share of the trials they passed, an unlabelled trial each way),
+    the case's agreement share's bounds, and whether every trial carries both a label and a
+    verdict; the (judge, person) pairs of the trials that do, and how many sampled trials
+    lack one or the other."""
+
+    judge: list[float] = field(default_factory=list)
+    low: list[float] = field(default_factory=list)
+    high: list[float] = field(default_factory=list)
+    shares: list[tuple[float, float]] = field(default_factory=list)
+    checked: int = 0
+    pairs: list[tuple[bool, bool]] = field(default_factory=list)
+    unknown: int = 0
+
+
+def _sampled_values(judged: JudgedCases) -> _Sampled:
     labels = judged.spec.labels
-    low: list[float] = []
-    high: list[float] = []
-    pairs: list[tuple[bool, bool]] = []
-    shares: list[tuple[float, float]] = []
-    unknown = 0
-    ids = [case_id for case_id in judged.spec.sampled or () if case_id in judged.seen]
-    for case_id in digest_order(ids):
-        trials = [(code, shown) for code, shown in judged.seen[case_id].trials if code != "X"]
+    out = _Sampled()
+    for case_id in judged.spec.sampled or ():
+        seen = judged.seen.get(case_id)
+        if seen is None:
+            continue
+        trials = [(code, shown) for code, shown in seen.trials if code != "X"]
         if not trials:
             continue
-        lows, highs, agreed, open_ = 0.0, 0.0, 0, 0
+        passes, lows, highs, agreed, open_ = 0, 0, 0, 0, 0
         for code, shown in trials:
             person = labels.get((case_id, shown)) if shown is not None else None
             judge = None if code not in ("P", "F") else code == "P"
+            passes += judge is True
+            lows += person is True
+            highs += person is not False
             if person is not None and judge is not None:
-                pairs.append((judge, person))
-                delta = float(person) - float(judge)
-                lows += delta
-                highs += delta
+                out.pairs.append((judge, person))
                 agreed += judge == person
-                continue
-            unknown += 1
-            open_ += 1
-            # A side not known is resolved the worst way on each side of the rectifier.
-            lows += (float(person) if person is not None else 0.0) - \
-                (float(judge) if judge is not None else 1.0)
-            highs += (float(person) if person is not None else 1.0) - \
-                (float(judge) if judge is not None else 0.0)
+            else:
+                out.unknown += 1
+                open_ += 1
         k = len(trials)
-        low.append(lows / k)
-        high.append(highs / k)
-        shares.append((agreed / k, (agreed + open_) / k))
-    return low, high, pairs, shares, unknown
+        out.judge.append(passes / k)
+        out.low.append(lows / k)
+        out.high.append(highs / k)
+        out.shares.append((agreed / k, (agreed + open_) / k))
+        out.checked += open_ == 0
+    return out
 
 
 def calibrate(row: RateRow, judged: JudgedCases, judge_low: npt.NDArray[np.float64],
-              judge_high: npt.NDArray[np.float64], level: float, trials: int) -> None:
+              level: float, trials: int, approximate: bool = False) -> None:
     """Turn a judge criterion's raw row into what it reports (see the module docstring).
-    `judge_low` / `judge_high` are each counted case's lowest and highest judge value."""
-    import numpy as np
-
+    `judge_low` is each counted case's judge value (a missing verdict as a fail);
+    `approximate`: the policy allows approximate methods (PPI++ where the labels are many)."""
     from oloproof.document import JudgeCalibration
-    from oloproof.stats import (
-        agreement,
-        bentkus_interval,
-        prediction_powered_interval,
-        rate_interval,
-    )
+    from oloproof.stats import agreement, bentkus_interval, judged_rate_interval, rate_interval
 
     spec = judged.spec
-    low, high, pairs, shares, unknown = _sampled_values(judged)
-    counts = agreement(pairs, 0, level)
+    values = _sampled_values(judged)
+    counts = agreement(values.pairs, 0, level)
     calibration = JudgeCalibration(
         judge=spec.judge, status="uncalibrated", minimum_agreement=spec.minimum_agreement,
-        sampled=len(low), labelled=counts.labelled, both_pass=counts.both_pass,
+        correction="people_only" if spec.correction == "people_only" else "judge",
+        sampled=len(values.judge), labelled=counts.labelled, both_pass=counts.both_pass,
         judge_only=counts.judge_only, person_only=counts.person_only,
         both_fail=counts.both_fail, kappa=counts.kappa,
         raw_estimate=row.estimate, raw_lower=row.lower, raw_upper=row.upper,
@@ -145,11 +152,11 @@ def calibrate(row: RateRow, judged: JudgedCases, judge_low: npt.NDArray[np.float
     if spec.unusable is not None:
         calibration.why = spec.unusable
         return
-    labelled_cases = sum(1 for a, b in zip(low, high, strict=True) if a == b)
-    if labelled_cases < MIN_LABELLED:
-        calibration.why = (f"{labelled_cases} labelled sampled case(s) for this run's text; "
+    if values.checked < MIN_LABELLED:
+        calibration.why = (f"{values.checked} labelled sampled case(s) for this run's text; "
                            f"at least {MIN_LABELLED} are needed")
         return
+    shares = values.shares
     binary = all(a in (0.0, 1.0) and b in (0.0, 1.0) for a, b in shares)
     if trials > 1 and not binary:  # cases' shares of agreeing trials: over cases
         share = bentkus_interval([s[0] for s in shares], [s[1] for s in shares], level)
@@ -160,31 +167,46 @@ def calibrate(row: RateRow, judged: JudgedCases, judge_low: npt.NDArray[np.float
                              sum(1 for a, b in shares if a != b), level)
         agree = (rate.estimate, rate.lower, rate.upper, rate.method)
     else:
-        rate = agreement(pairs, unknown, level).rate
+        rate = agreement(values.pairs, values.unknown, level).rate
         agree = (rate.estimate, rate.lower, rate.upper, rate.method)
     calibration.agreement, calibration.agreement_lower, calibration.agreement_upper = agree[:3]
     calibration.agreement_method = agree[3]
-    ppi = prediction_powered_interval(judge_low, judge_high, np.asarray(low),
-                                      np.asarray(high), level)
-    calibration.judge_lower, calibration.judge_upper = ppi.judge_lower, ppi.judge_upper
-    calibration.rectifier = ppi.rectifier_estimate
-    calibration.rectifier_lower = ppi.rectifier_lower
-    calibration.rectifier_upper = ppi.rectifier_upper
+    judged_as = judged_rate_interval(judge_low, values.judge, values.low, values.high, level,
+                                     approximate)
+    calibration.corrected_estimate = judged_as.estimate
+    calibration.corrected_lower, calibration.corrected_upper = (judged_as.lower,
+                                                                judged_as.upper)
+    calibration.corrected_method = judged_as.method
+    calibration.corrected_approximate = judged_as.approximate
+    calibration.people_estimate = judged_as.people_estimate
+    calibration.people_lower, calibration.people_upper = (judged_as.people_lower,
+                                                          judged_as.people_upper)
+    calibration.people_method = judged_as.people_method
+    calibration.width_saved = ((judged_as.people_upper - judged_as.people_lower)
+                               - (judged_as.upper - judged_as.lower))
+    if not judged_as.approximate:
+        calibration.stratified_lower = judged_as.judge_lower
+        calibration.stratified_upper = judged_as.judge_upper
+        calibration.safeguard = judged_as.share
     lower = calibration.agreement_lower
     calibration.status = "checked" if lower is not None and lower >= spec.minimum_agreement \
         else "disagrees"
-    row.estimate, row.lower, row.upper, row.method = (ppi.estimate, ppi.lower, ppi.upper,
-                                                      ppi.method)
+    if calibration.correction == "judge":
+        row.estimate, row.lower, row.upper, row.method = (
+            judged_as.estimate, judged_as.lower, judged_as.upper, judged_as.method)
+        row.approximate = judged_as.approximate
+    else:
+        row.estimate, row.lower, row.upper, row.method = (
+            judged_as.people_estimate, judged_as.people_lower, judged_as.people_upper,
+            judged_as.people_method)
 
 
-def binary_values(passed: int, observed: int, missing: int
-                  ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """Each case's lowest and highest judge value from a row's counts (one trial)."""
+def binary_values(passed: int, observed: int, missing: int) -> npt.NDArray[np.float64]:
+    """Each counted case's judge value from a row's counts (one trial): 1 for a pass, 0 for a
+    fail or a missing verdict."""
     import numpy as np
 
-    low = np.concatenate([np.ones(passed), np.zeros(observed - passed), np.zeros(missing)])
-    high = np.concatenate([np.ones(passed), np.zeros(observed - passed), np.ones(missing)])
-    return low, high
+    return np.concatenate([np.ones(passed), np.zeros(observed - passed), np.zeros(missing)])
 
 
 def specs_of(criteria: Sequence[str], described: dict[str, object]) -> dict[int, JudgeSpec]:
@@ -196,7 +218,8 @@ def specs_of(criteria: Sequence[str], described: dict[str, object]) -> dict[int,
         if name not in criteria or not isinstance(body, dict):
             continue
         spec = JudgeSpec(criteria.index(name), str(body.get("judge")),
-                         float(body.get("minimum_agreement", 0.8)))
+                         float(body.get("minimum_agreement", 0.8)),
+                         str(body.get("correction", "judge")))
         stored = body.get("labels")
         if isinstance(stored, dict):
             labels = JudgeLabels.from_json(stored)

@@ -297,18 +297,20 @@ class Analysis:
 
     # ---- results -------------------------------------------------------------------------
 
-    def finish(self, level: float) -> tuple[list[MetricRow], list[SliceRow]]:
-        """(metric rows, slice rows), with unrounded bounds."""
+    def finish(self, level: float, approximate: bool = False
+               ) -> tuple[list[MetricRow], list[SliceRow]]:
+        """(metric rows, slice rows), with unrounded bounds. `approximate`: the policy allows
+        approximate methods (a judged criterion's PPI++, docs/judges.md)."""
         if self.trials is not None:
             self.trials.finish_pending()
             self._materialize()
             from oloproof.analysis.trial_rows import trial_rows
             rows = trial_rows(self, self.trials, level)
-            self._calibrate(rows[0], level)
+            self._calibrate(rows[0], level, approximate)
             return rows
         self._materialize()
         metrics: list[MetricRow] = [self._rate_metric(i, level) for i in range(len(self.rates))]
-        self._calibrate(metrics, level)
+        self._calibrate(metrics, level, approximate)
         # With one trial pass^1 and pass@1 are the criterion itself (C(c, 1) / C(1, 1) = c).
         if self.plan.trial_metrics:
             from oloproof.analysis.trial_rows import single_trial_row
@@ -320,7 +322,7 @@ class Analysis:
         ]
         return metrics, self._slice_rows(level)
 
-    def _calibrate(self, metrics: list[MetricRow], level: float) -> None:
+    def _calibrate(self, metrics: list[MetricRow], level: float, approximate: bool) -> None:
         """Each judge criterion's row checked against people's labels (`analysis/judged.py`);
         a pass^k / pass@k row over it carries the same calibration, so its rules wait too."""
         from oloproof.document import RateRow
@@ -332,11 +334,10 @@ class Analysis:
                 size = counts.sum(axis=1)
                 kept = size > 0
                 low = counts[kept, 0] / size[kept]
-                high = (counts[kept, 0] + counts[kept, 2]) / size[kept]
             else:
-                low, high = binary_values(row.passed, row.observed, row.missing)
+                low = binary_values(row.passed, row.observed, row.missing)
             if low.size:
-                calibrate(row, judged, low, high, level, self.plan.trials)
+                calibrate(row, judged, low, level, self.plan.trials, approximate)
             for other in metrics:
                 if isinstance(other, RateRow) and other.criterion == row.id:
                     other.judge = row.judge

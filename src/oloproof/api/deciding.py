@@ -132,7 +132,8 @@ def decide_run(
     )
     from oloproof.report.limits import limits_for
 
-    metrics, slices = analysis.finish(policy.confidence_level)
+    metrics, slices = analysis.finish(policy.confidence_level,
+                                      approximate=policy.allow_approximate_methods)
     analysis.first_cases.attach_missing_examples(
         metrics, _missing_messages(db, analysis, suite_info, errors))
     checked = {v.transform: v.checked for v in validity}

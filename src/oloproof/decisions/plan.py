@@ -260,7 +260,8 @@ def _judged(decision: DecisionRow, metric: RateRow, level: float,
     corrected = corrected_projection(
         judge.both_pass, judge.judge_only, judge.person_only, judge.both_fail,
         judge_passed=metric.passed, judge_observed=metric.observed,
-        judge_missing=metric.missing, level=level, minimum=low, maximum=high)
+        judge_missing=metric.missing, level=level, minimum=low, maximum=high,
+        approximate=bool(metric.approximate))
     cases = metric.observed + metric.missing
     shared = {"threshold": threshold, "method": projection.method,
               "corrected_total": corrected.labelled, "corrected_cases": corrected.cases,
@@ -268,8 +269,10 @@ def _judged(decision: DecisionRow, metric: RateRow, level: float,
     after = (f"the corrected interval the rule decides on ({metric.method}), continued at "
              "the same rates, " + (
                  f"reaches it at {corrected.labelled} labelled cases ({corrected.cases} cases)"
-                 if corrected.labelled is not None else "reaches it at no number of labelled "
-                 f"cases up to {JUDGED_LABELS_LIMIT:,}"))
+                 if corrected.labelled is not None else
+                 "has no estimate to continue: a verdict of the judge has none of its cases "
+                 "labelled" if corrected.reason == "stratum_unlabelled" else
+                 f"reaches it at no number of labelled cases up to {JUDGED_LABELS_LIMIT:,}"))
     if projection.total is None:
         why = projection.reason or "beyond_limit"
         return base.model_copy(update=shared | {"reason": why, "note": (

@@ -78,10 +78,12 @@ def decide_rule(
         return _observed_count(rule, metric)
     # Over declared or metamorphic clusters (docs/concepts.md#clusters); a case's own trials
     # never make a row approximate: their intervals are valid for every number of cases.
+    # A judged criterion's PPI++ (docs/judges.md#an-approximate-interval-ppi) counted its labels
+    # and disagreements before it was used: no clusters to count.
     if metric.approximate:
         if not policy.allow_approximate_methods:
             return out(S.MANUAL_REVIEW, R.APPROXIMATE_METHOD_NOT_PERMITTED)
-        if int(metric.clusters or 0) < MIN_CLUSTERS:
+        if judge is None and int(metric.clusters or 0) < MIN_CLUSTERS:
             return out(S.INSUFFICIENT_EVIDENCE, R.INSUFFICIENT_CLUSTERS)
     if not metric.observed:
         return out(S.INSUFFICIENT_EVIDENCE, R.NO_OBSERVATIONS)

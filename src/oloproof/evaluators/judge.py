@@ -14,7 +14,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -139,6 +139,10 @@ class JudgeCriterion(Evaluator):
         labels: people's labels of a sample of cases (`oloproof labels sample`).
         minimum_agreement: the least exact lower bound of the judge's agreement with people
             before its verdicts decide anything.
+        correction: which interval the rules decide on — `judge` (default: the rate as
+            people would judge it, corrected by the judge's verdicts on every case) or
+            `people_only` (the exact interval of the labels alone); both are always reported
+            (docs/judges.md#which-interval-decides-correction).
         samples: ask this many times (odd) and take the majority.
     """
 
@@ -149,6 +153,7 @@ class JudgeCriterion(Evaluator):
         shows: tuple[str, ...] = ()
         labels: str | None = Field(default=None, min_length=1)
         minimum_agreement: float = Field(default=0.8, gt=0, le=1)
+        correction: Literal["judge", "people_only"] = "judge"
         samples: int = Field(default=1, ge=1, le=15)
 
         @field_validator("shows")
@@ -214,10 +219,11 @@ class JudgeCriterion(Evaluator):
                       "prompt": self.config.prompt, "shows": list(self.shows),
                       "samples": self.config.samples, "messages": MESSAGES_DIGEST}
         self.definition_digest = digest(definition)
-        # The labels and the bar decide nothing about one case's verdict: changing them
-        # re-judges nothing.
+        # The labels, the bar and which interval decides say nothing about one case's
+        # verdict: changing them re-judges nothing.
         self.config_digest = digest({"evaluator": self.config.model_dump(
-            mode="json", exclude={"labels", "minimum_agreement"}), "judge": definition})
+            mode="json", exclude={"labels", "minimum_agreement", "correction"}),
+            "judge": definition})
         self.cache_key = self.config_digest[7:31]
 
     def describe(self) -> dict[str, Any]:

@@ -70,8 +70,8 @@ def _describe_conversations(suite: LoadedSuite) -> dict[str, Any]:
 
 
 def _describe_judges(suite: LoadedSuite) -> dict[str, Any]:
-    """Each judge criterion as a run stores it: its judge, bar, and the labels it used (so
-    `gate` re-decides the run on the same labels)."""
+    """Each judge criterion as a run stores it: its judge, bar, which interval decides, and
+    the labels it used (so `gate` re-decides the run on the same labels and interval)."""
     described: dict[str, Any] = {}
     for evaluator in suite.evaluators:
         if isinstance(evaluator, JudgeCriterion):
@@ -79,6 +79,7 @@ def _describe_judges(suite: LoadedSuite) -> dict[str, Any]:
             described[evaluator.criterion] = {
                 "judge": evaluator.config.judge,
                 "minimum_agreement": evaluator.config.minimum_agreement,
+                "correction": evaluator.config.correction,
                 "labels": labels.to_json() if labels is not None else None,
             }
     return described

@@ -31,7 +31,7 @@ from oloproof.report.numbers import (
     executions_text,
     interval_text,
     judge_check_text,
-    judge_tag,
+    judged_mark,
     n_text,
     p_value_text,
     threshold_text,
@@ -75,8 +75,7 @@ def _threshold_text(rule: dict[str, Any], metric: MetricRow | None) -> str:
 
 
 def _row_text(row: MetricRow | SliceRow) -> dict[str, str]:
-    # (a judged criterion: raw until people's labels check it)
-    interval = interval_text(row) + judge_tag(row)
+    interval = interval_text(row) + judged_mark(row)
     return {"estimate": estimate_text(row), "interval": interval, "n": n_text(row)}
 
 

@@ -4,11 +4,12 @@
 A run: the gate (and which of several runs of its version it is; for a run of part of the
 suite, that it is not a release decision; for a rescored run, the run it scored and the cases
 it left out), the Decisions table (each with the comparison it made), the Metrics table (a
-judged criterion's interval tagged `corrected` or `uncalibrated`, as the terminal tags it),
-each judge checked against people's labels, the paired figures against a baseline when rules
-were decided on one, what broke, and the first failing cases. A comparison: which run the
-baseline is, the criteria table, the broken cases with what changed, then the fixed, changed
-and unpaired cases. Figures are the terminal's (same rounding).
+judged criterion's interval marked `corrected`, `labels alone` or `uncalibrated`, as the
+terminal marks it), each judge checked against people's labels (with the labels' own interval
+beside the corrected one), the paired figures against a baseline when rules were decided on
+one, what broke, and the first failing cases. A comparison: which run the baseline is, the
+criteria table, the broken cases with what changed, then the fixed, changed and unpaired
+cases. Figures are the terminal's (same rounding).
 
 Every text from a case or a configuration is written with `text()`: control and
 direction-changing characters as `\\uXXXX`, newlines as `\\n`, and every ASCII punctuation
@@ -43,7 +44,7 @@ from oloproof.report.numbers import (
     executions_text,
     interval_text,
     judge_check_text,
-    judge_tag,
+    judged_mark,
     n_text,
     p_value_text,
 )
@@ -220,8 +221,9 @@ def run_markdown(document: RunDocument) -> str:
         out.append("(no rules)")
     out += ["", "### Metrics", ""]
     out += table(["Metric", "Estimate", "Interval", "N"],
-                 [[text(m.id), _plain(estimate_text(m)), _plain(interval_text(m) + judge_tag(m)),
-                   _plain(n_text(m))] for m in document.metrics])
+                 [[text(m.id), _plain(estimate_text(m)),
+                   _plain(interval_text(m) + judged_mark(m)), _plain(n_text(m))]
+                  for m in document.metrics])
     out += _judge_checks(document.metrics)
     for key_hint in document.expected_key_hints or ():
         out += ["", f"> **Note:** {expected_key_text(key_hint, text)}"]

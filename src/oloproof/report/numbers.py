@@ -26,6 +26,7 @@ from oloproof.document import (
     DecisionRow,
     ErrorKind,
     Executions,
+    JudgeCalibration,
     MetricRow,
     QuantileRow,
     QuantileSliceRow,
@@ -178,6 +179,9 @@ def interval_comparison(decision: DecisionRow, metric: MetricRow | None) -> str:
         return (f"judge {judge.judge} agrees with people: lower {lower} < minimum_agreement "
                 f"{percent(judge.minimum_agreement)}")
     if reason == DecisionReason.APPROXIMATE_METHOD_NOT_PERMITTED:
+        if judge is not None:
+            return (f"the corrected interval ({metric.method}) is approximate; "
+                    "allow_approximate_methods is off")
         return "the interval over clusters is approximate; allow_approximate_methods is off"
     if reason == DecisionReason.INSUFFICIENT_CLUSTERS:
         return f"{metric.clusters or 0} clusters < {MIN_CLUSTERS}"
@@ -528,20 +532,54 @@ def _bounds_or_dash(lower: float | None, upper: float | None) -> str:
     return f"[{percent_lower(lower)}, {percent_upper(upper)}]"
 
 
-def judge_tag(row: object) -> str:
-    """` corrected` or ` uncalibrated` after a judged criterion's interval (docs/judges.md):
-    whether people's labels have checked the judge; nothing for any other row. Every report
-    tags the interval alike."""
+def judged_mark(row: object) -> str:
+    """What follows a judged criterion's interval (docs/judges.md): ` uncalibrated` (the
+    judge's raw rate, not yet checked), ` corrected` (the rate as people would judge it, the
+    judge's verdicts used) or ` labels alone` (`correction: people_only`); `` for another
+    row."""
     judge = row.judge if isinstance(row, RateRow) else None
     if judge is None:
         return ""
-    return " uncalibrated" if judge.status == "uncalibrated" else " corrected"
+    if judge.status == "uncalibrated":
+        return " uncalibrated"
+    return " labels alone" if judge.correction == "people_only" else " corrected"
+
+
+def _points(width: float) -> str:
+    return f"{abs(width) * 100:.1f} points"
+
+
+def judged_intervals_text(judge: JudgeCalibration) -> str:
+    """The two intervals of a checked judge criterion and what the judge saved or cost:
+    `as people would judge it 66.7% [46.4%, 83.2%] (stratified_by_verdict) · labels alone
+    66.7% [47.1%, 82.8%] (clopper_pearson): the judge cost 1.2 points of width` (each bound
+    rounded outwards)."""
+    assert judge.corrected_lower is not None and judge.people_lower is not None
+    corrected = (f"as people would judge it {_rate_or_dash(judge.corrected_estimate)} "
+                 f"{_bounds_or_dash(judge.corrected_lower, judge.corrected_upper)} "
+                 f"({judge.corrected_method}"
+                 f"{', approximate' if judge.corrected_approximate else ''}"
+                 f"{', not deciding' if judge.correction == 'people_only' else ''})")
+    deciding = ", deciding: correction people_only" if judge.correction == "people_only" \
+        else ""
+    people = (f"labels alone {_rate_or_dash(judge.people_estimate)} "
+              f"{_bounds_or_dash(judge.people_lower, judge.people_upper)} "
+              f"({judge.people_method}{deciding})")
+    saved = judge.width_saved or 0.0
+    if abs(saved) < 0.0005:
+        effect = "the judge changed the width by less than 0.1 point"
+    elif saved > 0:
+        effect = f"the judge saved {_points(saved)} of width"
+    else:
+        effect = f"the judge cost {_points(saved)} of width"
+    return f"{corrected} · {people}: {effect}"
 
 
 def judge_check_text(row: RateRow) -> str:
     """A judge criterion checked against people, in one sentence (docs/judges.md): the counts,
-    the agreement and κ, the judge's own rate and the rate as people would judge it — or why
-    it is not checked, and that its raw rate decides nothing."""
+    the agreement and κ, the judge's own rate, the rate as people would judge it with the
+    labels' own interval beside it and the width the judge saved or cost — or why it is not
+    checked, and that its raw rate decides nothing."""
     judge = row.judge
     assert judge is not None
     raw = (f"the judge's own rate {_rate_or_dash(judge.raw_estimate)} "
@@ -555,8 +593,11 @@ def judge_check_text(row: RateRow) -> str:
     agreement = (f"agreement {_rate_or_dash(judge.agreement)} "
                  f"{_bounds_or_dash(judge.agreement_lower, judge.agreement_upper)} vs minimum "
                  f"{percent(judge.minimum_agreement)} · κ {kappa}")
-    people = (f"as people would judge it {_rate_or_dash(row.estimate)} "
-              f"{_bounds_or_dash(row.lower, row.upper)} ({row.method})")
+    if judge.corrected_lower is not None and judge.people_lower is not None:
+        people = judged_intervals_text(judge)
+    else:  # a run stored before issue 39: the row holds the one corrected interval
+        people = (f"as people would judge it {_rate_or_dash(row.estimate)} "
+                  f"{_bounds_or_dash(row.lower, row.upper)} ({row.method})")
     verdict = ("checked" if judge.status == "checked" else
                "disagrees with people (judge_disagrees_with_people)")
     return f"{counts} · {agreement} · {raw} → {people} → {verdict}"

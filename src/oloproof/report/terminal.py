@@ -56,7 +56,7 @@ from oloproof.report.numbers import (
     executions_text,
     interval_text,
     judge_check_text,
-    judge_tag,
+    judged_mark,
     n_text,
     usage_text,
 )
@@ -326,17 +326,23 @@ def render_metrics(metrics: Sequence[MetricRow], console: Console) -> None:
     columns = [Column("Metric"), Column("Estimate"), Column("Interval"), Column("N", stack=True)]
     rows = []
     for m in metrics:
-        # (a judged criterion: raw until people's labels check it)
-        interval = interval_text(m) + (" ≈" if _approximate(m) else "") + judge_tag(m)
+        interval = interval_text(m) + (" ≈" if _approximate(m) else "") + judged_mark(m)
         rows.append([_cell(m.id), Text(estimate_text(m)), Text(interval), Text(n_text(m))])
     render_table(console, Text("Metrics", style="bold"), columns, rows)
     if any(m.trials and m.trials > 1 for m in metrics):
         methods = sorted({m.method for m in metrics if isinstance(m, RateRow)})
         print_wrapped(console, "Intervals over cases (a case's trials are not independent): "
                       + "; ".join(_METHOD_WORDS.get(method, method) for method in methods), 2)
-    if any(_approximate(m) for m in metrics):
+    if any(_approximate(m) and not _judged(m) for m in metrics):
         print_wrapped(console, "≈ over clusters (Bentkus interval): cases of one cluster are "
                       "not independent", 2)
+    if any(_approximate(m) and _judged(m) for m in metrics):
+        print_wrapped(console, "≈ corrected by PPI++ (Angelopoulos, Duchi & Zrnic 2023): a "
+                      "normal approximation, used as allow_approximate_methods allows", 2)
+
+
+def _judged(row: MetricRow) -> bool:
+    return isinstance(row, RateRow) and row.judge is not None
 
 
 _METHOD_WORDS = {

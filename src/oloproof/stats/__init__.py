@@ -4,16 +4,17 @@ small frozen results out.
 A function's name says what it returns:
 
 - `*_interval`: a frozen result object that records its method. `RateInterval`,
-  `MeanInterval`, `QuantileInterval` and `PredictionPowered` share `estimate, lower, upper,
-  method` (`rate_interval`, `bentkus_interval`, `bounded_mean_interval`,
-  `paired_difference_interval`, `binary_difference_interval`, `cluster_ratio_interval`,
-  `cluster_difference_interval`, `quantile_interval`, `prediction_powered_interval`;
+  `MeanInterval`, `QuantileInterval`, `JudgedRate`, `PPIPlus` and `PredictionPowered` share
+  `estimate, lower, upper, method` (`rate_interval`, `bentkus_interval`,
+  `bounded_mean_interval`, `paired_difference_interval`, `binary_difference_interval`,
+  `cluster_ratio_interval`, `cluster_difference_interval`, `quantile_interval`,
+  `judged_rate_interval`, `ppi_plus_interval`, `prediction_powered_interval`;
   `sequential_interval`'s `SequentialDecision` adds the decision to them).
 - `*_bounds`: the bounds alone, a `(lower, upper)` tuple — of floats for one sample
   (`bentkus_bounds`, `betting_bounds`, `melded_bounds`, `exact_bounds_at_rate`,
-  `sequential_bounds`), of arrays for many rows or pairs at once (`difference_bounds`,
-  `prediction_powered_bounds`). `*_lower_bounds` gives one lower bound per row or sum,
-  `*_lower_bound` one float.
+  `sequential_bounds`, `stratified_bounds`), of arrays for many rows or pairs at once
+  (`difference_bounds`, `prediction_powered_bounds`). `*_lower_bounds` gives one lower bound
+  per row or sum, `*_lower_bound` one float.
 - `*_projection`: a projection of `oloproof plan` (`RateProjection`, `AssuredProjection`,
   `CorrectedProjection`);
   `continued_chance` the chance beside it, with how it was computed.
@@ -82,6 +83,7 @@ from oloproof.stats.paired import (
     mcnemar_exact,
     paired_difference_interval,
 )
+from oloproof.stats.ppi_plus import PPI_PLUS_METHOD, PPIPlus, ppi_plus_interval
 from oloproof.stats.prediction_powered import (
     PREDICTION_POWERED_METHOD,
     PredictionPowered,
@@ -114,6 +116,13 @@ from oloproof.stats.sequential import (
     sequential_design,
     sequential_interval,
 )
+from oloproof.stats.verdict_strata import (
+    STRATIFIED_METHOD,
+    JudgedRate,
+    judged_rate_interval,
+    safeguard_share,
+    stratified_bounds,
+)
 
 __all__ = [
     "ASSURANCE",
@@ -126,6 +135,7 @@ __all__ = [
     "JUDGED_LABELS_LIMIT",
     "MCNEMAR_METHOD",
     "MELDED_METHOD",
+    "PPI_PLUS_METHOD",
     "PREDICTION_POWERED_METHOD",
     "PROJECTION_LIMIT",
     "PROJECTION_METHOD",
@@ -133,11 +143,14 @@ __all__ = [
     "RATE_METHOD",
     "SEQUENTIAL_METHOD",
     "SIMULATED_ASSURANCE_METHOD",
+    "STRATIFIED_METHOD",
     "Agreement",
     "AssuredProjection",
     "CorrectedProjection",
+    "JudgedRate",
     "McNemarTest",
     "MeanInterval",
+    "PPIPlus",
     "PredictionPowered",
     "QuantileInterval",
     "RateInterval",
@@ -170,6 +183,7 @@ __all__ = [
     "exact_bounds_at_rate",
     "fisher_two_sided",
     "half_level",
+    "judged_rate_interval",
     "mcnemar_exact",
     "mean_projection",
     "melded_bounds",
@@ -179,13 +193,16 @@ __all__ = [
     "percent",
     "percent_lower",
     "percent_upper",
+    "ppi_plus_interval",
     "prediction_powered_bounds",
     "prediction_powered_interval",
     "quantile_interval",
     "rate_interval",
     "rate_projection",
     "ratio_lower_bounds",
+    "safeguard_share",
     "sequential_bounds",
     "sequential_design",
     "sequential_interval",
+    "stratified_bounds",
 ]

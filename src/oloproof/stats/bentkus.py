@@ -54,6 +54,7 @@ __all__ = [
     "bentkus_interval",
     "bentkus_lower_bounds",
     "bentkus_tail_bound",
+    "bentkus_tail_bounds",
 ]
 
 BENTKUS_METHOD = "bentkus"
@@ -144,6 +145,17 @@ def bentkus_tail_bound(sums: npt.ArrayLike, n: int, mean: float) -> FloatArray:
         raise ValueError(f"mean must be a number in [0, 1], got {mean!r}")
     s = _sums(sums, n)
     bound: FloatArray = np.exp(log_beta(s, n, np.full(s.shape, float(mean))))
+    return bound
+
+
+def bentkus_tail_bounds(total: float, n: int, means: npt.ArrayLike) -> FloatArray:
+    """``min(1, β(m, s))`` for one sum ``s = total`` of ``n`` values at each mean ``m`` of
+    ``means``: a valid p-value of ``s`` against each mean (``P(S ≥ s) ≤ β`` whatever the
+    values' distribution), never below the true ``β``. Method as :func:`bentkus_tail_bound`."""
+    n = count("n", n)
+    m = np.clip(np.atleast_1d(np.asarray(means, dtype=np.float64)), 0.0, 1.0)
+    s = np.full(m.shape, float(_sums([total], n)[0]))
+    bound: FloatArray = np.exp(log_beta(s, n, m))
     return bound
 
 
