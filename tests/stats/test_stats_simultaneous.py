@@ -193,7 +193,8 @@ def test_cost_interval_is_narrower_than_bentkus_for_skewed_costs() -> None:
     bentkus = bentkus_interval(costs / CAP, costs / CAP, 0.95)
     assert betting.lower is not None and betting.upper is not None
     assert bentkus.lower is not None and bentkus.upper is not None
-    assert betting.upper - betting.lower < CAP * (bentkus.upper - bentkus.lower)
+    # (1.74 times narrower with this seed: docs/board.md#cost-per-case)
+    assert CAP * (bentkus.upper - bentkus.lower) > 1.5 * (betting.upper - betting.lower)
 
 
 def test_a_cost_above_the_cap_is_refused() -> None:
@@ -264,7 +265,7 @@ def test_the_board_refuses_unpaired_or_unknown_input() -> None:
     with pytest.raises(ValueError, match="success criterion 'done'"):
         simultaneous_board(cands, "c0", "done", CAP, 0.95)
     short = BoardCandidate("c2", {"ok": [1.0] * 29}, [0.1] * 29)
-    with pytest.raises(ValueError, match="another number of cases.*pair the cases first"):
+    with pytest.raises(ValueError, match=r"another number of cases.*pair the cases first"):
         simultaneous_board([*cands, short], "c0", "ok", CAP, 0.95)
     other = BoardCandidate("c2", {"safe": [1.0] * 30}, [0.1] * 30)
     with pytest.raises(ValueError, match="same ones"):
