@@ -33,7 +33,7 @@ EXAMPLES = {
     "oloproof.stats.display", "oloproof.stats.melded", "oloproof.stats.multiplicity",
     "oloproof.stats.paired", "oloproof.stats.prediction_powered", "oloproof.stats.projection",
     "oloproof.stats.quantile", "oloproof.stats.verdict_strata", "oloproof.stats.ppi_plus",
-    "oloproof.stats.error_spending", "oloproof.stats.sequential",
+    "oloproof.stats.error_spending", "oloproof.stats.sequential", "oloproof.stats.simultaneous",
     "oloproof.api",
 }
 
