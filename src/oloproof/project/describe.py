@@ -27,7 +27,9 @@ def describe_suite(suite: LoadedSuite) -> dict[str, Any]:
         "project": suite.config.project,
         "config_path": str(suite.path),
         "dataset": str(suite.dataset.path),
-        "system": suite.config.system.model_dump(mode="json"),
+        # (`variants` only where the suite has them: a suite without is described as before)
+        "system": suite.config.system.model_dump(
+            mode="json", exclude=None if suite.config.system.variants else {"variants"}),
         # Whether the engine reset and recorded a sandbox (a Stateful system records its end
         # state without declaring it under `records`).
         "stateful": suite.target.stateful is not None,

@@ -22,6 +22,7 @@ from oloproof.suite.validation import (
     validate_model,
     version_text,
 )
+from oloproof.suite.variants import VariantsMatrix, check_matrix
 from oloproof.suite.yaml_source import YamlDocument, read_yaml
 
 #: Where a run's workers live (docs/scaling.md#configuration).
@@ -99,11 +100,20 @@ class SystemConfig(_Strict):
     concurrency: int = Field(default=8, ge=1, le=4096)
     timeout_s: float | None = Field(default=None, gt=0, examples=[60])
     retries: RetriesConfig | None = None
+    # Every combination a candidate of its own, one run each (docs/board.md); the system reads
+    # its run's combination as `current_case().variant`.
+    variants: VariantsMatrix = Field(default_factory=dict)
 
     @field_validator("version", mode="before")
     @classmethod
     def _version_text(cls, value: object) -> object:
         return version_text(value)
+
+    @field_validator("variants")
+    @classmethod
+    def _few_enough(cls, value: VariantsMatrix) -> VariantsMatrix:
+        check_matrix(value)
+        return value
 
     @model_validator(mode="after")
     def _one_entry_point(self) -> SystemConfig:
