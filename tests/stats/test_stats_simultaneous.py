@@ -19,6 +19,7 @@ from oloproof.stats import (
     MeanInterval,
     bentkus_interval,
     binary_difference_interval,
+    difference_bounds,
     rate_interval,
 )
 from oloproof.stats.simultaneous import (
@@ -282,3 +283,48 @@ def test_fractions_take_the_order_free_rate_and_the_betting_difference() -> None
     assert board.candidates[1].metrics["ok"].method == "bentkus"
     assert board.candidates[1].difference["ok"].method == "betting"
     assert board.candidates[1].cost_per_success.method == "betting_capped/bentkus"
+
+
+# ---- missing cases -----------------------------------------------------------------------------
+
+
+def test_a_missing_case_is_bounded_the_worst_way_on_each_side() -> None:
+    rng = np.random.default_rng(12)
+    cands = _draw_board(rng, [0.7, 0.8], 60)
+    base_ok = np.asarray(cands[0].values["ok"], dtype=float)
+    ok = np.asarray(cands[1].values["ok"], dtype=float)
+    costs = np.asarray(cands[1].costs, dtype=float)
+    base_ok[3] = np.nan  # the baseline's case 3 errored
+    ok[[5, 9]] = np.nan  # the candidate's cases 5 and 9 errored
+    costs[9] = np.nan
+    board = simultaneous_board(
+        [BoardCandidate("c0", {"ok": base_ok}, cands[0].costs),
+         BoardCandidate("c1", {"ok": ok}, costs)], "c0", "ok", CAP, 0.95)
+    each = board.each_level
+    mine = board.candidates[1]
+    passed = int(np.nansum(ok))
+    rate = rate_interval(passed, 58, 2, each)
+    assert (mine.metrics["ok"].lower, mine.metrics["ok"].upper) == (rate.lower, rate.upper)
+    assert mine.metrics["ok"].estimate == passed / 58
+    low, high = difference_bounds(np.nan_to_num(base_ok, nan=0.0),
+                                  np.nan_to_num(base_ok, nan=1.0),
+                                  np.nan_to_num(ok, nan=0.0), np.nan_to_num(ok, nan=1.0))
+    assert mine.difference["ok"] == binary_difference_interval(low, high, each)
+    # The missing cost could be anything from 0 to the cap: the lower bound is the one with it
+    # at 0, the upper bound the one with it at the cap; the estimate is the observed costs'.
+    cost = mine.cost_per_case
+    assert cost.estimate == pytest.approx(float(np.nanmean(costs)))
+    assert cost.lower == cost_interval(np.nan_to_num(costs, nan=0.0), CAP, each).lower
+    assert cost.upper == cost_interval(np.nan_to_num(costs, nan=CAP), CAP, each).upper
+
+
+def test_a_candidate_with_every_case_missing_has_no_estimate() -> None:
+    nothing = [float("nan")] * 10
+    assert cost_interval(nothing, 1.0, 0.95).estimate is None
+    board = simultaneous_board([BoardCandidate("c0", {"ok": [1.0] * 10}, [0.1] * 10),
+                                BoardCandidate("c1", {"ok": nothing}, nothing)],
+                               "c0", "ok", 1.0, 0.95)
+    c1 = board.candidates[1]
+    assert c1.metrics["ok"].estimate is None and c1.cost_per_success.estimate is None
+    assert (c1.metrics["ok"].lower, c1.metrics["ok"].upper) == (0.0, 1.0)
+    assert c1.dominated_by == ()

@@ -52,7 +52,11 @@ from oloproof.stats._checks import check_level, count
 from oloproof.stats.bentkus import bentkus_interval
 from oloproof.stats.betting import MeanInterval, bounded_mean_interval
 from oloproof.stats.binomial import rate_interval
-from oloproof.stats.paired import binary_difference_interval, paired_difference_interval
+from oloproof.stats.paired import (
+    binary_difference_interval,
+    difference_bounds,
+    paired_difference_interval,
+)
 
 __all__ = [
     "SIMULTANEOUS_METHOD",
@@ -96,11 +100,12 @@ def each_level(level: float, family_size: int) -> float:
 
 
 def _values(name: str, values: Sequence[float] | npt.ArrayLike) -> FloatArray:
+    """`values` as an array: finite numbers, NaN where a case is missing."""
     array = np.asarray(values, dtype=np.float64)
     if array.ndim != 1:
         raise ValueError(f"{name} must be one sequence of numbers")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} must be finite numbers")
+    if np.any(np.isinf(array)):
+        raise ValueError(f"{name} must be finite numbers (NaN for a missing case)")
     return array
 
 
@@ -113,7 +118,9 @@ def cost_interval(costs: Sequence[float] | npt.ArrayLike, cap: float, level: flo
     (:func:`~oloproof.stats.betting.bounded_mean_interval`) over ``cost / cap``, in the order
     given, scaled back by ``cap``. Valid at ``1 − α`` for costs of a common mean anywhere in
     ``[0, cap]``, however skewed; a cost above the cap is an error (the interval would not
-    hold). With no case every field is ``None``.
+    hold). A missing case's cost (NaN) is 0 for the lower bound and the cap for the upper; the
+    estimate is the observed costs' mean (``None`` if none). With no case every field is
+    ``None``.
 
     >>> from oloproof.stats.simultaneous import cost_interval
     >>> found = cost_interval([0.01] * 36 + [0.5] * 4, 1.0, 0.95)
@@ -123,42 +130,55 @@ def cost_interval(costs: Sequence[float] | npt.ArrayLike, cap: float, level: flo
     x = _values("costs", costs)
     if not (math.isfinite(cap) and cap > 0):
         raise ValueError(f"the cost cap must be a positive number, got {cap!r}")
-    if np.any(x < 0) or np.any(x > cap):
-        worst = float(x.max()) if x.size and np.any(x > cap) else float(x.min())
+    observed = x[~np.isnan(x)]
+    if np.any(observed < 0) or np.any(observed > cap):
+        worst = float(observed.max()) if np.any(observed > cap) else float(observed.min())
         raise ValueError(f"a case's cost ({worst:g}) is outside [0, cap={cap:g}]: the interval "
                          "holds only for costs within the cap; raise the cap")
-    scaled = bounded_mean_interval(x / cap, x / cap, level)
+    # A missing case's cost is anywhere in [0, cap]: nothing below, the cap above.
+    scaled = bounded_mean_interval(np.nan_to_num(x / cap, nan=0.0),
+                                   np.nan_to_num(x / cap, nan=1.0), level)
     if scaled.lower is None or scaled.upper is None:
         return MeanInterval(None, None, None, COST_METHOD)
-    estimate = float(x.mean())
-    lower = min(scaled.lower * cap, estimate)
-    upper = min(cap, max(scaled.upper * cap, estimate))
+    estimate = float(observed.mean()) if observed.size else None
+    lower, upper = scaled.lower * cap, min(cap, scaled.upper * cap)
+    if estimate is not None:
+        lower, upper = min(lower, estimate), max(upper, estimate)
     return MeanInterval(estimate, lower, upper, COST_METHOD)
 
 
 def _is_binary(x: FloatArray) -> bool:
-    return bool(np.all((x == 0.0) | (x == 1.0)))
+    """Every observed value 0 or 1 (a missing one, NaN, is either)."""
+    return bool(np.all((x == 0.0) | (x == 1.0) | np.isnan(x)))
 
 
 def _rate(x: FloatArray, level: float) -> MeanInterval:
+    """The rate with missing cases (NaN) bounded the worst way on each side."""
     if _is_binary(x):
-        found = rate_interval(int(x.sum()), int(x.size), 0, level)
+        missing = int(np.isnan(x).sum())
+        found = rate_interval(int(np.nansum(x)), int(x.size) - missing, missing, level)
         return MeanInterval(found.estimate, found.lower, found.upper, found.method)
-    return bentkus_interval(x, x, level)
+    return bentkus_interval(np.nan_to_num(x, nan=0.0), np.nan_to_num(x, nan=1.0), level)
 
 
 def _difference(candidate: FloatArray, baseline: FloatArray, level: float) -> MeanInterval:
-    moves = candidate - baseline
+    """The paired difference, a pair with a side missing (NaN) bounded the worst way."""
+    low, high = difference_bounds(np.nan_to_num(baseline, nan=0.0),
+                                  np.nan_to_num(baseline, nan=1.0),
+                                  np.nan_to_num(candidate, nan=0.0),
+                                  np.nan_to_num(candidate, nan=1.0))
     if _is_binary(candidate) and _is_binary(baseline):
-        return binary_difference_interval(moves, moves, level)
-    return paired_difference_interval(moves, moves, level)
+        return binary_difference_interval(low, high, level)
+    return paired_difference_interval(low, high, level)
 
 
 @dataclass(frozen=True)
 class BoardCandidate:
     """One candidate's per-case figures, every sequence in the board's one case order (the
     cases paired by id with the baseline's): per criterion a value in [0, 1] per case (a 0/1
-    verdict, or the case's share of passing trials), and its own cost per case."""
+    verdict, or the case's share of passing trials), and its own cost per case; NaN where the
+    case is missing (errored, excluded), which every interval bounds the worst way — a rate's
+    missing case 0 for its lower bound and 1 for its upper, a cost 0 and the cap."""
 
     name: str
     values: Mapping[str, Sequence[float]]
@@ -289,7 +309,7 @@ def simultaneous_board(candidates: Sequence[BoardCandidate], baseline: str, succ
             if x.size != n or len(c.costs) != n:
                 raise ValueError(f"candidate {c.name!r} has another number of cases than "
                                  f"{candidates[0].name!r} ({n}): pair the cases first")
-            if np.any(x < 0) or np.any(x > 1):
+            if np.any(x < 0) or np.any(x > 1):  # (NaN, a missing case, is neither)
                 raise ValueError(f"{c.name}'s {criterion} values must lie in [0, 1]")
             arrays[c.name][criterion] = x
     size = board_family_size(len(candidates), len(criteria))
