@@ -37,6 +37,7 @@ from oloproof.document import (
     SliceRow,
     TransformValidity,
 )
+from oloproof.report.decision_words import decision_comparison
 from oloproof.report.escape import safe_line
 from oloproof.report.expected_keys import expected_key_text
 from oloproof.report.layout import (
@@ -51,7 +52,6 @@ from oloproof.report.layout import (
 from oloproof.report.numbers import (
     NO_BOUND,
     conversations_text,
-    decision_comparison,
     estimate_text,
     executions_text,
     interval_text,
