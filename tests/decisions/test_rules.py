@@ -11,7 +11,7 @@ import pytest
 from oloproof.decisions import decide, decide_rule, gate
 from oloproof.decisions.rules import decide_max_errored
 from oloproof.document import ErrorKind, Executions, MetricRow, QuantileRow, RateRow
-from oloproof.report.numbers import decision_comparison
+from oloproof.report.decision_words import decision_comparison
 from oloproof.suite.policy import Policy, Rule
 
 

@@ -308,7 +308,7 @@ def test_the_critical_value_holds_for_every_weighting() -> None:
     """P(Σ w_s max(0, Z_s) ≥ c) by simulation, for the weights with the largest tail and a
     few others, is at most the error (within the simulation's noise) and close to it for
     the worst."""
-    from oloproof.stats.verdict_strata import critical_value, positive_tail_chances, worst_weights
+    from oloproof.stats.positive_part import critical_value, positive_tail_chances, worst_weights
 
     error = 0.01
     c = critical_value(error)

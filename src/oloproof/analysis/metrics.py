@@ -18,6 +18,7 @@ from oloproof.analysis.facts import empty_trace, has_trajectory, quantile_value
 from oloproof.analysis.judged import JudgedCases, JudgeSpec, binary_values, calibrate
 from oloproof.analysis.ordering import group_order
 from oloproof.analysis.outcome import CaseOutcome
+from oloproof.analysis.rows import plain_number, quantile_slice_row, rate_slice_row, sorted_counts
 from oloproof.analysis.tally import QuantileTally, RateTally, merge_into
 from oloproof.traces import EMPTY_TRAJECTORY
 
@@ -32,7 +33,6 @@ if TYPE_CHECKING:  # NumPy, the statistics and the document's row models are imp
         Executions,
         MetricRow,
         QuantileRow,
-        QuantileSliceRow,
         RateRow,
         RateSliceRow,
         SliceRow,
@@ -378,7 +378,7 @@ class Analysis:
             slice_name = self.plan.slices[s]
             for i, tally in enumerate(rate_tallies):
                 if tally.support >= self.plan.min_slice_support:
-                    row = _rate_slice(slice_name, group, self.plan.criteria[i], tally, level)
+                    row = rate_slice_row(slice_name, group, self.plan.criteria[i], tally, level)
                     rest = self.rates[i]
                     if tally.observed and rest.observed - tally.observed:
                         p = fisher_two_sided(tally.passed, tally.failed,
@@ -386,12 +386,13 @@ class Analysis:
                                              rest.failed - tally.failed)
                         tests.append((row, p))
                 else:
-                    row = _rate_slice(slice_name, group, self.plan.criteria[i], tally, None)
+                    row = rate_slice_row(slice_name, group, self.plan.criteria[i], tally, None)
                 rows.append(row)
             for spec, qtally in zip(self.plan.quantiles, quantile_tallies, strict=True):
                 shown = qtally.support >= self.plan.min_slice_support
-                rows.append(_quantile_slice(slice_name, group, spec, qtally,
-                                            level if shown else None))
+                rows.append(quantile_slice_row(slice_name, group, spec.id, spec.quantile,
+                                               UNITS[spec.source], qtally,
+                                               level if shown else None))
         if tests:
             adjusted = benjamini_yekutieli([p for _, p in tests])
             for (tested, p), q_value in zip(tests, adjusted, strict=True):
@@ -427,54 +428,10 @@ class Analysis:
 
 
 
-def _rate_slice(slice_name: str, group: str, metric: str, tally: RateTally,
-                level: float | None) -> RateSliceRow:
-    """A rate slice row; with `level` None (below support) its counts and no interval."""
-    from oloproof.document import RateSliceRow
-    from oloproof.stats import rate_interval
-    interval = None if level is None else rate_interval(tally.passed, tally.observed,
-                                                        tally.missing, level)
-    return RateSliceRow(
-        slice=slice_name, value=group, metric=metric,
-        estimate=interval.estimate if interval else None,
-        lower=interval.lower if interval else None, upper=interval.upper if interval else None,
-        passed=tally.passed, observed=tally.observed, missing=tally.missing,
-        excluded=tally.excluded, excluded_by_reason=sorted_counts(tally.excluded_by_reason),
-        missing_by_reason=sorted_counts(tally.missing_by_reason),
-        method=interval.method if interval else None, below_support=interval is None,
-        support=tally.support,
-    )
-
-
-def _quantile_slice(slice_name: str, group: str, spec: QuantileSpec, tally: QuantileTally,
-                    level: float | None) -> QuantileSliceRow:
-    """A quantile slice row; with `level` None (below support) its counts and no interval."""
-    from oloproof.document import QuantileSliceRow
-    from oloproof.stats import quantile_interval
-    interval = None if level is None else quantile_interval(tally.values, tally.missing,
-                                                            spec.quantile, level)
-    return QuantileSliceRow(
-        slice=slice_name, value=group, metric=spec.id, quantile=spec.quantile,
-        unit=UNITS[spec.source],
-        estimate=plain_number(interval.estimate) if interval else None,
-        lower=plain_number(interval.lower) if interval else None,
-        upper=plain_number(interval.upper) if interval else None,
-        observed=len(tally.values), missing=tally.missing, excluded=tally.excluded,
-        excluded_by_reason=sorted_counts(tally.excluded_by_reason),
-        missing_by_reason=sorted_counts(tally.missing_by_reason),
-        method=interval.method if interval else None, below_support=interval is None,
-        support=tally.support,
-    )
-
-
 def _sums(sums: dict[str, float]) -> dict[str, Any]:
     """Summed tokens (whole numbers) and cost, as a `UsageSum` takes them."""
     return {key: (float(value) if key == "cost" else int(value)) for key, value in sums.items()
             if key in ("input_tokens", "output_tokens", "cost")}
-
-
-def sorted_counts(counts: Counter[str]) -> dict[str, int]:
-    return dict(sorted(counts.items()))
 
 
 def _gap(spec: QuantileSpec, outcome: CaseOutcome) -> str:
@@ -504,9 +461,3 @@ def _quantile_row(spec: QuantileSpec, tally: QuantileTally, level: float) -> Qua
         excluded=tally.excluded, excluded_by_reason=sorted_counts(tally.excluded_by_reason),
         missing_by_reason=sorted_counts(tally.missing_by_reason), method=interval.method,
     )
-
-
-def plain_number(value: float | None) -> float | int | None:
-    if value is None:
-        return None
-    return int(value) if float(value).is_integer() else float(value)

@@ -28,8 +28,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from oloproof.analysis.metrics import UNITS, QuantileSpec, plain_number, sorted_counts
+from oloproof.analysis.metrics import UNITS, QuantileSpec
 from oloproof.analysis.ordering import case_digest_order, group_order
+from oloproof.analysis.rows import plain_number, sorted_counts
 
 if TYPE_CHECKING:  # NumPy and the statistics are imported when rows are made, not before
     import numpy as np

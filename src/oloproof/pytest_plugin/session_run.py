@@ -113,7 +113,7 @@ def store_session(rootdir: Path, results: list[dict[str, Any]]) -> tuple[list[st
             result = run(write_suite(Path(tmp), project, level, tests), store=store)
     except OloproofError as exc:
         return [f"the session's marked tests were not stored: {problem(exc)}"], False
-    from oloproof.report.numbers import sequential_parts
+    from oloproof.report.decision_words import sequential_parts
 
     document = result.document
     lines = []

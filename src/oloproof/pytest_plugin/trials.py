@@ -32,7 +32,7 @@ from _pytest.runner import call_and_report
 
 from oloproof.decisions.rules import sequential_row
 from oloproof.pytest_plugin.plugin import MARKER_ERROR, RAISED
-from oloproof.report.numbers import sequential_parts
+from oloproof.report.decision_words import sequential_parts
 from oloproof.stats.sequential import SequentialDecision, SequentialRate
 from oloproof.suite.config import MAX_TRIALS  # (the most a stored case holds, too)
 

@@ -23,9 +23,9 @@ from oloproof.document import (
     TransformValidity,
 )
 from oloproof.report.comparison import method_note, verdict_words
+from oloproof.report.decision_words import decision_comparison
 from oloproof.report.numbers import (
     conversations_text,
-    decision_comparison,
     difference_text,
     estimate_text,
     executions_text,

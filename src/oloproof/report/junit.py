@@ -38,13 +38,9 @@ from oloproof.document import (
     RunDocument,
 )
 from oloproof.evaluators.judgment import CODE_VERDICTS
+from oloproof.report.decision_words import decision_comparison
 from oloproof.report.escape import safe
-from oloproof.report.numbers import (
-    decision_comparison,
-    difference_text,
-    executions_text,
-    p_value_text,
-)
+from oloproof.report.numbers import difference_text, executions_text, p_value_text
 from oloproof.store.store import Store
 
 

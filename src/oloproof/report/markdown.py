@@ -35,10 +35,10 @@ from oloproof.document import (
     SystemRef,
 )
 from oloproof.report.comparison import method_note, verdict_words
+from oloproof.report.decision_words import decision_comparison
 from oloproof.report.escape import safe_line
 from oloproof.report.expected_keys import expected_key_text
 from oloproof.report.numbers import (
-    decision_comparison,
     difference_text,
     estimate_text,
     executions_text,

@@ -15,35 +15,25 @@ The width is the terminal's; when the output is not a terminal (a pipe, a file, 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
 from oloproof.analysis.conversations import NAMED_CASES
 from oloproof.document import (
-    BaselineSummary,
     CaseError,
     Conversations,
-    CriterionComparison,
-    DecisionRow,
     ErrorKind,
     Executions,
-    ExpectedKeyHint,
     FailingCases,
-    MetricRow,
-    RateRow,
     RunDocument,
-    SliceRow,
-    TransformValidity,
 )
 from oloproof.report.escape import safe_line
-from oloproof.report.expected_keys import expected_key_text
 from oloproof.report.layout import (
     DEFAULT_WIDTH,
     Column,
     make_console,
-    print_command,
     print_wrapped,
     render_table,
     table_width,
@@ -51,34 +41,34 @@ from oloproof.report.layout import (
 from oloproof.report.numbers import (
     NO_BOUND,
     conversations_text,
-    decision_comparison,
     estimate_text,
     executions_text,
     interval_text,
-    judge_check_text,
-    judged_mark,
     n_text,
     usage_text,
 )
 from oloproof.report.reruns import record_lines
 from oloproof.report.run_list import gate_words, kind_words, utc_text
+from oloproof.report.run_tables import (
+    SliceMode,
+    cell,
+    print_commands,
+    render_decisions,
+    render_judge_checks,
+    render_metrics,
+    render_missing_and_excluded,
+    render_slices,
+    render_transforms,
+)
 from oloproof.report.trial_counts import criteria_text
 from oloproof.report.what_broke import error_groups, hint, leading
-from oloproof.stats import percent, percent_lower
 
 __all__ = ["DEFAULT_WIDTH", "NO_BOUND", "estimate_text", "interval_text", "make_console",
            "n_text", "render_decisions", "render_run"]
 
-SliceMode = Literal["differing", "all"]
 
 
-_STATE_STYLE = {"PASS": "green", "FAIL": "bold red", "INSUFFICIENT_EVIDENCE": "yellow",
-                "MANUAL_REVIEW": "magenta"}
 _ACTION_STYLE = {"ALLOW": "bold green", "WARN": "bold yellow", "BLOCK": "bold red"}
-
-
-def _cell(text: object, style: str = "") -> Text:
-    return Text(safe_line(text), style=style)
 
 
 def render_run(document: RunDocument, console: Console, *,
@@ -87,7 +77,7 @@ def render_run(document: RunDocument, console: Console, *,
     status = document.status
     nothing = document.executions is not None and document.executions.nothing_measured
     ended = any(e.kind == ErrorKind.PROCESS_EXIT for e in document.errors)
-    print_wrapped(console, _cell(
+    print_wrapped(console, cell(
         f"Run {document.run_id} · {status}"
         + ("" if status == "complete" else " (nothing was measured: every execution errored)"
            if nothing else " (its system called os._exit, which would have ended it)" if ended
@@ -102,7 +92,7 @@ def render_run(document: RunDocument, console: Console, *,
     if first:  # a run that never ran, or that its system ended: why comes first
         render_errors(document.errors, console, document.run_id, document.executions)
     for warning in document.warnings:
-        print_wrapped(console, _cell(f"Warning: {warning}", "yellow"))
+        print_wrapped(console, cell(f"Warning: {warning}", "yellow"))
     if not first:
         render_errors(document.errors, console, document.run_id, document.executions)
     render_simulator_failures(document.conversations, console, document.run_id)
@@ -143,9 +133,9 @@ def render_record(document: RunDocument, console: Console) -> None:
     if document.record is None:
         return
     head, *rest = record_lines(document.run_id, document.system, document.record)
-    print_wrapped(console, _cell(head, "bold" if document.record.resample else ""))
+    print_wrapped(console, cell(head, "bold" if document.record.resample else ""))
     for line in rest:
-        print_wrapped(console, _cell(line), 2, 2)
+        print_wrapped(console, cell(line), 2, 2)
 
 
 def render_gate(document: RunDocument, console: Console) -> None:
@@ -181,7 +171,7 @@ def render_rescored(document: RunDocument, console: Console) -> None:
     print_wrapped(console, Text(f"Not rescored: {len(listed)} case(s), listed by reason",
                                 style="yellow"), 2, 4)
     for words, cases in document.not_rescored_by_reason():
-        print_wrapped(console, _cell(f"{words}: {shown_ids(cases)}"), 4, 2)
+        print_wrapped(console, cell(f"{words}: {shown_ids(cases)}"), 4, 2)
 
 
 def shown_ids(ids: Sequence[str], shown: int = 8) -> str:
@@ -239,13 +229,13 @@ def render_errors(errors: Sequence[CaseError], console: Console, run_id: str = "
     for group in groups:
         shown = ", ".join(safe_line(c) for c in group.cases[:8]) + (
             f" (+{len(group.cases) - 8} more)" if len(group.cases) > 8 else "")
-        print_wrapped(console, _cell(f"{group.kind} × {group.executions}: {group.message}"),
+        print_wrapped(console, cell(f"{group.kind} × {group.executions}: {group.message}"),
                       2, 4)
         print_wrapped(console, Text(f"cases: {shown}"), 4, 2)
         said_hint = hint(group.kind, group.message)
         if said_hint is not None and not (lead and said_hint in lead):
             print_wrapped(console, Text(f"hint: {said_hint}"), 4, 2)
-    _commands(console, "Each with its traceback:", f"oloproof inspect {run_id} --failures")
+    print_commands(console, "Each with its traceback:", f"oloproof inspect {run_id} --failures")
 
 
 def failed_cases_text(cases: Sequence[str], count: int, shown: int = 8) -> str:
@@ -277,206 +267,12 @@ def render_simulator_failures(conversations: Conversations | None, console: Cons
         "(simulator:<check>)", style="bold red"))
     for check, count in conversations.failures.items():
         shown = failed_cases_text(conversations.failed_cases.get(check) or [], count)
-        print_wrapped(console, _cell(f"{check} × {count}"), 2, 4)
+        print_wrapped(console, cell(f"{check} × {count}"), 2, 4)
         print_wrapped(console, Text(f"cases: {shown}"), 4, 2)
     first = next(iter(conversations.failed_cases.values()), [])
     if first:
-        _commands(console, "Each conversation, turn by turn:",
+        print_commands(console, "Each conversation, turn by turn:",
                   f"oloproof inspect {run_id} --case {first[0]}")
-
-
-def _state_cell(decision: DecisionRow, metric: MetricRow | None,
-                paired: CriterionComparison | None = None) -> Text:
-    out = Text(str(decision.state), style=_STATE_STYLE.get(decision.state, ""))
-    comparison = decision_comparison(decision, metric, paired)
-    if comparison:
-        out.append(" · " + comparison)
-    return out
-
-
-def render_decisions(decisions: Sequence[DecisionRow], console: Console,
-                     metrics: Sequence[MetricRow] = (),
-                     baseline: BaselineSummary | None = None) -> None:
-    """The Decisions table: rule, metric, state with the comparison it made, reasons.
-    `baseline` gives a `non_inferiority` rule's paired figures."""
-    by_id = {m.id: m for m in metrics}
-    paired = {r.criterion: r for r in (baseline.criteria if baseline is not None else ())}
-    # A rule with `dropped: ignore` decided on the figures without the dropped cases.
-    ignoring = {r.criterion: r for r in (baseline.ignoring_dropped or ()
-                                         if baseline is not None else ())}
-    columns = [Column("Rule"), Column("Metric"), Column("State", stack=True),
-               Column("Reasons", stack=True)]
-    rows = [[_cell(d.rule), _cell(d.metric),
-             _state_cell(d, by_id.get(d.metric),
-                         (ignoring if d.dropped_ignored else paired).get(d.metric)),
-             _cell(", ".join(d.reasons))] for d in decisions]
-    if not rows:
-        print_wrapped(console, Text("Decisions", style="bold"))
-        print_wrapped(console, "(no rules)", 2)
-        return
-    render_table(console, Text("Decisions", style="bold"), columns, rows)
-
-
-def _approximate(row: MetricRow) -> bool:
-    return row.approximate
-
-
-def render_metrics(metrics: Sequence[MetricRow], console: Console) -> None:
-    """The Metrics table: Metric, Estimate, Interval, N."""
-    columns = [Column("Metric"), Column("Estimate"), Column("Interval"), Column("N", stack=True)]
-    rows = []
-    for m in metrics:
-        interval = interval_text(m) + (" ≈" if _approximate(m) else "") + judged_mark(m)
-        rows.append([_cell(m.id), Text(estimate_text(m)), Text(interval), Text(n_text(m))])
-    render_table(console, Text("Metrics", style="bold"), columns, rows)
-    if any(m.trials and m.trials > 1 for m in metrics):
-        methods = sorted({m.method for m in metrics if isinstance(m, RateRow)})
-        print_wrapped(console, "Intervals over cases (a case's trials are not independent): "
-                      + "; ".join(_METHOD_WORDS.get(method, method) for method in methods), 2)
-    if any(_approximate(m) and not _judged(m) for m in metrics):
-        print_wrapped(console, "≈ over clusters (Bentkus interval): cases of one cluster are "
-                      "not independent", 2)
-    if any(_approximate(m) and _judged(m) for m in metrics):
-        print_wrapped(console, "≈ corrected by PPI++ (Angelopoulos, Duchi & Zrnic 2023): a "
-                      "normal approximation, used as allow_approximate_methods allows", 2)
-
-
-def _judged(row: MetricRow) -> bool:
-    return isinstance(row, RateRow) and row.judge is not None
-
-
-_METHOD_WORDS = {
-    "clopper_pearson": "clopper_pearson (exact) where a case's value is 0 or 1",
-    "bentkus": "bentkus (Hoeffding 1963, Bentkus 2004) where a case's value is a share of its "
-               "trials",
-    "bentkus_ratio": "bentkus_ratio (the cases' mean over clusters of unequal size) where "
-                     "cases share a cluster",
-    # Runs stored before the Bentkus interval replaced it.
-    "betting": "betting (Waudby-Smith & Ramdas 2023) where a case's value is a share of its "
-               "trials",
-}
-
-
-def _reasons(counts: dict[str, int]) -> str:
-    return ", ".join(f"{reason} {count}" for reason, count in counts.items())
-
-
-def render_missing_and_excluded(metrics: Sequence[MetricRow], console: Console,
-                                hints: Sequence[ExpectedKeyHint] | None = None) -> None:
-    """Per metric, its missing cases by reason (with the first case missing for each, and its
-    error) and its excluded cases by reason (trials, where a row counts trials); then the
-    exclusions that look like a misspelt `expected` key."""
-    lines: list[Text] = []
-    for m in metrics:
-        parts = []
-        if m.missing_by_reason:
-            examples = m.missing_examples or {}
-            shown = []
-            for reason, count in m.missing_by_reason.items():
-                text = f"{reason} {count}"
-                example = examples.get(reason)
-                if example is not None:
-                    first = safe_line(example.case)
-                    if example.message and example.message.strip():
-                        first += ": " + safe_line(example.message.strip().splitlines()[0])
-                    text += f" (first: {first})"
-                shown.append(text)
-            parts.append(f"{m.missing} missing{_unit(m)}: " + "; ".join(shown))
-        if m.excluded_by_reason:
-            parts.append(f"{m.excluded} excluded{_unit(m)}: {_reasons(m.excluded_by_reason)}")
-        if parts:
-            lines.append(_cell(m.id).append(": " + " · ".join(parts)))
-    if lines:
-        print_wrapped(console, Text("Missing and excluded cases, by reason", style="bold"))
-        for line in lines:
-            print_wrapped(console, line, 2, 4)
-    for key_hint in hints or ():
-        print_wrapped(console, Text(expected_key_text(key_hint), style="yellow"), 2, 4)
-
-
-
-def _unit(row: MetricRow) -> str:
-    """` trials` where a row counts trials (a criterion or a quantile with trials), else ``
-    (cases: also a pass^k / pass@k row)."""
-    if not row.trials or row.trials < 2:
-        return ""
-    return "" if isinstance(row, RateRow) and row.metric_type is not None else " trials"
-
-
-def render_exclusions(metrics: Sequence[MetricRow], console: Console) -> None:
-    """Kept for callers of the earlier name: missing and excluded cases by reason."""
-    render_missing_and_excluded(metrics, console)
-
-
-def render_judge_checks(metrics: Sequence[MetricRow], console: Console) -> None:
-    """Each judge criterion checked against people (docs/judges.md): the judge-vs-people
-    counts, the agreement with its exact interval, κ, and the judge's own rate beside the rate
-    as people would judge it; or why it is not checked yet."""
-    judged = [m for m in metrics if isinstance(m, RateRow) and m.judge is not None
-              and m.metric_type is None]
-    if not judged:
-        return
-    print_wrapped(console, Text("Judges, checked against people's labels", style="bold"))
-    for row in judged:
-        assert row.judge is not None
-        print_wrapped(console, _cell(f"{row.id} (judge {row.judge.judge}): ").append(
-            judge_check_text(row), style="yellow" if row.judge.status == "uncalibrated"
-            else ""), 2, 4)
-
-
-def render_transforms(validity: Sequence[TransformValidity], console: Console) -> None:
-    for v in validity:
-        lower = percent_lower(v.lower) if v.lower is not None else "—"
-        state = "checked" if v.checked else "NOT checked (transform_not_checked)"
-        print_wrapped(console, _cell(
-            f"Transform {v.transform}: {v.kept} of {v.pairs} pairs labelled kept; "
-            f"lower bound {lower} vs minimum_validity {percent(v.minimum_validity)} → {state}"
-            + (f"; {v.stale_labels} stale label(s) ignored" if v.stale_labels else "")
-        ))
-
-
-SLICES_TITLE = "Slices (exploratory: descriptive only, never gated)"
-
-
-def render_slices(rows: Sequence[SliceRow], console: Console, *, mode: SliceMode = "differing",
-                  run_id: str = "latest") -> None:
-    """The Slices table. By default only the rows marked `*` (a group that differs from the
-    rest of the suite, q ≤ 0.05 after Benjamini–Yekutieli); `mode="all"` shows every row."""
-    if not rows:
-        return
-    shown = list(rows) if mode == "all" else [r for r in rows if r.mark]
-    more = f"oloproof inspect {run_id} --slices all"
-    if not shown and any(r.trials for r in rows):
-        print_wrapped(console, Text(SLICES_TITLE, style="bold"))
-        _commands(console, "With repeated trials no slice row is tested against the rest of "
-                  "the suite (a case's trials are not independent). All "
-                  f"{len(rows)} rows:", more)
-        return
-    if not shown:
-        print_wrapped(console, Text(SLICES_TITLE, style="bold"))
-        _commands(console, f"No slice row differs from the rest of the suite (q ≤ 0.05). All "
-                  f"{len(rows)} rows:", more)
-        return
-    columns = [Column("Slice", group=True), Column("Metric"), Column("Estimate"),
-               Column("Interval"), Column("N", stack=True), Column("Mark")]
-    table = [[_cell(f"{r.slice}={r.value}"), _cell(r.metric), Text(estimate_text(r)),
-              Text(interval_text(r)),
-              Text(f"{n_text(r)} · " + (f"{r.support} cases" if r.trials else
-                                         f"support {r.support}")),
-              Text(r.mark or "")] for r in shown]
-    render_table(console, Text(SLICES_TITLE, style="bold"), columns, table)
-    if mode != "all":
-        _commands(console, f"{len(shown)} of {len(rows)} rows: those marked *, where the group "
-                  "differs from the rest of the suite. Every row:", more)
-    if any(r.trials for r in shown):
-        print_wrapped(console, "With trials a trial joins the group its own trajectory puts it "
-                      "in; a row is over the cases with a trial in the group (Bentkus "
-                      "interval), never tested against the rest. Rows with fewer cases than "
-                      "min_slice_support show counts only. Descriptive, never gated.", 2)
-        return
-    print_wrapped(console, "* = two-sided Fisher exact test against the rest of the suite, "
-                  "Benjamini–Yekutieli adjusted across all rows, q ≤ 0.05; rows with support "
-                  "below min_slice_support show counts only. Descriptive, never gated.", 2)
 
 
 def render_failing(failing: FailingCases, console: Console, run_id: str,
@@ -490,7 +286,7 @@ def render_failing(failing: FailingCases, console: Console, run_id: str,
         f" (the first {n} by case id)" if n < failing.total else "")
     print_wrapped(console, Text(head, style="bold"))
     for case in failing.first:
-        line = _cell(case.case)
+        line = cell(case.case)
         parts = []
         if case.error:
             parts.append(f"errored ({safe_line(case.error)})")
@@ -500,7 +296,7 @@ def render_failing(failing: FailingCases, console: Console, run_id: str,
             parts.append("missing " + criteria_text(case.missing, case.missing_trials, trials))
         line.append(": " + "; ".join(parts))
         print_wrapped(console, line, 2, 4)
-    _commands(console, "Each whole, then every case with its verdicts:",
+    print_commands(console, "Each whole, then every case with its verdicts:",
               f"oloproof inspect {run_id} --failures", f"oloproof cases {run_id}")
 
 
@@ -518,8 +314,8 @@ def render_runs(rows: Sequence[dict[str, Any]], console: Console) -> None:
         trials = int(r.get("trials") or 1)
         tags = ", ".join(r.get("tags") or ())
         table.append([Text(r["run_id"]), Text(utc_text(r.get("started_at"))),
-                      Text(str(r["status"])), _cell(f"{r['system_name']} {r['system_version']}"),
-                      Text(cases), Text(f"{trials}"), _cell(tags), Text(words)])
+                      Text(str(r["status"])), cell(f"{r['system_name']} {r['system_version']}"),
+                      Text(cases), Text(f"{trials}"), cell(tags), Text(words)])
     columns = [Column(c) for c in ("Run", "Started", "Status", "System", "Cases", "Trials",
                                    "Tags", "Gate")]
     title = Text("Runs (newest first)", style="bold")
@@ -539,13 +335,6 @@ def render_runs(rows: Sequence[dict[str, Any]], console: Console) -> None:
                                   Column("Started · status · system · cases × trials · tags",
                                          stack=True)],
                  stacked)
-
-
-def _commands(console: Console, lead: str, *commands: str) -> None:
-    """A sentence, then each command on a line of its own (so it can be copied whole)."""
-    print_wrapped(console, lead, 2)
-    for command in commands:
-        print_command(console, command)
 
 
 def render_limits(limits: Sequence[str], console: Console) -> None:
