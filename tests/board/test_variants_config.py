@@ -1,15 +1,18 @@
 """`system.variants` in the suite file (docs/board.md): the matrix read and checked, each error
-naming the file and line; its combinations and their `k=v,…` names. Running the combinations is
-not built yet: a suite that asks for them is refused, never run as one candidate."""
+naming the file and line; its combinations and their `k=v,…` names; one combination run with
+`--variant` (`oloproof.run(variant=...)`), which the system reads as `current_case().variant`,
+keyed apart in the cache and stored with the run. Running every combination in one run is not
+built yet: a suite with variants and no `--variant` is refused, never run as one candidate."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 import oloproof
-from oloproof.errors import ConfigError
+from oloproof.errors import ConfigError, UsageError
 from oloproof.suite.variants import combinations, find_variant, variant_text
 
 SUITE = """\
@@ -32,10 +35,17 @@ MATRIX = "    model: [small, large, open]\n    prompt: [v1, v2]"
 
 
 def _project(root: Path, variants: str) -> Path:
-    (root / "app.py").write_text("def run(input):\n    return {'answer': 1}\n",
-                                 encoding="utf-8")
-    (root / "cases.jsonl").write_text('{"id": "c1", "input": {}, "expected": {"answer": 1}}\n',
-                                      encoding="utf-8")
+    # The system answers with its variant's model (and counts its calls, by variant).
+    (root / "app.py").write_text(
+        "from oloproof import current_case\n"
+        "CALLS = []\n"
+        "def run(input):\n"
+        "    variant = current_case().variant\n"
+        "    CALLS.append(dict(variant))\n"
+        "    return {'answer': variant.get('model', 'none')}\n", encoding="utf-8")
+    (root / "cases.jsonl").write_text(
+        '{"id": "c1", "input": {}, "expected": {"answer": "large"}}\n'
+        '{"id": "c2", "input": {}, "expected": {"answer": "large"}}\n', encoding="utf-8")
     (root / "release.yaml").write_text(
         "version: 1\nrules:\n  - id: answers\n    metric: answer_correct\n    min: 0.5\n",
         encoding="utf-8")
@@ -66,12 +76,60 @@ def test_a_matrix_that_cannot_name_its_candidates_is_refused_at_its_line(
     assert not (tmp_path / "store.sqlite").exists()  # refused before anything is stored
 
 
-def test_a_valid_matrix_is_not_run_as_one_candidate(tmp_path: Path) -> None:
-    """Until variants run, a suite with them fails closed: never one run that ignores them."""
+def test_a_suite_with_variants_is_not_run_as_one_candidate(tmp_path: Path) -> None:
+    """Until every combination runs in one run, a suite with variants and no --variant fails
+    closed: never one run that ignores them."""
     config = _project(tmp_path, MATRIX)
-    with pytest.raises(ConfigError, match="running a suite's variants is not built yet") as e:
+    with pytest.raises(ConfigError, match="every combination in one run is not built yet; "
+                       "run one with --variant model=small,prompt=v1") as e:
         oloproof.run(config, store=tmp_path / "store.sqlite")
     assert str(e.value).startswith(f"{config}:8:")
+    assert not (tmp_path / "store.sqlite").exists()
+
+
+def _stored_variants(store: Path) -> list[tuple[str, str | None]]:
+    with sqlite3.connect(store) as conn:
+        return [(str(r), v) for r, v in conn.execute(
+            "SELECT run_id, variant FROM runs ORDER BY started_at, run_id")]
+
+
+def test_one_combination_runs_reads_its_variant_and_is_stored_with_it(tmp_path: Path) -> None:
+    config = _project(tmp_path, MATRIX)
+    store = tmp_path / "store.sqlite"
+    large = oloproof.run(config, store=store, variant="prompt=v2,model=large")
+    # The system read {"model": "large", "prompt": "v2"}: both cases answered "large".
+    assert large.document.metrics[0].passed == 2
+    small = oloproof.run(config, store=store, variant="model=small,prompt=v2")
+    assert small.document.metrics[0].passed == 0
+    assert _stored_variants(store) == [(large.run_id, "model=large,prompt=v2"),
+                                       (small.run_id, "model=small,prompt=v2")]
+    # Each combination is executed apart (its own execution keys): the second ran both of
+    # its cases; the same combination again takes both from the cache.
+    assert (small.document.cache.execution.hit, small.document.cache.execution.miss) == (0, 2)
+    again = oloproof.run(config, store=store, variant="model=large,prompt=v2")
+    assert (again.document.cache.execution.hit, again.document.cache.execution.miss) == (2, 0)
+    assert again.document.metrics[0].passed == 2
+
+
+def test_a_suite_without_variants_keeps_its_keys_and_an_empty_variant(tmp_path: Path) -> None:
+    config = _project(tmp_path, "    model: [large]")
+    config.write_text(config.read_text().replace("  variants:\n    model: [large]\n", ""))
+    store = tmp_path / "store.sqlite"
+    plain = oloproof.run(config, store=store)
+    assert plain.document.metrics[0].passed == 0  # the variant is empty: "none" answered
+    assert _stored_variants(store) == [(plain.run_id, None)]
+    with pytest.raises(UsageError, match=r"--variant model=large: this suite has no "
+                       r"system\.variants"):
+        oloproof.run(config, store=store, variant="model=large")
+
+
+def test_a_variant_the_matrix_does_not_hold_is_refused_before_anything_runs(
+        tmp_path: Path) -> None:
+    config = _project(tmp_path, MATRIX)
+    with pytest.raises(UsageError, match=r"--variant model=lage,prompt=v1: model=lage is not a "
+                       r"variant \(did you mean 'large'\?\)"):
+        oloproof.run(config, store=tmp_path / "store.sqlite", variant="model=lage,prompt=v1")
+    assert not (tmp_path / "store.sqlite").exists()
 
 
 def test_the_combinations_and_their_names() -> None:
@@ -104,3 +162,12 @@ def test_a_variant_name_that_is_not_a_combination_is_refused(text: str, says: st
     assert says in str(raised.value)
     with pytest.raises(ValueError, match=r"no system\.variants"):
         find_variant("model=large", {})
+
+
+@pytest.mark.slow
+def test_the_variant_travels_with_each_job_to_worker_processes(tmp_path: Path) -> None:
+    config = _project(tmp_path, MATRIX)
+    done = oloproof.run(config, store=tmp_path / "store.sqlite", variant="model=large,prompt=v1",
+                        executor="processes", workers=2)
+    assert done.document.metrics[0].passed == 2
+    assert _stored_variants(tmp_path / "store.sqlite") == [(done.run_id, "model=large,prompt=v1")]

@@ -31,7 +31,7 @@ from oloproof.api.deciding import (
     simulator_any,
 )
 from oloproof.api.result import RunResult
-from oloproof.errors import RunStopped, UsageError
+from oloproof.errors import ConfigError, RunStopped, UsageError
 from oloproof.execution.engine import RunEngine
 from oloproof.execution.exits import exit_attempts
 from oloproof.execution.intake import Progress
@@ -46,6 +46,7 @@ from oloproof.store.store import Store
 from oloproof.suite.policy_checks import check_baseline_given
 from oloproof.suite.subset import Selection
 from oloproof.suite.validity import transform_validity
+from oloproof.suite.variants import VariantValue, combinations, find_variant, variant_text
 
 
 def open_store(suite: LoadedSuite, store: str | Path | None = None) -> Store:
@@ -146,6 +147,24 @@ def _rescored(suite: LoadedSuite, source: StoredExecutions, refused: list[Refusa
     return out
 
 
+def _chosen_variant(suite: LoadedSuite, variant: str | None) -> dict[str, VariantValue]:
+    """The combination of `system.variants` a run is of (docs/board.md): the one `variant`
+    names; none for a suite without variants. Running every combination in one run is not
+    built yet, so a suite with variants runs one at a time and fails closed without one."""
+    matrix = suite.config.system.variants
+    if variant is None:
+        if matrix:
+            raise ConfigError(
+                "system.variants: running every combination in one run is not built yet; "
+                f"run one with --variant {variant_text(combinations(matrix)[0])}",
+                file=suite.path, line=suite.doc.line_of(("system", "variants")))
+        return {}
+    try:
+        return find_variant(variant, matrix)
+    except ValueError as exc:
+        raise UsageError(f"--variant {variant}: {exc}") from None
+
+
 class RunJob:
     """One run between registering it in the store and its result (shared by `run`,
     `run_async`, `rescore` and `import`)."""
@@ -156,7 +175,7 @@ class RunJob:
         on_start: Callable[[LoadedSuite, str], None] | None, store: str | Path | None,
         trials: int | None = None, workers: int | None = None, executor: str | None = None,
         baseline: str | None = None, selection: Selection | None = None,
-        rescore: str | None = None,
+        rescore: str | None = None, variant: str | None = None,
     ) -> None:
         # A rescored run (`rescore`: a run reference) takes its executions from that run: its
         # cases, at its trials, on one local worker that the engine never calls.
@@ -170,6 +189,8 @@ class RunJob:
                                 trials=trials, workers=workers, executor=executor,
                                 selection=selection)
         check_baseline_given(self.suite.policy, self.suite.policy_doc, baseline)
+        # The combination of system.variants this run is of (docs/board.md), before the store
+        self.variant = _chosen_variant(self.suite, variant)
         self.db = open_store(self.suite, store)
         # The baseline is resolved before the run is registered, as `oloproof run` means it:
         # the run being made is `latest` (docs/compare.md#which-run-is-the-baseline). A bad baseline
@@ -225,7 +246,8 @@ class RunJob:
             db.begin_run(run_id, suite.config.project, suite.config.system.name,
                          suite.config.system.version, suite_info,
                          policy.model_dump(mode="json"), no_cache=self.no_cache,
-                         kind=self.kind or str(suite_info.get("kind") or WHOLE_SUITE))
+                         kind=self.kind or str(suite_info.get("kind") or WHOLE_SUITE),
+                         variant=variant_text(self.variant) or None)
         except BaseException:
             await transport.close()
             raise
@@ -234,7 +256,8 @@ class RunJob:
                 self.on_start(suite, run_id)
             engine = RunEngine(suite, db, run_id, no_cache=self.no_cache,
                                concurrency=self.concurrency, progress=self.progress,
-                               transport=transport, executions_from=self.source)
+                               transport=transport, executions_from=self.source,
+                               variant=tuple(self.variant.items()))
             analysis = Analysis(analysis_plan(suite_info))
             guarded_before = len(exit_attempts())  # (only the command line guards os._exit)
             loop = asyncio.get_running_loop()
@@ -327,6 +350,7 @@ def run(
     limit: int | None = None,
     sample: int | None = None,
     seed: int | str | None = None,
+    variant: str | None = None,
 ) -> RunResult:
     """Run a suite: load, execute, judge, analyse, decide, store. Returns the run's result.
 
@@ -342,6 +366,10 @@ def run(
     and `sample` (N drawn, fixed by `seed`) run part of the suite
     (docs/cli.md#running-part-of-the-suite): the run is stored as a subset, is never taken as a
     baseline unless named, and its gate never exits 0.
+
+    `variant` (`k=v,…`, e.g. `model=large,prompt=v2`) runs that combination of the suite's
+    `system.variants` (docs/board.md): the system reads it as `current_case().variant`, its
+    executions are keyed apart, and the run is stored with it. A suite with variants needs one.
 
     `store` moves the store for this run (default: $OLOPROOF_STORE, else `store:` in the suite,
     else `.oloproof/store.sqlite` beside it). An unexpected error marks the run `failed` and is
@@ -361,7 +389,7 @@ def run(
     job = RunJob(config, policy, no_cache=no_cache, concurrency=concurrency,
                on_progress=on_progress, on_start=on_start, store=store, trials=trials,
                workers=workers, executor=executor, baseline=baseline,
-               selection=Selection.of(cases, pattern, limit, sample, seed))
+               selection=Selection.of(cases, pattern, limit, sample, seed), variant=variant)
     return _run_to_the_end(job)
 
 
@@ -383,6 +411,7 @@ async def run_async(
     limit: int | None = None,
     sample: int | None = None,
     seed: int | str | None = None,
+    variant: str | None = None,
 ) -> RunResult:
     """`run`, awaited on the caller's event loop (a notebook, an async test or server).
 
@@ -402,7 +431,7 @@ async def run_async(
     job = RunJob(config, policy, no_cache=no_cache, concurrency=concurrency,
                on_progress=on_progress, on_start=on_start, store=store, trials=trials,
                workers=workers, executor=executor, baseline=baseline,
-               selection=Selection.of(cases, pattern, limit, sample, seed))
+               selection=Selection.of(cases, pattern, limit, sample, seed), variant=variant)
     try:
         return await job.execute()
     except KeyboardInterrupt:

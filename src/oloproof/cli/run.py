@@ -72,13 +72,15 @@ def _report_options(command: Callable[..., None]) -> Callable[..., None]:
               help="Run N cases drawn at random (of those chosen; a subset run).")
 @click.option("--seed", default=None, help="The seed of --sample's draw (default 0: the same "
               "cases each time).")
+@click.option("--variant", default=None, metavar="K=V,…",
+              help="Run this combination of system.variants (e.g. model=large,prompt=v2).")
 @_report_options
 def run_command(config: str, policy: str | None, no_cache: bool, concurrency: int | None,
                 trials: int | None, workers: int | None, executor: str | None,
                 cases: tuple[str, ...], pattern: str | None, limit: int | None,
-                sample: int | None, seed: str | None, as_json: bool, baseline: str | None,
-                junit: str | None, markdown: str | None, store: str | None,
-                slices: str) -> None:
+                sample: int | None, seed: str | None, variant: str | None, as_json: bool,
+                baseline: str | None, junit: str | None, markdown: str | None,
+                store: str | None, slices: str) -> None:
     """Run the suite, decide, store, print, and exit on the gate.
 
     With --baseline REF (or `baseline:` in the policy) the run is paired case by case with
@@ -96,7 +98,7 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
                            on_progress=live.update if live is not None else None, store=store,
                            trials=trials, workers=workers, executor=executor,
                            baseline=baseline, cases=cases or None, pattern=pattern,
-                           limit=limit, sample=sample, seed=_seed(seed))
+                           limit=limit, sample=sample, seed=_seed(seed), variant=variant)
 
     _run_and_report("oloproof run", go, config, store, as_json, junit, markdown, slices)
 

@@ -30,7 +30,7 @@ from oloproof.execution.exits import (
 from oloproof.execution.target import SystemTarget
 from oloproof.execution.units import CaseError
 from oloproof.recording.protocols import STATE_KIND, ReplayChange, Stateful
-from oloproof.recording.recorder import CaseRecorder, reset_current, set_current
+from oloproof.recording.recorder import CaseRecorder, Variant, reset_current, set_current
 from oloproof.recording.steps import Replaying
 from oloproof.recording.trajectory import (
     TRAJECTORY_KIND,
@@ -98,14 +98,15 @@ class ReplayResult:
 
 def call_sync(target: SystemTarget, case: Case, state: dict[str, Any] | None,
               trial: int = 1, trials: int = 1, base: Any = None,
-              user: MakeUser | None = None) -> CallResult:
+              user: MakeUser | None = None, variant: Variant = ()) -> CallResult:
     """Reset the sandbox to `state` (a Stateful system), call the system, take the snapshot.
 
     `trial` of `trials` is what `current_case().trial` / `.trials` read inside the call;
     `user` makes the case's user (`current_case().user`), for a case that holds a
     conversation.
     """
-    recorder = CaseRecorder(case.id, case.metadata, trial=trial, trials=trials)
+    recorder = CaseRecorder(case.id, case.metadata, trial=trial, trials=trials,
+                            variant=variant)
     if user is not None:
         recorder.set_user(user(recorder))
         return _with_conversation(_call_sync(target, case, state, base, recorder), recorder)
@@ -144,9 +145,10 @@ def _call_sync(target: SystemTarget, case: Case, state: dict[str, Any] | None, b
 
 async def call_async(target: SystemTarget, case: Case, state: dict[str, Any] | None,
                      trial: int = 1, trials: int = 1, base: Any = None,
-                     user: MakeUser | None = None) -> CallResult:
+                     user: MakeUser | None = None, variant: Variant = ()) -> CallResult:
     """`call_sync` for an async system (its reset and snapshot may be async too)."""
-    recorder = CaseRecorder(case.id, case.metadata, trial=trial, trials=trials)
+    recorder = CaseRecorder(case.id, case.metadata, trial=trial, trials=trials,
+                            variant=variant)
     if user is not None:
         recorder.set_user(user(recorder))
         return _with_conversation(await _call_async(target, case, state, base, recorder),
@@ -232,7 +234,7 @@ def timed_out(timeout_s: float | None) -> CallResult:
 def replay_sync(
     target: SystemTarget, case: Case, state: dict[str, Any] | None, recorded: AgentTrajectory,
     checkpoint: AgentCheckpoint, change: ReplayChange, trial: int = 1, trials: int = 1,
-    base: Any = None,
+    base: Any = None, variant: Variant = (),
 ) -> ReplayResult:
     """Reset the sandbox, call `replay`, take the snapshot: the control replay and the faulted
     one of docs/stateful-agents.md#a-tool-that-fails-fault-replays."""
@@ -240,7 +242,7 @@ def replay_sync(
     assert replayable is not None
     stateful = target.stateful
     recorder = CaseRecorder(case.id, case.metadata, Replaying(recorded, checkpoint, change),
-                            trial=trial, trials=trials)
+                            trial=trial, trials=trials, variant=variant)
     token = set_current(recorder)
     try:
         if stateful is not None:
@@ -260,14 +262,14 @@ def replay_sync(
 async def replay_async(
     target: SystemTarget, case: Case, state: dict[str, Any] | None, recorded: AgentTrajectory,
     checkpoint: AgentCheckpoint, change: ReplayChange, trial: int = 1, trials: int = 1,
-    base: Any = None,
+    base: Any = None, variant: Variant = (),
 ) -> ReplayResult:
     """`replay_sync` for a system whose `replay` (and perhaps reset and snapshot) are async."""
     replayable = target.replayable
     assert replayable is not None
     stateful = target.stateful
     recorder = CaseRecorder(case.id, case.metadata, Replaying(recorded, checkpoint, change),
-                            trial=trial, trials=trials)
+                            trial=trial, trials=trials, variant=variant)
     token = set_current(recorder)
     try:
         if stateful is not None:

@@ -39,6 +39,7 @@ from oloproof.execution.suite_to_run import SuiteToRun
 from oloproof.execution.transports import Transport, local_transport
 from oloproof.execution.units import CachedExecution, CaseJob, ReplayJob, UnitJob, UnitResult
 from oloproof.execution.worker import Worker
+from oloproof.recording.recorder import Variant
 from oloproof.store.store import Store
 from oloproof.suite.case import Case
 
@@ -66,6 +67,7 @@ class RunEngine:
         self, suite: SuiteToRun, store: Store, run_id: str, *, no_cache: bool = False,
         concurrency: int | None = None, progress: Progress | None = None,
         transport: Transport | None = None, executions_from: StoredExecutions | None = None,
+        variant: Variant = (),
     ) -> None:
         self.suite = suite
         # Where executions come from when not from the system: a stored run's (its units only).
@@ -86,7 +88,10 @@ class RunEngine:
         self.trials = suite.trials
         self.progress = progress or Progress(total=suite.case_count * suite.trials)
         self.cache = CacheCounts()
-        self.keys = RunKeys.of(suite)
+        # The run's combination of system.variants (docs/board.md): what every job carries to
+        # `current_case().variant`, and part of every execution key.
+        self.variant = variant
+        self.keys = RunKeys.of(suite, variant)
         # Where results go: made by `run`, with the analysis it tallies into.
         self.intake: ResultIntake | None = None
         self._last_flush = time.monotonic()
@@ -196,7 +201,8 @@ class RunEngine:
         unit = self._next_unit
         for cases, unit_case_jobs, replay_jobs in zip(work, case_jobs, replays, strict=True):
             # (trial, trials) in the fields' order: see `ResultIntake._tally` on keywords
-            job = UnitJob(unit, unit_case_jobs, replay_jobs, cases[0].trial, self.trials)
+            job = UnitJob(unit, unit_case_jobs, replay_jobs, cases[0].trial, self.trials,
+                          self.variant)
             if self.executions_from is not None and not self._whole(job, cases):
                 continue  # (what the system would have to run: left out, listed)
             unit += 1

@@ -36,9 +36,10 @@ from modulefinder import ModuleFinder
 from pathlib import Path
 from typing import Any
 
-from oloproof.digest import combine, digest, sha256_text
+from oloproof.digest import canonical_json, combine, digest, sha256_text
 from oloproof.evaluators.base import Evaluator
 from oloproof.execution.suite_to_run import SuiteToRun
+from oloproof.recording.recorder import Variant
 from oloproof.recording.turns import DEFAULT_PROMPT
 from oloproof.store.schema import JUDGMENT_CASE_KEY
 from oloproof.suite.case import Case
@@ -150,8 +151,14 @@ class RunKeys:
         self.simulators = simulators or {}
 
     @classmethod
-    def of(cls, suite: SuiteToRun) -> RunKeys:
-        return cls(suite.system_key, {t.name: d for t, d in suite.transforms},
+    def of(cls, suite: SuiteToRun, variant: Variant = ()) -> RunKeys:
+        """The run's keys; a combination of `system.variants` is part of the system's
+        (docs/board.md: each combination executes apart; without variants, the keys are
+        those of before)."""
+        system = suite.system_key
+        if variant:
+            system = combine(system, "variant:" + canonical_json(dict(variant)))
+        return cls(system, {t.name: d for t, d in suite.transforms},
                    list(suite.evaluator_keys),
                    {s.name: simulator_digest(s) for s in suite.config.simulators})
 

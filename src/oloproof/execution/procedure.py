@@ -45,6 +45,7 @@ from oloproof.execution.units import (
     UnitResult,
 )
 from oloproof.recording.protocols import STATE_KIND
+from oloproof.recording.recorder import Variant
 from oloproof.recording.trajectory import TRAJECTORY_KIND, AgentTrajectory
 from oloproof.recording.usage import USAGE_KIND
 from oloproof.recording.users import CONVERSATION_KIND
@@ -68,6 +69,7 @@ class CallRequest:
     not_before: float = 0.0  # time.monotonic() before which it does not start (a backoff)
     # A simulated user's stored turns, by turn key (docs/conversations.md#seeds-and-caching).
     turns: dict[str, dict[str, Any]] | None = None
+    variant: Variant = ()  # the run's combination of system.variants (docs/board.md)
 
 
 @dataclass(slots=True)
@@ -99,7 +101,8 @@ def unit_calls(job: UnitJob) -> Calls:
         if case_job.cached is not None:
             calls.append(None)
             continue
-        request = CallRequest(case_job.case, job.trial, job.trials, turns=case_job.turns)
+        request = CallRequest(case_job.case, job.trial, job.trials, turns=case_job.turns,
+                              variant=job.variant)
         call = yield request
         assert isinstance(call, CallResult)
         if call.retry_in is not None:
@@ -121,7 +124,7 @@ def unit_calls(job: UnitJob) -> Calls:
         record = replay.record
         if record is None:
             record = yield from _replay(job.cases[0].case, trajectory, replay.plan, job.trial,
-                                        job.trials)
+                                        job.trials, job.variant)
         records.append(record)
     return UnitCalls(job, calls, records, cached_source)
 
@@ -217,7 +220,7 @@ def _retried(request: CallRequest, call: CallResult) -> Generator[Request, Respo
         turns.extend(call.simulator_turns)
         calls += call.simulator_calls
         request = CallRequest(request.case, request.trial, request.trials, request.attempt + 1,
-                              time.monotonic() + call.retry_in, request.turns)
+                              time.monotonic() + call.retry_in, request.turns, request.variant)
         response = yield request
         assert isinstance(response, CallResult)
         call = response
@@ -229,8 +232,8 @@ def _retried(request: CallRequest, call: CallResult) -> Generator[Request, Respo
 
 
 def _replay(case: Case, trajectory: AgentTrajectory, plan: dict[str, Any], trial: int,
-            trials: int) -> Generator[Request, Response, dict[str, Any]]:
-    steps = fault_replay(case, trajectory, plan, trial=trial, trials=trials)
+            trials: int, variant: Variant) -> Generator[Request, Response, dict[str, Any]]:
+    steps = fault_replay(case, trajectory, plan, trial=trial, trials=trials, variant=variant)
     try:
         request = next(steps)
         while True:

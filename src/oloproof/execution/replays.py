@@ -18,6 +18,7 @@ from typing import Any
 
 from oloproof.execution.calls import ReplayResult
 from oloproof.recording.protocols import FAULT_RESULTS, ReplayChange
+from oloproof.recording.recorder import Variant
 from oloproof.recording.trajectory import (
     AgentCheckpoint,
     AgentConstraintCheck,
@@ -42,6 +43,7 @@ class ReplayRequest:
     trials: int = 1
     attempt: int = 1  # under system.retries: which attempt (docs/failures.md#retries)
     not_before: float = 0.0  # time.monotonic() before which it does not start (a backoff)
+    variant: Variant = ()  # the run's combination of system.variants (docs/board.md)
 
 
 #: `control: exact` (docs/stateful-agents.md#a-tool-that-fails-fault-replays): the control replay
@@ -146,7 +148,7 @@ def join(recorded: AgentTrajectory, at: int, tail_part: AgentTrajectory) -> Agen
 
 def fault_replay(
     case: Case, recorded: AgentTrajectory, plan: dict[str, Any], *, trial: int = 1,
-    trials: int = 1,
+    trials: int = 1, variant: Variant = (),
 ) -> Generator[ReplayRequest, ReplayResult, dict[str, Any]]:
     """Run the control and the fault replay of one case (of its trial `trial`, whose
     recording `recorded` is); returns the record the store keeps."""
@@ -161,7 +163,7 @@ def fault_replay(
     record: dict[str, Any] = {"checkpoint": checkpoint.model_dump(mode="json"),
                               "call_index": call_index, "plan": plan}
     control = yield ReplayRequest(case, recorded, checkpoint, ReplayChange(kind="none"), trial,
-                                  trials)
+                                  trials, variant=variant)
     if control.trajectory is None:
         return record | {"status": "replay_failed", "message": control.error}
     after, departed = continuation(recorded, at, control)
@@ -187,7 +189,8 @@ def fault_replay(
         }
     change = ReplayChange(kind="inject_fault", step_index=call_index, tool_name=tool,
                           fault=fault, fault_result=FAULT_RESULTS[fault])
-    faulted = yield ReplayRequest(case, recorded, checkpoint, change, trial, trials)
+    faulted = yield ReplayRequest(case, recorded, checkpoint, change, trial, trials,
+                                  variant=variant)
     if faulted.trajectory is None:
         return record | {"status": "replay_failed", "message": faulted.error}
     after, departed = continuation(recorded, at, faulted)

@@ -19,6 +19,7 @@ from typing import Any
 
 from oloproof.errors import ErrorKind
 from oloproof.evaluators.judgment import Judgment
+from oloproof.recording.recorder import Variant
 from oloproof.suite.case import Case
 
 
@@ -114,6 +115,7 @@ class UnitJob:
     replays: list[ReplayJob] = field(default_factory=list)
     trial: int = 1
     trials: int = 1
+    variant: Variant = ()  # the run's combination of system.variants (docs/board.md)
 
     @property
     def needs_system(self) -> bool:

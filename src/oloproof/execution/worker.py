@@ -138,9 +138,10 @@ class Worker:
         if isinstance(request, CallRequest):
             self.calls += 1
             return call_sync(self.target, case, state, request.trial, request.trials, base,
-                             self._user(request))
+                             self._user(request), request.variant)
         return replay_sync(self.target, case, state, request.recorded, request.checkpoint,
-                           request.change, request.trial, request.trials, base)
+                           request.change, request.trial, request.trials, base,
+                           request.variant)
 
     def _user(self, request: CallRequest) -> MakeUser | None:
         """What makes the case's user (None: the case holds no conversation)."""
@@ -193,12 +194,12 @@ class Worker:
             if isinstance(request, CallRequest):
                 self.calls += 1
                 work = call_async(self.target, case, state, request.trial, request.trials,
-                                  base, self._user(request))
+                                  base, self._user(request), request.variant)
             else:
                 assert isinstance(request, ReplayRequest)
                 work = replay_async(self.target, case, state, request.recorded,
                                     request.checkpoint, request.change, request.trial,
-                                    request.trials, base)
+                                    request.trials, base, request.variant)
             if self.timeout_s is None:
                 return self.settle(request, await work, slot)
             try:

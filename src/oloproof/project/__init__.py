@@ -260,12 +260,6 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
     """
     config_path = config_path.resolve()
     config, doc = load_suite_file(config_path)
-    if config.system.variants:
-        # The matrix is read and checked (`suite/variants.py`); running its combinations is
-        # not built yet (docs/board.md), and a suite that asks for them is not run as one.
-        raise ConfigError("system.variants: running a suite's variants is not built yet; "
-                          "remove `variants:` to run the system as it is", file=config_path,
-                          line=doc.line_of(("system", "variants")))
     if trials is not None and not (isinstance(trials, int) and not isinstance(trials, bool)
                                    and 1 <= trials <= MAX_TRIALS):
         raise ConfigError(f"trials={trials!r} was asked for; trials is a whole number from 1 to "

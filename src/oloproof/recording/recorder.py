@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextvars
 import json
 import re
+from types import MappingProxyType
 from typing import Any
 
 from oloproof.errors import RecordingError, UnstorableRecording
@@ -37,6 +38,12 @@ _current: contextvars.ContextVar[CaseRecorder | None] = contextvars.ContextVar(
 )
 
 
+#: A run's combination of `system.variants` as it travels with each job: (key, value) pairs in
+#: the file's order; empty for a suite without variants (docs/board.md).
+Variant = tuple[tuple[str, Any], ...]
+_NO_VARIANT: MappingProxyType[str, Any] = MappingProxyType({})
+
+
 class CaseRecorder:
     """Collects the artifacts one case records while its system runs.
 
@@ -47,12 +54,16 @@ class CaseRecorder:
     """
 
     __slots__ = ("_built", "_closed", "_replaying", "_steps", "_usage_sources", "_user",
-                 "artifacts", "case_id", "metadata", "trial", "trials")
+                 "artifacts", "case_id", "metadata", "trial", "trials", "variant")
 
     def __init__(self, case_id: str, metadata: dict[str, Any] | None = None,
                  replaying: Replaying | None = None, *, trial: int = 1,
-                 trials: int = 1) -> None:
+                 trials: int = 1, variant: Variant = ()) -> None:
         self.case_id = case_id
+        #: The run's combination of `system.variants` (docs/board.md), a read-only mapping:
+        #: `current_case().variant["model"]`; empty for a suite without variants.
+        self.variant: MappingProxyType[str, Any] = \
+            MappingProxyType(dict(variant)) if variant else _NO_VARIANT
         #: Which trial of the case this is, 1 … `trials` (docs/reliability.md): a system that
         #: samples can seed its randomness from (case_id, trial) to make a run reproducible.
         self.trial = trial
