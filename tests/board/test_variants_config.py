@@ -109,6 +109,16 @@ def test_one_combination_runs_reads_its_variant_and_is_stored_with_it(tmp_path: 
     again = oloproof.run(config, store=store, variant="model=large,prompt=v2")
     assert (again.document.cache.execution.hit, again.document.cache.execution.miss) == (2, 0)
     assert again.document.metrics[0].passed == 2
+    # `variant:k=v,…` names the newest complete run of that combination, keys in any order.
+    named = oloproof.load_run("variant:prompt=v2,model=large", config, store)
+    assert named.run_id == again.run_id
+    assert oloproof.load_run("variant:model=small,prompt=v2", config, store).run_id \
+        == small.run_id
+    with pytest.raises(UsageError, match="no complete run is of that variant; complete runs "
+                       "have variants model=large,prompt=v2; model=small,prompt=v2"):
+        oloproof.load_run("variant:model=open,prompt=v2", config, store)
+    with pytest.raises(UsageError, match="a variant is written variant:key=value"):
+        oloproof.load_run("variant:large", config, store)
 
 
 def test_a_suite_without_variants_keeps_its_keys_and_an_empty_variant(tmp_path: Path) -> None:

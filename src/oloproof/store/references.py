@@ -2,17 +2,19 @@
 
 A run is found by a reference: `latest`, `latest~N` (N runs before the newest), a unique prefix
 or suffix of its id, `tag:NAME` (the run `oloproof tag RUN NAME` named; a tag is on one run at
-a time) or `version:V` (the newest complete run whose system version is V). A baseline is
-resolved beside its candidate run (docs/compare.md#which-run-is-the-baseline).
+a time), `version:V` (the newest complete run whose system version is V) or `variant:k=v,…`
+(the newest complete run of that combination of `system.variants`, its keys in any order:
+docs/board.md). A baseline is resolved beside its candidate run
+(docs/compare.md#which-run-is-the-baseline).
 
 A run of part of the suite, or a rescored run (their suite description's `kind`), is never
 what `version:V` names, nor what `latest~N` counts when it names a baseline (the candidate
 itself aside): such a run is a baseline only when named by its id or a tag given to it.
 
-`RunReferences` is the grammar and its errors. What it reads of the store is six small lookups
-(`_run_ids`, `_whole_suite_ids`, `_tag_names`, `_tagged`, `_newest_complete`,
-`_complete_versions`), each one query; a class that gives them from lists has the same grammar
-without SQLite.
+`RunReferences` is the grammar and its errors. What it reads of the store is seven small
+lookups (`_run_ids`, `_whole_suite_ids`, `_tag_names`, `_tagged`, `_newest_complete`,
+`_complete_versions`, `_complete_variants`), each one query; a class that gives them from lists
+has the same grammar without SQLite.
 """
 
 from __future__ import annotations
@@ -94,7 +96,30 @@ class RunReferences:
                               else "no run is complete yet")
                     + " (`oloproof runs` lists them)")
             return found
+        if ref.startswith("variant:"):
+            return self._of_variant(ref, project, candidate, what)
         return None
+
+    def _of_variant(self, ref: str, project: str | None, candidate: str | None,
+                    what: str) -> str:
+        """The newest complete run of the whole suite (of `project`, other than `candidate`)
+        whose variant is the combination `ref` names, its keys in any order."""
+        wanted = _variant_pairs(ref[8:])
+        if wanted is None:
+            raise UsageError(f"{what}{ref!r}: a variant is written variant:key=value,… "
+                             "(e.g. variant:model=large,prompt=v2)")
+        stored = self._complete_variants(project, candidate)
+        for run_id, variant in stored:
+            if _variant_pairs(variant) == wanted:
+                return run_id
+        known = list(dict.fromkeys(v for _, v in stored))
+        raise UsageError(
+            f"{what}{ref!r}: no complete run"
+            + (f" of project {project!r}" if project is not None else "")
+            + " is of that variant" + (" besides the candidate" if candidate is not None else "")
+            + "; " + (f"complete runs have variants {'; '.join(known)}" if known
+                      else "no complete run has a variant")
+            + " (`oloproof run --variant` runs one)")
 
     def resolve_baseline(self, ref: str, candidate: str | None,
                          project: str | None = None) -> str:
@@ -199,12 +224,37 @@ class RunReferences:
         found = self.conn.execute(sql, params).fetchone()
         return None if found is None else str(found[0])
 
+    def _complete_variants(self, project: str | None, besides: str | None
+                           ) -> list[tuple[str, str]]:
+        """(run id, variant) of the complete runs of the whole suite that have a variant (of
+        `project`, other than `besides`), newest first."""
+        sql = ("SELECT run_id, variant FROM runs WHERE status = 'complete' AND variant IS NOT "
+               "NULL AND " + WHOLE_SUITE_SQL
+               + (" AND project = ?" if project is not None else "")
+               + (" AND run_id != ?" if besides is not None else "")
+               + " ORDER BY started_at DESC, run_id DESC")
+        params = [*([project] if project is not None else []),
+                  *([besides] if besides is not None else [])]
+        return [(str(r), str(v)) for r, v in self.conn.execute(sql, params)]
+
     def _complete_versions(self, project: str | None) -> list[str]:
         """The system versions of the complete runs (of `project`), in order."""
         return [row[0] for row in self.conn.execute(
             "SELECT DISTINCT system_version FROM runs WHERE status = 'complete' AND "
             + WHOLE_SUITE_SQL + (" AND project = ?" if project is not None else "")
             + " ORDER BY system_version", [project] if project is not None else [])]
+
+
+def _variant_pairs(text: str) -> frozenset[tuple[str, str]] | None:
+    """A variant's `k=v,…` as its set of pairs (the order of the keys aside), or None when it
+    is not written so (a part without `=`, a key given twice)."""
+    pairs = [part.partition("=") for part in text.split(",")]
+    if any(not sep or not key.strip() for key, sep, _ in pairs):
+        return None
+    keys = [key.strip() for key, _, _ in pairs]
+    if len(set(keys)) != len(keys):
+        return None
+    return frozenset((key.strip(), value.strip()) for key, _, value in pairs)
 
 
 def _resolve_in(ids: list[str], ref: str, what: str = "", tags: list[str] | None = None,
