@@ -195,10 +195,14 @@ Number = float | int
 
 
 class SystemRef(_Model):
-    """The system under test, as the run names it."""
+    """The system under test, as the run names it; `variant` (written for a run of one
+    combination of `system.variants`, docs/board.md) is that combination as `k=v,…`."""
+
+    _OPTIONAL = frozenset({"variant"})
 
     name: str
     version: str
+    variant: str | None = None
 
 
 class Gate(_Model):

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import oloproof
+from oloproof import api
 from oloproof.errors import ConfigError, UsageError
 from oloproof.suite.variants import combinations, find_variant, variant_text
 
@@ -181,3 +183,26 @@ def test_the_variant_travels_with_each_job_to_worker_processes(tmp_path: Path) -
                         executor="processes", workers=2)
     assert done.document.metrics[0].passed == 2
     assert _stored_variants(tmp_path / "store.sqlite") == [(done.run_id, "model=large,prompt=v1")]
+
+
+def test_every_report_names_the_variant(tmp_path: Path, cli: Any) -> None:
+    config = _project(tmp_path, MATRIX)
+    code, out, err = cli("run", "--variant", "model=large,prompt=v2", "--markdown", "run.md",
+                         "--junit", "run.xml", "--store", "store.sqlite", cwd=tmp_path)
+    assert code in (0, 1, 3), err  # (two cases decide little: the gate is not the point)
+    assert "desk 2.1 (model=large,prompt=v2)" in " ".join(out.split())
+    # (escaped as the summary escapes what the suite wrote)
+    assert r"desk 2\.1 (model\=large\,prompt\=v2)" in (tmp_path / "run.md").read_text()
+    assert 'name="variant" value="model=large,prompt=v2"' in (tmp_path / "run.xml").read_text()
+    stored = oloproof.load_run("variant:model=large,prompt=v2", config, tmp_path / "store.sqlite")
+    assert stored.document.to_json()["system"] == {
+        "name": "desk", "version": "2.1", "variant": "model=large,prompt=v2"}
+    page = api.write_html_report(stored.run_id, tmp_path / "run.html", config,
+                                 tmp_path / "store.sqlite")
+    assert '"variant":"model=large,prompt=v2"' in page.read_text().replace(": ", ":")
+    # A run without variants names none: its document is as before.
+    (tmp_path / "plain").mkdir()
+    plain = _project(tmp_path / "plain", "    model: [large]")
+    plain.write_text(plain.read_text().replace("  variants:\n    model: [large]\n", ""))
+    done = oloproof.run(plain, store=tmp_path / "plain.sqlite")
+    assert done.document.to_json()["system"] == {"name": "desk", "version": "2.1"}

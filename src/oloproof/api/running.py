@@ -232,6 +232,8 @@ class RunJob:
         """
         suite, db, run_id = self.suite, self.db, self.run_id
         suite_info = describe_suite(suite)
+        if self.variant:  # (docs/board.md: the run document and its reports name it)
+            suite_info["variant"] = variant_text(self.variant)
         if self.source is not None:
             suite_info.pop("subset", None)  # (said once the run knows what it took)
             suite_info.update(kind=RESCORED, rescored_from=self.source.run_id)

@@ -145,6 +145,9 @@ def rules_suite(root: ET.Element, document: RunDocument, block_on: Sequence[str]
                         ("gate", f"{document.gate.action} (exit {int(document.gate.exit_code)})"),
                         ("system", f"{document.system.name} {document.system.version}")):
         ET.SubElement(properties, "property", name=name, value=_text(value))
+    if document.system.variant is not None:  # (docs/board.md)
+        ET.SubElement(properties, "property", name="variant",
+                      value=_text(document.system.variant))
     if document.subset is not None:
         ET.SubElement(properties, "property", name="subset",
                       value=_text(f"{document.subset.cases} of {document.subset.of} cases: "

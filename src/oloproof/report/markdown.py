@@ -186,7 +186,8 @@ def run_markdown(document: RunDocument) -> str:
     out = [f"## Oloproof: {gate.action} (exit {int(gate.exit_code)})", "",
            f"{words} · run `{document.run_id}` · "
            f"{document.status} · {text(document.system.name)} {text(document.system.version)}"
-           f" · {document.cases} cases · confidence level {document.confidence_level:g}"]
+           + (f" ({text(document.system.variant)})" if document.system.variant else "")
+           + f" · {document.cases} cases · confidence level {document.confidence_level:g}"]
     if document.record is not None:  # our words; the system's name and version escaped
         system = SystemRef(name=text(document.system.name),
                            version=text(document.system.version))

@@ -83,6 +83,7 @@ def render_run(document: RunDocument, console: Console, *,
            if nothing else " (its system called os._exit, which would have ended it)" if ended
            else " (did not complete: figures cover what finished)")
         + f" · {document.system.name} {document.system.version}"
+        + (f" ({document.system.variant})" if document.system.variant else "")
         + f" · {document.cases} case{'' if document.cases == 1 else 's'}"
         + subset_text(document)
     ))

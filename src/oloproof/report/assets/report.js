@@ -315,7 +315,7 @@
       META.served ? h("div", { class: "brand" }, h("a", { href: META.home, id: "all-runs" },
         "Oloproof · all runs")) : h("div", { class: "brand" }, "Oloproof report"),
       h("h1", null, (S.project || "") + " · " + (S.system ? S.system.name + " " +
-        S.system.version : "")),
+        S.system.version + (S.system.variant ? " (" + S.system.variant + ")" : "") : "")),
       h("div", { class: "meta-line" },
         h("span", { class: "mono", id: "run-id" }, S.run_id),
         h("span", null, status),
