@@ -194,6 +194,9 @@ def test_every_report_names_the_variant(tmp_path: Path, cli: Any) -> None:
     # (escaped as the summary escapes what the suite wrote)
     assert r"desk 2\.1 (model\=large\,prompt\=v2)" in (tmp_path / "run.md").read_text()
     assert 'name="variant" value="model=large,prompt=v2"' in (tmp_path / "run.xml").read_text()
+    code, out, err = cli("runs", "--store", "store.sqlite", cwd=tmp_path)
+    assert code == 0, err
+    assert "desk 2.1 (model=large,prompt=v2)" in " ".join(out.split()), out
     stored = oloproof.load_run("variant:model=large,prompt=v2", config, tmp_path / "store.sqlite")
     assert stored.document.to_json()["system"] == {
         "name": "desk", "version": "2.1", "variant": "model=large,prompt=v2"}

@@ -41,8 +41,9 @@ def kind_words(row: dict[str, Any]) -> str:
 
 def run_list(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The runs page's rows (and `/api/runs`), newest first, from `Store.run_rows()`:
-    `{run_id, status, gate, gate_words, system, version, tags, trials, cases, failing,
-    errored, started, finished, kind_words, subset, rescored_from}`. `cases` is what a
+    `{run_id, status, gate, gate_words, system, version, variant, tags, trials, cases,
+    failing, errored, started, finished, kind_words, subset, rescored_from}` (`variant`: a
+    run's combination of system.variants, docs/board.md, or None). `cases` is what a
     finished run decided on, and for a run that has not finished, the cases it plans."""
     out = []
     for row in rows:
@@ -54,6 +55,7 @@ def run_list(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "gate_words": gate_words(row["status"], row.get("gate")),
             "system": row["system_name"],
             "version": row["system_version"],
+            "variant": row.get("variant"),
             "tags": list(row.get("tags") or []),
             "trials": row.get("trials", 1),
             "cases": cases,

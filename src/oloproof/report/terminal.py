@@ -315,7 +315,9 @@ def render_runs(rows: Sequence[dict[str, Any]], console: Console) -> None:
         trials = int(r.get("trials") or 1)
         tags = ", ".join(r.get("tags") or ())
         table.append([Text(r["run_id"]), Text(utc_text(r.get("started_at"))),
-                      Text(str(r["status"])), cell(f"{r['system_name']} {r['system_version']}"),
+                      Text(str(r["status"])),
+                      cell(f"{r['system_name']} {r['system_version']}"
+                           + (f" ({r['variant']})" if r.get("variant") else "")),
                       Text(cases), Text(f"{trials}"), cell(tags), Text(words)])
     columns = [Column(c) for c in ("Run", "Started", "Status", "System", "Cases", "Trials",
                                    "Tags", "Gate")]

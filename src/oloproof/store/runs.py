@@ -76,8 +76,8 @@ class RunsRegistry:
             "SELECT run_id, project, started_at, finished_at, status, pid, host, system_name, "
             "system_version, n_cases, summary, coalesce(CASE WHEN json_valid(suite) THEN "
             "json_extract(suite, '$.trials') END, 1), CASE WHEN json_valid(suite) THEN "
-            "json_extract(suite, '$.subset.cases', '$.subset.of', '$.rescored_from') END "
-            "FROM runs ORDER BY started_at DESC, run_id DESC"
+            "json_extract(suite, '$.subset.cases', '$.subset.of', '$.rescored_from') END, "
+            "variant FROM runs ORDER BY started_at DESC, run_id DESC"
         )
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
@@ -85,9 +85,11 @@ class RunsRegistry:
         tags = self.tags()
         keys = (*RUN_COLUMNS, "summary", "trials")
         out = []
-        for *row, marks in rows:
+        for *row, marks, variant in rows:
             record = dict(zip(keys, row, strict=True))
             record.update(_kind(marks))
+            if variant is not None:  # (a run of one combination of system.variants)
+                record["variant"] = variant
             record["summary"] = read_json_column(self.path, record["summary"], "runs",
                                                  record["run_id"], "summary")
             record["status"] = live_status(record)

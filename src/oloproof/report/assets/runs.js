@@ -30,6 +30,7 @@
   /* The text a filter is matched against: everything the row shows. */
   function rowText(r) {
     return [r.run_id, r.status, r.kind_words || "", r.gate_words, r.system, r.version,
+      r.variant || "",
       (r.tags || []).join(" "), when(r.started)].join(" ").toLowerCase();
   }
 
@@ -54,7 +55,8 @@
       h("td", { class: "nowrap" }, when(r.started)),
       h("td", null, r.status, r.kind_words ? [" ", pill(r.kind_words, "tag")] : null),
       h("td", { class: "gate-cell" }, gateCell(r)),
-      h("td", null, r.system), h("td", { class: "mono" }, r.version),
+      h("td", null, r.system), h("td", { class: "mono" }, r.version,
+        r.variant ? [" ", pill(r.variant, "tag")] : null),
       h("td", null, (r.tags || []).map(function (t) { return pill(t, "tag"); })),
       h("td", { class: "num" }, number(r.trials)),
       h("td", { class: "num" }, number(r.cases)),
