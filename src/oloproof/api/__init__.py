@@ -61,7 +61,7 @@ from oloproof.api.cases import (
     sample_labels,
 )
 from oloproof.api.reports import write_ci_reports, write_html_report
-from oloproof.api.result import RunResult
+from oloproof.api.result import RunResult, VariantRuns
 from oloproof.api.running import new_run_id as new_run_id
 from oloproof.api.running import open_store as open_store
 from oloproof.api.running import rescore, run, run_async
@@ -100,9 +100,31 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "CaseList", "Comparison", "ConfigError", "FlakyCases", "Plan", "RunDocument", "RunResult",
-    "Tagged", "case_view", "case_views", "compare", "find_store", "flaky_cases", "list_cases",
-    "list_runs", "load_case_trials", "load_run", "plan", "redecide", "rescore", "run",
+    "CaseList",
+    "Comparison",
+    "ConfigError",
+    "FlakyCases",
+    "Plan",
+    "RunDocument",
+    "RunResult",
+    "Tagged",
+    "VariantRuns",
+    "case_view",
+    "case_views",
+    "compare",
+    "find_store",
+    "flaky_cases",
+    "list_cases",
+    "list_runs",
+    "load_case_trials",
+    "load_run",
+    "plan",
+    "redecide",
+    "rescore",
+    "run",
     "run_async",
-    "sample_labels", "tag", "write_ci_reports", "write_html_report",
+    "sample_labels",
+    "tag",
+    "write_ci_reports",
+    "write_html_report",
 ]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from oloproof.api.deciding import compare_stored_runs
-from oloproof.api.result import RunResult
+from oloproof.api.result import RunResult, VariantRuns
 from oloproof.api.stored import document_of_record
 from oloproof.store.location import open_existing_store
 from oloproof.suite.policy import Policy
@@ -62,13 +62,15 @@ def write_html_report(
 
 
 def write_ci_reports(
-    target: RunResult | Comparison, *, junit: str | Path | None = None,
+    target: RunResult | VariantRuns | Comparison, *, junit: str | Path | None = None,
     markdown: str | Path | None = None, config: str | Path = "oloproof.yaml",
     store: str | Path | None = None,
 ) -> list[Path]:
     """Write a run's (or a comparison's) results where CI systems read them (docs/ci.md): JUnit
     XML to `junit`, GitHub-flavoured Markdown to `markdown`. A run's cases are read from the
-    store, like every report. Returns the paths written.
+    store, like every report. The runs of a suite's variants (`VariantRuns`) give every run's
+    results in one file each, in the runs' order (docs/board.md#running-every-variant). Returns
+    the paths written.
 
     Raises:
         UsageError: a path cannot be written as a file (both are checked before either is
@@ -77,7 +79,12 @@ def write_ci_reports(
         OloproofError: writing a file failed (its message says why).
     """
     from oloproof.document import Comparison
-    from oloproof.report.junit import case_records, comparison_junit, run_junit
+    from oloproof.report.junit import (
+        case_records,
+        comparison_junit,
+        run_junit,
+        variant_runs_junit,
+    )
     from oloproof.report.markdown import comparison_markdown, run_markdown
     from oloproof.report.output_files import check_output_path, write_output
 
@@ -89,14 +96,19 @@ def write_ci_reports(
         if isinstance(target, Comparison):
             xml = comparison_junit(target)
         else:
+            runs = target.runs if isinstance(target, VariantRuns) else [target]
             with open_existing_store(config, store) as db:
-                records = case_records(db, target.run_id)
-            block_on = target.policy.block_on if target.policy is not None else \
-                Policy().block_on
-            xml = run_junit(target.document, records, block_on)
+                parts = [(r.document, case_records(db, r.run_id),
+                          (r.policy or Policy()).block_on) for r in runs]
+            xml = run_junit(*parts[0]) if isinstance(target, RunResult) else \
+                variant_runs_junit(parts)
         written.append(write_output(junit, xml))
     if markdown is not None:
-        text = comparison_markdown(target) if isinstance(target, Comparison) else \
-            run_markdown(target.document)
+        if isinstance(target, Comparison):
+            text = comparison_markdown(target)
+        elif isinstance(target, VariantRuns):
+            text = "\n".join(run_markdown(r.document) for r in target)
+        else:
+            text = run_markdown(target.document)
         written.append(write_output(markdown, text))
     return written

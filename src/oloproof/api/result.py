@@ -1,7 +1,9 @@
-"""`RunResult`: a run as the library returns it — `run`, `load_run` and `redecide` give one."""
+"""`RunResult`: a run as the library returns it — `run`, `load_run` and `redecide` give one;
+`VariantRuns`: the runs `run` makes of a suite's `system.variants`, one per combination."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -51,3 +53,58 @@ class RunResult:
     def to_json(self) -> dict[str, Any]:
         """The JSON document (docs/cli.md#the-json-document), as `oloproof run --json` prints it."""
         return self.document.to_json()
+
+
+#: The gates' exit codes from the worst to the best (docs/ci.md#exit-codes): a run that could
+#: not complete, a FAIL, MANUAL_REVIEW, INSUFFICIENT_EVIDENCE, then an ALLOW or WARN.
+_WORST_FIRST = (5, 1, 4, 3, 2, 0)
+
+
+@dataclass
+class VariantRuns:
+    """The runs `run()` made of a suite's `system.variants`, one per combination in the file's
+    order, each a `RunResult` (docs/board.md#running-every-variant).
+
+    It reads as a sequence of them (`len(runs)`, `runs[0]`, `for result in runs`);
+    `runs.of("model=large,prompt=v2")` is one combination's; `exit_code` is the worst of their
+    gates' exit codes, what `oloproof run` exits with (docs/cli.md#oloproof-run).
+    """
+
+    runs: list[RunResult]
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    def __getitem__(self, index: int) -> RunResult:
+        return self.runs[index]
+
+    def __iter__(self) -> Iterator[RunResult]:
+        return iter(self.runs)
+
+    @property
+    def run_ids(self) -> list[str]:
+        return [r.run_id for r in self.runs]
+
+    @property
+    def variants(self) -> list[str]:
+        """Each run's variant, `k=v,…`, in the runs' order."""
+        return [r.document.system.variant or "" for r in self.runs]
+
+    def of(self, variant: str) -> RunResult:
+        """The run of this combination, written as its runs name it (`k=v,…`, the keys in the
+        file's order); KeyError naming the variants there are."""
+        for result in self.runs:
+            if result.document.system.variant == variant:
+                return result
+        raise KeyError(f"no run of the variant {variant!r}; the variants are "
+                       + "; ".join(self.variants))
+
+    @property
+    def exit_code(self) -> int:
+        """The worst of the runs' gates' exit codes (docs/ci.md#exit-codes)."""
+        return min((int(r.gate.exit_code) for r in self.runs), key=_WORST_FIRST.index)
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"runs": [document, …]}`, each run's JSON document (docs/cli.md#the-json-document)
+        in the runs' order, as `oloproof run --json` prints them."""
+        return {"runs": [r.to_json() for r in self.runs]}

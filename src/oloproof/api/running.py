@@ -30,13 +30,13 @@ from oloproof.api.deciding import (
     decide_run,
     simulator_any,
 )
-from oloproof.api.result import RunResult
-from oloproof.errors import ConfigError, RunStopped, UsageError
+from oloproof.api.result import RunResult, VariantRuns
+from oloproof.errors import RunStopped, UsageError
 from oloproof.execution.engine import RunEngine
 from oloproof.execution.exits import exit_attempts
 from oloproof.execution.intake import Progress
 from oloproof.execution.stored_run import Refusal, StoredExecutions
-from oloproof.execution.transports import open_transport
+from oloproof.execution.transports import Transport, open_transport
 from oloproof.project import LoadedSuite, load_suite
 from oloproof.project.describe import RESCORED, describe_suite
 from oloproof.store.location import open_existing_store
@@ -147,27 +147,23 @@ def _rescored(suite: LoadedSuite, source: StoredExecutions, refused: list[Refusa
     return out
 
 
-def _chosen_variant(suite: LoadedSuite, variant: str | None) -> dict[str, VariantValue]:
-    """The combination of `system.variants` a run is of (docs/board.md): the one `variant`
-    names; none for a suite without variants. Running every combination in one run is not
-    built yet, so a suite with variants runs one at a time and fails closed without one."""
+def _chosen_variants(suite: LoadedSuite, variant: str | None) -> list[dict[str, VariantValue]]:
+    """The combinations of `system.variants` a run of the suite makes a run each of
+    (docs/board.md#running-every-variant): the one `variant` names, or every combination in
+    the file's order; `[{}]`, one run of no variant, for a suite without variants."""
     matrix = suite.config.system.variants
     if variant is None:
-        if matrix:
-            raise ConfigError(
-                "system.variants: running every combination in one run is not built yet; "
-                f"run one with --variant {variant_text(combinations(matrix)[0])}",
-                file=suite.path, line=suite.doc.line_of(("system", "variants")))
-        return {}
+        return combinations(matrix) if matrix else [{}]
     try:
-        return find_variant(variant, matrix)
+        return [find_variant(variant, matrix)]
     except ValueError as exc:
         raise UsageError(f"--variant {variant}: {exc}") from None
 
 
 class RunJob:
-    """One run between registering it in the store and its result (shared by `run`,
-    `run_async`, `rescore` and `import`)."""
+    """A suite loaded once and its runs, each between registering it in the store and its
+    result: one run, or one per combination of `system.variants`, all on one store and one
+    set of workers (shared by `run`, `run_async`, `rescore` and `import`)."""
 
     def __init__(
         self, config: str | Path, policy: str | Path | None, *, no_cache: bool,
@@ -189,8 +185,13 @@ class RunJob:
                                 trials=trials, workers=workers, executor=executor,
                                 selection=selection)
         check_baseline_given(self.suite.policy, self.suite.policy_doc, baseline)
-        # The combination of system.variants this run is of (docs/board.md), before the store
-        self.variant = _chosen_variant(self.suite, variant)
+        # The combinations of system.variants to run, a run each (docs/board.md), before the
+        # store: a rescored run is of its stored run's variant.
+        if self.source is not None:
+            self.variants = [self._source_variant(self.source)]
+        else:
+            self.variants = _chosen_variants(self.suite, variant)
+        self.variant = self.variants[0]
         self.db = open_store(self.suite, store)
         # The baseline is resolved before the run is registered, as `oloproof run` means it:
         # the run being made is `latest` (docs/compare.md#which-run-is-the-baseline). A bad baseline
@@ -213,23 +214,78 @@ class RunJob:
         # never counted among its version's runs, docs/limits.md#re-runs-and-re-drawn-samples)
         self.kind: str | None = None
         # With trials, progress counts executions: every case, each trial.
+        self.on_progress = on_progress
         self.progress = Progress(total=self.suite.execution_count, on_change=on_progress)
         self.no_cache = no_cache
         self.concurrency = concurrency
         self.on_start = on_start
+        # The runs made so far, when there are several (each stored whatever comes after it).
+        self.done: list[RunResult] = []
+        self._next_unit = 0  # (unit numbers go on from run to run over one transport)
+
+    def _source_variant(self, source: StoredExecutions) -> dict[str, VariantValue]:
+        """The combination a rescored run is of: its stored run's (docs/board.md), which the
+        suite's `system.variants` must still list; none if the stored run had none."""
+        if source.variant is None:
+            return {}
+        try:
+            return find_variant(source.variant, self.suite.config.system.variants)
+        except ValueError as exc:
+            raise UsageError(f"run {source.run_id} is of the variant {source.variant}, which "
+                             f"the suite no longer runs: {exc}") from None
 
     def stopped(self) -> RunStopped:
         done = "cases" if self.suite.trials == 1 else "case trials"
+        before = f"; {self._made_before().removeprefix('oloproof: ')}" if self.done else ""
         return RunStopped(
             f"run {self.run_id} stopped after {self.progress.done} of {self.progress.total} "
-            f"{done}; what finished is stored and the next `oloproof run` reuses it"
+            f"{done}; what finished is stored and the next `oloproof run` reuses it{before}"
         )
 
     async def execute(self) -> RunResult:
-        """Register, run, decide and store the run. On Ctrl-C or cancellation the run is
-        marked `stopped` and the interruption goes on; on an unexpected error it is marked
-        `failed` (what finished is stored) and the error goes on, with a note naming the run.
+        """Register, run, decide and store the one run (of the one variant, if any). On
+        Ctrl-C or cancellation the run is marked `stopped` and the interruption goes on; on an
+        unexpected error it is marked `failed` (what finished is stored) and the error goes
+        on, with a note naming the run.
         """
+        assert len(self.variants) == 1
+        return (await self.execute_each())[0]
+
+    async def execute_each(self) -> list[RunResult]:
+        """Every combination's run in turn, in the file's order (docs/board.md#running-every-
+        variant), over one set of workers started once: each registered, run, decided and
+        stored before the next begins, so a run that fails or is stopped loses none of those
+        before it (the error goes on with a note naming them); the runs after it are not
+        made."""
+        # The workers start (and load the system) before any run is registered: a worker
+        # that cannot start is a configuration error, with nothing run and nothing stored.
+        transport = await open_transport(self.suite, self.concurrency,
+                                         self.db.lookup_judge_verdicts)
+        try:
+            for at, variant in enumerate(self.variants):
+                if at:
+                    self.run_id = new_run_id()
+                    self.progress = Progress(total=self.suite.execution_count,
+                                             on_change=self.on_progress)
+                self.variant = variant
+                try:
+                    self.done.append(await self._execute_on(transport))
+                except BaseException as exc:
+                    if self.done:
+                        exc.add_note(self._made_before())
+                    raise
+        finally:
+            await transport.close()
+        return self.done
+
+    def _made_before(self) -> str:
+        """The runs of other variants made before the one that failed or stopped, in words."""
+        return ("oloproof: the runs made before it are stored: " + "; ".join(
+            f"{r.run_id} ({variant_text(v)}, {r.status})"
+            for r, v in zip(self.done, self.variants, strict=False)))
+
+    async def _execute_on(self, transport: Transport) -> RunResult:
+        """One run (of `self.variant`) on workers already started."""
         suite, db, run_id = self.suite, self.db, self.run_id
         suite_info = describe_suite(suite)
         if self.variant:  # (docs/board.md: the run document and its reports name it)
@@ -241,25 +297,19 @@ class RunJob:
         # this run against the same baseline whatever runs come after it.
         policy = suite.policy if self.baseline is None else \
             suite.policy.model_copy(update={"baseline": self.baseline})
-        # The workers start (and load the system) before the run is registered: a worker that
-        # cannot start is a configuration error, with nothing run and nothing stored.
-        transport = await open_transport(suite, self.concurrency, db.lookup_judge_verdicts)
-        try:
-            db.begin_run(run_id, suite.config.project, suite.config.system.name,
-                         suite.config.system.version, suite_info,
-                         policy.model_dump(mode="json"), no_cache=self.no_cache,
-                         kind=self.kind or str(suite_info.get("kind") or WHOLE_SUITE),
-                         variant=variant_text(self.variant) or None)
-        except BaseException:
-            await transport.close()
-            raise
+        db.begin_run(run_id, suite.config.project, suite.config.system.name,
+                     suite.config.system.version, suite_info,
+                     policy.model_dump(mode="json"), no_cache=self.no_cache,
+                     kind=self.kind or str(suite_info.get("kind") or WHOLE_SUITE),
+                     variant=variant_text(self.variant) or None)
         try:
             if self.on_start is not None:
                 self.on_start(suite, run_id)
             engine = RunEngine(suite, db, run_id, no_cache=self.no_cache,
                                concurrency=self.concurrency, progress=self.progress,
                                transport=transport, executions_from=self.source,
-                               variant=tuple(self.variant.items()))
+                               variant=tuple(self.variant.items()),
+                               first_unit=self._next_unit)
             analysis = Analysis(analysis_plan(suite_info))
             guarded_before = len(exit_attempts())  # (only the command line guards os._exit)
             loop = asyncio.get_running_loop()
@@ -268,6 +318,7 @@ class RunJob:
                 await engine.run(analysis)
             finally:
                 importing.cancel()  # (a run that never waited has nothing beside it)
+                self._next_unit = engine.next_unit
             from oloproof.document import (
                 BaselineSummary,
                 CacheCounts,
@@ -353,8 +404,10 @@ def run(
     sample: int | None = None,
     seed: int | str | None = None,
     variant: str | None = None,
-) -> RunResult:
-    """Run a suite: load, execute, judge, analyse, decide, store. Returns the run's result.
+) -> RunResult | VariantRuns:
+    """Run a suite: load, execute, judge, analyse, decide, store. Returns the run's result;
+    for a suite with `system.variants` and no `variant`, a `VariantRuns` of every
+    combination's run.
 
     `trials` runs every case that many times (docs/reliability.md), instead of the suite's
     `trials:`; `workers` and `executor` (`local`, `processes` or `ray`) replace `execution.workers`
@@ -369,9 +422,14 @@ def run(
     (docs/cli.md#running-part-of-the-suite): the run is stored as a subset, is never taken as a
     baseline unless named, and its gate never exits 0.
 
-    `variant` (`k=v,…`, e.g. `model=large,prompt=v2`) runs that combination of the suite's
-    `system.variants` (docs/board.md): the system reads it as `current_case().variant`, its
-    executions are keyed apart, and the run is stored with it. A suite with variants needs one.
+    A suite with `system.variants` runs every combination, each its own run, stored with its
+    variant, one after another in the file's order, over one load of the suite and one start
+    of its workers (docs/board.md#running-every-variant); the result is a `VariantRuns` (a
+    sequence of each run's `RunResult`; `exit_code`, the worst of their gates'). `variant`
+    (`k=v,…`, e.g. `model=large,prompt=v2`) runs that combination alone, and returns its
+    `RunResult`. The system reads its combination as `current_case().variant`, and its
+    executions are keyed apart. A run that fails or is stopped keeps the runs before it
+    stored; the error names them.
 
     `store` moves the store for this run (default: $OLOPROOF_STORE, else `store:` in the suite,
     else `.oloproof/store.sqlite` beside it). An unexpected error marks the run `failed` and is
@@ -392,7 +450,7 @@ def run(
                on_progress=on_progress, on_start=on_start, store=store, trials=trials,
                workers=workers, executor=executor, baseline=baseline,
                selection=Selection.of(cases, pattern, limit, sample, seed), variant=variant)
-    return _run_to_the_end(job)
+    return _run_to_the_end(job, every=variant is None)
 
 
 async def run_async(
@@ -414,8 +472,9 @@ async def run_async(
     sample: int | None = None,
     seed: int | str | None = None,
     variant: str | None = None,
-) -> RunResult:
-    """`run`, awaited on the caller's event loop (a notebook, an async test or server).
+) -> RunResult | VariantRuns:
+    """`run`, awaited on the caller's event loop (a notebook, an async test or server); the
+    same result (a `VariantRuns` for a suite with `system.variants` and no `variant`).
 
     Async systems run on that loop, sync systems in threads of their own. Cancelling the
     awaiting task stops the run: it is marked `stopped`, what finished is stored, and the
@@ -435,7 +494,7 @@ async def run_async(
                workers=workers, executor=executor, baseline=baseline,
                selection=Selection.of(cases, pattern, limit, sample, seed), variant=variant)
     try:
-        return await job.execute()
+        return _result_of(job, await job.execute_each(), every=variant is None)
     except KeyboardInterrupt:
         raise job.stopped() from None
     finally:
@@ -476,13 +535,23 @@ def rescore(
     job = RunJob(config, policy, no_cache=False, concurrency=concurrency,
                on_progress=on_progress, on_start=None, store=store, baseline=baseline,
                rescore=run)
-    return _run_to_the_end(job)
+    result = _run_to_the_end(job)
+    assert isinstance(result, RunResult)
+    return result
 
 
-def _run_to_the_end(job: RunJob) -> RunResult:
-    """`job` run on an event loop of its own; Ctrl-C ends it as `RunStopped`."""
+def _result_of(job: RunJob, results: list[RunResult], every: bool
+               ) -> RunResult | VariantRuns:
+    """The one run's result, or, for every combination of a suite's variants, all of them."""
+    if every and job.suite.config.system.variants:
+        return VariantRuns(results)
+    return results[0]
+
+
+def _run_to_the_end(job: RunJob, every: bool = False) -> RunResult | VariantRuns:
+    """`job`'s runs on an event loop of their own; Ctrl-C ends them as `RunStopped`."""
     try:
-        return asyncio.run(job.execute())
+        return _result_of(job, asyncio.run(job.execute_each()), every)
     except (KeyboardInterrupt, asyncio.CancelledError):
         raise job.stopped() from None
     finally:

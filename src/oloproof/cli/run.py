@@ -26,7 +26,7 @@ from oloproof.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from oloproof.api import RunResult
+    from oloproof.api import RunResult, VariantRuns
     from oloproof.report.progress import LiveProgress
 
 
@@ -73,7 +73,8 @@ def _report_options(command: Callable[..., None]) -> Callable[..., None]:
 @click.option("--seed", default=None, help="The seed of --sample's draw (default 0: the same "
               "cases each time).")
 @click.option("--variant", default=None, metavar="K=V,…",
-              help="Run this combination of system.variants (e.g. model=large,prompt=v2).")
+              help="Run only this combination of system.variants (e.g. "
+              "model=large,prompt=v2; default: every combination, a run each).")
 @_report_options
 def run_command(config: str, policy: str | None, no_cache: bool, concurrency: int | None,
                 trials: int | None, workers: int | None, executor: str | None,
@@ -86,13 +87,15 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
     With --baseline REF (or `baseline:` in the policy) the run is paired case by case with
     that run for its non_inferiority rules; the run being made counts as `latest`, so
     `latest~1` (or `latest`) is the newest run before it. --case, -k, --limit and --sample
-    run part of the suite: a subset run, which never exits 0.
+    run part of the suite: a subset run, which never exits 0. A suite with
+    system.variants runs every combination, a run each, and exits with the worst of their
+    gates' codes; --variant runs one.
     """
     from oloproof import api
 
     live = _live_progress() if not as_json else None
 
-    def go() -> RunResult:
+    def go() -> RunResult | VariantRuns:
         with live if live is not None else contextlib.nullcontext():
             return api.run(config, policy, no_cache=no_cache, concurrency=concurrency,
                            on_progress=live.update if live is not None else None, store=store,
@@ -135,7 +138,7 @@ def _seed(seed: str | None) -> int | str | None:
     return int(seed) if seed.lstrip("-").isdigit() else seed
 
 
-def _run_and_report(command: str, go: Callable[[], RunResult], config: str,
+def _run_and_report(command: str, go: Callable[[], RunResult | VariantRuns], config: str,
                     store: str | None, as_json: bool, junit: str | None,
                     markdown: str | None, slices: str) -> None:
     """Run (`go`), write the CI files, print the report or the JSON document, exit on the
@@ -144,7 +147,7 @@ def _run_and_report(command: str, go: Callable[[], RunResult], config: str,
     _sigterm_stops_the_run()
     from oloproof.execution.exits import os_exit_guarded
 
-    def run_it() -> RunResult:
+    def run_it() -> RunResult | VariantRuns:
         # In the command's own process only: a library run changes nothing of its host's.
         with os_exit_guarded():
             if not as_json:
@@ -157,10 +160,13 @@ def _run_and_report(command: str, go: Callable[[], RunResult], config: str,
 
     result = guarded(as_json, ci, run_it)
     write_ci(result, ci, as_json, config, store)
+    from oloproof.api import RunResult  # (imported by the run)
 
     def show() -> None:
         if as_json:
             click.echo(json.dumps(result.to_json(), ensure_ascii=False))
+        elif not isinstance(result, RunResult):
+            _show_variant_runs(result)
         else:
             # Imported here, not before the run: the run imports it beside its first cases.
             from oloproof.report.terminal import render_run
@@ -168,7 +174,26 @@ def _run_and_report(command: str, go: Callable[[], RunResult], config: str,
             render_run(result.document, report_console(), slices="all" if slices == "all" else
                        "differing")
 
-    print_then_exit(show, result.gate.exit_code)
+    print_then_exit(show, result.gate.exit_code if isinstance(result, RunResult)
+                    else result.exit_code)
+
+
+def _show_variant_runs(runs: VariantRuns) -> None:
+    """The runs of every variant, a line each, then where to read them
+    (docs/board.md#running-every-variant)."""
+    from oloproof.report.escape import safe
+
+    first = runs[0].document.system
+    click.echo(f"{len(runs)} runs of {safe(first.name)} {safe(first.version)}, one per variant "
+               "of system.variants:")
+    width = max(len(safe(v)) for v in runs.variants)
+    for result, variant in zip(runs, runs.variants, strict=True):
+        gate = result.gate
+        click.echo(f"  {safe(variant):<{width}}  {result.run_id}  {result.status}  "
+                   f"{gate.action} (exit {int(gate.exit_code)})")
+    click.echo(f"Exit {runs.exit_code}: the worst of the runs' gates.")
+    click.echo(f"One run's report: oloproof inspect variant:{safe(runs.variants[0])}")
+    click.echo("Every candidate side by side: oloproof board")
 
 
 def _live_progress() -> LiveProgress | None:

@@ -67,7 +67,7 @@ class RunEngine:
         self, suite: SuiteToRun, store: Store, run_id: str, *, no_cache: bool = False,
         concurrency: int | None = None, progress: Progress | None = None,
         transport: Transport | None = None, executions_from: StoredExecutions | None = None,
-        variant: Variant = (),
+        variant: Variant = (), first_unit: int = 0,
     ) -> None:
         self.suite = suite
         # Where executions come from when not from the system: a stored run's (its units only).
@@ -78,8 +78,10 @@ class RunEngine:
         self.no_cache = no_cache
         system = suite.config.system
         self.concurrency = concurrency or system.concurrency
-        # Where jobs go: the workers the executor started (`transports.open_transport`), or by
-        # default the suite's own system in this process.
+        # Where jobs go: the workers the executor started (`transports.open_transport`), which
+        # several runs may share (a run per combination of system.variants) and whoever opened
+        # them closes; or by default the suite's own system in this process, closed by `run`.
+        self._owns_transport = transport is None
         self.transport = transport if transport is not None else local_transport(
             [Worker(suite.target, suite.evaluators, system.timeout_s, retries=suite.retries,
                     throttle=Throttle() if suite.retries is not None else None)],
@@ -96,7 +98,10 @@ class RunEngine:
         self.intake: ResultIntake | None = None
         self._last_flush = time.monotonic()
         self._next_seq = 0
-        self._next_unit = 0
+        # Unit numbers go on from the run before on a shared transport: a result that comes
+        # back late (a job sent again after a lost worker) is never taken for this run's.
+        self._next_unit = first_unit
+        self._retried_before = 0
         # transform -> derived case id -> pair digest (validity labels are matched on these)
         self.pairs: dict[str, dict[str, str]] = {t.name: {} for t, _ in suite.transforms}
         self._faults = [(i, e, digest(e.plan(self.trials)))
@@ -119,6 +124,7 @@ class RunEngine:
         self.store.start_writer()  # commits happen beside the event loop, not in it
         transport = self.transport
         self.progress.workers = transport.workers
+        self._retried_before = transport.retried
         flusher = asyncio.create_task(self._flush_every_second())
         try:
             # A chunk holds about CHUNK jobs: with trials, fewer units, each run `trials` times
@@ -141,7 +147,8 @@ class RunEngine:
                 self._flush_if_writer_idle()
         finally:
             flusher.cancel()
-            await transport.close()
+            if self._owns_transport:
+                await transport.close()
             if in_flight:  # stopped or broken: keep what finished all the same
                 with contextlib.suppress(Exception):  # (the error that stopped it goes on)
                     self._take_all([r for r in transport.ready() if r.unit in in_flight])
@@ -397,9 +404,14 @@ class RunEngine:
         return 0 if self.intake is None else self.intake.replays_run
 
     @property
+    def next_unit(self) -> int:
+        """The number the next run on this transport starts its units at."""
+        return self._next_unit
+
+    @property
     def retried(self) -> int:
-        """How many cases were sent to a worker again because theirs was lost."""
-        return self.transport.retried
+        """How many cases of this run were sent to a worker again because theirs was lost."""
+        return self.transport.retried - self._retried_before
 
     @property
     def nodes(self) -> list[str] | None:

@@ -62,6 +62,8 @@ class StoredExecutions:
     # (case id, trial) -> (execution key, case digest, error kind or None)
     cases: dict[tuple[str, int], tuple[str | None, str, str | None]] = field(
         default_factory=dict)
+    # The combination of system.variants the stored run is of (`k=v,…`), or None.
+    variant: str | None = None
 
     @classmethod
     def read(cls, store: Store, run_id: str) -> StoredExecutions:
@@ -69,7 +71,8 @@ class StoredExecutions:
         record = store.run_record(run_id)
         suite = record.get("suite") or {}
         found = cls(run_id, f"{record['system_name']} {record['system_version']}",
-                    int(suite.get("trials", 1)), suite.get("subset"))
+                    int(suite.get("trials", 1)), suite.get("subset"),
+                    variant=suite.get("variant"))
         for case_id, digest, exec_key, outcome in store.iter_run_cases(run_id):
             trial = int(outcome.get("tr") or 1)
             found.cases[(case_id, trial)] = (exec_key, digest, outcome.get("e"))

@@ -113,8 +113,10 @@ def store_session(rootdir: Path, results: list[dict[str, Any]]) -> tuple[list[st
             result = run(write_suite(Path(tmp), project, level, tests), store=store)
     except OloproofError as exc:
         return [f"the session's marked tests were not stored: {problem(exc)}"], False
+    from oloproof.api import RunResult
     from oloproof.report.decision_words import sequential_parts
 
+    assert isinstance(result, RunResult)  # (the suite written has no variants: one run)
     document = result.document
     lines = []
     for test, decision in zip(tests, document.decisions, strict=True):

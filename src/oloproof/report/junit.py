@@ -16,6 +16,8 @@ A run gives two test suites:
 A comparison gives `oloproof.comparison` (a testcase per compared criterion: a failure when a
 case broke) and `oloproof.compared_cases` (a testcase per case whose verdict moved: broken cases
 fail, fixed cases pass; changed and one-run-only cases are skipped, saying why).
+The runs of a suite's variants that one `oloproof run` made give each run's two suites in turn,
+named with its variant.
 
 Every text from a case goes through `escape.safe` (control and direction-changing characters
 written as `\\uXXXX`, which also keeps characters XML 1.0 cannot hold out of the file), and the
@@ -137,9 +139,17 @@ def _rule_message(decision: DecisionRow, metric: MetricRow | None,
             + f" · reasons: {', '.join(decision.reasons) or 'none'}")
 
 
-def rules_suite(root: ET.Element, document: RunDocument, block_on: Sequence[str]) -> None:
-    """The rules suite: a testcase per rule (see the module's text)."""
-    suite = _suite(root, "oloproof.rules")
+def _named(name: str, document: RunDocument | None, apart: bool) -> str:
+    """A suite's name; among the runs of several variants, with its run's variant."""
+    variant = document.system.variant if document is not None else None
+    return f"{name}[{_text(variant)}]" if apart and variant else name
+
+
+def rules_suite(root: ET.Element, document: RunDocument, block_on: Sequence[str],
+                apart: bool = False) -> None:
+    """The rules suite: a testcase per rule (see the module's text); `apart`, named with
+    the run's variant, beside the other variants' runs."""
+    suite = _suite(root, _named("oloproof.rules", document, apart))
     properties = ET.SubElement(suite, "properties")
     for name, value in (("run_id", document.run_id), ("status", str(document.status)),
                         ("gate", f"{document.gate.action} (exit {int(document.gate.exit_code)})"),
@@ -183,9 +193,9 @@ def rules_suite(root: ET.Element, document: RunDocument, block_on: Sequence[str]
 
 
 def cases_suite(root: ET.Element, records: Iterable[CaseRecord],
-                document: RunDocument | None = None) -> None:
+                document: RunDocument | None = None, apart: bool = False) -> None:
     """The cases suite: a testcase per case (see the module's text)."""
-    suite = _suite(root, "oloproof.cases")
+    suite = _suite(root, _named("oloproof.cases", document, apart))
     for record in records:
         case = _case(suite, record.case)
         if record.errors:
@@ -221,6 +231,19 @@ def run_junit(document: RunDocument, records: Iterable[CaseRecord],
     root = ET.Element("testsuites", name=_text(f"oloproof {document.run_id}"))
     rules_suite(root, document, block_on)
     cases_suite(root, records, document)
+    return _document(root)
+
+
+def variant_runs_junit(runs: Sequence[tuple[RunDocument, Iterable[CaseRecord],
+                                             Sequence[str]]]) -> str:
+    """The JUnit XML of the runs of a suite's variants made by one `oloproof run`
+    (docs/board.md#running-every-variant): each run's rules and cases suites in turn, each
+    named with its variant (`oloproof.rules[model=large,prompt=v2]`)."""
+    root = ET.Element("testsuites", name=_text(
+        f"oloproof {len(runs)} runs: " + " ".join(d.run_id for d, _, _ in runs)))
+    for document, records, block_on in runs:
+        rules_suite(root, document, block_on, apart=True)
+        cases_suite(root, records, document, apart=True)
     return _document(root)
 
 

@@ -252,8 +252,13 @@ class Writer:
             raise error
 
     def start_writer(self) -> None:
-        """Write batches from a thread of its own, on a connection of its own."""
+        """Write batches from a thread of its own, on a connection of its own, for a run that
+        begins (the writer of the store's run before, if still there, goes on for this one,
+        merging at its own pace again until this run's last results come in)."""
         if self._writer is not None:
+            self.flush(wait=True)  # (the writer is idle: its counts are this thread's to set)
+            self._finishing = self._checkpointed = False
+            self._merged = 0
             return
         # Bounded: when SQLite falls behind, the run waits instead of piling batches in memory.
         self._writer = queue.Queue(maxsize=4)
