@@ -1,8 +1,8 @@
 """`system.variants` in the suite file (docs/board.md): the matrix read and checked, each error
 naming the file and line; its combinations and their `k=v,…` names; one combination run with
 `--variant` (`oloproof.run(variant=...)`), which the system reads as `current_case().variant`,
-keyed apart in the cache and stored with the run. Running every combination in one run is not
-built yet: a suite with variants and no `--variant` is refused, never run as one candidate."""
+keyed apart in the cache and stored with the run. Every combination in one run:
+test_variant_runs.py."""
 
 from __future__ import annotations
 
@@ -76,17 +76,6 @@ def test_a_matrix_that_cannot_name_its_candidates_is_refused_at_its_line(
     assert says in str(raised.value)
     assert str(raised.value).startswith(f"{config}:{line}:"), str(raised.value)
     assert not (tmp_path / "store.sqlite").exists()  # refused before anything is stored
-
-
-def test_a_suite_with_variants_is_not_run_as_one_candidate(tmp_path: Path) -> None:
-    """Until every combination runs in one run, a suite with variants and no --variant fails
-    closed: never one run that ignores them."""
-    config = _project(tmp_path, MATRIX)
-    with pytest.raises(ConfigError, match="every combination in one run is not built yet; "
-                       "run one with --variant model=small,prompt=v1") as e:
-        oloproof.run(config, store=tmp_path / "store.sqlite")
-    assert str(e.value).startswith(f"{config}:8:")
-    assert not (tmp_path / "store.sqlite").exists()
 
 
 def _stored_variants(store: Path) -> list[tuple[str, str | None]]:

@@ -1,0 +1,236 @@
+"""Every combination of `system.variants` in one run (docs/board.md#running-every-variant):
+`oloproof run` / `oloproof.run()` on a suite with variants and no `--variant` makes a run per
+combination, in the file's order, each stored with its variant, over one load of the suite and
+one start of its workers — the system module imported once per worker, counted here on the
+local and the processes executors. What `run()` returns (`VariantRuns`), what the command
+prints and exits with, a run that breaks part-way keeping the runs before it, and a variant's
+run rescored."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import oloproof
+from oloproof.errors import RunStopped, UsageError
+
+SUITE = """\
+version: 1
+project: desk
+dataset: cases.jsonl
+system:
+  name: desk
+  version: "2.1"
+  callable: app:run
+  variants:
+    model: [small, large, open]
+    prompt: [v1, v2]
+evaluators:
+  - type: exact_match
+    criterion: answer_correct
+    field: answer
+    expected_field: answer
+"""
+ORDER = ["model=small,prompt=v1", "model=small,prompt=v2", "model=large,prompt=v1",
+         "model=large,prompt=v2", "model=open,prompt=v1", "model=open,prompt=v2"]
+
+
+def _project(root: Path) -> Path:
+    # The system writes its process id to imports.log each time its module is imported, and
+    # its variant to calls.log at each call; it answers with its variant's model.
+    (root / "app.py").write_text(
+        "import os\n"
+        "from oloproof import current_case\n"
+        "HERE = os.path.dirname(os.path.abspath(__file__))\n"
+        "with open(os.path.join(HERE, 'imports.log'), 'a') as f:\n"
+        "    f.write(f'{os.getpid()}\\n')\n"
+        "def run(input):\n"
+        "    variant = current_case().variant\n"
+        "    with open(os.path.join(HERE, 'calls.log'), 'a') as f:\n"
+        "        f.write(','.join(f'{k}={v}' for k, v in variant.items()) + '\\n')\n"
+        "    if variant['model'] == 'open':  # (right on half the cases)\n"
+        "        return {'answer': 'large' if input['n'] % 2 else 'open'}\n"
+        "    return {'answer': variant['model']}\n", encoding="utf-8")
+    (root / "cases.jsonl").write_text("".join(
+        f'{{"id": "c{i}", "input": {{"n": {i}}}, "expected": {{"answer": "large"}}}}\n'
+        for i in range(1, 11)), encoding="utf-8")
+    (root / "release.yaml").write_text(
+        "version: 1\nrules:\n  - id: answers\n    metric: answer_correct\n    min: 0.5\n",
+        encoding="utf-8")
+    config = root / "oloproof.yaml"
+    config.write_text(SUITE, encoding="utf-8")
+    return config
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").split() if path.exists() else []
+
+
+def _stored(store: Path) -> list[tuple[str, str | None, str]]:
+    with sqlite3.connect(store) as conn:
+        return [(str(r), v, str(s)) for r, v, s in conn.execute(
+            "SELECT run_id, variant, status FROM runs ORDER BY started_at, run_id")]
+
+
+def test_every_combination_runs_in_one_run_each_stored_with_its_variant(
+        tmp_path: Path) -> None:
+    config = _project(tmp_path)
+    store = tmp_path / "store.sqlite"
+    runs = oloproof.run(config, store=store)
+    assert isinstance(runs, oloproof.VariantRuns)
+    assert runs.variants == ORDER
+    assert _stored(store) == [(r.run_id, v, "complete") for r, v in zip(runs, ORDER, strict=True)]
+    # Each run is its variant's: the large model answers "large", the open one half the time.
+    assert [r.metric("answer_correct").passed for r in runs] == [0, 0, 10, 10, 5, 5]
+    assert runs.of("model=large,prompt=v2").document.system.variant == "model=large,prompt=v2"
+    with pytest.raises(KeyError, match="no run of the variant 'model=huge,prompt=v1'"):
+        runs.of("model=huge,prompt=v1")
+    # The system module was imported once (in this process), and each call read its own run's
+    # variant, in the file's order.
+    assert _lines(tmp_path / "imports.log") == [str(os.getpid())]
+    calls = _lines(tmp_path / "calls.log")
+    assert calls == [v for v in ORDER for _ in range(10)]
+    # At `min: 0.5` the small model FAILs (exit 1), the large ALLOWs (0), and the open one's
+    # 5 of 10 decide nothing (3); the matrix's is the worst, a FAIL, not the highest code.
+    assert [int(r.gate.exit_code) for r in runs] == [1, 1, 0, 0, 3, 3]
+    assert runs.exit_code == 1
+    # Each is named by `variant:` and is its variant's newest run.
+    assert oloproof.load_run("variant:prompt=v1,model=open", config, store).run_id \
+        == runs[4].run_id
+    # Run again, every combination comes from the cache: no call.
+    again = oloproof.run(config, store=store)
+    assert isinstance(again, oloproof.VariantRuns)
+    assert [(r.document.cache.execution.hit, r.document.cache.execution.miss) for r in again] \
+        == [(10, 0)] * 6
+    assert len(_lines(tmp_path / "calls.log")) == 60
+
+
+def test_one_variant_still_returns_one_run_result(tmp_path: Path) -> None:
+    config = _project(tmp_path)
+    one = oloproof.run(config, store=tmp_path / "store.sqlite", variant="model=large,prompt=v1")
+    assert isinstance(one, oloproof.RunResult)
+    assert _stored(tmp_path / "store.sqlite") == [(one.run_id, "model=large,prompt=v1",
+                                                   "complete")]
+
+
+def test_run_async_runs_every_combination_too(tmp_path: Path) -> None:
+    config = _project(tmp_path)
+    runs = asyncio.run(oloproof.run_async(config, store=tmp_path / "store.sqlite"))
+    assert isinstance(runs, oloproof.VariantRuns)
+    assert runs.variants == ORDER
+
+
+@pytest.mark.slow
+def test_worker_processes_start_once_for_every_combination(tmp_path: Path) -> None:
+    config = _project(tmp_path)
+    runs = oloproof.run(config, store=tmp_path / "store.sqlite", executor="processes",
+                        workers=2)
+    assert isinstance(runs, oloproof.VariantRuns)
+    assert [r.metric("answer_correct").passed for r in runs] == [0, 0, 10, 10, 5, 5]
+    imports = _lines(tmp_path / "imports.log")
+    # Once here (the suite is checked before the workers start), once in each of the two
+    # worker processes — not once per combination.
+    workers = [pid for pid in imports if pid != str(os.getpid())]
+    assert imports.count(str(os.getpid())) == 1
+    assert len(workers) == 2 and len(set(workers)) == 2, imports
+    assert sorted(_lines(tmp_path / "calls.log")) == sorted(v for v in ORDER for _ in range(10))
+
+
+def _stopping_at(third: BaseException) -> tuple[list[str], Any]:
+    started: list[str] = []
+
+    def on_start(suite: Any, run_id: str) -> None:
+        started.append(run_id)
+        if len(started) == 3:
+            raise third
+    return started, on_start
+
+
+def test_a_run_that_fails_part_way_keeps_the_runs_before_it(tmp_path: Path) -> None:
+    config = _project(tmp_path)
+    store = tmp_path / "store.sqlite"
+    started, on_start = _stopping_at(RuntimeError("the host broke"))
+    with pytest.raises(RuntimeError, match="the host broke") as raised:
+        oloproof.run(config, store=store, on_start=on_start)
+    stored = _stored(store)
+    # The first two are complete, the third failed, no other was begun.
+    assert [(v, s) for _, v, s in stored] == [
+        (ORDER[0], "complete"), (ORDER[1], "complete"), (ORDER[2], "failed")]
+    assert [r for r, _, _ in stored] == started
+    notes = " ".join(raised.value.__notes__)
+    assert f"{started[0]} (model=small,prompt=v1, complete)" in notes
+    assert f"{started[1]} (model=small,prompt=v2, complete)" in notes
+    # The complete ones are runs as any other.
+    assert oloproof.load_run("variant:model=small,prompt=v2", config, store).run_id \
+        == started[1]
+
+
+def test_a_stopped_matrix_says_which_runs_are_stored(tmp_path: Path) -> None:
+    config = _project(tmp_path)
+    store = tmp_path / "store.sqlite"
+    started, on_start = _stopping_at(KeyboardInterrupt())
+    with pytest.raises(RunStopped) as raised:
+        oloproof.run(config, store=store, on_start=on_start)
+    assert f"run {started[2]} stopped" in str(raised.value)
+    assert f"the runs made before it are stored: {started[0]} (model=small,prompt=v1, " \
+        "complete)" in str(raised.value)
+    assert [s for _, _, s in _stored(store)] == ["complete", "complete", "stopped"]
+
+
+def test_a_variant_s_run_is_rescored_as_that_variant(tmp_path: Path) -> None:
+    config = _project(tmp_path)
+    store = tmp_path / "store.sqlite"
+    runs = oloproof.run(config, store=store)
+    assert isinstance(runs, oloproof.VariantRuns)
+    calls = len(_lines(tmp_path / "calls.log"))
+    rescored = oloproof.rescore("variant:model=large,prompt=v2", config, store=store)
+    assert rescored.document.rescored_from == runs.of("model=large,prompt=v2").run_id
+    assert rescored.document.system.variant == "model=large,prompt=v2"
+    assert rescored.metric("answer_correct").passed == 10  # every case taken, none left out
+    assert not rescored.document.not_rescored
+    assert len(_lines(tmp_path / "calls.log")) == calls  # no system call
+    assert _stored(store)[-1] == (rescored.run_id, "model=large,prompt=v2", "complete")
+    # A variant the suite no longer lists cannot be rescored: said before anything runs.
+    config.write_text(SUITE.replace("[small, large, open]", "[small, large]"))
+    with pytest.raises(UsageError, match=r"run run_\w+ is of the variant model=open,prompt=v1, "
+                       r"which the suite no longer runs: model=open is not a variant"):
+        oloproof.rescore(runs[4].run_id, config, store=store)
+
+
+def test_the_command_prints_a_line_per_run_and_exits_with_the_worst(
+        tmp_path: Path, cli: Any) -> None:
+    _project(tmp_path)
+    code, out, err = cli("run", "--store", "store.sqlite", "--junit", "runs.xml",
+                         "--markdown", "runs.md", cwd=tmp_path)
+    stored = _stored(tmp_path / "store.sqlite")
+    assert [v for _, v, _ in stored] == ORDER
+    lines = out.splitlines()
+    assert lines[0] == "6 runs of desk 2.1, one per variant of system.variants:", out
+    for line, (run_id, variant, _) in zip(lines[1:7], stored, strict=True):
+        assert line.split()[:3] == [variant, run_id, "complete"], out
+    assert [line.split()[3:] for line in lines[1:7]] == [
+        ["BLOCK", "(exit", "1)"]] * 2 + [["ALLOW", "(exit", "0)"]] * 2 + [
+        ["BLOCK", "(exit", "3)"]] * 2, out
+    assert code == 1, err
+    assert "Exit 1: the worst of the runs' gates." in out
+    assert "oloproof inspect variant:model=small,prompt=v1" in out
+    # The CI files hold every run, each named by its variant.
+    xml = (tmp_path / "runs.xml").read_text()
+    for variant in ORDER:
+        assert f'name="oloproof.rules[{variant}]"' in xml
+        assert f'name="oloproof.cases[{variant}]"' in xml
+    markdown = (tmp_path / "runs.md").read_text()
+    assert markdown.count("## Oloproof: ") == 6
+    assert r"(model\=open\,prompt\=v2)" in markdown
+    # --json: every run's document, in the runs' order.
+    code, out, err = cli("run", "--store", "store.sqlite", "--json", cwd=tmp_path)
+    assert code == 1, err
+    printed = json.loads(out)
+    assert [d["system"]["variant"] for d in printed["runs"]] == ORDER
+    assert [d["cache"]["execution"]["hit"] for d in printed["runs"]] == [10] * 6
