@@ -234,3 +234,19 @@ def test_the_command_prints_a_line_per_run_and_exits_with_the_worst(
     printed = json.loads(out)
     assert [d["system"]["variant"] for d in printed["runs"]] == ORDER
     assert [d["cache"]["execution"]["hit"] for d in printed["runs"]] == [10] * 6
+
+
+def test_a_combination_whose_every_case_errors_fails_and_the_others_go_on(
+        tmp_path: Path) -> None:
+    config = _project(tmp_path)
+    app = tmp_path / "app.py"
+    app.write_text(app.read_text().replace(
+        "    if variant['model'] == 'open':",
+        "    if variant == {'model': 'small', 'prompt': 'v2'}:\n"
+        "        raise RuntimeError('no such model')\n"
+        "    if variant['model'] == 'open':"))
+    runs = oloproof.run(config, store=tmp_path / "store.sqlite")
+    assert isinstance(runs, oloproof.VariantRuns)
+    assert [r.status for r in runs] == ["complete", "failed"] + ["complete"] * 4
+    assert [int(r.gate.exit_code) for r in runs] == [1, 5, 0, 0, 3, 3]
+    assert runs.exit_code == 5
