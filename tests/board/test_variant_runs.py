@@ -250,3 +250,23 @@ def test_a_combination_whose_every_case_errors_fails_and_the_others_go_on(
     assert [r.status for r in runs] == ["complete", "failed"] + ["complete"] * 4
     assert [int(r.gate.exit_code) for r in runs] == [1, 5, 0, 0, 3, 3]
     assert runs.exit_code == 5
+
+
+def test_progress_is_counted_per_run_and_says_which(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from oloproof.report.progress import LiveProgress
+
+    config = _project(tmp_path)
+    seen: list[tuple[str, int, int]] = []
+    console = Console(record=True, force_terminal=True, width=120)
+    with LiveProgress(console) as live:
+        def on_progress(progress: Any) -> None:
+            seen.append((progress.run, progress.done, progress.total))
+            live.update(progress)
+        oloproof.run(config, store=tmp_path / "store.sqlite", on_progress=on_progress)
+    assert [s for s in seen if s[1] == s[2]] == [
+        (f"{v}, {n} of 6", 10, 10) for n, v in enumerate(ORDER, 1)]
+    assert seen[0] == ("model=small,prompt=v1, 1 of 6", 1, 10)  # (each run counted from 0)
+    assert seen[10] == ("model=small,prompt=v2, 2 of 6", 1, 10)
+    assert "running model=open,prompt=v2, 6 of 6" in console.export_text()

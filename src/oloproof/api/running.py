@@ -267,6 +267,9 @@ class RunJob:
                     self.run_id = new_run_id()
                     self.progress = Progress(total=self.suite.execution_count,
                                              on_change=self.on_progress)
+                if len(self.variants) > 1:
+                    self.progress.run = f"{variant_text(variant)}, {at + 1} of " \
+                        f"{len(self.variants)}"
                 self.variant = variant
                 try:
                     self.done.append(await self._execute_on(transport))

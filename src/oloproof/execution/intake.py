@@ -39,7 +39,8 @@ class Progress:
     """Counts a progress display reads; `on_change` is called after each case.
 
     `workers` is how many copies of the system the run has, `busy` how many of them were
-    running a unit when the last results came in.
+    running a unit when the last results came in; `run`, which of several runs of one command
+    this is, in words (the runs of a suite's variants: `model=large,prompt=v2, 4 of 6`).
     """
 
     total: int
@@ -49,6 +50,7 @@ class Progress:
     on_change: Callable[[Progress], None] | None = None
     workers: int = 1
     busy: int = 0
+    run: str = ""
 
     def case_done(self, errored: bool, cached: bool) -> None:
         self.done += 1

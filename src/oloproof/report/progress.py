@@ -23,6 +23,7 @@ class LiveProgress:
     def __init__(self, console: Console) -> None:
         self._bar = Progress(
             TextColumn("[bold]running"),
+            TextColumn("{task.fields[run]}", markup=False),  # (a variant: the suite's text)
             BarColumn(),
             TextColumn("{task.completed}/{task.total} cases"),
             TextColumn("· {task.fields[errors]} errors · {task.fields[hits]} cached"),
@@ -35,6 +36,7 @@ class LiveProgress:
         self._task: Any = None
         self._start = time.monotonic()
         self._last = 0.0
+        self._counts: RunProgress | None = None  # (each run of several has its own)
 
     def __enter__(self) -> LiveProgress:
         self._bar.__enter__()
@@ -47,7 +49,14 @@ class LiveProgress:
         now = time.monotonic()
         if self._task is None:
             self._task = self._bar.add_task("run", total=progress.total, errors=0, hits=0,
-                                            rate="0", workers=f"0/{progress.workers}")
+                                            rate="0", workers=f"0/{progress.workers}",
+                                            run=progress.run)
+        if progress is not self._counts:  # the next run of several: counted from its start
+            if self._counts is not None:
+                self._start = now
+                self._bar.reset(self._task, total=progress.total, errors=0, hits=0, rate="0",
+                                workers=f"0/{progress.workers}", run=progress.run)
+            self._counts = progress
         if now - self._last < 0.1 and progress.done < progress.total:
             return
         self._last = now

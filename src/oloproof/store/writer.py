@@ -257,8 +257,9 @@ class Writer:
         merging at its own pace again until this run's last results come in)."""
         if self._writer is not None:
             self.flush(wait=True)  # (the writer is idle: its counts are this thread's to set)
-            self._finishing = self._checkpointed = False
-            self._merged = 0
+        self._finishing = self._checkpointed = False
+        self._merged = 0
+        if self._writer is not None:
             return
         # Bounded: when SQLite falls behind, the run waits instead of piling batches in memory.
         self._writer = queue.Queue(maxsize=4)
