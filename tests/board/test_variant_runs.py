@@ -270,3 +270,24 @@ def test_progress_is_counted_per_run_and_says_which(tmp_path: Path) -> None:
     assert seen[0] == ("model=small,prompt=v1, 1 of 6", 1, 10)  # (each run counted from 0)
     assert seen[10] == ("model=small,prompt=v2, 2 of 6", 1, 10)
     assert "running model=open,prompt=v2, 6 of 6" in console.export_text()
+
+
+def test_every_combination_is_paired_with_the_one_baseline_named(tmp_path: Path) -> None:
+    """The baseline is resolved once, before the first run: every combination's rule compares
+    with the same run (here the large model's earlier run), and each run's cases are stored
+    before it is paired (the store's writer is stopped for that, and started again for the
+    next run)."""
+    config = _project(tmp_path)
+    store = tmp_path / "store.sqlite"
+    first = oloproof.run(config, store=store, variant="model=large,prompt=v1")
+    (tmp_path / "release.yaml").write_text(
+        "version: 1\nrules:\n  - {id: no-regression, metric: answer_correct, "
+        "kind: non_inferiority, margin: 0.1}\n", encoding="utf-8")
+    runs = oloproof.run(config, store=store, baseline="variant:model=large,prompt=v1")
+    assert isinstance(runs, oloproof.VariantRuns)
+    assert [r.document.baseline.baseline if r.document.baseline else None for r in runs] \
+        == [first.run_id] * 6
+    # Paired case by case: the small model broke all ten, the large none, the open five.
+    assert [r.document.baseline.criteria[0].broken for r in runs
+            if r.document.baseline is not None] == [10, 10, 0, 0, 5, 5]
+    assert [str(r.decisions[0].state) for r in runs][:2] == ["FAIL", "FAIL"]
