@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 
 from benchmarks._versions import ROOT, child_env, load
+from benchmarks.speed.support_agent_scale import scale
 
 EXAMPLE = ROOT / "src" / "oloproof" / "examples" / "support_agent"
 ONE = "model=small,prompt=v1"
@@ -68,14 +69,7 @@ def project(root: Path, cases: int) -> Path:
     """The support_agent example, `cases` distinct cases, with variants that its agent reads."""
     folder = root / "desk"
     shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns("__pycache__", ".oloproof"))
-    lines = (folder / "data" / "cases.jsonl").read_text().splitlines()
-    examples = [json.loads(line) for line in lines if line.strip()]
-    with (folder / "data" / "cases.jsonl").open("w") as out:
-        for n in range(cases):
-            case = json.loads(json.dumps(examples[n % len(examples)]))
-            case["id"] = f"{case['id']}-{n // len(examples):04d}"
-            case["input"]["message"] += f" (request {n})"
-            out.write(json.dumps(case) + "\n")
+    scale(folder, cases)  # (distinct ids and messages, as support_agent_scale makes them)
     suite = (folder / "oloproof.yaml").read_text()
     marker = "  callable: app:run\n"
     assert marker in suite

@@ -16,27 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from variant_suite import MATRIX
+from variant_suite import SUITE as VARIANTS
 
 import oloproof
 from oloproof.errors import RunStopped, UsageError
 
-SUITE = """\
-version: 1
-project: desk
-dataset: cases.jsonl
-system:
-  name: desk
-  version: "2.1"
-  callable: app:run
-  variants:
-    model: [small, large, open]
-    prompt: [v1, v2]
-evaluators:
-  - type: exact_match
-    criterion: answer_correct
-    field: answer
-    expected_field: answer
-"""
+SUITE = VARIANTS.format(variants=MATRIX)
 ORDER = ["model=small,prompt=v1", "model=small,prompt=v2", "model=large,prompt=v1",
          "model=large,prompt=v2", "model=open,prompt=v1", "model=open,prompt=v2"]
 

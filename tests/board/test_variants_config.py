@@ -11,29 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from variant_suite import MATRIX, SUITE
 
 import oloproof
 from oloproof import api
 from oloproof.errors import ConfigError, UsageError
 from oloproof.suite.variants import combinations, find_variant, variant_text
-
-SUITE = """\
-version: 1
-project: desk
-dataset: cases.jsonl
-system:
-  name: desk
-  version: "2.1"
-  callable: app:run
-  variants:
-{variants}
-evaluators:
-  - type: exact_match
-    criterion: answer_correct
-    field: answer
-    expected_field: answer
-"""
-MATRIX = "    model: [small, large, open]\n    prompt: [v1, v2]"
 
 
 def _project(root: Path, variants: str) -> Path:
