@@ -277,3 +277,15 @@ def test_every_combination_is_paired_with_the_one_baseline_named(tmp_path: Path)
     assert [r.document.baseline.criteria[0].broken for r in runs
             if r.document.baseline is not None] == [10, 10, 0, 0, 5, 5]
     assert [str(r.decisions[0].state) for r in runs][:2] == ["FAIL", "FAIL"]
+
+
+def test_the_command_rescores_a_variant_s_run(tmp_path: Path, cli: Any) -> None:
+    config = _project(tmp_path)
+    runs = oloproof.run(config, store=tmp_path / "store.sqlite")
+    assert isinstance(runs, oloproof.VariantRuns)
+    code, out, err = cli("rescore", "variant:model=large,prompt=v2", "--store", "store.sqlite",
+                         "--json", cwd=tmp_path)
+    assert code == 0, err  # (the large model ALLOWs)
+    document = json.loads(out)
+    assert document["system"]["variant"] == "model=large,prompt=v2"
+    assert document["rescored_from"] == runs.of("model=large,prompt=v2").run_id
