@@ -252,11 +252,11 @@ class RunJob:
         return (await self.execute_each())[0]
 
     async def execute_each(self) -> list[RunResult]:
-        """Every combination's run in turn, in the file's order (docs/board.md#running-every-
-        variant), over one set of workers started once: each registered, run, decided and
-        stored before the next begins, so a run that fails or is stopped loses none of those
-        before it (the error goes on with a note naming them); the runs after it are not
-        made."""
+        """Every combination's run in turn, in the file's order
+        (docs/board.md#running-every-variant), over one set of workers started once: each
+        registered, run, decided and stored before the next begins, so a run that fails or
+        is stopped loses none of those before it (the error goes on with a note naming them);
+        the runs after it are not made."""
         # The workers start (and load the system) before any run is registered: a worker
         # that cannot start is a configuration error, with nothing run and nothing stored.
         transport = await open_transport(self.suite, self.concurrency,
