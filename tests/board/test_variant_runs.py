@@ -68,9 +68,14 @@ def test_every_combination_runs_in_one_run_each_stored_with_its_variant(
         tmp_path: Path) -> None:
     config = _project(tmp_path)
     store = tmp_path / "store.sqlite"
-    runs = oloproof.run(config, store=store)
+    loaded: list[tuple[Any, str]] = []
+    runs = oloproof.run(config, store=store,
+                        on_start=lambda suite, run_id: loaded.append((suite, run_id)))
     assert isinstance(runs, oloproof.VariantRuns)
     assert runs.variants == ORDER
+    # One load of the suite: every run started with the same loaded suite.
+    assert [r for _, r in loaded] == runs.run_ids
+    assert all(suite is loaded[0][0] for suite, _ in loaded)
     assert _stored(store) == [(r.run_id, v, "complete") for r, v in zip(runs, ORDER, strict=True)]
     # Each run is its variant's: the large model answers "large", the open one half the time.
     assert [r.metric("answer_correct").passed for r in runs] == [0, 0, 10, 10, 5, 5]
