@@ -14,7 +14,8 @@ its agent on one step only, a two-case sandbox); `docs/concepts.md` its clustere
 the page describes (with the Markdown and JUnit files the CI job writes); `docs/scaling.md`
 the stateful-agent example on the processes executor and a local Ray instance;
 `docs/failures.md` the starter whose order service fails for a while (the page's own code);
-`docs/pytest.md` a pytest session of the page's own test file.
+`docs/pytest.md` a pytest session of the page's own test file; `docs/board.md` the runs of
+every variant of the suite its prose describes.
 Each test lists a page's console blocks by their first command, so a block added to a page is
 run or excluded here by name, never skipped silently.
 """
@@ -444,6 +445,35 @@ def test_concepts_shows_what_a_clustered_suite_prints(tmp_path: Path) -> None:
         json.dumps({"id": f"c{customer:02d}-{phrasing}", "cluster": f"customer-{customer:02d}",
                     "input": {"answer": "yes"}, "expected": {"answer": "yes"}}) + "\n"
         for customer in range(1, 41) for phrasing in range(1, 4)), encoding="utf-8")
+    _check(blocks[0], Session(tmp_path), page.name)
+
+
+def test_board_shows_the_runs_of_every_variant(tmp_path: Path) -> None:
+    """docs/board.md#running-every-variant: "the ten-case suite whose system answers with its
+    model — large right, small wrong, open right on half the cases — under one rule,
+    answer_correct at least 0.5", the suite's variants the page's."""
+    page = DOCS / "board.md"
+    blocks = console_blocks(page)
+    assert _first_commands(blocks) == ["oloproof run"]
+    matrix = re.search(r"```yaml\n(system:\n.*?)```", page.read_text(encoding="utf-8"), re.S)
+    assert matrix, "board.md shows the suite's system with its variants"
+    (tmp_path / "app.py").write_text(
+        "from oloproof import current_case\n\n\n"
+        "def run(case_input):\n"
+        '    model = current_case().variant["model"]\n'
+        '    if model == "open":  # right on half the cases\n'
+        '        return {"answer": "large" if case_input["n"] % 2 else "open"}\n'
+        '    return {"answer": model}\n', encoding="utf-8")
+    (tmp_path / "oloproof.yaml").write_text(
+        "version: 1\nproject: desk\ndataset: cases.jsonl\n" + matrix.group(1)
+        + "evaluators:\n  - {type: exact_match, criterion: answer_correct, field: answer,"
+        " expected_field: answer}\n", encoding="utf-8")
+    (tmp_path / "release.yaml").write_text(
+        "version: 1\nrules:\n  - {id: answers, metric: answer_correct, min: 0.5}\n",
+        encoding="utf-8")
+    (tmp_path / "cases.jsonl").write_text("".join(
+        json.dumps({"id": f"c{n}", "input": {"n": n}, "expected": {"answer": "large"}}) + "\n"
+        for n in range(1, 11)), encoding="utf-8")
     _check(blocks[0], Session(tmp_path), page.name)
 
 
@@ -915,5 +945,5 @@ def test_every_page_with_console_blocks_is_run_here() -> None:
     tested = {"getting-started.md", "cli.md", "agents-and-tools.md", "stateful-agents.md",
               "reliability.md", "concepts.md", "configuration.md", "compare.md", "ci.md",
               "scaling.md", "judges.md", "failures.md", "imports.md", "pytest.md",
-              "conversations.md"}
+              "conversations.md", "board.md"}
     assert {page.name for page in DOCS.glob("*.md") if console_blocks(page)} == tested
