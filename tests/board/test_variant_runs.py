@@ -79,7 +79,7 @@ def test_every_combination_runs_in_one_run_each_stored_with_its_variant(
     assert _stored(store) == [(r.run_id, v, "complete") for r, v in zip(runs, ORDER, strict=True)]
     # Each run is its variant's: the large model answers "large", the open one half the time.
     assert [r.metric("answer_correct").passed for r in runs] == [0, 0, 10, 10, 5, 5]
-    assert runs.of("model=large,prompt=v2").document.system.variant == "model=large,prompt=v2"
+    assert runs.of("prompt=v2,model=large").document.system.variant == "model=large,prompt=v2"
     with pytest.raises(KeyError, match="no run of the variant 'model=huge,prompt=v1'"):
         runs.of("model=huge,prompt=v1")
     # The system module was imported once (in this process), and each call read its own run's

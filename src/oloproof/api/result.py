@@ -66,8 +66,9 @@ class VariantRuns:
     order, each a `RunResult` (docs/board.md#running-every-variant).
 
     It reads as a sequence of them (`len(runs)`, `runs[0]`, `for result in runs`);
-    `runs.of("model=large,prompt=v2")` is one combination's; `exit_code` is the worst of their
-    gates' exit codes, what `oloproof run` exits with (docs/cli.md#oloproof-run).
+    `runs.of("model=large,prompt=v2")` is one combination's (keys in any order); `exit_code`
+    is the worst of their gates' exit codes, what `oloproof run` exits with
+    (docs/cli.md#oloproof-run).
     """
 
     runs: list[RunResult]
@@ -91,10 +92,11 @@ class VariantRuns:
         return [r.document.system.variant or "" for r in self.runs]
 
     def of(self, variant: str) -> RunResult:
-        """The run of this combination, written as its runs name it (`k=v,…`, the keys in the
-        file's order); KeyError naming the variants there are."""
+        """The run of this combination (`k=v,…`, its keys in any order); KeyError naming the
+        variants there are."""
+        wanted = {part.strip() for part in variant.split(",")}
         for result in self.runs:
-            if result.document.system.variant == variant:
+            if set((result.document.system.variant or "").split(",")) == wanted:
                 return result
         raise KeyError(f"no run of the variant {variant!r}; the variants are "
                        + "; ".join(self.variants))
