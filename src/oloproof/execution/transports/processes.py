@@ -36,6 +36,7 @@ from oloproof.execution.shipping import PROTOCOL, StateShipper
 from oloproof.execution.transports.dispatched import DispatchedTransport
 from oloproof.execution.units import UnitResult
 from oloproof.execution.worker_host import LoadFailure, WorkerHost, WorkerSpec
+from oloproof.own_process import collect_young_objects_less_often
 
 # How long a stopping worker may take to exit on its own before it is killed.
 STOP_GRACE_SECONDS = 1.0
@@ -248,6 +249,9 @@ def _reap_all(children: list[_Child]) -> None:
 def _serve(read_fd: int, write_fd: int) -> None:
     """A worker process: load the system, then run parcels until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle
+    # A process of Oloproof's own, as the command's is: its collector set as the command's
+    # (every object a batch's cases and results make would otherwise be walked again and again).
+    collect_young_objects_less_often()
     incoming = Connection(read_fd, writable=False)
     outgoing = Connection(write_fd, readable=False)
     lock = threading.Lock()
