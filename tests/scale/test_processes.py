@@ -8,6 +8,7 @@ raise if a case ever sees a state that is not its own, and log which process ran
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -20,6 +21,7 @@ from scale_support import DeskProject, desk_cases, held_desk_cases, wait_until
 from oloproof.errors import ConfigError
 from oloproof.execution.intake import Progress
 from oloproof.execution.transports.dispatched import BATCH_SECONDS
+from oloproof.own_process import YOUNG_THRESHOLD
 
 pytestmark = pytest.mark.slow
 
@@ -56,6 +58,26 @@ def test_each_worker_is_a_process_of_its_own_and_only_the_coordinator_opens_the_
     outputs = _outputs(project)
     assert len(outputs) == 16 and not any(o["opens_store"] for o in outputs)
     assert not any(_alive(pid) for pid in pids), "the workers stopped with the run"
+
+
+def test_a_worker_process_collects_young_objects_as_the_command_does_and_the_host_keeps_its_own(
+        tmp_path: Path) -> None:
+    # docs/scaling.md#a-cpu-bound-suite: a worker process is one of Oloproof's own; the
+    # library leaves its caller's collector alone, on `local` as on `processes`.
+    host = gc.get_threshold()
+    project = DeskProject(tmp_path / "p")
+    project.suite["execution"] = {"executor": "processes", "workers": 2}
+    project.write(desk_cases(4, gc=True))
+
+    assert project.run().to_json()["errors"] == []
+
+    assert {o["young_threshold"] for o in _outputs(project)} == {YOUNG_THRESHOLD}
+    assert gc.get_threshold() == host
+    local = DeskProject(tmp_path / "local")
+    local.write(desk_cases(4, gc=True))
+    assert local.run().to_json()["errors"] == []
+    assert {o["young_threshold"] for o in _outputs(local)} == {host[0]}
+    assert gc.get_threshold() == host
 
 
 def _outputs(project: DeskProject) -> list[dict]:
