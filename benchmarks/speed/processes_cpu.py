@@ -19,7 +19,9 @@ round (so each order is measured as often as the other):
   the readers of the workers' results);
 - `worker_cpu_us`: the workers' CPU (the reaped children's, from `getrusage`) less what each
   spent starting, per case: what a case costs a worker; `local_cpu_us` is the whole `local`
-  process's per case, for scale;
+  process's per case, for scale, and `cpu_over_local` the CPU of the processes run in all
+  (coordinator, workers and their start) over local's: the cost of going parallel, which a
+  busy machine stretches far less than it does a wall time;
 - what a worker process costs to start: `worker_ready_s` (from the process's start to the
   system and evaluators loaded), `worker_first_case_s` (to its first results back at the
   coordinator), `worker_start_cpu_s` (its CPU at ready), `worker_rss_mb` (its resident memory
@@ -231,6 +233,10 @@ def figures(rows: list[dict[str, dict]], legs: list[tuple[str, object, str]],
         "worker_cpu_us": _per_case_us(median("processes", lambda m: m["children_cpu_s"] - sum(
             w["start_cpu_s"] for w in m["workers"])), cases),
         "local_cpu_us": _per_case_us(median("local", lambda m: m["cpu_s"]), cases),
+        # (the CPU processes spend in all, coordinator and workers with their start, over
+        # local's: what the load stretches far less than a wall time)
+        "cpu_over_local": round(median("processes", lambda m: m["cpu_s"] + m["children_cpu_s"])
+                                / median("local", lambda m: m["cpu_s"]), 3),
         "worker_ready_s": round(statistics.median(w["ready_s"] for w in workers), 3),
         "worker_first_case_s": round(statistics.median(
             w["first_case_s"] for w in workers if w["first_case_s"] is not None), 3),
@@ -240,7 +246,8 @@ def figures(rows: list[dict[str, dict]], legs: list[tuple[str, object, str]],
             p["children_peak_rss_mb"] for p in procs), 1),
         "coordinator_threads_cpu_s": {name: round(statistics.median(
             p["threads_cpu_s"].get(name, 0.0) for p in procs), 2)
-            for name in sorted({n for p in procs for n in p["threads_cpu_s"]})},
+            for name in sorted({n for p in procs for n, cpu in p["threads_cpu_s"].items()
+                                if cpu >= 0.01})},
     }
     if against:
         found["local_over_against"] = ratio("process_s", rows, "local", f"local@{against}")
