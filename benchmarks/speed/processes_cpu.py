@@ -28,8 +28,10 @@ round (so each order is measured as often as the other):
   at ready) and `worker_peak_rss_mb` (the largest worker's at exit).
 
 With `--against REF` (default 74f47e3, the revision issue 46 started from; `none` for no
-comparison) every round also runs `local` from REF, in the rotating order: `local_over_against`
-is this checkout's local wall time over REF's (median of the rounds; issue 46: local no slower).
+comparison) every round also runs REF's `local` and `processes`, the order reversed every round
+as well: `local_over_against` is this checkout's local wall time over REF's (median of the
+rounds; issue 46: local no slower), and `against` holds REF's own ratio and CPU per case, the
+before beside the after.
 The machine's load average is in params at the start and end: on a busy machine the workers and
 the coordinator compete with other work, and the ratio is reported, not promised.
 
@@ -160,7 +162,8 @@ def run(argv: list[str]) -> dict:
                         "(default 4: two in each order)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--against", default=START, metavar="REF",
-                        help=f"also run REF's local each round (default {START}; `none`: no)")
+                        help=f"also run REF's local and processes each round (default {START}; "
+                        "`none`: no)")
     args = parser.parse_args(argv)
     against = None if args.against == "none" else args.against
     started_load = load()
@@ -174,7 +177,8 @@ def run(argv: list[str]) -> dict:
         builds = dict(versions([against] if against else []))
         legs = [("local", builds["this"], "local"), ("processes", builds["this"], "processes")]
         if against:
-            legs.append((f"local@{against}", builds[against], "local"))
+            legs += [(f"local@{against}", builds[against], "local"),
+                     (f"processes@{against}", builds[against], "processes")]
         rows: list[dict[str, dict]] = []
         for round_ in range(args.rounds):
             # Every other round reversed: each pair of legs runs in both orders equally often.
@@ -195,7 +199,7 @@ def run(argv: list[str]) -> dict:
             for label, _, _ in legs}
     if len(seen) != 1:
         raise SystemExit("the legs gave different figures: a run is not what the others are")
-    return {"figures": figures(rows, legs, against), "params": {
+    return {"figures": figures(rows, against), "params": {
         "cases": args.cases, "rounds": args.rounds, "workers": args.workers,
         "against": against, "load_at_start": started_load, "load_at_end": load(),
         "cpus": os.cpu_count()},
@@ -203,40 +207,61 @@ def run(argv: list[str]) -> dict:
                      for label in row} for row in rows]}
 
 
-def figures(rows: list[dict[str, dict]], legs: list[tuple[str, object, str]],
-            against: str | None) -> dict[str, object]:
+def figures(rows: list[dict[str, dict]], against: str | None) -> dict[str, object]:
     """The headline figures from the rounds (see the module docstring)."""
-    def ratio(key: str, rounds: list[dict[str, dict]], top: str = "processes",
-              bottom: str = "local") -> float | None:
-        if not rounds:
-            return None
-        return round(statistics.median(r[top][key] / r[bottom][key] for r in rounds), 3)
+    found = _pair(rows, "")
+    if against:
+        found["local_over_against"] = _ratio("process_s", rows, "local", f"local@{against}")
+        found["local_call_over_against"] = _ratio("call_s", rows, "local", f"local@{against}")
+        found["against"] = {key: value for key, value in _pair(rows, f"@{against}").items()
+                            if key in AGAINST_FIGURES}
+    print(finished(), file=sys.stderr)
+    return found
+
+
+#: The figures of REF's pair of legs kept beside this checkout's.
+AGAINST_FIGURES = ("ratio", "call_ratio", "coordinator_cpu_us", "worker_cpu_us", "local_cpu_us",
+                   "cpu_over_local")
+
+
+def _ratio(key: str, rounds: list[dict[str, dict]], top: str, bottom: str) -> float | None:
+    """The median over `rounds` of leg `top`'s `key` over leg `bottom`'s."""
+    if not rounds:
+        return None
+    return round(statistics.median(r[top][key] / r[bottom][key] for r in rounds), 3)
+
+
+def _pair(rows: list[dict[str, dict]], at: str) -> dict[str, object]:
+    """The figures of one build's local and processes legs (`at`: "" for this checkout,
+    "@REF" for REF's)."""
+    local, processes = f"local{at}", f"processes{at}"
 
     def median(label: str, value: object) -> float:
         return statistics.median(value(r[label]) for r in rows)  # type: ignore[operator]
 
-    local_first = [r for r in rows if _before(r, "local", "processes")]
+    local_first = [r for r in rows if _before(r, local, processes)]
     processes_first = [r for r in rows if r not in local_first]
-    by_order = [x for x in (ratio("process_s", local_first),
-                            ratio("process_s", processes_first)) if x is not None]
-    procs = [r["processes"] for r in rows]
+    by_order = [x for x in (_ratio("process_s", local_first, processes, local),
+                            _ratio("process_s", processes_first, processes, local))
+                if x is not None]
+    procs = [r[processes] for r in rows]
     cases = procs[0]["cases"]
     workers = [w for p in procs for w in p["workers"]]
-    found: dict[str, object] = {
+    return {
         "ratio": max(by_order),
-        "ratio_local_first": ratio("process_s", local_first),
-        "ratio_processes_first": ratio("process_s", processes_first),
-        "call_ratio": ratio("call_s", rows),
-        "local_s": round(median("local", lambda m: m["process_s"]), 2),
-        "processes_s": round(median("processes", lambda m: m["process_s"]), 2),
-        "coordinator_cpu_us": _per_case_us(median("processes", lambda m: m["cpu_s"]), cases),
-        "worker_cpu_us": _per_case_us(median("processes", lambda m: m["children_cpu_s"] - sum(
+        "ratio_local_first": _ratio("process_s", local_first, processes, local),
+        "ratio_processes_first": _ratio("process_s", processes_first, processes, local),
+        "call_ratio": _ratio("call_s", rows, processes, local),
+        "local_s": round(median(local, lambda m: m["process_s"]), 2),
+        "processes_s": round(median(processes, lambda m: m["process_s"]), 2),
+        "coordinator_cpu_us": _per_case_us(median(processes, lambda m: m["cpu_s"]), cases),
+        "worker_cpu_us": _per_case_us(median(processes, lambda m: m["children_cpu_s"] - sum(
             w["start_cpu_s"] for w in m["workers"])), cases),
-        "local_cpu_us": _per_case_us(median("local", lambda m: m["cpu_s"]), cases),
+        "local_cpu_us": _per_case_us(median(local, lambda m: m["cpu_s"]), cases),
         # (the CPU processes spend in all, coordinator and workers with their start, over
         # local's: what the load stretches far less than a wall time)
-        "cpu_over_local": round(median("processes", lambda m: m["cpu_s"] + m["children_cpu_s"])
-                                / median("local", lambda m: m["cpu_s"]), 3),
+        "cpu_over_local": round(median(processes, lambda m: m["cpu_s"] + m["children_cpu_s"])
+                                / median(local, lambda m: m["cpu_s"]), 3),
         "worker_ready_s": round(statistics.median(w["ready_s"] for w in workers), 3),
         "worker_first_case_s": round(statistics.median(
             w["first_case_s"] for w in workers if w["first_case_s"] is not None), 3),
@@ -249,11 +274,6 @@ def figures(rows: list[dict[str, dict]], legs: list[tuple[str, object, str]],
             for name in sorted({n for p in procs for n, cpu in p["threads_cpu_s"].items()
                                 if cpu >= 0.01})},
     }
-    if against:
-        found["local_over_against"] = ratio("process_s", rows, "local", f"local@{against}")
-        found["local_call_over_against"] = ratio("call_s", rows, "local", f"local@{against}")
-    print(finished(), file=sys.stderr)
-    return found
 
 
 def _before(row: dict[str, dict], one: str, other: str) -> bool:
