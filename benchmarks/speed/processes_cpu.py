@@ -52,23 +52,14 @@ import time
 from pathlib import Path
 
 from benchmarks._versions import ROOT, finished, load, revision, versions
-from benchmarks.speed.support_agent_scale import scale
+from benchmarks.speed.support_agent_scale import THREAD_CPU, scale
 
 EXAMPLE = ROOT / "src" / "oloproof" / "examples" / "support_agent"
 START = "74f47e3"
 TARGETS = {"ratio": ("<=", 0.55)}
 
-CHILD = """
-import collections, json, os, resource, sys, threading, time
-# Each thread's CPU time when it ends, by name (the main thread's is taken around the call).
-threads = collections.Counter()
-_run = threading.Thread.run
-def _timed_run(self):
-    try:
-        _run(self)
-    finally:
-        threads[self.name] += time.thread_time()
-threading.Thread.run = _timed_run
+CHILD = THREAD_CPU + """
+import json, os, resource, sys
 path, executor, workers = sys.argv[1], sys.argv[2], int(sys.argv[3])
 kwargs = {}
 started, ready, first, procs = {}, {}, {}, {}
