@@ -35,7 +35,11 @@ before beside the after.
 The machine's load average is in params at the start and end: on a busy machine the workers and
 the coordinator compete with other work, and the ratio is reported, not promised.
 
-Arguments: [--cases 20000] [--rounds 4] [--workers 2] [--against REF | none]
+Each child runs the suite as `oloproof run --json` does (the command's own process, with its
+collector setting); `--call` runs it by the library call `oloproof.run` instead, as a host
+program would.
+
+Arguments: [--cases 20000] [--rounds 4] [--workers 2] [--against REF | none] [--call]
 """
 
 from __future__ import annotations
@@ -155,7 +159,11 @@ def run(argv: list[str]) -> dict:
     parser.add_argument("--against", default=START, metavar="REF",
                         help=f"also run REF's local and processes each round (default {START}; "
                         "`none`: no)")
+    parser.add_argument("--call", action="store_true",
+                        help="run the suite by the library call `oloproof.run` in each child, "
+                        "not by the command `oloproof run --json`")
     args = parser.parse_args(argv)
+    how = "call" if args.call else "command"
     against = None if args.against == "none" else args.against
     started_load = load()
     print(f"# this checkout: {revision()}; {started_load}", file=sys.stderr, flush=True)
@@ -176,7 +184,7 @@ def run(argv: list[str]) -> dict:
             order = legs if round_ % 2 == 0 else legs[::-1]
             row: dict[str, dict] = {}
             for label, env, executor in order:
-                row[label] = measure(project, env, executor, args.workers)
+                row[label] = measure(project, env, executor, args.workers, how)
             row["order"] = {"first": order[0][0]}  # type: ignore[assignment]
             rows.append(row)
             print(json.dumps({"round": round_ + 1, "order": [o[0] for o in order], **{
@@ -192,7 +200,7 @@ def run(argv: list[str]) -> dict:
         raise SystemExit("the legs gave different figures: a run is not what the others are")
     return {"figures": figures(rows, against), "params": {
         "cases": args.cases, "rounds": args.rounds, "workers": args.workers,
-        "against": against, "load_at_start": started_load, "load_at_end": load(),
+        "against": against, "how": how, "load_at_start": started_load, "load_at_end": load(),
         "cpus": os.cpu_count()},
         "details": [{label: {k: v for k, v in row[label].items() if k != "figures"}
                      for label in row} for row in rows]}
