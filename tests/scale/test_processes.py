@@ -207,6 +207,37 @@ def test_a_worker_that_cannot_load_the_system_is_a_configuration_error(
     assert _runs(project) == 0, "no run was registered"
 
 
+def test_worker_processes_started_for_a_suite_that_then_fails_to_load_are_stopped(
+        tmp_path: Path) -> None:
+    # The workers start as soon as the suite file asks for them (docs/scaling.md#a-cpu-bound-suite),
+    # before the dataset is read: a dataset that is refused leaves no process behind.
+    project = DeskProject(tmp_path / "p")
+    project.suite["execution"] = {"executor": "processes", "workers": 2}
+    project.write(desk_cases(4))
+    with (project.root / "data" / "cases.jsonl").open("a", encoding="utf-8") as cases:
+        cases.write("{not json\n")
+
+    with pytest.raises(ConfigError, match=r"cases\.jsonl"):
+        project.run()
+
+    assert _worker_children() == set()
+    assert _runs(project) == 0
+
+
+def _worker_children() -> set[int]:
+    """This process's children that are worker processes, alive or not yet reaped."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            command = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid() and b"transports.processes" in command:
+            found.add(int(stat.parent.name))
+    return found
+
+
 def _runs(project: DeskProject) -> int:
     path = project.root / ".oloproof" / "store.sqlite"
     if not path.exists():
