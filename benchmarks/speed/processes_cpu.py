@@ -22,6 +22,9 @@ round (so each order is measured as often as the other):
   process's per case, for scale, and `cpu_over_local` the CPU of the processes run in all
   (coordinator, workers and their start) over local's: the cost of going parallel, which a
   busy machine stretches far less than it does a wall time;
+- `start_wait_s`: how long the coordinator waited for its workers to be ready once it had
+  loaded the suite (the workers start while it loads: the less of their start is left, the
+  shorter);
 - what a worker process costs to start: `worker_ready_s` (from the process's start to the
   system and evaluators loaded), `worker_first_case_s` (to its first results back at the
   coordinator), `worker_start_cpu_s` (its CPU at ready), `worker_rss_mb` (its resident memory
@@ -66,7 +69,7 @@ CHILD = THREAD_CPU + """
 import json, os, resource, sys
 path, executor, workers = sys.argv[1], sys.argv[2], int(sys.argv[3])
 kwargs = {}
-started, ready, first, procs = {}, {}, {}, {}
+started, ready, first, waited = {}, {}, {}, []
 if executor != "local":
     kwargs = {"executor": executor, "workers": workers}
     from oloproof.execution.transports import processes
@@ -74,12 +77,15 @@ if executor != "local":
     def _proc(pid, name):
         return open(f"/proc/{pid}/{name}").read()
 
-    child_init = processes._Child.__init__
-    def _init(self, slot, spec):
+    # Where a worker process is started: `StartedProcess` (started while the suite loads), or
+    # before it (74f47e3) `_Child`.
+    spawning = getattr(processes, "StartedProcess", processes._Child)
+    spawn = spawning.__init__
+    def _init(self, *args, **kwargs):
         began = time.perf_counter()
-        child_init(self, slot, spec)
-        started[self.process.pid] = began
-    processes._Child.__init__ = _init
+        spawn(self, *args, **kwargs)
+        started.setdefault(self.process.pid, began)
+    spawning.__init__ = _init
     start_child = processes.ProcessWorkers._start_child
     async def _start(self, slot):
         child = await start_child(self, slot)
@@ -93,6 +99,14 @@ if executor != "local":
                       "rss_mb": rss / 1024}
         return child
     processes.ProcessWorkers._start_child = _start
+    pool_start = processes.ProcessWorkers.start
+    async def _pool_start(self):  # what the coordinator waits for its workers, doing nothing
+        began = time.perf_counter()
+        try:
+            return await pool_start(self)
+        finally:
+            waited.append(time.perf_counter() - began)
+    processes.ProcessWorkers.start = _pool_start
     take = processes.ProcessWorkers._take
     def _take(self, child, results):
         first.setdefault(child.process.pid, time.perf_counter() - started[child.process.pid])
@@ -124,7 +138,7 @@ print(json.dumps({
     "cpu_s": after.ru_utime + after.ru_stime - me.ru_utime - me.ru_stime,
     "children_cpu_s": children.ru_utime + children.ru_stime,
     "children_peak_rss_mb": children.ru_maxrss / 1024,
-    "threads_cpu_s": threads, "workers": [
+    "threads_cpu_s": threads, "start_wait_s": sum(waited), "workers": [
         {"ready_s": ready[pid]["s"], "start_cpu_s": ready[pid]["cpu_s"],
          "rss_mb": ready[pid]["rss_mb"], "first_case_s": first.get(pid)} for pid in ready],
     "figures": [doc.get(key) for key in ("metrics", "slices", "decisions", "gate")]}))
@@ -220,7 +234,7 @@ def figures(rows: list[dict[str, dict]], against: str | None) -> dict[str, objec
 
 #: The figures of REF's pair of legs kept beside this checkout's.
 AGAINST_FIGURES = ("ratio", "call_ratio", "coordinator_cpu_us", "worker_cpu_us", "local_cpu_us",
-                   "cpu_over_local")
+                   "cpu_over_local", "start_wait_s")
 
 
 def _ratio(key: str, rounds: list[dict[str, dict]], top: str, bottom: str) -> float | None:
@@ -261,6 +275,7 @@ def _pair(rows: list[dict[str, dict]], at: str) -> dict[str, object]:
         # local's: what the load stretches far less than a wall time)
         "cpu_over_local": round(median(processes, lambda m: m["cpu_s"] + m["children_cpu_s"])
                                 / median(local, lambda m: m["cpu_s"]), 3),
+        "start_wait_s": round(median(processes, lambda m: m["start_wait_s"]), 3),
         "worker_ready_s": round(statistics.median(w["ready_s"] for w in workers), 3),
         "worker_first_case_s": round(statistics.median(
             w["first_case_s"] for w in workers if w["first_case_s"] is not None), 3),
