@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oloproof.analysis.metrics import Analysis
 from oloproof.api.deciding import (
@@ -43,10 +43,14 @@ from oloproof.store.location import open_existing_store
 from oloproof.store.reruns import WHOLE_SUITE
 from oloproof.store.sql import store_error
 from oloproof.store.store import Store
+from oloproof.suite.config import ExecutionConfig
 from oloproof.suite.policy_checks import check_baseline_given
 from oloproof.suite.subset import Selection
 from oloproof.suite.validity import transform_validity
 from oloproof.suite.variants import VariantValue, combinations, find_variant, variant_text
+
+if TYPE_CHECKING:
+    from oloproof.execution.transports.processes import StartedProcess
 
 
 def open_store(suite: LoadedSuite, store: str | Path | None = None) -> Store:
@@ -181,18 +185,26 @@ class RunJob:
             trials, workers, executor = self.source.trials, 1, "local"
             selection = Selection(tuple(self.source.source_ids), missing_ok=True,
                                   named_as=f"the cases of run {self.source.run_id}")
-        self.suite = load_suite(Path(config), Path(policy) if policy is not None else None,
-                                trials=trials, workers=workers, executor=executor,
-                                selection=selection)
-        check_baseline_given(self.suite.policy, self.suite.policy_doc, baseline)
-        # The combinations of system.variants to run, a run each (docs/board.md), before the
-        # store: a rescored run is of its stored run's variant.
-        if self.source is not None:
-            self.variants = [self._source_variant(self.source)]
-        else:
-            self.variants = _chosen_variants(self.suite, variant)
-        self.variant = self.variants[0]
-        self.db = open_store(self.suite, store)
+        # Worker processes start as soon as the suite file asks for them, and import the engine
+        # while the rest of the suite loads here (docs/scaling.md#a-cpu-bound-suite); the run
+        # stops them if it goes no further.
+        self.started: list[StartedProcess] = []
+        try:
+            self.suite = load_suite(Path(config), Path(policy) if policy is not None else None,
+                                    trials=trials, workers=workers, executor=executor,
+                                    selection=selection, on_execution=self._start_processes)
+            check_baseline_given(self.suite.policy, self.suite.policy_doc, baseline)
+            # The combinations of system.variants to run, a run each (docs/board.md), before
+            # the store: a rescored run is of its stored run's variant.
+            if self.source is not None:
+                self.variants = [self._source_variant(self.source)]
+            else:
+                self.variants = _chosen_variants(self.suite, variant)
+            self.variant = self.variants[0]
+            self.db = open_store(self.suite, store)
+        except BaseException:
+            self.discard_processes()
+            raise
         # The baseline is resolved before the run is registered, as `oloproof run` means it:
         # the run being made is `latest` (docs/compare.md#which-run-is-the-baseline). A bad baseline
         # stops here, before any call.
@@ -208,6 +220,7 @@ class RunJob:
                     suite=describe_suite(self.suite), policy=self.suite.policy)
             except BaseException:
                 self.db.close()
+                self.discard_processes()
                 raise
         self.run_id = new_run_id()
         # The run's kind in the runs registry, when it is not what its suite says (an import:
@@ -234,6 +247,23 @@ class RunJob:
             raise UsageError(f"run {source.run_id} is of the variant {source.variant}, which "
                              f"the suite no longer runs: {exc}") from None
 
+    def _start_processes(self, execution: ExecutionConfig) -> None:
+        """Start the worker processes of `executor: processes` while the suite loads: one per
+        core at most, as the dataset may yet say there are fewer units to run than workers
+        asked for (the others start once it has: `ProcessWorkers.start`)."""
+        if execution.executor == "processes":
+            from oloproof.execution.transports.processes import spawn_workers
+
+            self.started = spawn_workers(min(execution.workers, os.cpu_count() or 1))
+
+    def discard_processes(self) -> None:
+        """Stop the worker processes started for a run that will not take them on."""
+        if self.started:
+            from oloproof.execution.transports.processes import discard_all
+
+            started, self.started = self.started, []
+            discard_all(started)
+
     def stopped(self) -> RunStopped:
         done = "cases" if self.suite.trials == 1 else "case trials"
         before = f"; {self._made_before().removeprefix('oloproof: ')}" if self.done else ""
@@ -259,8 +289,10 @@ class RunJob:
         the runs after it are not made."""
         # The workers start (and load the system) before any run is registered: a worker
         # that cannot start is a configuration error, with nothing run and nothing stored.
+        # Worker processes started while the suite loaded are taken on here.
+        started, self.started = self.started, []
         transport = await open_transport(self.suite, self.concurrency,
-                                         self.db.lookup_judge_verdicts)
+                                         self.db.lookup_judge_verdicts, started)
         try:
             for at, variant in enumerate(self.variants):
                 if at:
