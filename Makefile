@@ -36,7 +36,7 @@ demo: install
 browser:
 	bash scripts/install-browser.sh
 
-# compileall first: the suite starts hundreds of fresh interpreters that import the engine (the
+# compileall first: the suite starts many fresh interpreters that import the engine (the
 # commands, the `processes` executor's and Ray's workers, the pytest plugin's sessions), and
 # where PYTHONDONTWRITEBYTECODE is set none of them writes the bytecode it compiles, so each
 # compiled src/ again (a fifth of the CPU of tests/scale/test_processes.py); it writes only
