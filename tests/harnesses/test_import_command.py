@@ -54,10 +54,11 @@ def test_an_inspect_log_is_a_run_whose_errored_and_limited_samples_are_not_failu
                             + [("chatty", "limit")] * 3)
     answer = _rows(tmp_path, run["run_id"])["answer"]
     # chatty's three limit-stopped trials (which Inspect scored I) are missing, not failed:
-    # the failures are refund's three and flaky's one
-    assert answer.observed - answer.passed == 4
+    # the failures are sample 7's three P (below the pass mark 1), unsure's three N and
+    # flaky's one I
+    assert answer.observed - answer.passed == 7
     assert answer.missing_by_reason["case_errored"] == 7
-    assert answer.missing_by_reason["partial_credit"] == 3  # sample 7's P
+    assert "partial_credit" not in answer.missing_by_reason
     assert answer.missing_by_reason["not_scored"] == 3  # odd's "maybe", skipped by name
     code, out, _ = cli("inspect", run["run_id"], "--failures", cwd=tmp_path)
     assert code == 0 and "limit" in out and "Message limit exceeded" in out
@@ -102,6 +103,34 @@ def test_the_rate_is_inspects_accuracy_and_the_interval_a_native_runs(
         mine, theirs = rows[metric], native_rows[metric]
         assert (mine.estimate, mine.lower, mine.upper, mine.method) == (
             theirs.estimate, theirs.lower, theirs.upper, theirs.method), metric
+
+
+def test_a_partial_credit_passes_at_the_pass_mark_and_its_mean_is_inspects_accuracy(
+        cli: Cli, inspect_logs: dict[str, Path], tmp_path: Path) -> None:
+    """The `clean` log: every epoch ran; `partial` is graded P in each."""
+    log = inspect_logs["clean"]
+    results = read_eval_log(str(log), header_only=True).results
+    assert results is not None
+    accuracy = next(s for s in results.scores if s.name == "answer").metrics["accuracy"].value
+    [full] = _import(cli, tmp_path, "inspect", str(log))
+    [half] = _import(cli, tmp_path, "inspect", str(log), "--pass-at", "0.5")
+    assert full["run_id"] != half["run_id"] and not half["already"]
+    # the mean value the import reports is Inspect's own accuracy
+    assert full["values"]["answer"] == {"mean": pytest.approx(accuracy, abs=1e-12),
+                                        "cases": 4, "partial": 3}
+    assert half["values"] == full["values"] and (full["pass_at"], half["pass_at"]) == (1, 0.5)
+    rate_full = _rows(tmp_path, full["run_id"])["answer"]
+    rate_half = _rows(tmp_path, half["run_id"])["answer"]
+    # P is failed at 1 and passed at 0.5: no trial is missing, and with grades C/I/P
+    # Inspect's accuracy (P = 0.5) lies halfway between the two rates
+    assert (rate_full.missing, rate_half.missing) == (0, 0)
+    assert (rate_full.passed, rate_half.passed) == (5, 8)
+    assert (rate_full.estimate + rate_half.estimate) / 2 == pytest.approx(accuracy, abs=1e-12)
+    code, out, _ = cli("import", "inspect", str(log), "--pass-at", "0.25", cwd=tmp_path)
+    assert code == 0 and "Mean values (Inspect's accuracy where every epoch ran): answer " \
+        f"{accuracy:.4g} (3 partial credit(s))" in " ".join(out.split())
+    code, _, err = cli("import", "inspect", str(log), "--pass-at", "0", cwd=tmp_path)
+    assert code == 2 and "--pass-at 0 is not in (0, 1]" in err
 
 
 def test_importing_a_log_twice_stores_one_run(

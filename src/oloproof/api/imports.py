@@ -53,6 +53,10 @@ class ImportedRun:
         result: the run's document and policy (for `already`, the stored run's).
         summary: what the reader met (trials by status, errors by kind, skipped scores).
         warnings: what the reader said (a reducer other than the mean, several agents).
+        values: per criterion whose scores include a partial credit (a value strictly
+            between 0 and 1), its mean value: the mean over cases of each case's mean over
+            its scored trials — Inspect's own accuracy where every epoch ran
+            (docs/imports.md#partial-credit). Empty for `already`.
     """
 
     run_id: str
@@ -63,6 +67,23 @@ class ImportedRun:
     result: RunResult
     summary: ImportSummary = field(default_factory=ImportSummary)
     warnings: list[str] = field(default_factory=list)
+    values: dict[str, MeanValue] = field(default_factory=dict)
+    pass_at: float = 1.0
+
+
+@dataclass(frozen=True)
+class MeanValue:
+    """One criterion's mean value over an imported run's cases (partial credits as values).
+
+    Attributes:
+        mean: the mean over cases of each case's mean value over its scored trials.
+        cases: the cases with at least one scored trial of a value.
+        partial: the trials whose value is strictly between 0 and 1.
+    """
+
+    mean: float
+    cases: int
+    partial: int
 
 
 @dataclass
@@ -77,12 +98,14 @@ class _Source:
     summary: ImportSummary
     warnings: list[str]
     grouped: bool  # the trials come case by case (an Inspect `.eval` log)
+    pass_at: float = 1.0
 
 
-def import_inspect(paths: Iterable[str | Path], *, policy: str | Path | None = None,
-                   config: str | Path = "oloproof.yaml",
+def import_inspect(paths: Iterable[str | Path], *, pass_at: float = 1.0,
+                   policy: str | Path | None = None, config: str | Path = "oloproof.yaml",
                    store: str | Path | None = None) -> list[ImportedRun]:
-    """Store each Inspect log (`.eval` or `.json`) as a run (docs/imports.md#inspect-ai).
+    """Store each Inspect log (`.eval` or `.json`) as a run (docs/imports.md#inspect-ai),
+    each score passed at `pass_at` or more (docs/imports.md#partial-credit).
 
     Raises:
         TraceError: a log cannot be read (naming it and what is wrong); the logs before it are
@@ -93,10 +116,12 @@ def import_inspect(paths: Iterable[str | Path], *, policy: str | Path | None = N
 
     runs: list[ImportedRun] = []
     for path in paths:
-        log = read_inspect_log(path)
-        source = _Source(log.path, _file_digest(log.path, "inspect"), log.system_name,
+        log = read_inspect_log(path, pass_at=pass_at)
+        # (the default pass mark keeps the digest of a plain import)
+        kind = "inspect" if pass_at == 1.0 else f"inspect pass_at={pass_at!r}"
+        source = _Source(log.path, _file_digest(log.path, kind), log.system_name,
                          log.system_version, log.trials, log.summary, log.warnings,
-                         grouped=log.path.suffix == ".eval")
+                         grouped=log.path.suffix == ".eval", pass_at=pass_at)
         runs.append(_import(source, policy, config, store))
     return runs
 
@@ -127,7 +152,7 @@ def import_harbor(job_dir: str | Path, *, pass_at: float = 1.0,
         version = next(r.agent_info.version for _, r in job.results if r.system() == system)
         source = _Source(job.path, digest, system, version,
                          functools.partial(job.trials, system), job.summary,
-                         job.warnings, grouped=False)
+                         job.warnings, grouped=False, pass_at=pass_at)
         runs.append(_import(source, policy, config, store))
     return runs
 
@@ -152,13 +177,14 @@ def _import(source: _Source, policy: str | Path | None, config: str | Path,
     stored = _stored_run(store_path, run_id, policy, config, store)
     if stored is not None:
         return ImportedRun(run_id, source.path, source.system_name, source.system_version,
-                           already=True, result=stored, warnings=list(source.warnings))
+                           already=True, result=stored, warnings=list(source.warnings),
+                           pass_at=source.pass_at)
     project = _project(config)
     with tempfile.TemporaryDirectory(prefix="oloproof-import-") as folder:
         suite = Path(folder)
         recordings = Recordings(suite / RECORDINGS)
         with playing(recordings):
-            trials, criteria = _write_cases(source, suite / CASES, recordings)
+            trials, criteria, values = _write_cases(source, suite / CASES, recordings)
             _write_suite(suite, project, source, trials, criteria)
             # No execution is taken from the cache: another run's trials of the same input
             # are not this run's.
@@ -175,7 +201,8 @@ def _import(source: _Source, policy: str | Path | None, config: str | Path,
                 job.db.close()
     return ImportedRun(run_id, source.path, source.system_name, source.system_version,
                        already=False, result=result, summary=source.summary,
-                       warnings=list(source.warnings))
+                       warnings=list(source.warnings), values=values,
+                       pass_at=source.pass_at)
 
 
 def _stored_run(store_path: Path, run_id: str, policy: str | Path | None,
@@ -210,11 +237,13 @@ def _project(config: str | Path) -> str:
     return IMPORTED_PROJECT
 
 
-def _write_cases(source: _Source, path: Path,
-                 recordings: Recordings) -> tuple[int, dict[str, str]]:
+def _write_cases(source: _Source, path: Path, recordings: Recordings
+                 ) -> tuple[int, dict[str, str], dict[str, MeanValue]]:
     """Write one case per imported case, and its trials to `recordings`; return the most
-    trials a case has and the criteria met (criterion → the imported score's name)."""
+    trials a case has, the criteria met (criterion → the imported score's name) and the
+    mean value of each imported score that holds a partial credit."""
     criteria: dict[str, str] = {}
+    means = _Means()
     most = 0
     with path.open("w", encoding="utf-8") as out:
         for case_id, trials in _cases(source):
@@ -222,6 +251,7 @@ def _write_cases(source: _Source, path: Path,
                 for score in trial.scores:
                     if score.criterion not in criteria.values():
                         criteria[_criterion_name(score.criterion, criteria)] = score.criterion
+            means.add(trials)
             most = max(most, max(t.trial for t in trials))
             first = min(trials, key=lambda t: t.trial)
             for trial in trials:
@@ -233,7 +263,33 @@ def _write_cases(source: _Source, path: Path,
     if most > MAX_TRIALS:
         raise TraceError(f"a case has {most} trials; a run holds at most {MAX_TRIALS}",
                          file=source.path)
-    return most, criteria
+    return most, criteria, means.partial_credits()
+
+
+class _Means:
+    """Per imported score, the sum over cases of each case's mean value over its scored
+    trials, and how many cases and partial credits (values strictly between 0 and 1)."""
+
+    def __init__(self) -> None:
+        self.sums: dict[str, list[float]] = {}  # score → [sum of case means, cases, partial]
+
+    def add(self, trials: list[ImportedTrial]) -> None:
+        case: dict[str, list[float]] = {}
+        for trial in trials:
+            if trial.status != "scored":
+                continue
+            for score in trial.scores:
+                if score.value is not None:
+                    case.setdefault(score.criterion, []).append(score.value)
+        for name, values in case.items():
+            total = self.sums.setdefault(name, [0.0, 0, 0])
+            total[0] += sum(values) / len(values)
+            total[1] += 1
+            total[2] += sum(1 for v in values if 0 < v < 1)
+
+    def partial_credits(self) -> dict[str, MeanValue]:
+        return {name: MeanValue(total / cases, int(cases), int(partial))
+                for name, (total, cases, partial) in sorted(self.sums.items()) if partial}
 
 
 def _cases(source: _Source) -> Iterator[tuple[str, list[ImportedTrial]]]:

@@ -35,18 +35,21 @@ def import_group() -> None:
 
 @import_group.command("inspect")
 @click.argument("logs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--pass-at", "pass_at", default=1.0, show_default=True, type=float,
+              help="The value at or above which a score passes (C is 1, P 0.5, I and N 0): "
+                   "1 counts full credit only, 0.5 a partial credit too.")
 @_policy_option
 @config_option
 @store_option
 @click.option("--json", "as_json", is_flag=True, help="Print what was imported as JSON.")
-def import_inspect(logs: tuple[str, ...], policy: str | None, config: str,
+def import_inspect(logs: tuple[str, ...], pass_at: float, policy: str | None, config: str,
                    store: str | None, as_json: bool) -> None:
     """Store each Inspect eval log (`.eval` or `.json`) as a run: a sample is a case, an
     epoch a trial, each scorer a criterion. A log that cannot be read exits 2, naming it."""
     from oloproof.api.imports import import_inspect as run_import
 
-    _finish(guard(as_json, lambda: run_import(logs, policy=policy, config=config,
-                                              store=store)), policy, as_json)
+    _finish(guard(as_json, lambda: run_import(logs, pass_at=pass_at, policy=policy,
+                                              config=config, store=store)), policy, as_json)
 
 
 @import_group.command("harbor")
@@ -101,7 +104,13 @@ def _said(run: ImportedRun) -> str:
             f"{summary.trials} trial(s) — {', '.join(parts)}"
             + (f" ({errored})" if errored else "") + ".")
     skipped = summary.skipped_text()
-    return text + (f" Skipped scores: {skipped}." if skipped else "")
+    text += f" Skipped scores: {skipped}." if skipped else ""
+    if run.values:
+        means = "; ".join(f"{name} {value.mean:.4g} ({value.partial} partial credit(s))"
+                          for name, value in run.values.items())
+        text += (f" Mean values (Inspect's accuracy where every epoch ran): {means}; a trial "
+                 f"passes at {run.pass_at:g} or more (--pass-at).")
+    return text
 
 
 def _json(run: ImportedRun, decided: bool) -> dict[str, object]:
@@ -112,7 +121,9 @@ def _json(run: ImportedRun, decided: bool) -> dict[str, object]:
         "errored": dict(run.summary.errored),
         "skipped": [{"criterion": c, "reason": r, "count": n}
                     for (c, r), n in sorted(run.summary.skipped.items())],
-        "warnings": run.warnings,
+        "warnings": run.warnings, "pass_at": run.pass_at,
+        "values": {name: {"mean": v.mean, "cases": v.cases, "partial": v.partial}
+                   for name, v in run.values.items()},
     }
     if decided:
         body["gate"] = run.result.document.gate.model_dump(mode="json")
