@@ -37,6 +37,8 @@ from oloproof.suite.config import MAX_TRIALS, load_suite_file
 SUITE, POLICY, CASES, RECORDINGS = ("oloproof.yaml", "release.yaml", "cases.jsonl",
                                     "recordings.jsonl")
 _CRITERION = re.compile(r"[^A-Za-z0-9_.-]+")
+#: The harnesses an import reads, as a run's `imported_from` names them.
+INSPECT, HARBOR = "Inspect", "Harbor"
 #: The default project of a store of imported runs (a folder without oloproof.yaml).
 IMPORTED_PROJECT = "imported"
 
@@ -53,6 +55,9 @@ class ImportedRun:
         result: the run's document and policy (for `already`, the stored run's).
         summary: what the reader met (trials by status, errors by kind, skipped scores).
         warnings: what the reader said (a reducer other than the mean, several agents).
+        pass_at, harness: the pass mark the scores were judged at; who recorded the run.
+        interrupted: earlier imports of the same source that were interrupted (stopped, or
+            their process gone): kept as they are, each a run of its own.
         values: per criterion whose scores include a partial credit (a value strictly
             between 0 and 1), its mean value: the mean over cases of each case's mean over
             its scored trials — Inspect's own accuracy where every epoch ran
@@ -69,6 +74,8 @@ class ImportedRun:
     warnings: list[str] = field(default_factory=list)
     values: dict[str, MeanValue] = field(default_factory=dict)
     pass_at: float = 1.0
+    harness: str = INSPECT
+    interrupted: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,7 @@ class _Source:
     summary: ImportSummary
     warnings: list[str]
     grouped: bool  # the trials come case by case (an Inspect `.eval` log)
+    harness: str  # who recorded the run: `Inspect`, `Harbor`
     pass_at: float = 1.0
 
 
@@ -121,7 +129,8 @@ def import_inspect(paths: Iterable[str | Path], *, pass_at: float = 1.0,
         kind = "inspect" if pass_at == 1.0 else f"inspect pass_at={pass_at!r}"
         source = _Source(log.path, _file_digest(log.path, kind), log.system_name,
                          log.system_version, log.trials, log.summary, log.warnings,
-                         grouped=log.path.suffix == ".eval", pass_at=pass_at)
+                         grouped=log.path.suffix == ".eval", harness=INSPECT,
+                         pass_at=pass_at)
         runs.append(_import(source, policy, config, store))
     return runs
 
@@ -152,7 +161,7 @@ def import_harbor(job_dir: str | Path, *, pass_at: float = 1.0,
         version = next(r.agent_info.version for _, r in job.results if r.system() == system)
         source = _Source(job.path, digest, system, version,
                          functools.partial(job.trials, system), job.summary,
-                         job.warnings, grouped=False, pass_at=pass_at)
+                         job.warnings, grouped=False, harness=HARBOR, pass_at=pass_at)
         runs.append(_import(source, policy, config, store))
     return runs
 
@@ -165,20 +174,31 @@ def _file_digest(path: Path, kind: str) -> str:
     return hasher.hexdigest()
 
 
-def imported_run_id(digest: str) -> str:
-    """The id of the run imported from a source of this digest (`run_` and 26 hex digits)."""
+def imported_run_id(digest: str, attempt: int = 1) -> str:
+    """The id of the run imported from a source of this digest (`run_` and 26 hex digits);
+    `attempt` above 1: the import made after `attempt - 1` interrupted ones."""
+    if attempt > 1:
+        digest = hashlib.sha256(f"{digest} attempt {attempt}".encode()).hexdigest()
     return "run_" + digest[:26].upper()
+
+
+#: The most imports of one source an interrupted import is followed by.
+MAX_ATTEMPTS = 100
 
 
 def _import(source: _Source, policy: str | Path | None, config: str | Path,
             store: str | Path | None) -> ImportedRun:
-    run_id = imported_run_id(source.digest)
     store_path = find_store(config, store)
-    stored = _stored_run(store_path, run_id, policy, config, store)
-    if stored is not None:
+    run_id, stored, interrupted = _earlier_imports(store_path, source.digest)
+    if stored:
+        from oloproof.api.stored import load_run, redecide
+
+        result = (redecide(run_id, policy, config=config, store=store_path)
+                  if policy is not None else load_run(run_id, config, store_path))
         return ImportedRun(run_id, source.path, source.system_name, source.system_version,
-                           already=True, result=stored, warnings=list(source.warnings),
-                           pass_at=source.pass_at)
+                           already=True, result=result, warnings=list(source.warnings),
+                           pass_at=source.pass_at, harness=source.harness,
+                           interrupted=interrupted)
     project = _project(config)
     with tempfile.TemporaryDirectory(prefix="oloproof-import-") as folder:
         suite = Path(folder)
@@ -193,6 +213,7 @@ def _import(source: _Source, policy: str | Path | None, config: str | Path,
                        store=store_path)
             job.run_id = run_id
             job.kind = IMPORTED  # (a record of another harness: not one of its version's runs)
+            job.imported_from = source.harness
             try:
                 result = asyncio.run(job.execute())
             except KeyboardInterrupt:
@@ -202,29 +223,40 @@ def _import(source: _Source, policy: str | Path | None, config: str | Path,
     return ImportedRun(run_id, source.path, source.system_name, source.system_version,
                        already=False, result=result, summary=source.summary,
                        warnings=list(source.warnings), values=values,
-                       pass_at=source.pass_at)
+                       pass_at=source.pass_at, harness=source.harness,
+                       interrupted=interrupted)
 
 
-def _stored_run(store_path: Path, run_id: str, policy: str | Path | None,
-                config: str | Path, store: str | Path | None) -> RunResult | None:
-    """The run this source was imported as, when the store holds it complete; decided
-    again under `policy` when one is given."""
+def _earlier_imports(store_path: Path, digest: str) -> tuple[str, bool, list[str]]:
+    """The id this import of a source of `digest` stores under; whether a finished run of
+    it is stored there already (else: store it now); and the earlier imports of it that
+    were interrupted (stopped, or their process gone), which stay as they are.
+
+    Raises:
+        UsageError: an import of the same source is running now.
+    """
+    interrupted: list[str] = []
     if not store_path.is_file():
-        return None
-    from oloproof.api.stored import load_run, redecide
+        return imported_run_id(digest), False, interrupted
+    from oloproof.store.store import Store
 
-    try:
-        result = load_run(run_id, config, store_path)
-    except (UsageError, StoreError):
-        return None
-    status = result.document.status
-    if str(status) not in ("complete", "failed"):
-        raise UsageError(f"run {run_id}, an earlier import of this source, is {status}: "
-                         "it did not finish, and a run id is stored once — import into "
-                         "another store (--store)")
-    if policy is not None:
-        return redecide(run_id, policy, config=config, store=store_path)
-    return result
+    with Store(store_path, read_only=True) as db:
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            run_id = imported_run_id(digest, attempt)
+            try:
+                record = db.run_record(run_id)
+            except StoreError:
+                return run_id, False, interrupted
+            status = str(record["status"])
+            if status == "running":
+                raise UsageError(f"run {run_id}, an import of this source, is running now "
+                                 f"(process {record['pid']} on {record['host']}): wait for "
+                                 "it, or stop it and import again")
+            if status in ("complete", "failed") and record["summary"] is not None:
+                return run_id, True, interrupted
+            interrupted.append(run_id)  # stopped, incomplete, or failed before it finished
+    raise UsageError(f"{MAX_ATTEMPTS} imports of this source were interrupted (the last: "
+                     f"{interrupted[-1]}): import it into another store (--store)")
 
 
 def _project(config: str | Path) -> str:

@@ -93,14 +93,19 @@ def _finish(runs: list[ImportedRun], policy: str | None, as_json: bool) -> None:
 
 
 def _said(run: ImportedRun) -> str:
+    from oloproof.api.imports import INSPECT
+
     where = f"{run.source} ({run.system_name}, {run.system_version})"
     if run.already:
         return f"Already imported: {where} is run {run.run_id}; nothing was stored."
+    earlier = (f" (an earlier import of it was interrupted: {', '.join(run.interrupted)}, "
+               "left as it is)") if run.interrupted else ""
     summary = run.summary
     parts = [f"{summary.by_status[s]} {s}" for s in ("scored", "errored", "missing")
              if summary.by_status[s]]
     errored = ", ".join(f"{kind} {n}" for kind, n in sorted(summary.errored.items()))
-    text = (f"Imported {where} as run {run.run_id}: {run.result.document.cases} case(s), "
+    text = (f"Imported {where} as run {run.run_id}{earlier}: {run.result.document.cases} "
+            f"case(s), "
             f"{summary.trials} trial(s) — {', '.join(parts)}"
             + (f" ({errored})" if errored else "") + ".")
     skipped = summary.skipped_text()
@@ -108,8 +113,10 @@ def _said(run: ImportedRun) -> str:
     if run.values:
         means = "; ".join(f"{name} {value.mean:.4g} ({value.partial} partial credit(s))"
                           for name, value in run.values.items())
-        text += (f" Mean values (Inspect's accuracy where every epoch ran): {means}; a trial "
-                 f"passes at {run.pass_at:g} or more (--pass-at).")
+        what = ("Inspect's accuracy where every epoch ran" if run.harness == INSPECT
+                else "each case's mean over its scored trials, over cases")
+        text += (f" Mean values ({what}): {means}; a trial passes at {run.pass_at:g} or more "
+                 f"(--pass-at).")
     return text
 
 
@@ -121,7 +128,7 @@ def _json(run: ImportedRun, decided: bool) -> dict[str, object]:
         "errored": dict(run.summary.errored),
         "skipped": [{"criterion": c, "reason": r, "count": n}
                     for (c, r), n in sorted(run.summary.skipped.items())],
-        "warnings": run.warnings, "pass_at": run.pass_at,
+        "warnings": run.warnings, "pass_at": run.pass_at, "interrupted": run.interrupted,
         "values": {name: {"mean": v.mean, "cases": v.cases, "partial": v.partial}
                    for name, v in run.values.items()},
     }

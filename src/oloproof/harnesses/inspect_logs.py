@@ -13,10 +13,11 @@ whole (`read_eval_log`): its samples are held in memory together.
 
 The mapping (each row in docs/imports.md): a sample is a case (its id as text), an epoch a
 trial; each scorer a criterion named after it (a dict-valued score one criterion per key,
-`scorer.key`); `C`/`I` the values 1/0, `P` 0.5, `N` 0, a number in [0, 1] itself (Inspect's own
-`value_to_float`), each passed at `pass_at` or more (default 1.0: full credit), True/False
-passed/failed, NaN (Inspect's unscored) missing `unscored`, anything else a named skip; a sample with an `error` errored `system_error`, one a
-limit stopped errored `limit`; messages the trajectory; `model_usage` the tokens and cost.
+`scorer.key`); `C`/`I` the values 1/0, `P` 0.5, `N` 0, a number in [0, 1] itself (as Inspect's
+`value_to_float` has them), each passed at `pass_at` or more (default 1.0: full credit),
+True/False passed/failed, NaN (Inspect's unscored) missing `unscored`, anything else a named
+skip; a sample with an `error` errored `system_error`, one a limit stopped errored `limit`;
+messages the trajectory; `model_usage` the tokens and cost.
 """
 
 from __future__ import annotations
@@ -33,11 +34,11 @@ from typing import Any
 from oloproof.errors import TraceError
 from oloproof.harnesses.records import (
     ImportedError,
-    check_pass_at,
     ImportedScore,
     ImportedSkip,
     ImportedTrial,
     ImportSummary,
+    check_pass_at,
 )
 from oloproof.traces.reading import TraceReading, TraceUsage, TrajectoryBuilder, maybe_json
 

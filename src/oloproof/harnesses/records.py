@@ -18,6 +18,7 @@ from oloproof.errors import UsageError
 from oloproof.recording.trajectory import AgentTrajectory
 from oloproof.traces.reading import TraceUsage
 
+
 def check_pass_at(pass_at: float) -> float:
     """`pass_at`, when it is a pass mark a value in [0, 1] can reach: in (0, 1].
 
