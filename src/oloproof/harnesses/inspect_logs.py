@@ -4,12 +4,16 @@
 Read through Inspect's own log API (the `inspect` extra: `pip install 'oloproof[inspect]'`),
 imported only when a log is read. The header comes from `read_eval_log(header_only=True)`; the
 samples of a `.eval` log (Inspect's default format, a zip of one file per sample) are streamed,
-256 at a time, through `read_eval_log_samples_by_id_async` with one zip reader for the whole
-log (on an event loop of its own, in a thread), without the samples' events, which nothing
-here reads: memory stays flat whatever the number of samples. (Inspect's own
-`read_eval_log_samples` opens the zip's directory again for every sample, so its time grows
-with the square of their number.) A `.json` log is one JSON document, which Inspect reads
-whole (`read_eval_log`): its samples are held in memory together.
+256 at a time, as Inspect's own sample reader reads one (`EvalRecorder.read_log_sample`: the
+member's bytes through Inspect's zip reader, `json.loads`, `EvalSample.model_validate` in
+Inspect's deserializing context), with one zip reader for the whole log (on an event loop of
+its own, in a thread), the fields nothing here reads (the events) dropped before validation:
+memory stays flat whatever the number of samples. (Inspect's own `read_eval_log_samples` opens
+the zip's directory again for every sample, so its time grows with the square of their
+number; its `exclude_fields` streams each sample through a token-by-token Python builder,
+which took 2.7x the CPU of parsing the whole member with `json.loads`.) A `.json` log is one
+JSON document, which Inspect reads whole (`read_eval_log`): its samples are held in memory
+together.
 
 The mapping (each row in docs/imports.md): a sample is a case (its id as text), an epoch a
 trial; each scorer a criterion named after it (a dict-valued score one criterion per key,
@@ -23,6 +27,7 @@ messages the trajectory; `model_usage` the tokens and cost.
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import queue
 import threading
@@ -44,9 +49,11 @@ from oloproof.traces.reading import TraceReading, TraceUsage, TrajectoryBuilder,
 
 #: Samples read per batch: Inspect reads a batch concurrently; the batch bounds the memory.
 BATCH = 256
-#: Sample fields nothing here reads, left unparsed (`.eval` logs only). Inspect keeps a message's
-#: text in the message; `attachments` holds what it pooled from the events (and images, which
-#: stay `attachment://` references in a trajectory).
+#: Samples of a batch read from the zip at once (each one's bytes are held until it is parsed).
+READING = 32
+#: Sample fields nothing here reads, dropped before validation (`.eval` logs only). Inspect
+#: keeps a message's text in the message; `attachments` holds what it pooled from the events
+#: (and images, which stay `attachment://` references in a trajectory).
 _UNREAD = frozenset({"events", "events_data", "timelines", "store", "attachments"})
 #: Inspect's reducer that makes its accuracy the mean over epochs (the default).
 MEAN_REDUCER = "mean"
@@ -207,15 +214,27 @@ def _batches(path: Path, keys: list[tuple[str | int, int]]) -> Iterator[Any]:
     async def read() -> None:
         from inspect_ai._util.async_zip import AsyncZipReader
         from inspect_ai._util.asyncfiles import AsyncFilesystem, get_async_filesystem
-        from inspect_ai.log import read_eval_log_samples_by_id_async
+        from inspect_ai._util.constants import get_deserializing_context
+        from inspect_ai.log import EvalSample
+        from inspect_ai.log._recorders.eval import _sample_filename
+
+        reading = asyncio.Semaphore(READING)
+
+        async def sample(key: tuple[str | int, int]) -> Any:
+            async with reading:
+                data = await reader.read_member_fully(_sample_filename(*key))
+            # (as EvalRecorder.read_log_sample reads a sample, but the fields left unread)
+            fields = json.loads(data)
+            for unread in _UNREAD:
+                fields.pop(unread, None)
+            return EvalSample.model_validate(fields, context=get_deserializing_context())
 
         async with AsyncFilesystem():  # as Inspect's own sync readers do
             reader = AsyncZipReader(get_async_filesystem(), str(path))
             for start in range(0, len(keys), BATCH):
                 try:
-                    batch = await read_eval_log_samples_by_id_async(
-                        str(path), keys[start:start + BATCH], exclude_fields=set(_UNREAD),
-                        reader=reader)
+                    batch = await asyncio.gather(*(sample(k)
+                                                   for k in keys[start:start + BATCH]))
                 except Exception as exc:
                     give(TraceError(f"Inspect cannot read samples {start + 1}–"
                                     f"{min(start + BATCH, len(keys))}: "
