@@ -216,13 +216,15 @@ def _batches(path: Path, keys: list[tuple[str | int, int]]) -> Iterator[Any]:
         from inspect_ai._util.asyncfiles import AsyncFilesystem, get_async_filesystem
         from inspect_ai._util.constants import get_deserializing_context
         from inspect_ai.log import EvalSample
-        from inspect_ai.log._recorders.eval import _sample_filename
+        from inspect_ai.log._recorders.eval import SAMPLES_DIR
 
         reading = asyncio.Semaphore(READING)
 
         async def sample(key: tuple[str | int, int]) -> Any:
             async with reading:
-                data = await reader.read_member_fully(_sample_filename(*key))
+                # (the member Inspect writes a sample to: its `_sample_filename`)
+                data = await reader.read_member_fully(
+                    f"{SAMPLES_DIR}/{key[0]}_epoch_{key[1]}.json")
             # (as EvalRecorder.read_log_sample reads a sample, but the fields left unread)
             fields = json.loads(data)
             for unread in _UNREAD:
