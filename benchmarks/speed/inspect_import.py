@@ -51,8 +51,8 @@ if reader == "inspect":
     count = len(log.samples)
 else:
     import os
-    from oloproof.cli import main
-    main._collect_young_objects_less_often()  # as the command's own process does
+    from oloproof.own_process import collect_young_objects_less_often
+    collect_young_objects_less_often()  # as the command's own process does
     os.chdir(where)
     c0, t0 = time.process_time(), time.perf_counter()
     from oloproof.api.imports import import_inspect
