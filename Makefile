@@ -36,7 +36,13 @@ demo: install
 browser:
 	bash scripts/install-browser.sh
 
+# compileall first: the suite starts many fresh interpreters that import the engine (the
+# commands, the `processes` executor's and Ray's workers, the pytest plugin's sessions), and
+# where PYTHONDONTWRITEBYTECODE is set none of them writes the bytecode it compiles, so each
+# compiled src/ again (a fifth of the CPU of tests/scale/test_processes.py); it writes only
+# what is missing or stale.
 test: $(VENV)/.installed-test browser
+	$(PY) -m compileall -q src
 	$(PY) -m pytest -q -n $(TEST_WORKERS)
 	$(PY) -m mypy src
 

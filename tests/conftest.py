@@ -341,6 +341,8 @@ RAY_TESTS = (
     "tests/failures/test_system_exit.py::test_on_ray_an_exiting_system_errors_its_case",
     "tests/judges/test_judge_executors.py::"
     "test_a_model_judge_judges_on_the_workers_as_on_local[ray]",
+    "tests/judges/test_judge_executors.py::"
+    "test_the_judge_is_called_in_the_process_the_case_ran_in[ray]",
     "tests/test_docs_output.py::test_scaling_shows_what_the_executors_print",
     "tests/conversations/test_simulator_executors.py::"
     "test_a_callable_simulator_plays_on_the_workers_as_on_local[ray]",

@@ -51,8 +51,10 @@ def _project(root: Path, executor: str, workers: int) -> ConversationProject:
 
 
 @pytest.mark.parametrize("executor", ["processes", pytest.param("ray", marks=pytest.mark.ray)])
-def test_a_callable_simulator_plays_on_the_workers_as_on_local(tmp_path: Path,
-                                                               executor: str) -> None:
+def test_a_callable_simulator_plays_on_the_workers_as_on_local(
+        tmp_path: Path, executor: str, request: pytest.FixtureRequest) -> None:
+    if executor == "ray":
+        request.getfixturevalue("local_ray")  # the session's Ray instance, not one of its own
     found = {}
     for name, workers in (("local", 1), (executor, 2)):
         project = _project(tmp_path / name, name, workers)

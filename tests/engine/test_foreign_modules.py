@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 import types
 from pathlib import Path
+from typing import Any
 
 import oloproof
 from oloproof.execution.target import forget_foreign, remember_imports
@@ -32,36 +32,62 @@ def test_a_foreign_module_and_its_submodules_are_dropped(tmp_path: Path) -> None
     assert not [n for n in sys.modules if n.split(".")[0] == "olo_app_a"]
 
 
-def test_while_another_thread_imports_every_foreign_module_is_dropped(tmp_path: Path) -> None:
-    """Iterating over the live `sys.modules` while another thread adds and removes entries
-    skipped names (or raised 'dictionary changed size during iteration'): the foreign module
-    stayed, and the project ran another project's system. Fails on a comprehension over the
-    live dict within a few thousand rounds at a short switch interval."""
-    (tmp_path / "olo_app_b.py").write_text("")
-    stop = threading.Event()
+class _Importing:
+    """Another thread's imports, each made at the worst moment: while `forget_foreign` looks
+    through `sys.modules`. A key of `sys.modules` whose comparison, and a module whose
+    `__file__`, import a new module (add an entry), as a thread running meanwhile would
+    between two steps of the scan; each time, not once in a few thousand switches."""
 
-    def importing() -> None:
-        i = 0
-        while not stop.is_set():
-            name = f"_olo_churn_{i % 50}"
-            sys.modules[name] = types.ModuleType(name)
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        importing = self
+
+        class Key(str):
+            __hash__ = str.__hash__
+
+            def __eq__(self, other: object) -> bool:
+                importing.import_one()
+                return str.__eq__(self, other)
+
+            def startswith(self, *args: Any) -> bool:
+                importing.import_one()
+                return str.startswith(self, *args)
+
+        class Module(types.ModuleType):
+            @property
+            def __file__(self) -> None:  # type: ignore[override]
+                importing.import_one()
+                return None
+
+        self.key = Key("_olo_importing")
+        sys.modules[self.key] = Module("_olo_importing")
+
+    def import_one(self) -> None:
+        name = f"_olo_churn_{len(self.names)}"
+        self.names.append(name)
+        sys.modules[name] = types.ModuleType(name)
+
+    def stop(self) -> None:
+        for name in [self.key, *self.names]:
             sys.modules.pop(name, None)
-            i += 1
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    other = threading.Thread(target=importing)
-    other.start()
+
+def test_while_another_thread_imports_every_foreign_module_is_dropped(tmp_path: Path) -> None:
+    """Iterating over the live `sys.modules` while another thread adds entries skipped names
+    or raised 'dictionary changed size during iteration': the foreign module stayed, and the
+    project ran another project's system (seen under Ray). An import in the middle of each
+    scan fails any scan over the live dict, every time."""
+    (tmp_path / "olo_app_b.py").write_text("")
+    importing = _Importing()
     try:
-        for round_ in range(3000):
+        for round_ in range(3):
             _foreign("olo_app_b", 30)
             forget_foreign("olo_app_b", tmp_path)
             left = [n for n in list(sys.modules) if n.split(".")[0] == "olo_app_b"]
             assert not left, f"round {round_}: {left[:3]} stayed"
+        assert importing.names, "nothing was imported during the scans"
     finally:
-        stop.set()
-        other.join()
-        sys.setswitchinterval(interval)
+        importing.stop()
 
 
 def _edited_project(root: Path, answer: str, version: str) -> Path:

@@ -1,14 +1,17 @@
-"""The Inspect logs the tests read, made once per test process by Inspect itself
+"""The Inspect logs the tests read, made once per test session by Inspect itself
 (`inspect_tasks.py`, in a child process).
 
 A test module's `inspect_logs` fixture returns `made_logs(tmp_path_factory)`: the logs are made
-once per process, whichever module asks first. (Not a fixture of a `conftest.py` here: test
+once, by whichever module asks first; under pytest-xdist, by the first worker that asks, in the
+session's directory the workers share (the others wait for it and read them: the tests only
+read the logs). (Not a fixture of a `conftest.py` here: test
 modules elsewhere import the root one as `conftest`, and a second module of that name,
 imported before them, stood in for it.)
 """
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import json
 import os
@@ -25,10 +28,23 @@ def made_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """`desk-eval`, `desk-json` and `clean`: each a log Inspect wrote, run in a folder that is
     a git repository of one commit (so the log records that revision); and `repo`, that
     folder."""
-    return _made(tmp_path_factory.getbasetemp())
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the session's directory, holding each worker's (popen-gw0, ...)
+    return _shared(base)
 
 
 @functools.cache
+def _shared(base: Path) -> dict[str, Path]:
+    made = base / "inspect" / "logs.json"
+    with (base / "inspect.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not made.exists():
+            logs = _made(base)
+            made.write_text(json.dumps({name: str(path) for name, path in logs.items()}))
+    return {name: Path(path) for name, path in json.loads(made.read_text()).items()}
+
+
 def _made(base: Path) -> dict[str, Path]:
     where = base / "inspect"
     where.mkdir()

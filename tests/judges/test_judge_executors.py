@@ -39,7 +39,10 @@ def _verdicts(project: JudgedProject) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("executor", ["processes", pytest.param("ray", marks=pytest.mark.ray)])
 def test_a_model_judge_judges_on_the_workers_as_on_local(
-        tmp_path: Any, monkeypatch: pytest.MonkeyPatch, executor: str) -> None:
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch, executor: str,
+        request: pytest.FixtureRequest) -> None:
+    if executor == "ray":
+        request.getfixturevalue("local_ray")  # the session's Ray instance, not one of its own
     cases = desk_cases(16, lies={3, 7, 11}, garbage={5})
     found = {}
     with ScriptedServer() as server:
@@ -113,13 +116,17 @@ def grade(request):
 '''
 
 
-@pytest.mark.parametrize("executor", ["local", "processes", "ray"])
-def test_the_judge_is_called_in_the_process_the_case_ran_in(tmp_path: Any,
-                                                            executor: str) -> None:
+@pytest.mark.parametrize("executor", ["local", "processes",
+                                      pytest.param("ray", marks=pytest.mark.ray)])
+def test_the_judge_is_called_in_the_process_the_case_ran_in(
+        tmp_path: Any, executor: str, request: pytest.FixtureRequest) -> None:
     """The judge call is made beside the case, on its worker: each case is judged in the
     process its system call ran in — the run's own process with `local`, the workers'
     otherwise, never the coordinator for a worker's case."""
     import os
+
+    if executor == "ray":
+        request.getfixturevalue("local_ray")  # the session's Ray instance, not one of its own
 
     project = JudgedProject(tmp_path / executor)
     (project.root / "pid_desk.py").write_text(PID_DESK, encoding="utf-8")

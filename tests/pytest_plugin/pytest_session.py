@@ -49,10 +49,11 @@ def pytest_runtest_logreport(report):
 '''
 
 #: The ini file of every session: the rootdir is the session's directory; async fixtures'
-#: loop scope said (pytest-asyncio warns otherwise); plugins the tests do not use left out.
+#: loop scope said (pytest-asyncio warns otherwise); plugins the tests do not use left out
+#: (Hypothesis's imports all of Hypothesis at the end of a session: 0.7 s of CPU each).
 INI = """[pytest]
 asyncio_default_fixture_loop_scope = function
-addopts = -p no:cacheprovider -p no:langsmith_plugin
+addopts = -p no:cacheprovider -p no:langsmith_plugin -p no:hypothesispytest
 """
 
 

@@ -226,6 +226,9 @@ class RunJob:
         # The run's kind in the runs registry, when it is not what its suite says (an import:
         # never counted among its version's runs, docs/limits.md#re-runs-and-re-drawn-samples)
         self.kind: str | None = None
+        # The harness an imported run was recorded by (`Inspect`, `Harbor`): the document's
+        # `imported_from`, so that reports say its errors happened there.
+        self.imported_from: str | None = None
         # With trials, progress counts executions: every case, each trial.
         self.on_progress = on_progress
         self.progress = Progress(total=self.suite.execution_count, on_change=on_progress)
@@ -328,6 +331,8 @@ class RunJob:
         if self.source is not None:
             suite_info.pop("subset", None)  # (said once the run knows what it took)
             suite_info.update(kind=RESCORED, rescored_from=self.source.run_id)
+        if self.imported_from is not None:
+            suite_info["imported_from"] = self.imported_from
         # The policy is stored with its baseline resolved to a run id, so `gate` re-decides
         # this run against the same baseline whatever runs come after it.
         policy = suite.policy if self.baseline is None else \
