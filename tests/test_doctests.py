@@ -23,7 +23,7 @@ MODULES = sorted(
     name for package in (oloproof.stats, oloproof.api)
     for name in [package.__name__] + [f"{package.__name__}.{m.name}"
                                       for m in pkgutil.iter_modules(package.__path__)]
-)
+) + ["oloproof.placeholders"]
 
 # The modules that must hold at least one example.
 EXAMPLES = {
@@ -34,7 +34,7 @@ EXAMPLES = {
     "oloproof.stats.paired", "oloproof.stats.prediction_powered", "oloproof.stats.projection",
     "oloproof.stats.quantile", "oloproof.stats.verdict_strata", "oloproof.stats.ppi_plus",
     "oloproof.stats.error_spending", "oloproof.stats.sequential", "oloproof.stats.simultaneous",
-    "oloproof.api",
+    "oloproof.api", "oloproof.placeholders",
 }
 
 

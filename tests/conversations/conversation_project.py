@@ -5,20 +5,18 @@ The test modules of this folder import the fixtures from here."""
 
 from __future__ import annotations
 
-import json
 import secrets
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "judges"))
 
+from judged_project import ProjectFolder, server_fixture  # noqa: E402, F401 - the fixture `server`
 from scripted_openai import ScriptedServer  # noqa: E402
 
 #: The desk. `RECORD` says how it records: `live` (its step recorder, each reply a message
@@ -117,7 +115,7 @@ from scripted_customer import simulate
 KEY = "sk-simulator-0123456789abcdef"
 
 
-class ConversationProject:
+class ConversationProject(ProjectFolder):
     """The desk and its suite; `simulator(...)` sets the simulator entry."""
 
     def __init__(self, root: Path, *, record: str = "live") -> None:
@@ -151,12 +149,6 @@ class ConversationProject:
             DESK.format(version=version, changed=changed, record=self.record),
             encoding="utf-8")
 
-    def write(self) -> None:
-        (self.root / "oloproof.yaml").write_text(yaml.safe_dump(self.suite, sort_keys=False),
-                                                 encoding="utf-8")
-        (self.root / "release.yaml").write_text(yaml.safe_dump(self.policy, sort_keys=False),
-                                                encoding="utf-8")
-
     def model_simulator(self, server: ScriptedServer, **fields: Any) -> None:
         self.suite["simulators"] = [{"name": "customer", "model": "customer-1",
                                      "base_url": server.base_url,
@@ -167,18 +159,6 @@ class ConversationProject:
     def asynchronous(self) -> None:
         self.suite["system"]["callable"] = f"{self.module}:run_async"
         self.write()
-
-    def write_cases(self, cases: list[dict[str, Any]]) -> None:
-        (self.root / "data" / "cases.jsonl").write_text(
-            "".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
-
-    @property
-    def config(self) -> Path:
-        return self.root / "oloproof.yaml"
-
-    @property
-    def store(self) -> Path:
-        return self.root / ".oloproof" / "store.sqlite"
 
 
 def customers(n: int, *, refuse: set[int] = frozenset(), max_turns: int | None = None,
@@ -207,12 +187,6 @@ def customers(n: int, *, refuse: set[int] = frozenset(), max_turns: int | None =
 @pytest.fixture(name="project")
 def project_fixture(tmp_path: Path) -> ConversationProject:
     return ConversationProject(tmp_path / "conversations")
-
-
-@pytest.fixture(name="server")
-def server_fixture() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as running:
-        yield running
 
 
 @pytest.fixture(name="keyed")

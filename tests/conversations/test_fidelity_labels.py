@@ -13,6 +13,7 @@ from typing import Any
 from conversation_project import ConversationProject, customers
 from test_audit import FIDELITY_JUDGE
 
+from oloproof.stats.verdict_strata import STRATIFIED_METHOD
 from oloproof.suite.judge_labels import read_labels_file
 
 STRAY = {3, 7}
@@ -63,7 +64,7 @@ def test_the_fidelity_judge_is_checked_against_peoples_labels(tmp_path: Path,
     judge = row["judge"]
     assert judge["status"] == "checked" and judge["labelled"] == 10
     assert judge["agreement"] == 1.0 and judge["judge_only"] == judge["person_only"] == 0
-    assert row["method"] == "prediction_powered"
+    assert row["method"] == STRATIFIED_METHOD  # corrected as any judged rate is
     assert row["estimate"] == 10 / 12
     assert document["decisions"][0]["reasons"] != ["judge_not_checked"]
     assert document["cache"]["execution"]["miss"] == 0  # labels decide; nothing ran again

@@ -68,7 +68,34 @@ async def grade_async(request):
 '''
 
 
-class JudgedProject:
+class ProjectFolder:
+    """A test project's folder: its suite and policy as dicts, written as oloproof.yaml and
+    release.yaml; its dataset; where its store is. (Also the conversations tests' base.)"""
+
+    root: Path
+    suite: dict[str, Any]
+    policy: dict[str, Any]
+
+    def write(self) -> None:
+        (self.root / "oloproof.yaml").write_text(yaml.safe_dump(self.suite, sort_keys=False),
+                                                 encoding="utf-8")
+        (self.root / "release.yaml").write_text(yaml.safe_dump(self.policy, sort_keys=False),
+                                                encoding="utf-8")
+
+    def write_cases(self, cases: list[dict[str, Any]]) -> None:
+        (self.root / "data" / "cases.jsonl").write_text(
+            "".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
+
+    @property
+    def config(self) -> Path:
+        return self.root / "oloproof.yaml"
+
+    @property
+    def store(self) -> Path:
+        return self.root / ".oloproof" / "store.sqlite"
+
+
+class JudgedProject(ProjectFolder):
     """The desk and its suite; `judge(...)` sets the judge entry."""
 
     def __init__(self, root: Path) -> None:
@@ -93,29 +120,11 @@ class JudgedProject:
             {"id": "truthful", "metric": "reply_truthful", "min": 0.5}]}
         self.write()
 
-    def write(self) -> None:
-        (self.root / "oloproof.yaml").write_text(yaml.safe_dump(self.suite, sort_keys=False),
-                                                 encoding="utf-8")
-        (self.root / "release.yaml").write_text(yaml.safe_dump(self.policy, sort_keys=False),
-                                                encoding="utf-8")
-
     def model_judge(self, server: ScriptedServer, **fields: Any) -> None:
         self.suite["judges"] = [{"name": "house", "model": "grader-1", "base_url":
                                  server.base_url, "api_key_env": "JUDGE_TEST_KEY",
                                  "concurrency": 8, **fields}]
         self.write()
-
-    def write_cases(self, cases: list[dict[str, Any]]) -> None:
-        (self.root / "data" / "cases.jsonl").write_text(
-            "".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
-
-    @property
-    def config(self) -> Path:
-        return self.root / "oloproof.yaml"
-
-    @property
-    def store(self) -> Path:
-        return self.root / ".oloproof" / "store.sqlite"
 
 
 def desk_cases(n: int, lies: set[int] = frozenset(), **marks: set[int]) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from oloproof.placeholders import filled
 from oloproof.replies import json_object_in, token_count
 
 #: The prompt a simulator's model is given, when its `simulators:` entry has no `prompt:`
@@ -75,18 +76,7 @@ def instructions(template: str, user: dict[str, Any]) -> str:
     values = {"{persona}": str(user.get("persona") or NO_PERSONA),
               "{goal}": str(user.get("goal") or ""),
               "{facts}": facts_text(user.get("facts"))}
-    out: list[str] = []
-    rest = template
-    while rest:
-        found = [(rest.find(name), name) for name in values if name in rest]
-        if not found:
-            out.append(rest)
-            break
-        at, name = min(found)
-        out.append(rest[:at])
-        out.append(values[name])
-        rest = rest[at + len(name):]
-    return "".join(out)
+    return filled(template, values)
 
 
 def simulator_messages(instructions_text: str, conversation: list[dict[str, Any]]

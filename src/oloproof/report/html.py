@@ -30,6 +30,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from oloproof.placeholders import filled
 from oloproof.report.escape import UNSAFE
 from oloproof.report.html_data import ReportData, dumps
 
@@ -101,19 +102,7 @@ def _page(title: str, payload: dict[str, Any], script: str, *, served: bool,
         "{{DATA}}": "\n".join(blocks),
         "{{SCRIPT}}": script,
     }
-    # One pass, so a replacement's text is never searched for the next placeholder.
-    out: list[str] = []
-    rest = page
-    while True:
-        positions = [(rest.find(k), k) for k in replacements if rest.find(k) >= 0]
-        if not positions:
-            out.append(rest)
-            break
-        at, key = min(positions)
-        out.append(rest[:at])
-        out.append(replacements[key])
-        rest = rest[at + len(key):]
-    return "".join(out)
+    return filled(page, replacements)  # (one pass: no replacement is searched)
 
 
 def _meta(generated_at: float | None, served: str | None, home: str | None) -> dict[str, Any]:
