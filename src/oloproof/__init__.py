@@ -28,6 +28,7 @@ from oloproof.lazy_names import lazy_names
 if TYPE_CHECKING:
     from oloproof.api import (
         RunResult,
+        board,
         case_view,
         case_views,
         compare,
@@ -69,6 +70,7 @@ __version__ = "0.1.0"
 # Each lazily imported public name, and the module that defines it.
 _LAZY = {
     "RunResult": "oloproof.api",
+    "board": "oloproof.api",
     "case_view": "oloproof.api",
     "case_views": "oloproof.api",
     "compare": "oloproof.comparison",
@@ -129,6 +131,7 @@ __all__ = [
     "UnstorableRecording",
     "UsageError",
     "User",
+    "board",
     "case_view",
     "case_views",
     "compare",

@@ -185,6 +185,20 @@ class RunReferences:
                 (name, run_id, time.time()))
         return before if before is not None and before != run_id else None
 
+    def latest_variant_runs(self, project: str | None = None) -> list[tuple[str, str]]:
+        """(run id, variant) of the newest complete run of the whole suite of each variant
+        stored (of `project`), in the order their variants were first run: what
+        `oloproof board` takes as its candidates by default (docs/board.md)."""
+        newest: dict[frozenset[tuple[str, str]] | str, tuple[str, str]] = {}
+        for run_id, variant in reversed(self._complete_variants(project, None)):
+            newest[_variant_pairs(variant) or variant] = (run_id, variant)
+        return list(newest.values())
+
+    def run_variant(self, run_id: str) -> str | None:
+        """The variant a run was run with (`k=v,…`), or None."""
+        row = self.conn.execute("SELECT variant FROM runs WHERE run_id=?", (run_id,)).fetchone()
+        return None if row is None or row[0] is None else str(row[0])
+
     # ---- what the grammar reads of the store ---------------------------------------------------
 
     def _run_ids(self) -> list[str]:
