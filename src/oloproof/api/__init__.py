@@ -10,7 +10,7 @@ run; `redecide()` decides a stored run under another policy without running anyt
 The package is in parts, each importing only the ones below it: `result` (`RunResult`),
 `deciding` (a run document from an analysis), `running` (`run`, `run_async`, `rescore`: a run
 from a stored run's executions), `stored` (stored
-runs: `list_runs`, `load_run`, `tag`, `redecide`, `plan`), `board` (`board`: many stored
+runs: `list_runs`, `load_run`, `tag`, `redecide`, `plan`), `candidates` (`board`: many stored
 runs against one baseline, docs/board.md), `cases` (a stored run's cases:
 `list_cases`, `case_view`, `case_views`, `flaky_cases`, `sample_labels`) and `reports`
 (`write_html_report`, `write_ci_reports`). Importing it imports what a run needs to start its
@@ -81,7 +81,7 @@ from oloproof.errors import ConfigError
 from oloproof.store.location import find_store
 
 if TYPE_CHECKING:
-    from oloproof.api.board import board
+    from oloproof.api.candidates import board
     from oloproof.comparison.stored import compare
     from oloproof.document import Comparison, Plan, RunDocument
 
@@ -96,7 +96,7 @@ def __getattr__(name: str) -> Any:
 
         return compare
     if name == "board":
-        from oloproof.api.board import board
+        from oloproof.api.candidates import board
 
         return board
     if name in ("RunDocument", "Comparison", "Plan"):
