@@ -120,6 +120,8 @@ class Board:
     cost_cap: float | None
     candidates: list[BoardRow]
     warnings: list[str] = field(default_factory=list)
+    # The metrics in `metrics` that are quantiles (the others are rates).
+    quantile_metrics: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -341,7 +343,8 @@ def build_board(db: Store, inputs: Sequence[BoardInput], baseline: str, policy: 
                      beaten[r.run_id]) for r in rows]
     return Board(baseline=baseline, level=policy.confidence_level, each_level=each,
                  family_size=size, method=SIMULTANEOUS_METHOD, criterion=criterion,
-                 cost_cap=cost_cap, candidates=done, warnings=warnings)
+                 cost_cap=cost_cap, candidates=done, warnings=warnings,
+                 quantile_metrics=tuple(quantile_ids))
 
 
 def _mean(found: Figure) -> MeanInterval:
