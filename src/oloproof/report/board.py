@@ -5,7 +5,8 @@ table and the HTML page with the cost–success chart, all from one list of cell
 The chart (`front_svg`) is inline SVG with no outside resource: success (the board's
 criterion) up, cost per case across, each candidate a point at its estimates with its interval
 bars both ways, the candidates on the front joined by a line in cost order. Each point carries
-its figures as `data-` attributes, which are the JSON's.
+its figures as `data-` attributes, which are the JSON's, and the `<svg>` its axes' ranges
+(`data-x0`…`data-y1`, the values at the plot's edges, `data-margin` pixels in).
 """
 
 from __future__ import annotations
@@ -168,8 +169,11 @@ def front_svg(board: Board) -> str:
         return html.escape(repr(value) if isinstance(value, float) else str(value), quote=True)
 
     points = chart_points(board)
+    axes = "" if not points else " ".join(
+        f'data-{k}="{a(points[0][k])}"' for k in ("x0", "x1", "y0", "y1"))
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="board-front" role="img" '
-             f'viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}">',
+             f'viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" '
+             f'data-margin="{MARGIN}" {axes}>',
              f"<title>{html.escape(board.criterion)} against cost per case</title>",
              f'<line x1="{MARGIN}" y1="{HEIGHT - MARGIN}" x2="{WIDTH - MARGIN}" '
              f'y2="{HEIGHT - MARGIN}" stroke="currentColor"/>',
