@@ -88,8 +88,11 @@ def _rates(board: Board) -> set[str]:
 def header_text(board: Board) -> str:
     """The line over the table: what holds together, by which method."""
     cap = "no cost cap" if board.cost_cap is None else f"cost cap {board.cost_cap:g}"
+    base = next((r for r in board.candidates if r.run_id == board.baseline), None)
+    named = board.baseline if base is None or base.variant is None else \
+        f"{base.variant} ({board.baseline})"
     return (f"Board: {len(board.candidates)} candidates against the baseline "
-            f"{board.baseline} · success = {board.criterion} · {cap} · {board.family_size} "
+            f"{safe_line(named)} · success = {board.criterion} · {cap} · {board.family_size} "
             f"intervals hold together at {100 * board.level:g}% ({board.method}: each at "
             f"{100 * board.each_level:.4g}%)")
 
