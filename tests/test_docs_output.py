@@ -910,10 +910,33 @@ def test_conversations_shows_what_the_example_prints(tmp_path: Path) -> None:
     assert " ".join(shown).split() == DEFAULT_PROMPT.split()
 
 
+def test_board_shows_what_the_six_candidates_print(tmp_path: Path) -> None:
+    """docs/board.md: its suite, system and two policies written as the page shows them, each
+    combination run, then the board; the candidate the page says its own gate ALLOWs is so."""
+    page = DOCS / "board.md"
+    blocks = console_blocks(page)
+    assert _first_commands(blocks) == ["python app.py > cases.jsonl"]
+    session = Session(tmp_path)
+    after = "## A board, step by step"
+    yaml_blocks = re.findall(r"```yaml\n(.*?)```", page.read_text(encoding="utf-8")[
+        page.read_text(encoding="utf-8").index(after):], re.S)
+    for name, text in zip(("oloproof.yaml", "release.yaml", "choose.yaml"), yaml_blocks,
+                          strict=False):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "app.py").write_text("\n".join(_shown_block(page, "python", after)) + "\n",
+                                     encoding="utf-8")
+    _check(blocks[0], session, page.name)
+    gate = json.loads(session.run("oloproof gate variant:model=open,prompt=v2 --policy "
+                                  "choose.yaml --json"))
+    assert gate["gate"]["action"] == "ALLOW"
+    bounds = {d["rule"]: round(d["bound"], 3) for d in gate["decisions"]}
+    assert bounds == {"floor": 0.911, "no_worse": -0.024}  # as the page says
+
+
 def test_every_page_with_console_blocks_is_run_here() -> None:
     """A page that gains a ```console block gets a test here (or says why not)."""
     tested = {"getting-started.md", "cli.md", "agents-and-tools.md", "stateful-agents.md",
               "reliability.md", "concepts.md", "configuration.md", "compare.md", "ci.md",
               "scaling.md", "judges.md", "failures.md", "imports.md", "pytest.md",
-              "conversations.md"}
+              "conversations.md", "board.md"}
     assert {page.name for page in DOCS.glob("*.md") if console_blocks(page)} == tested
