@@ -18,6 +18,7 @@ from rich.console import Console
 
 from oloproof.comparison.board import Board, Figure
 from oloproof.report.escape import safe_line
+from oloproof.report.html import render_static_page
 from oloproof.report.layout import Column, print_wrapped, render_table
 
 
@@ -224,14 +225,14 @@ def front_svg(board: Board) -> str:
 
 
 def board_html(board: Board) -> str:
-    """A page of its own: the table and the chart, no outside resource."""
+    """A page of its own: the table and the chart, no script and no outside resource (the
+    report's stylesheet inlined); the same page `oloproof view` serves at `/board`."""
     headers = "".join(f"<th>{html.escape(h)}</th>" for h in board_columns(board))
     rows = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
                    for row in board_cells(board))
-    warnings = "".join(f"<p>Warning: {html.escape(w)}</p>" for w in board.warnings)
-    return ("<!doctype html><html><head><meta charset=\"utf-8\"><title>Oloproof board"
-            "</title><style>body{font-family:system-ui,sans-serif;margin:2em}table{"
-            "border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;"
-            "text-align:left}</style></head><body>"
-            f"<h1>{html.escape(header_text(board))}</h1><table><tr>{headers}</tr>{rows}"
-            f"</table>{warnings}<h2>Cost–success front</h2>{front_svg(board)}</body></html>\n")
+    warnings = "".join(f'<p class="note">Warning: {html.escape(w)}</p>'
+                       for w in board.warnings)
+    body = (f'<main class="wrap"><h1>{html.escape(header_text(board))}</h1>'
+            f"<table><thead><tr>{headers}</tr></thead><tbody>{rows}</tbody></table>"
+            f"{warnings}<h2>Cost–success front</h2>{front_svg(board)}</main>")
+    return render_static_page("Oloproof · board", body)

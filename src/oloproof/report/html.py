@@ -171,11 +171,17 @@ def served_policy() -> str:
 def render_message_page(title: str, message: str, hint: str = "") -> str:
     """A page that says one thing (a store that cannot be opened, a run that is not there),
     with no script at all."""
-    style = _asset("report.css")
     body = (f'<main class="wrap message"><h1>{html.escape(title)}</h1>'
             f'<p class="error-box">{html.escape(message)}</p>'
             + (f'<p class="note">{html.escape(hint)}</p>' if hint else "")
             + '<p><a href="/">All runs</a></p></main>')
+    return render_static_page(title, body)
+
+
+def render_static_page(title: str, body: str) -> str:
+    """A page of `body` (HTML, already escaped) with the report's stylesheet and no script
+    at all: a message, the board (`report.board.board_html`)."""
+    style = _asset("report.css")
     csp = f"default-src 'none'; base-uri 'none'; form-action 'none'; style-src {_csp_hash(style)}"
     return ('<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta http-equiv="Content-Security-Policy" content="{html.escape(csp)}">\n'
