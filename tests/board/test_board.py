@@ -290,3 +290,32 @@ def test_errors_are_exit_2_with_what_to_do(project: dict[str, Any], cli: Any,
                for c in uncapped["candidates"])
     assert uncapped["family_size"] == 5 + 4
     assert any("no cost cap is declared" in w for w in uncapped["warnings"])
+
+
+def test_imported_runs_can_be_candidates(tmp_path: Path) -> None:
+    """Two imports of one Harbor job (a reward passed at 1.0, then at 0.5) are two runs of the
+    same cases: the board pairs them; their latency (the time the import took to play them
+    back, not the agent's) is not shown."""
+    from oloproof.api.imports import import_harbor
+
+    job = Path(__file__).parents[1] / "data" / "harnesses" / "harbor-job"
+    store = tmp_path / "store.sqlite"
+    strict = import_harbor(job, pass_at=1.0, store=store)[0].run_id
+    lenient = import_harbor(job, pass_at=0.5, store=store)[0].run_id
+    (tmp_path / "choose.yaml").write_text(
+        "version: 1\ncost_cap: 10\nrules:\n"
+        "  - {id: no_worse, kind: non_inferiority, metric: reward, margin: 0.1}\n")
+    board = oloproof.board([lenient], baseline=strict, policy=tmp_path / "choose.yaml",
+                           store=store, config=tmp_path / "none.yaml").to_json()
+    assert [c["run_id"] for c in board["candidates"]] == [strict, lenient]
+    assert board["criterion"] == "reward" and board["family_size"] == 2 * 2 + 1
+    for candidate in board["candidates"]:
+        assert candidate["latency_p50"] == {"estimate": None, "lower": None, "upper": None}
+        # The agent's own cost, as the run recorded it (each case the mean of its trials').
+        own = oloproof.load_run(candidate["run_id"], store=store,
+                                config=tmp_path / "none.yaml").document.usage
+        assert own is not None and own.cost is not None
+        cost = candidate["cost_per_case"]
+        assert 0 <= cost["lower"] <= cost["estimate"] <= cost["upper"] <= 10
+        assert 0.5 * own.cost / own.cases < cost["estimate"] < 2 * own.cost / own.cases
+    assert set(board["candidates"][1]["difference"]) == {"reward"}

@@ -11,6 +11,7 @@ from oloproof.api.stored import decide_stored, stored_metric_kinds
 from oloproof.comparison.board import Board, BoardInput, build_board
 from oloproof.errors import UsageError
 from oloproof.store.location import open_existing_store
+from oloproof.store.reruns import IMPORTED
 from oloproof.suite.policy import Policy, load_policy
 from oloproof.suite.policy_checks import check_rule_metrics, stored_policy
 
@@ -77,7 +78,8 @@ def board(
                 document, _ = decide_stored(db, record, own, None, None)
             else:
                 document, _ = decide_stored(db, record, rules, baseline_id, reference)
-            inputs.append(BoardInput(run_id, db.run_variant(run_id), document))
+            variant, kind = db.run_marks(run_id)
+            inputs.append(BoardInput(run_id, variant, document, imported=kind == IMPORTED))
         return build_board(db, inputs, baseline_id, rules, success,
                            cost_cap if cost_cap is not None else rules.cost_cap)
 

@@ -154,11 +154,14 @@ class Board:
 class BoardInput:
     """What the board needs of one candidate besides its stored cases: its variant, and the
     run document the policy decides it by on its own (rules read the budgets, counts and
-    metric rows from it; `baseline` holds its comparison with the board's baseline)."""
+    metric rows from it; `baseline` holds its comparison with the board's baseline); and
+    whether it was imported from another harness (its latency is then its replay's, not
+    shown)."""
 
     run_id: str
     variant: str | None
     document: RunDocument
+    imported: bool = False
 
 
 def _case_order(side: RunSide) -> list[int]:
@@ -311,9 +314,12 @@ def build_board(db: Store, inputs: Sequence[BoardInput], baseline: str, policy: 
                     "--cost-cap) to a cost no case can exceed")
             cost = cost_interval(costs, cost_cap, each)
         success = metrics[criterion]
-        values, missing = _latencies(db, item.run_id)
-        latency = {name: _figure(quantile_interval(values, missing, q, each))
-                   for name, q in LATENCY_QUANTILES.items()}
+        if item.imported:  # (played back from a record: the time of the playing)
+            latency = {name: Figure(None, None, None) for name in LATENCY_QUANTILES}
+        else:
+            values, missing = _latencies(db, item.run_id)
+            latency = {name: _figure(quantile_interval(values, missing, q, each))
+                       for name, q in LATENCY_QUANTILES.items()}
         decisions, unsure = _decisions(item, policy, baseline, metrics, difference)
         rows.append(BoardRow(
             run_id=item.run_id, variant=item.variant,

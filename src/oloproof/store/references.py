@@ -194,10 +194,14 @@ class RunReferences:
             newest[_variant_pairs(variant) or variant] = (run_id, variant)
         return list(newest.values())
 
-    def run_variant(self, run_id: str) -> str | None:
-        """The variant a run was run with (`k=v,…`), or None."""
-        row = self.conn.execute("SELECT variant FROM runs WHERE run_id=?", (run_id,)).fetchone()
-        return None if row is None or row[0] is None else str(row[0])
+    def run_marks(self, run_id: str) -> tuple[str | None, str]:
+        """The variant a run was run with (`k=v,…`, or None) and its kind (`run`, `import`,
+        …: `store.reruns`)."""
+        row = self.conn.execute("SELECT variant, kind FROM runs WHERE run_id=?",
+                                (run_id,)).fetchone()
+        if row is None:
+            return None, "run"
+        return (None if row[0] is None else str(row[0])), str(row[1] or "run")
 
     # ---- what the grammar reads of the store ---------------------------------------------------
 
