@@ -22,20 +22,21 @@ from oloproof.report.html import render_static_page
 from oloproof.report.layout import Column, print_wrapped, render_table
 
 
-def _rate(found: Figure) -> str:
+def _points(found: Figure, sign: str = "", unit: str = "%") -> str:
+    """A rate (or, with `sign` "+", a difference) in percent with its interval."""
     if found.estimate is None:
         return "—"
     bounds = "" if found.lower is None or found.upper is None else \
-        f" [{100 * found.lower:.1f}, {100 * found.upper:.1f}]"
-    return f"{100 * found.estimate:.1f}%{bounds}"
+        f" [{100 * found.lower:{sign}.1f}, {100 * found.upper:{sign}.1f}]"
+    return f"{100 * found.estimate:{sign}.1f}{unit}{bounds}"
+
+
+def _rate(found: Figure) -> str:
+    return _points(found)
 
 
 def _difference(found: Figure) -> str:
-    if found.estimate is None:
-        return "—"
-    bounds = "" if found.lower is None or found.upper is None else \
-        f" [{100 * found.lower:+.1f}, {100 * found.upper:+.1f}]"
-    return f"{100 * found.estimate:+.1f} pts{bounds}"
+    return _points(found, "+", " pts")
 
 
 def _number(value: float | None) -> str:
