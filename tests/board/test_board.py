@@ -319,3 +319,13 @@ def test_imported_runs_can_be_candidates(tmp_path: Path) -> None:
         assert 0 <= cost["lower"] <= cost["estimate"] <= cost["upper"] <= 10
         assert 0.5 * own.cost / own.cases < cost["estimate"] < 2 * own.cost / own.cases
     assert set(board["candidates"][1]["difference"]) == {"reward"}
+
+
+def test_a_variants_report_says_why_it_has_no_board(project: dict[str, Any]) -> None:
+    """The runs were made under a policy with no baseline: the report of one says so where
+    the board would be, and how to make one."""
+    page = oloproof.api.write_html_report("variant:model=near", project["root"] / "near.html",
+                                          project["config"], project["store"]).read_text()
+    section = page[page.index('<section class="wrap" id="board">'):]
+    assert "No board of the variants: the board needs a baseline" in section
+    assert "<svg" not in section

@@ -1,6 +1,6 @@
 """The board in the view (docs/board.md): `/board` is the page `oloproof board --html` writes
 (the table and the cost–success chart, inline SVG, no script), `/api/board` the JSON
-`oloproof board --json` prints, for the same runs."""
+`oloproof board --json` prints, for the same runs; a variant's run report ends with it."""
 
 from __future__ import annotations
 
@@ -65,6 +65,13 @@ def test_the_view_serves_the_board_and_its_chart(tmp_path: Path) -> None:
     assert [c["variant"] for c in expected["candidates"]] == [
         "model=base", "model=cheap", "model=dear"]
     assert expected["candidates"][2]["dominated_by"] == [expected["baseline"]]
+    # The report of a variant's run ends with the same board, its chart drawn.
+    report = oloproof.api.write_html_report("variant:model=cheap", tmp_path / "cheap.html",
+                                            config, store).read_text()
+    section = report[report.index('<section class="wrap" id="board">'):]
+    for candidate in expected["candidates"]:
+        success = candidate["metrics"]["answer_correct"]["estimate"]
+        assert f'data-run-id="{candidate["run_id"]}" data-success="{success!r}"' in section
     server = ViewServer(store)
     try:
         assert server.json("/api/board") == expected

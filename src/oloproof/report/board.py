@@ -225,15 +225,20 @@ def front_svg(board: Board) -> str:
     return "".join(parts)
 
 
-def board_html(board: Board) -> str:
-    """A page of its own: the table and the chart, no script and no outside resource (the
-    report's stylesheet inlined); the same page `oloproof view` serves at `/board`."""
+def board_section(board: Board) -> str:
+    """The board as a section of another page (a variant's run report): its header, table,
+    warnings and chart, static HTML."""
     headers = "".join(f"<th>{html.escape(h)}</th>" for h in board_columns(board))
     rows = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
                    for row in board_cells(board))
     warnings = "".join(f'<p class="note">Warning: {html.escape(w)}</p>'
                        for w in board.warnings)
-    body = (f'<main class="wrap"><h1>{html.escape(header_text(board))}</h1>'
+    return (f'<section class="wrap" id="board"><h2>{html.escape(header_text(board))}</h2>'
             f"<table><thead><tr>{headers}</tr></thead><tbody>{rows}</tbody></table>"
-            f"{warnings}<h2>Cost–success front</h2>{front_svg(board)}</main>")
-    return render_static_page("Oloproof · board", body)
+            f"{warnings}<h3>Cost–success front</h3>{front_svg(board)}</section>")
+
+
+def board_html(board: Board) -> str:
+    """A page of its own: the table and the chart, no script and no outside resource (the
+    report's stylesheet inlined); the same page `oloproof view` serves at `/board`."""
+    return render_static_page("Oloproof · board", f"<main>{board_section(board)}</main>")

@@ -119,13 +119,14 @@ def _meta(generated_at: float | None, served: str | None, home: str | None) -> d
 
 def render_page(data: ReportData, generated_at: float | None = None, *,
                 served: str | None = None, home: str | None = None, live: bool = False,
-                focus: str | None = None) -> str:
+                focus: str | None = None, extra: Sequence[str] = ()) -> str:
     """The whole HTML document for this report data.
 
     `served` (the view's JSON API, e.g. `/api/`): the page is served by `oloproof view`,
     which answers for case details (`data` then holds none); `home` is the address of its
     runs page. `live`: a run still running polls the API for its progress and figures so
-    far. `focus`: the id of the section to show first (`comparison`)."""
+    far. `focus`: the id of the section to show first (`comparison`). `extra`: static HTML
+    sections after the report (a variant's board: `report.board.board_section`)."""
     summary = data.summary
     meta = _meta(generated_at, served, home)
     meta.update(encoding=data.encoding, chunks=len(data.chunks), shared=len(data.shared))
@@ -144,7 +145,7 @@ def render_page(data: ReportData, generated_at: float | None = None, *,
     payload = {"meta": meta, "summary": summary, "index": data.index,
                "baseline_index": data.baseline_index}
     return _page(title, payload, _script("dom.js", "report.js"), served=served is not None,
-                 extra_blocks=blocks)
+                 extra_blocks=[*blocks, *extra])
 
 
 def render_runs_page(project: str, runs: list[dict[str, Any]], *, served: str,
