@@ -279,6 +279,11 @@ def test_errors_are_exit_2_with_what_to_do(project: dict[str, Any], cli: Any,
                        "store.sqlite", cwd=root)
     assert code == 2 and re.search(r"run \S+: case 'c\d+' cost 0.06, above the cost cap 0.04",
                                    err), err
+    # A success criterion the runs do not have: name theirs.
+    code, _, err = cli("board", "--policy", "release.yaml", "--criterion", "nope", "--store",
+                       "store.sqlite", cwd=root)
+    assert code == 2 and "--criterion nope: the runs have no such criterion (theirs: " \
+        "answer_correct)" in err
     # No baseline: say how to name one.
     (root / "nobase.yaml").write_text(POLICY.replace("baseline: variant:model=base\n", ""))
     with pytest.raises(UsageError, match="the board needs a baseline"):
