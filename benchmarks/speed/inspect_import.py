@@ -10,10 +10,15 @@ process, alternately (A/B/A/B… `--repeat` times), wall and CPU time and peak r
   the log read and mapped, the trials written as a suite, the run made by the engine and
   stored, and decided under a policy of one rule — the whole import and gate.
 
-Figures: the median CPU ratio oloproof / inspect (the target: at most 2), each side's times and
-peak memory.
+Then the import and gate of a log of a quarter of the samples (2,500), made the same way, once:
+its peak memory beside the large log's, to see whether importing and storing grows with the
+log (`inspect_read` measures it for reading alone).
 
-Usage: python -m benchmarks inspect_import [--samples 10000] [--repeat 3]
+Figures: the median CPU ratio oloproof / inspect (the target: at most 2), each side's times and
+peak memory, and the import's peak on the large log over its peak on the small one (the
+target: at most 1.25).
+
+Usage: python -m benchmarks inspect_import [--samples 10000] [--repeat 2]
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from benchmarks.speed.inspect_read import MAKE_LOG, ROOT
 TARGETS = {
     # importing and gating costs at most twice Inspect's own read of the log
     "cpu_ratio_import_and_gate_over_inspect_read": ("<=", 2.0),
+    # importing and storing does not grow with the log: 4x the samples, at most 1.25x the peak
+    "import_and_gate_peak_large_over_small": ("<=", 1.25),
 }
 
 _RUN = """
@@ -41,17 +48,17 @@ if reader == "inspect":
     c0, t0 = time.process_time(), time.perf_counter()
     from inspect_ai.log import read_eval_log
     log = read_eval_log(path)
-    count = len(log.samples) // 3
+    count = len(log.samples)
 else:
     import os
-    from oloproof.cli import main
-    main._collect_young_objects_less_often()  # as the command's own process does
+    from oloproof.own_process import collect_young_objects_less_often
+    collect_young_objects_less_often()  # as the command's own process does
     os.chdir(where)
     c0, t0 = time.process_time(), time.perf_counter()
     from oloproof.api.imports import import_inspect
     [run] = import_inspect([path], policy="release.yaml")
     assert not run.already and run.result.document.gate is not None
-    count = run.result.document.cases
+    count = run.result.document.cases * 3
 c1, t1 = time.process_time(), time.perf_counter()
 print(count, c1 - c0, t1 - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
@@ -73,21 +80,24 @@ def _measure(reader: str, path: Path, scratch: Path, n: int) -> dict[str, float]
 def run(argv: list[str]) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog="inspect_import")
     parser.add_argument("--samples", type=int, default=10_000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args(argv)
+    small_n = max(args.samples // 4, 1)
     with tempfile.TemporaryDirectory() as folder:
         scratch = Path(folder)
         made = subprocess.run(
             [sys.executable, "-c", MAKE_LOG.format(tasks=str(ROOT / "tests" / "harnesses")),
-             str(scratch), str(args.samples)],
+             str(scratch), str(small_n), str(args.samples)],
             check=True, capture_output=True, text=True, cwd=scratch)
-        [log] = (Path(p) for p in made.stdout.split())
+        small, log = (Path(p) for p in made.stdout.split())
         runs: dict[str, list[dict[str, float]]] = {"inspect": [], "oloproof": []}
         for i in range(args.repeat):
             for reader in ("inspect", "oloproof"):  # alternately
                 runs[reader].append(_measure(reader, log, scratch, i))
+        small_run = _measure("oloproof", small, scratch, args.repeat)
         size_mb = log.stat().st_size / 2**20
-    assert all(r["count"] == args.samples for rs in runs.values() for r in rs)
+    assert all(r["count"] == args.samples * 3 for rs in runs.values() for r in rs)
+    assert small_run["count"] == small_n * 3
     median = {reader: {key: statistics.median(r[key] for r in rs)
                        for key in ("cpu_s", "wall_s", "peak_mb")}
               for reader, rs in runs.items()}
@@ -103,8 +113,12 @@ def run(argv: list[str]) -> dict[str, Any]:
             "import_and_gate_wall_s": round(median["oloproof"]["wall_s"], 2),
             "inspect_peak_mb": round(median["inspect"]["peak_mb"], 1),
             "import_and_gate_peak_mb": round(median["oloproof"]["peak_mb"], 1),
+            "import_and_gate_peak_small_mb": round(small_run["peak_mb"], 1),
+            "import_and_gate_peak_large_over_small": round(
+                median["oloproof"]["peak_mb"] / small_run["peak_mb"], 3),
         },
-        "params": {"samples": args.samples, "epochs": 3, "repeat": args.repeat,
+        "params": {"samples": args.samples, "epochs": 3, "small_samples": small_n,
+                   "repeat": args.repeat,
                    "log_mb": round(size_mb, 1), "load_average": os.getloadavg()[0]},
     }
 

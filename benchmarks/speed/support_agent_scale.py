@@ -57,13 +57,11 @@ BEFORE = "c067e66"
 TARGETS = {"call_over_against.2000": ("<=", 0.5), "call_over_against.20000": ("<=", 0.5),
            "call_s.20000": ("<=", 8.0), "rss_mb.20000": ("<=", 300.0)}
 
-CHILD = """
-import collections, gc, json, resource, sys, threading, time
-# Where the CPU went: each thread's CPU time when it ends (by name), and the garbage
-# collector's, by generation (in whichever thread a collection ran).
+# The start of a child that counts each thread's CPU time when it ends, by name, in `threads`
+# (the main thread's is the child's to take).
+THREAD_CPU = """
+import collections, threading, time
 threads = collections.Counter()
-collector = [0.0, 0.0, 0.0]
-began = {}
 _run = threading.Thread.run
 def _timed_run(self):
     try:
@@ -71,6 +69,14 @@ def _timed_run(self):
     finally:
         threads[self.name] += time.thread_time()
 threading.Thread.run = _timed_run
+"""
+
+CHILD = THREAD_CPU + """
+import gc, json, resource, sys
+# Where the CPU went: each thread's (THREAD_CPU), and the garbage collector's, by generation
+# (in whichever thread a collection ran).
+collector = [0.0, 0.0, 0.0]
+began = {}
 def _collection(phase, info):
     me = threading.get_ident()
     if phase == "start":

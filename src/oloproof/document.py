@@ -1044,13 +1044,14 @@ class RunDocument(_Model):
     when cases held one) counts them (docs/conversations.md#accounting). `subset` (written for
     a run of part of the suite) says how many of the suite's cases it held and how they were
     chosen; `rescored_from` (a run made by `oloproof rescore`) names the run whose executions
-    it scored, and `not_rescored` the cases it left out, each with why. `record` (written when
+    it scored, and `not_rescored` the cases it left out, each with why. `imported_from` (a run
+    `oloproof import` stored) names the harness that recorded it. `record` (written when
     the run's version has several complete runs of its suite) says which of them this run is.
     """
 
     _OPTIONAL = frozenset({"failing_cases", "trials", "execution", "baseline", "usage",
                            "executions", "expected_key_hints", "conversations", "subset",
-                           "rescored_from", "not_rescored", "record"})
+                           "rescored_from", "not_rescored", "imported_from", "record"})
 
     run_id: str
     status: RunStatus
@@ -1077,6 +1078,7 @@ class RunDocument(_Model):
     conversations: Conversations | None = None
     subset: Subset | None = None
     rescored_from: str | None = None
+    imported_from: str | None = None
     not_rescored: list[NotRescored] | None = None
     record: RunRecord | None = None
 

@@ -54,10 +54,11 @@ def test_an_inspect_log_is_a_run_whose_errored_and_limited_samples_are_not_failu
                             + [("chatty", "limit")] * 3)
     answer = _rows(tmp_path, run["run_id"])["answer"]
     # chatty's three limit-stopped trials (which Inspect scored I) are missing, not failed:
-    # the failures are refund's three and flaky's one
-    assert answer.observed - answer.passed == 4
+    # the failures are sample 7's three P (below the pass mark 1), unsure's three N and
+    # flaky's one I
+    assert answer.observed - answer.passed == 7
     assert answer.missing_by_reason["case_errored"] == 7
-    assert answer.missing_by_reason["partial_credit"] == 3  # sample 7's P
+    assert "partial_credit" not in answer.missing_by_reason
     assert answer.missing_by_reason["not_scored"] == 3  # odd's "maybe", skipped by name
     code, out, _ = cli("inspect", run["run_id"], "--failures", cwd=tmp_path)
     assert code == 0 and "limit" in out and "Message limit exceeded" in out
@@ -102,6 +103,34 @@ def test_the_rate_is_inspects_accuracy_and_the_interval_a_native_runs(
         mine, theirs = rows[metric], native_rows[metric]
         assert (mine.estimate, mine.lower, mine.upper, mine.method) == (
             theirs.estimate, theirs.lower, theirs.upper, theirs.method), metric
+
+
+def test_a_partial_credit_passes_at_the_pass_mark_and_its_mean_is_inspects_accuracy(
+        cli: Cli, inspect_logs: dict[str, Path], tmp_path: Path) -> None:
+    """The `clean` log: every epoch ran; `partial` is graded P in each."""
+    log = inspect_logs["clean"]
+    results = read_eval_log(str(log), header_only=True).results
+    assert results is not None
+    accuracy = next(s for s in results.scores if s.name == "answer").metrics["accuracy"].value
+    [full] = _import(cli, tmp_path, "inspect", str(log))
+    [half] = _import(cli, tmp_path, "inspect", str(log), "--pass-at", "0.5")
+    assert full["run_id"] != half["run_id"] and not half["already"]
+    # the mean value the import reports is Inspect's own accuracy
+    assert full["values"]["answer"] == {"mean": pytest.approx(accuracy, abs=1e-12),
+                                        "cases": 4, "partial": 3}
+    assert half["values"] == full["values"] and (full["pass_at"], half["pass_at"]) == (1, 0.5)
+    rate_full = _rows(tmp_path, full["run_id"])["answer"]
+    rate_half = _rows(tmp_path, half["run_id"])["answer"]
+    # P is failed at 1 and passed at 0.5: no trial is missing, and with grades C/I/P
+    # Inspect's accuracy (P = 0.5) lies halfway between the two rates
+    assert (rate_full.missing, rate_half.missing) == (0, 0)
+    assert (rate_full.passed, rate_half.passed) == (5, 8)
+    assert (rate_full.estimate + rate_half.estimate) / 2 == pytest.approx(accuracy, abs=1e-12)
+    code, out, _ = cli("import", "inspect", str(log), "--pass-at", "0.25", cwd=tmp_path)
+    assert code == 0 and "Mean values (Inspect's accuracy where every epoch ran): answer " \
+        f"{accuracy:.4g} (3 partial credit(s))" in " ".join(out.split())
+    code, _, err = cli("import", "inspect", str(log), "--pass-at", "0", cwd=tmp_path)
+    assert code == 2 and "--pass-at 0 is not in (0, 1]" in err
 
 
 def test_importing_a_log_twice_stores_one_run(
@@ -194,7 +223,9 @@ def test_export_atif_writes_what_harbors_validator_passed_and_round_trips(
     code, out, err = cli("export", "atif", run["run_id"], "-o", "out/trajectories.json",
                          cwd=tmp_path)
     assert code == 0, err
-    assert "Wrote 7 ATIF trajectory(ies)" in out and "5 trial(s) recorded no step" in out
+    # the errored trials' trajectories too (what the agent did before it timed out or
+    # overflowed its context is evidence); one trial recorded no trajectory
+    assert "Wrote 11 ATIF trajectory(ies)" in out and "1 trial(s) recorded no step" in out
     written = json.loads((tmp_path / "out" / "trajectories.json").read_text())
     assert written == json.loads((EXPORTED / "harbor-job.atif.json").read_text())
     recorded = {(t.case_id, t.trial): t for t in read_harbor_job(JOB).trials()}
@@ -235,3 +266,85 @@ def test_export_eee_writes_what_its_validator_passed(cli: Cli, tmp_path: Path) -
         reward.lower, reward.upper)
     # a row per trial with a verdict: the missing and errored trials are not scores of 0
     assert sum(1 for _ in rows) == reward.observed
+
+
+def test_an_errored_trial_keeps_the_trajectory_its_harness_recorded(
+        cli: Cli, inspect_logs: dict[str, Path], tmp_path: Path) -> None:
+    [run] = _import(cli, tmp_path, "inspect", str(inspect_logs["desk-eval"]))
+    code, out, err = cli("inspect", run["run_id"], "--case", "chatty", "--trial", "2",
+                         cwd=tmp_path)
+    assert code == 0, err
+    shown = " ".join(out.split())
+    # the message limit (8) stopped it after four calls of `lookup`: the steps are evidence
+    assert "errored (limit): Message limit exceeded" in shown
+    assert "Trajectory: 8 steps" in shown and "(None)" not in shown
+    assert shown.count("tool_call lookup") == 4
+    code, out, err = cli("export", "atif", run["run_id"], "--case", "chatty", "-o",
+                         "chatty.json", cwd=tmp_path)
+    assert code == 0, err
+    written = json.loads((tmp_path / "chatty.json").read_text())
+    assert [d["session_id"].rsplit("/", 1)[1] for d in written] == ["1", "2", "3"]
+    for document in written:
+        AtifTrajectory.model_validate(document)
+        calls = [c for step in document["steps"] for c in step.get("tool_calls") or ()]
+        assert [c["function_name"] for c in calls] == ["lookup"] * 4
+    # the errors stay errors: missing for every criterion, never judged
+    answer = _rows(tmp_path, run["run_id"])["answer"]
+    assert answer.missing_by_reason["case_errored"] == 7
+
+
+def test_the_hints_of_an_imported_runs_errors_say_what_happened_in_its_harness(
+        cli: Cli, tmp_path: Path) -> None:
+    [run] = _import(cli, tmp_path, "harbor", str(JOB))
+    document = oloproof.load_run(run["run_id"], config=tmp_path / "oloproof.yaml").document
+    assert document.imported_from == "Harbor"
+    code, out, err = cli("inspect", run["run_id"], cwd=tmp_path)
+    assert code == 0, err
+    shown = " ".join(out.split())
+    # not the advice for a run of this project's own system (system.timeout_s, retries)
+    assert "system.timeout_s" not in shown and "retries" not in shown
+    assert shown.count("hint: Harbor recorded this timeout in its own run") == 2
+    assert "hint: Harbor stopped the agent at a limit of its own run" in shown
+    assert "hint: Harbor recorded this error in its own run" in shown
+
+
+@pytest.mark.parametrize("interruption", [KeyboardInterrupt, RuntimeError])
+def test_an_interrupted_import_is_imported_again_and_nothing_stored_is_touched(
+        inspect_logs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        interruption: type[BaseException]) -> None:
+    from oloproof.api.imports import import_inspect
+    from oloproof.execution.intake import ResultIntake
+
+    config = tmp_path / "oloproof.yaml"
+    [kept] = import_inspect([inspect_logs["verdicts"]], config=config)
+    kept_before = oloproof.load_run(kept.run_id, config=config).document.to_json()
+    take = ResultIntake._take_case
+    taken: list[str] = []
+
+    def interrupted(self: ResultIntake, *args: Any) -> None:
+        if len(taken) == 5:
+            raise interruption("injected: the import stops here")
+        taken.append("case")
+        take(self, *args)
+
+    monkeypatch.setattr(ResultIntake, "_take_case", interrupted)
+    with pytest.raises(Exception if interruption is RuntimeError else oloproof.RunStopped):
+        import_inspect([inspect_logs["desk-eval"]], config=config)
+    monkeypatch.undo()
+    [stopped] = [r for r in oloproof.list_runs(config=config) if r["run_id"] != kept.run_id]
+    assert stopped["status"] == ("stopped" if interruption is KeyboardInterrupt else "failed")
+    stopped_before = oloproof.load_run(stopped["run_id"], config=config).document.to_json()
+
+    [again] = import_inspect([inspect_logs["desk-eval"]], config=config)
+    assert not again.already and again.interrupted == [stopped["run_id"]]
+    assert again.run_id not in (stopped["run_id"], kept.run_id)
+    document = oloproof.load_run(again.run_id, config=config).document
+    assert (str(document.status), document.cases) == ("complete", 9)
+    assert again.summary.by_status == {"scored": 20, "errored": 7}
+    # what was stored before is as it was: the other log's run, and the interrupted one
+    assert oloproof.load_run(kept.run_id, config=config).document.to_json() == kept_before
+    assert oloproof.load_run(stopped["run_id"], config=config).document.to_json() == \
+        stopped_before
+    # and from now on the log is imported: the finished run is found past the stopped one
+    [third] = import_inspect([inspect_logs["desk-eval"]], config=config)
+    assert third.already and third.run_id == again.run_id

@@ -65,7 +65,7 @@ def test_every_sample_and_epoch_is_a_trial_with_its_status(
 
 
 def test_grades_numbers_and_dicts_map_to_criteria(
-        desk: dict[tuple[str, int], ImportedTrial]) -> None:
+        desk: dict[tuple[str, int], ImportedTrial], inspect_logs: dict[str, Path]) -> None:
     def answer(case: str, epoch: int = 1) -> tuple[float | None, bool | None]:
         score = desk[(case, epoch)].score("answer")
         assert score is not None
@@ -73,11 +73,11 @@ def test_grades_numbers_and_dicts_map_to_criteria(
 
     assert answer("weather") == (1.0, True)  # C
     assert answer("flaky", 2) == (0.0, False)  # I
-    assert answer("7") == (0.5, None)  # P: a value, not a verdict
+    assert answer("7") == (0.5, False)  # P: the value 0.5, below the default pass mark 1
     assert answer("unsure") == (0.0, False)  # N
     assert desk[("odd", 1)].score("answer") is None  # "maybe": a named skip
     quality = {case: desk[(case, 1)].score("quality") for case in ("weather", "7", "odd")}
-    assert (quality["weather"].value, quality["weather"].passed) == (0.75, None)  # type: ignore
+    assert (quality["weather"].value, quality["weather"].passed) == (0.75, False)  # type: ignore
     assert (quality["7"].value, quality["7"].passed) == (0.0, False)  # type: ignore[union-attr]
     assert quality["odd"] is not None and quality["odd"].value is None
     assert quality["odd"].missing == "grader_failed"  # Inspect's unscored, with its reason
@@ -86,7 +86,13 @@ def test_grades_numbers_and_dicts_map_to_criteria(
     concise = desk[("weather", 1)].score("rubric.concise")
     assert polite is not None and (polite.value, polite.passed, polite.recorded) == (0.0, False,
                                                                                      "I")
-    assert concise is not None and (concise.value, concise.passed) == (0.5, None)
+    assert concise is not None and (concise.value, concise.passed) == (0.5, False)
+    half = {(t.case_id, t.trial): t for t in read_inspect_log(
+        inspect_logs["desk-eval"], pass_at=0.5).trials()}
+    assert half[("7", 1)].score("answer").passed is True  # type: ignore[union-attr]
+    assert half[("weather", 1)].score("quality").passed is True  # type: ignore[union-attr]
+    assert half[("refund", 1)].score("answer").passed is True  # type: ignore[union-attr]
+    assert half[("flaky", 2)].score("answer").passed is False  # type: ignore[union-attr]
     assert desk[("weather", 1)].score("rubric") is None
 
 

@@ -44,7 +44,8 @@ def log(entry):
 class _Desk:
     """One sandbox. A case's input says what to do: sleep (seconds), spin (seconds of Python),
     die (kill this worker process with SIGKILL, once per marker file), die_always (every time),
-    raise, fds (say whether this process has the store open)."""
+    raise, fds (say whether this process has the store open), gc (say its collector's
+    youngest threshold)."""
 
     def __init__(self):
         self.state = None
@@ -90,6 +91,9 @@ class _Desk:
         with self.lock:
             self.inside -= 1
         answer = {"owner": me, "pid": os.getpid()}
+        if case_input.get("gc"):  # this process's collector: its youngest generation's threshold
+            import gc
+            answer["young_threshold"] = gc.get_threshold()[0]
         if case_input.get("fds"):  # which files this process has open (the store must not be)
             names = []
             for fd in os.listdir("/proc/self/fd"):

@@ -8,6 +8,7 @@ raise if a case ever sees a state that is not its own, and log which process ran
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -20,6 +21,7 @@ from scale_support import DeskProject, desk_cases, held_desk_cases, wait_until
 from oloproof.errors import ConfigError
 from oloproof.execution.intake import Progress
 from oloproof.execution.transports.dispatched import BATCH_SECONDS
+from oloproof.own_process import YOUNG_THRESHOLD
 
 pytestmark = pytest.mark.slow
 
@@ -56,6 +58,26 @@ def test_each_worker_is_a_process_of_its_own_and_only_the_coordinator_opens_the_
     outputs = _outputs(project)
     assert len(outputs) == 16 and not any(o["opens_store"] for o in outputs)
     assert not any(_alive(pid) for pid in pids), "the workers stopped with the run"
+
+
+def test_a_worker_process_collects_young_objects_as_the_command_does_and_the_host_keeps_its_own(
+        tmp_path: Path) -> None:
+    # docs/scaling.md#a-cpu-bound-suite: a worker process is one of Oloproof's own; the
+    # library leaves its caller's collector alone, on `local` as on `processes`.
+    host = gc.get_threshold()
+    project = DeskProject(tmp_path / "p")
+    project.suite["execution"] = {"executor": "processes", "workers": 2}
+    project.write(desk_cases(4, gc=True))
+
+    assert project.run().to_json()["errors"] == []
+
+    assert {o["young_threshold"] for o in _outputs(project)} == {YOUNG_THRESHOLD}
+    assert gc.get_threshold() == host
+    local = DeskProject(tmp_path / "local")
+    local.write(desk_cases(4, gc=True))
+    assert local.run().to_json()["errors"] == []
+    assert {o["young_threshold"] for o in _outputs(local)} == {host[0]}
+    assert gc.get_threshold() == host
 
 
 def _outputs(project: DeskProject) -> list[dict]:
@@ -183,6 +205,37 @@ def test_a_worker_that_cannot_load_the_system_is_a_configuration_error(
     assert "no sandbox licence on this worker" in message and "worker process" in message
     assert project.calls() == []
     assert _runs(project) == 0, "no run was registered"
+
+
+def test_worker_processes_started_for_a_suite_that_then_fails_to_load_are_stopped(
+        tmp_path: Path) -> None:
+    # The workers start as soon as the suite file asks for them (docs/scaling.md#a-cpu-bound-suite),
+    # before the dataset is read: a dataset that is refused leaves no process behind.
+    project = DeskProject(tmp_path / "p")
+    project.suite["execution"] = {"executor": "processes", "workers": 2}
+    project.write(desk_cases(4))
+    with (project.root / "data" / "cases.jsonl").open("a", encoding="utf-8") as cases:
+        cases.write("{not json\n")
+
+    with pytest.raises(ConfigError, match=r"cases\.jsonl"):
+        project.run()
+
+    assert _worker_children() == set()
+    assert _runs(project) == 0
+
+
+def _worker_children() -> set[int]:
+    """This process's children that are worker processes, alive or not yet reaped."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            command = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid() and b"transports.processes" in command:
+            found.add(int(stat.parent.name))
+    return found
 
 
 def _runs(project: DeskProject) -> int:

@@ -209,6 +209,7 @@ def decide_run(
         conversations=conversations,
         subset=subset,
         rescored_from=suite_info.get("rescored_from"),
+        imported_from=suite_info.get("imported_from"),
         not_rescored=[NotRescored.model_validate(n) for n in not_rescored]
         if not_rescored else None,
         record=_record(db, run_id, complete=status == RunStatus.COMPLETE),

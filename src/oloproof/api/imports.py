@@ -37,6 +37,8 @@ from oloproof.suite.config import MAX_TRIALS, load_suite_file
 SUITE, POLICY, CASES, RECORDINGS = ("oloproof.yaml", "release.yaml", "cases.jsonl",
                                     "recordings.jsonl")
 _CRITERION = re.compile(r"[^A-Za-z0-9_.-]+")
+#: The harnesses an import reads, as a run's `imported_from` names them.
+INSPECT, HARBOR = "Inspect", "Harbor"
 #: The default project of a store of imported runs (a folder without oloproof.yaml).
 IMPORTED_PROJECT = "imported"
 
@@ -53,6 +55,13 @@ class ImportedRun:
         result: the run's document and policy (for `already`, the stored run's).
         summary: what the reader met (trials by status, errors by kind, skipped scores).
         warnings: what the reader said (a reducer other than the mean, several agents).
+        pass_at, harness: the pass mark the scores were judged at; who recorded the run.
+        interrupted: earlier imports of the same source that were interrupted (stopped, or
+            their process gone): kept as they are, each a run of its own.
+        values: per criterion whose scores include a partial credit (a value strictly
+            between 0 and 1), its mean value: the mean over cases of each case's mean over
+            its scored trials — Inspect's own accuracy where every epoch ran
+            (docs/imports.md#partial-credit). Empty for `already`.
     """
 
     run_id: str
@@ -63,6 +72,25 @@ class ImportedRun:
     result: RunResult
     summary: ImportSummary = field(default_factory=ImportSummary)
     warnings: list[str] = field(default_factory=list)
+    values: dict[str, MeanValue] = field(default_factory=dict)
+    pass_at: float = 1.0
+    harness: str = INSPECT
+    interrupted: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class MeanValue:
+    """One criterion's mean value over an imported run's cases (partial credits as values).
+
+    Attributes:
+        mean: the mean over cases of each case's mean value over its scored trials.
+        cases: the cases with at least one scored trial of a value.
+        partial: the trials whose value is strictly between 0 and 1.
+    """
+
+    mean: float
+    cases: int
+    partial: int
 
 
 @dataclass
@@ -77,12 +105,15 @@ class _Source:
     summary: ImportSummary
     warnings: list[str]
     grouped: bool  # the trials come case by case (an Inspect `.eval` log)
+    harness: str  # who recorded the run: `Inspect`, `Harbor`
+    pass_at: float = 1.0
 
 
-def import_inspect(paths: Iterable[str | Path], *, policy: str | Path | None = None,
-                   config: str | Path = "oloproof.yaml",
+def import_inspect(paths: Iterable[str | Path], *, pass_at: float = 1.0,
+                   policy: str | Path | None = None, config: str | Path = "oloproof.yaml",
                    store: str | Path | None = None) -> list[ImportedRun]:
-    """Store each Inspect log (`.eval` or `.json`) as a run (docs/imports.md#inspect-ai).
+    """Store each Inspect log (`.eval` or `.json`) as a run (docs/imports.md#inspect-ai),
+    each score passed at `pass_at` or more (docs/imports.md#partial-credit).
 
     Raises:
         TraceError: a log cannot be read (naming it and what is wrong); the logs before it are
@@ -93,10 +124,13 @@ def import_inspect(paths: Iterable[str | Path], *, policy: str | Path | None = N
 
     runs: list[ImportedRun] = []
     for path in paths:
-        log = read_inspect_log(path)
-        source = _Source(log.path, _file_digest(log.path, "inspect"), log.system_name,
+        log = read_inspect_log(path, pass_at=pass_at)
+        # (the default pass mark keeps the digest of a plain import)
+        kind = "inspect" if pass_at == 1.0 else f"inspect pass_at={pass_at!r}"
+        source = _Source(log.path, _file_digest(log.path, kind), log.system_name,
                          log.system_version, log.trials, log.summary, log.warnings,
-                         grouped=log.path.suffix == ".eval")
+                         grouped=log.path.suffix == ".eval", harness=INSPECT,
+                         pass_at=pass_at)
         runs.append(_import(source, policy, config, store))
     return runs
 
@@ -127,7 +161,7 @@ def import_harbor(job_dir: str | Path, *, pass_at: float = 1.0,
         version = next(r.agent_info.version for _, r in job.results if r.system() == system)
         source = _Source(job.path, digest, system, version,
                          functools.partial(job.trials, system), job.summary,
-                         job.warnings, grouped=False)
+                         job.warnings, grouped=False, harness=HARBOR, pass_at=pass_at)
         runs.append(_import(source, policy, config, store))
     return runs
 
@@ -140,25 +174,37 @@ def _file_digest(path: Path, kind: str) -> str:
     return hasher.hexdigest()
 
 
-def imported_run_id(digest: str) -> str:
-    """The id of the run imported from a source of this digest (`run_` and 26 hex digits)."""
+def imported_run_id(digest: str, attempt: int = 1) -> str:
+    """The id of the run imported from a source of this digest (`run_` and 26 hex digits);
+    `attempt` above 1: the import made after `attempt - 1` interrupted ones."""
+    if attempt > 1:
+        digest = hashlib.sha256(f"{digest} attempt {attempt}".encode()).hexdigest()
     return "run_" + digest[:26].upper()
+
+
+#: The most imports of one source an interrupted import is followed by.
+MAX_ATTEMPTS = 100
 
 
 def _import(source: _Source, policy: str | Path | None, config: str | Path,
             store: str | Path | None) -> ImportedRun:
-    run_id = imported_run_id(source.digest)
     store_path = find_store(config, store)
-    stored = _stored_run(store_path, run_id, policy, config, store)
-    if stored is not None:
+    run_id, stored, interrupted = _earlier_imports(store_path, source.digest)
+    if stored:
+        from oloproof.api.stored import load_run, redecide
+
+        result = (redecide(run_id, policy, config=config, store=store_path)
+                  if policy is not None else load_run(run_id, config, store_path))
         return ImportedRun(run_id, source.path, source.system_name, source.system_version,
-                           already=True, result=stored, warnings=list(source.warnings))
+                           already=True, result=result, warnings=list(source.warnings),
+                           pass_at=source.pass_at, harness=source.harness,
+                           interrupted=interrupted)
     project = _project(config)
     with tempfile.TemporaryDirectory(prefix="oloproof-import-") as folder:
         suite = Path(folder)
         recordings = Recordings(suite / RECORDINGS)
         with playing(recordings):
-            trials, criteria = _write_cases(source, suite / CASES, recordings)
+            trials, criteria, values = _write_cases(source, suite / CASES, recordings)
             _write_suite(suite, project, source, trials, criteria)
             # No execution is taken from the cache: another run's trials of the same input
             # are not this run's.
@@ -167,6 +213,7 @@ def _import(source: _Source, policy: str | Path | None, config: str | Path,
                        store=store_path)
             job.run_id = run_id
             job.kind = IMPORTED  # (a record of another harness: not one of its version's runs)
+            job.imported_from = source.harness
             try:
                 result = asyncio.run(job.execute())
             except KeyboardInterrupt:
@@ -175,29 +222,41 @@ def _import(source: _Source, policy: str | Path | None, config: str | Path,
                 job.db.close()
     return ImportedRun(run_id, source.path, source.system_name, source.system_version,
                        already=False, result=result, summary=source.summary,
-                       warnings=list(source.warnings))
+                       warnings=list(source.warnings), values=values,
+                       pass_at=source.pass_at, harness=source.harness,
+                       interrupted=interrupted)
 
 
-def _stored_run(store_path: Path, run_id: str, policy: str | Path | None,
-                config: str | Path, store: str | Path | None) -> RunResult | None:
-    """The run this source was imported as, when the store holds it complete; decided
-    again under `policy` when one is given."""
+def _earlier_imports(store_path: Path, digest: str) -> tuple[str, bool, list[str]]:
+    """The id this import of a source of `digest` stores under; whether a finished run of
+    it is stored there already (else: store it now); and the earlier imports of it that
+    were interrupted (stopped, or their process gone), which stay as they are.
+
+    Raises:
+        UsageError: an import of the same source is running now.
+    """
+    interrupted: list[str] = []
     if not store_path.is_file():
-        return None
-    from oloproof.api.stored import load_run, redecide
+        return imported_run_id(digest), False, interrupted
+    from oloproof.store.store import Store
 
-    try:
-        result = load_run(run_id, config, store_path)
-    except (UsageError, StoreError):
-        return None
-    status = result.document.status
-    if str(status) not in ("complete", "failed"):
-        raise UsageError(f"run {run_id}, an earlier import of this source, is {status}: "
-                         "it did not finish, and a run id is stored once — import into "
-                         "another store (--store)")
-    if policy is not None:
-        return redecide(run_id, policy, config=config, store=store_path)
-    return result
+    with Store(store_path, read_only=True) as db:
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            run_id = imported_run_id(digest, attempt)
+            try:
+                record = db.run_record(run_id)
+            except StoreError:
+                return run_id, False, interrupted
+            status = str(record["status"])
+            if status == "running":
+                raise UsageError(f"run {run_id}, an import of this source, is running now "
+                                 f"(process {record['pid']} on {record['host']}): wait for "
+                                 "it, or stop it and import again")
+            if status in ("complete", "failed") and record["summary"] is not None:
+                return run_id, True, interrupted
+            interrupted.append(run_id)  # stopped, incomplete, or failed before it finished
+    raise UsageError(f"{MAX_ATTEMPTS} imports of this source were interrupted (the last: "
+                     f"{interrupted[-1]}): import it into another store (--store)")
 
 
 def _project(config: str | Path) -> str:
@@ -210,11 +269,13 @@ def _project(config: str | Path) -> str:
     return IMPORTED_PROJECT
 
 
-def _write_cases(source: _Source, path: Path,
-                 recordings: Recordings) -> tuple[int, dict[str, str]]:
+def _write_cases(source: _Source, path: Path, recordings: Recordings
+                 ) -> tuple[int, dict[str, str], dict[str, MeanValue]]:
     """Write one case per imported case, and its trials to `recordings`; return the most
-    trials a case has and the criteria met (criterion → the imported score's name)."""
+    trials a case has, the criteria met (criterion → the imported score's name) and the
+    mean value of each imported score that holds a partial credit."""
     criteria: dict[str, str] = {}
+    means = _Means()
     most = 0
     with path.open("w", encoding="utf-8") as out:
         for case_id, trials in _cases(source):
@@ -222,6 +283,7 @@ def _write_cases(source: _Source, path: Path,
                 for score in trial.scores:
                     if score.criterion not in criteria.values():
                         criteria[_criterion_name(score.criterion, criteria)] = score.criterion
+            means.add(trials)
             most = max(most, max(t.trial for t in trials))
             first = min(trials, key=lambda t: t.trial)
             for trial in trials:
@@ -233,7 +295,33 @@ def _write_cases(source: _Source, path: Path,
     if most > MAX_TRIALS:
         raise TraceError(f"a case has {most} trials; a run holds at most {MAX_TRIALS}",
                          file=source.path)
-    return most, criteria
+    return most, criteria, means.partial_credits()
+
+
+class _Means:
+    """Per imported score, the sum over cases of each case's mean value over its scored
+    trials, and how many cases and partial credits (values strictly between 0 and 1)."""
+
+    def __init__(self) -> None:
+        self.sums: dict[str, list[float]] = {}  # score → [sum of case means, cases, partial]
+
+    def add(self, trials: list[ImportedTrial]) -> None:
+        case: dict[str, list[float]] = {}
+        for trial in trials:
+            if trial.status != "scored":
+                continue
+            for score in trial.scores:
+                if score.value is not None:
+                    case.setdefault(score.criterion, []).append(score.value)
+        for name, values in case.items():
+            total = self.sums.setdefault(name, [0.0, 0, 0])
+            total[0] += sum(values) / len(values)
+            total[1] += 1
+            total[2] += sum(1 for v in values if 0 < v < 1)
+
+    def partial_credits(self) -> dict[str, MeanValue]:
+        return {name: MeanValue(total / cases, int(cases), int(partial))
+                for name, (total, cases, partial) in sorted(self.sums.items()) if partial}
 
 
 def _cases(source: _Source) -> Iterator[tuple[str, list[ImportedTrial]]]:

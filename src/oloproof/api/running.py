@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oloproof.analysis.metrics import Analysis
 from oloproof.api.deciding import (
@@ -43,10 +43,14 @@ from oloproof.store.location import open_existing_store
 from oloproof.store.reruns import WHOLE_SUITE
 from oloproof.store.sql import store_error
 from oloproof.store.store import Store
+from oloproof.suite.config import ExecutionConfig
 from oloproof.suite.policy_checks import check_baseline_given
 from oloproof.suite.subset import Selection
 from oloproof.suite.validity import transform_validity
 from oloproof.suite.variants import VariantValue, combinations, find_variant, variant_text
+
+if TYPE_CHECKING:
+    from oloproof.execution.transports.processes import StartedProcess
 
 
 def open_store(suite: LoadedSuite, store: str | Path | None = None) -> Store:
@@ -185,13 +189,22 @@ class RunJob:
             trials, workers, executor = self.source.trials, 1, "local"
             selection = Selection(tuple(self.source.source_ids), missing_ok=True,
                                   named_as=f"the cases of run {self.source.run_id}")
-        self.suite = load_suite(Path(config), Path(policy) if policy is not None else None,
-                                trials=trials, workers=workers, executor=executor,
-                                selection=selection)
-        check_baseline_given(self.suite.policy, self.suite.policy_doc, baseline)
-        # The combination of system.variants this run is of (docs/board.md), before the store
-        self.variant = _chosen_variant(self.suite, variant)
-        self.db = open_store(self.suite, store)
+        # Worker processes start as soon as the suite file asks for them, and import the engine
+        # while the rest of the suite loads here (docs/scaling.md#a-cpu-bound-suite); the run
+        # stops them if it goes no further.
+        self.started: list[StartedProcess] = []
+        try:
+            self.suite = load_suite(Path(config), Path(policy) if policy is not None else None,
+                                    trials=trials, workers=workers, executor=executor,
+                                    selection=selection, on_execution=self._start_processes)
+            check_baseline_given(self.suite.policy, self.suite.policy_doc, baseline)
+            # The combination of system.variants this run is of (docs/board.md), before the
+            # store
+            self.variant = _chosen_variant(self.suite, variant)
+            self.db = open_store(self.suite, store)
+        except BaseException:
+            self.discard_processes()
+            raise
         # The baseline is resolved before the run is registered, as `oloproof run` means it:
         # the run being made is `latest` (docs/compare.md#which-run-is-the-baseline). A bad baseline
         # stops here, before any call.
@@ -207,16 +220,37 @@ class RunJob:
                     suite=describe_suite(self.suite), policy=self.suite.policy)
             except BaseException:
                 self.db.close()
+                self.discard_processes()
                 raise
         self.run_id = new_run_id()
         # The run's kind in the runs registry, when it is not what its suite says (an import:
         # never counted among its version's runs, docs/limits.md#re-runs-and-re-drawn-samples)
         self.kind: str | None = None
+        # The harness an imported run was recorded by (`Inspect`, `Harbor`): the document's
+        # `imported_from`, so that reports say its errors happened there.
+        self.imported_from: str | None = None
         # With trials, progress counts executions: every case, each trial.
         self.progress = Progress(total=self.suite.execution_count, on_change=on_progress)
         self.no_cache = no_cache
         self.concurrency = concurrency
         self.on_start = on_start
+
+    def _start_processes(self, execution: ExecutionConfig) -> None:
+        """Start the worker processes of `executor: processes` while the suite loads: one per
+        core at most, as the dataset may yet say there are fewer units to run than workers
+        asked for (the others start once it has: `ProcessWorkers.start`)."""
+        if execution.executor == "processes":
+            from oloproof.execution.transports.processes import spawn_workers
+
+            self.started = spawn_workers(min(execution.workers, os.cpu_count() or 1))
+
+    def discard_processes(self) -> None:
+        """Stop the worker processes started for a run that will not take them on."""
+        if self.started:
+            from oloproof.execution.transports.processes import discard_all
+
+            started, self.started = self.started, []
+            discard_all(started)
 
     def stopped(self) -> RunStopped:
         done = "cases" if self.suite.trials == 1 else "case trials"
@@ -231,19 +265,28 @@ class RunJob:
         `failed` (what finished is stored) and the error goes on, with a note naming the run.
         """
         suite, db, run_id = self.suite, self.db, self.run_id
-        suite_info = describe_suite(suite)
+        started, self.started = self.started, []
+        try:
+            suite_info = describe_suite(suite)
+        except BaseException:
+            self.started = started
+            self.discard_processes()
+            raise
         if self.variant:  # (docs/board.md: the run document and its reports name it)
             suite_info["variant"] = variant_text(self.variant)
         if self.source is not None:
             suite_info.pop("subset", None)  # (said once the run knows what it took)
             suite_info.update(kind=RESCORED, rescored_from=self.source.run_id)
+        if self.imported_from is not None:
+            suite_info["imported_from"] = self.imported_from
         # The policy is stored with its baseline resolved to a run id, so `gate` re-decides
         # this run against the same baseline whatever runs come after it.
         policy = suite.policy if self.baseline is None else \
             suite.policy.model_copy(update={"baseline": self.baseline})
         # The workers start (and load the system) before the run is registered: a worker that
         # cannot start is a configuration error, with nothing run and nothing stored.
-        transport = await open_transport(suite, self.concurrency, db.lookup_judge_verdicts)
+        transport = await open_transport(suite, self.concurrency, db.lookup_judge_verdicts,
+                                         started)
         try:
             db.begin_run(run_id, suite.config.project, suite.config.system.name,
                          suite.config.system.version, suite_info,

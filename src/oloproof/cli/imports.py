@@ -35,18 +35,21 @@ def import_group() -> None:
 
 @import_group.command("inspect")
 @click.argument("logs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--pass-at", "pass_at", default=1.0, show_default=True, type=float,
+              help="The value at or above which a score passes (C is 1, P 0.5, I and N 0): "
+                   "1 counts full credit only, 0.5 a partial credit too.")
 @_policy_option
 @config_option
 @store_option
 @click.option("--json", "as_json", is_flag=True, help="Print what was imported as JSON.")
-def import_inspect(logs: tuple[str, ...], policy: str | None, config: str,
+def import_inspect(logs: tuple[str, ...], pass_at: float, policy: str | None, config: str,
                    store: str | None, as_json: bool) -> None:
     """Store each Inspect eval log (`.eval` or `.json`) as a run: a sample is a case, an
     epoch a trial, each scorer a criterion. A log that cannot be read exits 2, naming it."""
     from oloproof.api.imports import import_inspect as run_import
 
-    _finish(guard(as_json, lambda: run_import(logs, policy=policy, config=config,
-                                              store=store)), policy, as_json)
+    _finish(guard(as_json, lambda: run_import(logs, pass_at=pass_at, policy=policy,
+                                              config=config, store=store)), policy, as_json)
 
 
 @import_group.command("harbor")
@@ -90,18 +93,31 @@ def _finish(runs: list[ImportedRun], policy: str | None, as_json: bool) -> None:
 
 
 def _said(run: ImportedRun) -> str:
+    from oloproof.api.imports import INSPECT
+
     where = f"{run.source} ({run.system_name}, {run.system_version})"
     if run.already:
         return f"Already imported: {where} is run {run.run_id}; nothing was stored."
+    earlier = (f" (an earlier import of it was interrupted: {', '.join(run.interrupted)}, "
+               "left as it is)") if run.interrupted else ""
     summary = run.summary
     parts = [f"{summary.by_status[s]} {s}" for s in ("scored", "errored", "missing")
              if summary.by_status[s]]
     errored = ", ".join(f"{kind} {n}" for kind, n in sorted(summary.errored.items()))
-    text = (f"Imported {where} as run {run.run_id}: {run.result.document.cases} case(s), "
+    text = (f"Imported {where} as run {run.run_id}{earlier}: {run.result.document.cases} "
+            f"case(s), "
             f"{summary.trials} trial(s) — {', '.join(parts)}"
             + (f" ({errored})" if errored else "") + ".")
     skipped = summary.skipped_text()
-    return text + (f" Skipped scores: {skipped}." if skipped else "")
+    text += f" Skipped scores: {skipped}." if skipped else ""
+    if run.values:
+        means = "; ".join(f"{name} {value.mean:.4g} ({value.partial} partial credit(s))"
+                          for name, value in run.values.items())
+        what = ("Inspect's accuracy where every epoch ran" if run.harness == INSPECT
+                else "each case's mean over its scored trials, over cases")
+        text += (f" Mean values ({what}): {means}; a trial passes at {run.pass_at:g} or more "
+                 f"(--pass-at).")
+    return text
 
 
 def _json(run: ImportedRun, decided: bool) -> dict[str, object]:
@@ -112,7 +128,9 @@ def _json(run: ImportedRun, decided: bool) -> dict[str, object]:
         "errored": dict(run.summary.errored),
         "skipped": [{"criterion": c, "reason": r, "count": n}
                     for (c, r), n in sorted(run.summary.skipped.items())],
-        "warnings": run.warnings,
+        "warnings": run.warnings, "pass_at": run.pass_at, "interrupted": run.interrupted,
+        "values": {name: {"mean": v.mean, "cases": v.cases, "partial": v.partial}
+                   for name, v in run.values.items()},
     }
     if decided:
         body["gate"] = run.result.document.gate.model_dump(mode="json")

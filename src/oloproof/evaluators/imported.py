@@ -3,8 +3,9 @@ other harness gave, read back as a verdict.
 
 `imported_score` reads `output.scores[score]`, which the imported run's system
 (`oloproof.harnesses.played:play`) returns for each trial: passed or failed where the harness
-gave a verdict, missing where it gave none (`no_reward`, `unscored`, a partial credit, a trial
-not in the run). An errored trial never reaches it: the engine counts it errored.
+gave a verdict (a value against the import's pass mark, docs/imports.md#partial-credit), missing
+where it gave none (`no_reward`, `unscored`, a trial not in the run). An errored trial never
+reaches it: the engine counts it errored.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from oloproof.evaluators.base import Evaluator, EvaluatorConfig, register
 from oloproof.evaluators.evidence import Evidence
 from oloproof.evaluators.judgment import Judgment, failed, missing, passed
 
-#: A score that is a fraction (Inspect's `P`, a reward of 0.5): a value, not a verdict.
-PARTIAL_CREDIT = "partial_credit"
+#: A score recorded without a verdict (an import gives every value one, against its pass mark).
+NO_VERDICT = "no_verdict"
 
 
 @register("imported_score")
@@ -50,4 +51,4 @@ class ImportedScore(Evaluator):
             return passed()
         if score.get("passed") is False:
             return failed(None, value=score.get("value"))
-        return missing(PARTIAL_CREDIT, value=score.get("value"))
+        return missing(NO_VERDICT, value=score.get("value"))

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from oloproof.plain_data import pickled_by_fields
+
 Verdict = Literal["passed", "failed", "missing", "excluded"]
 
 # The stored one-letter codes of the verdicts.
@@ -16,6 +18,7 @@ CODE_VERDICTS: dict[str, Verdict] = {
     PASSED: "passed", FAILED: "failed", MISSING: "missing", EXCLUDED: "excluded"}
 
 
+@pickled_by_fields
 @dataclass(slots=True)
 class Judgment:
     """The verdict of one criterion on one case, with why and what was compared.

@@ -131,7 +131,7 @@ def _call_sync(target: SystemTarget, case: Case, state: dict[str, Any] | None, b
                 with target.trace.case(case.id) as spans:
                     output = target.call(case.input)
         except CONTAINED as exc:
-            return _failure(exc, None)
+            return _failure(exc, None, recorder)
         result = _finish(recorder, output, (time.perf_counter() - start) * 1000.0)
         if target.trace is not None:
             _from_spans(result, spans, recorder)
@@ -174,7 +174,7 @@ async def _call_async(target: SystemTarget, case: Case, state: dict[str, Any] | 
                 with target.trace.case(case.id) as spans:
                     output = await target.call(case.input)
         except CONTAINED as exc:
-            return _failure(exc, None)
+            return _failure(exc, None, recorder)
         result = _finish(recorder, output, (time.perf_counter() - start) * 1000.0)
         if target.trace is not None:
             _from_spans(result, spans, recorder)
@@ -356,10 +356,15 @@ def _finish(recorder: CaseRecorder, output: Any, latency: float) -> CallResult:
         return CallResult(None, error=CaseError(ErrorKind.UNSTORABLE_OUTPUT, exc.problem),
                           latency_ms=latency)
     artifacts = dict(recorder.artifacts)
+    return CallResult(output, artifacts, _trajectory_of(artifacts), None, latency,
+                      output_text=text)
+
+
+def _trajectory_of(artifacts: dict[str, Any]) -> AgentTrajectory | None:
     trajectory = artifacts.get(TRAJECTORY_KIND)
     if trajectory is not None and not isinstance(trajectory, AgentTrajectory):
         trajectory = AgentTrajectory.model_validate(trajectory)
-    return CallResult(output, artifacts, trajectory, None, latency, output_text=text)
+    return trajectory
 
 
 def output_text(output: dict[str, Any]) -> str:
@@ -421,16 +426,19 @@ def _snapshot_error(exc: BaseException) -> CaseError:
                      escaped("".join(traceback.format_exception(exc))))
 
 
-def _failure(exc: BaseException, prefix: str | None) -> CallResult:
+def _failure(exc: BaseException, prefix: str | None,
+             recorder: CaseRecorder | None = None) -> CallResult:
     """The result of a call that raised: the case's error, `system_exit` for SystemExit and
     KeyboardInterrupt, `process_exit` for an `os._exit` the command stopped (Ctrl-C itself is
-    raised on: it stops the run, `exits.py`)."""
+    raised on: it stops the run, `exits.py`). An imported run's recorded error keeps what its
+    `recorder` holds (the trajectory the harness recorded: evidence, docs/imports.md)."""
     if from_a_signal(exc):
         raise exc
     kind = ErrorKind.SYSTEM_ERROR
     text = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, RecordedError):  # an imported run's error, as its harness recorded it
-        return CallResult(None, error=CaseError(
+        artifacts = dict(recorder.artifacts) if recorder is not None else {}
+        return CallResult(None, artifacts, _trajectory_of(artifacts), error=CaseError(
             exc.error_kind, escaped(exc.message),
             escaped(exc.traceback) if exc.traceback else None), raised=exc)
     if isinstance(exc, RecordingError):

@@ -217,6 +217,8 @@ class ResultIntake:
                     case_key, error = None, ErrorKind.UNSTORABLE_OUTPUT
             if execution is not None and error is None:
                 exec_key = self._keep_execution(planned, execution)
+        elif execution is not None and execution.artifacts:
+            exec_key = self._keep_errored(planned, execution)
         shown = self._shown(planned, judgments) if self._judges and error is None else None
         # (an execution reused from the cache and judged again is cached: the system was not
         # called for it — docs/failures.md#accounting)
@@ -279,12 +281,7 @@ class ResultIntake:
     def _keep_execution(self, planned: PlannedCase, execution: Execution) -> str:
         """Write a fresh execution and its artifacts; the key it is stored under."""
         case = planned.case
-        for text in execution.texts:
-            if text.text is None:  # a `$ref` initial state: serialised once per run, here
-                self.store.add_artifact_text(text.hash, text.kind, text.base, None,
-                                             lazy_payload=case.initial_state or {})
-            else:
-                self.store.add_artifact_text(text.hash, text.kind, text.base, text.text)
+        self._write_texts(case, execution)
         key = planned.exec_key
         if execution.snapshot_error is not None:
             self._record_error(planned, execution.snapshot_error, execution.attempts)
@@ -293,6 +290,24 @@ class ResultIntake:
         self.store.add_execution(key, case.digest, execution.output_text, execution.artifacts,
                                  execution.facts, execution.latency_ms)
         return key
+
+    def _keep_errored(self, planned: PlannedCase, execution: Execution) -> str:
+        """Write what an errored execution recorded (an imported run's errored trial: the
+        trajectory its harness kept, docs/imports.md#how-an-import-is-stored), for `inspect`
+        and the exports; never reused from the cache. The key it is stored under."""
+        self._write_texts(planned.case, execution)
+        key = UNCACHED_PREFIX + planned.exec_key
+        self.store.add_execution(key, planned.case.digest, "null", execution.artifacts,
+                                 execution.facts, execution.latency_ms)
+        return key
+
+    def _write_texts(self, case: Case, execution: Execution) -> None:
+        for text in execution.texts:
+            if text.text is None:  # a `$ref` initial state: serialised once per run, here
+                self.store.add_artifact_text(text.hash, text.kind, text.base, None,
+                                             lazy_payload=case.initial_state or {})
+            else:
+                self.store.add_artifact_text(text.hash, text.kind, text.base, text.text)
 
     @property
     def errors(self) -> list[dict[str, Any]]:

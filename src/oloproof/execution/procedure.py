@@ -302,21 +302,25 @@ def keep(case: Case, call: CallResult) -> tuple[Execution, Evidence]:
     """A call's result as stored text (content hashes, the state as a diff) and as evidence."""
     if call.error is not None:
         error = call.error
-        return (Execution(None, {}, [], None, call.latency_ms, error=error,
+        refs: dict[str, str] = {}
+        texts: list[StoredText] = []
+        facts = None
+        if call.artifacts:  # an imported run's errored trial: what its harness recorded
+            facts = _facts(call)
+            try:
+                for kind, payload in call.artifacts.items():
+                    refs[kind] = _artifact_text(case, kind, payload, call, texts)
+            except ValueError:  # (kept as far as it can be: the error is the case's)
+                refs, texts, facts = {}, [], None
+        return (Execution(None, refs, texts, facts, call.latency_ms, error=error,
                           attempts=call.attempts, attempt_errors=call.attempt_errors,
                           simulator_turns=call.simulator_turns),
                 Evidence(case, None, {}, errored=f"{error.kind}: {error.message}",
                          latency_ms=call.latency_ms, initial_state=case.initial_state))
-    refs: dict[str, str] = {}
-    texts: list[StoredText] = []
+    refs = {}
+    texts = []
     trajectory = call.trajectory
-    reading = call.artifacts.get(READING_KIND)
-    unread = sum(reading["skipped"].values()) if isinstance(reading, dict) else 0
-    facts = case_facts(trajectory, call.artifacts.get(USAGE_KIND), unread,
-                       empty_trace=gave_no_step(trajectory, call.artifacts),
-                       reader=reading.get("source") if isinstance(reading, dict) else None,
-                       conversation=call.artifacts.get(CONVERSATION_KIND),
-                       simulator_calls=call.simulator_calls)
+    facts = _facts(call)
     for kind, payload in call.artifacts.items():
         try:
             content_hash = _artifact_text(case, kind, payload, call, texts)
@@ -333,6 +337,17 @@ def keep(case: Case, call: CallResult) -> tuple[Execution, Evidence]:
         case, call.output, call.artifacts, latency_ms=call.latency_ms,
         initial_state=case.initial_state, facts=facts, _trajectory=trajectory,
         state_error=None if snapshot_error is None else snapshot_error.message)
+
+
+def _facts(call: CallResult) -> dict[str, Any] | None:
+    """What a call's trajectory and usage say of it (`analysis.facts.case_facts`)."""
+    reading = call.artifacts.get(READING_KIND)
+    unread = sum(reading["skipped"].values()) if isinstance(reading, dict) else 0
+    return case_facts(call.trajectory, call.artifacts.get(USAGE_KIND), unread,
+                      empty_trace=gave_no_step(call.trajectory, call.artifacts),
+                      reader=reading.get("source") if isinstance(reading, dict) else None,
+                      conversation=call.artifacts.get(CONVERSATION_KIND),
+                      simulator_calls=call.simulator_calls)
 
 
 def _artifact_text(case: Case, kind: str, payload: Any, call: CallResult,

@@ -61,16 +61,24 @@ class StateShipper:
 
     def pack(self, jobs: Sequence[UnitJob], worker: Any) -> Parcel:
         """The parcel of `jobs` for `worker` (any hashable key naming it)."""
+        by_reference = False
         for job in jobs:
             for case_job in job.cases:
                 case = case_job.case
                 state = case.initial_state
-                if case.state_ref is not None and state is not None \
-                        and id(state) not in self._objects:
+                if case.state_ref is None or state is None:
+                    continue
+                by_reference = True
+                if id(state) not in self._objects:
                     self._objects[id(state)] = case.state_ref
                     self._keep.append(state)
                     self._frozen.setdefault(case.state_ref, pickle.dumps(state,
                                                                          protocol=PROTOCOL))
+        if not by_reference:
+            # No `$ref` state to replace: the plain pickler, with no Python call per object
+            # pickled (`persistent_id` is one), which made packing the coordinator's largest
+            # cost per case on a cheap system (docs/scaling.md#a-cpu-bound-suite).
+            return Parcel(pickle.dumps(list(jobs), protocol=PROTOCOL))
         buffer = io.BytesIO()
         pickler = _ByReference(buffer, self._objects)
         pickler.dump(list(jobs))

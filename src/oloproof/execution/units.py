@@ -19,10 +19,12 @@ from typing import Any
 
 from oloproof.errors import ErrorKind
 from oloproof.evaluators.judgment import Judgment
+from oloproof.plain_data import pickled_by_fields
 from oloproof.recording.recorder import Variant
 from oloproof.suite.case import Case
 
 
+@pickled_by_fields
 @dataclass(slots=True)
 class CaseError:
     """Why a case errored: its kind (one of `ErrorKind`, docs/failures.md#error-kinds), the
@@ -33,6 +35,7 @@ class CaseError:
     traceback: str | None = None
 
 
+@pickled_by_fields
 @dataclass(slots=True)
 class CachedExecution:
     """A stored execution read back from the store, for a case that need not run again."""
@@ -43,6 +46,7 @@ class CachedExecution:
     latency_ms: float | None
 
 
+@pickled_by_fields
 @dataclass(slots=True)
 class JudgeAsk:
     """What a judge criterion (the evaluator at `evaluator`) needs of a judge for one case
@@ -65,6 +69,7 @@ class JudgeAsk:
     cached: bool = False
 
 
+@pickled_by_fields
 @dataclass(slots=True)
 class CaseJob:
     """One case of a unit: run it (`cached` None) or reuse its stored execution, then judge
@@ -85,6 +90,7 @@ class CaseJob:
     turns: dict[str, dict[str, Any]] | None = None
 
 
+@pickled_by_fields
 @dataclass(slots=True)
 class ReplayJob:
     """A fault replay of the unit's source case
@@ -100,6 +106,7 @@ class ReplayJob:
     record: dict[str, Any] | None = None
 
 
+@pickled_by_fields
 @dataclass(slots=True)
 class UnitJob:
     """Everything a worker needs to run one trial of one unit: its cases (source first) and
@@ -126,6 +133,7 @@ class UnitJob:
                 or any(a.record is None for c in self.cases if c.asks for a in c.asks))
 
 
+@pickled_by_fields
 @dataclass(slots=True)
 class StoredText:
     """An artifact as the store keeps it: content hash, kind, base (for a diff) and text."""
@@ -136,6 +144,7 @@ class StoredText:
     text: str | None  # None: the coordinator writes the base state it holds (a `$ref` state)
 
 
+@pickled_by_fields
 @dataclass(slots=True)
 class Execution:
     """A fresh execution of one case, ready to store.
@@ -161,6 +170,7 @@ class Execution:
     simulator_turns: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
 
 
+@pickled_by_fields
 @dataclass(slots=True)
 class CaseResult:
     """What became of one case of a unit: its execution if it ran, its new judgments."""
@@ -169,6 +179,7 @@ class CaseResult:
     judgments: list[Judgment]  # (code, reason, details), in the order of the job's `judge`
 
 
+@pickled_by_fields
 @dataclass(slots=True)
 class UnitResult:
     """What a worker returns for a `UnitJob`.

@@ -4,24 +4,30 @@
 Read through Inspect's own log API (the `inspect` extra: `pip install 'oloproof[inspect]'`),
 imported only when a log is read. The header comes from `read_eval_log(header_only=True)`; the
 samples of a `.eval` log (Inspect's default format, a zip of one file per sample) are streamed,
-256 at a time, through `read_eval_log_samples_by_id_async` with one zip reader for the whole
-log (on an event loop of its own, in a thread), without the samples' events, which nothing
-here reads: memory stays flat whatever the number of samples. (Inspect's own
-`read_eval_log_samples` opens the zip's directory again for every sample, so its time grows
-with the square of their number.) A `.json` log is one JSON document, which Inspect reads
-whole (`read_eval_log`): its samples are held in memory together.
+256 at a time, as Inspect's own sample reader reads one (`EvalRecorder.read_log_sample`: the
+member's bytes through Inspect's zip reader, `json.loads`, `EvalSample.model_validate` in
+Inspect's deserializing context), with one zip reader for the whole log (on an event loop of
+its own, in a thread), the fields nothing here reads (the events) dropped before validation:
+memory stays flat whatever the number of samples. (Inspect's own `read_eval_log_samples` opens
+the zip's directory again for every sample, so its time grows with the square of their
+number; its `exclude_fields` streams each sample through a token-by-token Python builder,
+which took 2.7x the CPU of parsing the whole member with `json.loads`.) A `.json` log is one
+JSON document, which Inspect reads whole (`read_eval_log`): its samples are held in memory
+together.
 
 The mapping (each row in docs/imports.md): a sample is a case (its id as text), an epoch a
 trial; each scorer a criterion named after it (a dict-valued score one criterion per key,
-`scorer.key`); `C`/`I` passed/failed, `P` the value 0.5, `N` failed, True/False passed/failed,
-a number in [0, 1] its value (0 and 1 also failed/passed), NaN (Inspect's unscored) missing
-`unscored`, anything else a named skip; a sample with an `error` errored `system_error`, one a
-limit stopped errored `limit`; messages the trajectory; `model_usage` the tokens and cost.
+`scorer.key`); `C`/`I` the values 1/0, `P` 0.5, `N` 0, a number in [0, 1] itself (as Inspect's
+`value_to_float` has them), each passed at `pass_at` or more (default 1.0: full credit),
+True/False passed/failed, NaN (Inspect's unscored) missing `unscored`, anything else a named
+skip; a sample with an `error` errored `system_error`, one a limit stopped errored `limit`;
+messages the trajectory; `model_usage` the tokens and cost.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import queue
 import threading
@@ -37,19 +43,23 @@ from oloproof.harnesses.records import (
     ImportedSkip,
     ImportedTrial,
     ImportSummary,
+    check_pass_at,
 )
 from oloproof.traces.reading import TraceReading, TraceUsage, TrajectoryBuilder, maybe_json
 
 #: Samples read per batch: Inspect reads a batch concurrently; the batch bounds the memory.
 BATCH = 256
-#: Sample fields nothing here reads, left unparsed (`.eval` logs only). Inspect keeps a message's
-#: text in the message; `attachments` holds what it pooled from the events (and images, which
-#: stay `attachment://` references in a trajectory).
+#: Samples of a batch read from the zip at once (each one's bytes are held until it is parsed).
+READING = 32
+#: Sample fields nothing here reads, dropped before validation (`.eval` logs only). Inspect
+#: keeps a message's text in the message; `attachments` holds what it pooled from the events
+#: (and images, which stay `attachment://` references in a trajectory).
 _UNREAD = frozenset({"events", "events_data", "timelines", "store", "attachments"})
 #: Inspect's reducer that makes its accuracy the mean over epochs (the default).
 MEAN_REDUCER = "mean"
 
-_GRADES = {"C": (1.0, True), "I": (0.0, False), "P": (0.5, None), "N": (0.0, False)}
+#: Inspect's grades as the values its `value_to_float` gives them (its accuracy's).
+_GRADES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 
 
 @dataclass
@@ -69,6 +79,7 @@ class InspectLog:
         warnings: what the import should say (a reducer other than the mean, a log that
             did not finish).
         summary: counts of what `trials()` met so far.
+        pass_at: the value at or above which a score passes (docs/imports.md#partial-credit).
     """
 
     path: Path
@@ -83,6 +94,7 @@ class InspectLog:
     scorers: tuple[str, ...]
     warnings: list[str] = field(default_factory=list)
     summary: ImportSummary = field(default_factory=ImportSummary)
+    pass_at: float = 1.0
     _ids: tuple[str | int, ...] = ()
 
     @property
@@ -106,17 +118,19 @@ class InspectLog:
             TraceError: naming the log, when a sample cannot be read.
         """
         for sample in _samples(self):
-            yield self.summary.count(trial_of(sample, str(self.path)))
+            yield self.summary.count(trial_of(sample, str(self.path), self.pass_at))
 
 
-def read_inspect_log(path: str | Path) -> InspectLog:
-    """Read an Inspect eval log's header; its trials stream from `.trials()`.
+def read_inspect_log(path: str | Path, *, pass_at: float = 1.0) -> InspectLog:
+    """Read an Inspect eval log's header; its trials stream from `.trials()`, each score
+    passed at `pass_at` or more (docs/imports.md#partial-credit).
 
     Raises:
         TraceError: naming the file, when it is not an Inspect log Inspect can read, or when
             `inspect-ai` is not installed.
     """
     where = Path(path)
+    check_pass_at(pass_at)
     log_api = _inspect_log_api(where)
     if not where.is_file():
         raise TraceError("no such Inspect log", file=where)
@@ -143,7 +157,7 @@ def read_inspect_log(path: str | Path) -> InspectLog:
     log = InspectLog(
         path=where, task=spec.task, task_version=str(spec.task_version), model=spec.model,
         revision=revision, status=header.status, epochs=spec.config.epochs or 1,
-        reducers=reducers, sample_ids=texts, scorers=tuple(scorers), _ids=ids,
+        reducers=reducers, sample_ids=texts, scorers=tuple(scorers), pass_at=pass_at, _ids=ids,
     )
     if any(r != MEAN_REDUCER for r in reducers):
         log.warnings.append(
@@ -200,15 +214,29 @@ def _batches(path: Path, keys: list[tuple[str | int, int]]) -> Iterator[Any]:
     async def read() -> None:
         from inspect_ai._util.async_zip import AsyncZipReader
         from inspect_ai._util.asyncfiles import AsyncFilesystem, get_async_filesystem
-        from inspect_ai.log import read_eval_log_samples_by_id_async
+        from inspect_ai._util.constants import get_deserializing_context
+        from inspect_ai.log import EvalSample
+        from inspect_ai.log._recorders.eval import SAMPLES_DIR
+
+        reading = asyncio.Semaphore(READING)
+
+        async def sample(key: tuple[str | int, int]) -> Any:
+            async with reading:
+                # (the member Inspect writes a sample to: its `_sample_filename`)
+                data = await reader.read_member_fully(
+                    f"{SAMPLES_DIR}/{key[0]}_epoch_{key[1]}.json")
+            # (as EvalRecorder.read_log_sample reads a sample, but the fields left unread)
+            fields = json.loads(data)
+            for unread in _UNREAD:
+                fields.pop(unread, None)
+            return EvalSample.model_validate(fields, context=get_deserializing_context())
 
         async with AsyncFilesystem():  # as Inspect's own sync readers do
             reader = AsyncZipReader(get_async_filesystem(), str(path))
             for start in range(0, len(keys), BATCH):
                 try:
-                    batch = await read_eval_log_samples_by_id_async(
-                        str(path), keys[start:start + BATCH], exclude_fields=set(_UNREAD),
-                        reader=reader)
+                    batch = await asyncio.gather(*(sample(k)
+                                                   for k in keys[start:start + BATCH]))
                 except Exception as exc:
                     give(TraceError(f"Inspect cannot read samples {start + 1}–"
                                     f"{min(start + BATCH, len(keys))}: "
@@ -252,17 +280,18 @@ def _json_samples(path: Path) -> Iterator[Any]:
 # --- one sample ---------------------------------------------------------------------------
 
 
-def trial_of(sample: Any, source: str = "") -> ImportedTrial:
-    """One Inspect `EvalSample` as an `ImportedTrial`."""
+def trial_of(sample: Any, source: str = "", pass_at: float = 1.0) -> ImportedTrial:
+    """One Inspect `EvalSample` as an `ImportedTrial`, each score passed at `pass_at` or
+    more."""
     scores: list[ImportedScore] = []
     skipped: list[ImportedSkip] = []
     for name, score in (sample.scores or {}).items():
         value = score.value
         if isinstance(value, Mapping):
             for key, part in value.items():
-                _score(f"{name}.{key}", part, scores, skipped, score.reason)
+                _score(f"{name}.{key}", part, scores, skipped, score.reason, pass_at)
         else:
-            _score(name, value, scores, skipped, score.reason)
+            _score(name, value, scores, skipped, score.reason, pass_at)
     reading = read_messages(sample.messages, usage=usage_of(sample.model_usage))
     error: ImportedError | None = None
     if sample.error is not None:
@@ -282,18 +311,17 @@ def trial_of(sample: Any, source: str = "") -> ImportedTrial:
 
 
 def _score(criterion: str, value: Any, scores: list[ImportedScore],
-           skipped: list[ImportedSkip], reason: str | None) -> None:
+           skipped: list[ImportedSkip], reason: str | None, pass_at: float) -> None:
     if isinstance(value, str) and value in _GRADES:
-        number, passed = _GRADES[value]
-        scores.append(ImportedScore(criterion, number, passed, recorded=value))
+        number = _GRADES[value]
+        scores.append(ImportedScore(criterion, number, number >= pass_at, recorded=value))
     elif isinstance(value, bool):
         scores.append(ImportedScore(criterion, float(value), value, recorded=value))
     elif isinstance(value, int | float) and math.isnan(value):
         scores.append(ImportedScore(criterion, None, None, missing=reason or "unscored",
                                     recorded=None))
     elif isinstance(value, int | float) and 0 <= value <= 1:
-        passed = True if value == 1 else False if value == 0 else None
-        scores.append(ImportedScore(criterion, float(value), passed, recorded=value))
+        scores.append(ImportedScore(criterion, float(value), value >= pass_at, recorded=value))
     elif isinstance(value, int | float):
         skipped.append(ImportedSkip(criterion, f"number {value:g} outside [0, 1]"))
     elif isinstance(value, str):

@@ -14,8 +14,22 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from oloproof.errors import UsageError
 from oloproof.recording.trajectory import AgentTrajectory
 from oloproof.traces.reading import TraceUsage
+
+
+def check_pass_at(pass_at: float) -> float:
+    """`pass_at`, when it is a pass mark a value in [0, 1] can reach: in (0, 1].
+
+    Raises:
+        UsageError: naming the option, when it is not.
+    """
+    if not 0 < pass_at <= 1:
+        raise UsageError(f"--pass-at {pass_at:g} is not in (0, 1]: a score passes at that "
+                         "value or more, and scores are values in [0, 1]")
+    return pass_at
+
 
 TrialStatus = Literal["scored", "errored", "missing"]
 #: Why an imported execution errored: the engine's kinds (docs/failures.md#error-kinds), and
@@ -32,8 +46,9 @@ class ImportedScore:
             a verifier's reward key).
         value: the trial's value in [0, 1] (1 a pass, 0 a failure, a fraction a partial
             credit), or None when it has none (missing, or a number outside [0, 1]).
-        passed: the verdict where the harness gives one (C / I / N, True / False, 0 / 1, a
-            reward against its pass mark), None where it gives a fraction only, or nothing.
+        passed: the verdict: True / False as recorded, else the value against the import's
+            pass mark (`pass_at`: a grade's value, a number, a reward); None when there is no
+            value.
         missing: why there is no value (`unscored`: the harness's scorer gave up), else None.
         recorded: the score as the harness recorded it.
     """

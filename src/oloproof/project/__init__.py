@@ -247,7 +247,8 @@ def metric_kinds(config: SuiteFile, criteria: list[str], trials: int) -> dict[st
 
 def load_suite(config_path: Path, policy_path: Path | None = None, *,
                trials: int | None = None, workers: int | None = None,
-               executor: str | None = None, selection: Selection | None = None
+               executor: str | None = None, selection: Selection | None = None,
+               on_execution: Callable[[ExecutionConfig], None] | None = None,
                ) -> LoadedSuite:
     """Read and check everything; raises ConfigError (nothing has been called yet).
 
@@ -257,6 +258,10 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
     trials). On `executor: local` the system's factory is called once per worker here, so a
     factory that fails is found before anything runs. `selection` makes the run a subset
     (docs/cli.md#running-part-of-the-suite): its cases only, checked against the dataset.
+    `on_execution` is called with the executor and workers as soon as the suite file gives
+    them, before the system, the evaluators and the dataset are loaded (a run starts its
+    worker processes then: docs/scaling.md#a-cpu-bound-suite); the number of workers may
+    still fall to the number of units to run.
     """
     config_path = config_path.resolve()
     config, doc = load_suite_file(config_path)
@@ -270,6 +275,8 @@ def load_suite(config_path: Path, policy_path: Path | None = None, *,
     policy, policy_doc = load_policy(policy_path)
     put_on_path(project_dir)  # the system and custom evaluators import from the project
     execution = _execution(config, doc, workers, executor)
+    if on_execution is not None:
+        on_execution(execution)
     # The system module first: it may register custom evaluators with @oloproof.evaluator.
     # (One system now; a local run's other workers' once the dataset says how many run.)
     local = execution.executor == "local"

@@ -308,8 +308,9 @@ def render_trajectory(trajectory: dict[str, Any], console: Console) -> None:
     for cp in trajectory.get("checkpoints") or []:
         checkpoints_at.setdefault(cp.get("step_index"), []).append(cp["checkpoint_id"])
     head = (f"Trajectory: {len(steps)} steps · {trajectory.get('terminal_status')}"
-            + (f" · TRUNCATED at the agent's limit ({trajectory.get('step_limit')})"
-               if trajectory.get("truncated") else ""))
+            + (" · TRUNCATED at the agent's limit" + (
+                f" ({trajectory['step_limit']})" if trajectory.get("step_limit") is not None
+                else "") if trajectory.get("truncated") else ""))
     console.print(Text(head, style="bold"))
     named = any(s.get("agent") for s in steps)
     table = Table(show_header=True, box=None, pad_edge=False)

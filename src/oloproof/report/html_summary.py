@@ -92,10 +92,11 @@ def _transform_text(v: TransformValidity) -> str:
 def _what_broke(document: RunDocument) -> dict[str, Any]:
     """The errors grouped as the terminal shows them (`report/what_broke.py`)."""
     groups = error_groups(document.errors)
-    lead = leading(document.executions, groups)
+    lead = leading(document.executions, groups, document.imported_from)
     return {"lead": lead, "cases": len({c for g in groups for c in g.cases}),
             "groups": [{"kind": str(g.kind), "message": g.message, "executions": g.executions,
-                        "cases": g.cases, "hint": _unsaid(hint(g.kind, g.message), lead)}
+                        "cases": g.cases, "hint": _unsaid(hint(g.kind, g.message,
+                                                                 document.imported_from), lead)}
                        for g in groups]}
 
 

@@ -138,13 +138,13 @@ def _what_broke(document: RunDocument) -> list[str]:
     groups = error_groups(document.errors)
     cases = {case for group in groups for case in group.cases}
     out = ["", f"### What broke: {len(cases)} case(s) errored", ""]
-    lead = leading(document.executions, groups)
+    lead = leading(document.executions, groups, document.imported_from)
     if lead:
         out += [f"**{text(lead)}**", ""]
     for group in groups:
         line = (f"- {text(group.kind)} × {group.executions}: {text(group.message)} (cases: "
                 f"{_ids(group.cases)})")
-        said = hint(group.kind, group.message)
+        said = hint(group.kind, group.message, document.imported_from)
         if said is not None and not (lead and said in lead):
             line += f"; hint: {text(said)}"
         out.append(line)

@@ -91,11 +91,13 @@ def render_run(document: RunDocument, console: Console, *,
     render_rescored(document, console)
     first = nothing or ended
     if first:  # a run that never ran, or that its system ended: why comes first
-        render_errors(document.errors, console, document.run_id, document.executions)
+        render_errors(document.errors, console, document.run_id, document.executions,
+                      document.imported_from)
     for warning in document.warnings:
         print_wrapped(console, cell(f"Warning: {warning}", "yellow"))
     if not first:
-        render_errors(document.errors, console, document.run_id, document.executions)
+        render_errors(document.errors, console, document.run_id, document.executions,
+                      document.imported_from)
     render_simulator_failures(document.conversations, console, document.run_id)
     render_gate(document, console)
     render_decisions(document.decisions, console, document.metrics, document.baseline)
@@ -205,14 +207,15 @@ def render_execution(document: RunDocument, console: Console) -> None:
 
 
 def render_errors(errors: Sequence[CaseError], console: Console, run_id: str = "latest",
-                  executions: Executions | None = None) -> None:
+                  executions: Executions | None = None,
+                  imported_from: str | None = None) -> None:
     """What broke: errored cases grouped by kind and first line of the message, commonest
     first, each case named once, with a hint for the kinds whose cause is known; led by the
     kind that dominates the run, when one does (`what_broke.leading`)."""
     if not errors:
         return
     groups = error_groups(errors)
-    lead = leading(executions, groups)
+    lead = leading(executions, groups, imported_from)
     errored = {case for g in groups if g.kind != ErrorKind.SNAPSHOT_FAILED for case in g.cases}
     failed_calls = sum(g.executions for g in groups if g.kind != ErrorKind.SNAPSHOT_FAILED)
     no_state = {case for g in groups if g.kind == ErrorKind.SNAPSHOT_FAILED for case in g.cases}
@@ -233,7 +236,7 @@ def render_errors(errors: Sequence[CaseError], console: Console, run_id: str = "
         print_wrapped(console, cell(f"{group.kind} × {group.executions}: {group.message}"),
                       2, 4)
         print_wrapped(console, Text(f"cases: {shown}"), 4, 2)
-        said_hint = hint(group.kind, group.message)
+        said_hint = hint(group.kind, group.message, imported_from)
         if said_hint is not None and not (lead and said_hint in lead):
             print_wrapped(console, Text(f"hint: {said_hint}"), 4, 2)
     print_commands(console, "Each with its traceback:", f"oloproof inspect {run_id} --failures")

@@ -47,8 +47,12 @@ def error_groups(errors: Sequence[CaseError]) -> list[ErrorGroup]:
     return sorted(groups.values(), key=lambda g: (-g.executions, str(g.kind), g.message))
 
 
-def hint(kind: ErrorKind, message: str) -> str | None:
-    """What usually causes errors of this kind, and what to do (None: nothing to add)."""
+def hint(kind: ErrorKind, message: str, imported_from: str | None = None) -> str | None:
+    """What usually causes errors of this kind, and what to do (None: nothing to add). For a
+    run `imported_from` another harness, what happened there: nothing ran here, so nothing
+    here (`system.timeout_s`, `system.retries`) changes it."""
+    if imported_from is not None:
+        return _imported_hint(kind, imported_from)
     if kind == ErrorKind.NO_TRACE:
         return ("the instrumentation is not installed, or tracing is disabled (e.g. "
                 "OPENAI_AGENTS_DISABLE_TRACING is set): no span of the case reached Oloproof; "
@@ -80,13 +84,27 @@ def hint(kind: ErrorKind, message: str) -> str | None:
     return None
 
 
+def _imported_hint(kind: ErrorKind, harness: str) -> str:
+    if kind == ErrorKind.TIMEOUT:
+        return (f"{harness} recorded this timeout in its own run: the agent or the verifier "
+                f"ran past {harness}'s time limit there (the message names which); a longer "
+                f"limit is {harness}'s setting, and the trial is missing here, not failed")
+    if kind == ErrorKind.LIMIT:
+        return (f"{harness} stopped the agent at a limit of its own run (the message says "
+                f"which: messages, tokens, time, context); the limit is {harness}'s setting, "
+                f"and the trial is missing here, not failed")
+    return (f"{harness} recorded this error in its own run (its message and traceback); "
+            f"the trial is missing here, not failed")
+
+
 def ended_by_the_system(groups: Sequence[ErrorGroup]) -> list[str]:
     """The cases whose system called os._exit (docs/failures.md#a-system-that-ends-the-process):
     such a run is failed, whatever else its cases did."""
     return [case for g in groups if g.kind == ErrorKind.PROCESS_EXIT for case in g.cases]
 
 
-def leading(executions: Executions | None, groups: Sequence[ErrorGroup]) -> str | None:
+def leading(executions: Executions | None, groups: Sequence[ErrorGroup],
+            imported_from: str | None = None) -> str | None:
     """The sentence "What broke" leads with when one kind dominates the run: the system
     called os._exit (the run is failed), every execution errored (nothing was measured), or
     more than half errored with one kind."""
@@ -105,7 +123,7 @@ def leading(executions: Executions | None, groups: Sequence[ErrorGroup]) -> str 
         by_kind[group.kind] = by_kind.get(group.kind, 0) + group.executions
     kind, count = max(by_kind.items(), key=lambda item: (item[1], str(item[0])))
     commonest = groups[0]
-    said = hint(commonest.kind, commonest.message)
+    said = hint(commonest.kind, commonest.message, imported_from)
     tail = f": {commonest.message}" + (f" (hint: {said})" if said else "")
     if executions.nothing_measured:
         return (f"every execution errored ({total:,} of {total:,}), so nothing was measured; "

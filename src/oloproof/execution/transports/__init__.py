@@ -25,6 +25,7 @@ run that uses them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from oloproof.errors import ConfigError
 from oloproof.execution.judging import JudgePanel, VerdictLookup
@@ -36,6 +37,9 @@ from oloproof.execution.transports.base import Transport
 from oloproof.execution.transports.loop import LoopLanes
 from oloproof.execution.transports.threads import ThreadLanes
 from oloproof.execution.worker import Worker
+
+if TYPE_CHECKING:
+    from oloproof.execution.transports.processes import StartedProcess
 
 
 def local_transport(workers: Sequence[Worker], concurrency: int,
@@ -59,10 +63,13 @@ def local_transport(workers: Sequence[Worker], concurrency: int,
 
 
 async def open_transport(suite: SuiteToRun, concurrency: int | None = None,
-                         verdicts: VerdictLookup | None = None) -> Transport:
+                         verdicts: VerdictLookup | None = None,
+                         started: list[StartedProcess] | None = None) -> Transport:
     """The started workers of the suite's executor (`suite.execution`); `verdicts` is the
     store's judge cache, which the judges of `executor: local` look a fresh execution's verdict
-    up in (workers elsewhere have no store: docs/judges.md#the-judge-cache)."""
+    up in (workers elsewhere have no store: docs/judges.md#the-judge-cache). `started`: worker
+    processes started while the suite loaded (`processes.spawn_workers`), which `processes`
+    takes on."""
     execution = suite.execution
     system = suite.config.system
     lanes = concurrency or system.concurrency
@@ -81,7 +88,7 @@ async def open_transport(suite: SuiteToRun, concurrency: int | None = None,
 
         spec = WorkerSpec(suite.worker_loader, suite.path.name, str(suite.project_dir),
                           concurrency, judge_share=execution.workers)
-        pool = ProcessWorkers(spec, execution.workers, suite.path)
+        pool = ProcessWorkers(spec, execution.workers, suite.path, started)
         await pool.start()
         return pool
     if execution.executor == "ray":

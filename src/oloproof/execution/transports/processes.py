@@ -36,16 +36,18 @@ from oloproof.execution.shipping import PROTOCOL, StateShipper
 from oloproof.execution.transports.dispatched import DispatchedTransport
 from oloproof.execution.units import UnitResult
 from oloproof.execution.worker_host import LoadFailure, WorkerHost, WorkerSpec
+from oloproof.own_process import collect_young_objects_less_often
 
 # How long a stopping worker may take to exit on its own before it is killed.
 STOP_GRACE_SECONDS = 1.0
 
 
-class _Child:
-    """One worker process and its two pipes, as the coordinator sees it."""
+class StartedProcess:
+    """A worker process started and importing the engine, not yet told what to load: a run
+    starts its workers as soon as its suite file says `executor: processes`, so that they import
+    while the coordinator loads the rest of the suite (`spawn_workers`)."""
 
-    def __init__(self, slot: int, spec: WorkerSpec) -> None:
-        self.slot = slot
+    def __init__(self) -> None:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         env = dict(os.environ)
@@ -59,13 +61,59 @@ class _Child:
                 pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
                 stdout=_stdout_for_workers(), env=env, close_fds=True,
             )
+        except BaseException:
+            for fd in (to_child_w, from_child_r):
+                os.close(fd)
+            raise
         finally:
             os.close(to_child_r)
             os.close(from_child_w)
         self.outgoing = Connection(to_child_w, readable=False)
         self.incoming = Connection(from_child_r, writable=False)
+
+    def discard(self) -> None:
+        """Stop a process that was never given a system to load (it has run nothing)."""
+        with contextlib.suppress(OSError):
+            self.process.kill()
+        self.process.wait()
+        for end in (self.outgoing, self.incoming):
+            with contextlib.suppress(OSError):
+                end.close()
+
+
+def spawn_workers(count: int) -> list[StartedProcess]:
+    """`count` worker processes, started now; each waits for the system it is to load."""
+    started: list[StartedProcess] = []
+    try:
+        for _ in range(count):
+            started.append(StartedProcess())
+    except BaseException:
+        discard_all(started)
+        raise
+    return started
+
+
+def discard_all(started: list[StartedProcess]) -> None:
+    """Stop worker processes a run started and will not use (its suite failed to load)."""
+    for one in started:
+        one.discard()
+
+
+class _Child:
+    """One worker process and its two pipes, as the coordinator sees it."""
+
+    def __init__(self, slot: int, spec: WorkerSpec, started: StartedProcess | None = None
+                 ) -> None:
+        self.slot = slot
+        started = started if started is not None else StartedProcess()
+        self.process = started.process
+        self.outgoing = started.outgoing
+        self.incoming = started.incoming
         self.dead = False
-        self.send(("spec", list(sys.path), spec))
+        # (a process that died while it imported has closed its pipe: its exit is reported
+        # when the coordinator reads its reply)
+        with contextlib.suppress(OSError):
+            self.send(("spec", list(sys.path), spec))
 
     def send(self, message: Any) -> None:
         self.outgoing.send_bytes(pickle.dumps(message, protocol=PROTOCOL))
@@ -101,10 +149,13 @@ def _stdout_for_workers() -> int | None:
 class ProcessWorkers(DispatchedTransport):
     """The `Transport` of worker processes (see the module docstring)."""
 
-    def __init__(self, spec: WorkerSpec, workers: int, suite_path: Path) -> None:
+    def __init__(self, spec: WorkerSpec, workers: int, suite_path: Path,
+                 started: list[StartedProcess] | None = None) -> None:
         super().__init__(workers)
         self.spec = spec
         self.suite_path = suite_path
+        # Processes started while the suite loaded (`spawn_workers`): the first workers' own.
+        self._started = list(started or ())
         self._shipper = StateShipper()
         self._children: list[_Child | None] = [None] * workers
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -117,6 +168,9 @@ class ProcessWorkers(DispatchedTransport):
         """Start every worker and wait until each has loaded the system (or say why not)."""
         self._loop = asyncio.get_running_loop()
         self._arrived = asyncio.Event()
+        # (more started than the run has workers: it has fewer units than were asked for)
+        discard_all(self._started[len(self._children):])
+        del self._started[len(self._children):]
         started = await asyncio.gather(
             *(self._start_child(slot) for slot in range(len(self._children))),
             return_exceptions=True)
@@ -132,7 +186,7 @@ class ProcessWorkers(DispatchedTransport):
             self._listen(child)
 
     async def _start_child(self, slot: int) -> _Child:
-        child = _Child(slot, self.spec)
+        child = _Child(slot, self.spec, self._started.pop() if self._started else None)
         try:
             reply = await asyncio.to_thread(child.receive)
         except (EOFError, OSError):
@@ -248,6 +302,9 @@ def _reap_all(children: list[_Child]) -> None:
 def _serve(read_fd: int, write_fd: int) -> None:
     """A worker process: load the system, then run parcels until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle
+    # A process of Oloproof's own, as the command's is: its collector set as the command's
+    # (every object a batch's cases and results make would otherwise be walked again and again).
+    collect_young_objects_less_often()
     incoming = Connection(read_fd, writable=False)
     outgoing = Connection(write_fd, readable=False)
     lock = threading.Lock()
