@@ -355,7 +355,8 @@ def test_cli_blocks_show_what_the_commands_print(tmp_path: Path) -> None:
         "oloproof runs --help", "oloproof tag --help", "oloproof inspect --help",
         "oloproof inspect latest --failures",
         "oloproof inspect nonsense", "oloproof cases --help", "oloproof cases latest",
-        "oloproof gate --help", "cat warn.yaml", "oloproof report --help",
+        "oloproof gate --help", "cat warn.yaml", "oloproof board --help",
+        "oloproof report --help",
         "oloproof view --help", "oloproof labels sample --help", "oloproof labels review --help",
         "oloproof labels export --help",
         "oloproof labels export --transform injected | head -1",
@@ -454,7 +455,7 @@ def test_board_shows_the_runs_of_every_variant(tmp_path: Path) -> None:
     answer_correct at least 0.5", the suite's variants the page's."""
     page = DOCS / "board.md"
     blocks = console_blocks(page)
-    assert _first_commands(blocks) == ["oloproof run"]
+    assert _first_commands(blocks) == ["python app.py > cases.jsonl", "oloproof run"]
     matrix = re.search(r"```yaml\n(system:\n.*?)```", page.read_text(encoding="utf-8"), re.S)
     assert matrix, "board.md shows the suite's system with its variants"
     (tmp_path / "app.py").write_text(
@@ -474,7 +475,7 @@ def test_board_shows_the_runs_of_every_variant(tmp_path: Path) -> None:
     (tmp_path / "cases.jsonl").write_text("".join(
         json.dumps({"id": f"c{n}", "input": {"n": n}, "expected": {"answer": "large"}}) + "\n"
         for n in range(1, 11)), encoding="utf-8")
-    _check(blocks[0], Session(tmp_path), page.name)
+    _check(blocks[1], Session(tmp_path), page.name)
 
 
 def _plain_blocks(page: Path) -> dict[int, list[str]]:
@@ -938,6 +939,29 @@ def test_conversations_shows_what_the_example_prints(tmp_path: Path) -> None:
     _run_from_home(blocks, Session(tmp_path), page.name)
     shown = _shown_block(page, "", "The default\ntemplate")
     assert " ".join(shown).split() == DEFAULT_PROMPT.split()
+
+
+def test_board_shows_what_the_six_candidates_print(tmp_path: Path) -> None:
+    """docs/board.md: its suite, system and two policies written as the page shows them, each
+    combination run, then the board; the candidate the page says its own gate ALLOWs is so."""
+    page = DOCS / "board.md"
+    blocks = console_blocks(page)
+    assert _first_commands(blocks) == ["python app.py > cases.jsonl", "oloproof run"]
+    session = Session(tmp_path)
+    after = "## A board, step by step"
+    yaml_blocks = re.findall(r"```yaml\n(.*?)```", page.read_text(encoding="utf-8")[
+        page.read_text(encoding="utf-8").index(after):], re.S)
+    for name, text in zip(("oloproof.yaml", "release.yaml", "choose.yaml"), yaml_blocks,
+                          strict=False):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "app.py").write_text("\n".join(_shown_block(page, "python", after)) + "\n",
+                                     encoding="utf-8")
+    _check(blocks[0], session, page.name)
+    gate = json.loads(session.run("oloproof gate variant:model=open,prompt=v2 --policy "
+                                  "choose.yaml --json"))
+    assert gate["gate"]["action"] == "ALLOW"
+    bounds = {d["rule"]: round(d["bound"], 3) for d in gate["decisions"]}
+    assert bounds == {"floor": 0.911, "no_worse": -0.024}  # as the page says
 
 
 def test_every_page_with_console_blocks_is_run_here() -> None:

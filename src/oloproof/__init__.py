@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from oloproof.api import (
         RunResult,
         VariantRuns,
+        board,
         case_view,
         case_views,
         compare,
@@ -71,6 +72,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "RunResult": "oloproof.api",
     "VariantRuns": "oloproof.api",
+    "board": "oloproof.api",
     "case_view": "oloproof.api",
     "case_views": "oloproof.api",
     "compare": "oloproof.comparison",
@@ -132,6 +134,7 @@ __all__ = [
     "UsageError",
     "User",
     "VariantRuns",
+    "board",
     "case_view",
     "case_views",
     "compare",

@@ -10,7 +10,8 @@ run; `redecide()` decides a stored run under another policy without running anyt
 The package is in parts, each importing only the ones below it: `result` (`RunResult`),
 `deciding` (a run document from an analysis), `running` (`run`, `run_async`, `rescore`: a run
 from a stored run's executions), `stored` (stored
-runs: `list_runs`, `load_run`, `tag`, `redecide`, `plan`), `cases` (a stored run's cases:
+runs: `list_runs`, `load_run`, `tag`, `redecide`, `plan`), `candidates` (`board`: many stored
+runs against one baseline, docs/board.md), `cases` (a stored run's cases:
 `list_cases`, `case_view`, `case_views`, `flaky_cases`, `sample_labels`) and `reports`
 (`write_html_report`, `write_ci_reports`). Importing it imports what a run needs to start its
 first cases, no more.
@@ -80,18 +81,24 @@ from oloproof.errors import ConfigError
 from oloproof.store.location import find_store
 
 if TYPE_CHECKING:
+    from oloproof.api.candidates import board
     from oloproof.comparison.stored import compare
     from oloproof.document import Comparison, Plan, RunDocument
 
 
 def __getattr__(name: str) -> Any:
-    """`compare` (comparing two stored runs) and the run document's models (`RunDocument`,
+    """`compare` (comparing two stored runs), `board` (many of them against one baseline)
+    and the run document's models (`RunDocument`,
     `Comparison`, `Plan`) are imported on first use: they need not be loaded before a run's
     first case starts."""
     if name == "compare":
         from oloproof.comparison.stored import compare
 
         return compare
+    if name == "board":
+        from oloproof.api.candidates import board
+
+        return board
     if name in ("RunDocument", "Comparison", "Plan"):
         from oloproof import document
 
@@ -101,7 +108,8 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "CaseList", "Comparison", "ConfigError", "FlakyCases", "Plan", "RunDocument", "RunResult",
-    "Tagged", "VariantRuns", "case_view", "case_views", "compare", "find_store", "flaky_cases",
-    "list_cases", "list_runs", "load_case_trials", "load_run", "plan", "redecide", "rescore",
-    "run", "run_async", "sample_labels", "tag", "write_ci_reports", "write_html_report",
+    "Tagged", "VariantRuns", "board", "case_view", "case_views", "compare", "find_store",
+    "flaky_cases", "list_cases", "list_runs", "load_case_trials", "load_run", "plan", "redecide",
+    "rescore", "run", "run_async", "sample_labels", "tag", "write_ci_reports",
+    "write_html_report",
 ]

@@ -30,7 +30,9 @@ def write_html_report(
     """Write the HTML report of a stored run to `path`; returns the path written.
 
     `compress` forces (True) or forbids (False) gzip-compressed case details; by default only
-    large runs are compressed. `baseline` (a run reference) adds the comparison with that run
+    large runs are compressed. The report of a variant's run ends with the board
+    (docs/board.md) of it and the newest run of every other variant, its cost–success chart
+    drawn. `baseline` (a run reference) adds the comparison with that run
     (docs/compare.md#both-runs-side-by-side-the-html-report): the broken cases first, each opening
     both runs' case panels side by side; a reference naming the run itself means the newest run
     before it.
@@ -58,7 +60,28 @@ def write_html_report(
                                          document.confidence_level)
         data = build_report_data(db, record["run_id"], document, compress=compress,
                                  comparison=comparison)
-    return write_output(path, render_page(data))
+        variant, _ = db.run_marks(record["run_id"])
+        others = [r for r, v in db.latest_variant_runs(record["project"]) if v != variant]
+    extra = () if variant is None else (_board_of(record["run_id"], others, config, store),)
+    return write_output(path, render_page(data, extra=extra))
+
+
+def _board_of(run_id: str, others: list[str], config: str | Path,
+              store: str | Path | None) -> str:
+    """A variant's run report's board (docs/board.md): the run with the newest run of every
+    other variant, under the newest one's policy against its baseline; or, when no board can
+    be made (no baseline, runs of other cases), a note that says why."""
+    import html
+
+    from oloproof.api.candidates import board
+    from oloproof.errors import OloproofError
+    from oloproof.report.board import board_section
+
+    try:
+        return board_section(board([run_id, *others], config=config, store=store))
+    except OloproofError as error:
+        return (f'<section class="wrap" id="board"><p class="note">No board of the variants: '
+                f"{html.escape(error.message)} (`oloproof board` makes one)</p></section>")
 
 
 def write_ci_reports(

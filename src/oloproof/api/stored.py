@@ -199,8 +199,6 @@ def _redecided(
     baseline: str | None,
 ) -> tuple[RunResult, Analysis]:
     """`redecide`, with the analysis it decided from (the plan reads per-case values in it)."""
-    from oloproof.document import CacheCounts, RunDocument
-
     with open_existing_store(config, store) as db:
         record = db.run_record(db.resolve_run(ref))
         suite_info = record["suite"]
@@ -214,28 +212,44 @@ def _redecided(
             chosen, doc = load_policy(Path(policy))
             check_rule_metrics(chosen, doc, stored_metric_kinds(suite_info))
             check_baseline_given(chosen, doc, baseline)
-        analysis = _reanalyse(db, record["run_id"], suite_info)
-        old = RunDocument.model_validate(record["summary"]) if record["summary"] else None
-        validity = list(old.transforms) if old is not None else []
-        if validity and policy is not None:
-            validity = [_validity_at(v, chosen.confidence_level) for v in validity]
         reference = baseline if baseline is not None else chosen.baseline_reference
-        against = None
-        if reference is not None:
-            baseline_id = db.resolve_baseline(reference, record["run_id"], record["project"])
-            check_baseline(db, baseline_id, record["project"],
-                            {case_id for case_id, *_ in db.iter_run_verdicts(record["run_id"])},
-                            gating=chosen.compares, suite=suite_info, run_id=record["run_id"],
-                            policy=chosen)
-            against = compare_stored_runs(db, baseline_id, record["run_id"],
-                                          chosen.confidence_level, reference=reference,
-                                          any_simulator=simulator_any(chosen)).summary()
-        document = decide_run(
-            db, record["run_id"], record["status"], suite_info, chosen, analysis, validity,
-            old.cache if old is not None else CacheCounts(),
-            list(old.errors) if old is not None else [], [], baseline=against,
-        )
+        baseline_id = None if reference is None else \
+            db.resolve_baseline(reference, record["run_id"], record["project"])
+        document, analysis = decide_stored(db, record, chosen, baseline_id, reference,
+                                           other_policy=policy is not None)
         return RunResult(document, [], chosen), analysis
+
+
+def decide_stored(db: Store, record: dict[str, Any], chosen: Policy, baseline_id: str | None,
+                  reference: str | None, *, other_policy: bool = True
+                  ) -> tuple[RunDocument, Analysis]:
+    """A stored run (its `record`) decided under `chosen` against the run `baseline_id` (named
+    `reference`; None: no comparison), on a store already open: what `redecide` and the board
+    (`api.board`) decide a run by. `other_policy`: `chosen` is not the run's own, so its
+    transforms' validity is taken at `chosen`'s level."""
+    from oloproof.document import CacheCounts, RunDocument
+
+    suite_info = record["suite"]
+    analysis = _reanalyse(db, record["run_id"], suite_info)
+    old = RunDocument.model_validate(record["summary"]) if record["summary"] else None
+    validity = list(old.transforms) if old is not None else []
+    if validity and other_policy:
+        validity = [_validity_at(v, chosen.confidence_level) for v in validity]
+    against = None
+    if baseline_id is not None:
+        check_baseline(db, baseline_id, record["project"],
+                       {case_id for case_id, *_ in db.iter_run_verdicts(record["run_id"])},
+                       gating=chosen.compares, suite=suite_info, run_id=record["run_id"],
+                       policy=chosen)
+        against = compare_stored_runs(db, baseline_id, record["run_id"],
+                                      chosen.confidence_level, reference=reference,
+                                      any_simulator=simulator_any(chosen)).summary()
+    document = decide_run(
+        db, record["run_id"], record["status"], suite_info, chosen, analysis, validity,
+        old.cache if old is not None else CacheCounts(),
+        list(old.errors) if old is not None else [], [], baseline=against,
+    )
+    return document, analysis
 
 
 def plan(

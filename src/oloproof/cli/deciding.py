@@ -1,10 +1,11 @@
 """The commands that decide from stored runs, running nothing: `gate` (re-decide a run),
-`compare` (a candidate against its baseline) and `plan` (what would settle each undecided
-rule)."""
+`compare` (a candidate against its baseline), `board` (many candidates against one baseline)
+and `plan` (what would settle each undecided rule)."""
 
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import click
 
@@ -126,5 +127,58 @@ def plan_command(run_ref: str, policy: str | None, baseline: str | None, config:
         from oloproof.report.plan import render_plan
 
         render_plan(plan, report_console())
+
+    print_then_exit(show, 0)
+
+
+@cli.command("board")
+@click.argument("runs", nargs=-1, metavar="[RUN]...")
+@click.option("--baseline", default=None, metavar="REF",
+              help="The run every candidate is paired with (default: the policy's baseline:).")
+@click.option("--policy", default=None,
+              help="Decide can_ship under this policy (default: the newest candidate's own).")
+@click.option("--criterion", default=None,
+              help="The success criterion of the front (default: the policy's first "
+                   "non_inferiority rule's).")
+@click.option("--cost-cap", "cost_cap", type=float, default=None, metavar="COST",
+              help="The most one case can cost (default: the policy's cost_cap).")
+@click.option("--markdown", default=None, metavar="FILE", help="Also write the board as "
+              "GitHub-flavoured Markdown.")
+@click.option("--html", default=None, metavar="FILE", help="Also write the board as an HTML "
+              "page with the cost–success chart.")
+@config_option
+@store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the board as JSON instead.")
+def board_command(runs: tuple[str, ...], baseline: str | None, policy: str | None,
+                  criterion: str | None, cost_cap: float | None, markdown: str | None,
+                  html: str | None, config: str, store: str | None, as_json: bool) -> None:
+    """Many candidate runs against one baseline, with intervals that hold together.
+
+    Default RUNs: the newest complete run of every variant stored. Per candidate: the rates
+    and paired differences its policy's rules read, cost per case and per success, latency
+    p50/p95, can_ship (the policy would ALLOW it, every rule decided on the board's
+    simultaneous intervals) and the candidates that dominate it on cost and success
+    (docs/board.md). Runs nothing.
+    """
+    from oloproof import api
+
+    found = guard(as_json, lambda: api.board(runs, baseline, policy, criterion, cost_cap,
+                                             config, store))
+    from oloproof.report.board import board_html, board_markdown
+    from oloproof.report.output_files import write_output
+
+    for path, text in ((markdown, board_markdown(found)), (html, board_html(found))):
+        if path is not None:
+            written = guard(as_json, partial(write_output, path, text))
+            if not as_json:
+                click.echo(f"Wrote {written}", err=True)
+
+    def show() -> None:
+        if as_json:
+            click.echo(json.dumps(found.to_json(), ensure_ascii=False))
+            return
+        from oloproof.report.board import render_board
+
+        render_board(found, report_console())
 
     print_then_exit(show, 0)

@@ -119,13 +119,14 @@ def _meta(generated_at: float | None, served: str | None, home: str | None) -> d
 
 def render_page(data: ReportData, generated_at: float | None = None, *,
                 served: str | None = None, home: str | None = None, live: bool = False,
-                focus: str | None = None) -> str:
+                focus: str | None = None, extra: Sequence[str] = ()) -> str:
     """The whole HTML document for this report data.
 
     `served` (the view's JSON API, e.g. `/api/`): the page is served by `oloproof view`,
     which answers for case details (`data` then holds none); `home` is the address of its
     runs page. `live`: a run still running polls the API for its progress and figures so
-    far. `focus`: the id of the section to show first (`comparison`)."""
+    far. `focus`: the id of the section to show first (`comparison`). `extra`: static HTML
+    sections after the report (a variant's board: `report.board.board_section`)."""
     summary = data.summary
     meta = _meta(generated_at, served, home)
     meta.update(encoding=data.encoding, chunks=len(data.chunks), shared=len(data.shared))
@@ -144,7 +145,7 @@ def render_page(data: ReportData, generated_at: float | None = None, *,
     payload = {"meta": meta, "summary": summary, "index": data.index,
                "baseline_index": data.baseline_index}
     return _page(title, payload, _script("dom.js", "report.js"), served=served is not None,
-                 extra_blocks=blocks)
+                 extra_blocks=[*blocks, *extra])
 
 
 def render_runs_page(project: str, runs: list[dict[str, Any]], *, served: str,
@@ -171,11 +172,17 @@ def served_policy() -> str:
 def render_message_page(title: str, message: str, hint: str = "") -> str:
     """A page that says one thing (a store that cannot be opened, a run that is not there),
     with no script at all."""
-    style = _asset("report.css")
     body = (f'<main class="wrap message"><h1>{html.escape(title)}</h1>'
             f'<p class="error-box">{html.escape(message)}</p>'
             + (f'<p class="note">{html.escape(hint)}</p>' if hint else "")
             + '<p><a href="/">All runs</a></p></main>')
+    return render_static_page(title, body)
+
+
+def render_static_page(title: str, body: str) -> str:
+    """A page of `body` (HTML, already escaped) with the report's stylesheet and no script
+    at all: a message, the board (`report.board.board_html`)."""
+    style = _asset("report.css")
     csp = f"default-src 'none'; base-uri 'none'; form-action 'none'; style-src {_csp_hash(style)}"
     return ('<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta http-equiv="Content-Security-Policy" content="{html.escape(csp)}">\n'

@@ -64,9 +64,12 @@ __all__ = [
     "CandidateFigures",
     "SimultaneousBoard",
     "board_family_size",
+    "case_rate",
     "cost_interval",
     "dominated_by",
     "each_level",
+    "paired_difference",
+    "per_success",
     "simultaneous_board",
 ]
 
@@ -152,6 +155,27 @@ def _is_binary(x: FloatArray) -> bool:
     return bool(np.all((x == 0.0) | (x == 1.0) | np.isnan(x)))
 
 
+def case_rate(values: Sequence[float] | npt.ArrayLike, level: float) -> MeanInterval:
+    """A rate over per-case values in [0, 1] (NaN for a missing case, bounded the worst way
+    on each side): Clopper–Pearson over 0/1 values, Bentkus over fractions — one member of a
+    board's family, at the level `each_level` gives it.
+
+    >>> from oloproof.stats.simultaneous import case_rate
+    >>> found = case_rate([1.0] * 18 + [0.0, float("nan")], 0.95)
+    >>> round(found.estimate, 4), round(found.lower, 4), round(found.upper, 4)
+    (0.9474, 0.683, 0.9987)
+    """
+    return _rate(_values("values", values), level)
+
+
+def paired_difference(candidate: Sequence[float] | npt.ArrayLike,
+                      baseline: Sequence[float] | npt.ArrayLike, level: float) -> MeanInterval:
+    """The paired difference candidate − baseline of per-case values in one case order (NaN
+    where a side is missing, bounded the worst way): melded over 0/1 values on both sides,
+    else the betting interval in the order given."""
+    return _difference(_values("candidate", candidate), _values("baseline", baseline), level)
+
+
 def _rate(x: FloatArray, level: float) -> MeanInterval:
     """The rate with missing cases (NaN) bounded the worst way on each side."""
     if _is_binary(x):
@@ -228,7 +252,10 @@ def board_family_size(candidates: int, criteria: int) -> int:
     return k * (c + 1) + (k - 1) * c
 
 
-def _per_success(cost: MeanInterval, success: MeanInterval) -> MeanInterval:
+def per_success(cost: MeanInterval, success: MeanInterval) -> MeanInterval:
+    """Cost per successful case: cost per case over the success rate, its interval
+    ``[cost lower / rate upper, cost upper / rate lower]`` (no member of the family: it holds
+    whenever both parts do); a bound is `None` where the rate's bound it divides by is 0."""
     method = f"{cost.method}/{success.method}"
     if cost.estimate is None or success.estimate is None or cost.lower is None \
             or cost.upper is None or success.lower is None or success.upper is None:
@@ -323,7 +350,7 @@ def simultaneous_board(candidates: Sequence[BoardCandidate], baseline: str, succ
             {k: _difference(mine[k], base[k], each) for k in criteria}
         cost = cost_interval(c.costs, cost_cap, each)
         figures.append(CandidateFigures(c.name, metrics, difference, cost,
-                                        _per_success(cost, metrics[success])))
+                                        per_success(cost, metrics[success])))
     beaten = dominated_by([(f.name, f.metrics[success], f.cost_per_case) for f in figures])
     done = tuple(CandidateFigures(f.name, f.metrics, f.difference, f.cost_per_case,
                                   f.cost_per_success, beaten[f.name]) for f in figures)

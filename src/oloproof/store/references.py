@@ -185,6 +185,24 @@ class RunReferences:
                 (name, run_id, time.time()))
         return before if before is not None and before != run_id else None
 
+    def latest_variant_runs(self, project: str | None = None) -> list[tuple[str, str]]:
+        """(run id, variant) of the newest complete run of the whole suite of each variant
+        stored (of `project`), in the order their variants were first run: what
+        `oloproof board` takes as its candidates by default (docs/board.md)."""
+        newest: dict[frozenset[tuple[str, str]] | str, tuple[str, str]] = {}
+        for run_id, variant in reversed(self._complete_variants(project, None)):
+            newest[_variant_pairs(variant) or variant] = (run_id, variant)
+        return list(newest.values())
+
+    def run_marks(self, run_id: str) -> tuple[str | None, str]:
+        """The variant a run was run with (`k=v,…`, or None) and its kind (`run`, `import`,
+        …: `store.reruns`)."""
+        row = self.conn.execute("SELECT variant, kind FROM runs WHERE run_id=?",
+                                (run_id,)).fetchone()
+        if row is None:
+            return None, "run"
+        return (None if row[0] is None else str(row[0])), str(row[1] or "run")
+
     # ---- what the grammar reads of the store ---------------------------------------------------
 
     def _run_ids(self) -> list[str]:

@@ -216,6 +216,9 @@ class Policy(ConfigModel):
     # The run `non_inferiority` rules compare with (docs/compare.md): a run reference, or
     # {version: ...} / {tag: ...}.
     baseline: str | BaselineChoice | None = None
+    # The most one case's own cost (its agent's usage) can be: what `oloproof board`'s cost
+    # intervals need (docs/board.md#cost-per-case); a case above it is refused there.
+    cost_cap: float | None = Field(default=None, gt=0, allow_inf_nan=False, examples=[0.5])
     rules: tuple[Rule, ...] = ()
 
     @field_validator("confidence_level", mode="before")

@@ -104,6 +104,11 @@ class ViewApp:
             lambda db: pages.compare_page(db, _resolve(db, baseline), _resolve(db, candidate),
                                           API)))
 
+    def board_page(self, request: Request) -> Response:
+        """The board (docs/board.md) of the runs named `?run=` (default: the newest run of
+        every variant), against `?baseline=` (default: the policy's)."""
+        return HTMLResponse(pages.board_page(self.store_path, *_board_query(request)))
+
     # ---- the JSON API ---------------------------------------------------------------------
 
     def api_runs(self, request: Request) -> Response:
@@ -139,6 +144,9 @@ class ViewApp:
 
         return Response(self.read(work), media_type="application/json")
 
+    def api_board(self, request: Request) -> Response:
+        return _json(pages.board_document(self.store_path, *_board_query(request)))
+
     def api_compare(self, request: Request) -> Response:
         baseline, candidate = _pair(request)
         return _json(self.read(
@@ -149,6 +157,10 @@ class _BadRequest(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+def _board_query(request: Request) -> tuple[list[str], str | None]:
+    return request.query_params.getlist("run"), request.query_params.get("baseline") or None
 
 
 def _pair(request: Request) -> tuple[str, str]:
@@ -272,12 +284,14 @@ def make_app(store_path: Path, allowed_hosts: list[str] | None = None, *,
         Route("/runs", view.runs_page, methods=get),
         Route("/runs/{run}", view.run_page, methods=get),
         Route("/compare", view.compare_page, methods=get),
+        Route("/board", view.board_page, methods=get),
         Route("/api/runs", view.api_runs, methods=get),
         Route("/api/runs/{run}", view.api_run, methods=get),
         Route("/api/runs/{run}/progress", view.api_progress, methods=get),
         Route("/api/runs/{run}/report", view.api_report, methods=get),
         Route("/api/runs/{run}/cases", view.api_case, methods=get),
         Route("/api/compare", view.api_compare, methods=get),
+        Route("/api/board", view.api_board, methods=get),
     ]
     hosts = allowed_hosts if allowed_hosts is not None else ["127.0.0.1", "localhost"]
     # Outermost first: every answer gets the headers; a foreign Host is refused before the

@@ -10,6 +10,7 @@ and `Store.run_progress` (how far a run has got).
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from oloproof.api import stored_document
@@ -103,3 +104,18 @@ def message_page(title: str, message: str, hint: str = "") -> str:
 def page_policy() -> str:
     """The Content-Security-Policy header of every HTML answer."""
     return served_policy()
+
+
+def board_document(store: Path, runs: list[str], baseline: str | None) -> dict[str, Any]:
+    """The board's JSON (`oloproof board --json`) of the store's runs."""
+    from oloproof.api import board
+
+    return board(runs, baseline, store=store).to_json()
+
+
+def board_page(store: Path, runs: list[str], baseline: str | None) -> str:
+    """The board's page (`oloproof board --html`): its table and the cost–success chart."""
+    from oloproof.api import board
+    from oloproof.report.board import board_html
+
+    return board_html(board(runs, baseline, store=store))
