@@ -10,7 +10,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.stats import beta as beta_distribution
 from scipy.stats import binom
@@ -135,6 +135,10 @@ def test_it_contains_the_mean_is_mirror_symmetric_and_monotone_in_the_level(
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.floats(0.0, 1.0), st.floats(0.0, 1.0)), min_size=1, max_size=60),
        _level)
+# An observed mean of exactly 0 (or 1) holds the interval's bound at the estimate: found by
+# Hypothesis when the check read a 0.0 estimate as absent (`0.0 or 1.0`).
+@example(pairs=[(0.0, 0.0), (1.0, 0.5)], level=0.8)
+@example(pairs=[(1.0, 1.0), (0.0, 0.5)], level=0.8)
 def test_missing_values_bound_each_side_from_their_own_values(
         pairs: list[tuple[float, float]], level: float) -> None:
     low = [min(a, b) for a, b in pairs]
@@ -142,10 +146,11 @@ def test_missing_values_bound_each_side_from_their_own_values(
 
     interval = bentkus_interval(low, high, level)
 
+    estimate = interval.estimate
     assert interval.lower == pytest.approx(min(bentkus_bounds(low, level)[0],
-                                               interval.estimate or 1.0), abs=0)
+                                               1.0 if estimate is None else estimate), abs=0)
     assert interval.upper == pytest.approx(max(bentkus_bounds(high, level)[1],
-                                               interval.estimate or 0.0), abs=0)
+                                               0.0 if estimate is None else estimate), abs=0)
     observed = [a for a, b in zip(low, high, strict=True) if a == b]
     if observed:
         assert interval.estimate == pytest.approx(math.fsum(observed) / len(observed))
