@@ -1,9 +1,11 @@
 """The plugin decides as `SequentialRate` decides (docs/pytest.md#how-a-marked-test-decides),
-end to end: 48 marked tests, each replaying an outcome sequence drawn at a true pass rate from
+end to end: 28 marked tests, each replaying an outcome sequence drawn at a true pass rate from
 0.5 to 1 with and without errored trials, at minimums 0.7 to 0.9, 20 to 100 trials and levels
-0.9 and 0.95, run in one pytest session. Each test's state, trials, bounds and "about N more
-trials" are `SequentialRate`'s on the same sequence, its body ran exactly that many times, and
-the stored run decides each the same way — also when `oloproof gate` decides it again.
+0.9 and 0.95, run in one pytest session (the 14 rates and error shares and the 4 settings
+cycle together every 28 tests, so more tests only repeat their pairings). Each test's state,
+trials, bounds and "about N more trials" are `SequentialRate`'s on the same sequence, its body
+ran exactly that many times, and the stored run decides each the same way — also when
+`oloproof gate` decides it again.
 (The type I error of the rule itself is the property test in tests/stats/test_stats_sequential.py.)
 """
 
@@ -67,7 +69,7 @@ def _sequences() -> list[dict[str, Any]]:
     cases = []
     grid = [(p, e) for p in (0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0) for e in (0.0, 0.08)]
     settings = [(0.8, 50, 0.95), (0.7, 20, 0.95), (0.9, 100, 0.9), (0.8, 30, 0.9)]
-    for number in range(48):
+    for number in range(28):  # every rate, error share and setting the two cycles pair
         rate, errors = grid[number % len(grid)]
         minimum, trials, level = settings[number % len(settings)]
         outcomes = []
