@@ -81,31 +81,34 @@ def test_the_view_s_run_page_shows_it_too(gated: Any) -> None:
 CHROMIUM = "/usr/bin/chromium"
 
 
-def _drawn(path: Any) -> tuple[str, dict[str, bool], list[str]]:
-    """The page at `path` drawn by headless Chromium: its text, whether the marks are shown,
-    and the errors the page raised."""
+def _drawn(*paths: Any) -> list[tuple[str, dict[str, bool], list[str]]]:
+    """Each page at `paths` drawn by one headless Chromium, a page apiece: its text, whether
+    the marks are shown, and the errors the page raised."""
     sync_api = pytest.importorskip("playwright.sync_api")
     from pathlib import Path
 
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
-    errors: list[str] = []
+    drawn = []
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM,
                                     args=["--no-sandbox", "--disable-gpu"])
         try:
-            page = browser.new_page()
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(path.resolve().as_uri())
-            page.wait_for_selector("#app[data-ready]", timeout=15_000)
-            shown = {selector: page.locator(selector).count() > 0
-                     and page.locator(selector).first.is_visible()
-                     for selector in ("#gate-baseline", "#subset-note", "#subset", "#rescored",
-                                      "#not-rescored", "#comparison")}
-            text = page.locator("#app").inner_text()
+            for path in paths:
+                errors: list[str] = []
+                page = browser.new_page()
+                page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+                page.goto(path.resolve().as_uri())
+                page.wait_for_selector("#app[data-ready]", timeout=15_000)
+                shown = {selector: page.locator(selector).count() > 0
+                         and page.locator(selector).first.is_visible()
+                         for selector in ("#gate-baseline", "#subset-note", "#subset",
+                                          "#rescored", "#not-rescored", "#comparison")}
+                drawn.append((page.locator("#app").inner_text(), shown, errors))
+                page.close()
         finally:
             browser.close()
-    return text, shown, errors
+    return drawn
 
 
 @pytest.mark.slow
@@ -123,8 +126,8 @@ def test_the_page_draws_the_marks(gated: Any, cli: Any) -> None:
     drawn: dict[str, Any] = {}
 
     def draw() -> None:  # (Playwright's sync API may not run on a thread with a running loop)
-        drawn["gated"] = _drawn(probe.path / "gated.html")
-        drawn["rescored"] = _drawn(probe.path / "rescored.html")
+        drawn["gated"], drawn["rescored"] = _drawn(probe.path / "gated.html",
+                                                   probe.path / "rescored.html")
 
     thread = threading.Thread(target=draw)
     thread.start()
