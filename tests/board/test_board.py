@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from variant_suite import RECORDED
 
 import oloproof
 from oloproof.errors import UsageError
@@ -28,23 +29,7 @@ RIGHT = {"base": 190, "near": 191, "strong": 196, "cheap": 150, "bloated": 160}
 PRICE = {"base": 0.03, "near": 0.03, "strong": 0.03, "cheap": 0.002, "bloated": 0.06}
 CASES = 200
 
-SUITE = """\
-version: 1
-project: desk
-dataset: cases.jsonl
-system:
-  name: desk
-  version: "2.1"
-  callable: app:run
-  records: [usage/v1]
-  variants:
-    model: [base, near, strong, cheap, bloated]
-evaluators:
-  - type: exact_match
-    criterion: answer_correct
-    field: answer
-    expected_field: answer
-"""
+SUITE = RECORDED.format(variants="    model: [base, near, strong, cheap, bloated]")
 POLICY = """\
 version: 1
 confidence_level: 0.95

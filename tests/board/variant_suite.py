@@ -1,5 +1,6 @@
 """The suite file the tests of `system.variants` share: a desk whose system is `app:run`, one
-`exact_match` criterion on `answer`, and the variants matrix put in `{variants}`."""
+`exact_match` criterion on `answer`, and the variants matrix put in `{variants}`; `RECORDED`,
+the same suite whose system records its usage (the board's cost per case)."""
 
 SUITE = """\
 version: 1
@@ -19,3 +20,5 @@ evaluators:
 """
 #: 3 models × 2 prompts: 6 combinations.
 MATRIX = "    model: [small, large, open]\n    prompt: [v1, v2]"
+#: SUITE whose system records `usage/v1`.
+RECORDED = SUITE.replace("  variants:\n", "  records: [usage/v1]\n  variants:\n")
