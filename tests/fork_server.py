@@ -11,7 +11,8 @@ The server listens on a Unix socket. A request is the command line, the working 
 the environment (a `marshal`led dict after its length: the program below has no time to import
 `json`), with three open files passed along (`SCM_RIGHTS`) that become the child's stdin,
 stdout and stderr; the server answers with the child's pid, and with its exit status when it
-ends, a line each. Two clients use it:
+ends, a line each. (A request of `ForkServer.preload(...)` instead names modules the server
+imports, for every command it forks after.) Two clients use it:
 
 - `ForkServer.run(...)`, what the `cli` fixture calls: the command's output goes to files and
   comes back as `CliResult(code, out, err)`;
@@ -111,6 +112,16 @@ _SERVER = textwrap.dedent(
                 raise EOFError("the request ended early")
             data += more
         request = marshal.loads(data[8:])
+        if "preload" in request:  # ForkServer.preload: import these here, once
+            for name in request["preload"]:
+                try:
+                    importlib.import_module(name)
+                except ImportError:
+                    pass  # each command then meets the error itself
+            gc.freeze()
+            conn.sendall(b"0\n")
+            conn.close()
+            return
         pid = os.fork()
         if pid == 0:
             try:
@@ -261,6 +272,17 @@ class ForkServer:
             program.write_text(_PROGRAM.format(python=sys.executable, socket=self._socket,
                                                module=Path(__file__).name), encoding="utf-8")
             program.chmod(0o755)
+
+    def preload(self, *modules: str) -> None:
+        """Import `modules` in the server, once, for every command it forks from now on: for
+        the tests whose commands each import a large library on first use (the Inspect log
+        reader, 1.5 s of CPU a command), as the server imports the engine for them all."""
+        self.start()
+        with socket.socket(socket.AF_UNIX) as conn:
+            conn.connect(self._socket)
+            body = marshal.dumps({"preload": list(modules)})
+            conn.sendall(len(body).to_bytes(8, "big") + body)
+            _reply(conn, [b""], time.time() + 300)
 
     def run(self, args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> CliResult:
         """`oloproof ARGS` in `cwd` with `env`, stdin /dev/null, its output to files."""

@@ -27,6 +27,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+import fork_server
 import pytest
 from docs_session import Block, Session, console_blocks, matches, normalised
 
@@ -902,6 +903,7 @@ def test_imports_walks_from_an_inspect_task_to_a_comparison(tmp_path: Path) -> N
     (tmp_path / "release.yaml").write_text(_shown_yaml(page, "A policy, `release.yaml`"),
                                            encoding="utf-8")
     session = Session(tmp_path)
+    fork_server.shared().preload("inspect_ai.log")  # what each `oloproof import` reads with
     for block in blocks:
         _check(block, session, page.name)
     again = session.run("oloproof import inspect logs/desk-1.eval")

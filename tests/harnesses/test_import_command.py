@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import fork_server
 import pytest
 from fork_server import CliResult
 from inspect_ai.log import read_eval_log
@@ -26,6 +27,9 @@ Cli = Callable[..., CliResult]
 
 @pytest.fixture(scope="module")
 def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    # Each `oloproof import inspect` reads with Inspect's log API: imported in the fork server
+    # once (tests/fork_server.py), not by each command (1.5 s of CPU apiece)
+    fork_server.shared().preload("inspect_ai.log")
     return made_logs(tmp_path_factory)
 
 
