@@ -31,16 +31,21 @@ def run_cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, env=env, timeout=300)
 
 
-def example_fixtures(name: str, exit_code: int) -> tuple[Callable[..., Any], ...]:
+def example_fixtures(name: str, exit_code: int,
+                     preload: tuple[str, ...] = ()) -> tuple[Callable[..., Any], ...]:
     """Module fixtures `project`, `terminal`, `document` and `every_slice` for one example.
 
     The example is copied once per module, run once for the terminal report and once more
     for `--json` (from the cache); both runs must exit with `exit_code`. `every_slice` is the
     stored run's report with every slice row (`oloproof inspect latest --slices all`).
+    `preload`: the libraries the example's app imports, imported once by the fork server
+    rather than by each command (`ForkServer.preload`).
     """
 
     @pytest.fixture(scope="module")
     def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+        if preload:
+            fork_server.shared().preload(*preload)
         return copy_example(name, tmp_path_factory.mktemp("ex") / name)
 
     @pytest.fixture(scope="module")

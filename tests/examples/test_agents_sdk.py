@@ -25,7 +25,10 @@ from _run_example import EXAMPLES, example_fixtures, run_cli
 
 from oloproof.stats import percent_lower, percent_upper
 
-project, terminal, document, every_slice = example_fixtures("agents_sdk", exit_code=1)
+# (each run of the example imports the SDK and the instrumentor: 2 s of CPU a command)
+project, terminal, document, every_slice = example_fixtures(
+    "agents_sdk", exit_code=1,
+    preload=("agents", "openinference.instrumentation.openai_agents"))
 
 HERE = EXAMPLES / "agents_sdk"
 README = (HERE / "README.md").read_text(encoding="utf-8")
