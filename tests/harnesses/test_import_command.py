@@ -12,7 +12,6 @@ from typing import Any
 import fork_server
 import pytest
 from fork_server import CliResult
-from inspect_ai.log import read_eval_log
 from inspect_fixture import made_logs
 
 import oloproof
@@ -70,6 +69,8 @@ def test_an_inspect_log_is_a_run_whose_errored_and_limited_samples_are_not_failu
 
 def test_the_rate_is_inspects_accuracy_and_the_interval_a_native_runs(
         cli: Cli, inspect_logs: dict[str, Path], tmp_path: Path) -> None:
+    from inspect_ai.log import read_eval_log
+
     log = inspect_logs["verdicts"]
     [run] = _import(cli, tmp_path, "inspect", str(log))
     rows = _rows(tmp_path, run["run_id"])
@@ -112,6 +113,8 @@ def test_the_rate_is_inspects_accuracy_and_the_interval_a_native_runs(
 def test_a_partial_credit_passes_at_the_pass_mark_and_its_mean_is_inspects_accuracy(
         cli: Cli, inspect_logs: dict[str, Path], tmp_path: Path) -> None:
     """The `clean` log: every epoch ran; `partial` is graded P in each."""
+    from inspect_ai.log import read_eval_log
+
     log = inspect_logs["clean"]
     results = read_eval_log(str(log), header_only=True).results
     assert results is not None

@@ -5,10 +5,9 @@ from __future__ import annotations
 import subprocess
 import zipfile
 from pathlib import Path
+from types import ModuleType
 
-import inspect_tasks
 import pytest
-from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
 from inspect_fixture import made_logs
 
 from oloproof.errors import TraceError
@@ -22,6 +21,16 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return made_logs(tmp_path_factory)
 
 
+@pytest.fixture(scope="module")
+def tasks() -> ModuleType:
+    """`inspect_tasks.py`, what the logs were made from. Imported here, not at the top: it
+    imports Inspect (2 s of CPU), which a pytest-xdist worker that collects this file but runs
+    none of it need not import."""
+    import inspect_tasks
+
+    return inspect_tasks
+
+
 def _trials(path: Path) -> dict[tuple[str, int], ImportedTrial]:
     return {(t.case_id, t.trial): t for t in read_inspect_log(path).trials()}
 
@@ -31,28 +40,29 @@ def desk(inspect_logs: dict[str, Path]) -> dict[tuple[str, int], ImportedTrial]:
     return _trials(inspect_logs["desk-eval"])
 
 
-def test_the_header_names_the_system_and_its_version(inspect_logs: dict[str, Path]) -> None:
+def test_the_header_names_the_system_and_its_version(inspect_logs: dict[str, Path],
+                                                     tasks: ModuleType) -> None:
     log = read_inspect_log(inspect_logs["desk-eval"])
     head = subprocess.run(["git", "-C", str(inspect_logs["repo"]), "rev-parse", "HEAD"],
                           check=True, capture_output=True, text=True).stdout.strip()
-    assert (log.task, log.model, log.task_version) == ("desk", inspect_tasks.MODEL, "2")
+    assert (log.task, log.model, log.task_version) == ("desk", tasks.MODEL, "2")
     assert log.revision is not None and head.startswith(log.revision.removesuffix("-dirty"))
-    assert log.system_name == f"desk ({inspect_tasks.MODEL})"
+    assert log.system_name == f"desk ({tasks.MODEL})"
     assert log.system_version == f"2+{log.revision}"
     assert (log.epochs, log.reducers, log.status) == (3, ("mean",), "success")
     assert log.scorers == ("answer", "quality", "rubric")
-    assert log.sample_ids == tuple(str(s.id) for s in inspect_tasks.DESK)
+    assert log.sample_ids == tuple(str(s.id) for s in tasks.DESK)
     assert log.warnings == []
 
 
 def test_every_sample_and_epoch_is_a_trial_with_its_status(
-        desk: dict[tuple[str, int], ImportedTrial]) -> None:
-    assert len(desk) == len(inspect_tasks.DESK) * inspect_tasks.EPOCHS
+        desk: dict[tuple[str, int], ImportedTrial], tasks: ModuleType) -> None:
+    assert len(desk) == len(tasks.DESK) * tasks.EPOCHS
     errored = {key: (t.error.kind, t.error.detail) for key, t in desk.items() if t.error}
     assert errored == {
         ("crash", 2): ("system_error", None),
         **{("broken", e): ("system_error", None) for e in (1, 2, 3)},
-        **{("chatty", e): ("limit", f"message limit {inspect_tasks.MESSAGE_LIMIT}")
+        **{("chatty", e): ("limit", f"message limit {tasks.MESSAGE_LIMIT}")
            for e in (1, 2, 3)},
     }
     assert all(t.status == "errored" for key, t in desk.items() if key in errored)
@@ -109,6 +119,8 @@ def test_skipped_scores_are_counted_by_name(inspect_logs: dict[str, Path]) -> No
 def test_a_complete_logs_mean_is_inspects_accuracy(inspect_logs: dict[str, Path]) -> None:
     """Where every epoch of every sample ran, the mean over cases of each case's mean over its
     trials is Inspect's own accuracy (its default mean reduction)."""
+    from inspect_ai.log import read_eval_log
+
     trials = list(read_inspect_log(inspect_logs["clean"]).trials())
     assert {t.status for t in trials} == {"scored"}
     per_case: dict[str, list[float]] = {}
@@ -127,6 +139,8 @@ def test_a_complete_logs_mean_is_inspects_accuracy(inspect_logs: dict[str, Path]
 def test_where_an_epoch_did_not_run_inspect_and_the_trials_differ(
         inspect_logs: dict[str, Path], desk: dict[tuple[str, int], ImportedTrial]) -> None:
     """What docs/imports.md says of the desk log, against Inspect's own per-sample reductions."""
+    from inspect_ai.log import read_eval_log
+
     log = read_eval_log(str(inspect_logs["desk-eval"]))
     [answer] = [r for r in log.reductions or () if r.scorer == "answer"]
     reduced = {str(s.sample_id): s.value for s in answer.samples}
@@ -146,7 +160,8 @@ def test_where_an_epoch_did_not_run_inspect_and_the_trials_differ(
     assert reduced["odd"] == 0.0 and desk[("odd", 1)].score("answer") is None
 
 
-def test_messages_become_the_trajectory(desk: dict[tuple[str, int], ImportedTrial]) -> None:
+def test_messages_become_the_trajectory(desk: dict[tuple[str, int], ImportedTrial],
+                                        tasks: ModuleType) -> None:
     refund = desk[("refund", 1)].trajectory
     assert refund is not None
     assert [(s.kind, s.tool_name) for s in refund.steps] == [
@@ -161,21 +176,22 @@ def test_messages_become_the_trajectory(desk: dict[tuple[str, int], ImportedTria
     assert desk[("refund", 1)].output == "answer to refund order A-17"
     weather = desk[("weather", 1)].trajectory
     assert weather is not None  # a long result is the text itself, never an attachment's name
-    assert weather.steps[2].result == "sunny in Paris. " + inspect_tasks.FORECAST
+    assert weather.steps[2].result == "sunny in Paris. " + tasks.FORECAST
     chatty = desk[("chatty", 1)].trajectory
     assert chatty is not None and chatty.truncated  # the limit cut off the last call
     assert chatty.terminal_status == "unknown"
     assert desk[("broken", 1)].trajectory is not None
 
 
-def test_model_usage_becomes_tokens_and_cost(desk: dict[tuple[str, int], ImportedTrial]) -> None:
+def test_model_usage_becomes_tokens_and_cost(desk: dict[tuple[str, int], ImportedTrial],
+                                             tasks: ModuleType) -> None:
     usage = desk[("weather", 1)].usage
     # two model calls: the question (1 message), then with the call and its result (3)
-    per = inspect_tasks.INPUT_TOKENS_PER_MESSAGE
+    per = tasks.INPUT_TOKENS_PER_MESSAGE
     assert usage is not None
     assert (usage.input_tokens, usage.output_tokens) == (per * (1 + 3),
-                                                         2 * inspect_tasks.OUTPUT_TOKENS)
-    assert usage.cost == pytest.approx(2 * inspect_tasks.COST)
+                                                         2 * tasks.OUTPUT_TOKENS)
+    assert usage.cost == pytest.approx(2 * tasks.COST)
     assert desk[("broken", 1)].usage is None  # it never called the model
 
 
@@ -192,22 +208,25 @@ def test_json_and_eval_logs_give_the_same_trials(
 
 def test_samples_stream_in_batches(inspect_logs: dict[str, Path],
                                    desk: dict[tuple[str, int], ImportedTrial],
-                                   monkeypatch: pytest.MonkeyPatch) -> None:
+                                   monkeypatch: pytest.MonkeyPatch, tasks: ModuleType) -> None:
     monkeypatch.setattr(inspect_reader, "BATCH", 4)
     keys = [(t.case_id, t.trial) for t in read_inspect_log(inspect_logs["desk-eval"]).trials()]
-    assert keys == [(str(s.id), e) for s in inspect_tasks.DESK
-                    for e in range(1, inspect_tasks.EPOCHS + 1)]
+    assert keys == [(str(s.id), e) for s in tasks.DESK
+                    for e in range(1, tasks.EPOCHS + 1)]
     assert set(keys) == desk.keys()
 
 
-def test_an_eval_that_stopped_gives_the_samples_it_logged(inspect_logs: dict[str, Path]) -> None:
+def test_an_eval_that_stopped_gives_the_samples_it_logged(inspect_logs: dict[str, Path],
+                                                          tasks: ModuleType) -> None:
+    from inspect_ai.log import read_eval_log_sample_summaries
+
     log = read_inspect_log(inspect_logs["failed"])
     assert log.status == "error"
     assert log.warnings == ["the eval ended error: only the samples it logged are read"]
     trials = {(t.case_id, t.trial): t for t in log.trials()}
     logged = read_eval_log_sample_summaries(str(inspect_logs["failed"]))
     assert trials.keys() == {(str(s.id), s.epoch) for s in logged}
-    assert len(trials) < len(inspect_tasks.FAILED) * inspect_tasks.EPOCHS
+    assert len(trials) < len(tasks.FAILED) * tasks.EPOCHS
     assert trials[("broken", 1)].status == "errored"
     assert trials[("weather", 1)].status == "scored"
 
