@@ -44,8 +44,10 @@ def _session(directory: Path, *args: str) -> tuple[set[str], set[Path]]:
     conftest.write_text(conftest.read_text(encoding="utf-8") + MODULES, encoding="utf-8")
     (directory / "modules.json").unlink(missing_ok=True)
     before = set(directory.rglob("*"))
+    # (no bytecode written either, which the other sessions may write: the directory must be
+    # as it was)
     ran = run_pytest(directory, "-q", *args, env=environment(
-        OLOPROOF_STORE=str(directory / "elsewhere" / "store.sqlite")))
+        OLOPROOF_STORE=str(directory / "elsewhere" / "store.sqlite"), PYTHONDONTWRITEBYTECODE="1"))
     assert ran.code == 0 and ran.calls["plain"] == 1, ran.out
     modules = set(json.loads((directory / "modules.json").read_text(encoding="utf-8")))
     written = set(directory.rglob("*")) - before - {directory / n for n in (
