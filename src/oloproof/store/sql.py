@@ -34,6 +34,16 @@ a third less of the writer thread's CPU, and read warm runs no slower
 (benchmarks/RESULTS.md)."""
 
 
+CACHE_KIB = 8192
+"""Each connection's page cache, in KiB: a bound, not a reservation — a connection's cache
+grows with the pages it reads or writes until it holds this much, so it must not be sized
+by the run. At 64 MiB, an import of 10,000 Inspect samples × 3 epochs held 19 MiB of pages
+on the writer's connection and 16 on the reader's when it decided, 27 MiB more than at
+2,500 samples (most of what its peak grew by); the cache indexes are merged in key order
+(`store/writer.py`), so a merge touches each page about once, and 8 MiB wrote a 200,000-case
+run no slower (benchmarks/RESULTS.md, `store_writes`)."""
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """A connection to the store: autocommit (transactions are explicit), WAL, busy timeout."""
     conn = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None,
@@ -43,8 +53,7 @@ def connect(path: Path) -> sqlite3.Connection:
     _use_wal(conn)
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute(f"PRAGMA busy_timeout={int(BUSY_SECONDS * 1000)}")
-    # Cache keys are random digests: a larger page cache keeps index inserts in memory.
-    conn.execute("PRAGMA cache_size=-65536")
+    conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
     return conn
 
 
