@@ -34,18 +34,18 @@ a third less of the writer thread's CPU, and read warm runs no slower
 (benchmarks/RESULTS.md)."""
 
 
-CACHE_KIB = 8192
-"""Each connection's page cache, in KiB: a bound, not a reservation — a connection's cache
-grows with the pages it reads or writes until it holds this much, so it must not be sized
-by the run. At 64 MiB, an import of 10,000 Inspect samples × 3 epochs held 19 MiB of pages
-on the writer's connection and 16 on the reader's when it decided, 27 MiB more than at
-2,500 samples (most of what its peak grew by); the cache indexes are merged in key order
-(`store/writer.py`), so a merge touches each page about once, and 8 MiB wrote a 200,000-case
-run no slower (benchmarks/RESULTS.md, `store_writes`)."""
+PAGE_CACHE_KIB = 65536
+"""Each connection's page cache, in KiB, by default: a bound, not a reservation — a
+connection's cache grows with the pages it reads, writes and sorts until it holds this much.
+The cache indexes are keyed by random digests, and the writer merges staged rows into them
+in key order: at 200,000 cases, 8 MiB took a fifth more of SQLite's CPU and twice the time to
+close the store (`store_writes`). An import bounds its own store's caches (`Store.bound_page_cache`,
+docs/imports.md#how-an-import-is-stored)."""
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """A connection to the store: autocommit (transactions are explicit), WAL, busy timeout."""
+def connect(path: Path, cache_kib: int = PAGE_CACHE_KIB) -> sqlite3.Connection:
+    """A connection to the store: autocommit (transactions are explicit), WAL, busy timeout,
+    a page cache of at most `cache_kib` KiB."""
     conn = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None,
                            check_same_thread=False)
     # (Only a new, empty database takes it: an existing store keeps its page size.)
@@ -53,7 +53,7 @@ def connect(path: Path) -> sqlite3.Connection:
     _use_wal(conn)
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute(f"PRAGMA busy_timeout={int(BUSY_SECONDS * 1000)}")
-    conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+    conn.execute(f"PRAGMA cache_size=-{int(cache_kib)}")
     return conn
 
 

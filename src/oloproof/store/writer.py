@@ -27,7 +27,15 @@ from pydantic_core import from_json
 from oloproof.digest import canonical_json
 from oloproof.errors import ErrorKind, StoreError
 from oloproof.storable import escaped
-from oloproof.store.sql import connect, dumps, insert_rows, stored_json, transaction, writing
+from oloproof.store.sql import (
+    PAGE_CACHE_KIB,
+    connect,
+    dumps,
+    insert_rows,
+    stored_json,
+    transaction,
+    writing,
+)
 
 WAL_CHECKPOINT_BYTES = 64 << 20
 """How much the WAL grows before the writer thread checkpoints it into the database."""
@@ -54,6 +62,14 @@ class Writer:
         self._merged = 0  # cache rows it merged during the run
         self._finishing = False  # the last results are coming in (`finishing`)
         self._checkpointed = False  # the writer checkpointed the WAL since (once)
+        self._page_cache_kib = PAGE_CACHE_KIB  # the writer thread's connection's
+
+    def bound_page_cache(self, kib: int) -> None:
+        """Bound the page cache of this handle's connection, and of the writer thread's when
+        it starts, to `kib` KiB (`sql.PAGE_CACHE_KIB` otherwise): an import keeps its memory
+        from growing with the run this way (docs/imports.md#how-an-import-is-stored)."""
+        self._page_cache_kib = kib
+        self.conn.execute(f"PRAGMA cache_size=-{int(kib)}")
 
     @property
     def pending(self) -> int:
@@ -268,7 +284,7 @@ class Writer:
 
     def _write_forever(self) -> None:
         assert self._writer is not None
-        conn = connect(self.path)
+        conn = connect(self.path, self._page_cache_kib)
         # Checkpoint the WAL into the database every ~64 MB rather than every 1,000 pages: the
         # cache indexes are keyed by digests, so every batch dirties pages all over them, and
         # each checkpoint copies (and syncs) each dirtied page once however often it was
