@@ -55,9 +55,9 @@ def trial_record(trial: ImportedTrial) -> dict[str, Any]:
 class Recordings:
     """The trials of an imported run: a file of two JSON lines per trial (`trial_record`, then
     the trajectory as pydantic writes it, `null` when none), each read by its offset when its
-    trial is played. A case's trials are written together, so memory holds, per case, its
-    number, and, per trial, four numbers in arrays (its trial, offset and two lengths): about
-    20 bytes a trial, where a dict of (case, trial) tuples took 240
+    trial is played. A case's trials are written together, so memory holds, per case, its id
+    and number, and, per trial, four numbers in arrays (its trial, offset and two lengths):
+    about 50 bytes a trial at 3 trials a case, where a dict of (case, trial) tuples held 240
     (docs/imports.md#how-an-import-is-stored)."""
 
     def __init__(self, path: Path) -> None:
