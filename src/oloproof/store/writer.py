@@ -115,11 +115,15 @@ class Writer:
     ) -> None:
         """Keep a successful system call under its execution key (artifacts by hash);
         `output` is its stored text (`sql.dumps`, made where the case ran)."""
-        self._add(
-            "executions",
-            (key, case_digest, output, dumps(artifacts),
-             None if facts is None else dumps(facts), latency_ms, time.time()),
-        )
+        self.add_execution_row(case_digest, key, output, dumps(artifacts),
+                               None if facts is None else dumps(facts), latency_ms)
+
+    def add_execution_row(self, case_digest: str, key: str, output: str, artifacts: str,
+                          facts: str | None, latency_ms: float | None) -> None:
+        """`add_execution` with the artifacts and the facts as their stored text already
+        (`sql.dumps`: made where the case was judged, `execution/rows.py`)."""
+        self._add("executions",
+                  (key, case_digest, output, artifacts, facts, latency_ms, time.time()))
 
     def add_judgments(self, case_key: str, judgments: dict[str, Any]) -> None:
         """Keep a case's judgments: `case_key` (JUDGMENT_CASE_KEY characters) -> evaluator key
@@ -135,6 +139,16 @@ class Writer:
             self._pending_count += 1
         else:  # (rare) the same case judged again in this batch: one row, merged as a dict
             self._pending_judgments[case_key] = dumps(from_json(entry) | judgments)
+
+    def add_judgments_text(self, case_key: str, text: str) -> None:
+        """`add_judgments` with the judgments as their stored text already (`sql.stored_json`
+        of the same dict: made where the case was judged, `execution/rows.py`)."""
+        entry = self._pending_judgments.get(case_key)
+        if entry is None:
+            self._pending_judgments[case_key] = text
+            self._pending_count += 1
+        else:  # (rare) the same case judged again in this batch: one row, merged as a dict
+            self._pending_judgments[case_key] = dumps(from_json(entry) | from_json(text))
 
     def add_replay(self, key: str, body: dict[str, Any]) -> None:
         """Keep a fault replay's record under its replay key."""
@@ -154,7 +168,12 @@ class Writer:
         outcome: dict[str, Any],
     ) -> None:
         """Keep one case's compact outcome in a run (a later row for the same seq replaces it)."""
-        self._add("run_cases", (run_id, seq, case_id, case_digest, exec_key, dumps(outcome)))
+        self.add_run_case_text(run_id, seq, case_id, case_digest, exec_key, dumps(outcome))
+
+    def add_run_case_text(self, run_id: str, seq: int, case_id: str, case_digest: str,
+                          exec_key: str | None, outcome: str) -> None:
+        """`add_run_case` with the outcome as its stored text already (`sql.dumps`)."""
+        self._add("run_cases", (run_id, seq, case_id, case_digest, exec_key, outcome))
 
     def add_error(
         self, run_id: str, case_id: str, kind: ErrorKind, message: str, traceback: str | None,
