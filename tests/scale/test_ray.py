@@ -70,7 +70,7 @@ def test_actors_lost_to_sigkill_are_restarted_their_cases_retried_then_worker_lo
 
 
 def test_run_json_on_ray_prints_the_document_alone_though_a_worker_died(
-        tmp_path: Path, spawn_oloproof: Any, local_ray: Any) -> None:
+        tmp_path: Path, cli: Any, local_ray: Any) -> None:
     """Ray's '(raylet) A worker died ...' notice reached stdout, so `--json` was not JSON.
 
     The command joins the session's Ray instance by its address (as a run joins a cluster,
@@ -84,10 +84,9 @@ def test_run_json_on_ray_prints_the_document_alone_though_a_worker_died(
     cases[2]["input"]["die_always"] = True  # SIGKILLs its actor every time
     project.write(cases)
 
-    run = spawn_oloproof("run", "--json", cwd=project.root)
-    out, err = run.communicate(timeout=240)
+    code, out, err = cli("run", "--json", cwd=project.root, timeout=240)
 
-    assert run.returncode == 3, err  # 5 of 6 states cannot show the 50% floor
+    assert code == 3, err  # 5 of 6 states cannot show the 50% floor
     document = json.loads(out)  # the document and nothing else
     assert [(e["case"], e["kind"]) for e in document["errors"]] == [("c002", "worker_lost")]
     assert "A worker died" in err, "Ray's notice was printed, to stderr"
