@@ -20,11 +20,9 @@ What it takes with Ray 2.60 (docs/scaling.md#two-nodes-on-one-machine says the s
   and pinned (GCS, node manager, object manager, the agents, metrics, each worker's port),
   the dashboard is off, and each node has a temp directory of its own (short: Unix socket
   paths must fit in 107 bytes).
-- **Starting together.** A joining node is started with the head, not after it: it waits
-  for the head's GCS to listen, then (as `ray start --address` does) for the head's node to
-  register, so that its own start-up overlaps the head's. The head's autoscaler reports every
-  second, not every five (`AUTOSCALER_UPDATE_INTERVAL_S`), so that `ray status` shows a node
-  soon after it joins.
+- **Status soon.** The head's autoscaler reports every second, not every five
+  (`AUTOSCALER_UPDATE_INTERVAL_S`), so that `ray status` (a second or two of CPU a call)
+  lists a node that just joined at its first call.
 - **Stopping one node.** `ray stop` stops every Ray process of the machine -- both nodes,
   and anyone else's Ray -- so it is never used here. A node is stopped as `ray stop` stops
   one: SIGTERM to its processes (those whose command line names its session directory, and
@@ -53,6 +51,8 @@ from typing import Any
 #: The environment of every process of the cluster, and of the runs that join it.
 RAY_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_AUTH_MODE": "disabled",
            "RAY_USAGE_STATS_ENABLED": "0"}
+#: The head's environment besides: its autoscaler reports every second.
+HEAD_ENV = {"AUTOSCALER_UPDATE_INTERVAL_S": "1"}
 HOST = "127.0.0.1"
 #: The object store of each node (Ray's minimum is 75 MB; these tests store next to nothing).
 OBJECT_STORE_BYTES = 100 * 1024 * 1024
@@ -61,34 +61,12 @@ OBJECT_STORE_BYTES = 100 * 1024 * 1024
 WORKER_PORTS = 12
 RAY = Path(sys.executable).with_name("ray")
 
-#: How many ports the head and a joining node are given (the head's GCS among them).
-HEAD_PORTS, JOIN_PORTS = 9 + WORKER_PORTS, 6 + WORKER_PORTS
-#: The head's environment besides RAY_ENV: its autoscaler reports every second.
-HEAD_ENV = {"AUTOSCALER_UPDATE_INTERVAL_S": "1"}
-#: A joining node's environment besides RAY_ENV: it waits (about a second a try) up to two
-#: minutes, not twenty seconds, for the head it is started beside to come up.
-JOIN_ENV = {"RAY_NUM_REDIS_GET_RETRIES": "120"}
-#: How long starting a node may take.
-START_SECONDS = 180
-
 # The node `ray start --address=GCS --node-ip-address=127.0.0.1 ...` starts, without the
-# rewriting of 127.0.0.1 (see the module docstring), once the GCS listens. Arguments: one
-# JSON object of RayParams.
+# rewriting of 127.0.0.1 (see the module docstring). Arguments: one JSON object of RayParams.
 _JOIN = """
-import json, socket, sys, time
-params = json.loads(sys.argv[1])
-host, port = params["gcs_address"].rsplit(":", 1)
-deadline = time.monotonic() + float(sys.argv[2])
-while True:
-    try:
-        socket.create_connection((host, int(port)), 1).close()
-        break
-    except OSError:
-        if time.monotonic() > deadline:
-            raise
-        time.sleep(0.1)
+import json, sys
 import ray._private.node, ray._private.parameter
-params = ray._private.parameter.RayParams(**params)
+params = ray._private.parameter.RayParams(**json.loads(sys.argv[1]))
 node = ray._private.node.Node(params, head=False, shutdown_at_exit=False, spawn_reaper=False)
 print(json.dumps({"node_id": node.node_id, "node_ip_address": node.node_ip_address}))
 """
@@ -212,42 +190,11 @@ class LoopbackCluster:
         self.nodes.append(node)
         return node
 
-    def start(self, head_cpus: int,
-              joined: list[tuple[str, int, dict[str, float]]]) -> list[Node]:
-        """The head, with `head_cpus` CPUs, and the nodes `joined` to it, each given as (name,
-        CPUs, custom resources), all started together (see the module docstring); the nodes,
-        the head first."""
-        head = self._node("head", head_cpus, {})
-        # (chosen at once: none of them is bound until the nodes start)
-        ports = free_ports(HEAD_PORTS + len(joined) * JOIN_PORTS)
-        self.port = ports.pop()
-        starting = [(head, self._launch(self._head_argv(head, ports[:HEAD_PORTS - 1]), head,
-                                        HEAD_ENV))]
-        del ports[:HEAD_PORTS - 1]
-        for name, num_cpus, resources in joined:
-            node = self._node(name, num_cpus, resources)
-            argv = self._join_argv(node, ports[:JOIN_PORTS])
-            del ports[:JOIN_PORTS]
-            starting.append((node, self._launch(argv, node, JOIN_ENV)))
-        try:
-            for node, process in starting:
-                node.output = self._finish(process, node)
-        finally:
-            for _, process in starting:
-                if process.poll() is None:
-                    process.kill()
-                    process.communicate()
-        head.node_id = self._raylet_node_id(head)
-        for node, _ in starting[1:]:
-            started = json.loads(node.output.strip().splitlines()[-1])
-            assert started["node_ip_address"] == HOST, started
-            node.node_id = started["node_id"]
-        return list(self.nodes)
-
-    def _head_argv(self, node: Node, ports: list[int]) -> list[str]:
+    def start_head(self, num_cpus: int) -> Node:
         """`ray start --head` on 127.0.0.1, every port pinned, the dashboard off."""
-        (manager, objects, dashboard, agent, agent_grpc, runtime_env, metrics, client,
-         *workers) = ports
+        node = self._node("head", num_cpus, {})
+        (self.port, manager, objects, dashboard, agent, agent_grpc, runtime_env,
+         metrics, *workers) = free_ports(8 + WORKER_PORTS)
         argv = [str(RAY), "start", "--head", f"--node-ip-address={HOST}", f"--port={self.port}",
                 f"--node-manager-port={manager}", f"--object-manager-port={objects}",
                 "--include-dashboard=false", f"--dashboard-port={dashboard}",
@@ -255,44 +202,43 @@ class LoopbackCluster:
                 f"--dashboard-agent-grpc-port={agent_grpc}",
                 f"--runtime-env-agent-port={runtime_env}", f"--metrics-export-port={metrics}",
                 f"--worker-port-list={','.join(map(str, workers))}",
-                f"--num-cpus={node.num_cpus}", f"--object-store-memory={OBJECT_STORE_BYTES}",
+                f"--num-cpus={num_cpus}", f"--object-store-memory={OBJECT_STORE_BYTES}",
                 f"--temp-dir={node.temp_dir}", "--disable-usage-stats", "--log-style=pretty",
                 "--log-color=false"]
         if _has_ray_client():  # `ray start --head` would start a client server on 10001
-            argv.append(f"--ray-client-server-port={client}")
-        return argv
+            argv.append(f"--ray-client-server-port={free_ports(1)[0]}")
+        node.output = self._start(argv, node, HEAD_ENV)
+        node.node_id = self._raylet_node_id(node)
+        return node
 
-    def _join_argv(self, node: Node, ports: list[int]) -> list[str]:
+    def add_node(self, name: str, num_cpus: int, resources: dict[str, float]) -> Node:
         """A node joined to the head, on 127.0.0.1, every port pinned."""
-        (manager, objects, agent, agent_grpc, runtime_env, metrics, *workers) = ports
+        node = self._node(name, num_cpus, resources)
+        (manager, objects, agent, agent_grpc, runtime_env, metrics,
+         *workers) = free_ports(6 + WORKER_PORTS)
         params = {
-            "node_ip_address": HOST, "gcs_address": self.address, "num_cpus": node.num_cpus,
-            "resources": node.resources, "temp_dir": str(node.temp_dir),
+            "node_ip_address": HOST, "gcs_address": self.address, "num_cpus": num_cpus,
+            "resources": resources, "temp_dir": str(node.temp_dir),
             "node_manager_port": manager, "object_manager_port": objects,
             "dashboard_agent_listen_port": agent, "metrics_agent_port": agent_grpc,
             "runtime_env_agent_port": runtime_env, "metrics_export_port": metrics,
             "worker_port_list": ",".join(map(str, workers)),
             "object_store_memory": OBJECT_STORE_BYTES,
         }
-        return [sys.executable, "-c", _JOIN, json.dumps(params), str(START_SECONDS)]
+        node.output = self._start([sys.executable, "-c", _JOIN, json.dumps(params)], node)
+        started = json.loads(node.output.strip().splitlines()[-1])
+        assert started["node_ip_address"] == HOST, started
+        node.node_id = started["node_id"]
+        return node
 
-    def _launch(self, argv: list[str], node: Node,
-                env: dict[str, str]) -> subprocess.Popen[str]:
-        return subprocess.Popen(argv, cwd=node.cwd, env={**self.env(), **env},
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                stdin=subprocess.DEVNULL)
-
-    def _finish(self, process: subprocess.Popen[str], node: Node) -> str:
-        """What starting `node` printed, once it has started."""
-        try:
-            out, err = process.communicate(timeout=START_SECONDS)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            out, err = process.communicate()
-        if process.returncode != 0:
+    def _start(self, argv: list[str], node: Node, env: dict[str, str] | None = None) -> str:
+        done = subprocess.run(argv, cwd=node.cwd, env={**self.env(), **(env or {})},
+                              capture_output=True,
+                              text=True, timeout=180, stdin=subprocess.DEVNULL, check=False)
+        if done.returncode != 0:
             raise RuntimeError(f"starting the {node.name} node failed (exit "
-                               f"{process.returncode}):\n{out}\n{err}")
-        return out
+                               f"{done.returncode}):\n{done.stdout}\n{done.stderr}")
+        return done.stdout
 
     @staticmethod
     def _raylet_node_id(node: Node) -> str:

@@ -103,7 +103,8 @@ def make_desk():
 def cluster() -> Iterator[LoopbackCluster]:
     started = LoopbackCluster()
     try:
-        started.start(head_cpus=1, joined=[("second", 1, {"second": 1})])
+        started.start_head(num_cpus=1)
+        started.add_node("second", num_cpus=1, resources={"second": 1})
         yield started
     finally:
         started.stop()
