@@ -69,7 +69,7 @@ def test_the_version_is_the_packages():
 
 
 # What `oloproof run` needs only after its cases: none of it is imported when the first call
-# starts (the run imports it in a thread beside its cases, `api/running.py`'s `_AFTER_THE_RUN`).
+# starts (the run imports it in a thread beside its cases, `api/run_job.py`'s `_AFTER_THE_RUN`).
 AFTER_THE_RUN = ("numpy", "scipy", "rich", "oloproof.document", "oloproof.decisions",
                  "oloproof.report.terminal", "oloproof.report.limits", "oloproof.comparison",
                  "oloproof.stats")

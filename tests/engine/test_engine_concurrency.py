@@ -33,12 +33,13 @@ def test_an_async_system_runs_its_cases_concurrently(probe, monkeypatch):
     probe.write_cases(probe.plain_cases(100, sleep=0.05))
     probe.set_system(callable="app:run_async", concurrency=50)
 
-    result, elapsed = _run(probe, monkeypatch)
+    result, _ = _run(probe, monkeypatch)
 
     assert result.gate.exit_code == 0
     # each call logged current_case().case_id: every case was seen once, by its own id
     assert sorted(probe.calls()) == [f"c{i:03d}" for i in range(1, 101)]
-    assert elapsed < 2.5, "one after another would take 5 s"
+    # side by side: at least 10 calls in flight together (one after another: 1). The run's
+    # wall time is no evidence here: a loaded machine stretches it past any fixed bound
     assert _most_at_once(probe.call_times(), 0.05) >= 10
 
 
@@ -55,11 +56,10 @@ def test_a_sync_system_runs_in_a_thread_pool(probe, monkeypatch):
     probe.write_cases(probe.plain_cases(16, sleep=0.2))
     probe.set_system(concurrency=8)
 
-    result, elapsed = _run(probe, monkeypatch)
+    result, _ = _run(probe, monkeypatch)
 
     assert result.gate.exit_code == 0
     assert sorted(probe.calls()) == [f"c{i:03d}" for i in range(1, 17)]
-    assert elapsed < 2.4, "one after another would take 3.2 s"
     assert 2 <= _most_at_once(probe.call_times(), 0.2) <= 8
 
 

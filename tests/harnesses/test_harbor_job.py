@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from oloproof.errors import TraceError
+from oloproof.errors import TraceError, UsageError
 from oloproof.harnesses.harbor import read_harbor_job
 from oloproof.harnesses.records import ImportedTrial
 from oloproof.traces.atif import read_atif
@@ -64,6 +64,13 @@ def test_rewards_are_criteria_passed_at_the_mark() -> None:
     assert reward(default, ("parse-logs", 3)) == (0.75, False)
     assert default[("parse-logs", 3)].status == "errored"
     assert default[("build-index", 2)].scores == ()  # no reward: missing, never 0
+
+
+@pytest.mark.parametrize("mark", [0.0, -1.0, 1.5, float("nan"), float("inf")])
+def test_a_pass_mark_no_reward_in_0_1_can_reach_is_refused(mark: float) -> None:
+    # a mark of 0 would pass every reward of 0, a NaN fail them all: both silently
+    with pytest.raises(UsageError, match=r"--pass-at .* is not in \(0, 1\]"):
+        read_harbor_job(JOB, pass_at=mark)
 
 
 def test_harbors_own_stats_count_the_same_errors() -> None:

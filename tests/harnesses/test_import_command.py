@@ -210,6 +210,8 @@ def test_a_harbor_job_keeps_missing_rewards_missing(cli: Cli, tmp_path: Path) ->
     assert again["already"] and again["run_id"] == run["run_id"]
     code, _, err = cli("import", "harbor", str(tmp_path / "nowhere"), cwd=tmp_path)
     assert code == 2 and "nowhere" in err
+    code, _, err = cli("import", "harbor", str(JOB), "--pass-at", "0", cwd=tmp_path)
+    assert code == 2 and "--pass-at 0 is not in (0, 1]" in err
 
 
 EXPORTED = Path(__file__).parent.parent / "data" / "harnesses" / "exported"

@@ -8,7 +8,6 @@ which desk ran each case and when, so a test can count the sandboxes that ran at
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from scale_support import DeskProject, desk_cases, most_at_once
@@ -22,9 +21,7 @@ def test_an_async_stateful_system_with_32_workers_runs_32_sandboxes_at_once(
     project.suite["execution"] = {"workers": 32}
     project.write(desk_cases(96, sleep=0.2))
 
-    started = time.monotonic()
     result = project.run()
-    elapsed = time.monotonic() - started
 
     document = result.to_json()
     assert document["errors"] == []
@@ -34,7 +31,6 @@ def test_an_async_stateful_system_with_32_workers_runs_32_sandboxes_at_once(
     assert len(calls) == 96
     assert len({c["desk"] for c in calls}) == 32, "each of the 32 desks ran cases"
     assert most_at_once(calls) >= 24, "the 32 sandboxes ran side by side"
-    assert elapsed < 96 * 0.2 / 4, "one sandbox would take 19 s"
     assert document["execution"] == {"executor": "local", "workers": 32, "retried": 0}
 
 

@@ -8,10 +8,10 @@ run; `redecide()` decides a stored run under another policy without running anyt
 `flaky_cases()` are what `oloproof cases` and `oloproof inspect` show of a run's cases.
 
 The package is in parts, each importing only the ones below it: `result` (`RunResult`),
-`deciding` (a run document from an analysis), `running` (`run`, `run_async`, `rescore`: a run
-from a stored run's executions), `stored` (stored
-runs: `list_runs`, `load_run`, `tag`, `redecide`, `plan`), `candidates` (`board`: many stored
-runs against one baseline, docs/board.md), `cases` (a stored run's cases:
+`deciding` (a run document from an analysis), `run_job` (`RunJob`: one load of a suite and
+its runs), `running` (`run`, `run_async`, `rescore`: a run from a stored run's executions),
+`stored` (stored runs: `list_runs`, `load_run`, `tag`, `redecide`, `plan`), `candidates`
+(`board`: many stored runs against one baseline, docs/board.md), `cases` (a stored run's cases:
 `list_cases`, `case_view`, `case_views`, `flaky_cases`, `sample_labels`) and `reports`
 (`write_html_report`, `write_ci_reports`). Importing it imports what a run needs to start its
 first cases, no more.
@@ -63,8 +63,8 @@ from oloproof.api.cases import (
 )
 from oloproof.api.reports import write_ci_reports, write_html_report
 from oloproof.api.result import RunResult, VariantRuns
-from oloproof.api.running import new_run_id as new_run_id
-from oloproof.api.running import open_store as open_store
+from oloproof.api.run_job import new_run_id as new_run_id
+from oloproof.api.run_job import open_store as open_store
 from oloproof.api.running import rescore, run, run_async
 from oloproof.api.stored import (
     Tagged,

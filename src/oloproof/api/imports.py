@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from oloproof.api.result import RunResult
-from oloproof.api.running import RunJob
+from oloproof.api.run_job import RunJob
 from oloproof.errors import StoreError, TraceError, UsageError
 from oloproof.harnesses.played import Recordings, playing
 from oloproof.harnesses.records import ImportedTrial, ImportSummary

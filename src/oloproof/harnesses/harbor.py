@@ -34,6 +34,7 @@ from oloproof.harnesses.records import (
     ImportedTrial,
     ImportSummary,
     TrialStatus,
+    check_pass_at,
 )
 from oloproof.traces.atif import read_atif
 from oloproof.traces.documents import checked_document
@@ -178,9 +179,11 @@ def read_harbor_job(job_dir: str | Path, *, pass_at: float = 1.0) -> HarborJob:
     """Read a Harbor job folder: every trial folder holding a `result.json`.
 
     Raises:
+        UsageError: `pass_at` is not a pass mark a reward in [0, 1] can reach.
         TraceError: naming the folder or file, when it is not a Harbor job or a trial's
             result is not one.
     """
+    check_pass_at(pass_at)
     where = Path(job_dir)
     if not where.is_dir():
         raise TraceError("not a folder (a Harbor job is a folder of trial folders)",
