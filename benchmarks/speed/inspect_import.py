@@ -16,7 +16,8 @@ log (`inspect_read` measures it for reading alone).
 
 Figures: the median CPU ratio oloproof / inspect (the target: at most 2), each side's times and
 peak memory, and the import's peak on the large log over its peak on the small one (the
-target: at most 1.25).
+target: at most 1.18; it was above 1.25 while each of the import's SQLite connections could
+hold 64 MiB of pages and the playback's line index held a tuple per trial).
 
 Usage: python -m benchmarks inspect_import [--samples 10000] [--repeat 2]
 """
@@ -37,8 +38,8 @@ from benchmarks.speed.inspect_read import MAKE_LOG, ROOT
 TARGETS = {
     # importing and gating costs at most twice Inspect's own read of the log
     "cpu_ratio_import_and_gate_over_inspect_read": ("<=", 2.0),
-    # importing and storing does not grow with the log: 4x the samples, at most 1.25x the peak
-    "import_and_gate_peak_large_over_small": ("<=", 1.25),
+    # importing and storing does not grow with the log: 4x the samples, at most 1.18x the peak
+    "import_and_gate_peak_large_over_small": ("<=", 1.18),
 }
 
 _RUN = """

@@ -11,15 +11,17 @@ from typing import Any
 
 import pytest
 
+from oloproof.analysis.outcome import CaseOutcome
 from oloproof.errors import ErrorKind
 from oloproof.evaluators.judgment import Judgment
 from oloproof.execution import units
+from oloproof.execution.rows import CaseRows, RowMaking
 from oloproof.plain_data import pickled_by_fields
 from oloproof.suite.case import Case
 
 CROSSING = [units.CaseError, units.CachedExecution, units.JudgeAsk, units.CaseJob,
             units.ReplayJob, units.UnitJob, units.StoredText, units.Execution,
-            units.CaseResult, units.UnitResult, Judgment]
+            units.CaseResult, units.UnitResult, Judgment, CaseOutcome, CaseRows]
 
 
 def _distinct(cls: type, n: int) -> Any:
@@ -82,3 +84,25 @@ def test_a_class_it_cannot_serve_is_refused_when_declared() -> None:
         class Derived:
             given: int
             made: int = dataclasses.field(init=False, default=0)
+
+
+def test_a_case_crosses_without_its_dataset_line() -> None:
+    case = Case("c1", 4, {"q": 1}, {"a": [1, 2]}, {"db": {}}, "sha256:s", {"m": "x"}, "k",
+                "sha256:d", "sha256:e", "c0", "swap", "sha256:p", {"turns": ["hi"]})
+    case.raw = '{"id": "c1"}\n'
+    back = pickle.loads(pickle.dumps(case, protocol=pickle.HIGHEST_PROTOCOL))
+    for name in Case.__slots__:
+        assert getattr(back, name) == (None if name == "raw" else getattr(case, name)), name
+
+
+def test_the_runs_row_making_crosses_and_places_cases_in_the_same_groups() -> None:
+    making = RowMaking(["k1", "k2"], ["answer", "judged"], [1], None,
+                       ["metadata.surface", "first_tool", "trajectory_length:4,8"])
+    back = pickle.loads(pickle.dumps(making, protocol=pickle.HIGHEST_PROTOCOL))
+    assert (back.evaluator_keys, back.criteria, back.judges, back.judge_keys, back.fidelity,
+            back.slices) == (("k1", "k2"), ("answer", "judged"), (1,), frozenset({"k2"}),
+                             None, ("metadata.surface", "first_tool", "trajectory_length:4,8"))
+    facts = {"steps": 6, "tool_calls": 2, "truncated": False, "first_tool": "lookup",
+             "repeated": False, "route": None, "named": False}
+    assert back.groups(facts, {"surface": "chat"}) == making.groups(facts, {"surface": "chat"})
+    assert back.groups(facts, {"surface": "chat"}) == ["chat", "lookup", "le_8"]

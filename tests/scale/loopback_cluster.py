@@ -20,6 +20,9 @@ What it takes with Ray 2.60 (docs/scaling.md#two-nodes-on-one-machine says the s
   and pinned (GCS, node manager, object manager, the agents, metrics, each worker's port),
   the dashboard is off, and each node has a temp directory of its own (short: Unix socket
   paths must fit in 107 bytes).
+- **Status soon.** The head's autoscaler reports every second, not every five
+  (`AUTOSCALER_UPDATE_INTERVAL_S`), so that `ray status` (a second or two of CPU a call)
+  lists a node that just joined at its first call.
 - **Stopping one node.** `ray stop` stops every Ray process of the machine -- both nodes,
   and anyone else's Ray -- so it is never used here. A node is stopped as `ray stop` stops
   one: SIGTERM to its processes (those whose command line names its session directory, and
@@ -48,6 +51,8 @@ from typing import Any
 #: The environment of every process of the cluster, and of the runs that join it.
 RAY_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_AUTH_MODE": "disabled",
            "RAY_USAGE_STATS_ENABLED": "0"}
+#: The head's environment besides: its autoscaler reports every second.
+HEAD_ENV = {"AUTOSCALER_UPDATE_INTERVAL_S": "1"}
 HOST = "127.0.0.1"
 #: The object store of each node (Ray's minimum is 75 MB; these tests store next to nothing).
 OBJECT_STORE_BYTES = 100 * 1024 * 1024
@@ -202,7 +207,7 @@ class LoopbackCluster:
                 "--log-color=false"]
         if _has_ray_client():  # `ray start --head` would start a client server on 10001
             argv.append(f"--ray-client-server-port={free_ports(1)[0]}")
-        node.output = self._start(argv, node)
+        node.output = self._start(argv, node, HEAD_ENV)
         node.node_id = self._raylet_node_id(node)
         return node
 
@@ -226,8 +231,9 @@ class LoopbackCluster:
         node.node_id = started["node_id"]
         return node
 
-    def _start(self, argv: list[str], node: Node) -> str:
-        done = subprocess.run(argv, cwd=node.cwd, env=self.env(), capture_output=True,
+    def _start(self, argv: list[str], node: Node, env: dict[str, str] | None = None) -> str:
+        done = subprocess.run(argv, cwd=node.cwd, env={**self.env(), **(env or {})},
+                              capture_output=True,
                               text=True, timeout=180, stdin=subprocess.DEVNULL, check=False)
         if done.returncode != 0:
             raise RuntimeError(f"starting the {node.name} node failed (exit "

@@ -2,7 +2,8 @@
 own system and sandbox.
 
 Few tests, sharing one local Ray instance (`local_ray`, two CPUs) where they can: a run in
-this process finds Ray initialised and uses it. The actors' processes are killed with real
+this process finds Ray initialised and uses it, and a command run in a process of its own
+joins it by its address. The actors' processes are killed with real
 SIGKILLs (the desks kill themselves inside a case); Ray restarts them, and Oloproof sends their
 cases once more. A run with no Ray running starts a local instance of its own and shuts it down
 after: that one runs the command line in a process of its own, and is stopped with Ctrl-C.
@@ -69,20 +70,23 @@ def test_actors_lost_to_sigkill_are_restarted_their_cases_retried_then_worker_lo
 
 
 def test_run_json_on_ray_prints_the_document_alone_though_a_worker_died(
-        tmp_path: Path, spawn_oloproof: Any) -> None:
-    """Ray's '(raylet) A worker died ...' notice reached stdout, so `--json` was not JSON."""
+        tmp_path: Path, cli: Any, local_ray: Any) -> None:
+    """Ray's '(raylet) A worker died ...' notice reached stdout, so `--json` was not JSON.
+
+    The command joins the session's Ray instance by its address (as a run joins a cluster,
+    where the notice was first seen), rather than starting an instance of its own."""
     import json
 
     project = DeskProject(tmp_path / "p")
-    project.suite["execution"] = {"executor": "ray", "workers": 2}
+    address = local_ray.get_runtime_context().gcs_address
+    project.suite["execution"] = {"executor": "ray", "workers": 2, "ray": {"address": address}}
     cases = desk_cases(6)
     cases[2]["input"]["die_always"] = True  # SIGKILLs its actor every time
     project.write(cases)
 
-    run = spawn_oloproof("run", "--json", cwd=project.root)
-    out, err = run.communicate(timeout=240)
+    code, out, err = cli("run", "--json", cwd=project.root, timeout=240)
 
-    assert run.returncode == 3, err  # 5 of 6 states cannot show the 50% floor
+    assert code == 3, err  # 5 of 6 states cannot show the 50% floor
     document = json.loads(out)  # the document and nothing else
     assert [(e["case"], e["kind"]) for e in document["errors"]] == [("c002", "worker_lost")]
     assert "A worker died" in err, "Ray's notice was printed, to stderr"

@@ -111,3 +111,29 @@ def test_a_case_judged_twice_in_one_batch_is_one_row_merged_by_evaluator(
     rows = reader.conn.execute("SELECT key, body FROM judgments").fetchall()
     reader.close()
     assert rows == [(case_key, dumps(first | second))]
+
+
+def test_a_bounded_page_cache_bounds_the_writers_connection_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # (an import bounds its store's page caches: docs/imports.md#how-an-import-is-stored)
+    caches: list[int] = []
+    write_batch = Store._write_batch
+
+    def seen(self: Store, conn: sqlite3.Connection, batch: dict[str, object]) -> None:
+        caches.append(conn.execute("PRAGMA cache_size").fetchone()[0])
+        write_batch(self, conn, batch)
+
+    monkeypatch.setattr(Store, "_write_batch", seen)
+    default = Store(tmp_path / "default.sqlite")
+    bounded = Store(tmp_path / "bounded.sqlite")
+    bounded.bound_page_cache(2048)
+    for store in (default, bounded):
+        store.start_writer()
+        store.add_error("run", "case-1", "timeout", "too slow", None)
+        store.flush(wait=True)
+    assert bounded.conn.execute("PRAGMA cache_size").fetchone()[0] == -2048
+    assert caches == [default.conn.execute("PRAGMA cache_size").fetchone()[0], -2048]
+    assert caches[0] < -2048  # (the default is larger: a native run's merges use it)
+    default.close()
+    bounded.close()

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from oloproof.errors import ErrorKind
+from oloproof.plain_data import pickled_by_fields
 
 
+@pickled_by_fields  # (made by a worker elsewhere: execution/rows.py)
 @dataclass(slots=True)
 class CaseOutcome:
     """One case, all criteria (in the suite's criterion order). The engine makes one per case

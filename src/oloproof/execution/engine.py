@@ -82,6 +82,9 @@ class RunEngine:
         # several runs may share (a run per combination of system.variants) and whoever opened
         # them closes; or by default the suite's own system in this process, closed by `run`.
         self._owns_transport = transport is None
+        # Workers elsewhere make each case's stored rows themselves (`rows.py`): the
+        # coordinator's process, which does everything else of the run, only adds them.
+        self._rows_elsewhere = transport is not None and suite.execution.executor != "local"
         self.transport = transport if transport is not None else local_transport(
             [Worker(suite.target, suite.evaluators, system.timeout_s, retries=suite.retries,
                     throttle=Throttle() if suite.retries is not None else None)],
@@ -157,8 +160,7 @@ class RunEngine:
     def _intake(self, analysis: Analysis) -> ResultIntake:
         """What takes this run's results into the store and `analysis`."""
         return ResultIntake(self.store, analysis, self.cache, self.progress, run_id=self.run_id,
-                            suite=self.suite, keys=self.keys, judges=self._judges,
-                            judge_keys=self._judge_keys)
+                            suite=self.suite, keys=self.keys, judges=self._judges)
 
     async def _flush_every_second(self) -> None:
         while True:
@@ -206,10 +208,11 @@ class RunEngine:
         replays = self._replay_jobs(work) if self._faults else [[] for _ in work]
         jobs: list[UnitJob] = []
         unit = self._next_unit
+        rows = intake.making if self._rows_elsewhere else None
         for cases, unit_case_jobs, replay_jobs in zip(work, case_jobs, replays, strict=True):
             # (trial, trials) in the fields' order: see `ResultIntake._tally` on keywords
             job = UnitJob(unit, unit_case_jobs, replay_jobs, cases[0].trial, self.trials,
-                          self.variant)
+                          self.variant, rows)
             if self.executions_from is not None and not self._whole(job, cases):
                 continue  # (what the system would have to run: left out, listed)
             unit += 1
@@ -374,10 +377,11 @@ class RunEngine:
         if row is None:
             planned.cached, planned.hits = None, NO_HITS  # not readable after all: run it again
             planned.judge = self._judge_all
-            return CaseJob(planned.case, planned.judge)
+            return CaseJob(planned.case, planned.judge, None, None, None, planned.exec_key)
         planned.judge = tuple(i for i in self._judge_all if i not in planned.hits)
         return CaseJob(planned.case, planned.judge, CachedExecution(
-            row["output"], row["artifacts"], row["facts"], row["latency_ms"]))
+            row["output"], row["artifacts"], row["facts"], row["latency_ms"]), None, None,
+            planned.exec_key, planned.hits or None)
 
     def _replays_wanted(self, source: PlannedCase) -> list[tuple[int, str, dict[str, Any]]]:
         """The fault replays this source case still needs (judged before: none)."""

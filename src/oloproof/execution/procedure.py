@@ -34,6 +34,7 @@ from oloproof.evaluators.evidence import Evidence
 from oloproof.execution.calls import CallResult, ReplayResult
 from oloproof.execution.judging import JudgePanel
 from oloproof.execution.replays import ReplayRequest, fault_replay
+from oloproof.execution.rows import CaseRows, RowMaking, case_rows
 from oloproof.execution.units import (
     CaseError,
     CaseJob,
@@ -167,7 +168,22 @@ def judge_unit(called: UnitCalls, evaluators: Sequence[Evaluator]) -> UnitResult
     for case_job, kept, item in zip(job.cases, executions, evidence, strict=True):
         cases.append(CaseResult(kept, judge_each([evaluators[i] for i in case_job.judge],
                                                  item)))
+    if job.rows is not None:  # (a worker elsewhere: the rows are made here)
+        return UnitResult(job.unit, _rows(job, job.rows, cases), new_replays,
+                          verdicts=verdicts, verdict_hits=hits)
     return UnitResult(job.unit, cases, new_replays, verdicts=verdicts, verdict_hits=hits)
+
+
+def _rows(job: UnitJob, making: RowMaking, results: list[CaseResult]) -> list[CaseRows]:
+    """Each case's result as its stored rows (`rows.case_rows`), as the coordinator would
+    make them of it."""
+    source_key = job.cases[0].key
+    return [case_rows(making, case_job.case, result, exec_key=case_job.key,
+                      source_key=source_key, trial=job.trial,
+                      cached=None if case_job.cached is None else (
+                          case_job.cached.facts, case_job.cached.latency_ms),
+                      case_key=None, hits=case_job.hits or {}, judge=case_job.judge)
+            for case_job, result in zip(job.cases, results, strict=True)]
 
 
 def judge_asks(called: UnitCalls, panel: JudgePanel) -> list[tuple[JudgeAsk, str, int]]:

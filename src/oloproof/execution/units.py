@@ -15,13 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import ErrorKind
 from oloproof.evaluators.judgment import Judgment
 from oloproof.plain_data import pickled_by_fields
 from oloproof.recording.recorder import Variant
 from oloproof.suite.case import Case
+
+if TYPE_CHECKING:
+    from oloproof.execution.rows import CaseRows, RowMaking
 
 
 @pickled_by_fields
@@ -88,6 +91,10 @@ class CaseJob:
     # A case whose simulated user is asked for turns (docs/conversations.md#seeds-and-caching):
     # the turns the store holds of its conversation, by turn key.
     turns: dict[str, dict[str, Any]] | None = None
+    # Where the worker makes the case's rows (`UnitJob.rows`): its execution key, and its
+    # cached verdicts by position (those not in `judge`; None when there are none).
+    key: str = ""
+    hits: dict[int, tuple[Any, ...]] | None = None
 
 
 @pickled_by_fields
@@ -123,6 +130,9 @@ class UnitJob:
     trial: int = 1
     trials: int = 1
     variant: Variant = ()  # the run's combination of system.variants (docs/board.md)
+    # Set for a worker elsewhere (`processes`, `ray`): it returns each case as its stored
+    # rows (`rows.CaseRows`), made there, not as a `CaseResult` the coordinator makes them of.
+    rows: RowMaking | None = None
 
     @property
     def needs_system(self) -> bool:
@@ -189,7 +199,7 @@ class UnitResult:
     """
 
     unit: int
-    cases: list[CaseResult]
+    cases: Sequence[CaseResult | CaseRows]  # (rows where the job said `rows`)
     replays: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # new (key, record)
     failure: CaseError | None = None
     # New judge verdicts to store, (verdict key, judge_verdict/v1 record) (docs/judges.md).

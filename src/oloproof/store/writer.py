@@ -27,7 +27,15 @@ from pydantic_core import from_json
 from oloproof.digest import canonical_json
 from oloproof.errors import ErrorKind, StoreError
 from oloproof.storable import escaped
-from oloproof.store.sql import connect, dumps, insert_rows, stored_json, transaction, writing
+from oloproof.store.sql import (
+    PAGE_CACHE_KIB,
+    connect,
+    dumps,
+    insert_rows,
+    stored_json,
+    transaction,
+    writing,
+)
 
 WAL_CHECKPOINT_BYTES = 64 << 20
 """How much the WAL grows before the writer thread checkpoints it into the database."""
@@ -54,6 +62,14 @@ class Writer:
         self._merged = 0  # cache rows it merged during the run
         self._finishing = False  # the last results are coming in (`finishing`)
         self._checkpointed = False  # the writer checkpointed the WAL since (once)
+        self._page_cache_kib = PAGE_CACHE_KIB  # the writer thread's connection's
+
+    def bound_page_cache(self, kib: int) -> None:
+        """Bound the page cache of this handle's connection, and of the writer thread's when
+        it starts, to `kib` KiB (`sql.PAGE_CACHE_KIB` otherwise): an import keeps its memory
+        from growing with the run this way (docs/imports.md#how-an-import-is-stored)."""
+        self._page_cache_kib = kib
+        self.conn.execute(f"PRAGMA cache_size=-{int(kib)}")
 
     @property
     def pending(self) -> int:
@@ -99,11 +115,15 @@ class Writer:
     ) -> None:
         """Keep a successful system call under its execution key (artifacts by hash);
         `output` is its stored text (`sql.dumps`, made where the case ran)."""
-        self._add(
-            "executions",
-            (key, case_digest, output, dumps(artifacts),
-             None if facts is None else dumps(facts), latency_ms, time.time()),
-        )
+        self.add_execution_row(case_digest, key, output, dumps(artifacts),
+                               None if facts is None else dumps(facts), latency_ms)
+
+    def add_execution_row(self, case_digest: str, key: str, output: str, artifacts: str,
+                          facts: str | None, latency_ms: float | None) -> None:
+        """`add_execution` with the artifacts and the facts as their stored text already
+        (`sql.dumps`: made where the case was judged, `execution/rows.py`)."""
+        self._add("executions",
+                  (key, case_digest, output, artifacts, facts, latency_ms, time.time()))
 
     def add_judgments(self, case_key: str, judgments: dict[str, Any]) -> None:
         """Keep a case's judgments: `case_key` (JUDGMENT_CASE_KEY characters) -> evaluator key
@@ -119,6 +139,16 @@ class Writer:
             self._pending_count += 1
         else:  # (rare) the same case judged again in this batch: one row, merged as a dict
             self._pending_judgments[case_key] = dumps(from_json(entry) | judgments)
+
+    def add_judgments_text(self, case_key: str, text: str) -> None:
+        """`add_judgments` with the judgments as their stored text already (`sql.stored_json`
+        of the same dict: made where the case was judged, `execution/rows.py`)."""
+        entry = self._pending_judgments.get(case_key)
+        if entry is None:
+            self._pending_judgments[case_key] = text
+            self._pending_count += 1
+        else:  # (rare) the same case judged again in this batch: one row, merged as a dict
+            self._pending_judgments[case_key] = dumps(from_json(entry) | from_json(text))
 
     def add_replay(self, key: str, body: dict[str, Any]) -> None:
         """Keep a fault replay's record under its replay key."""
@@ -138,7 +168,12 @@ class Writer:
         outcome: dict[str, Any],
     ) -> None:
         """Keep one case's compact outcome in a run (a later row for the same seq replaces it)."""
-        self._add("run_cases", (run_id, seq, case_id, case_digest, exec_key, dumps(outcome)))
+        self.add_run_case_text(run_id, seq, case_id, case_digest, exec_key, dumps(outcome))
+
+    def add_run_case_text(self, run_id: str, seq: int, case_id: str, case_digest: str,
+                          exec_key: str | None, outcome: str) -> None:
+        """`add_run_case` with the outcome as its stored text already (`sql.dumps`)."""
+        self._add("run_cases", (run_id, seq, case_id, case_digest, exec_key, outcome))
 
     def add_error(
         self, run_id: str, case_id: str, kind: ErrorKind, message: str, traceback: str | None,
@@ -268,7 +303,7 @@ class Writer:
 
     def _write_forever(self) -> None:
         assert self._writer is not None
-        conn = connect(self.path)
+        conn = connect(self.path, self._page_cache_kib)
         # Checkpoint the WAL into the database every ~64 MB rather than every 1,000 pages: the
         # cache indexes are keyed by digests, so every batch dirties pages all over them, and
         # each checkpoint copies (and syncs) each dirtied page once however often it was
