@@ -133,12 +133,7 @@ class Writer:
 
         Written as text at once, while the judgments are fresh in memory: held a second
         for the next batch, their objects would outlive the young garbage collections."""
-        entry = self._pending_judgments.get(case_key)
-        if entry is None:
-            self._pending_judgments[case_key] = stored_json(judgments, ("judgments",))
-            self._pending_count += 1
-        else:  # (rare) the same case judged again in this batch: one row, merged as a dict
-            self._pending_judgments[case_key] = dumps(from_json(entry) | judgments)
+        self.add_judgments_text(case_key, stored_json(judgments, ("judgments",)))
 
     def add_judgments_text(self, case_key: str, text: str) -> None:
         """`add_judgments` with the judgments as their stored text already (`sql.stored_json`
