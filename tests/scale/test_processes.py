@@ -8,6 +8,7 @@ raise if a case ever sees a state that is not its own, and log which process ran
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import os
@@ -379,3 +380,31 @@ def _marked_processes(mark: str) -> set[int]:
         except (OSError, ValueError):
             continue
     return found
+
+
+def test_a_worker_takes_in_a_parcel_while_its_lanes_keep_finishing_cases() -> None:
+    # A worker's lanes finish cases faster than it judges them: `results()` then returns at
+    # once, again and again. The parcel the coordinator sent meanwhile must be taken in between
+    # two sends, not once the lanes have nothing left to run (then the worker waits for it).
+    from oloproof.execution.transports.processes import _send_results
+
+    class Lanes:
+        finished = 0
+
+        async def results(self) -> list[int]:
+            if self.finished == 1000:  # (then nothing more: a worker that ran dry)
+                await asyncio.get_running_loop().create_future()
+            self.finished += 1
+            return [self.finished]
+
+    async def worker() -> tuple[int, int]:
+        lanes, sent = Lanes(), []
+        sender = asyncio.create_task(_send_results(lanes, sent.append))  # type: ignore[arg-type]
+        await asyncio.sleep(0)  # (the sender's turn)
+        await asyncio.sleep(0)  # (a parcel taken in: this task's turn again)
+        taken_in_after = len(sent)
+        sender.cancel()
+        return taken_in_after, lanes.finished
+
+    sent_before, finished = asyncio.run(worker())
+    assert sent_before <= 2 and finished < 1000

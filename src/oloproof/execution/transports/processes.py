@@ -34,6 +34,7 @@ from typing import Any
 from oloproof.errors import ConfigError
 from oloproof.execution.process_start import StartedProcess, discard_all
 from oloproof.execution.shipping import PROTOCOL, StateShipper
+from oloproof.execution.transports.base import Transport
 from oloproof.execution.transports.dispatched import DispatchedTransport
 from oloproof.execution.units import UnitResult
 from oloproof.execution.worker_host import LoadFailure, WorkerHost, WorkerSpec
@@ -279,12 +280,7 @@ async def _run_parcels(host: WorkerHost, incoming: Connection, send: Any) -> Non
     threading.Thread(target=read, name="oloproof-parcels", daemon=True).start()
     transport = host.transport
 
-    async def send_results() -> None:
-        while True:
-            results = list(await transport.results())  # (judged here, as they are listed)
-            send(("results", results))
-
-    sender = asyncio.create_task(send_results())
+    sender = asyncio.create_task(_send_results(transport, send))
     while True:
         kind, payload = pickle.loads(await inbox.get())
         if kind == "stop":
@@ -293,6 +289,18 @@ async def _run_parcels(host: WorkerHost, incoming: Connection, send: Any) -> Non
     sender.cancel()
     sys.stdout.flush()
     os._exit(0)  # a call abandoned after a timeout may still be running in a thread
+
+
+async def _send_results(transport: Transport, send: Any) -> None:
+    """A worker's results, sent to the coordinator as they finish (judged as they are listed)."""
+    while True:
+        results = list(await transport.results())
+        send(("results", results))
+        # The loop's turn for the parcels that came meanwhile: `results()` returns without
+        # waiting while the lanes have finished more, so without this a parcel already here
+        # was taken in only once the lanes had run out of work, and the worker waited for
+        # nothing (docs/scaling.md#a-cpu-bound-suite).
+        await asyncio.sleep(0)
 
 
 if __name__ == "__main__":
