@@ -11,27 +11,38 @@ will want them before it imports the engine itself, which takes the run's proces
 starting its own. Only the command does this, in its own process: a library call starts its
 workers when its suite has loaded.
 
-This module imports nothing of the engine (`oloproof.execution.transports` does), so that
-starting the workers costs the command nothing it would not pay anyway.
+This module imports nothing of the engine (`oloproof.execution.transports` does), and what
+starting a process needs only when it starts one: a run on `local` pays for a first look at
+its suite file, no more.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from contextvars import ContextVar
-from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import subprocess
+    from multiprocessing.connection import Connection
 
 
 class StartedProcess:
     """A worker process started and importing the engine, not yet told what to load."""
 
+    process: subprocess.Popen[bytes]
+    outgoing: Connection
+    incoming: Connection
+
     def __init__(self) -> None:
+        # (imported here: a run on `local` has no use for them)
+        import subprocess
+        from multiprocessing.connection import Connection
+
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         env = dict(os.environ)
