@@ -23,10 +23,11 @@ round (so each order is measured as often as the other):
   (coordinator, workers and their start) over local's: the cost of going parallel, which a
   busy machine stretches far less than it does a wall time;
 - `start_wait_s`: how long the coordinator waited for its workers to be ready once it had
-  loaded the suite (the workers start while it loads: the less of their start is left, the
-  shorter);
+  loaded the suite (`oloproof run` starts them before it imports the engine, a library call
+  while its suite loads: the less of their start is left, the shorter);
 - what a worker process costs to start: `worker_ready_s` (from the process's start to the
-  system and evaluators loaded), `worker_first_case_s` (to its first results back at the
+  system and evaluators loaded: with `oloproof run` this includes its wait for the
+  coordinator to say what to load), `worker_first_case_s` (to its first results back at the
   coordinator), `worker_start_cpu_s` (its CPU at ready), `worker_rss_mb` (its resident memory
   at ready) and `worker_peak_rss_mb` (the largest worker's at exit).
 
