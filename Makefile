@@ -13,17 +13,23 @@ TEST_WORKERS ?= 2
 
 .PHONY: demo test install browser bench bench-check clean
 
+# uv installs into the venv what pip would (the same resolution from PyPI), in a third of the
+# wall time and a tenth of the CPU: on a fresh clone `pip install -e '.[test,ray]'` took 78 s
+# (53 s of CPU, most of it compiling every installed package's bytecode), uv 24 s (4.6 s).
+# The venv's own pip stays, for what runs pip (benchmarks/_versions.py).
+UV := $(VENV)/bin/uv pip install -q --python $(PY)
+
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q uv
 	touch $@
 
 $(VENV)/.installed: pyproject.toml $(VENV)/.created
-	$(PY) -m pip install -q -e .
+	$(UV) -e .
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.created
-	$(PY) -m pip install -q -e '.[test,ray]'
+	$(UV) -e '.[test,ray]'
 	touch $@
 
 install: $(VENV)/.installed
