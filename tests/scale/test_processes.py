@@ -339,7 +339,7 @@ def test_how_many_worker_processes_the_command_starts_early(
     if file is not None:
         suite.write_text(f"version: 1\n{file}\n", encoding="utf-8")
     cores = os.cpu_count() or 1
-    assert process_start._processes_wanted(str(suite), executor, workers) == min(wanted, cores)
+    assert process_start.processes_wanted(str(suite), executor, workers) == min(wanted, cores)
 
 
 def test_the_command_runs_on_the_processes_it_started_and_leaves_none_behind(
@@ -386,7 +386,7 @@ def test_a_worker_takes_in_a_parcel_while_its_lanes_keep_finishing_cases() -> No
     # A worker's lanes finish cases faster than it judges them: `results()` then returns at
     # once, again and again. The parcel the coordinator sent meanwhile must be taken in between
     # two sends, not once the lanes have nothing left to run (then the worker waits for it).
-    from oloproof.execution.transports.processes import _send_results
+    from oloproof.execution.transports.processes import send_results
 
     class Lanes:
         finished = 0
@@ -399,7 +399,7 @@ def test_a_worker_takes_in_a_parcel_while_its_lanes_keep_finishing_cases() -> No
 
     async def worker() -> tuple[int, int]:
         lanes, sent = Lanes(), []
-        sender = asyncio.create_task(_send_results(lanes, sent.append))  # type: ignore[arg-type]
+        sender = asyncio.create_task(send_results(lanes, sent.append))  # type: ignore[arg-type]
         await asyncio.sleep(0)  # (the sender's turn)
         await asyncio.sleep(0)  # (a parcel taken in: this task's turn again)
         taken_in_after = len(sent)

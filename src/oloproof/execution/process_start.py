@@ -125,7 +125,7 @@ def started_early(config: str, executor: str | None, workers: int | None) -> Ite
     """The command's: start the worker processes that a run of the suite file `config` will
     ask for (`--executor` and `--workers`, else the file's `execution:`), before anything else
     is imported, for the run to take on; those it does not take are stopped on the way out."""
-    count = _processes_wanted(config, executor, workers)
+    count = processes_wanted(config, executor, workers)
     started = spawn_workers(count) if count else []
     token = _EARLY.set(started)
     try:
@@ -135,7 +135,7 @@ def started_early(config: str, executor: str | None, workers: int | None) -> Ite
         discard_all(started)  # (what the run took is no longer in the list)
 
 
-def _processes_wanted(config: str, executor: str | None, workers: int | None) -> int:
+def processes_wanted(config: str, executor: str | None, workers: int | None) -> int:
     """How many worker processes a run of `config` will start (one per core at most), from a
     first look at the file: 0 when it will not run on `processes`, or when the file does not
     plainly say (loading the suite says what is wrong, and starts them if it must)."""

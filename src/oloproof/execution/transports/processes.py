@@ -280,7 +280,7 @@ async def _run_parcels(host: WorkerHost, incoming: Connection, send: Any) -> Non
     threading.Thread(target=read, name="oloproof-parcels", daemon=True).start()
     transport = host.transport
 
-    sender = asyncio.create_task(_send_results(transport, send))
+    sender = asyncio.create_task(send_results(transport, send))
     while True:
         kind, payload = pickle.loads(await inbox.get())
         if kind == "stop":
@@ -291,7 +291,7 @@ async def _run_parcels(host: WorkerHost, incoming: Connection, send: Any) -> Non
     os._exit(0)  # a call abandoned after a timeout may still be running in a thread
 
 
-async def _send_results(transport: Transport, send: Any) -> None:
+async def send_results(transport: Transport, send: Any) -> None:
     """A worker's results, sent to the coordinator as they finish (judged as they are listed)."""
     while True:
         results = list(await transport.results())
