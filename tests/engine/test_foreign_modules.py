@@ -5,8 +5,11 @@ edited since an earlier run in this process imported it is imported again."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import sys
+import time
 import types
 from pathlib import Path
 from typing import Any
@@ -116,6 +119,24 @@ def test_a_run_after_the_system_module_was_edited_calls_the_edited_code(tmp_path
     assert second.metric("is_new").passed == 3
     third = oloproof.run(_edited_project(tmp_path, "old again", "v3"))
     assert third.metric("is_new").passed == 0
+
+
+def test_an_edit_within_the_second_it_was_compiled_in_is_the_code_that_runs(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """Python trusts cached bytecode whose recorded source time (whole seconds) and size match
+    the source: an edit to the same size within that second was imported again as the old
+    code, and its results stored under the new version."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # (a cache is written, as usual)
+    app = tmp_path / "olo_edit_app.py"
+    second = (int(time.time()) - 60) * 10**9  # one whole second, the two edits inside it
+    _edited_project(tmp_path, "olds", "v1")
+    os.utime(app, ns=(second + 1_000, second + 1_000))
+    assert oloproof.run(tmp_path / "oloproof.yaml").metric("is_new").passed == 0
+    assert Path(importlib.util.cache_from_source(str(app))).exists()
+
+    _edited_project(tmp_path, "news", "v2")  # the same size
+    os.utime(app, ns=(second + 2_000, second + 2_000))
+    assert oloproof.run(tmp_path / "oloproof.yaml").metric("is_new").passed == 3
 
 
 def test_an_unchanged_module_is_not_imported_again(tmp_path: Path) -> None:

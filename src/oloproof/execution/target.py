@@ -3,7 +3,9 @@ declaration (docs/configuration.md#system)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import importlib.util
 import inspect
 import os
 import sys
@@ -208,8 +210,23 @@ def remember_imports(root: Path) -> None:
 
 def _forget_changed(root: Path) -> None:
     modules = _project_modules(root)
-    if any(name in _IMPORTED and _IMPORTED[name] != _stamp(origin) for name, origin in modules):
+    changed = [origin for name, origin in modules
+               if name in _IMPORTED and _IMPORTED[name] != _stamp(origin)]
+    for origin in changed:
+        _drop_bytecode(origin)
+    if changed:
         _drop(name for name, _ in modules)
+
+
+def _drop_bytecode(origin: str) -> None:
+    """Delete the cached bytecode of a project file that changed since it was imported.
+
+    Python trusts a `__pycache__` file whose recorded source modification time, in whole
+    seconds, and size match the source's: a file edited within the second it was compiled in,
+    to the same size (`60` to `10`), would be imported again as its old code, under the new
+    file's digest. Imported again from its source, it is the code the run keys."""
+    with contextlib.suppress(ValueError, NotImplementedError, OSError):
+        os.unlink(importlib.util.cache_from_source(origin))
 
 
 def _project_modules(root: Path) -> list[tuple[str, str]]:
