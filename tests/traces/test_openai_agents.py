@@ -3,26 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import warnings
 from typing import Any
 
 import pytest
-
-pytest.importorskip("agents")
-
-from agents import Agent, RunConfig, Runner
-from agents.exceptions import MaxTurnsExceeded
-from traces_scripted import (
-    INPUT_TOKENS,
-    OUTPUT_TOKENS,
-    ScriptedModel,
-    call,
-    lookup_order,
-    looping_agent,
-    raw_call,
-    say,
-    support_team,
-)
 
 from oloproof import current_case
 from oloproof.errors import TraceError
@@ -30,7 +15,33 @@ from oloproof.recording.recorder import CaseRecorder, reset_current, set_current
 from oloproof.recording.trajectory import trajectory_problems
 from oloproof.traces import TraceWarning, from_openai_agents, read_openai_agents
 
-OFFLINE = RunConfig(tracing_disabled=True)
+if importlib.util.find_spec("agents") is None:
+    pytest.skip("the openai-agents package is not installed", allow_module_level=True)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _the_sdk() -> None:
+    """The SDK (and the scripted model built on it) is imported when this module's tests run,
+    not when pytest collects the module: 2.7 s of CPU in every worker, most of which never
+    runs these tests (docs/architecture.md#tests)."""
+    global Agent, RunConfig, Runner, MaxTurnsExceeded, OFFLINE
+    global INPUT_TOKENS, OUTPUT_TOKENS, ScriptedModel, call, lookup_order
+    global looping_agent, raw_call, say, support_team
+    from agents import Agent, RunConfig, Runner
+    from agents.exceptions import MaxTurnsExceeded
+    from traces_scripted import (
+        INPUT_TOKENS,
+        OUTPUT_TOKENS,
+        ScriptedModel,
+        call,
+        lookup_order,
+        looping_agent,
+        raw_call,
+        say,
+        support_team,
+    )
+
+    OFFLINE = RunConfig(tracing_disabled=True)
 
 
 def run(agent: Agent[Any], text: str, **kwargs: Any) -> Any:

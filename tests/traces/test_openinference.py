@@ -5,25 +5,37 @@ Agents SDK run (scripted model, offline); its spans go to an InMemorySpanExporte
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-pytest.importorskip("agents")
-pytest.importorskip("openinference.instrumentation.openai_agents")
+pytest.importorskip("openinference.instrumentation.openai_agents")  # (it imports no SDK)
 
-from agents import Runner
-from agents.exceptions import MaxTurnsExceeded
 from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
-from traces_scripted import INPUT_TOKENS, OUTPUT_TOKENS, looping_agent, support_team
 
 from oloproof.traces import read_openai_agents, read_otel
+
+if importlib.util.find_spec("agents") is None:
+    pytest.skip("the openai-agents package is not installed", allow_module_level=True)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _the_sdk() -> None:
+    """The SDK (and the scripted agents built on it) is imported when this module's tests run,
+    not when pytest collects the module: 2.7 s of CPU in every worker, most of which never
+    runs these tests (docs/architecture.md#tests)."""
+    global Runner, MaxTurnsExceeded
+    global INPUT_TOKENS, OUTPUT_TOKENS, looping_agent, support_team
+    from agents import Runner
+    from agents.exceptions import MaxTurnsExceeded
+    from traces_scripted import INPUT_TOKENS, OUTPUT_TOKENS, looping_agent, support_team
 
 
 @pytest.fixture

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -251,6 +252,14 @@ def bentkus_critical_sum(n: int, mean: float, level: float) -> float:
         return math.inf
     if m <= 0.0:
         return 0.0 if half_alpha < 1.0 else math.inf
+    return _critical_sum(n, m, half_alpha)
+
+
+@lru_cache(maxsize=1024)
+def _critical_sum(n: int, m: float, half_alpha: float) -> float:
+    """`bentkus_critical_sum` past its checks, kept per ``(n, m, α/2)``: a pure function of
+    them that a clustered quantile asks for twice a call, and a report or a simulation with
+    the same number of clusters asks for again (each search is a few dozen binomial tables)."""
     log_half = math.log(half_alpha)
     means = np.full(1, m)
 

@@ -71,10 +71,31 @@ def _rule() -> tuple[FloatArray, FloatArray]:
 
 
 @lru_cache(maxsize=512)
-def _cuts(a: int, b: int) -> FloatArray:
-    """The fixed quantiles of Beta(a, b), where the integral is cut."""
-    cuts: FloatArray = np.asarray(_scipy_special().betaincinv(a, b, np.asarray(_CUTS)))
-    return cuts
+def _pieces(a: int, b: int) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """The integral's fixed pieces for ``T ~ Beta(a, b)``: the edges where it is cut (the
+    fixed quantiles of Beta(a, b), then 1), and for each piece between two edges its nodes
+    ``t``, the density of ``T`` there and its half-width. Only the first piece of an
+    integral, from ``|d|`` to the next edge, depends on ``d``; the others are these rows."""
+    cuts = np.asarray(_scipy_special().betaincinv(a, b, np.asarray(_CUTS)))
+    edges: FloatArray = np.unique(np.concatenate((cuts, [1.0])))
+    t, half = _nodes(edges[:-1], edges[1:])
+    return edges, t, _density(t, a, b), half
+
+
+def _nodes(left: FloatArray, right: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The Gauss–Legendre nodes of each piece ``[left, right]`` (a row each), and its
+    half-width."""
+    nodes, _ = _rule()
+    half = (right - left) / 2.0
+    t: FloatArray = (left + right)[:, None] / 2.0 + half[:, None] * nodes[None, :]
+    return t, half
+
+
+def _density(t: FloatArray, a: int, b: int) -> FloatArray:
+    special = _scipy_special()
+    log_density = special.xlogy(a - 1, t) + special.xlog1py(b - 1, -t) - special.betaln(a, b)
+    density: FloatArray = np.exp(log_density)
+    return density
 
 
 def _tail(d: float, a: int, b: int, x: int, y: int) -> float:
@@ -82,17 +103,19 @@ def _tail(d: float, a: int, b: int, x: int, y: int) -> float:
     ``P(D ≤ d)`` when ``d < 0``, ``P(D > d)`` when ``d > 0`` (both are 0 below ``T = |d|``)."""
     special = _scipy_special()
     c = abs(d)
-    cuts = _cuts(a, b)
-    edges = np.unique(np.concatenate(([c], cuts[cuts > c], [1.0])))
-    left, right = edges[:-1], edges[1:]
-    nodes, weights = _rule()
-    half = (right - left) / 2.0
-    t = (left + right)[:, None] / 2.0 + half[:, None] * nodes[None, :]
-    log_density = special.xlogy(a - 1, t) + special.xlog1py(b - 1, -t) - special.betaln(a, b)
+    edges, fixed_t, fixed_density, fixed_half = _pieces(a, b)
+    k = int(np.searchsorted(edges, c, side="right"))  # the first edge above c
+    if k == edges.size:
+        return 0.0  # nothing of T lies above |d| (|d| ≥ 1)
+    first_t, first_half = _nodes(np.asarray([c]), edges[k:k + 1])
+    t = np.concatenate((first_t, fixed_t[k:]))
+    density = np.concatenate((_density(first_t, a, b), fixed_density[k:]))
+    half = np.concatenate((first_half, fixed_half[k:]))
     at = np.clip((1.0 + d / t) / 2.0, 0.0, 1.0)
     # F_B((1 + d/t)/2), or for d > 0 its complement, read from the other tail for accuracy.
     share = special.betainc(x, y, at) if d < 0 else special.betainc(y, x, 1.0 - at)
-    return float(half @ ((np.exp(log_density) * share) @ weights))
+    _, weights = _rule()
+    return float(half @ ((density * share) @ weights))
 
 
 def _quantile(p: float, a: int, b: int, x: int, y: int) -> float:
