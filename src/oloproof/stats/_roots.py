@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -35,8 +34,6 @@ def increasing_root(
     the bracket, which bounds the work by about twice that of bisection. The caller keeps the
     end on the side it must not cross (a bound reported outward).
     """
-    if a.shape == (1,):
-        return _one_root(g, a, b, ga, gb, tolerance, guesses)
     a, b, ga, gb = a.copy(), b.copy(), ga.copy(), gb.copy()
     everyone = np.ones(a.shape, dtype=bool)
     for guess in guesses:
@@ -80,57 +77,3 @@ def increasing_root(
         kept = np.where(to_b, 1, np.where(to_a, -1, kept)).astype(np.int8)
         before = [before[1], width]
     return a, b
-
-
-def _one_root(
-    g: Callable[[FloatArray, BoolArray], FloatArray],
-    a0: FloatArray,
-    b0: FloatArray,
-    ga0: FloatArray,
-    gb0: FloatArray,
-    tolerance: float,
-    guesses: Sequence[FloatArray],
-) -> tuple[FloatArray, FloatArray]:
-    """`increasing_root` for one row, step for step the same arithmetic on Python floats
-    (the same IEEE operations, so the same result to the bit): with one row, NumPy's cost
-    per call, two dozen calls a step, was most of a search's time."""
-    a, b, ga, gb = float(a0[0]), float(b0[0]), float(ga0[0]), float(gb0[0])
-    row = np.ones(1, dtype=bool)
-
-    def at(x: float) -> float:
-        return float(g(np.full(1, x), row)[0])
-
-    for guess_row in guesses:
-        guess = float(guess_row[0])
-        if not a < guess < b:
-            continue
-        found = at(guess)
-        if found > 0.0:
-            b, gb = guess, found
-        else:
-            a, ga = guess, found
-    before = [b - a, b - a]
-    kept = 0  # +1: b was replaced last, −1: a was
-    for _ in range(300):
-        width = b - a
-        if not width > tolerance:
-            break
-        denominator = gb - ga
-        falsi = (gb * a - ga * b) / denominator if denominator != 0.0 else math.nan
-        slow = width > 0.5 * before[0] or not math.isfinite(falsi)
-        probe = a + 0.5 * width if slow else falsi
-        margin = min(0.25 * width, 0.5 * tolerance)
-        probe = min(max(probe, a + margin), b - margin)
-        found = at(probe)
-        if found > 0.0:
-            if not slow and kept == 1:
-                scale = 1.0 - found / gb if gb != 0.0 else 0.5
-                ga *= scale if scale > 0.0 else 0.5
-            b, gb, kept = probe, found, 1
-        else:
-            if not slow and kept == -1:
-                scale = 1.0 - found / ga if ga != 0.0 else 0.5
-                gb *= scale if scale > 0.0 else 0.5
-            a, ga, kept = probe, found, -1
-        before = [before[1], width]
-    return np.full(1, a), np.full(1, b)
