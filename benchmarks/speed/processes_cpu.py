@@ -23,10 +23,11 @@ round (so each order is measured as often as the other):
   (coordinator, workers and their start) over local's: the cost of going parallel, which a
   busy machine stretches far less than it does a wall time;
 - `start_wait_s`: how long the coordinator waited for its workers to be ready once it had
-  loaded the suite (the workers start while it loads: the less of their start is left, the
-  shorter);
+  loaded the suite (`oloproof run` starts them before it imports the engine, a library call
+  while its suite loads: the less of their start is left, the shorter);
 - what a worker process costs to start: `worker_ready_s` (from the process's start to the
-  system and evaluators loaded), `worker_first_case_s` (to its first results back at the
+  system and evaluators loaded: with `oloproof run` this includes its wait for the
+  coordinator to say what to load), `worker_first_case_s` (to its first results back at the
   coordinator), `worker_start_cpu_s` (its CPU at ready), `worker_rss_mb` (its resident memory
   at ready) and `worker_peak_rss_mb` (the largest worker's at exit).
 
@@ -70,22 +71,20 @@ import json, os, resource, sys
 path, executor, workers = sys.argv[1], sys.argv[2], int(sys.argv[3])
 kwargs = {}
 started, ready, first, waited = {}, {}, {}, []
-if executor != "local":
-    kwargs = {"executor": executor, "workers": workers}
-    from oloproof.execution.transports import processes
 
-    def _proc(pid, name):
-        return open(f"/proc/{pid}/{name}").read()
+def _proc(pid, name):
+    return open(f"/proc/{pid}/{name}").read()
 
-    # Where a worker process is started: `StartedProcess` (started while the suite loads), or
-    # before it (74f47e3) `_Child`.
-    spawning = getattr(processes, "StartedProcess", processes._Child)
+def _timed_spawn(spawning):
     spawn = spawning.__init__
     def _init(self, *args, **kwargs):
         began = time.perf_counter()
         spawn(self, *args, **kwargs)
         started.setdefault(self.process.pid, began)
     spawning.__init__ = _init
+
+def _watch_workers():
+    from oloproof.execution.transports import processes
     start_child = processes.ProcessWorkers._start_child
     async def _start(self, slot):
         child = await start_child(self, slot)
@@ -112,6 +111,24 @@ if executor != "local":
         first.setdefault(child.process.pid, time.perf_counter() - started[child.process.pid])
         return take(self, child, results)
     processes.ProcessWorkers._take = _take
+    return processes
+
+if executor != "local":
+    kwargs = {"executor": executor, "workers": workers}
+    try:  # Where worker processes start: `process_start` (the command starts them before it
+        # imports the engine: nothing of the engine is imported here before the command runs)
+        from oloproof.execution import process_start
+    except ImportError:  # or, before it, `processes`: `StartedProcess` (started while the
+        # suite loads), or before that (74f47e3) `_Child`.
+        processes = _watch_workers()
+        _timed_spawn(getattr(processes, "StartedProcess", processes._Child))
+    else:
+        _timed_spawn(process_start.StartedProcess)
+        _take_started = process_start.take_started
+        def _taking(count):  # (the suite is loading: the engine is imported by now)
+            _watch_workers()
+            return _take_started(count)
+        process_start.take_started = _taking
 me = resource.getrusage(resource.RUSAGE_SELF)
 wall, own = time.perf_counter(), time.thread_time()
 if sys.argv[4] == "call":  # the library call, as a host program makes it

@@ -31,6 +31,7 @@ class PicklingTransport:
 
     workers = 1
     retried = 0
+    ahead = 0
     nodes = None
 
     def __init__(self, workers: Sequence[Worker], concurrency: int, **_: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from types import ModuleType
@@ -251,3 +252,15 @@ def test_a_file_that_is_not_a_log_is_refused_by_name(tmp_path: Path,
     with pytest.raises(TraceError, match="Inspect cannot read samples") as lost:
         list(log.trials())
     assert lost.value.file == str(broken)
+
+
+def test_without_inspect_the_error_says_how_to_install_the_extra(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From the checkout, never `oloproof[inspect]`: a package of that name on the public
+    registry is another project."""
+    monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # (import raises ImportError)
+    with pytest.raises(TraceError) as refused:
+        read_inspect_log(tmp_path / "any.eval")
+    assert "pip install -e '.[inspect]'" in str(refused.value)
+    assert "oloproof[" not in str(refused.value)
+    assert refused.value.file == str(tmp_path / "any.eval")

@@ -8,17 +8,20 @@ raise if a case ever sees a state that is not its own, and log which process ran
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import os
 import signal
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from scale_support import DeskProject, desk_cases, held_desk_cases, wait_until
 
 from oloproof.errors import ConfigError
+from oloproof.execution import process_start
 from oloproof.execution.intake import Progress
 from oloproof.execution.transports.dispatched import BATCH_SECONDS
 from oloproof.own_process import YOUNG_THRESHOLD
@@ -283,3 +286,125 @@ def test_ctrl_c_stops_every_worker_stores_what_finished_and_exits_5(
     again = project.run(executor="local", workers=4)
     assert again.to_json()["cache"]["execution"]["hit"] == HELD_FROM - 1
     assert again.metric("state_matches").passed == 40
+
+
+# ---- started before the suite loads (execution/process_start.py) ----------------------------
+
+
+def test_the_command_starts_the_workers_its_suite_file_asks_for_before_it_loads_the_suite(
+        tmp_path: Path) -> None:
+    # docs/scaling.md#a-cpu-bound-suite: `oloproof run` reads `execution:` (or --executor and
+    # --workers) first and starts the processes while it imports the engine; the run takes them.
+    suite = tmp_path / "oloproof.yaml"
+    suite.write_text("version: 1\nexecution: {executor: processes, workers: 2}\n",
+                     encoding="utf-8")
+    cores = os.cpu_count() or 1
+    with process_start.started_early(str(suite), None, None):
+        early = list(process_start._EARLY.get() or [])
+        assert len(early) == min(2, cores)
+        taken = process_start.take_started(1)
+        assert taken == early[:1], "the run took the processes started early, started none"
+        assert process_start._EARLY.get() == []
+        for other in early[1:]:
+            assert other.process.poll() is not None, "the one the run did not take is stopped"
+    try:
+        assert taken[0].process.poll() is None, "the one the run took is the run's to stop"
+    finally:
+        process_start.discard_all(taken)
+    with process_start.started_early(str(suite), "processes", 1):
+        early = list(process_start._EARLY.get() or [])
+        more = process_start.take_started(2)
+        assert len(early) == 1 and more[:1] == early and len(more) == 2
+    process_start.discard_all(more)
+    assert _worker_children() == set()
+
+
+@pytest.mark.parametrize(("file", "executor", "workers", "wanted"), [
+    ("execution: {executor: processes, workers: 2}", None, None, 2),
+    ("execution: {executor: processes, workers: 2}", None, 1, 1),
+    ("execution: {executor: processes, workers: 2}", "local", None, 0),
+    ("execution: {executor: processes}", None, None, 1),
+    ("execution: {workers: 4}", "processes", 3, 3),
+    ("execution: {workers: 4}", None, None, 0),  # (local, the default)
+    ("execution: {executor: processes, workers: two}", None, None, 0),  # (loading says why)
+    ("execution: [processes]", None, None, 0),
+    ("{not yaml", None, None, 0),
+    (None, None, None, 0),  # no such file
+    (None, "processes", 2, 2),  # (the flags say it all: the file is not read)
+])
+def test_how_many_worker_processes_the_command_starts_early(
+        tmp_path: Path, file: str | None, executor: str | None, workers: int | None,
+        wanted: int) -> None:
+    suite = tmp_path / "oloproof.yaml"
+    if file is not None:
+        suite.write_text(f"version: 1\n{file}\n", encoding="utf-8")
+    cores = os.cpu_count() or 1
+    assert process_start.processes_wanted(str(suite), executor, workers) == min(wanted, cores)
+
+
+def test_the_command_runs_on_the_processes_it_started_and_leaves_none_behind(
+        tmp_path: Path, spawn_oloproof: Any) -> None:
+    project = DeskProject(tmp_path / "p")
+    project.suite["execution"] = {"executor": "processes", "workers": 2}
+    project.write(desk_cases(8))
+    mark = f"oloproof-test-{os.getpid()}-{tmp_path.name}"
+
+    run = spawn_oloproof("run", "--json", cwd=project.root, env={"DESK_RUN_MARK": mark})
+    out, err = run.communicate(timeout=300)
+
+    assert run.returncode == 0, err
+    document = json.loads(out)
+    assert document["execution"]["executor"] == "processes"
+    pids = {c["pid"] for c in project.calls()}
+    assert len(pids) == min(2, os.cpu_count() or 1) and run.pid not in pids
+    wait_until(lambda: _marked_processes(mark) == set(), "every worker stopped", 30)
+
+    # A suite that fails to load once the command has started its workers stops them.
+    with (project.root / "data" / "cases.jsonl").open("a", encoding="utf-8") as cases:
+        cases.write("{not json\n")
+    run = spawn_oloproof("run", cwd=project.root, env={"DESK_RUN_MARK": mark})
+    _, err = run.communicate(timeout=300)
+
+    assert run.returncode == 2 and "cases.jsonl" in err, err
+    wait_until(lambda: _marked_processes(mark) == set(), "every worker stopped", 30)
+
+
+def _marked_processes(mark: str) -> set[int]:
+    """The live processes whose environment holds `mark` (a command's and its workers')."""
+    found = set()
+    needle = f"DESK_RUN_MARK={mark}".encode()
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if needle in environ.read_bytes().split(b"\0") and _alive(int(environ.parent.name)):
+                found.add(int(environ.parent.name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def test_a_worker_takes_in_a_parcel_while_its_lanes_keep_finishing_cases() -> None:
+    # A worker's lanes finish cases faster than it judges them: `results()` then returns at
+    # once, again and again. The parcel the coordinator sent meanwhile must be taken in between
+    # two sends, not once the lanes have nothing left to run (then the worker waits for it).
+    from oloproof.execution.transports.processes import send_results
+
+    class Lanes:
+        finished = 0
+
+        async def results(self) -> list[int]:
+            if self.finished == 1000:  # (then nothing more: a worker that ran dry)
+                await asyncio.get_running_loop().create_future()
+            self.finished += 1
+            return [self.finished]
+
+    async def worker() -> tuple[int, int]:
+        lanes, sent = Lanes(), []
+        sender = asyncio.create_task(send_results(lanes, sent.append))  # type: ignore[arg-type]
+        await asyncio.sleep(0)  # (the sender's turn)
+        await asyncio.sleep(0)  # (a parcel taken in: this task's turn again)
+        taken_in_after = len(sent)
+        sender.cancel()
+        return taken_in_after, lanes.finished
+
+    sent_before, finished = asyncio.run(worker())
+    assert sent_before <= 2 and finished < 1000

@@ -54,7 +54,7 @@ from oloproof.suite.validity import transform_validity
 from oloproof.suite.variants import VariantValue, combinations, find_variant, variant_text
 
 if TYPE_CHECKING:
-    from oloproof.execution.transports.processes import StartedProcess
+    from oloproof.execution.process_start import StartedProcess
 
 
 def open_store(suite: LoadedSuite, store: str | Path | None = None) -> Store:
@@ -242,18 +242,19 @@ class RunJob:
                              f"the suite no longer runs: {exc}") from None
 
     def _start_processes(self, execution: ExecutionConfig) -> None:
-        """Start the worker processes of `executor: processes` while the suite loads: one per
-        core at most, as the dataset may yet say there are fewer units to run than workers
-        asked for (the others start once it has: `ProcessWorkers.start`)."""
+        """Start the worker processes of `executor: processes` while the suite loads (or take
+        on those `oloproof run` started before it imported the engine): one per core at most,
+        as the dataset may yet say there are fewer units to run than workers asked for (the
+        others start once it has: `ProcessWorkers.start`)."""
         if execution.executor == "processes":
-            from oloproof.execution.transports.processes import spawn_workers
+            from oloproof.execution.process_start import take_started
 
-            self.started = spawn_workers(min(execution.workers, os.cpu_count() or 1))
+            self.started = take_started(min(execution.workers, os.cpu_count() or 1))
 
     def discard_processes(self) -> None:
         """Stop the worker processes started for a run that will not take them on."""
         if self.started:
-            from oloproof.execution.transports.processes import discard_all
+            from oloproof.execution.process_start import discard_all
 
             started, self.started = self.started, []
             discard_all(started)

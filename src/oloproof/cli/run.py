@@ -93,19 +93,25 @@ def run_command(config: str, policy: str | None, no_cache: bool, concurrency: in
     system.variants runs every combination, a run each, and exits with the worst of their
     gates' codes; --variant runs one.
     """
-    from oloproof import api
+    from oloproof.execution.process_start import started_early
 
-    live = _live_progress() if not as_json else None
+    # The worker processes of `executor: processes` start now and import the engine while this
+    # process does (docs/scaling.md#a-cpu-bound-suite); the run takes them on.
+    with started_early(config, executor, workers):
+        from oloproof import api
 
-    def go() -> RunResult | VariantRuns:
-        with live if live is not None else contextlib.nullcontext():
-            return api.run(config, policy, no_cache=no_cache, concurrency=concurrency,
-                           on_progress=live.update if live is not None else None, store=store,
-                           trials=trials, workers=workers, executor=executor,
-                           baseline=baseline, cases=cases or None, pattern=pattern,
-                           limit=limit, sample=sample, seed=_seed(seed), variant=variant)
+        live = _live_progress() if not as_json else None
 
-    _run_and_report("oloproof run", go, config, store, as_json, junit, markdown, slices)
+        def go() -> RunResult | VariantRuns:
+            with live if live is not None else contextlib.nullcontext():
+                return api.run(config, policy, no_cache=no_cache, concurrency=concurrency,
+                               on_progress=live.update if live is not None else None,
+                               store=store, trials=trials, workers=workers,
+                               executor=executor, baseline=baseline, cases=cases or None,
+                               pattern=pattern, limit=limit, sample=sample, seed=_seed(seed),
+                               variant=variant)
+
+        _run_and_report("oloproof run", go, config, store, as_json, junit, markdown, slices)
 
 
 @cli.command("rescore")

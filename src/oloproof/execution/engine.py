@@ -128,6 +128,7 @@ class RunEngine:
         transport = self.transport
         self.progress.workers = transport.workers
         self._retried_before = transport.retried
+        keep = CHUNK + transport.ahead
         flusher = asyncio.create_task(self._flush_every_second())
         try:
             # A chunk holds about CHUNK jobs: with trials, fewer units, each run `trials` times
@@ -139,9 +140,10 @@ class RunEngine:
                 if jobs:
                     transport.submit(jobs)
                     await asyncio.sleep(0)  # the workers start these before the next is planned
-                # Keep about one chunk queued beyond the one being planned: workers never run
-                # dry, and memory stays bounded by two chunks.
-                while len(in_flight) > CHUNK:
+                # Keep about one chunk queued beyond the one being planned, and beyond what
+                # workers elsewhere hold (`ahead`): workers never run dry, and memory stays
+                # bounded by two chunks and that.
+                while len(in_flight) > keep:
                     self._take_all(await transport.results())
                 self._maybe_flush()
             self.store.finishing()

@@ -1,19 +1,19 @@
 """Inspect AI eval logs (`.eval`, `.json`) read as trials (docs/imports.md#inspect-ai):
 `read_inspect_log`.
 
-Read through Inspect's own log API (the `inspect` extra: `pip install 'oloproof[inspect]'`),
-imported only when a log is read. The header comes from `read_eval_log(header_only=True)`; the
-samples of a `.eval` log (Inspect's default format, a zip of one file per sample) are streamed,
-256 at a time, as Inspect's own sample reader reads one (`EvalRecorder.read_log_sample`: the
-member's bytes through Inspect's zip reader, `json.loads`, `EvalSample.model_validate` in
-Inspect's deserializing context), with one zip reader for the whole log (on an event loop of
-its own, in a thread), the fields nothing here reads (the events) dropped before validation:
-memory stays flat whatever the number of samples. (Inspect's own `read_eval_log_samples` opens
-the zip's directory again for every sample, so its time grows with the square of their
-number; its `exclude_fields` streams each sample through a token-by-token Python builder,
-which took 2.7x the CPU of parsing the whole member with `json.loads`.) A `.json` log is one
-JSON document, which Inspect reads whole (`read_eval_log`): its samples are held in memory
-together.
+Read through Inspect's own log API (the `inspect` extra: `pip install -e '.[inspect]'` in the
+checkout), imported only when a log is read. The header comes from
+`read_eval_log(header_only=True)`; the samples of a `.eval` log (Inspect's default format, a zip
+of one file per sample) are streamed, 256 at a time, as Inspect's own sample reader reads one
+(`EvalRecorder.read_log_sample`: the member's bytes through Inspect's zip reader, `json.loads`,
+`EvalSample.model_validate` in Inspect's deserializing context), with one zip reader for the
+whole log (on an event loop of its own, in a thread), the fields nothing here reads (the events)
+dropped before validation: memory stays flat whatever the number of samples. (Inspect's own
+`read_eval_log_samples` opens the zip's directory again for every sample, so its time grows with
+the square of their number; its `exclude_fields` streams each sample through a token-by-token
+Python builder, which took 2.7x the CPU of parsing the whole member with `json.loads`.) A
+`.json` log is one JSON document, which Inspect reads whole (`read_eval_log`): its samples are
+held in memory together.
 
 The mapping (each row in docs/imports.md): a sample is a case (its id as text), an epoch a
 trial; each scorer a criterion named after it (a dict-valued score one criterion per key,
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from oloproof.errors import TraceError
+from oloproof.errors import TraceError, install_extra
 from oloproof.harnesses.records import (
     ImportedError,
     ImportedScore,
@@ -173,8 +173,8 @@ def _inspect_log_api(where: Path) -> Any:
     try:
         import inspect_ai.log as log_api
     except ImportError:
-        raise TraceError("reading an Inspect log needs the inspect-ai package: "
-                         "pip install 'oloproof[inspect]'", file=where) from None
+        raise TraceError("reading an Inspect log needs the inspect-ai package; "
+                         f"{install_extra('inspect')}", file=where) from None
     return log_api
 
 

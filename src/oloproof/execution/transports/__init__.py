@@ -39,7 +39,7 @@ from oloproof.execution.transports.threads import ThreadLanes
 from oloproof.execution.worker import Worker
 
 if TYPE_CHECKING:
-    from oloproof.execution.transports.processes import StartedProcess
+    from oloproof.execution.process_start import StartedProcess
 
 
 def local_transport(workers: Sequence[Worker], concurrency: int,
@@ -68,7 +68,7 @@ async def open_transport(suite: SuiteToRun, concurrency: int | None = None,
     """The started workers of the suite's executor (`suite.execution`); `verdicts` is the
     store's judge cache, which the judges of `executor: local` look a fresh execution's verdict
     up in (workers elsewhere have no store: docs/judges.md#the-judge-cache). `started`: worker
-    processes started while the suite loaded (`processes.spawn_workers`), which `processes`
+    processes started while the suite loaded (`process_start.take_started`), which `processes`
     takes on."""
     execution = suite.execution
     system = suite.config.system

@@ -48,6 +48,12 @@ class Transport(Protocol):
         """How many workers (copies of the system) this transport has."""
         ...
 
+    @property
+    def ahead(self) -> int:
+        """How many more jobs than a chunk the coordinator should have handed over and not
+        yet taken back: what workers elsewhere hold between them (0 in this process)."""
+        ...
+
     def busy(self) -> int:
         """How many workers are running a unit now."""
         ...
@@ -143,6 +149,10 @@ class LocalLanes:
 
     def busy(self) -> int:
         return self._busy.count()
+
+    @property
+    def ahead(self) -> int:
+        return 0  # (jobs wait in this process's own queue, taken as a lane is free)
 
     @property
     def retried(self) -> int:

@@ -12,7 +12,14 @@ a `worker_lost` failure (its cases are errored, missing, and not cached).
 Batch size. A call per case is too dear (a Ray actor call costs about a millisecond), so
 batches hold up to `MAX_BATCH` jobs; but a batch is also the unit of loss and of balance at
 the end of a run, so it is sized to about `BATCH_SECONDS` of the worker's measured time per
-job, and never more than a fair share of what is left in the queue.
+job, and never more than a fair share of what is left in the queue. The batch behind the one
+running is what a worker has to go on with while the coordinator takes its results and sends
+the next: it must outlast the coordinator's pauses (planning a chunk of cases, its store's
+writer holding the interpreter, its process waiting for a core), some tens of milliseconds.
+A case of a cheap CPU-bound system takes a worker process about a quarter of a millisecond, so
+64 jobs were 16 ms of work and the workers of the support_agent example ran dry about 12% of
+the time (docs/scaling.md#a-cpu-bound-suite); `MAX_BATCH` is 256. The queue is kept stocked
+beyond what the workers hold (`ahead`): the engine plans that many more units in advance.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from oloproof.errors import ErrorKind
 from oloproof.execution.units import CaseError, UnitJob, UnitResult
 
 IN_FLIGHT = 2
-MAX_BATCH = 64
+MAX_BATCH = 256
 BATCH_SECONDS = 0.2
 
 
@@ -40,6 +47,7 @@ class Batch:
     size: int
     retry: bool = False  # a job sent again after a loss, alone
     sent: float = field(default_factory=time.monotonic)
+    ahead: int = 0  # jobs the worker had out when this batch was sent (it runs them first)
 
 
 @dataclass
@@ -66,6 +74,12 @@ class Dispatch:
     @property
     def workers(self) -> int:
         return len(self._workers)
+
+    @property
+    def ahead(self) -> int:
+        """How many jobs the workers may hold between them: what the queue should hold
+        beyond them so that a batch is never cut short for want of jobs."""
+        return len(self._workers) * IN_FLIGHT * MAX_BATCH
 
     def add(self, jobs: list[UnitJob]) -> None:
         self._queue.extend(jobs)
@@ -101,7 +115,8 @@ class Dispatch:
             return None
         size = self._batch_size()
         jobs = [self._queue.popleft() for _ in range(min(size, len(self._queue)))]
-        state.batches.append(Batch({job.unit: job for job in jobs}, len(jobs)))
+        ahead = sum(len(b.jobs) for b in state.batches)
+        state.batches.append(Batch({job.unit: job for job in jobs}, len(jobs), ahead=ahead))
         return jobs
 
     def _batch_size(self) -> int:
@@ -131,9 +146,10 @@ class Dispatch:
         return results
 
     def _measure(self, batch: Batch, now: float) -> None:
-        # A batch waits behind the one before it, so its time from sending is at most two
-        # batches' work: an estimate that errs towards smaller batches.
-        per_job = (now - batch.sent) / max(1, batch.size)
+        # A batch waits behind the jobs the worker had out when it was sent: its time from
+        # sending is theirs and its own. (Divided by its own size alone, the estimate was up to
+        # twice the time a job takes, and batches half the size they were meant to be.)
+        per_job = (now - batch.sent) / max(1, batch.size + batch.ahead)
         self._seconds_per_job = per_job if self._seconds_per_job is None else (
             0.7 * self._seconds_per_job + 0.3 * per_job)
 
@@ -195,6 +211,10 @@ class DispatchedTransport:
     @property
     def workers(self) -> int:
         return self._dispatch.workers
+
+    @property
+    def ahead(self) -> int:
+        return self._dispatch.ahead
 
     def busy(self) -> int:
         return self._dispatch.busy()

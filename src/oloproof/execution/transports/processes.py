@@ -32,7 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from oloproof.errors import ConfigError
+from oloproof.execution.process_start import StartedProcess, discard_all
 from oloproof.execution.shipping import PROTOCOL, StateShipper
+from oloproof.execution.transports.base import Transport
 from oloproof.execution.transports.dispatched import DispatchedTransport
 from oloproof.execution.units import UnitResult
 from oloproof.execution.worker_host import LoadFailure, WorkerHost, WorkerSpec
@@ -40,63 +42,6 @@ from oloproof.own_process import collect_young_objects_less_often
 
 # How long a stopping worker may take to exit on its own before it is killed.
 STOP_GRACE_SECONDS = 1.0
-
-
-class StartedProcess:
-    """A worker process started and importing the engine, not yet told what to load: a run
-    starts its workers as soon as its suite file says `executor: processes`, so that they import
-    while the coordinator loads the rest of the suite (`spawn_workers`)."""
-
-    def __init__(self) -> None:
-        to_child_r, to_child_w = os.pipe()
-        from_child_r, from_child_w = os.pipe()
-        env = dict(os.environ)
-        package_root = str(Path(__file__).resolve().parents[3])  # holds oloproof/
-        env["PYTHONPATH"] = os.pathsep.join(
-            [package_root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-        try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "oloproof.execution.transports.processes",
-                 str(to_child_r), str(from_child_w)],
-                pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
-                stdout=_stdout_for_workers(), env=env, close_fds=True,
-            )
-        except BaseException:
-            for fd in (to_child_w, from_child_r):
-                os.close(fd)
-            raise
-        finally:
-            os.close(to_child_r)
-            os.close(from_child_w)
-        self.outgoing = Connection(to_child_w, readable=False)
-        self.incoming = Connection(from_child_r, writable=False)
-
-    def discard(self) -> None:
-        """Stop a process that was never given a system to load (it has run nothing)."""
-        with contextlib.suppress(OSError):
-            self.process.kill()
-        self.process.wait()
-        for end in (self.outgoing, self.incoming):
-            with contextlib.suppress(OSError):
-                end.close()
-
-
-def spawn_workers(count: int) -> list[StartedProcess]:
-    """`count` worker processes, started now; each waits for the system it is to load."""
-    started: list[StartedProcess] = []
-    try:
-        for _ in range(count):
-            started.append(StartedProcess())
-    except BaseException:
-        discard_all(started)
-        raise
-    return started
-
-
-def discard_all(started: list[StartedProcess]) -> None:
-    """Stop worker processes a run started and will not use (its suite failed to load)."""
-    for one in started:
-        one.discard()
 
 
 class _Child:
@@ -138,14 +83,6 @@ class _Child:
             self.incoming.close()
 
 
-def _stdout_for_workers() -> int | None:
-    """A worker's prints go to the coordinator's stderr (its stdout may be a JSON document)."""
-    try:
-        return sys.__stderr__.fileno() if sys.__stderr__ is not None else None
-    except (OSError, ValueError):
-        return None
-
-
 class ProcessWorkers(DispatchedTransport):
     """The `Transport` of worker processes (see the module docstring)."""
 
@@ -154,7 +91,7 @@ class ProcessWorkers(DispatchedTransport):
         super().__init__(workers)
         self.spec = spec
         self.suite_path = suite_path
-        # Processes started while the suite loaded (`spawn_workers`): the first workers' own.
+        # Processes started before the run (`process_start`): the first workers' own.
         self._started = list(started or ())
         self._shipper = StateShipper()
         self._children: list[_Child | None] = [None] * workers
@@ -343,12 +280,7 @@ async def _run_parcels(host: WorkerHost, incoming: Connection, send: Any) -> Non
     threading.Thread(target=read, name="oloproof-parcels", daemon=True).start()
     transport = host.transport
 
-    async def send_results() -> None:
-        while True:
-            results = list(await transport.results())  # (judged here, as they are listed)
-            send(("results", results))
-
-    sender = asyncio.create_task(send_results())
+    sender = asyncio.create_task(send_results(transport, send))
     while True:
         kind, payload = pickle.loads(await inbox.get())
         if kind == "stop":
@@ -357,6 +289,18 @@ async def _run_parcels(host: WorkerHost, incoming: Connection, send: Any) -> Non
     sender.cancel()
     sys.stdout.flush()
     os._exit(0)  # a call abandoned after a timeout may still be running in a thread
+
+
+async def send_results(transport: Transport, send: Any) -> None:
+    """A worker's results, sent to the coordinator as they finish (judged as they are listed)."""
+    while True:
+        results = list(await transport.results())
+        send(("results", results))
+        # The loop's turn for the parcels that came meanwhile: `results()` returns without
+        # waiting while the lanes have finished more, so without this a parcel already here
+        # was taken in only once the lanes had run out of work, and the worker waited for
+        # nothing (docs/scaling.md#a-cpu-bound-suite).
+        await asyncio.sleep(0)
 
 
 if __name__ == "__main__":
