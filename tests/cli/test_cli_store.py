@@ -183,9 +183,17 @@ def test_an_unreadable_store_is_a_store_error_before_any_call(probe, cli):
     assert probe.calls() == []
 
 
-def test_sigterm_stops_a_run_like_ctrl_c(held_probe, spawn_oloproof):
+def _ignore_ctrl_c() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+# SIGTERM takes Ctrl-C's path (asyncio.run's handler cancels the run); where SIGINT is ignored,
+# as in a script's background job (`oloproof run & ... kill $!`), it still stops the run.
+@pytest.mark.parametrize("ctrl_c", ["default", "ignored"])
+def test_sigterm_stops_a_run_like_ctrl_c(held_probe, spawn_oloproof, ctrl_c):
     probe = held_probe
-    process = spawn_oloproof("run", "--json", cwd=probe.path)
+    process = spawn_oloproof("run", "--json", cwd=probe.path,
+                             **({"preexec_fn": _ignore_ctrl_c} if ctrl_c == "ignored" else {}))
     _wait_for(lambda: len(probe.calls()) >= HELD_FROM)
     assert process.poll() is None
 

@@ -2,8 +2,10 @@
 
 The system module (`app.py`) holds sandboxed desks: each desk is one sandbox (reset → call →
 snapshot) that raises if a case ever sees a state that is not its own, and logs every call --
-which process and which desk object ran it, and when it began and ended -- to `calls.log`, so
-a test can tell how many sandboxes ran at once, in how many processes.
+which process and which desk object ran it, and when it began and ended -- to `calls.log` as it
+returns, so a test can tell how many sandboxes ran at once, in how many processes; and each
+call's case to `began.log` as it begins, so a test can tell a call that began and never
+returned (abandoned past `timeout_s`, its process then killed) from one never made.
 """
 
 from __future__ import annotations
@@ -32,9 +34,9 @@ HERE = Path(__file__).parent
 _made = []
 
 
-def log(entry):
+def log(entry, name="calls.log"):
     line = (json.dumps(entry, sort_keys=True) + "\\n").encode()
-    fd = os.open(HERE / "calls.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = os.open(HERE / name, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         os.write(fd, line)
     finally:
@@ -70,6 +72,7 @@ class _Desk:
         if self.state.get("owner") != me or self.state.get("marks") != []:
             raise RuntimeError(f"{me} saw a state that is not its own: {self.state!r}")
         self.state["marks"].append(me)
+        log({"case": me, "pid": os.getpid()}, "began.log")  # (calls.log: when a call ends)
         marker = case_input.get("die")
         if marker and not (HERE / marker).exists():
             (HERE / marker).write_text(str(os.getpid()))
@@ -204,6 +207,15 @@ class DeskProject:
         if not path.exists():
             return []
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+    def began(self) -> list[str]:
+        """The cases whose call began, in order, however it ended: a call is in `calls()`
+        only once it returned (one abandoned past `timeout_s` is there only if its process
+        lived until it returned)."""
+        path = self.root / "began.log"
+        if not path.exists():
+            return []
+        return [json.loads(line)["case"] for line in path.read_text().splitlines() if line]
 
     def forget_calls(self) -> None:
         (self.root / "calls.log").unlink(missing_ok=True)

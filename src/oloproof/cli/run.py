@@ -26,6 +26,8 @@ from oloproof.cli.options import (
 )
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from oloproof.api import RunResult, VariantRuns
     from oloproof.report.progress import LiveProgress
 
@@ -221,10 +223,35 @@ def _live_progress() -> LiveProgress | None:
 
 def _sigterm_stops_the_run() -> None:
     """In the command's own process, SIGTERM stops a run as Ctrl-C does (what finished is
-    stored, exit 5). The library never installs a handler: that is its host's business."""
+    stored, exit 5). The library never installs a handler: that is its host's business.
+
+    SIGTERM is handed to SIGINT's handler, so it takes Ctrl-C's path exactly: while the run
+    runs, `asyncio.run`'s handler cancels the run's task, which stops at an `await`. Raising
+    `KeyboardInterrupt` from this handler instead raised it wherever the main thread was,
+    inside a `queue.Queue.put` to the store's writer for one, which lost the writer's next
+    wake-up (`threading.Condition.notify` interrupted after it woke a waiter): the stopped
+    run then waited for the writer forever (docs/architecture.md#tests). Where SIGINT is
+    ignored (a background job of a script) there is no Ctrl-C path to take: the stop is
+    raised from the event loop between two callbacks, as the loop raises an interruption,
+    or where the main thread is when no loop runs.
+    """
+    import asyncio
     import signal
 
-    def stop(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
+    def stop(signum: int, frame: FrameType | None) -> None:
+        on_ctrl_c = signal.getsignal(signal.SIGINT)
+        if callable(on_ctrl_c):  # asyncio.run's while the run runs; default_int_handler else
+            on_ctrl_c(signal.SIGINT, frame)
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise KeyboardInterrupt from None
+        loop.call_soon_threadsafe(_interrupt)
 
     signal.signal(signal.SIGTERM, stop)
+
+
+def _interrupt() -> None:
+    """A callback that stops the event loop's run as Ctrl-C would (`_sigterm_stops_the_run`)."""
+    raise KeyboardInterrupt
