@@ -2,14 +2,14 @@
 #   make demo   creates .venv, installs Oloproof from this checkout, scaffolds ./demo and runs it
 #   make test   creates .venv, installs Oloproof with its test extras and Ray (the ray
 #               executor's tests), and Debian's chromium for the browser tests, runs the
-#               whole test suite on two worker processes (docs/architecture.md#tests) and then
+#               whole test suite on three worker processes (docs/architecture.md#tests) and then
 #               the type check (mypy, strict: pyproject.toml's [tool.mypy])
 VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
-# `make test` runs the suite on this many processes (pytest-xdist); 2 is the CI machine's cores
-# (a third is faster but not yet reliable: docs/architecture.md#tests)
-TEST_WORKERS ?= 2
+# `make test` runs the suite on this many processes (pytest-xdist): one more than the CI
+# machine's two cores, as much of the suite waits (docs/architecture.md#tests)
+TEST_WORKERS ?= 3
 
 .PHONY: demo test install browser bench bench-check clean
 
@@ -26,13 +26,13 @@ $(VENV)/.created:
 
 # Compiled when installed, as pip does: where PYTHONDONTWRITEBYTECODE is set, every command
 # would otherwise compile what it imports each time it starts (the demo's run: 2.1 s of CPU
-# against 1.15 s).
+# against 1.15 s), and a benchmark would time the compiling.
 $(VENV)/.installed: pyproject.toml $(VENV)/.created
 	$(UV) --compile-bytecode -e .
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.created
-	$(UV) -e '.[test,ray]'
+	$(UV) --compile-bytecode -e '.[test,ray]'
 	touch $@
 
 install: $(VENV)/.installed
@@ -52,12 +52,12 @@ browser:
 # test modules it collects; with nothing written, each compiled src/ again (a fifth of the CPU
 # of tests/scale/test_processes.py) and each of pytest's processes spent 22 s of CPU
 # collecting the suite, against 10 s once its rewritten modules were cached. What is written
-# is __pycache__/, which git ignores; the test install compiles nothing itself, so only what
-# the run imports is compiled, once.
+# is __pycache__/, which git ignores.
 #
 # The install and Debian's Chromium are fetched side by side (-j2): one from PyPI, one from
-# Debian's mirrors, each mostly waiting on the network (on a fresh machine uv took 24 s;
-# `apt-get update` 10 s and Chromium's 81 MB download 10 s more before it unpacks).
+# Debian's mirrors, each mostly waiting on the network (on a fresh machine uv took 24 s
+# before it compiled; `apt-get update` 10 s and Chromium's 81 MB download 10 s more before
+# it unpacks).
 test:
 	$(MAKE) --no-print-directory -j2 $(VENV)/.installed-test browser
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n $(TEST_WORKERS)
