@@ -329,7 +329,7 @@ def local_ray() -> Iterator[Any]:
 # ---- running on two workers (pytest-xdist) ------------------------------------------------------
 
 #: The tests that start Ray (they use `local_ray`, or are marked `ray`): a test file, or one test
-#: of a file. Under `make test` (`pytest -n 2`, scheduled by `_group` below) they all run
+#: of a file. Under `make test` (`pytest -n 3`, scheduled by `_group` below) they all run
 #: on one worker, one after another: one local Ray instance for them all, and never two Ray
 #: instances or a cluster starting beside another. A test that starts Ray elsewhere is refused
 #: at collection until it is named here.
