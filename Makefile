@@ -13,10 +13,11 @@ TEST_WORKERS ?= 3
 
 .PHONY: demo test install browser bench bench-check clean
 
-# uv installs into the venv what pip would (the same resolution from PyPI), in a third of the
-# wall time: on a fresh clone `pip install -e '.[test,ray]'` took 78 s (53 s of CPU, most of
-# it compiling every installed package's bytecode), uv 24 s (4.6 s). The venv's own pip stays,
-# for what runs pip (benchmarks/_versions.py).
+# uv installs into the venv what pip would (the same resolution from PyPI), for less CPU: on a
+# fresh clone `pip install -e '.[test,ray]'` took 78 s (53 s of CPU, most of it compiling every
+# installed package's bytecode); uv 24 s (4.6 s) before it compiled, and its compiling about
+# 33 s of CPU more, on both cores. The venv's own pip stays, for what runs pip
+# (benchmarks/_versions.py).
 UV := $(VENV)/bin/uv pip install -q --python $(PY)
 
 $(VENV)/.created:
