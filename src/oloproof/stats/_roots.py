@@ -45,35 +45,59 @@ def increasing_root(
         down = inside & ~(gg > 0.0)
         b, gb = np.where(up, guess, b), np.where(up, gg, gb)
         a, ga = np.where(down, guess, a), np.where(down, gg, ga)
-    before = [b - a, b - a]
-    kept = np.zeros(a.shape, dtype=np.int8)  # +1: b was replaced last, −1: a was
+    # Only the rows still searching take part in a step: a row whose bracket is narrow enough
+    # is written back and dropped, so a step costs the same few array operations however the
+    # rows stand. The rows are independent: each takes exactly the steps it would alone.
+    rows = np.flatnonzero(b - a > tolerance)
+    live = np.zeros(a.shape, dtype=bool)
+    live[rows] = True
+    ra, rb, rga, rgb = a[rows], b[rows], ga[rows], gb[rows]
+    before = [rb - ra, rb - ra]
+    # Whether the last step replaced b (a stayed) or a (b stayed); neither before the first.
+    a_stayed = b_stayed = np.zeros(rows.shape, dtype=bool)
     for _ in range(300):  # bisection alone needs ~log2(width / tolerance) steps
-        width = b - a
-        live = width > tolerance
-        if not live.any():
+        width = rb - ra
+        going = width > tolerance
+        if not going.all():
+            done = rows[~going]
+            a[done], b[done], live[done] = ra[~going], rb[~going], False
+            rows, width, a_stayed, b_stayed = (rows[going], width[going], a_stayed[going],
+                                               b_stayed[going])
+            ra, rb, rga, rgb = ra[going], rb[going], rga[going], rgb[going]
+            before = [before[0][going], before[1][going]]
+        if not rows.size:
             break
         with np.errstate(divide="ignore", invalid="ignore"):
-            falsi = (gb * a - ga * b) / (gb - ga)
+            falsi = (rgb * ra - rga * rb) / (rgb - rga)
         slow = (width > 0.5 * before[0]) | ~np.isfinite(falsi)
-        probe = np.where(slow, a + 0.5 * width, falsi)
+        probe = np.where(slow, ra + 0.5 * width, falsi)
         # Keep the probe strictly inside the bracket (float rounding can put it on an end).
         margin = np.minimum(0.25 * width, 0.5 * tolerance)
-        probe = np.clip(probe, a + margin, b - margin)
-        gp = np.zeros(a.shape)
-        gp[live] = g(probe[live], live)
-        to_b = live & (gp > 0.0)
-        to_a = live & ~(gp > 0.0)
-        # Anderson–Björck: the end that stays has its value scaled by 1 − g(probe)/g(replaced)
-        # (halved when that is not positive); after a bisection step nothing is scaled.
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scale_a = np.where(gb != 0.0, 1.0 - gp / gb, 0.5)
-            scale_b = np.where(ga != 0.0, 1.0 - gp / ga, 0.5)
-        scale_a = np.where(scale_a > 0.0, scale_a, 0.5)
-        scale_b = np.where(scale_b > 0.0, scale_b, 0.5)
-        ga = np.where(to_b & ~slow & (kept == 1), ga * scale_a, ga)
-        gb = np.where(to_a & ~slow & (kept == -1), gb * scale_b, gb)
-        b, gb = np.where(to_b, probe, b), np.where(to_b, gp, gb)
-        a, ga = np.where(to_a, probe, a), np.where(to_a, gp, ga)
-        kept = np.where(to_b, 1, np.where(to_a, -1, kept)).astype(np.int8)
+        probe = np.minimum(np.maximum(probe, ra + margin), rb - margin)
+        gp = g(probe, live)
+        up = gp > 0.0
+        down = ~up
+        # Anderson–Björck: the end that stays twice has its value scaled by
+        # 1 − g(probe)/g(replaced) (halved when that is not positive); after a bisection step
+        # nothing is scaled. (The rows scaled on each side are disjoint.)
+        fast = ~slow
+        scale_a, scale_b = up & fast & a_stayed, down & fast & b_stayed
+        if scale_a.any():
+            rga = np.where(scale_a, rga * _stay_scale(gp, rgb), rga)
+        if scale_b.any():
+            rgb = np.where(scale_b, rgb * _stay_scale(gp, rga), rgb)
+        rb, rgb = np.where(up, probe, rb), np.where(up, gp, rgb)
+        ra, rga = np.where(down, probe, ra), np.where(down, gp, rga)
+        a_stayed, b_stayed = up, down
         before = [before[1], width]
+    a[rows], b[rows] = ra, rb
     return a, b
+
+
+def _stay_scale(gp: FloatArray, replaced: FloatArray) -> FloatArray:
+    """Anderson–Björck's factor for the end that stays: ``1 − g(probe)/g(replaced)``, or ½
+    where ``g(replaced)`` is 0 or the factor is not positive."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(replaced != 0.0, 1.0 - gp / replaced, 0.5)
+    out: FloatArray = np.where(scale > 0.0, scale, 0.5)
+    return out

@@ -93,9 +93,15 @@ def _nodes(left: FloatArray, right: FloatArray) -> tuple[FloatArray, FloatArray]
 
 def _density(t: FloatArray, a: int, b: int) -> FloatArray:
     special = _scipy_special()
-    log_density = special.xlogy(a - 1, t) + special.xlog1py(b - 1, -t) - special.betaln(a, b)
+    log_density = special.xlogy(a - 1, t) + special.xlog1py(b - 1, -t) - _log_beta(a, b)
     density: FloatArray = np.exp(log_density)
     return density
+
+
+@lru_cache(maxsize=512)
+def _log_beta(a: int, b: int) -> float:
+    """``log B(a, b)``, the density's normaliser."""
+    return float(_scipy_special().betaln(a, b))
 
 
 def _tail(d: float, a: int, b: int, x: int, y: int) -> float:
@@ -107,11 +113,14 @@ def _tail(d: float, a: int, b: int, x: int, y: int) -> float:
     k = int(np.searchsorted(edges, c, side="right"))  # the first edge above c
     if k == edges.size:
         return 0.0  # nothing of T lies above |d| (|d| ≥ 1)
-    first_t, first_half = _nodes(np.asarray([c]), edges[k:k + 1])
+    # The first piece, [|d|, edges[k]], as `_nodes` makes it (the same arithmetic, on floats).
+    right = float(edges[k])
+    first_half = (right - c) / 2.0
+    first_t = ((c + right) / 2.0 + first_half * _rule()[0])[None, :]
     t = np.concatenate((first_t, fixed_t[k:]))
     density = np.concatenate((_density(first_t, a, b), fixed_density[k:]))
-    half = np.concatenate((first_half, fixed_half[k:]))
-    at = np.clip((1.0 + d / t) / 2.0, 0.0, 1.0)
+    half = np.concatenate(([first_half], fixed_half[k:]))
+    at = np.minimum(np.maximum((1.0 + d / t) / 2.0, 0.0), 1.0)
     # F_B((1 + d/t)/2), or for d > 0 its complement, read from the other tail for accuracy.
     share = special.betainc(x, y, at) if d < 0 else special.betainc(y, x, 1.0 - at)
     _, weights = _rule()
