@@ -108,17 +108,21 @@ def log_beta(s: FloatArray, n: int, m: FloatArray) -> FloatArray:
     sw, mw = s[work], m[work]
     lo, hi = _window(n, mw)
     b = np.arange(lo, hi + 1, dtype=np.float64)
-    log_pmf = (_log_choose(n, lo, hi)[None, :] + b[None, :] * np.log(mw)[:, None]
-               + (n - b)[None, :] * np.log1p(-mw)[:, None])
-    pmf = np.exp(log_pmf)
+    # The tables are rows × window: each step writes into the one before where it can.
+    pmf = b[None, :] * np.log(mw)[:, None]
+    np.add(_log_choose(n, lo, hi)[None, :], pmf, out=pmf)
+    pmf += (n - b)[None, :] * np.log1p(-mw)[:, None]
+    np.exp(pmf, out=pmf)
     # P(B ≥ b) within the window, then E(B − j)₊ = Σ_{b > j} P(B ≥ b).
     at_least = np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1]
-    beyond = np.zeros_like(at_least)
-    beyond[:, :-1] = np.cumsum(at_least[:, :0:-1], axis=1)[:, ::-1]
-    excess = beyond + n * math.exp(-TAIL_EXPONENT)  # the mass left out, added back
+    excess = np.empty_like(at_least)
+    excess[:, -1] = 0.0
+    np.cumsum(at_least[:, :0:-1], axis=1, out=excess[:, -2::-1])
+    excess += n * math.exp(-TAIL_EXPONENT)  # the mass left out, added back
     gap = sw[:, None] - b[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(gap > 0.0, excess / gap, np.inf)
+        ratio = np.divide(excess, gap, out=excess)
+    ratio[gap <= 0.0] = np.inf
     best = np.minimum(ratio.min(axis=1), 1.0)
     out[work] = np.log(best)
     return out
