@@ -37,7 +37,6 @@ Fairbanks & Madsen 1982, *Biometrika* 69(1)). With ``m`` the minimum, ``N`` the 
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -292,9 +291,11 @@ class SequentialRate:
     def trials_run(self) -> int:
         return self.passed + self.failed + self.errored
 
-    @functools.cached_property
+    @property
     def state(self) -> str:
-        """The decision's state alone (cheap: no bounds, no projection)."""
+        """The decision's state alone (cheap: no bounds, no projection; `_state_of` keeps
+        it, so the rule need not: a `cached_property` cost more, taking its lock, than the
+        cache's lookup)."""
         return _state_of(self.minimum, self.trials, self.level, self.trials_run, self.passed,
                          self.passed + self.errored)
 
