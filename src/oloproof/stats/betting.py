@@ -24,8 +24,9 @@ order given:
 Each factor of ``K⁺_t`` is nonincreasing in ``m`` (and of ``K⁻_t`` nondecreasing), so
 ``sup_t K⁺_t(m) < 2/α`` holds on an interval ``(L, 1]`` and ``sup_t K⁻_t(m) < 2/α`` on
 ``[0, U)``: each end is the root of one monotone, continuous function of ``m`` and is found by
-the ITP bracketing method (Oliveira & Takahashi, 2021, ACM TOMS 47(1)) to 2⁻⁴⁰ (about 1e-12),
-reported on the rejected side of the final bracket — outward, never inward. The upper end is
+a bracketed search (regula falsi with the Anderson–Björck correction, safeguarded by
+bisection: `_roots.increasing_root`) to 2⁻⁴⁰ (about 1e-12), reported on the rejected side of
+the final bracket — outward, never inward. The upper end is
 the lower end of the mirrored values ``1 − x`` mirrored back (the bets are symmetric), so one
 routine serves both. Everything is vectorised with NumPy over the values (and over rows of
 independent samples, which the simulations use).
