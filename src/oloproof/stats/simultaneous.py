@@ -50,7 +50,7 @@ import numpy.typing as npt
 
 from oloproof.stats._checks import check_level, count
 from oloproof.stats.bentkus import bentkus_interval
-from oloproof.stats.betting import MeanInterval, bounded_mean_interval
+from oloproof.stats.betting import MeanInterval, bounded_mean_intervals
 from oloproof.stats.binomial import rate_interval
 from oloproof.stats.paired import (
     binary_difference_interval,
@@ -130,24 +130,37 @@ def cost_interval(costs: Sequence[float] | npt.ArrayLike, cap: float, level: flo
     >>> round(found.estimate, 4), round(found.lower, 4), round(found.upper, 4), found.method
     (0.059, 0.0113, 0.1857, 'betting_capped')
     """
-    x = _values("costs", costs)
+    return _cost_intervals([costs], cap, level)[0]
+
+
+def _cost_intervals(costs: Sequence[Sequence[float] | npt.ArrayLike], cap: float, level: float
+                    ) -> list[MeanInterval]:
+    """`cost_interval` of each of ``costs`` (sequences of one length): the same intervals,
+    the betting bounds of all of them searched side by side (`bounded_mean_intervals`)."""
+    rows = [_values("costs", c) for c in costs]
     if not (math.isfinite(cap) and cap > 0):
         raise ValueError(f"the cost cap must be a positive number, got {cap!r}")
-    observed = x[~np.isnan(x)]
-    if np.any(observed < 0) or np.any(observed > cap):
-        worst = float(observed.max()) if np.any(observed > cap) else float(observed.min())
-        raise ValueError(f"a case's cost ({worst:g}) is outside [0, cap={cap:g}]: the interval "
-                         "holds only for costs within the cap; raise the cap")
+    observed = [x[~np.isnan(x)] for x in rows]
+    for seen in observed:
+        if np.any(seen < 0) or np.any(seen > cap):
+            worst = float(seen.max()) if np.any(seen > cap) else float(seen.min())
+            raise ValueError(f"a case's cost ({worst:g}) is outside [0, cap={cap:g}]: the "
+                             "interval holds only for costs within the cap; raise the cap")
     # A missing case's cost is anywhere in [0, cap]: nothing below, the cap above.
-    scaled = bounded_mean_interval(np.nan_to_num(x / cap, nan=0.0),
-                                   np.nan_to_num(x / cap, nan=1.0), level)
-    if scaled.lower is None or scaled.upper is None:
-        return MeanInterval(None, None, None, COST_METHOD)
-    estimate = float(observed.mean()) if observed.size else None
-    lower, upper = scaled.lower * cap, min(cap, scaled.upper * cap)
-    if estimate is not None:
-        lower, upper = min(lower, estimate), max(upper, estimate)
-    return MeanInterval(estimate, lower, upper, COST_METHOD)
+    scaled = bounded_mean_intervals(np.vstack([np.nan_to_num(x / cap, nan=0.0) for x in rows]),
+                                    np.vstack([np.nan_to_num(x / cap, nan=1.0) for x in rows]),
+                                    level)
+    found = []
+    for one, seen in zip(scaled, observed, strict=True):
+        if one.lower is None or one.upper is None:
+            found.append(MeanInterval(None, None, None, COST_METHOD))
+            continue
+        estimate = float(seen.mean()) if seen.size else None
+        lower, upper = one.lower * cap, min(cap, one.upper * cap)
+        if estimate is not None:
+            lower, upper = min(lower, estimate), max(upper, estimate)
+        found.append(MeanInterval(estimate, lower, upper, COST_METHOD))
+    return found
 
 
 def _is_binary(x: FloatArray) -> bool:
@@ -342,13 +355,13 @@ def simultaneous_board(candidates: Sequence[BoardCandidate], baseline: str, succ
     size = board_family_size(len(candidates), len(criteria))
     each = each_level(level, size)
     base = arrays[baseline]
+    costs = _cost_intervals([c.costs for c in candidates], cost_cap, each)
     figures = []
-    for c in candidates:
+    for c, cost in zip(candidates, costs, strict=True):
         mine = arrays[c.name]
         metrics = {k: _rate(mine[k], each) for k in criteria}
         difference = {} if c.name == baseline else \
             {k: _difference(mine[k], base[k], each) for k in criteria}
-        cost = cost_interval(c.costs, cost_cap, each)
         figures.append(CandidateFigures(c.name, metrics, difference, cost,
                                         per_success(cost, metrics[success])))
     beaten = dominated_by([(f.name, f.metrics[success], f.cost_per_case) for f in figures])
