@@ -5,7 +5,8 @@ per process, more than the hundreds of commands the tests run can afford. So a c
 process *forked* from a small server (one per test process, started on first use) that
 imported `oloproof.cli.main` and the engine once. The child is a fresh process with its own
 working directory, environment, arguments, stdin/stdout/stderr and exit status, and runs
-`oloproof.cli.main:main()` just as the `oloproof` script does (interpreter shutdown included).
+`oloproof.cli.main:main()` just as the `oloproof` script does (its exit included: exit handlers,
+flushed output, and no teardown of the interpreter, `own_process.exit_without_teardown`).
 
 The server listens on a Unix socket. A request is the command line, the working directory and
 the environment (a `marshal`led dict after its length: the program below has no time to import
