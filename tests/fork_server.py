@@ -83,15 +83,30 @@ _SERVER = textwrap.dedent(
     # What a run imports on first use besides (half its forked process's CPU time), where it
     # still exists: a module renamed since only costs each child its import.
     for name in ("oloproof.evaluators.agent", "oloproof.evaluators.custom",
-                 "oloproof.evaluators.metamorphic", "oloproof.evaluators.multi_agent",
-                 "oloproof.evaluators.output", "oloproof.evaluators.state",
-                 "oloproof.evaluators.tool_matching", "oloproof.comparison.stored",
-                 "oloproof.decisions.plan", "oloproof.report.limits",
-                 "oloproof.report.case_list", "oloproof.analysis.expected_keys", "faulthandler"):
+                 "oloproof.evaluators.faults", "oloproof.evaluators.imported",
+                 "oloproof.evaluators.judge", "oloproof.evaluators.metamorphic",
+                 "oloproof.evaluators.multi_agent", "oloproof.evaluators.output",
+                 "oloproof.evaluators.state", "oloproof.evaluators.tool_matching",
+                 "oloproof.comparison.stored", "oloproof.decisions.plan",
+                 "oloproof.report.limits", "oloproof.report.case_list",
+                 "oloproof.report.ci_files", "oloproof.report.junit", "oloproof.report.markdown",
+                 "oloproof.analysis.expected_keys", "faulthandler"):
         try:
             importlib.import_module(name)
         except ImportError:
             pass
+    # An evaluator type's settings build their pydantic schema when a command first uses the
+    # type (`defer_build`): 1.4 builds a command, in every command. Build each once, here.
+    try:
+        from oloproof.evaluators.base import EvaluatorConfig
+    except ImportError:
+        pass
+    else:
+        configs = [EvaluatorConfig]
+        while configs:
+            config = configs.pop()
+            configs.extend(config.__subclasses__())
+            config.model_rebuild()
 
     gc.freeze()  # children need not collect what they inherit (it makes their exit 4x faster)
 
