@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from oloproof.cli import crash, deciding, imports, init, labels, reports, run, stored, traces
 from oloproof.cli.group import cli
-from oloproof.own_process import (collect_young_objects_less_often, exit_without_collecting,
-                                  exit_without_teardown)
+from oloproof.own_process import (
+    collect_young_objects_less_often,
+    exit_without_collecting,
+    exit_without_teardown,
+)
 
 #: The modules whose import registers the commands on `cli`.
 COMMANDS = (deciding, imports, init, labels, reports, run, stored, traces)
