@@ -30,32 +30,29 @@ if TYPE_CHECKING:
     import subprocess
     from multiprocessing.connection import Connection
 
+    from oloproof.execution.zygote import ForkedProcess, Zygote
+
 
 class StartedProcess:
     """A worker process started and importing the engine, not yet told what to load."""
 
-    process: subprocess.Popen[bytes]
+    process: subprocess.Popen[bytes] | ForkedProcess
     outgoing: Connection
     incoming: Connection
 
-    def __init__(self) -> None:
-        # (imported here: a run on `local` has no use for them)
-        import subprocess
-        from multiprocessing.connection import Connection
+    def __init__(self, zygote: Zygote | None = None, index: int = 0) -> None:
+        """A fresh interpreter of its own, or the `index`th worker `zygote` forks."""
+        if zygote is not None:
+            self.process = zygote.processes[index]
+            self.outgoing, self.incoming = zygote.pipes[index]
+            return
+        from multiprocessing.connection import Connection  # (a run on `local` has no use)
 
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
-        env = dict(os.environ)
-        package_root = str(Path(__file__).resolve().parents[2])  # holds oloproof/
-        env["PYTHONPATH"] = os.pathsep.join(
-            [package_root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "oloproof.execution.transports.processes",
-                 str(to_child_r), str(from_child_w)],
-                pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
-                stdout=_stdout_for_workers(), env=env, close_fds=True,
-            )
+            self.process = _popen([str(to_child_r), str(from_child_w)],
+                                  (to_child_r, from_child_w))
         except BaseException:
             for fd in (to_child_w, from_child_r):
                 os.close(fd)
@@ -76,6 +73,21 @@ class StartedProcess:
                 end.close()
 
 
+def _popen(args: list[str], fds: tuple[int, ...]) -> subprocess.Popen[bytes]:
+    """`python -m oloproof.execution.transports.processes ARGS`, given the descriptors `fds`."""
+    import subprocess
+
+    env = dict(os.environ)
+    package_root = str(Path(__file__).resolve().parents[2])  # holds oloproof/
+    env["PYTHONPATH"] = os.pathsep.join(
+        [package_root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    return subprocess.Popen(
+        [sys.executable, "-m", "oloproof.execution.transports.processes", *args],
+        pass_fds=fds, stdin=subprocess.DEVNULL, stdout=_stdout_for_workers(), env=env,
+        close_fds=True,
+    )
+
+
 def _stdout_for_workers() -> int | None:
     """A worker's prints go to the coordinator's stderr (its stdout may be a JSON document)."""
     try:
@@ -85,10 +97,16 @@ def _stdout_for_workers() -> int | None:
 
 
 def spawn_workers(count: int) -> list[StartedProcess]:
-    """`count` worker processes, started now; each waits for the system it is to load."""
+    """`count` worker processes, started now; each waits for the system it is to load. Two or
+    more are forked from one interpreter that imports the engine once (`zygote.py`)."""
     started: list[StartedProcess] = []
     try:
-        for _ in range(count):
+        if count >= 2:
+            from oloproof.execution.zygote import Zygote
+
+            zygote = Zygote(count, _popen)
+            started = [StartedProcess(zygote, index) for index in range(count)]
+        for _ in range(count - len(started)):
             started.append(StartedProcess())
     except BaseException:
         discard_all(started)

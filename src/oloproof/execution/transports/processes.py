@@ -303,5 +303,20 @@ async def send_results(transport: Transport, send: Any) -> None:
         await asyncio.sleep(0)
 
 
+def _import_before_forking() -> None:
+    """What a worker imports as it loads a suite's system, imported once by the zygote: the
+    usual loader's module (`oloproof.project`) and the built-in evaluator types."""
+    import oloproof.project  # noqa: F401
+    from oloproof.evaluators.registry import REGISTRY
+
+    REGISTRY.names("type")
+
+
 if __name__ == "__main__":
-    _serve(int(sys.argv[1]), int(sys.argv[2]))
+    if sys.argv[1] == "--zygote":  # the engine imported once, the workers forked (zygote.py)
+        from oloproof.execution.zygote import fork_workers
+
+        _import_before_forking()
+        fork_workers([int(fd) for fd in sys.argv[2:]], _serve)
+    else:
+        _serve(int(sys.argv[1]), int(sys.argv[2]))
