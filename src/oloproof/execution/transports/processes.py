@@ -304,9 +304,9 @@ async def send_results(transport: Transport, send: Any) -> None:
 
 
 def _import_before_forking() -> None:
-    """What a worker imports as it loads a suite's system, imported once by the zygote: the
-    usual loader's module (`oloproof.project`) and the built-in evaluator types."""
-    import oloproof.project  # noqa: F401
+    """What a worker imports as it loads any suite's system, imported once by the zygote: the
+    built-in evaluator types (the loader's own module is above `execution/`, which never
+    imports it: docs/architecture.md#import-order)."""
     from oloproof.evaluators.registry import REGISTRY
 
     REGISTRY.names("type")
