@@ -48,8 +48,8 @@ class StartedProcess:
             return
         from multiprocessing.connection import Connection  # (a run on `local` has no use)
 
-        to_child_r, to_child_w = os.pipe()
-        from_child_r, from_child_w = os.pipe()
+        to_child_r, to_child_w = worker_pipe()
+        from_child_r, from_child_w = worker_pipe()
         try:
             self.process = _popen([str(to_child_r), str(from_child_w)],
                                   (to_child_r, from_child_w))
@@ -71,6 +71,25 @@ class StartedProcess:
         for end in (self.outgoing, self.incoming):
             with contextlib.suppress(OSError):
                 end.close()
+
+
+def worker_pipe() -> tuple[int, int]:
+    """A pipe between the coordinator and a worker (read end, write end), with room for a
+    megabyte where the system allows it (Linux), not 64 KB: a batch's results are about 4 KB
+    a case, and a writer whose message does not fit waits, its event loop with it, until the
+    reader's thread is given the interpreter's lock -- as much as a tenth of a worker's time on
+    the support_agent example (docs/scaling.md#a-cpu-bound-suite)."""
+    read, write = os.pipe()
+    if sys.platform == "linux":
+        import fcntl
+
+        with contextlib.suppress(OSError):  # (over the system's limit: the default size)
+            fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    return read, write
+
+
+#: The size asked for a worker's pipes (Linux's largest for an unprivileged process, by default).
+PIPE_BYTES = 1 << 20
 
 
 def _popen(args: list[str], fds: tuple[int, ...]) -> subprocess.Popen[bytes]:
@@ -104,7 +123,7 @@ def spawn_workers(count: int) -> list[StartedProcess]:
         if count >= 2:
             from oloproof.execution.zygote import Zygote
 
-            zygote = Zygote(count, _popen)
+            zygote = Zygote(count, _popen, worker_pipe)
             started = [StartedProcess(zygote, index) for index in range(count)]
         for _ in range(count - len(started)):
             started.append(StartedProcess())

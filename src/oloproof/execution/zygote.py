@@ -42,16 +42,16 @@ class Zygote:
     process (`processes[i]`, `pipes[i]`: the coordinator's ends, to the worker and from it)."""
 
     def __init__(self, count: int,
-                 popen: Callable[[list[str], tuple[int, ...]], subprocess.Popen[bytes]]
-                 ) -> None:
+                 popen: Callable[[list[str], tuple[int, ...]], subprocess.Popen[bytes]],
+                 worker_pipe: Callable[[], tuple[int, int]]) -> None:
         status_r, status_w = os.pipe()
         ours: list[int] = [status_r]
         theirs: list[int] = [status_w]
         self.pipes: list[tuple[Connection, Connection]] = []
         try:
             for _ in range(count):
-                to_child_r, to_child_w = os.pipe()
-                from_child_r, from_child_w = os.pipe()
+                to_child_r, to_child_w = worker_pipe()
+                from_child_r, from_child_w = worker_pipe()
                 ours += [to_child_w, from_child_r]
                 theirs += [to_child_r, from_child_w]
             self.process = popen(["--zygote"] + [str(fd) for fd in theirs], tuple(theirs))

@@ -23,10 +23,12 @@ import asyncio
 import contextlib
 import os
 import pickle
+import queue
 import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -244,12 +246,9 @@ def _serve(read_fd: int, write_fd: int) -> None:
     collect_young_objects_less_often()
     incoming = Connection(read_fd, writable=False)
     outgoing = Connection(write_fd, readable=False)
-    lock = threading.Lock()
 
-    def send(message: Any) -> None:
-        data = pickle.dumps(message, protocol=PROTOCOL)
-        with lock:
-            outgoing.send_bytes(data)
+    def send(message: Any) -> None:  # (before the results' writer starts)
+        outgoing.send_bytes(pickle.dumps(message, protocol=PROTOCOL))
 
     try:
         _, path, spec = pickle.loads(incoming.recv_bytes())
@@ -262,10 +261,34 @@ def _serve(read_fd: int, write_fd: int) -> None:
         send(("failed", LoadFailure.of(exc)))
         return
     send(("ready", os.getpid()))
-    asyncio.run(_run_parcels(host, incoming, send))
+    pending: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    writer = threading.Thread(target=_write, args=(pending, outgoing), name="oloproof-results",
+                              daemon=True)
+    writer.start()
+
+    def stop() -> None:
+        pending.put(None)  # what is queued is written first (the coordinator has it all)
+        writer.join(STOP_GRACE_SECONDS)
+        sys.stdout.flush()
+        os._exit(0)  # a call abandoned after a timeout may still be running in a thread
+
+    asyncio.run(_run_parcels(
+        host, incoming, lambda message: pending.put(pickle.dumps(message, PROTOCOL)), stop))
 
 
-async def _run_parcels(host: WorkerHost, incoming: Connection, send: Any) -> None:
+def _write(pending: queue.SimpleQueue[bytes | None], outgoing: Connection) -> None:
+    """In a thread: a worker's results to the coordinator, in order. The worker's event loop
+    only queues them, and never waits on a full pipe, which it did while the coordinator's
+    reading thread waited for its interpreter's lock (docs/scaling.md#a-cpu-bound-suite)."""
+    try:
+        while (data := pending.get()) is not None:
+            outgoing.send_bytes(data)
+    except OSError:
+        os._exit(0)  # the coordinator is gone: stop at once, whatever is running
+
+
+async def _run_parcels(host: WorkerHost, incoming: Connection, send: Any,
+                       stop: Callable[[], None]) -> None:
     loop = asyncio.get_running_loop()
     inbox: asyncio.Queue[bytes] = asyncio.Queue()
 
@@ -287,8 +310,7 @@ async def _run_parcels(host: WorkerHost, incoming: Connection, send: Any) -> Non
             break
         host.submit(payload)
     sender.cancel()
-    sys.stdout.flush()
-    os._exit(0)  # a call abandoned after a timeout may still be running in a thread
+    stop()
 
 
 async def send_results(transport: Transport, send: Any) -> None:
