@@ -47,7 +47,6 @@ class Zygote:
         status_r, status_w = os.pipe()
         ours: list[int] = [status_r]
         theirs: list[int] = [status_w]
-        self.pipes: list[tuple[Connection, Connection]] = []
         try:
             for _ in range(count):
                 to_child_r, to_child_w = worker_pipe()
@@ -62,8 +61,9 @@ class Zygote:
         finally:
             for fd in theirs:
                 os.close(fd)
-        self.pipes = [(Connection(ours[1 + 2 * i], readable=False),
-                       Connection(ours[2 + 2 * i], writable=False)) for i in range(count)]
+        self.pipes: list[tuple[Connection, Connection]] = [
+            (Connection(ours[1 + 2 * i], readable=False),
+             Connection(ours[2 + 2 * i], writable=False)) for i in range(count)]
         self.processes = [ForkedProcess(self, index) for index in range(count)]
         self._status = Connection(status_r, writable=False)
         self._changed = threading.Condition()
@@ -122,9 +122,8 @@ class ForkedProcess:
         pid = zygote.pids[self.index]
         if pid is not None and pid in zygote.codes:
             return zygote.codes[pid]
-        if zygote.ended:  # (it never forked this one: it died first)
-            return zygote.codes.get(pid, zygote.process.returncode) if pid is not None \
-                else zygote.process.returncode
+        if zygote.ended:  # it died first: before it forked this one (or, killed, it left this
+            return zygote.process.returncode  # one to run on until its pipes close)
         return None
 
     def _done(self) -> bool:
