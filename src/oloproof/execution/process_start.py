@@ -1,8 +1,9 @@
 """Starting the worker processes of `executor: processes` before the run needs them
 (docs/scaling.md#a-cpu-bound-suite).
 
-A worker process is a fresh interpreter that imports the engine (about a quarter of a second
-of CPU) before it can load the system. A run starts its workers as soon as the suite file says
+A worker process imports the engine (0.4-0.5 s of CPU) before it can load the system: two or
+more are forked from one interpreter that imports it once (`zygote.py`), one alone is a fresh
+interpreter of its own. A run starts its workers as soon as the suite file says
 `executor: processes` (`spawn_workers`, called back by `load_suite`), so that they import while
 the run's own process loads the rest of the suite. The command line starts them earlier still:
 `oloproof run` knows from `--executor` (or from a first look at the suite file) that the run

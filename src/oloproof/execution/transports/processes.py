@@ -1,13 +1,15 @@
 """`executor: processes` -- one worker process per worker on this machine
 (docs/scaling.md#processes-every-core-of-this-machine).
 
-Each worker is a fresh interpreter (`python -m oloproof.execution.transports.processes`, so
-nothing of the caller's `__main__` is imported again) that loads the system itself -- the
-factory if given, else the callable -- and the evaluators, then runs the jobs it is sent on a
-local transport (`worker_host.py`): timeouts are enforced there, where the case runs. The
-coordinator and a worker talk over two pipes, one message a parcel of jobs one way
+Each worker is a process of its own (`python -m oloproof.execution.transports.processes`, so
+nothing of the caller's `__main__` is imported again; two or more forked from one such
+interpreter, `--zygote`, that imports the engine once: `zygote.py`) that loads the system
+itself -- the factory if given, else the callable -- and the evaluators, then runs the jobs it
+is sent on a local transport (`worker_host.py`): timeouts are enforced there, where the case
+runs. The coordinator and a worker talk over two pipes, one message a parcel of jobs one way
 (`shipping.py`: `$ref` states by reference, each sent once per worker) and a group of finished
-results the other, sent as they finish. Only the coordinator opens the store.
+results the other, sent as they finish by a thread of the worker's own (its loop never waits
+on the pipe). Only the coordinator opens the store.
 
 A worker that dies (SIGKILL, a crash, out of memory) is seen at once: its pipe closes. Its
 unfinished jobs are sent once more to another worker (`dispatched.Dispatch`), a replacement
