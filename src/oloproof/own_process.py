@@ -7,13 +7,6 @@ from __future__ import annotations
 
 import atexit
 import gc
-import os
-import sys
-import threading
-from typing import NoReturn
-
-#: `os._exit` as the process started with it (a run guards `os._exit` while it executes).
-_EXIT = os._exit
 
 #: Allocations between two collections of the youngest generation (Python's default is 700).
 YOUNG_THRESHOLD = 50_000
@@ -45,37 +38,3 @@ def exit_without_collecting() -> None:
     not finalized, which Python does not promise either.
     """
     atexit.register(gc.freeze)
-
-
-def exit_without_teardown(done: SystemExit) -> NoReturn:
-    """End the command's own process as Python's exit would, without tearing the interpreter
-    down: exit handlers run (`atexit`, so logging's, multiprocessing's, Ray's and `weakref`
-    finalizers' too), standard output and error are flushed, then the process ends with the
-    command's exit code (`os._exit`).
-
-    Tearing the interpreter down releases every module's objects one by one: pydantic's
-    schemas, NumPy, SciPy, Rich, the run's objects. That took 0.085 s of CPU of every command
-    in a process forked from one that imported the engine (each release writes to memory the
-    fork shares, so the pages are copied first: 13,700 page faults), most of such a
-    command's CPU, and took part of a fresh `oloproof` process's exit too. What is skipped is
-    what Python does not promise at exit either: finalizers of objects still alive (a file
-    left open and unflushed by the system's own code loses what it buffered, as the Python
-    tutorial warns).
-
-    Where Python's own exit would do more than this, it is left to do it: while a thread that
-    is not a daemon runs (Python waits for it first), for an exit code that is not a number
-    (Python prints it), and when flushing the output fails (Python reports it, exit 120).
-    """
-    code = done.code
-    if not (code is None or isinstance(code, int)) or any(
-            not thread.daemon for thread in threading.enumerate()
-            if thread is not threading.main_thread()):
-        raise done
-    atexit._run_exitfuncs()  # they run once: the list is empty afterwards
-    try:
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
-    except (OSError, ValueError):
-        raise done from None
-    _EXIT(0 if code is None else code)

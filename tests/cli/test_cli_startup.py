@@ -16,17 +16,18 @@ import pytest
 HEAVY = ("numpy", "scipy", "pydantic", "rich", "yaml", "jsonschema", "sqlite3", "asyncio",
          "oloproof.api", "oloproof.view", "starlette", "uvicorn")
 
-# (printed by an exit handler: `main()` ends the process itself, after the exit handlers)
 _IMPORTED_AFTER = """
-import atexit, json, sys
-atexit.register(lambda: print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)),
-                              file=sys.stderr))
+import json, sys
 sys.argv = ["oloproof", *sys.argv[1:]]
 if sys.argv[1:] == ["import"]:
     import oloproof
 else:
     from oloproof.cli.main import main
-    main()
+    try:
+        main()
+    except SystemExit:
+        pass
+print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)), file=sys.stderr)
 """
 
 

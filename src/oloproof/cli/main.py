@@ -12,11 +12,7 @@ from __future__ import annotations
 
 from oloproof.cli import crash, deciding, imports, init, labels, reports, run, stored, traces
 from oloproof.cli.group import cli
-from oloproof.own_process import (
-    collect_young_objects_less_often,
-    exit_without_collecting,
-    exit_without_teardown,
-)
+from oloproof.own_process import collect_young_objects_less_often, exit_without_collecting
 
 #: The modules whose import registers the commands on `cli`.
 COMMANDS = (deciding, imports, init, labels, reports, run, stored, traces)
@@ -28,11 +24,7 @@ def main() -> None:
     # (the command's own process: docs/architecture.md#decisions-worth-knowing)
     collect_young_objects_less_often()
     exit_without_collecting()
-    try:
-        cli(prog_name="oloproof")
-    except SystemExit as done:
-        exit_without_teardown(done)
-    exit_without_teardown(SystemExit(0))
+    cli(prog_name="oloproof")
 
 
 if __name__ == "__main__":  # pragma: no cover
