@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -308,22 +309,32 @@ def probe(new_probe: Callable[[], Probe]) -> Probe:
 
 # ---- Ray ----------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="session")
-def local_ray() -> Iterator[Any]:
-    """One local Ray instance (`num_cpus=2`) for the whole session; skips where Ray is absent.
+@pytest.fixture
+def local_ray() -> Any:
+    """The local Ray instance (`num_cpus=2`) the Ray tests share; skips where Ray is absent.
 
-    Starting Ray costs several seconds, so the few Ray tests share it: a run with
-    `executor: ray` in this process finds Ray initialised and uses it, leaving it running. A
-    test of a run that starts and stops an instance of its own runs the command line in a
-    process of its own.
+    Starting Ray costs several seconds, so the Ray tests share one: a run with `executor: ray`
+    in this process finds Ray initialised and uses it, leaving it running. It is started by
+    the first test that asks for it and stopped once the next test is not one of RAY_TESTS
+    (`pytest_runtest_teardown` below): under `make test` they all run one after another on one
+    worker, so once, and its processes (about 7% of a core while idle) do not run on through
+    the rest of that worker's tests. A test of a run that starts and stops an instance of its
+    own runs the command line in a process of its own.
     """
     ray = pytest.importorskip("ray")
     if not ray.is_initialized():
         ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
                  logging_level="WARNING")
-    yield ray
-    ray.shutdown()
+    return ray
 
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Stops the shared Ray instance (`local_ray`) after the last of a run of Ray tests."""
+    if nextitem is not None and _runs_with_ray(nextitem.nodeid):
+        return
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        ray.shutdown()
 
 
 # ---- running on two workers (pytest-xdist) ------------------------------------------------------

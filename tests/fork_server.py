@@ -5,7 +5,8 @@ per process, more than the hundreds of commands the tests run can afford. So a c
 process *forked* from a small server (one per test process, started on first use) that
 imported `oloproof.cli.main` and the engine once. The child is a fresh process with its own
 working directory, environment, arguments, stdin/stdout/stderr and exit status, and runs
-`oloproof.cli.main:main()` just as the `oloproof` script does (interpreter shutdown included).
+`oloproof.cli.main:main()` just as the `oloproof` script does, and exits as it would, but for
+the interpreter's teardown (`end` in the program below).
 
 The server listens on a Unix socket. A request is the command line, the working directory and
 the environment (a `marshal`led dict after its length: the program below has no time to import
@@ -71,7 +72,7 @@ def cli_env(**overrides: str | None) -> dict[str, str]:
 
 _SERVER = textwrap.dedent(
     r"""
-    import gc, marshal, os, select, signal, socket, sys
+    import atexit, gc, marshal, os, select, signal, socket, sys, threading
     import oloproof.cli.main
     # The command line imports the engine only when a command runs: import it once, here.
     import oloproof.api, oloproof.cli.scaffold, oloproof.report.case_panel
@@ -82,15 +83,30 @@ _SERVER = textwrap.dedent(
     # What a run imports on first use besides (half its forked process's CPU time), where it
     # still exists: a module renamed since only costs each child its import.
     for name in ("oloproof.evaluators.agent", "oloproof.evaluators.custom",
-                 "oloproof.evaluators.metamorphic", "oloproof.evaluators.multi_agent",
-                 "oloproof.evaluators.output", "oloproof.evaluators.state",
-                 "oloproof.evaluators.tool_matching", "oloproof.comparison.stored",
-                 "oloproof.decisions.plan", "oloproof.report.limits",
-                 "oloproof.report.case_list", "oloproof.analysis.expected_keys", "faulthandler"):
+                 "oloproof.evaluators.faults", "oloproof.evaluators.imported",
+                 "oloproof.evaluators.judge", "oloproof.evaluators.metamorphic",
+                 "oloproof.evaluators.multi_agent", "oloproof.evaluators.output",
+                 "oloproof.evaluators.state", "oloproof.evaluators.tool_matching",
+                 "oloproof.comparison.stored", "oloproof.decisions.plan",
+                 "oloproof.report.limits", "oloproof.report.case_list",
+                 "oloproof.report.ci_files", "oloproof.report.junit", "oloproof.report.markdown",
+                 "oloproof.analysis.expected_keys", "faulthandler"):
         try:
             importlib.import_module(name)
         except ImportError:
             pass
+    # An evaluator type's settings build their pydantic schema when a command first uses the
+    # type (`defer_build`): 1.4 builds a command, in every command. Build each once, here.
+    try:
+        from oloproof.evaluators.base import EvaluatorConfig
+    except ImportError:
+        pass
+    else:
+        configs = [EvaluatorConfig]
+        while configs:
+            config = configs.pop()
+            configs.extend(config.__subclasses__())
+            config.model_rebuild()
 
     gc.freeze()  # children need not collect what they inherit (it makes their exit 4x faster)
 
@@ -143,12 +159,41 @@ _SERVER = textwrap.dedent(
             except BaseException as error:
                 os.write(2, f"the fork server could not start the command: {error!r}\n".encode())
                 os._exit(70)
-            oloproof.cli.main.main()  # exits through SystemExit: a normal interpreter exit
-            raise SystemExit(0)
+            try:
+                oloproof.cli.main.main()  # exits through SystemExit
+            except SystemExit as done:
+                end(done.code)
+            end(0)
         for source in fds:
             os.close(source)
         conn.sendall(b"%d\n" % pid)
         waiting[pid] = conn
+
+
+    def end(code, _exit=os._exit):
+        # A command's exit as Python's, but for tearing the interpreter down: its exit
+        # handlers run and its output is flushed, then the process ends (`os._exit`). The
+        # teardown releases every module's objects one by one, and each release writes to
+        # memory this server shares with the child, so the kernel copies the page first:
+        # 0.085 s of CPU of every command (13,700 page faults), most of a small command's.
+        # (Where it shares no pages, in a fresh `oloproof` process, skipping it gained
+        # nothing measurable, and would lose what a system's own code left unflushed in a
+        # file it never closed; so the command itself exits as Python does.) What Python's
+        # exit does besides is left to it: while a thread that is not a daemon runs (Python
+        # waits for it), for an exit code that is not a number (Python prints it), and when
+        # the output cannot be flushed (Python reports it, exit 120).
+        if not (code is None or isinstance(code, int)) or any(
+                not thread.daemon for thread in threading.enumerate()
+                if thread is not threading.main_thread()):
+            raise SystemExit(code)
+        atexit._run_exitfuncs()
+        try:
+            for stream in (sys.stdout, sys.stderr):
+                if stream is not None:
+                    stream.flush()
+        except (OSError, ValueError):
+            raise SystemExit(code) from None
+        _exit(0 if code is None else code)
 
 
     def reap():

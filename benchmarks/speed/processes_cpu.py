@@ -28,8 +28,11 @@ round (so each order is measured as often as the other):
 - what a worker process costs to start: `worker_ready_s` (from the process's start to the
   system and evaluators loaded: with `oloproof run` this includes its wait for the
   coordinator to say what to load), `worker_first_case_s` (to its first results back at the
-  coordinator), `worker_start_cpu_s` (its CPU at ready), `worker_rss_mb` (its resident memory
-  at ready) and `worker_peak_rss_mb` (the largest worker's at exit).
+  coordinator), `worker_start_cpu_s` (its CPU at ready; a worker forked by a zygote,
+  execution/zygote.py, counts its share of the zygote's CPU -- the imports, paid once for all
+  the workers it forks -- beside its own since the fork, which is `worker_own_start_cpu_s`),
+  `worker_rss_mb` (its resident memory at ready) and `worker_peak_rss_mb` (the largest
+  worker's at exit).
 
 With `--against REF` (default 74f47e3, the revision issue 46 started from; `none` for no
 comparison) every round also runs REF's `local` and `processes`, the order reversed every round
@@ -75,12 +78,17 @@ started, ready, first, waited = {}, {}, {}, []
 def _proc(pid, name):
     return open(f"/proc/{pid}/{name}").read()
 
+def _cpu_of(pid):
+    stat = _proc(pid, "stat").rsplit(")", 1)[1].split()
+    return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
+
 def _timed_spawn(spawning):
     spawn = spawning.__init__
     def _init(self, *args, **kwargs):
         began = time.perf_counter()
         spawn(self, *args, **kwargs)
-        started.setdefault(self.process.pid, began)
+        # (by the process object: a forked worker's pid is known once its zygote has forked it)
+        started.setdefault(id(self.process), began)
     spawning.__init__ = _init
 
 def _watch_workers():
@@ -90,12 +98,15 @@ def _watch_workers():
         child = await start_child(self, slot)
         pid = child.process.pid
         at = time.perf_counter()
-        stat = _proc(pid, "stat").rsplit(")", 1)[1].split()
         rss = next(int(line.split()[1]) for line in _proc(pid, "status").splitlines()
                    if line.startswith("VmRSS:"))
-        ready[pid] = {"s": at - started[pid],
-                      "cpu_s": (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK"),
-                      "rss_mb": rss / 1024}
+        own = _cpu_of(pid)
+        # A worker forked by a zygote (execution/zygote.py) has its share of the zygote's CPU
+        # (the imports, paid once for all it forks) beside its own since the fork.
+        zygote = getattr(child.process, "zygote", None)
+        shared = _cpu_of(zygote.process.pid) / len(zygote.processes) if zygote else 0.0
+        ready[pid] = {"s": at - started[id(child.process)], "cpu_s": own + shared,
+                      "own_cpu_s": own, "rss_mb": rss / 1024}
         return child
     processes.ProcessWorkers._start_child = _start
     pool_start = processes.ProcessWorkers.start
@@ -108,7 +119,8 @@ def _watch_workers():
     processes.ProcessWorkers.start = _pool_start
     take = processes.ProcessWorkers._take
     def _take(self, child, results):
-        first.setdefault(child.process.pid, time.perf_counter() - started[child.process.pid])
+        first.setdefault(child.process.pid,
+                         time.perf_counter() - started[id(child.process)])
         return take(self, child, results)
     processes.ProcessWorkers._take = _take
     return processes
@@ -157,6 +169,7 @@ print(json.dumps({
     "children_peak_rss_mb": children.ru_maxrss / 1024,
     "threads_cpu_s": threads, "start_wait_s": sum(waited), "workers": [
         {"ready_s": ready[pid]["s"], "start_cpu_s": ready[pid]["cpu_s"],
+         "own_start_cpu_s": ready[pid]["own_cpu_s"],
          "rss_mb": ready[pid]["rss_mb"], "first_case_s": first.get(pid)} for pid in ready],
     "figures": [doc.get(key) for key in ("metrics", "slices", "decisions", "gate")]}))
 """
@@ -251,7 +264,7 @@ def figures(rows: list[dict[str, dict]], against: str | None) -> dict[str, objec
 
 #: The figures of REF's pair of legs kept beside this checkout's.
 AGAINST_FIGURES = ("ratio", "call_ratio", "coordinator_cpu_us", "worker_cpu_us", "local_cpu_us",
-                   "cpu_over_local", "start_wait_s")
+                   "cpu_over_local", "start_wait_s", "worker_ready_s", "worker_start_cpu_s")
 
 
 def _ratio(key: str, rounds: list[dict[str, dict]], top: str, bottom: str) -> float | None:
@@ -297,6 +310,8 @@ def _pair(rows: list[dict[str, dict]], at: str) -> dict[str, object]:
         "worker_first_case_s": round(statistics.median(
             w["first_case_s"] for w in workers if w["first_case_s"] is not None), 3),
         "worker_start_cpu_s": round(statistics.median(w["start_cpu_s"] for w in workers), 3),
+        "worker_own_start_cpu_s": round(statistics.median(
+            w.get("own_start_cpu_s", w["start_cpu_s"]) for w in workers), 3),
         "worker_rss_mb": round(statistics.median(w["rss_mb"] for w in workers), 1),
         "worker_peak_rss_mb": round(statistics.median(
             p["children_peak_rss_mb"] for p in procs), 1),

@@ -32,7 +32,6 @@ without importing the run document's models.
 from __future__ import annotations
 
 import errno
-import importlib.metadata
 import os
 from enum import StrEnum
 from pathlib import Path
@@ -218,6 +217,8 @@ def install_extra(extra: str) -> str:
     checkout Oloproof was installed from (`pip install -e '.[EXTRA]'`), or the packages the
     extra brings, as this installation's metadata lists them. Never `oloproof[EXTRA]` from the
     public registry: a package of that name there is another project."""
+    import importlib.metadata  # (here: importing it costs more than most commands' work)
+
     try:
         requirements = importlib.metadata.requires("oloproof") or []
     except importlib.metadata.PackageNotFoundError:

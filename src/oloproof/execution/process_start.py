@@ -1,8 +1,9 @@
 """Starting the worker processes of `executor: processes` before the run needs them
 (docs/scaling.md#a-cpu-bound-suite).
 
-A worker process is a fresh interpreter that imports the engine (about a quarter of a second
-of CPU) before it can load the system. A run starts its workers as soon as the suite file says
+A worker process imports the engine (0.4-0.5 s of CPU) before it can load the system: two or
+more are forked from one interpreter that imports it once (`zygote.py`), one alone is a fresh
+interpreter of its own. A run starts its workers as soon as the suite file says
 `executor: processes` (`spawn_workers`, called back by `load_suite`), so that they import while
 the run's own process loads the rest of the suite. The command line starts them earlier still:
 `oloproof run` knows from `--executor` (or from a first look at the suite file) that the run
@@ -30,32 +31,29 @@ if TYPE_CHECKING:
     import subprocess
     from multiprocessing.connection import Connection
 
+    from oloproof.execution.zygote import ForkedProcess, Zygote
+
 
 class StartedProcess:
     """A worker process started and importing the engine, not yet told what to load."""
 
-    process: subprocess.Popen[bytes]
+    process: subprocess.Popen[bytes] | ForkedProcess
     outgoing: Connection
     incoming: Connection
 
-    def __init__(self) -> None:
-        # (imported here: a run on `local` has no use for them)
-        import subprocess
-        from multiprocessing.connection import Connection
+    def __init__(self, zygote: Zygote | None = None, index: int = 0) -> None:
+        """A fresh interpreter of its own, or the `index`th worker `zygote` forks."""
+        if zygote is not None:
+            self.process = zygote.processes[index]
+            self.outgoing, self.incoming = zygote.pipes[index]
+            return
+        from multiprocessing.connection import Connection  # (a run on `local` has no use)
 
-        to_child_r, to_child_w = os.pipe()
-        from_child_r, from_child_w = os.pipe()
-        env = dict(os.environ)
-        package_root = str(Path(__file__).resolve().parents[2])  # holds oloproof/
-        env["PYTHONPATH"] = os.pathsep.join(
-            [package_root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        to_child_r, to_child_w = worker_pipe()
+        from_child_r, from_child_w = worker_pipe()
         try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "oloproof.execution.transports.processes",
-                 str(to_child_r), str(from_child_w)],
-                pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
-                stdout=_stdout_for_workers(), env=env, close_fds=True,
-            )
+            self.process = _popen([str(to_child_r), str(from_child_w)],
+                                  (to_child_r, from_child_w))
         except BaseException:
             for fd in (to_child_w, from_child_r):
                 os.close(fd)
@@ -76,6 +74,40 @@ class StartedProcess:
                 end.close()
 
 
+def worker_pipe() -> tuple[int, int]:
+    """A pipe between the coordinator and a worker (read end, write end), with room for a
+    megabyte where the system allows it (Linux), not 64 KB: a batch's results are about 4 KB
+    a case, and a writer whose message does not fit waits, its event loop with it, until the
+    reader's thread is given the interpreter's lock -- as much as a tenth of a worker's time on
+    the support_agent example (docs/scaling.md#a-cpu-bound-suite)."""
+    read, write = os.pipe()
+    if sys.platform == "linux":
+        import fcntl
+
+        with contextlib.suppress(OSError):  # (over the system's limit: the default size)
+            fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    return read, write
+
+
+#: The size asked for a worker's pipes (Linux's largest for an unprivileged process, by default).
+PIPE_BYTES = 1 << 20
+
+
+def _popen(args: list[str], fds: tuple[int, ...]) -> subprocess.Popen[bytes]:
+    """`python -m oloproof.execution.transports.processes ARGS`, given the descriptors `fds`."""
+    import subprocess
+
+    env = dict(os.environ)
+    package_root = str(Path(__file__).resolve().parents[2])  # holds oloproof/
+    env["PYTHONPATH"] = os.pathsep.join(
+        [package_root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    return subprocess.Popen(
+        [sys.executable, "-m", "oloproof.execution.transports.processes", *args],
+        pass_fds=fds, stdin=subprocess.DEVNULL, stdout=_stdout_for_workers(), env=env,
+        close_fds=True,
+    )
+
+
 def _stdout_for_workers() -> int | None:
     """A worker's prints go to the coordinator's stderr (its stdout may be a JSON document)."""
     try:
@@ -85,10 +117,16 @@ def _stdout_for_workers() -> int | None:
 
 
 def spawn_workers(count: int) -> list[StartedProcess]:
-    """`count` worker processes, started now; each waits for the system it is to load."""
+    """`count` worker processes, started now; each waits for the system it is to load. Two or
+    more are forked from one interpreter that imports the engine once (`zygote.py`)."""
     started: list[StartedProcess] = []
     try:
-        for _ in range(count):
+        if count >= 2:
+            from oloproof.execution.zygote import Zygote
+
+            zygote = Zygote(count, _popen, worker_pipe)
+            started = [StartedProcess(zygote, index) for index in range(count)]
+        for _ in range(count - len(started)):
             started.append(StartedProcess())
     except BaseException:
         discard_all(started)

@@ -234,12 +234,14 @@ def _project_modules(root: Path) -> list[tuple[str, str]]:
     the top of `root` named as the module's top name (never a library installed under it, as
     in a virtual environment inside the project folder)."""
     found = []
+    prefix = str(root)
     # list() copies the items in one step: another thread (Ray's, the caller's) may import
-    # while this runs, and iterating over the live dict can then skip names or raise.
-    for name, module in list(sys.modules.items()):
-        origin = getattr(module, "__file__", None)
-        if not isinstance(origin, str) or not origin.startswith(str(root)):
-            continue
+    # while this runs, and iterating over the live dict can then skip names or raise. (The
+    # first pass, over every module the process imported, is kept to one comprehension.)
+    under_root = [(name, origin) for name, module in list(sys.modules.items())
+                  if isinstance(origin := getattr(module, "__file__", None), str)
+                  and origin.startswith(prefix)]
+    for name, origin in under_root:
         try:
             first = Path(origin).relative_to(root).parts[0]
         except (ValueError, IndexError):

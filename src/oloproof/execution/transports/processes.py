@@ -1,13 +1,15 @@
 """`executor: processes` -- one worker process per worker on this machine
 (docs/scaling.md#processes-every-core-of-this-machine).
 
-Each worker is a fresh interpreter (`python -m oloproof.execution.transports.processes`, so
-nothing of the caller's `__main__` is imported again) that loads the system itself -- the
-factory if given, else the callable -- and the evaluators, then runs the jobs it is sent on a
-local transport (`worker_host.py`): timeouts are enforced there, where the case runs. The
-coordinator and a worker talk over two pipes, one message a parcel of jobs one way
+Each worker is a process of its own (`python -m oloproof.execution.transports.processes`, so
+nothing of the caller's `__main__` is imported again; two or more forked from one such
+interpreter, `--zygote`, that imports the engine once: `zygote.py`) that loads the system
+itself -- the factory if given, else the callable -- and the evaluators, then runs the jobs it
+is sent on a local transport (`worker_host.py`): timeouts are enforced there, where the case
+runs. The coordinator and a worker talk over two pipes, one message a parcel of jobs one way
 (`shipping.py`: `$ref` states by reference, each sent once per worker) and a group of finished
-results the other, sent as they finish. Only the coordinator opens the store.
+results the other, sent as they finish by a thread of the worker's own (its loop never waits
+on the pipe). Only the coordinator opens the store.
 
 A worker that dies (SIGKILL, a crash, out of memory) is seen at once: its pipe closes. Its
 unfinished jobs are sent once more to another worker (`dispatched.Dispatch`), a replacement
@@ -23,10 +25,12 @@ import asyncio
 import contextlib
 import os
 import pickle
+import queue
 import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -244,12 +248,9 @@ def _serve(read_fd: int, write_fd: int) -> None:
     collect_young_objects_less_often()
     incoming = Connection(read_fd, writable=False)
     outgoing = Connection(write_fd, readable=False)
-    lock = threading.Lock()
 
-    def send(message: Any) -> None:
-        data = pickle.dumps(message, protocol=PROTOCOL)
-        with lock:
-            outgoing.send_bytes(data)
+    def send(message: Any) -> None:  # (before the results' writer starts)
+        outgoing.send_bytes(pickle.dumps(message, protocol=PROTOCOL))
 
     try:
         _, path, spec = pickle.loads(incoming.recv_bytes())
@@ -262,10 +263,34 @@ def _serve(read_fd: int, write_fd: int) -> None:
         send(("failed", LoadFailure.of(exc)))
         return
     send(("ready", os.getpid()))
-    asyncio.run(_run_parcels(host, incoming, send))
+    pending: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    writer = threading.Thread(target=_write, args=(pending, outgoing), name="oloproof-results",
+                              daemon=True)
+    writer.start()
+
+    def stop() -> None:
+        pending.put(None)  # what is queued is written first (the coordinator has it all)
+        writer.join(STOP_GRACE_SECONDS)
+        sys.stdout.flush()
+        os._exit(0)  # a call abandoned after a timeout may still be running in a thread
+
+    asyncio.run(_run_parcels(
+        host, incoming, lambda message: pending.put(pickle.dumps(message, PROTOCOL)), stop))
 
 
-async def _run_parcels(host: WorkerHost, incoming: Connection, send: Any) -> None:
+def _write(pending: queue.SimpleQueue[bytes | None], outgoing: Connection) -> None:
+    """In a thread: a worker's results to the coordinator, in order. The worker's event loop
+    only queues them, and never waits on a full pipe, which it did while the coordinator's
+    reading thread waited for its interpreter's lock (docs/scaling.md#a-cpu-bound-suite)."""
+    try:
+        while (data := pending.get()) is not None:
+            outgoing.send_bytes(data)
+    except OSError:
+        os._exit(0)  # the coordinator is gone: stop at once, whatever is running
+
+
+async def _run_parcels(host: WorkerHost, incoming: Connection, send: Any,
+                       stop: Callable[[], None]) -> None:
     loop = asyncio.get_running_loop()
     inbox: asyncio.Queue[bytes] = asyncio.Queue()
 
@@ -287,8 +312,7 @@ async def _run_parcels(host: WorkerHost, incoming: Connection, send: Any) -> Non
             break
         host.submit(payload)
     sender.cancel()
-    sys.stdout.flush()
-    os._exit(0)  # a call abandoned after a timeout may still be running in a thread
+    stop()
 
 
 async def send_results(transport: Transport, send: Any) -> None:
@@ -303,5 +327,20 @@ async def send_results(transport: Transport, send: Any) -> None:
         await asyncio.sleep(0)
 
 
+def _import_before_forking() -> None:
+    """What a worker imports as it loads any suite's system, imported once by the zygote: the
+    built-in evaluator types (the loader's own module is above `execution/`, which never
+    imports it: docs/architecture.md#import-order)."""
+    from oloproof.evaluators.registry import REGISTRY
+
+    REGISTRY.names("type")
+
+
 if __name__ == "__main__":
-    _serve(int(sys.argv[1]), int(sys.argv[2]))
+    if sys.argv[1] == "--zygote":  # the engine imported once, the workers forked (zygote.py)
+        from oloproof.execution.zygote import fork_workers
+
+        _import_before_forking()
+        fork_workers([int(fd) for fd in sys.argv[2:]], _serve)
+    else:
+        _serve(int(sys.argv[1]), int(sys.argv[2]))
