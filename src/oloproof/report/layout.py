@@ -53,12 +53,11 @@ def make_console(stream: Any = None) -> Console:
     width = output_width()
     if width is None and not terminal:
         width = DEFAULT_WIDTH
-    if width is not None:
-        console = Console(file=stream, highlight=False, soft_wrap=False, width=width)
-        if not terminal:
-            console = Console(file=stream, highlight=False, soft_wrap=False, width=width,
-                              height=console.size.height, force_terminal=False)
-    return console
+    if width is None:
+        return console
+    found: dict[str, Any] = {} if terminal else {"height": console.size.height,
+                                                 "force_terminal": False}
+    return Console(file=stream, highlight=False, soft_wrap=False, width=width, **found)
 
 
 #: Spaces between the aligned cells of a stacked row.
