@@ -25,7 +25,7 @@ from oloproof.errors import ConfigError
 from oloproof.execution.transports.dispatched import BATCH_SECONDS
 
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
-# Looked up, not imported: Ray costs 0.4 s of CPU to import, in every worker that collects this
+# Looked up, not imported: Ray costs 0.3 s of CPU to import, in every worker that collects this
 # module, and only one runs it (docs/architecture.md#tests).
 if importlib.util.find_spec("ray") is None:
     pytest.skip("executor: ray needs Ray: pip install -e '.[ray]'", allow_module_level=True)

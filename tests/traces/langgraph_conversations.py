@@ -1,6 +1,6 @@
 """The conversations `langgraph_scripted.py` runs through its LangGraph agents, as plain data:
 `tests/traces/test_langgraph.py` parametrizes over them when pytest collects it, without
-importing LangChain (1.7 s of CPU in every worker that collects the file, most of which never
+importing LangChain (0.6-0.8 s of CPU in every worker that collects the file, most of which never
 runs it; docs/architecture.md#tests)."""
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ HERE = Path(__file__).resolve().parent
 @pytest.fixture(scope="module", autouse=True)
 def _langchain() -> None:
     """LangChain (the scripted model and tools, the instrumentor) is imported when this
-    module's tests run, not when pytest collects the module: 1.7 s of CPU in every worker,
+    module's tests run, not when pytest collects the module: 0.6-0.8 s of CPU in every worker,
     most of which never runs these tests (docs/architecture.md#tests)."""
     global LangChainInstrumentor, converse, lookup_order
     from langgraph_scripted import converse, lookup_order
