@@ -1,6 +1,7 @@
 """LangGraph agents driven by a scripted chat model, offline: the two shapes people build —
-a `StateGraph` with a `ToolNode`, and the installed version's prebuilt ReAct agent — and the
-conversations the tests run through them (imported by the tests and written into projects).
+a `StateGraph` with a `ToolNode`, and the installed version's prebuilt ReAct agent — and
+`converse`, which runs one of `langgraph_conversations.py`'s conversations through one of them
+(imported by the tests and written into projects).
 
 `Scripted` is a real `BaseChatModel`: LangChain's callbacks (and so OpenInference's
 instrumentor) see it as any chat model, and it returns the AIMessages a script gives, tool
@@ -16,6 +17,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
+from langgraph_conversations import CONVERSATIONS, GRAPH_NAMES
 
 
 class Scripted(BaseChatModel):
@@ -58,44 +60,9 @@ def issue_refund(order_id: str, amount: float) -> dict[str, Any]:
 TOOLS = [lookup_order, issue_refund]
 
 
-def call(name: str, call_id: str, **arguments: Any) -> dict[str, Any]:
-    return {"name": name, "args": arguments, "id": call_id, "type": "tool_call"}
-
-
-def say(text: str, *calls: dict[str, Any]) -> AIMessage:
+def ai_message(text: str, calls: list[dict[str, Any]]) -> AIMessage:
+    """A model turn of `langgraph_conversations.CONVERSATIONS` as the model's message."""
     return AIMessage(content=text, tool_calls=list(calls))
-
-
-#: name -> (the user's message, the model's turns, the tools the truth calls).
-CONVERSATIONS: dict[str, tuple[str, list[AIMessage], list[str]]] = {
-    "one_lookup": ("Where is ord-001?", [
-        say("", call("lookup_order", "c1", order_id="ord-001")),
-        say("ord-001 was delivered."),
-    ], ["lookup_order"]),
-    # The same tool with the same arguments in two model turns: two calls, both kept.
-    "same_call_twice": ("Is ord-002 still lost?", [
-        say("", call("lookup_order", "c1", order_id="ord-002")),
-        say("Let me check once more.", call("lookup_order", "c2", order_id="ord-002")),
-        say("ord-002 is still lost."),
-    ], ["lookup_order", "lookup_order"]),
-    # Two identical calls in one model message: told apart by their call ids alone.
-    "parallel_twins": ("Check ord-003 twice.", [
-        say("", call("lookup_order", "c1", order_id="ord-003"),
-            call("lookup_order", "c2", order_id="ord-003")),
-        say("ord-003 was delivered, both times."),
-    ], ["lookup_order", "lookup_order"]),
-    "lookup_then_refund": ("Refund 20 on ord-002.", [
-        say("", call("lookup_order", "c1", order_id="ord-002")),
-        say("It is lost; refunding.", call("issue_refund", "c2", order_id="ord-002",
-                                           amount=20)),
-        say("Refunded 20 on ord-002."),
-    ], ["lookup_order", "issue_refund"]),
-    "no_tool": ("Hello!", [say("Hello, how can I help?")], []),
-    "refund_refused": ("Refund 500 on ord-001.", [
-        say("", call("issue_refund", "c1", order_id="ord-001", amount=500)),
-        say("A manager has to approve that refund."),
-    ], ["issue_refund"]),
-}
 
 
 def state_graph(model: Scripted) -> Any:
@@ -129,11 +96,14 @@ def react_agent(model: Scripted) -> Any:
 
 GRAPHS: dict[str, Callable[[Scripted], Any]] = {"state_graph": state_graph,
                                                  "react_agent": react_agent}
+if sorted(GRAPHS) != sorted(GRAPH_NAMES):
+    raise AssertionError(f"langgraph_conversations.GRAPH_NAMES {GRAPH_NAMES} are not the "
+                         f"graphs' names {sorted(GRAPHS)}")
 
 
 def converse(graph: str, conversation: str) -> list[BaseMessage]:
     """Run one conversation through one graph; the graph state's messages."""
-    message, script, _ = CONVERSATIONS[conversation]
-    model = Scripted(script=list(script))
+    message, turns, _ = CONVERSATIONS[conversation]
+    model = Scripted(script=[ai_message(text, calls) for text, calls in turns])
     out = GRAPHS[graph](model).invoke({"messages": [HumanMessage(message)]})
     return list(out["messages"])

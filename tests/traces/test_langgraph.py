@@ -24,8 +24,7 @@ import yaml
 
 pytest.importorskip("openinference.instrumentation.langchain")
 
-from langgraph_scripted import CONVERSATIONS, GRAPHS, converse, lookup_order
-from openinference.instrumentation.langchain import LangChainInstrumentor
+from langgraph_conversations import CONVERSATIONS, GRAPH_NAMES
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -41,6 +40,16 @@ if importlib.util.find_spec("langgraph") is None:
     pytest.skip("the langgraph package is not installed", allow_module_level=True)
 
 HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _langchain() -> None:
+    """LangChain (the scripted model and tools, the instrumentor) is imported when this
+    module's tests run, not when pytest collects the module: 0.6-0.8 s of CPU in every worker,
+    most of which never runs these tests (docs/architecture.md#tests)."""
+    global LangChainInstrumentor, converse, lookup_order
+    from langgraph_scripted import converse, lookup_order
+    from openinference.instrumentation.langchain import LangChainInstrumentor
 
 
 @pytest.fixture
@@ -62,7 +71,7 @@ def steps(reading: Any, *, results: bool = True) -> list[tuple[Any, ...]]:
 
 
 @pytest.mark.parametrize("conversation", sorted(CONVERSATIONS))
-@pytest.mark.parametrize("graph", sorted(GRAPHS))
+@pytest.mark.parametrize("graph", sorted(GRAPH_NAMES))
 def test_spans_read_as_the_graph_s_messages(exporter: InMemorySpanExporter, graph: str,
                                             conversation: str) -> None:
     messages = converse(graph, conversation)
@@ -151,7 +160,8 @@ def langgraph_suite(root: Path, *, trace: bool, direct: bool = False) -> Path:
     cases = [{"id": f"{graph}-{name}", "input": {"graph": graph, "conversation": name,
                                                   **({"direct": True} if direct else {})},
               "expected": {"tools": tools}}
-             for graph in sorted(GRAPHS) for name, (_, _, tools) in sorted(CONVERSATIONS.items())]
+             for graph in sorted(GRAPH_NAMES)
+             for name, (_, _, tools) in sorted(CONVERSATIONS.items())]
     (root / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases),
                                       encoding="utf-8")
     system: dict[str, Any] = {"name": "lg", "version": "v1", "concurrency": 1,
