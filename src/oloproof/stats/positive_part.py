@@ -30,9 +30,18 @@ def _rule() -> tuple[FloatArray, FloatArray]:
     return nodes, weights
 
 
-def _phi(x: FloatArray) -> FloatArray:
-    out: FloatArray = np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
-    return out
+_ROOT_TWO_PI = math.sqrt(2.0 * math.pi)
+# Rows of the quadrature done at once: a block's few arrays stay in the processor's cache.
+_BLOCK = 256
+
+
+def _phi(x: FloatArray, out: FloatArray | None = None) -> FloatArray:
+    """The standard normal density at ``x``, into ``out`` if given (not ``x`` itself)."""
+    y: FloatArray = np.multiply(x, -0.5, out=out)
+    y *= x
+    np.exp(y, out=y)
+    y /= _ROOT_TWO_PI
+    return y
 
 
 def _pair_tail(t: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
@@ -44,13 +53,39 @@ def _pair_tail(t: FloatArray, a: FloatArray, b: FloatArray) -> FloatArray:
     t, a, b = np.broadcast_arrays(t, a, b)
     out = np.full(t.shape, 0.25)
     positive = t > 0.0
-    if positive.any():
-        tt, aa, bb = t[positive][..., None], a[positive][..., None], b[positive][..., None]
-        top = np.minimum(tt / aa, 9.0)
-        x = top / 2.0 * (nodes + 1.0)
-        inner = _phi(x) * ndtr(-(tt - aa * x) / bb)
-        out[positive] = (top[..., 0] / 2.0 * (inner * weights).sum(axis=-1)
-                         + 0.5 * ndtr(-tt[..., 0] / aa[..., 0]))
+    every = bool(positive.all())
+    if every:
+        tt, aa, bb = t.reshape(-1, 1), a.reshape(-1, 1), b.reshape(-1, 1)
+    elif positive.any():
+        tt, aa, bb = t[positive][:, None], a[positive][:, None], b[positive][:, None]
+    else:
+        return out
+    top = np.minimum(tt / aa, 9.0)
+    half = top / 2.0
+    ends = 0.5 * ndtr(-tt[:, 0] / aa[:, 0])
+    shifted = nodes + 1.0
+    sums = np.empty(len(tt))
+    rows = min(len(tt), _BLOCK)
+    x, y, z = (np.empty((rows, len(nodes))) for _ in range(3))
+    # A block of rows at a time, into the same three arrays: each row's sum is its own, so the
+    # floats are those of all rows at once.
+    for start in range(0, len(tt), _BLOCK):
+        block = slice(start, start + _BLOCK)
+        n = len(tt[block])
+        xb, yb, zb = x[:n], y[:n], z[:n]
+        np.multiply(half[block], shifted, out=xb)
+        # Φ̄((t − ax)/b) as Φ((ax − t)/b): the same floats, as negation is exact.
+        np.multiply(aa[block], xb, out=zb)
+        zb -= tt[block]
+        zb /= bb[block]
+        ndtr(zb, out=zb)
+        zb *= _phi(xb, out=yb)
+        zb *= weights
+        zb.sum(axis=-1, out=sums[block])
+    if every:
+        whole: FloatArray = (half[:, 0] * sums + ends).reshape(t.shape)
+        return whole
+    out[positive] = half[:, 0] * sums + ends
     return out
 
 
@@ -61,13 +96,15 @@ def positive_tail_chances(c: float, w: FloatArray) -> FloatArray:
     ndtr = scipy_special().ndtr
     nodes, weights = _rule()
     w1, w2, w3 = w[:, 0], w[:, 1], w[:, 2]
-    single = 0.25 * (ndtr(-c / w1) + ndtr(-c / w2) + ndtr(-c / w3))
-    cc = np.full(w1.shape, c)
-    pairs = 0.5 * (_pair_tail(cc, w1, w2) + _pair_tail(cc, w1, w3) + _pair_tail(cc, w2, w3))
+    first = ndtr(-c / w1)
+    single = 0.25 * (first + ndtr(-c / w2) + ndtr(-c / w3))
+    # The three pairs' tails in one call (each element's tail is its own).
+    pair = _pair_tail(np.full((3,) + w1.shape, c), np.stack([w1, w1, w2]), np.stack([w2, w3, w3]))
+    pairs = 0.5 * (pair[0] + pair[1] + pair[2])
     top = np.minimum(c / w1, 9.0)[:, None]
     x = top / 2.0 * (nodes + 1.0)
     inner = _pair_tail(c - w1[:, None] * x, w2[:, None], w3[:, None])
-    triple = top[:, 0] / 2.0 * (weights * _phi(x) * inner).sum(axis=1) + 0.25 * ndtr(-c / w1)
+    triple = top[:, 0] / 2.0 * (weights * _phi(x) * inner).sum(axis=1) + 0.25 * first
     out: FloatArray = single + pairs + triple
     return out
 
