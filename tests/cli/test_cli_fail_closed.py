@@ -120,6 +120,22 @@ def rule_field_twice(project: Path) -> Breakage:
     return Breakage("release.yaml", line, ["'min'", f"line {line}"])
 
 
+def suite_key_tagged_as_a_number(project: Path) -> Breakage:
+    suite = project / "oloproof.yaml"
+    line = _line_of(suite, "version:")
+    lines = _lines(suite)
+    lines[line - 1] = "!!int " + lines[line - 1]  # PyYAML's int('version') raised ValueError
+    suite.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Breakage("oloproof.yaml", line, ["does not fit the tag", "'version'"])
+
+
+def rule_value_tagged_as_a_number(project: Path) -> Breakage:
+    policy = project / "release.yaml"
+    line = _insert_after(policy, "rules:", ["  - {id: floor, metric: answer_correct, "
+                                            "min: !!float most}"])
+    return Breakage("release.yaml", line, ["does not fit the tag", "'most'"])
+
+
 # ---- empty policies -----------------------------------------------------------------------------
 
 def empty_policy(project: Path) -> Breakage:
@@ -216,6 +232,7 @@ def custom_evaluator_callable_not_a_function(project: Path) -> Breakage:
 BREAKAGES = [
     second_rules_key, second_evaluators_key, evaluator_field_twice,
     system_field_twice_in_a_block, policy_key_twice, rule_field_twice,
+    suite_key_tagged_as_a_number, rule_value_tagged_as_a_number,
     empty_policy, policy_of_comments_only, policy_without_rules, policy_with_an_empty_rules_key,
     missing_validity_labels, unreadable_validity_labels, missing_schema_file,
     schema_file_that_is_not_json, invalid_inline_schema, invalid_schema_in_a_file,

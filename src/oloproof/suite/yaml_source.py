@@ -84,11 +84,41 @@ def _document(path: Path, text: str, loader_class: Any) -> YamlDocument:
         raise ConfigError(
             f"YAML error: {exc}", file=path, line=mark.line + 1 if mark else None
         ) from None
+    except (ValueError, TypeError, OverflowError) as exc:  # a value its tag does not fit
+        raise ConfigError(
+            f"YAML error: a value does not fit the tag written on it ({exc}); remove the tag "
+            "(`!!int`, `!!float`, ...) or write a value of that type",
+            file=path, line=_untyped_line(node)) from None
     finally:
         loader.dispose()
     lines: dict[Loc, int] = {(): node.start_mark.line + 1}
     _index(node, (), lines)
     return YamlDocument(path, data, lines)
+
+
+def _untyped_line(node: yaml.Node) -> int | None:
+    """The line of the first value whose explicit tag PyYAML cannot make it (`!!int version`:
+    its constructors raise ValueError or TypeError, not a YAML error), if one is found."""
+    stack = [node]
+    visited: set[int] = set()  # an alias repeats a node (or holds its own mapping)
+    while stack:
+        current = stack.pop()
+        if id(current) in visited:
+            continue
+        visited.add(id(current))
+        if isinstance(current, yaml.ScalarNode):
+            loader = yaml.SafeLoader("")
+            try:
+                loader.construct_object(current, deep=True)
+            except (ValueError, TypeError, OverflowError, yaml.YAMLError):
+                return int(current.start_mark.line) + 1
+            finally:
+                loader.dispose()
+        elif isinstance(current, yaml.MappingNode):  # (reversed: taken in the text's order)
+            stack.extend(reversed([part for pair in current.value for part in pair]))
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend(reversed(current.value))
+    return None
 
 
 def _syntax_error(exc: yaml.YAMLError, path: Path, lines: list[str]) -> ConfigError:
