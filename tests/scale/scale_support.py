@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -285,3 +286,23 @@ def most_at_once(calls: list[dict[str, Any]]) -> int:
         inside += step
         best = max(best, inside)
     return best
+
+
+def process_stat(pid: int) -> list[str]:
+    """`/proc/PID/stat`'s fields after the command name: [0] the state, [1] the parent's pid."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def worker_children() -> set[int]:
+    """This process's children that are worker processes (or a zygote forking them), alive or
+    not yet reaped."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(process_stat(int(stat.parent.name))[1])
+            command = (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == os.getpid() and b"transports.processes" in command:
+            found.add(int(stat.parent.name))
+    return found

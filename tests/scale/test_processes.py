@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scale_support import DeskProject, desk_cases, held_desk_cases, wait_until
+from scale_support import DeskProject, desk_cases, held_desk_cases, wait_until, worker_children
 
 from oloproof.errors import ConfigError
 from oloproof.execution import process_start
@@ -223,22 +223,8 @@ def test_worker_processes_started_for_a_suite_that_then_fails_to_load_are_stoppe
     with pytest.raises(ConfigError, match=r"cases\.jsonl"):
         project.run()
 
-    assert _worker_children() == set()
+    assert worker_children() == set()
     assert _runs(project) == 0
-
-
-def _worker_children() -> set[int]:
-    """This process's children that are worker processes, alive or not yet reaped."""
-    found = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            command = (stat.parent / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if int(fields[1]) == os.getpid() and b"transports.processes" in command:
-            found.add(int(stat.parent.name))
-    return found
 
 
 def _runs(project: DeskProject) -> int:
@@ -316,7 +302,7 @@ def test_the_command_starts_the_workers_its_suite_file_asks_for_before_it_loads_
         more = process_start.take_started(2)
         assert len(early) == 1 and more[:1] == early and len(more) == 2
     process_start.discard_all(more)
-    assert _worker_children() == set()
+    assert worker_children() == set()
 
 
 @pytest.mark.parametrize(("file", "executor", "workers", "wanted"), [

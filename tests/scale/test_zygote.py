@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from scale_support import DeskProject, desk_cases
+from scale_support import DeskProject, desk_cases, process_stat, worker_children
 
 from oloproof.execution import process_start
 from oloproof.execution.zygote import ForkedProcess
@@ -20,27 +20,9 @@ from oloproof.execution.zygote import ForkedProcess
 pytestmark = pytest.mark.slow
 
 
-def _stat(pid: int) -> list[str]:
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-
-
 def _threads(pid: int) -> int:
     status = Path(f"/proc/{pid}/status").read_text().splitlines()
     return next(int(line.split()[1]) for line in status if line.startswith("Threads:"))
-
-
-def _children() -> set[int]:
-    """This process's children that are worker processes or zygotes, alive or not reaped."""
-    found = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            command = (stat.parent / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if int(fields[1]) == os.getpid() and b"transports.processes" in command:
-            found.add(int(stat.parent.name))
-    return found
 
 
 def test_two_workers_are_forked_by_one_zygote_each_with_pipes_of_its_own() -> None:
@@ -52,9 +34,9 @@ def test_two_workers_are_forked_by_one_zygote_each_with_pipes_of_its_own() -> No
         assert processes[1].zygote is zygote  # type: ignore[union-attr]
         pids = [p.pid for p in processes]
         assert len(set(pids)) == 2 and os.getpid() not in pids
-        assert _children() == {zygote.process.pid}, "the zygote is this process's only child"
+        assert worker_children() == {zygote.process.pid}, "the zygote is this process's only child"
         for pid in pids:
-            assert int(_stat(pid)[1]) == zygote.process.pid, "forked by the zygote"
+            assert int(process_stat(pid)[1]) == zygote.process.pid, "forked by the zygote"
         # (forked with one thread: a fork copies no other thread's locks half-held)
         assert _threads(zygote.process.pid) == 1
         for one in started:  # each answers on its own pipes: the system it is to load is
@@ -63,7 +45,7 @@ def test_two_workers_are_forked_by_one_zygote_each_with_pipes_of_its_own() -> No
     finally:
         process_start.discard_all(started)
     assert zygote.process.returncode == 0 and zygote.ended, "the zygote exited, and was reaped"
-    assert _children() == set()
+    assert worker_children() == set()
 
 
 def test_a_forked_worker_killed_is_seen_as_killed_and_the_others_run_on() -> None:
@@ -79,11 +61,11 @@ def test_a_forked_worker_killed_is_seen_as_killed_and_the_others_run_on() -> Non
         with pytest.raises(EOFError):  # its pipe closed: what the coordinator sees it by
             started[0].incoming.recv_bytes()
         assert all(other.poll() is None for other in others)
-        assert _children() == {killed.zygote.process.pid}  # type: ignore[union-attr]
+        assert worker_children() == {killed.zygote.process.pid}  # type: ignore[union-attr]
     finally:
         process_start.discard_all(started)
     assert [one.process.poll() for one in started] == [-signal.SIGKILL] * 3
-    assert _children() == set()
+    assert worker_children() == set()
 
 
 def test_a_zygote_that_dies_before_it_forks_leaves_its_workers_exited_with_its_code() -> None:
@@ -99,7 +81,7 @@ def test_a_zygote_that_dies_before_it_forks_leaves_its_workers_exited_with_its_c
     with pytest.raises(ProcessLookupError):
         started[0].process.pid  # noqa: B018
     process_start.discard_all(started)
-    assert _children() == set()
+    assert worker_children() == set()
 
 
 def test_a_run_on_two_forked_workers_reaps_them_and_their_zygote(tmp_path: Path) -> None:
@@ -115,6 +97,6 @@ def test_a_run_on_two_forked_workers_reaps_them_and_their_zygote(tmp_path: Path)
     assert result.metric("state_matches").passed == 8
     pids = {c["pid"] for c in project.calls()}
     assert len(pids) == 2 and os.getpid() not in pids
-    assert _children() == set(), "the run reaped its zygote, which reaped its workers"
+    assert worker_children() == set(), "the run reaped its zygote, which reaped its workers"
     for pid in pids:
         assert not Path(f"/proc/{pid}").exists()
