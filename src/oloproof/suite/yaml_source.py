@@ -6,7 +6,7 @@ path of keys and indices, and `YamlDocument.line_of` turns that path back into a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,13 +99,7 @@ def _document(path: Path, text: str, loader_class: Any) -> YamlDocument:
 def _untyped_line(node: yaml.Node) -> int | None:
     """The line of the first value whose explicit tag PyYAML cannot make it (`!!int version`:
     its constructors raise ValueError or TypeError, not a YAML error), if one is found."""
-    stack = [node]
-    visited: set[int] = set()  # an alias repeats a node (or holds its own mapping)
-    while stack:
-        current = stack.pop()
-        if id(current) in visited:
-            continue
-        visited.add(id(current))
+    for current in _each_node(node):
         if isinstance(current, yaml.ScalarNode):
             loader = yaml.SafeLoader("")
             try:
@@ -114,11 +108,24 @@ def _untyped_line(node: yaml.Node) -> int | None:
                 return int(current.start_mark.line) + 1
             finally:
                 loader.dispose()
-        elif isinstance(current, yaml.MappingNode):  # (reversed: taken in the text's order)
+    return None
+
+
+def _each_node(node: yaml.Node) -> Iterator[yaml.Node]:
+    """Every node of a document once, a mapping's keys and values alike, in the text's order
+    (an alias repeats a node, or holds its own mapping: each is given once)."""
+    stack = [node]
+    visited: set[int] = set()
+    while stack:
+        current = stack.pop()
+        if id(current) in visited:
+            continue
+        visited.add(id(current))
+        yield current
+        if isinstance(current, yaml.MappingNode):  # (reversed: taken in the text's order)
             stack.extend(reversed([part for pair in current.value for part in pair]))
         elif isinstance(current, yaml.SequenceNode):
             stack.extend(reversed(current.value))
-    return None
 
 
 def _syntax_error(exc: yaml.YAMLError, path: Path, lines: list[str]) -> ConfigError:
@@ -190,22 +197,13 @@ def _keys_as_written(node: yaml.Node) -> None:
     1.1, which PyYAML reads, makes them true and false: `retries: {on: [...]}` would have a
     key True). Only `true` and `false` stay booleans, to be refused as keys. (A plain
     scalar's style is None from PyYAML's parser, "" from LibYAML's.)"""
-    stack = [node]
-    visited: set[int] = set()
-    while stack:
-        current = stack.pop()
-        if id(current) in visited:
-            continue
-        visited.add(id(current))
+    for current in _each_node(node):
         if isinstance(current, yaml.MappingNode):
-            for key_node, value_node in current.value:
-                stack.append(value_node)
+            for key_node, _ in current.value:
                 if isinstance(key_node, yaml.ScalarNode) and key_node.tag == _BOOL \
                         and not key_node.style \
                         and key_node.value.lower() not in ("true", "false"):
                     key_node.tag = _STR
-        elif isinstance(current, yaml.SequenceNode):
-            stack.extend(current.value)
 
 
 def _indent(text: str) -> int:
