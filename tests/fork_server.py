@@ -72,7 +72,7 @@ def cli_env(**overrides: str | None) -> dict[str, str]:
 
 _SERVER = textwrap.dedent(
     r"""
-    import atexit, gc, marshal, os, select, signal, socket, sys, threading
+    import atexit, gc, marshal, os, select, signal, socket, sys, threading, time
     import oloproof.cli.main
     # The command line imports the engine only when a command runs: import it once, here.
     import oloproof.api, oloproof.cli.scaffold, oloproof.report.case_panel
@@ -108,6 +108,17 @@ _SERVER = textwrap.dedent(
             configs.extend(config.__subclasses__())
             config.model_rebuild()
 
+    # A judged rate's interval needs the critical value of its confidence level, which takes
+    # 0.1-0.2 s of CPU to solve and is cached for the process only
+    # (`stats.positive_part.critical_value`): solve it here, once, for the default level
+    # (policy `confidence_level: 0.95`), as the first judged rate at that level would.
+    try:
+        from oloproof.stats.verdict_strata import judged_rate_interval
+    except ImportError:
+        pass
+    else:
+        judged_rate_interval([1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [1.0, 0.0], 0.95)
+
     gc.freeze()  # children need not collect what they inherit (it makes their exit 4x faster)
 
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -138,7 +149,11 @@ _SERVER = textwrap.dedent(
             conn.sendall(b"0\n")
             conn.close()
             return
+        before = time.process_time() if server_profile else 0.0
         pid = os.fork()
+        if pid and server_profile:
+            fork_cpu[0] += time.process_time() - before
+            fork_cpu[1] += 1
         if pid == 0:
             try:
                 signal.set_wakeup_fd(-1)
@@ -159,6 +174,9 @@ _SERVER = textwrap.dedent(
             except BaseException as error:
                 os.write(2, f"the fork server could not start the command: {error!r}\n".encode())
                 os._exit(70)
+            profile_dir = os.environ.get("OLOPROOF_TEST_PROFILE")
+            if profile_dir:  # OLOPROOF_TEST_PROFILE: see the module's docstring
+                _profile_start(profile_dir)
             try:
                 oloproof.cli.main.main()  # exits through SystemExit
             except SystemExit as done:
@@ -193,7 +211,77 @@ _SERVER = textwrap.dedent(
                     stream.flush()
         except (OSError, ValueError):
             raise SystemExit(code) from None
+        if profiling:
+            _profile_stop()
         _exit(0 if code is None else code)
+
+
+    profiling = None  # [profiler, directory, minor faults and CPU times at the start]
+
+
+    def _minflt():
+        with open("/proc/self/stat", "rb") as stat:
+            return int(stat.read().rsplit(b")", 1)[1].split()[7])
+
+
+    def _profile_start(directory):
+        global profiling
+        profiler = None
+        if directory.startswith("sample:"):
+            profiler = _Sampler()
+        elif not directory.startswith("cpu:"):
+            import cProfile
+            profiler = cProfile.Profile(time.process_time)  # CPU, not waiting
+        directory = directory.removeprefix("cpu:").removeprefix("sample:")
+        profiling = [profiler, directory, _minflt(), os.times()]
+        if profiler:
+            profiler.enable()
+
+
+    class _Sampler:
+        # The main thread's stack every millisecond of the process's CPU time (ITIMER_PROF).
+
+        def __init__(self):
+            self.stacks = {}
+
+        def _take(self, signum, frame):
+            # Weighed by the CPU time since the last sample: a signal that arrives while the
+            # previous one waits (a long call into C) is merged with it.
+            now = time.process_time()
+            weight, self.last = now - self.last, now
+            stack = []
+            while frame is not None:
+                code = frame.f_code
+                stack.append((code.co_filename, code.co_firstlineno, code.co_name))
+                frame = frame.f_back
+            stack = tuple(stack)
+            self.stacks[stack] = self.stacks.get(stack, 0) + weight
+
+        def enable(self):
+            signal.signal(signal.SIGPROF, self._take)
+            self.last = time.process_time()
+            signal.setitimer(signal.ITIMER_PROF, 0.001, 0.001)
+
+        def disable(self):
+            signal.setitimer(signal.ITIMER_PROF, 0, 0)
+
+        def dump_stats(self, path):
+            with open(path.replace(".prof", ".stacks"), "wb") as out:
+                marshal.dump(self.stacks, out)
+
+
+    def _profile_stop():
+        profiler, directory, faults, times = profiling
+        if profiler:
+            profiler.disable()
+        now = os.times()
+        if profiler:
+            profiler.dump_stats(os.path.join(directory, f"{os.getpid()}.prof"))
+        with open(os.path.join(directory, f"{os.getpid()}.txt"), "w") as record:
+            record.write(f"{now.user - times.user} {now.system - times.system} "
+                         f"{_minflt() - faults} {times.user} {times.system} "
+                         f"{now.children_user + now.children_system} "
+                         f"{' '.join(sys.argv[1:])}\n")
 
 
     def reap():
@@ -213,10 +301,16 @@ _SERVER = textwrap.dedent(
                 conn.close()
 
 
+    server_profile = os.environ.get("OLOPROOF_TEST_PROFILE", "").split(":")[-1]
+    fork_cpu = [0.0, 0]  # the server's CPU time in os.fork, and the forks
     print("ready", flush=True)
     while True:
         ready = select.select([0, listener, wake_r], [], [])[0]
         if 0 in ready and not os.read(0, 4096):
+            if server_profile:
+                with open(os.path.join(server_profile, f"server-{os.getpid()}.txt"), "w") as f:
+                    t = os.times()
+                    f.write(f"{t.user} {t.system} {fork_cpu[0]} {fork_cpu[1]}\n")
             break  # the tests' process closed our stdin: it is done
         if wake_r in ready:
             os.read(wake_r, 4096)
