@@ -26,6 +26,18 @@ imports, for every command it forks after.) Two clients use it:
 `OLOPROOF_TEST_SPAWN=1` makes both start every command as `python -m oloproof.cli.main`
 instead. Tests about signals, terminals or racing processes start a fresh interpreter
 themselves (`spawn_oloproof`, `oloproof_argv`).
+
+`OLOPROOF_TEST_PROFILE=DIR` (off by default; for finding where the commands' CPU goes) makes
+each forked command write `PID.txt` into DIR (an existing folder): its user and system CPU
+seconds and minor page faults from its command's start to its exit, the CPU it took before
+its command started, its children's CPU, and its command line; and `PID.prof`, its
+`cProfile` statistics on a CPU-time clock (merge them with `pstats.Stats.add`). `sample:DIR`
+instead writes `PID.stacks`, a `marshal`led dict of the main thread's stacks, each a tuple
+of (file, first line, function) frames from the innermost, to the CPU seconds sampled there
+(a sample every millisecond of CPU time: unlike cProfile it does not inflate code that makes
+many small calls), and `cpu:DIR` only `PID.txt`. The server writes `server-PID.txt` when it
+stops: its user and system CPU seconds, its CPU seconds in `os.fork` and the number of
+forks.
 """
 
 from __future__ import annotations

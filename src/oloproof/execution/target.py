@@ -235,11 +235,21 @@ def _project_modules(root: Path) -> list[tuple[str, str]]:
     in a virtual environment inside the project folder)."""
     found = []
     prefix = str(root)
-    # list() copies the items in one step: another thread (Ray's, the caller's) may import
-    # while this runs, and iterating over the live dict can then skip names or raise. (The
-    # first pass, over every module the process imported, is kept to one comprehension.)
-    under_root = [(name, origin) for name, module in list(sys.modules.items())
-                  if isinstance(origin := getattr(module, "__file__", None), str)
+    # Only a module whose top name is a file or folder at the top of `root`, or was noted
+    # before (`_IMPORTED`: its file may be gone since), can be the project's; only those
+    # modules are looked at. Reading every imported module's `__file__` writes to every
+    # module object (its reference count), which in a process forked from one that imported
+    # the libraries (the tests' fork server) copies some 2,000 pages it shared: 7 ms of CPU.
+    try:
+        tops = {entry.removesuffix(".py") for entry in os.listdir(root)}
+    except OSError:
+        tops = set()
+    tops.update(name.partition(".")[0] for name in _IMPORTED)
+    # list() copies the names in one step: another thread (Ray's, the caller's) may import
+    # while this runs, and iterating over the live dict can then skip names or raise.
+    under_root = [(name, origin) for name in list(sys.modules)
+                  if name.partition(".")[0] in tops
+                  and isinstance(origin := getattr(sys.modules.get(name), "__file__", None), str)
                   and origin.startswith(prefix)]
     for name, origin in under_root:
         try:
