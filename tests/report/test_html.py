@@ -1,7 +1,8 @@
 """The offline HTML report (docs/cli.md#oloproof-report, issue 6), opened in real headless Chromium.
 
 Each project is run once per module into a temporary directory; the browser is the suite's
-(`browser`, tests/conftest.py). Screenshots of the summary and of case panels go to `tests/artifacts/`.
+(`browser`, tests/conftest.py). Screenshots of the summary and of case panels go to
+`tests/artifacts/`.
 """
 
 from __future__ import annotations
