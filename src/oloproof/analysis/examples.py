@@ -52,11 +52,14 @@ class FirstCases:
 
     def note(self, outcome: CaseOutcome) -> None:
         """Remember the first case missing for each reason, and the first failing cases."""
+        codes = outcome.codes
+        failing = "F" in codes or outcome.error is not None
+        if not failing and "M" not in codes:
+            return  # (a case that passed: its place in the order is never asked for)
         order = case_order(outcome.case_id)
         self.note_missing(outcome, order)
-        if "F" not in outcome.codes and outcome.error is None:
-            return
-        self.note_failing(outcome.case_id, outcome.codes, outcome.error, order=order)
+        if failing:
+            self.note_failing(outcome.case_id, codes, outcome.error, order=order)
 
     def note_failing(self, case_id: str, codes: str, error: str | None,
                      trials: CaseTrials | None = None, order: Order | None = None) -> None:
