@@ -30,6 +30,7 @@ from typing import IO, Any
 
 import fork_server
 import pytest
+import shared_browser
 import yaml
 from fork_server import CliResult, ForkServer, cli_env, oloproof_argv
 from hypothesis import settings
@@ -52,6 +53,7 @@ STARTER = Path(oloproof.__file__).parent / "examples" / "starter"
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     fork_server.shared().close()  # (the docs' sessions and the examples use it without `cli`)
+    shared_browser.close()  # (open still if the session stopped in the middle of its tests)
 
 
 @pytest.fixture(scope="session")
@@ -332,13 +334,38 @@ def local_ray() -> Any:
     return ray
 
 
-def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """Stops the shared Ray instance (`local_ray`) after the last of a run of Ray tests."""
-    if nextitem is not None and _runs_with_ray(nextitem.nodeid):
-        return
-    ray = sys.modules.get("ray")
-    if ray is not None and ray.is_initialized():
-        ray.shutdown()
+# ---- a browser ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def browser() -> Any:
+    """The headless Chromium (a Playwright `Browser`) the browser tests share; skips where
+    /usr/bin/chromium or Playwright is missing.
+
+    Launching one costs about 2 s of CPU, so it is launched by the first test that asks for it
+    and closed, Playwright stopped with it, once the next test is not one of BROWSER_TESTS
+    (`pytest_runtest_teardown` below), as `local_ray` is: under `make test` they all run one
+    after another on one worker, so once. While it is open, Playwright's event loop counts as
+    running on the test's thread: a browser test runs a project with
+    `shared_browser.run_beside_the_browser`, and the tests after them find no loop left.
+    """
+    return shared_browser.shared()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Stops the shared Ray instance (`local_ray`) after the last of a run of Ray tests, and
+    closes the shared browser (`browser`) after the last of a run of browser tests -- after the
+    test's fixtures are torn down, so a module's pages close before their browser."""
+    following = nextitem.nodeid if nextitem is not None else ""
+    if not _runs_with_ray(following):
+        ray = sys.modules.get("ray")
+        if ray is not None and ray.is_initialized():
+            ray.shutdown()
+    try:
+        return (yield)
+    finally:
+        if not _opens_a_browser(following):
+            shared_browser.close()
 
 
 # ---- running on two workers (pytest-xdist) ------------------------------------------------------
@@ -364,33 +391,64 @@ RAY_TESTS = (
 )
 
 
-def _runs_with_ray(nodeid: str) -> bool:
+#: The test files that open pages in the shared browser (the `browser` fixture). Under `make test`
+#: they all run on one worker, one after another (`_group`), so one Chromium serves them all;
+#: a test that asks for `browser` elsewhere is refused at collection until its file is named here.
+BROWSER_TESTS = (
+    "tests/compare/test_html_compare.py",
+    "tests/report/test_gate_baseline_in_reports.py",
+    "tests/report/test_html.py",
+    "tests/report/test_html_conversations.py",
+    "tests/report/test_html_judges.py",
+    "tests/report/test_html_reading.py",
+    "tests/report/test_html_trials.py",
+    "tests/view/test_view_browser.py",
+)
+
+
+def _named(nodeid: str, names: tuple[str, ...]) -> bool:
     return any(nodeid == name or nodeid.startswith((name + "::", name + "["))
-               for name in RAY_TESTS)
+               for name in names)
+
+
+def _runs_with_ray(nodeid: str) -> bool:
+    return _named(nodeid, RAY_TESTS)
+
+
+def _opens_a_browser(nodeid: str) -> bool:
+    return _named(nodeid, BROWSER_TESTS)
 
 
 def _group(nodeid: str) -> str:
-    """The unit a worker runs whole: "ray" for the tests that start Ray, else the test's file
-    (so that a module-scoped fixture -- an example's runs, a browser, a server -- is made
-    once)."""
-    return "ray" if _runs_with_ray(nodeid) else nodeid.split("::", 1)[0]
+    """The unit a worker runs whole: "ray" for the tests that start Ray, "browser" for the
+    files that open pages, else the test's file (so that a module-scoped fixture -- an
+    example's runs, a server -- is made once)."""
+    if _runs_with_ray(nodeid):
+        return "ray"
+    return "browser" if _opens_a_browser(nodeid) else nodeid.split("::", 1)[0]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        uses_ray = ("local_ray" in getattr(item, "fixturenames", ())
-                    or item.get_closest_marker("ray") is not None)
+        fixtures = getattr(item, "fixturenames", ())
+        uses_ray = "local_ray" in fixtures or item.get_closest_marker("ray") is not None
         if uses_ray and not _runs_with_ray(item.nodeid):
             raise pytest.UsageError(
                 f"{item.nodeid} starts Ray (it uses local_ray or is marked ray) but is not "
                 "in RAY_TESTS in tests/conftest.py: add it there, so that the Ray tests run "
                 "on one worker under `make test`")
+        if "browser" in fixtures and not _opens_a_browser(item.nodeid):
+            raise pytest.UsageError(
+                f"{item.nodeid} opens pages in the shared browser but its file is not in "
+                "BROWSER_TESTS in tests/conftest.py: add it there, so that the browser tests "
+                "run on one worker, one after another, under `make test`")
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)  # pytest-xdist's hook: `make test` runs it
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`pytest -n N` sends each worker whole groups (`_group`), the Ray tests first: they are
-    the longest group, and starting them last would leave the other worker idle meanwhile.
+    """`pytest -n N` sends each worker whole groups (`_group`), the Ray tests first and the
+    browser tests next: they are the longest groups, and starting one last would leave the
+    other workers idle meanwhile.
     (xdist's own `loadgroup` would do the grouping, but with pytest 9.2 its marks no longer
     reach the scheduler: it renames node ids through an attribute pytest stopped reading.)"""
     if config.getvalue("dist") != "load":
@@ -402,8 +460,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             return _group(nodeid)
 
         def _assign_work_unit(self, node: Any) -> None:
-            if "ray" in self.workqueue:
-                self.workqueue.move_to_end("ray", last=False)
+            for longest in ("browser", "ray"):  # (so "ray" first, then "browser")
+                if longest in self.workqueue:
+                    self.workqueue.move_to_end(longest, last=False)
             super()._assign_work_unit(node)
 
     return ByGroup(config, log)

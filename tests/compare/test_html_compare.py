@@ -5,14 +5,12 @@ nothing from a case becomes markup. Screenshots go to `tests/artifacts/`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from compare_desk import Desk
 
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 HOSTILE = "<img src=x onerror=alert(1)> & | `x`"
 
@@ -35,20 +33,6 @@ def report(tmp_path_factory: pytest.TempPathFactory, cli: Any) -> Path:
                          cwd=desk.root)
     assert code == 0, err
     return desk.root / "r.html"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=str(CHROMIUM),
-                                     args=["--no-sandbox", "--disable-gpu"])
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 def _open(browser: Any, path: Path, hash_: str = "") -> tuple[Any, list[str], list[str]]:

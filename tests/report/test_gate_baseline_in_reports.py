@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 import pytest
+from shared_browser import run_beside_the_browser
 
 import oloproof
 
@@ -22,11 +23,12 @@ def _embedded(page: str) -> dict[str, Any]:
 
 @pytest.fixture
 def gated(new_probe: Any) -> Any:
-    """A baseline run, then a candidate whose desk breaks c003, decided against it."""
+    """A baseline run, then a candidate whose desk breaks c003, decided against it (each run
+    on a thread of its own, `run_beside_the_browser`: this file's last test opens pages)."""
     probe = new_probe()
     cases = probe.plain_cases(8)
     probe.write_cases(cases)
-    probe.baseline = oloproof.run(probe.path / "oloproof.yaml").run_id
+    probe.baseline = run_beside_the_browser(probe.path / "oloproof.yaml").run_id
     cases[2]["input"]["answer"] = "no"  # the input changes, so c003 runs again, and fails
     cases[2]["expected"] = {"answer": "yes"}
     probe.write_cases(cases)
@@ -35,7 +37,7 @@ def gated(new_probe: Any) -> Any:
                                   "kind": "non_inferiority", "margin": 0.5})
     probe.write_policy()
     probe.set_system(version="v2")
-    probe.candidate = oloproof.run(probe.path / "oloproof.yaml")
+    probe.candidate = run_beside_the_browser(probe.path / "oloproof.yaml")
     return probe
 
 
@@ -78,44 +80,27 @@ def test_the_view_s_run_page_shows_it_too(gated: Any) -> None:
 
 # ---- in a real browser -----------------------------------------------------------------------
 
-CHROMIUM = "/usr/bin/chromium"
-
-
-def _drawn(*paths: Any) -> list[tuple[str, dict[str, bool], list[str]]]:
-    """Each page at `paths` drawn by one headless Chromium, a page apiece: its text, whether
-    the marks are shown, and the errors the page raised."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    from pathlib import Path
-
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
-    drawn = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM,
-                                    args=["--no-sandbox", "--disable-gpu"])
-        try:
-            for path in paths:
-                errors: list[str] = []
-                page = browser.new_page()
-                page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
-                page.goto(path.resolve().as_uri())
-                page.wait_for_selector("#app[data-ready]", timeout=15_000)
-                shown = {selector: page.locator(selector).count() > 0
-                         and page.locator(selector).first.is_visible()
-                         for selector in ("#gate-baseline", "#subset-note", "#subset",
-                                          "#rescored", "#not-rescored", "#comparison")}
-                drawn.append((page.locator("#app").inner_text(), shown, errors))
-                page.close()
-        finally:
-            browser.close()
-    return drawn
+def _drawn(browser: Any, path: Any) -> tuple[str, dict[str, bool], list[str]]:
+    """The page at `path` drawn by headless Chromium: its text, whether the marks are shown,
+    and the errors the page raised."""
+    errors: list[str] = []
+    page = browser.new_page()
+    try:
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(path.resolve().as_uri())
+        page.wait_for_selector("#app[data-ready]", timeout=15_000)
+        shown = {selector: page.locator(selector).count() > 0
+                 and page.locator(selector).first.is_visible()
+                 for selector in ("#gate-baseline", "#subset-note", "#subset",
+                                  "#rescored", "#not-rescored", "#comparison")}
+        return page.locator("#app").inner_text(), shown, errors
+    finally:
+        page.close()
 
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_the_page_draws_the_marks(gated: Any, cli: Any) -> None:
-    import threading
-
+def test_the_page_draws_the_marks(gated: Any, cli: Any, browser: Any) -> None:
     probe = gated
     assert cli("report", "latest", "--html", "gated.html", cwd=probe.path).code == 0
     cases = probe.plain_cases(8)  # (c003 as the baseline had it: changed since the candidate)
@@ -123,19 +108,10 @@ def test_the_page_draws_the_marks(gated: Any, cli: Any) -> None:
     probe.write_cases(cases)
     assert cli("rescore", probe.candidate.run_id, cwd=probe.path).code == 3
     assert cli("report", "latest", "--html", "rescored.html", cwd=probe.path).code == 0
-    drawn: dict[str, Any] = {}
-
-    def draw() -> None:  # (Playwright's sync API may not run on a thread with a running loop)
-        drawn["gated"], drawn["rescored"] = _drawn(probe.path / "gated.html",
-                                                   probe.path / "rescored.html")
-
-    thread = threading.Thread(target=draw)
-    thread.start()
-    thread.join()
-    text, shown, errors = drawn["gated"]
+    text, shown, errors = _drawn(browser, probe.path / "gated.html")
     assert errors == [] and shown["#comparison"] and shown["#gate-baseline"]
     assert not shown["#subset-note"] and not shown["#rescored"]
-    text, shown, errors = drawn["rescored"]
+    text, shown, errors = _drawn(browser, probe.path / "rescored.html")
     assert errors == []
     assert shown["#subset-note"] and shown["#subset"] and shown["#rescored"]
     assert shown["#not-rescored"]

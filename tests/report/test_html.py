@@ -1,7 +1,8 @@
 """The offline HTML report (docs/cli.md#oloproof-report, issue 6), opened in real headless Chromium.
 
-Each project is run once per module into a temporary directory; the browser is launched once
-per module. Screenshots of the summary and of case panels go to `tests/artifacts/`.
+Each project is run once per module into a temporary directory; the browser is the suite's
+(`browser`, tests/conftest.py). Screenshots of the summary and of case panels go to
+`tests/artifacts/`.
 """
 
 from __future__ import annotations
@@ -15,16 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shared_browser import run_beside_the_browser
 
 import oloproof
 from oloproof.api import find_store, write_html_report
 from oloproof.report.html import script_safe
 
-CHROMIUM = Path("/usr/bin/chromium")
 EXAMPLES = Path(oloproof.__file__).parent / "examples"
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
 
 # Markup a hostile system might return; none of it may run or become an element.
 HOSTILE = ('<script>alert(1)</script> </script><script>alert(2)</script> <!-- '
@@ -167,26 +166,13 @@ def projects(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Pat
             made["stateful"] = root / "stateful" / "oloproof.yaml"
 
         for config in made.values():
-            oloproof.run(config, config.parent / "release.yaml")
+            run_beside_the_browser(config, config.parent / "release.yaml")
         yield made
 
 
 def write_report(config: Path, name: str, **kwargs: Any) -> Path:
     out = config.parent / name
     return write_html_report("latest", out, config, find_store(config), **kwargs)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 class Page:

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_html import EXAMPLES, Page, browser, write_report  # noqa: F401 - the fixture
-
-import oloproof
+from shared_browser import run_beside_the_browser
+from test_html import EXAMPLES, Page, write_report
 
 pytestmark = pytest.mark.slow
 
@@ -55,12 +54,12 @@ def conversations(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     config = copy_conversations(tmp_path_factory.mktemp("html-conversations") / "talks")
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("OLOPROOF_STORE", raising=False)
-        oloproof.run(config)
+        run_beside_the_browser(config)
         yield config
 
 
 def test_the_case_panel_shows_the_conversation_turn_by_turn(conversations: Path,
-                                                            browser: Any) -> None:  # noqa: F811
+                                                            browser: Any) -> None:
     view = Page(browser, write_report(conversations, "report.html"))
     try:
         check_the_conversation_panels(view)

@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_html import EXAMPLES, Page, browser, write_report  # noqa: F401 - the fixture
-
-import oloproof
+from shared_browser import run_beside_the_browser
+from test_html import EXAMPLES, Page, write_report
 
 pytestmark = pytest.mark.slow
 
@@ -23,12 +22,12 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     shutil.copytree(EXAMPLES / "judged_agent", root)
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("OLOPROOF_STORE", raising=False)
-        oloproof.run(root / "oloproof.yaml")
+        run_beside_the_browser(root / "oloproof.yaml")
         yield root / "oloproof.yaml"
 
 
 def test_the_judge_checked_and_its_verdict_on_a_case(judged: Path,
-                                                     browser: Any) -> None:  # noqa: F811
+                                                     browser: Any) -> None:
     path = write_report(judged, "report.html")
     view = Page(browser, path)
     try:
@@ -55,7 +54,7 @@ def test_the_judge_checked_and_its_verdict_on_a_case(judged: Path,
 
 
 def test_the_split_of_three_samples_in_the_case_panel(tmp_path: Path,
-                                                      browser: Any) -> None:  # noqa: F811
+                                                      browser: Any) -> None:
     """`samples: 3`: the panel shows how the three answers split beside the majority."""
     root = tmp_path / "sampled"
     shutil.copytree(EXAMPLES / "judged_agent", root)
@@ -72,12 +71,9 @@ def test_the_split_of_three_samples_in_the_case_panel(tmp_path: Path,
                           "    samples: 3\n")
     assert suite.count("samples: 3") == 1 and suite.count("temperature: 1.0") == 1
     (root / "oloproof.yaml").write_text(suite, encoding="utf-8")
-    from concurrent.futures import ThreadPoolExecutor
-
-    with pytest.MonkeyPatch.context() as mp, ThreadPoolExecutor(1) as aside:
+    with pytest.MonkeyPatch.context() as mp:
         mp.delenv("OLOPROOF_STORE", raising=False)
-        # (on a thread of its own: the browser's driver holds an event loop on this one)
-        aside.submit(oloproof.run, root / "oloproof.yaml").result()
+        run_beside_the_browser(root / "oloproof.yaml")
     view = Page(browser, write_report(root / "oloproof.yaml", "report.html"))
     try:
         text = view.open_case("req-023").locator("#panel-judges").inner_text()

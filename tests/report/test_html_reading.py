@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_html import ARGS, CHROMIUM, EXAMPLES, Page, write_report
+from shared_browser import run_beside_the_browser
+from test_html import EXAMPLES, Page, write_report
 
 import oloproof
 from oloproof.api import find_store
@@ -82,15 +83,6 @@ def _cases() -> list[dict[str, Any]]:
             for i, case_id in enumerate(ids, 1)]
 
 
-def _run_beside_the_browser(config: Path) -> None:
-    """`oloproof.run`, in a thread of its own: Playwright's sync API keeps an event loop
-    running in this one, where `run` rightly refuses to start."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1) as pool:
-        pool.submit(oloproof.run, config).result()
-
-
 @pytest.fixture(scope="module")
 def polish(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("html-reading") / "polish"
@@ -102,7 +94,7 @@ def polish(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         "".join(json.dumps(c) + "\n" for c in _cases()), encoding="utf-8")
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("OLOPROOF_STORE", raising=False)
-        _run_beside_the_browser(root / "oloproof.yaml")
+        run_beside_the_browser(root / "oloproof.yaml")
         yield root / "oloproof.yaml"
 
 
@@ -114,21 +106,8 @@ def support(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     shutil.copytree(EXAMPLES / "support_agent", root)
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("OLOPROOF_STORE", raising=False)
-        _run_beside_the_browser(root / "oloproof.yaml")
+        run_beside_the_browser(root / "oloproof.yaml")
         yield root / "oloproof.yaml"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 def _verdict_codes(config: Path) -> dict[str, str]:
@@ -343,10 +322,7 @@ def odd_threshold(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     (root / "odd.yaml").write_text(ODD_POLICY, encoding="utf-8")
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("OLOPROOF_STORE", raising=False)
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(1) as pool:
-            pool.submit(oloproof.run, root / "oloproof.yaml", root / "odd.yaml").result()
+        run_beside_the_browser(root / "oloproof.yaml", root / "odd.yaml")
         yield root / "oloproof.yaml"
 
 

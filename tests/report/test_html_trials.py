@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_html import ARGS, ARTIFACTS, CHROMIUM, EXAMPLES, Page, write_report
+from shared_browser import run_beside_the_browser
+from test_html import ARTIFACTS, EXAMPLES, Page, write_report
 
 import oloproof
 from oloproof.analysis.trial_rows import pass_hat_curve
@@ -21,25 +22,12 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
-@pytest.fixture(scope="module")
 def flaky(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("html-trials") / "flaky"
     shutil.copytree(EXAMPLES / "flaky_agent", root)
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("OLOPROOF_STORE", raising=False)
-        oloproof.run(root / "oloproof.yaml")
+        run_beside_the_browser(root / "oloproof.yaml")
         yield root / "oloproof.yaml"
 
 

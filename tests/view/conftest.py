@@ -1,6 +1,6 @@
-"""The view's tests' fixtures: one headless Chromium a module (the report's tests' own
-fixture), and the desk run twice with its view (a server for the module). What they share
-besides is in view_support.py."""
+"""The view's tests' fixtures: the desk run twice with its view (a server for the module). What
+they share besides is in view_support.py; the browser is the suite's (`browser`,
+tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from view_support import ViewServer, browser, two_desk_runs  # noqa: F401 - `browser`: a fixture
+from view_support import ViewServer, two_desk_runs
 
 
 @pytest.fixture(scope="module")

@@ -28,9 +28,9 @@ for where in ("report", "compare", "pytest_plugin"):
         sys.path.insert(0, str(TESTS / where))
 
 # The report's tests' page: its way of opening a case, so the report's browser checks run
-# on the view's tabs as they are; and their fixture, one headless Chromium a module.
+# on the view's tabs as they are.
+from shared_browser import run_beside_the_browser  # noqa: E402
 from test_html import Page as ReportPage  # noqa: E402
-from test_html import browser  # noqa: E402, F401
 
 ARTIFACTS = TESTS / "artifacts"
 DOC_IMAGES = TESTS.parent / "docs" / "images"
@@ -238,23 +238,10 @@ def two_desk_runs(root: Path) -> Any:
 
 def run_project(config: Path) -> None:
     """`oloproof.run` on a project, as the tests' other fixtures do (CI set, no store
-    override), in a thread of its own: the browser's driver keeps an event loop running in
-    this one, and `oloproof.run` refuses to run inside a running loop."""
-    import oloproof
-
-    failed: list[BaseException] = []
-
-    def work() -> None:
-        try:
-            oloproof.run(config, config.parent / "release.yaml")
-        except BaseException as error:  # handed back to the test
-            failed.append(error)
-
+    override), in a thread of its own (`run_beside_the_browser`): the browser's driver keeps
+    an event loop running in this one, and `oloproof.run` refuses to run inside a running
+    loop."""
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("OLOPROOF_STORE", raising=False)
         mp.setenv("CI", "1")
-        thread = threading.Thread(target=work)
-        thread.start()
-        thread.join()
-    if failed:
-        raise failed[0]
+        run_beside_the_browser(config, config.parent / "release.yaml")
