@@ -14,15 +14,19 @@ The probe project (`probe`, `new_probe()`) wraps a system that does what each ca
 
 from __future__ import annotations
 
+import fcntl
+import gc
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import fork_server
 import pytest
@@ -462,3 +466,70 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             super()._assign_work_unit(node)
 
     return ByGroup(config, log)
+
+
+#: Under xdist, the file whose lock holds back every worker's collection but the first's
+#: (`pytest_collection` below), named to the workers through their environment.
+_FIRST_COLLECTION = "OLOPROOF_TEST_FIRST_COLLECTION"
+_held_gate: list[IO[bytes]] = []
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook, in the controller, before workers start
+def pytest_xdist_setupnodes(config: pytest.Config, specs: Any) -> None:
+    """One worker collects first; the others wait for it and import what it compiled.
+
+    Collecting imports every test module and what it imports: on a fresh clone nothing is
+    compiled yet, not the tests' rewritten asserts, the engine nor the installed libraries, and
+    workers that collect side by side each compile all of it. With the first worker (gw0)
+    collecting alone, the others find the bytecode written (docs/architecture.md#tests)."""
+    # held from this hook to another, so not in a `with`; removed when closed
+    gate = tempfile.NamedTemporaryFile(prefix="oloproof-collecting-")  # noqa: SIM115
+    fcntl.flock(gate, fcntl.LOCK_EX)
+    _held_gate.append(gate)
+    os.environ[_FIRST_COLLECTION] = gate.name
+
+
+def _let_workers_collect() -> None:
+    os.environ.pop(_FIRST_COLLECTION, None)
+    while _held_gate:
+        _held_gate.pop().close()  # unlocks and removes the file
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: Any) -> None:
+    _let_workers_collect()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    _let_workers_collect()  # (the first worker ended without collecting)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _let_workers_collect()
+    # The process ends next. Python's teardown collects garbage several times over every
+    # object left, 200,000 after collecting the suite and more after running it: frozen, they
+    # are left to the process's end instead, as the fork server leaves its commands'. (Exit
+    # handlers still run; only what sits in a reference cycle is not finalized.)
+    gc.freeze()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Any:
+    """A worker but the first waits until the first has collected (`pytest_xdist_setupnodes`);
+    the controller, which collects nothing, and the first go on."""
+    gate = os.environ.pop(_FIRST_COLLECTION, None)  # not for the processes the tests start
+    if gate is not None and os.environ.get("PYTEST_XDIST_WORKER") not in (None, "gw0"):
+        try:
+            with open(gate, "rb") as lock:  # the lock goes when the file closes
+                deadline = time.monotonic() + 300  # then collect anyway, never hang the run
+                while time.monotonic() < deadline:
+                    try:
+                        fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        time.sleep(0.05)
+        except FileNotFoundError:
+            pass  # the first worker has collected
+    return (yield)

@@ -90,7 +90,7 @@ _SERVER = textwrap.dedent(
     import oloproof.api, oloproof.cli.scaffold, oloproof.report.case_panel
     import oloproof.report.case_view, oloproof.report.html, oloproof.report.progress
     import oloproof.report.terminal, oloproof.suite.pairs, rich.table
-    import scipy.stats  # the engine imports it on first use
+    import scipy.special  # the statistics import it on first use (never scipy.stats)
     import importlib
     # What a run imports on first use besides (half its forked process's CPU time), where it
     # still exists: a module renamed since only costs each child its import.
