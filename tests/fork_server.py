@@ -31,13 +31,12 @@ themselves (`spawn_oloproof`, `oloproof_argv`).
 each forked command write `PID.txt` into DIR (an existing folder): its user and system CPU
 seconds and minor page faults from its command's start to its exit, the CPU it took before
 its command started, its children's CPU, and its command line; and `PID.prof`, its
-`cProfile` statistics on a CPU-time clock (merge them with `pstats.Stats.add`). `sample:DIR`
-instead writes `PID.stacks`, a `marshal`led dict of the main thread's stacks, each a tuple
-of (file, first line, function) frames from the innermost, to the CPU seconds sampled there
-(a sample every millisecond of CPU time: unlike cProfile it does not inflate code that makes
-many small calls), and `cpu:DIR` only `PID.txt`. The server writes `server-PID.txt` when it
-stops: its user and system CPU seconds, its CPU seconds in `os.fork` and the number of
-forks.
+`cProfile` statistics on a CPU-time clock (merge them with `pstats.Stats.add`); `cpu:DIR`
+only `PID.txt`. (cProfile inflates code that makes many small calls: for sampled stacks,
+run the tests under a sampling profiler that follows forked processes instead, e.g.
+`py-spy record --subprocesses -- python -m pytest ...`.) The server writes `server-PID.txt`
+when it stops: its user and system CPU seconds, its CPU seconds in `os.fork` and the number
+of forks.
 """
 
 from __future__ import annotations
@@ -239,47 +238,13 @@ _SERVER = textwrap.dedent(
     def _profile_start(directory):
         global profiling
         profiler = None
-        if directory.startswith("sample:"):
-            profiler = _Sampler()
-        elif not directory.startswith("cpu:"):
+        if not directory.startswith("cpu:"):
             import cProfile
             profiler = cProfile.Profile(time.process_time)  # CPU, not waiting
-        directory = directory.removeprefix("cpu:").removeprefix("sample:")
+        directory = directory.removeprefix("cpu:")
         profiling = [profiler, directory, _minflt(), os.times()]
         if profiler:
             profiler.enable()
-
-
-    class _Sampler:
-        # The main thread's stack every millisecond of the process's CPU time (ITIMER_PROF).
-
-        def __init__(self):
-            self.stacks = {}
-
-        def _take(self, signum, frame):
-            # Weighed by the CPU time since the last sample: a signal that arrives while the
-            # previous one waits (a long call into C) is merged with it.
-            now = time.process_time()
-            weight, self.last = now - self.last, now
-            stack = []
-            while frame is not None:
-                code = frame.f_code
-                stack.append((code.co_filename, code.co_firstlineno, code.co_name))
-                frame = frame.f_back
-            stack = tuple(stack)
-            self.stacks[stack] = self.stacks.get(stack, 0) + weight
-
-        def enable(self):
-            signal.signal(signal.SIGPROF, self._take)
-            self.last = time.process_time()
-            signal.setitimer(signal.ITIMER_PROF, 0.001, 0.001)
-
-        def disable(self):
-            signal.setitimer(signal.ITIMER_PROF, 0, 0)
-
-        def dump_stats(self, path):
-            with open(path.replace(".prof", ".stacks"), "wb") as out:
-                marshal.dump(self.stacks, out)
 
 
     def _profile_stop():
