@@ -207,7 +207,7 @@ class DeskProject:
         path = self.root / "calls.log"
         if not path.exists():
             return []
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        return [json.loads(line) for line in _whole_lines(path)]
 
     def began(self) -> list[str]:
         """The cases whose call began, in order, however it ended: a call is in `calls()`
@@ -216,7 +216,7 @@ class DeskProject:
         path = self.root / "began.log"
         if not path.exists():
             return []
-        return [json.loads(line)["case"] for line in path.read_text().splitlines() if line]
+        return [json.loads(line)["case"] for line in _whole_lines(path)]
 
     def forget_calls(self) -> None:
         (self.root / "calls.log").unlink(missing_ok=True)
@@ -244,6 +244,13 @@ class DeskProject:
                     "SELECT key FROM stage_executions)").fetchone()[0])
             except sqlite3.OperationalError:  # the schema is not there yet
                 return 0
+
+
+def _whole_lines(path: Path) -> list[str]:
+    """The log's lines that have their newline: a worker may be appending one as a test reads
+    the log mid-run, and a read can end inside it."""
+    text = path.read_text(encoding="utf-8")
+    return [line for line in text[:text.rfind("\n") + 1].splitlines() if line.strip()]
 
 
 def wait_until(condition: Callable[[], bool], what: str, timeout: float = 120.0) -> None:
