@@ -4,9 +4,10 @@
 `(code, out, err)`: a process forked from the fork server (`fork_server.py`: starting Python and
 importing the engine costs most of a second per process, more than the hundreds of commands
 the tests run can afford). Set `OLOPROOF_TEST_SPAWN=1` to start every command as
-`python -m oloproof.cli.main` instead. Tests about signals, terminals or racing processes use
+`python -m oloproof.cli.main` instead. Tests about signals or a killed process use
 `spawn_oloproof(...)`, which always starts a fresh interpreter; a test that only needs a
-command running beside it (a server to query) uses `forked_oloproof(...)`, a forked one.
+command running beside it (a server to query, a run racing another, one writing to a
+terminal) uses `forked_oloproof(...)`, a forked one.
 
 The probe project (`probe`, `new_probe()`) wraps a system that does what each case's input says
 (answer, sleep, raise, return a non-object, record a broken trajectory) and logs every call to
