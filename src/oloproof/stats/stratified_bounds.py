@@ -115,13 +115,14 @@ _LARGEST = float(np.finfo(np.float64).max)
 _HALVES = np.array(list(itertools.product((False, True), repeat=3))).T
 
 
-def _halves(lo: IntArray, hi: IntArray) -> tuple[IntArray, IntArray]:
-    """Boxes (``lo``, ``hi``: axis × box, the corners' grid indices) each split in two along
-    every axis on which it is more than one grid step wide (into up to eight): the parts
-    grouped by which half they take on each axis (``_HALVES``' order), within a group in the
-    boxes' order. A box one step wide on an axis keeps its extent there and has no second half
-    on it."""
-    count = lo.shape[1]
+def _halves(boxes: IntArray) -> IntArray:
+    """Boxes (the corners' grid indices, lo then hi: 6 × box) each split in two along every
+    axis on which it is more than one grid step wide (into up to eight): the parts grouped by
+    which half they take on each axis (``_HALVES``' order), within a group in the boxes'
+    order. A box one step wide on an axis keeps its extent there and has no second half on
+    it."""
+    count = boxes.shape[1]
+    lo, hi = boxes[:3], boxes[3:]
     mid = (lo + hi) // 2
     wide = hi - lo > 1
     # Part p of box b exists when the box is wide on every axis where p takes the second half.
@@ -134,7 +135,8 @@ def _halves(lo: IntArray, hi: IntArray) -> tuple[IntArray, IntArray]:
     at = _HALVES[:, part] * (3 * count) + (np.arange(3)[:, None] * count + box)
     lows = np.concatenate([lo, mid], axis=None)
     highs = np.concatenate([mid + (hi - mid) * ~wide, hi], axis=None)
-    return lows.take(at), highs.take(at)
+    out: IntArray = np.concatenate([lows.take(at), highs.take(at)])
+    return out
 
 
 def _first(values: FloatArray, count: int) -> npt.NDArray[np.bool_]:
@@ -156,10 +158,11 @@ class _Points:
     (``up``, ``down``), the variance of the weights at a point (``t(1 − t) + κ``, ``var``)
     and its bound on a box (``√(t(1 − t))`` squared back, plus κ: ``root``, with ``middle``
     for a box around ½), the two-sided score squared (``two``, and each side's, ``up_sq`` and
-    ``down_sq``), and whether a point is at most (``below``) or at least (``above``) ½. Each is
-    the elementwise arithmetic the search did on the points' values, done once per point
-    rather than once per box: the same floats (squaring, adding and rounding keep order on
-    numbers ≥ 0, so the least or most of the squares is the square of the least or most)."""
+    ``down_sq``), whether a point is at most (``below``) or at least (``above``) ½, and one
+    minus it (``against``; for π, the fail stratum's share). Each is the elementwise
+    arithmetic the search did on the points' values, done once per point rather than once per
+    box: the same floats (squaring, adding and rounding keep order on numbers ≥ 0, so the
+    least or most of the squares is the square of the least or most)."""
 
     values: FloatArray
     up: FloatArray
@@ -172,14 +175,30 @@ class _Points:
     down_sq: FloatArray
     below: npt.NDArray[np.bool_]
     above: npt.NDArray[np.bool_]
+    against: FloatArray  # 1 − the value
 
 
-def _points(values: FloatArray, up: FloatArray, down: FloatArray, kappa: float) -> _Points:
+@lru_cache(maxsize=8)
+def _points(low: float, high: float, x_up: float, x_down: float, size: int, binary: bool,
+            kappa: float) -> _Points:
+    """The grid over ``[low, high]`` for a mean tested by ``x_up`` and ``x_down`` (sums over
+    ``size`` cases), and what the search reads on it (``_Side.tables``). Kept for the next
+    call: the two sides of an interval share π's (its data are not mirrored)."""
+    if high - low < 1e-12:
+        high, low = min(1.0, low + 1e-12), max(0.0, min(1.0, low + 1e-12) - 1e-12)
+    values = np.linspace(low, high, _GRID + 1)
+    up = _score(_tail_up(x_up, size, values, binary))
+    down = _score(_tail_down(x_down, size, values, binary))
     square = values * (1.0 - values)
-    return _Points(values=values, up=up, down=down, var=square + kappa,
-                   root=np.sqrt(np.clip(square, 0.0, None)) ** 2 + kappa,
-                   middle=0.5 ** 2 + kappa, two=np.maximum(up, down) ** 2, up_sq=up ** 2,
-                   down_sq=down ** 2, below=values <= 0.5, above=values >= 0.5)
+    points = _Points(values=values, up=up, down=down, var=square + kappa,
+                     root=np.sqrt(np.clip(square, 0.0, None)) ** 2 + kappa,
+                     middle=0.5 ** 2 + kappa, two=np.maximum(up, down) ** 2, up_sq=up ** 2,
+                     down_sq=down ** 2, below=values <= 0.5, above=values >= 0.5,
+                     against=1.0 - values)
+    for table in (values, up, down, points.var, points.root, points.two, points.up_sq,
+                  points.down_sq, points.below, points.above, points.against):
+        table.flags.writeable = False
+    return points
 
 
 class _Side:
@@ -213,20 +232,10 @@ class _Side:
         sums with every unlabelled case a fail, the down-scores with every one a pass: the
         least each could be, so no resolution of the missing labels keeps a point this
         rejects."""
-        grids = []
-        for low, high in spans:
-            if high - low < 1e-12:
-                high, low = min(1.0, low + 1e-12), max(0.0, min(1.0, low + 1e-12) - 1e-12)
-            grids.append(np.linspace(low, high, _GRID + 1))
-        pi, q1, q0 = grids
         one, zero, binary = self.one, self.zero, self.binary
-        self.pi = _points(pi, _score(_tail_up(self.passed, self.cases, pi, True)),
-                          _score(_tail_down(self.passed, self.cases, pi, True)), self.kappa_pi)
-        self.q1 = _points(q1, _score(_tail_up(one.low, one.size, q1, binary)),
-                          _score(_tail_down(one.high, one.size, q1, binary)), self.kappa_q)
-        self.q0 = _points(q0, _score(_tail_up(zero.low, zero.size, q0, binary)),
-                          _score(_tail_down(zero.high, zero.size, q0, binary)), self.kappa_q)
-        self.against = 1.0 - pi  # 1 − π at each grid point
+        self.pi = _points(*spans[0], self.passed, self.passed, self.cases, True, self.kappa_pi)
+        self.q1 = _points(*spans[1], one.low, one.high, one.size, binary, self.kappa_q)
+        self.q0 = _points(*spans[2], zero.low, zero.high, zero.size, binary, self.kappa_q)
 
     def kept(self, ip: IntArray, i1: IntArray, i0: IntArray) -> npt.NDArray[np.bool_]:
         """Whether grid points are not rejected."""
@@ -235,7 +244,7 @@ class _Side:
         gap = a1 - a0
         v_pi = gap * gap * pi.var[ip] / self.cases
         v_1 = p * q1.var[i1] / self.n
-        v_0 = self.against[ip] * q0.var[i0] / self.n
+        v_0 = self.pi.against[ip] * q0.var[i0] / self.n
         total = v_pi + v_1 + v_0
         z_pi = np.where(a1 >= a0, pi.up[ip], pi.down[ip])
         s = (np.sqrt(v_pi / total) * z_pi + np.sqrt(v_1 / total) * q1.up[i1]
@@ -244,20 +253,20 @@ class _Side:
         out: npt.NDArray[np.bool_] = (s < self.c) & (ball <= self.chi2)
         return out
 
-    def least(self, lo: IntArray, hi: IntArray) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
+    def least(self, boxes: IntArray) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
         """Per box, the estimand's least value on it, and whether that is at the box's
         greatest π. The estimand rises with q₁ and q₀ (weights π and 1 − π), so its least on a
         box is at their least, and at one end of π."""
-        pa, pb = self.pi.values[lo[0]], self.pi.values[hi[0]]
-        a1a, a0a = self.q1.values[lo[1]], self.q0.values[lo[2]]
+        pa, pb = self.pi.values[boxes[0]], self.pi.values[boxes[3]]
+        a1a, a0a = self.q1.values[boxes[1]], self.q0.values[boxes[2]]
         at_a, at_b = _estimand(pa, a1a, a0a), _estimand(pb, a1a, a0a)
         return np.minimum(at_a, at_b), at_b < at_a
 
-    def possible(self, lo: IntArray, hi: IntArray) -> npt.NDArray[np.bool_]:
+    def possible(self, boxes: IntArray) -> npt.NDArray[np.bool_]:
         """Per box, whether some point of it could be kept: False only where a bound over the
         whole box rules it out."""
         pi, q1, q0 = self.pi, self.q1, self.q0
-        (l0, l1, l2), (h0, h1, h2) = lo, hi
+        l0, l1, l2, h0, h1, h2 = boxes
         pa, pb = pi.values[l0], pi.values[h0]
         a1a, a1b = q1.values[l1], q1.values[h1]
         a0a, a0b = q0.values[l2], q0.values[h2]
@@ -280,7 +289,7 @@ class _Side:
         r_pi, r_1, r_0 = root_range(pi, l0, h0), root_range(q1, l1, h1), root_range(q0, l2, h2)
         v_pi = (gap_least * r_pi[0] / self.cases, gap_most * r_pi[1] / self.cases)
         v_1 = (pa * r_1[0] / self.n, pb * r_1[1] / self.n)
-        v_0 = (self.against[h0] * r_0[0] / self.n, self.against[l0] * r_0[1] / self.n)
+        v_0 = (self.pi.against[h0] * r_0[0] / self.n, self.pi.against[l0] * r_0[1] / self.n)
         most = v_pi[1] + v_1[1] + v_0[1]
         with np.errstate(invalid="ignore", divide="ignore"):
             w_pi = _finite_root(v_pi[0] / (v_pi[0] + most - v_pi[1]))
@@ -313,47 +322,41 @@ class _Side:
         if inside.any():
             best = min(best, float(_estimand(pi[ip[inside]], q1[i1[inside]],
                                              q0[i0[inside]]).min()))
-        # The boxes (corners' grid indices, axis × box) carried from round to round, and those
-        # the last round made.
-        lo: IntArray = np.zeros((3, 0), dtype=np.int64)
-        hi: IntArray = np.zeros((3, 0), dtype=np.int64)
+        # The boxes carried from round to round (the corners' grid indices, lo then hi: 6 ×
+        # box), which of them were not split last round, and the boxes the last round made.
+        boxes: IntArray = np.zeros((6, 0), dtype=np.int64)
+        rest = np.zeros(0, dtype=bool)
         least: FloatArray = np.zeros(0)
         splittable = np.zeros(0, dtype=bool)
-        new_lo: IntArray = np.zeros((3, 1), dtype=np.int64)
-        new_hi: IntArray = np.full((3, 1), _GRID, dtype=np.int64)
-        for round_ in range(_ROUNDS):
-            new_least, at_top = self.least(new_lo, new_hi)
+        made: IntArray = np.repeat(np.array([[0], [_GRID]], dtype=np.int64), 3, axis=0)
+        for _ in range(_ROUNDS):
+            made_least, at_top = self.least(made)
             # A box whose least value is not below the best known is dropped without more ado:
             # it could neither lower the best nor stay.
-            which = np.flatnonzero(new_least < best)
-            new_lo, new_hi, new_least, at_top = (new_lo[:, which], new_hi[:, which],
-                                                 new_least[which], at_top[which])
-            possible = self.possible(new_lo, new_hi)
+            which = np.flatnonzero(made_least < best)
+            made, made_least, at_top = made[:, which], made_least[which], at_top[which]
+            possible = self.possible(made)
             # Each box's least corner: a point known to be kept bounds the search.
             which = np.flatnonzero(possible)
-            ip = np.where(at_top[which], new_hi[0, which], new_lo[0, which])
-            inside = self.kept(ip, new_lo[1, which], new_lo[2, which])
+            ip = np.where(at_top[which], made[3, which], made[0, which])
+            inside = self.kept(ip, made[1, which], made[2, which])
             if inside.any():
-                best = min(best, float(new_least[which[inside]].min()))
-            old = least < best
-            new = possible & (new_least < best)
-            new_lo, new_hi = new_lo[:, new], new_hi[:, new]
-            lo = np.concatenate([lo[:, old], new_lo], axis=1)
-            hi = np.concatenate([hi[:, old], new_hi], axis=1)
-            least = np.concatenate([least[old], new_least[new]])
+                best = min(best, float(made_least[which[inside]].min()))
+            old = rest & (least < best)
+            new = possible & (made_least < best)
+            made = made[:, new]
+            boxes = np.concatenate([boxes[:, old], made], axis=1)
+            least = np.concatenate([least[old], made_least[new]])
             splittable = np.concatenate([splittable[old],
-                                         (new_hi - new_lo).max(axis=0) > 1])
+                                         (made[3:] - made[:3]).max(axis=0) > 1])
             if least.size == 0 or not splittable.any() or \
                     best - float(least.min()) <= _TOLERANCE:
                 break
             # The _SPLIT splittable boxes of least value (ties in the boxes' order) are split.
             chosen = splittable.copy()
             chosen[splittable] = _first(least[splittable], _SPLIT)
-            new_lo, new_hi = _halves(lo[:, chosen], hi[:, chosen])
-            if round_ + 1 == _ROUNDS:
-                break  # the rounds' limit: the bound is the least over these boxes
+            made = _halves(boxes[:, chosen])
             rest = ~chosen
-            lo, hi, least, splittable = lo[:, rest], hi[:, rest], least[rest], splittable[rest]
         certified = float(least.min()) if least.size else math.inf
         return certified, best
 
