@@ -164,7 +164,9 @@ def _differences_drawn(p_broken: float, p_fixed: float, n: int, repetitions: int
     """`repetitions` suites of `n` paired differences: −1 (broken) with p_broken, +1 (fixed)
     with p_fixed, else 0."""
     u = np.random.default_rng(seed).random((repetitions, n))
-    return (u >= 1.0 - p_fixed).astype(np.float64) - (u < p_broken).astype(np.float64)
+    d = (u >= 1.0 - p_fixed).astype(np.float64)
+    d -= u < p_broken  # 1.0 or 0.0 off each
+    return d
 
 
 def _covered(d: npt.NDArray[np.float64], truth: float, level: float) -> npt.NDArray[np.bool_]:
