@@ -178,12 +178,13 @@ class _Points:
     against: FloatArray  # 1 − the value
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=4)
 def _points(low: float, high: float, x_up: float, x_down: float, size: int, binary: bool,
             kappa: float) -> _Points:
     """The grid over ``[low, high]`` for a mean tested by ``x_up`` and ``x_down`` (sums over
-    ``size`` cases), and what the search reads on it (``_Side.tables``). Kept for the next
-    call: the two sides of an interval share π's (its data are not mirrored)."""
+    ``size`` cases), and what the search reads on it (``_Side.tables``). The last four are
+    kept (about 0.3 MB each): the two sides of an interval share π's (its data are not
+    mirrored)."""
     if high - low < 1e-12:
         high, low = min(1.0, low + 1e-12), max(0.0, min(1.0, low + 1e-12) - 1e-12)
     values = np.linspace(low, high, _GRID + 1)
