@@ -40,6 +40,7 @@ about 1e-15 in probability), and the root in ``d`` is found by regula falsi (Ill
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from functools import lru_cache
 
 import numpy as np
@@ -110,21 +111,37 @@ def _tail(d: float, a: int, b: int, x: int, y: int) -> float:
     special = _scipy_special()
     c = abs(d)
     edges, fixed_t, fixed_density, fixed_half = _pieces(a, b)
-    k = int(np.searchsorted(edges, c, side="right"))  # the first edge above c
+    k = bisect_right(_edge_list(a, b), c)  # the first edge above c
     if k == edges.size:
         return 0.0  # nothing of T lies above |d| (|d| ≥ 1)
     # The first piece, [|d|, edges[k]], as `_nodes` makes it (the same arithmetic, on floats).
+    nodes, weights = _rule()
     right = float(edges[k])
     first_half = (right - c) / 2.0
-    first_t = ((c + right) / 2.0 + first_half * _rule()[0])[None, :]
+    first_t = ((c + right) / 2.0 + first_half * nodes)[None, :]
     t = np.concatenate((first_t, fixed_t[k:]))
     density = np.concatenate((_density(first_t, a, b), fixed_density[k:]))
     half = np.concatenate(([first_half], fixed_half[k:]))
-    at = np.minimum(np.maximum((1.0 + d / t) / 2.0, 0.0), 1.0)
+    # (1 + d/t)/2 clipped to [0, 1], computed in place: the same operations as
+    # np.minimum(np.maximum((1.0 + d / t) / 2.0, 0.0), 1.0).
+    at = np.divide(d, t)
+    at += 1.0
+    at /= 2.0
+    np.minimum(np.maximum(at, 0.0, out=at), 1.0, out=at)
     # F_B((1 + d/t)/2), or for d > 0 its complement, read from the other tail for accuracy.
-    share = special.betainc(x, y, at) if d < 0 else special.betainc(y, x, 1.0 - at)
-    _, weights = _rule()
-    return float(half @ ((density * share) @ weights))
+    if d < 0:
+        share = special.betainc(x, y, at)
+    else:
+        share = special.betainc(y, x, np.subtract(1.0, at, out=at))
+    share *= density
+    return float(half @ (share @ weights))
+
+
+@lru_cache(maxsize=512)
+def _edge_list(a: int, b: int) -> list[float]:
+    """`_pieces`'s edges as Python floats, for `bisect` (a search in a NumPy array costs more
+    than the search)."""
+    return [float(e) for e in _pieces(a, b)[0]]
 
 
 def _quantile(p: float, a: int, b: int, x: int, y: int) -> float:
