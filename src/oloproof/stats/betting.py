@@ -130,8 +130,8 @@ def _log_capital_excess(
         np.subtract(x, np.multiply(m[:, None], scales, out=growth), out=growth)
     # log(1 + λ (x − m s)), summed over the rounds so far: its largest is the excess.
     np.log1p(np.multiply(lam, growth, out=growth), out=growth)
-    running = np.cumsum(growth, axis=1, out=growth)
-    excess: FloatArray = running.max(axis=1) - log_threshold
+    running = growth.cumsum(axis=1, out=growth)
+    excess: FloatArray = np.maximum.reduce(running, axis=1) - log_threshold
     return excess
 
 
@@ -154,14 +154,15 @@ def _lower_ends(x: FloatArray, bets: FloatArray, log_threshold: float,
 
     # The rows still searching, taken out of xs once per set of rows (the set only shrinks,
     # and stays the same for most steps), with two scratch tables of their shape.
-    taken: list[tuple[npt.NDArray[np.bool_], FloatArray, FloatArray, FloatArray | None,
+    taken: list[tuple[bytes, FloatArray, FloatArray, FloatArray | None,
                       tuple[FloatArray, FloatArray]]] = []
 
     def g(m: FloatArray, rows: npt.NDArray[np.bool_]) -> FloatArray:
         # Increasing in m; ≤ 0 where m is rejected.
-        if not taken or not np.array_equal(taken[0][0], rows):
+        mask = rows.tobytes()  # the rows' booleans, compared as bytes (cheaper than arrays)
+        if not taken or taken[0][0] != mask:
             some_x = xs[rows]
-            taken[:] = [(rows.copy(), some_x, bs[rows], None if ss is None else ss[rows],
+            taken[:] = [(mask, some_x, bs[rows], None if ss is None else ss[rows],
                          (np.empty_like(some_x), np.empty_like(some_x)))]
         _, some_x, some_bets, some_scales, work = taken[0]
         return -_log_capital_excess(some_x, some_bets, m, log_threshold, some_scales, work)
