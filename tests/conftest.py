@@ -406,6 +406,17 @@ BROWSER_TESTS = (
 )
 
 
+#: The test files that read the session's Inspect logs (`harnesses/inspect_fixture.py`) with
+#: Inspect's own log API: under `make test` they run on one worker, one after another
+#: (`_group`), so that worker imports Inspect (2 s of CPU) once for them all, and makes the
+#: logs it reads rather than wait for another worker to make them.
+INSPECT_TESTS = (
+    "tests/harnesses/test_eee.py",
+    "tests/harnesses/test_import_command.py",
+    "tests/harnesses/test_inspect_logs.py",
+)
+
+
 def _named(nodeid: str, names: tuple[str, ...]) -> bool:
     return any(nodeid == name or nodeid.startswith((name + "::", name + "["))
                for name in names)
@@ -421,11 +432,13 @@ def _opens_a_browser(nodeid: str) -> bool:
 
 def _group(nodeid: str) -> str:
     """The unit a worker runs whole: "ray" for the tests that start Ray, "browser" for the
-    files that open pages, else the test's file (so that a module-scoped fixture -- an
-    example's runs, a server -- is made once)."""
+    files that open pages, "inspect" for those that read the Inspect logs, else the test's
+    file (so that a module-scoped fixture -- an example's runs, a server -- is made once)."""
     if _runs_with_ray(nodeid):
         return "ray"
-    return "browser" if _opens_a_browser(nodeid) else nodeid.split("::", 1)[0]
+    if _opens_a_browser(nodeid):
+        return "browser"
+    return "inspect" if _named(nodeid, INSPECT_TESTS) else nodeid.split("::", 1)[0]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

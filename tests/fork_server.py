@@ -13,7 +13,7 @@ the environment (a `marshal`led dict after its length: the program below has no 
 `json`), with three open files passed along (`SCM_RIGHTS`) that become the child's stdin,
 stdout and stderr; the server answers with the child's pid, and with its exit status when it
 ends, a line each. (A request of `ForkServer.preload(...)` instead names modules the server
-imports, for every command it forks after.) Two clients use it:
+imports, for every command it forks after.) Three clients use it:
 
 - `ForkServer.run(...)`, what the `cli` fixture calls: the command's output goes to files and
   comes back as `CliResult(code, out, err)`;
@@ -21,7 +21,11 @@ imports, for every command it forks after.) Two clients use it:
   sessions, the examples' runs): it passes its own stdin, stdout and stderr -- a pipe, a FIFO,
   whatever the shell gave it -- forwards Ctrl-C and SIGTERM to the command, and exits with the
   command's status (killing itself with the same signal if the command died of one), so a
-  shell sees the `oloproof` command it expects.
+  shell sees the `oloproof` command it expects;
+- `ForkServer.python`, the same for `python SCRIPT ARGS...` and `python -c CODE ARGS...` (a
+  test's own script, a docs page's `python desk.py`): run as `__main__` in a forked process,
+  with what the server imported (what `preload` named too) already imported; any other
+  command line runs the interpreter itself.
 
 `OLOPROOF_TEST_SPAWN=1` makes both start every command as `python -m oloproof.cli.main`
 instead. Tests about signals, terminals or racing processes start a fresh interpreter
@@ -189,7 +193,10 @@ _SERVER = textwrap.dedent(
             if profile_dir:  # OLOPROOF_TEST_PROFILE: see the module's docstring
                 _profile_start(profile_dir)
             try:
-                oloproof.cli.main.main()  # exits through SystemExit
+                if request.get("python"):
+                    python(request["args"])
+                else:
+                    oloproof.cli.main.main()  # exits through SystemExit
             except SystemExit as done:
                 end(done.code)
             end(0)
@@ -197,6 +204,29 @@ _SERVER = textwrap.dedent(
             os.close(source)
         conn.sendall(b"%d\n" % pid)
         waiting[pid] = conn
+
+
+    def python(args):
+        # `python SCRIPT ARGS...` or `python -c CODE ARGS...` (ForkServer.python): the script
+        # as __main__, its folder (for -c, the working directory) first on sys.path; an
+        # uncaught exception printed as Python prints it, exit 1.
+        import runpy, traceback, types
+        if args[0] == "-c":
+            sys.argv, sys.path[0] = ["-c", *args[2:]], ""
+        else:
+            sys.argv, sys.path[0] = list(args), os.path.dirname(os.path.abspath(args[0]))
+        try:
+            if args[0] == "-c":
+                main = types.ModuleType("__main__")
+                sys.modules["__main__"] = main
+                exec(compile(args[1], "<string>", "exec"), main.__dict__)
+            else:
+                runpy.run_path(args[0], run_name="__main__")
+        except SystemExit:
+            raise
+        except BaseException:
+            traceback.print_exc()
+            end(1)
 
 
     def end(code, _exit=os._exit):
@@ -304,12 +334,17 @@ _SERVER = textwrap.dedent(
 
 _PROGRAM = '''\
 #!{python} -IS
-"""`oloproof`, run by the tests' fork server ({module}). It imports only built-in modules:
+"""`{name}`, run by the tests' fork server ({module}). It imports only built-in modules:
 Python's start and nothing else, a third of what `socket` and `json` cost."""
 import _signal, _socket, array, marshal, os, sys
 
+PYTHON = {is_python!r}  # `python SCRIPT|-c CODE ...` rather than `oloproof ...`
+if PYTHON and (not sys.argv[1:] or sys.argv[1].startswith("-") and sys.argv[1:2] != ["-c"]
+               or sys.argv[1:2] == ["-c"] and len(sys.argv) < 3):
+    os.execv({python!r}, [{python!r}, *sys.argv[1:]])  # not a script: the interpreter itself
 if os.environ.get("OLOPROOF_TEST_SPAWN"):
-    os.execv({python!r}, [{python!r}, "-m", "oloproof.cli.main", *sys.argv[1:]])
+    os.execv({python!r}, [{python!r}, *([] if PYTHON else ["-m", "oloproof.cli.main"]),
+                          *sys.argv[1:]])
 fds = []
 for fd in (0, 1, 2):
     try:
@@ -319,7 +354,8 @@ for fd in (0, 1, 2):
     fds.append(fd)
 conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
 conn.connect({socket!r})
-body = marshal.dumps({{"args": sys.argv[1:], "cwd": os.getcwd(), "env": dict(os.environ)}})
+body = marshal.dumps({{"args": sys.argv[1:], "cwd": os.getcwd(), "env": dict(os.environ),
+                      "python": PYTHON}})
 request = len(body).to_bytes(8, "big") + body
 sent = conn.sendmsg([request], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, array.array("i", fds))])
 if sent < len(request):
@@ -367,6 +403,15 @@ class ForkServer:
         assert self._home is not None
         return self._home / "bin" / "oloproof"
 
+    @property
+    def python(self) -> Path:
+        """A `python` executable beside `program` that runs `python SCRIPT ARGS...` or
+        `python -c CODE ARGS...` in a process forked from this server (anything else: the
+        interpreter itself)."""
+        self.start()
+        assert self._home is not None
+        return self._home / "bin" / "python"
+
     def start(self) -> None:
         with self._lock:
             if self._process is not None and self._process.poll() is None:
@@ -383,11 +428,13 @@ class ForkServer:
             ready, _, _ = select.select([process.stdout], [], [], 300)
             if not ready or process.stdout.readline() != b"ready\n":
                 raise RuntimeError("the CLI fork server did not start")
-            program = self._home / "bin" / "oloproof"
-            program.parent.mkdir()
-            program.write_text(_PROGRAM.format(python=sys.executable, socket=self._socket,
-                                               module=Path(__file__).name), encoding="utf-8")
-            program.chmod(0o755)
+            (self._home / "bin").mkdir()
+            for name in ("oloproof", "python"):
+                program = self._home / "bin" / name
+                program.write_text(_PROGRAM.format(
+                    name=name, is_python=name == "python", python=sys.executable,
+                    socket=self._socket, module=Path(__file__).name), encoding="utf-8")
+                program.chmod(0o755)
 
     def preload(self, *modules: str) -> None:
         """Import `modules` in the server, once, for every command it forks from now on: for

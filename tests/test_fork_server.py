@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -58,6 +59,37 @@ def test_the_program_is_the_command_a_fresh_interpreter_runs(tmp_path: Path) -> 
         assert (forked.returncode, forked.stdout, forked.stderr) == (
             fresh.returncode, fresh.stdout, fresh.stderr), args
     assert forked.returncode == 2 and "No such command" in forked.stderr
+
+
+SCRIPT = """import os, sys
+print(__name__, sys.argv, sys.path[0] == os.path.dirname(os.path.abspath(__file__)))
+print(sys.stdin.read().upper(), end="")
+if sys.argv[1:] == ["raise"]:
+    raise ValueError("the script raised")
+sys.exit(int(sys.argv[1]) if sys.argv[1:] else 0)
+"""
+
+
+def test_the_python_program_runs_a_script_as_a_fresh_interpreter_does(tmp_path: Path) -> None:
+    """`ForkServer.python` gives what `python SCRIPT ARGS` / `python -c CODE ARGS` gives: the
+    script as `__main__`, its arguments, its folder first on sys.path (for -c, the working
+    directory), stdin, output, status, an uncaught exception's traceback and exit 1; anything
+    else it hands to the interpreter itself."""
+    python = str(fork_server.shared().python)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "script.py").write_text(SCRIPT, encoding="utf-8")
+    code = "import sys; print(__name__, sys.argv, repr(sys.path[0])); sys.exit(3)"
+    for args in (["sub/script.py"], ["sub/script.py", "5"], ["sub/script.py", "raise"],
+                 ["-c", code, "a", "b"], ["-c", "raise KeyError(7)"], ["-V"],
+                 ["-m", "json.tool", "sub/missing.json"]):
+        forked, fresh = (subprocess.run([interpreter, *args], cwd=tmp_path, input="in\n",
+                                        capture_output=True, text=True, timeout=120,
+                                        env=fork_server.cli_env(), check=False)
+                         for interpreter in (python, sys.executable))
+        assert (forked.returncode, forked.stdout) == (fresh.returncode, fresh.stdout), args
+        # a traceback names the same lines (the forked one starts in the server's frames)
+        assert forked.stderr.splitlines()[-1:] == fresh.stderr.splitlines()[-1:], args
+    assert forked.returncode != 0 and "missing.json" in forked.stderr
 
 
 def test_the_program_writes_to_the_pipe_its_shell_gave_it(tmp_path: Path) -> None:

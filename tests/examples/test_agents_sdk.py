@@ -11,7 +11,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ import yaml
 pytest.importorskip("opentelemetry.sdk")
 pytest.importorskip("openinference.instrumentation.openai_agents")
 
+import fork_server
 from _run_example import EXAMPLES, example_fixtures, run_cli
 
 from oloproof.stats import percent_lower, percent_upper
@@ -223,8 +223,9 @@ def _step(step: dict[str, Any]) -> tuple[Any, ...]:
 
 def test_the_spans_give_the_trajectory_the_run_items_give(project: Path,
                                                           three_trials: Any) -> None:
-    done = subprocess.run([sys.executable, "-c", FROM_ITEMS], cwd=project, capture_output=True,
-                          text=True, timeout=300)
+    # A process forked from the fork server, which imported the SDK for the example's commands
+    done = subprocess.run([str(fork_server.shared().python), "-c", FROM_ITEMS], cwd=project,
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     from_items = json.loads(done.stdout)
     from oloproof.report.case_view import case_view

@@ -1,5 +1,5 @@
 """The Inspect logs the tests read, made once per test session by Inspect itself
-(`inspect_tasks.py`, in a child process).
+(`inspect_tasks.py`, in a process forked from the fork server, `tests/fork_server.py`).
 
 A test module's `inspect_logs` fixture returns `made_logs(tmp_path_factory)`: the logs are made
 once, by whichever module asks first; under pytest-xdist, by the first worker that asks, in the
@@ -16,9 +16,9 @@ import functools
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
+import fork_server
 import pytest
 
 HERE = Path(__file__).parent
@@ -57,9 +57,13 @@ def _made(base: Path) -> dict[str, Path]:
     subprocess.run([*git, "commit", "-qm", "the task"], check=True)
     # Inspect records no git revision under pytest (it looks for PYTEST_CURRENT_TEST)
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
-    done = subprocess.run([sys.executable, str(HERE / "inspect_tasks.py"), str(where / "logs")],
-                          cwd=repo, env=env, capture_output=True, text=True, timeout=300,
-                          stdin=subprocess.DEVNULL)
+    # A process forked from the fork server with Inspect imported there (2 s of CPU), where
+    # the `oloproof import inspect` commands of these tests read the logs with it too
+    server = fork_server.shared()
+    server.preload("inspect_ai.log")
+    done = subprocess.run([str(server.python), str(HERE / "inspect_tasks.py"),
+                           str(where / "logs")], cwd=repo, env=env, capture_output=True,
+                          text=True, timeout=300, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr[-3000:]
     logs = {name: Path(path) for name, path in json.loads(done.stdout.splitlines()[-1]).items()}
     logs["repo"] = repo

@@ -4,8 +4,9 @@
 scripted model (no network, no tokenizer: every output carries its `usage`), and writes their
 logs under OUT_DIR, one folder per log (`desk-eval/`, `desk-json/`, `clean/`, `verdicts/`,
 `failed/`), then
-prints one JSON line naming each log. The tests run it in a child process (Inspect's `eval`
-sets up its own logging and event loop; the test process stays as it was), once per process.
+prints one JSON line naming each log. The tests run it in a process of its own, forked from
+the fork server (Inspect's `eval` sets up its own logging and event loop; the test process
+stays as it was), once per session.
 
 The `desk` task has what an import must handle, over 3 epochs:
 

@@ -80,6 +80,8 @@ SAFETY = 1e-9
 NEGLIGIBLE = 1e-40
 # Pruning every few looks is enough: the window grows by one count a look.
 PRUNE_EVERY = 8
+# The counts from the top a look sums first to find its boundary (`BinomialPaths.cut_within`).
+TAIL_WINDOW = 16
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -139,6 +141,7 @@ class BinomialPaths:
 
     def __init__(self, p: FloatArray, size: int) -> None:
         self.p = p[:, None]
+        self.q = 1.0 - self.p
         self.mass = np.zeros((p.shape[0], size + 2))
         self.mass[:, 0] = 1.0
         self.lo = 0
@@ -148,8 +151,9 @@ class BinomialPaths:
     def step(self) -> None:
         """One more trial."""
         window = self.mass[:, self.lo : self.hi + 2]
-        window[:, 1:] = window[:, 1:] * (1.0 - self.p) + window[:, :-1] * self.p
-        window[:, :1] *= 1.0 - self.p
+        moved = window[:, :-1] * self.p
+        window *= self.q
+        window[:, 1:] += moved
         self.hi += 1
 
     def tail(self) -> FloatArray:
@@ -186,11 +190,40 @@ class BinomialPaths:
             self.hi = max(self.lo, min(self.hi, top - 1))
         return removed
 
+    def cut_within(self, allowance: FloatArray, none: int) -> tuple[IntArray, FloatArray]:
+        """For each row the fewest passes whose mass there and above is within the row's
+        ``allowance`` (``none`` where even the top count's is not), those paths removed (they
+        crossed); returns those counts and each row's mass removed.
+
+        The mass is summed from the top count down (as `tail` sums it), the top
+        ``TAIL_WINDOW`` counts first: a look usually cuts a count or two, and where no row's
+        top counts all fit, the counts below them cannot (the sum only grows going down)."""
+        width = self.hi + 1 - self.lo
+        top = min(width, TAIL_WINDOW)
+        while True:
+            downward = self.mass[:, self.hi + 1 - top : self.hi + 1][:, ::-1]
+            sums = np.cumsum(downward, axis=1)
+            fits = sums <= allowance[:, None]  # True for the top counts that fit, then False
+            fitting = np.count_nonzero(fits, axis=1)
+            if top == width or int(fitting.max()) < top:
+                break
+            top = min(width, 4 * top)
+        found = fitting > 0
+        at: IntArray = np.where(found, self.hi + 1 - fitting, none)
+        removed: FloatArray = np.where(
+            found, sums[np.arange(sums.shape[0]), np.maximum(fitting - 1, 0)], 0.0)
+        downward[fits] = 0.0
+        self.hi = max(self.lo, self.hi - int(fitting.min()))
+        return at, removed
+
     def prune(self) -> FloatArray:
         """Drop the low counts below ``NEGLIGIBLE`` in every row; returns each row's mass
         dropped."""
         live = self.mass[:, self.lo : self.hi + 1]
-        keep: npt.NDArray[np.bool_] = np.any(live >= NEGLIGIBLE, axis=0)
+        # The first count kept is almost always among the lowest few: look there first.
+        keep: npt.NDArray[np.bool_] = np.any(live[:, :PRUNE_EVERY] >= NEGLIGIBLE, axis=0)
+        if not keep.any():
+            keep = np.any(live >= NEGLIGIBLE, axis=0)
         first = int(np.argmax(keep))
         if first == 0 or not keep[first]:
             return np.zeros(live.shape[0])
@@ -208,18 +241,14 @@ def pass_boundary(minimum: float, trials: int,
     reserve (of ``RESERVES``) whose exact error at ``minimum`` is largest, that error, and the
     reserve. All reserves are computed side by side, one row each."""
     reserves = np.asarray(RESERVES)
-    rows = np.arange(reserves.shape[0])
     paths = BinomialPaths(np.full(reserves.shape, minimum), trials)
     spent = np.zeros(reserves.shape)
     boundary = np.empty((reserves.shape[0], trials), dtype=np.int64)
     for n in range(1, trials + 1):
         paths.step()
         allowance = _spending(n, trials, minimum, half_alpha, reserves) * (1.0 - SAFETY) - spent
-        tail = paths.tail()
-        fits = tail <= allowance[:, None]
-        first = np.argmax(fits, axis=1)
-        c = np.where(fits[rows, first], paths.lo + first, n + 1)
-        spent += paths.cut(c, tail)
+        c, removed = paths.cut_within(allowance, n + 1)
+        spent += removed
         if n % PRUNE_EVERY == 0:
             spent += paths.prune()
         boundary[:, n - 1] = c

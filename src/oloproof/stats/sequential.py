@@ -46,6 +46,7 @@ import numpy.typing as npt
 
 from oloproof.stats._checks import count, tail_probabilities
 from oloproof.stats.error_spending import (
+    NEGLIGIBLE,
     PRUNE_EVERY,
     SEQUENTIAL_METHOD,
     TRIALS_LIMIT,
@@ -326,20 +327,32 @@ class SequentialRate:
     def decision(self) -> SequentialDecision:
         """The state with its bounds, and for INSUFFICIENT_EVIDENCE how far it was."""
         design = self.design
-        n, low, high = self.trials_run, self.passed, self.passed + self.errored
-        state = _state(design, n, low, high)
-        lower, upper = _bounds(design, n, low, high)
+        state, lower, upper, projected, chance, reason = _decided(
+            self.minimum, self.trials, self.level, self.trials_run, self.passed,
+            self.passed + self.errored)
         observed = self.passed + self.failed
-        projected = chance = reason = None
-        if state == INSUFFICIENT_EVIDENCE:
-            projected, chance, reason = _projection(design, n, low, high)
         return SequentialDecision(
-            state=state, trials_run=n, passed=self.passed, failed=self.failed,
+            state=state, trials_run=self.trials_run, passed=self.passed, failed=self.failed,
             errored=self.errored, minimum=design.minimum, trials=design.trials,
             level=design.level, estimate=self.passed / observed if observed else None,
             lower=lower, upper=upper, projected_trials=projected,
             more_trials=None if projected is None else projected - design.trials,
             more_trials_chance=chance, projection_reason=reason)
+
+
+@lru_cache(maxsize=1024)
+def _decided(minimum: float, trials: int, level: float, n: int, low: int, high: int
+             ) -> tuple[str, float, float, int | None, float | None, str | None]:
+    """The state, bounds and projection after ``n`` trials, ``low`` passes and ``high`` passes
+    or errored: cached, as a pytest session decides each marked test when it ends and again
+    when it stores the run (the projection of a long undecided run takes a second)."""
+    design = design_of(minimum, trials, level)
+    state = _state(design, n, low, high)
+    lower, upper = _bounds(design, n, low, high)
+    projected = chance = reason = None
+    if state == INSUFFICIENT_EVIDENCE:
+        projected, chance, reason = _projection(design, n, low, high)
+    return state, lower, upper, projected, chance, reason
 
 
 def sequential_interval(passed: int, failed: int, errored: int, *, minimum: float,
@@ -356,13 +369,29 @@ def sequential_interval(passed: int, failed: int, errored: int, *, minimum: floa
 
 def _crossing_chance(p: float, boundary: tuple[int, ...]) -> float:
     """The exact chance at a true rate ``p`` that a run ever reaches this PASS boundary
-    (dropped mass counted as not reaching it)."""
-    paths = BinomialPaths(np.array([p]), len(boundary))
+    (dropped mass counted as not reaching it): `BinomialPaths` stepped, cut at each look's
+    count and pruned after each, for one rate, written out (the boundary can be thousands of
+    looks long, and each look's calls cost more than its arithmetic)."""
+    mass = np.zeros(len(boundary) + 2)
+    mass[0] = 1.0
+    q = 1.0 - p
+    lo = hi = 0
     crossed = 0.0
     for c in boundary:
-        paths.step()
-        crossed += float(paths.cut(np.array([c]))[0])
-        paths.prune()
+        window = mass[lo : hi + 2]
+        moved = window[:-1] * p
+        window *= q
+        window[1:] += moved
+        hi += 1
+        if c <= hi:  # the paths at c and above cross
+            start = max(c, lo)
+            crossed += float(mass[start : hi + 1].sum())
+            mass[start : hi + 1] = 0.0
+            hi = max(lo, c - 1)
+        if mass[lo] < NEGLIGIBLE:  # drop the low counts below NEGLIGIBLE
+            kept = np.flatnonzero(mass[lo : hi + 1] >= NEGLIGIBLE)
+            if kept.size:
+                lo += int(kept[0])
     return min(1.0, crossed)
 
 
