@@ -164,27 +164,51 @@ def _differences_drawn(p_broken: float, p_fixed: float, n: int, repetitions: int
     """`repetitions` suites of `n` paired differences: −1 (broken) with p_broken, +1 (fixed)
     with p_fixed, else 0."""
     u = np.random.default_rng(seed).random((repetitions, n))
-    return (u >= 1.0 - p_fixed).astype(np.float64) - (u < p_broken).astype(np.float64)
+    d = (u >= 1.0 - p_fixed).astype(np.float64)
+    d -= u < p_broken  # 1.0 or 0.0 off each
+    return d
 
 
 def _covered(d: npt.NDArray[np.float64], truth: float, level: float) -> npt.NDArray[np.bool_]:
     """Per row of differences, whether the reported interval holds `truth`: Waudby-Smith &
     Ramdas's hedged capital (predictable plug-in bets, c = 1/2) on (d + 1)/2 at m = (truth + 1)/2,
     each side rejecting at 2/α; the report widens the set to the sample mean."""
+    # Computed in place, a few arrays reused (the same floats as the formulas written out:
+    # each step is one elementwise operation, in the formulas' order).
     x = (d + 1.0) / 2.0
     m = (truth + 1.0) / 2.0
     n = x.shape[1]
     log_threshold = np.log(2.0 / (1.0 - level))
     rounds = np.arange(2, n + 2, dtype=np.float64)
-    mean = (0.5 + np.cumsum(x, axis=1)) / rounds
-    variance = (0.25 + np.cumsum((x - mean) ** 2, axis=1)) / rounds
-    before = np.concatenate([np.full((x.shape[0], 1), 0.25), variance[:, :-1]], axis=1)
-    bet = np.sqrt(2.0 * log_threshold / (n * before))
-    long_bet = np.minimum(bet, 0.5 / m) if m > 0.0 else bet
-    short_bet = np.minimum(bet, 0.5 / (1.0 - m)) if m < 1.0 else bet
-    long_rejects = np.cumsum(np.log1p(long_bet * (x - m)), axis=1).max(axis=1) >= log_threshold
-    short_rejects = np.cumsum(np.log1p(-short_bet * (x - m)), axis=1).max(axis=1) \
-        >= log_threshold
+    mean = np.cumsum(x, axis=1)
+    mean += 0.5
+    mean /= rounds  # (1/2 + Σx) / (t + 1)
+    variance = np.subtract(x, mean, out=mean)
+    variance *= variance
+    np.cumsum(variance, axis=1, out=variance)
+    variance += 0.25
+    variance /= rounds  # (1/4 + Σ(x − mean)²) / (t + 1)
+    bet = np.empty_like(variance)  # from the variance before each round: 1/4 before the first
+    bet[:, 0] = 0.25
+    bet[:, 1:] = variance[:, :-1]
+    bet *= n
+    np.divide(2.0 * log_threshold, bet, out=bet)
+    np.sqrt(bet, out=bet)
+    centred = x - m
+
+    def rejects(cap: float | None, sign: float) -> npt.NDArray[np.bool_]:
+        """Whether the capital with bets min(bet, cap) on sign × (x − m) reaches 2/α."""
+        growth = bet if cap is None else np.minimum(bet, cap)
+        growth = np.multiply(growth, centred, out=None if cap is None else growth)
+        if sign < 0:
+            np.negative(growth, out=growth)
+        np.log1p(growth, out=growth)
+        np.cumsum(growth, axis=1, out=growth)
+        out: npt.NDArray[np.bool_] = growth.max(axis=1) >= log_threshold
+        return out
+
+    long_rejects = rejects(0.5 / m if m > 0.0 else None, 1.0)
+    short_rejects = rejects(0.5 / (1.0 - m) if m < 1.0 else None, -1.0)
     sample = d.mean(axis=1)
     inside: npt.NDArray[np.bool_] = (~long_rejects | (truth >= sample)) & \
         (~short_rejects | (truth <= sample))

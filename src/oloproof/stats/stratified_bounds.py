@@ -6,6 +6,7 @@ construction and why it holds its level are in `stats.verdict_strata`'s text
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -93,18 +94,112 @@ def _span(x_low: float, x_high: float, size: int, tail: float, binary: bool
     return low, high
 
 
-def _root_range(lo: FloatArray, hi: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Least and greatest ``√(t(1 − t))`` over ``[lo, hi]``."""
-    f_lo = np.sqrt(np.clip(lo * (1.0 - lo), 0.0, None))
-    f_hi = np.sqrt(np.clip(hi * (1.0 - hi), 0.0, None))
-    least = np.minimum(f_lo, f_hi)
-    most = np.where((lo <= 0.5) & (hi >= 0.5), 0.5, np.maximum(f_lo, f_hi))
-    return least, most
-
-
 def _estimand(p: FloatArray, a1: FloatArray, a0: FloatArray) -> FloatArray:
     out: FloatArray = a0 + p * (a1 - a0)
     return out
+
+
+def _finite_root(ratio: FloatArray) -> FloatArray:
+    """``√ratio`` with NaN (``0/0``) read as 0 and ∞ as the largest float — NumPy's
+    ``nan_to_num`` of it, in place: the ratios are never negative, so the square roots are
+    NaN, ∞ or at least +0, which ``fmax`` against 0 leaves alone."""
+    np.sqrt(ratio, out=ratio)
+    np.minimum(ratio, _LARGEST, out=ratio)
+    np.fmax(ratio, 0.0, out=ratio)
+    return ratio
+
+
+_LARGEST = float(np.finfo(np.float64).max)
+#: Which half of a box each of its eight parts takes on each axis (True: the second), first
+#: halves before second, the last axis varying fastest: axis × part.
+_HALVES = np.array(list(itertools.product((False, True), repeat=3))).T
+
+
+def _halves(boxes: IntArray) -> IntArray:
+    """Boxes (the corners' grid indices, lo then hi: 6 × box) each split in two along every
+    axis on which it is more than one grid step wide (into up to eight): the parts grouped by
+    which half they take on each axis (``_HALVES``' order), within a group in the boxes'
+    order. A box one step wide on an axis keeps its extent there and has no second half on
+    it."""
+    count = boxes.shape[1]
+    lo, hi = boxes[:3], boxes[3:]
+    mid = (lo + hi) // 2
+    wide = hi - lo > 1
+    # Part p of box b exists when the box is wide on every axis where p takes the second half.
+    exists = np.ones((8, count), dtype=bool)
+    for axis in range(3):
+        exists[_HALVES[axis]] &= wide[axis]
+    part, box = np.nonzero(exists)  # part-major, then the boxes' order
+    # Each corner read from a table of [first half's, second half's] per axis and box, by flat
+    # index (a gather: no branch per element, as np.where would take).
+    at = _HALVES[:, part] * (3 * count) + (np.arange(3)[:, None] * count + box)
+    lows = np.concatenate([lo, mid], axis=None)
+    highs = np.concatenate([mid + (hi - mid) * ~wide, hi], axis=None)
+    out: IntArray = np.concatenate([lows.take(at), highs.take(at)])
+    return out
+
+
+def _first(values: FloatArray, count: int) -> npt.NDArray[np.bool_]:
+    """Which of ``values`` are the ``count`` least, ties taken in their order (the first
+    ``count`` of a stable sort), in linear time: all below the ``count``-th least value and
+    the first of those equal to it."""
+    if values.size <= count:
+        return np.ones(values.size, dtype=bool)
+    threshold = np.partition(values, count - 1)[count - 1]
+    chosen: npt.NDArray[np.bool_] = values < threshold
+    ties = np.flatnonzero(values == threshold)
+    chosen[ties[:count - int(chosen.sum())]] = True
+    return chosen
+
+
+@dataclass(frozen=True)
+class _Points:
+    """One parameter's grid and what the search reads at its points: the one-sided scores
+    (``up``, ``down``), the variance of the weights at a point (``t(1 − t) + κ``, ``var``)
+    and its bound on a box (``√(t(1 − t))`` squared back, plus κ: ``root``, with ``middle``
+    for a box around ½), the two-sided score squared (``two``, and each side's, ``up_sq`` and
+    ``down_sq``), whether a point is at most (``below``) or at least (``above``) ½, and one
+    minus it (``against``; for π, the fail stratum's share). Each is the elementwise
+    arithmetic the search did on the points' values, done once per point rather than once per
+    box: the same floats (squaring, adding and rounding keep order on numbers ≥ 0, so the
+    least or most of the squares is the square of the least or most)."""
+
+    values: FloatArray
+    up: FloatArray
+    down: FloatArray
+    var: FloatArray
+    root: FloatArray
+    middle: float
+    two: FloatArray
+    up_sq: FloatArray
+    down_sq: FloatArray
+    below: npt.NDArray[np.bool_]
+    above: npt.NDArray[np.bool_]
+    against: FloatArray  # 1 − the value
+
+
+@lru_cache(maxsize=4)
+def _points(low: float, high: float, x_up: float, x_down: float, size: int, binary: bool,
+            kappa: float) -> _Points:
+    """The grid over ``[low, high]`` for a mean tested by ``x_up`` and ``x_down`` (sums over
+    ``size`` cases), and what the search reads on it (``_Side.tables``). The last four are
+    kept (about 0.3 MB each): the two sides of an interval share π's (its data are not
+    mirrored)."""
+    if high - low < 1e-12:
+        high, low = min(1.0, low + 1e-12), max(0.0, min(1.0, low + 1e-12) - 1e-12)
+    values = np.linspace(low, high, _GRID + 1)
+    up = _score(_tail_up(x_up, size, values, binary))
+    down = _score(_tail_down(x_down, size, values, binary))
+    square = values * (1.0 - values)
+    points = _Points(values=values, up=up, down=down, var=square + kappa,
+                     root=np.sqrt(np.clip(square, 0.0, None)) ** 2 + kappa,
+                     middle=0.5 ** 2 + kappa, two=np.maximum(up, down) ** 2, up_sq=up ** 2,
+                     down_sq=down ** 2, below=values <= 0.5, above=values >= 0.5,
+                     against=1.0 - values)
+    for table in (values, up, down, points.var, points.root, points.two, points.up_sq,
+                  points.down_sq, points.below, points.above, points.against):
+        table.flags.writeable = False
+    return points
 
 
 class _Side:
@@ -138,119 +233,131 @@ class _Side:
         sums with every unlabelled case a fail, the down-scores with every one a pass: the
         least each could be, so no resolution of the missing labels keeps a point this
         rejects."""
-        grids = []
-        for low, high in spans:
-            if high - low < 1e-12:
-                high, low = min(1.0, low + 1e-12), max(0.0, min(1.0, low + 1e-12) - 1e-12)
-            grids.append(np.linspace(low, high, _GRID + 1))
-        self.pi, self.q1, self.q0 = grids
         one, zero, binary = self.one, self.zero, self.binary
-        self.pi_up = _score(_tail_up(self.passed, self.cases, self.pi, True))
-        self.pi_down = _score(_tail_down(self.passed, self.cases, self.pi, True))
-        self.q1_up = _score(_tail_up(one.low, one.size, self.q1, binary))
-        self.q1_down = _score(_tail_down(one.high, one.size, self.q1, binary))
-        self.q0_up = _score(_tail_up(zero.low, zero.size, self.q0, binary))
-        self.q0_down = _score(_tail_down(zero.high, zero.size, self.q0, binary))
+        self.pi = _points(*spans[0], self.passed, self.passed, self.cases, True, self.kappa_pi)
+        self.q1 = _points(*spans[1], one.low, one.high, one.size, binary, self.kappa_q)
+        self.q0 = _points(*spans[2], zero.low, zero.high, zero.size, binary, self.kappa_q)
 
     def kept(self, ip: IntArray, i1: IntArray, i0: IntArray) -> npt.NDArray[np.bool_]:
         """Whether grid points are not rejected."""
-        p, a1, a0 = self.pi[ip], self.q1[i1], self.q0[i0]
-        v_pi = (a1 - a0) ** 2 * (p * (1.0 - p) + self.kappa_pi) / self.cases
-        v_1 = p * (a1 * (1.0 - a1) + self.kappa_q) / self.n
-        v_0 = (1.0 - p) * (a0 * (1.0 - a0) + self.kappa_q) / self.n
+        pi, q1, q0 = self.pi, self.q1, self.q0
+        p, a1, a0 = pi.values[ip], q1.values[i1], q0.values[i0]
+        gap = a1 - a0
+        v_pi = gap * gap * pi.var[ip] / self.cases
+        v_1 = p * q1.var[i1] / self.n
+        v_0 = self.pi.against[ip] * q0.var[i0] / self.n
         total = v_pi + v_1 + v_0
-        z_pi = np.where(a1 >= a0, self.pi_up[ip], self.pi_down[ip])
-        s = (np.sqrt(v_pi / total) * z_pi + np.sqrt(v_1 / total) * self.q1_up[i1]
-             + np.sqrt(v_0 / total) * self.q0_up[i0])
-        ball = (np.maximum(self.pi_up[ip], self.pi_down[ip]) ** 2
-                + np.maximum(self.q1_up[i1], self.q1_down[i1]) ** 2
-                + np.maximum(self.q0_up[i0], self.q0_down[i0]) ** 2)
+        z_pi = np.where(a1 >= a0, pi.up[ip], pi.down[ip])
+        s = (np.sqrt(v_pi / total) * z_pi + np.sqrt(v_1 / total) * q1.up[i1]
+             + np.sqrt(v_0 / total) * q0.up[i0])
+        ball = pi.two[ip] + q1.two[i1] + q0.two[i0]
         out: npt.NDArray[np.bool_] = (s < self.c) & (ball <= self.chi2)
         return out
 
-    def possible(self, lo: IntArray, hi: IntArray) -> tuple[npt.NDArray[np.bool_], FloatArray,
-                                                            npt.NDArray[np.bool_]]:
-        """Per box: whether some point of it could be kept (False only where a bound over the
-        whole box rules it out), the estimand's least value on it, and whether that is at the
-        box's greatest π. The estimand rises with q₁ and q₀ (weights π and 1 − π), so its least
-        on a box is at their least, and at one end of π."""
-        pa, pb = self.pi[lo[:, 0]], self.pi[hi[:, 0]]
-        a1a, a1b = self.q1[lo[:, 1]], self.q1[hi[:, 1]]
-        a0a, a0b = self.q0[lo[:, 2]], self.q0[hi[:, 2]]
+    def least(self, boxes: IntArray) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
+        """Per box, the estimand's least value on it, and whether that is at the box's
+        greatest π. The estimand rises with q₁ and q₀ (weights π and 1 − π), so its least on a
+        box is at their least, and at one end of π."""
+        pa, pb = self.pi.values[boxes[0]], self.pi.values[boxes[3]]
+        a1a, a0a = self.q1.values[boxes[1]], self.q0.values[boxes[2]]
         at_a, at_b = _estimand(pa, a1a, a0a), _estimand(pb, a1a, a0a)
-        at_top = at_b < at_a
+        return np.minimum(at_a, at_b), at_b < at_a
+
+    def possible(self, boxes: IntArray) -> npt.NDArray[np.bool_]:
+        """Per box, whether some point of it could be kept: False only where a bound over the
+        whole box rules it out."""
+        pi, q1, q0 = self.pi, self.q1, self.q0
+        l0, l1, l2, h0, h1, h2 = boxes
+        pa, pb = pi.values[l0], pi.values[h0]
+        a1a, a1b = q1.values[l1], q1.values[h1]
+        a0a, a0b = q0.values[l2], q0.values[h2]
         # The least the weighted sum can be over the box: each score at its least, each
-        # weight at its least (its own variance least, the others' most).
+        # weight at its least (its own variance least, the others' most). The gap q₁ − q₀
+        # squared is least at 0 when the box holds q₁ = q₀, else at the nearer end.
         d_low, d_high = a1a - a0b, a1b - a0a
-        straddles = (d_low <= 0.0) & (d_high >= 0.0)
-        d_min = np.where(straddles, 0.0, np.minimum(np.abs(d_low), np.abs(d_high)))
-        d_max = np.maximum(np.abs(d_low), np.abs(d_high))
-        r_pi, r_1, r_0 = _root_range(pa, pb), _root_range(a1a, a1b), _root_range(a0a, a0b)
-        v_pi = (d_min ** 2 * (r_pi[0] ** 2 + self.kappa_pi) / self.cases,
-                d_max ** 2 * (r_pi[1] ** 2 + self.kappa_pi) / self.cases)
-        v_1 = (pa * (r_1[0] ** 2 + self.kappa_q) / self.n,
-               pb * (r_1[1] ** 2 + self.kappa_q) / self.n)
-        v_0 = ((1.0 - pb) * (r_0[0] ** 2 + self.kappa_q) / self.n,
-               (1.0 - pa) * (r_0[1] ** 2 + self.kappa_q) / self.n)
+        low_sq, high_sq = d_low * d_low, d_high * d_high
+        gap_least = np.where((d_low <= 0.0) & (d_high >= 0.0), 0.0,
+                             np.minimum(low_sq, high_sq))
+        gap_most = np.maximum(low_sq, high_sq)
+
+        def root_range(points: _Points, a: IntArray, b: IntArray) -> tuple[FloatArray,
+                                                                           FloatArray]:
+            at_a, at_b = points.root[a], points.root[b]
+            most = np.where(points.below[a] & points.above[b], points.middle,
+                            np.maximum(at_a, at_b))
+            return np.minimum(at_a, at_b), most
+
+        r_pi, r_1, r_0 = root_range(pi, l0, h0), root_range(q1, l1, h1), root_range(q0, l2, h2)
+        v_pi = (gap_least * r_pi[0] / self.cases, gap_most * r_pi[1] / self.cases)
+        v_1 = (pa * r_1[0] / self.n, pb * r_1[1] / self.n)
+        v_0 = (self.pi.against[h0] * r_0[0] / self.n, self.pi.against[l0] * r_0[1] / self.n)
         most = v_pi[1] + v_1[1] + v_0[1]
         with np.errstate(invalid="ignore", divide="ignore"):
-            w_pi = np.nan_to_num(np.sqrt(v_pi[0] / (v_pi[0] + most - v_pi[1])))
-            w_1 = np.nan_to_num(np.sqrt(v_1[0] / (v_1[0] + most - v_1[1])))
-            w_0 = np.nan_to_num(np.sqrt(v_0[0] / (v_0[0] + most - v_0[1])))
-        z_pi = np.minimum(np.where(d_high >= 0.0, self.pi_up[hi[:, 0]], np.inf),
-                          np.where(d_low < 0.0, self.pi_down[lo[:, 0]], np.inf))
-        s_low = w_pi * z_pi + w_1 * self.q1_up[hi[:, 1]] + w_0 * self.q0_up[hi[:, 2]]
-        ball_low = (np.maximum(self.pi_up[hi[:, 0]], self.pi_down[lo[:, 0]]) ** 2
-                    + np.maximum(self.q1_up[hi[:, 1]], self.q1_down[lo[:, 1]]) ** 2
-                    + np.maximum(self.q0_up[hi[:, 2]], self.q0_down[lo[:, 2]]) ** 2)
-        return (s_low < self.c) & (ball_low <= self.chi2), np.minimum(at_a, at_b), at_top
+            w_pi = _finite_root(v_pi[0] / (v_pi[0] + most - v_pi[1]))
+            w_1 = _finite_root(v_1[0] / (v_1[0] + most - v_1[1]))
+            w_0 = _finite_root(v_0[0] / (v_0[0] + most - v_0[1]))
+        z_pi = np.minimum(np.where(d_high >= 0.0, pi.up[h0], np.inf),
+                          np.where(d_low < 0.0, pi.down[l0], np.inf))
+        s_low = w_pi * z_pi + w_1 * q1.up[h1] + w_0 * q0.up[h2]
+        ball_low = (np.maximum(pi.up_sq[h0], pi.down_sq[l0])
+                    + np.maximum(q1.up_sq[h1], q1.down_sq[l1])
+                    + np.maximum(q0.up_sq[h2], q0.down_sq[l2]))
+        out: npt.NDArray[np.bool_] = (s_low < self.c) & (ball_low <= self.chi2)
+        return out
 
     def search(self) -> tuple[float, float]:
         """Branch and bound on the grids: ``(certified, best)`` — the least estimand over the
         boxes that could not be ruled out (``inf`` when none), and the least at a grid point
-        known to be kept (``inf`` when none was found)."""
+        known to be kept (``inf`` when none was found).
+
+        Each round bounds the boxes made by the last round's splits; a box carried over
+        unsplit was bounded when it was made and is not bounded again (its bounds depend on
+        the box alone): it could hold a kept point, and its least corner is not kept (were it,
+        the box's least value would have become the best, and the box dropped)."""
+        pi, q1, q0 = self.pi.values, self.q1.values, self.q0.values
         best = math.inf
         step = _GRID // 16
         coarse = np.arange(0, _GRID + 1, step)
         ip, i1, i0 = (a.ravel() for a in np.meshgrid(coarse, coarse, coarse, indexing="ij"))
         inside = self.kept(ip, i1, i0)
         if inside.any():
-            best = min(best, float(_estimand(self.pi[ip[inside]], self.q1[i1[inside]],
-                                             self.q0[i0[inside]]).min()))
-        lo: IntArray = np.zeros((1, 3), dtype=np.int64)
-        hi: IntArray = np.full((1, 3), _GRID, dtype=np.int64)
+            best = min(best, float(_estimand(pi[ip[inside]], q1[i1[inside]],
+                                             q0[i0[inside]]).min()))
+        # The boxes carried from round to round (the corners' grid indices, lo then hi: 6 ×
+        # box), which of them were not split last round, and the boxes the last round made.
+        boxes: IntArray = np.zeros((6, 0), dtype=np.int64)
+        rest = np.zeros(0, dtype=bool)
+        least: FloatArray = np.zeros(0)
+        splittable = np.zeros(0, dtype=bool)
+        made: IntArray = np.repeat(np.array([[0], [_GRID]], dtype=np.int64), 3, axis=0)
         for _ in range(_ROUNDS):
-            possible, least, at_top = self.possible(lo, hi)
+            made_least, at_top = self.least(made)
+            # A box whose least value is not below the best known is dropped without more ado:
+            # it could neither lower the best nor stay.
+            which = np.flatnonzero(made_least < best)
+            made, made_least, at_top = made[:, which], made_least[which], at_top[which]
+            possible = self.possible(made)
             # Each box's least corner: a point known to be kept bounds the search.
-            ip = np.where(at_top, hi[:, 0], lo[:, 0])
-            inside = possible & self.kept(ip, lo[:, 1], lo[:, 2])
+            which = np.flatnonzero(possible)
+            ip = np.where(at_top[which], made[3, which], made[0, which])
+            inside = self.kept(ip, made[1, which], made[2, which])
             if inside.any():
-                best = min(best, float(least[inside].min()))
-            keep = possible & (least < best)
-            lo, hi, least = lo[keep], hi[keep], least[keep]
-            splittable = (hi - lo).max(axis=1) > 1
+                best = min(best, float(made_least[which[inside]].min()))
+            old = rest & (least < best)
+            new = possible & (made_least < best)
+            made = made[:, new]
+            boxes = np.concatenate([boxes[:, old], made], axis=1)
+            least = np.concatenate([least[old], made_least[new]])
+            splittable = np.concatenate([splittable[old],
+                                         (made[3:] - made[:3]).max(axis=0) > 1])
             if least.size == 0 or not splittable.any() or \
                     best - float(least.min()) <= _TOLERANCE:
                 break
-            order = np.argsort(np.where(splittable, least, np.inf), kind="stable")
-            chosen = np.zeros(least.size, dtype=bool)
-            chosen[order[:_SPLIT]] = True
-            chosen &= splittable
-            parts_lo, parts_hi = [lo[chosen]], [hi[chosen]]
-            for axis in range(3):
-                next_lo, next_hi = [], []
-                for box_lo, box_hi in zip(parts_lo, parts_hi, strict=True):
-                    mid = (box_lo[:, axis] + box_hi[:, axis]) // 2
-                    wide = box_hi[:, axis] - box_lo[:, axis] > 1
-                    first_lo, first_hi = box_lo.copy(), box_hi.copy()
-                    first_hi[wide, axis] = mid[wide]
-                    second_lo, second_hi = box_lo[wide].copy(), box_hi[wide].copy()
-                    second_lo[:, axis] = mid[wide]
-                    next_lo += [first_lo, second_lo]
-                    next_hi += [first_hi, second_hi]
-                parts_lo, parts_hi = next_lo, next_hi
-            lo = np.concatenate([lo[~chosen], *parts_lo])
-            hi = np.concatenate([hi[~chosen], *parts_hi])
+            # The _SPLIT splittable boxes of least value (ties in the boxes' order) are split.
+            chosen = splittable.copy()
+            chosen[splittable] = _first(least[splittable], _SPLIT)
+            made = _halves(boxes[:, chosen])
+            rest = ~chosen
         certified = float(least.min()) if least.size else math.inf
         return certified, best
 
