@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -12,10 +11,6 @@ __all__ = ["increasing_root"]
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
-
-#: Up to this many rows the steps are taken on Python floats (`_few_rows_root`): a step of a
-#: search over one or two rows is a few dozen array operations on arrays of one or two values.
-_FEW_ROWS = 8
 
 
 def increasing_root(
@@ -50,8 +45,6 @@ def increasing_root(
         down = inside & ~(gg > 0.0)
         b, gb = np.where(up, guess, b), np.where(up, gg, gb)
         a, ga = np.where(down, guess, a), np.where(down, gg, ga)
-    if a.size <= _FEW_ROWS:
-        return _few_rows_root(g, a, b, ga, gb, tolerance)
     # Only the rows still searching take part in a step: a row whose bracket is narrow enough
     # is written back and dropped, so a step costs the same few array operations however the
     # rows stand. The rows are independent: each takes exactly the steps it would alone.
@@ -108,88 +101,3 @@ def _stay_scale(gp: FloatArray, replaced: FloatArray) -> FloatArray:
         scale = np.where(replaced != 0.0, 1.0 - gp / replaced, 0.5)
     out: FloatArray = np.where(scale > 0.0, scale, 0.5)
     return out
-
-
-def _few_rows_root(
-    g: Callable[[FloatArray, BoolArray], FloatArray],
-    a: FloatArray,
-    b: FloatArray,
-    ga: FloatArray,
-    gb: FloatArray,
-    tolerance: float,
-) -> tuple[FloatArray, FloatArray]:
-    """The steps of `increasing_root` after its guesses, row by row on Python floats: the
-    same steps, so the same brackets to the last bit. A float's ``+ − × /`` is the same IEEE
-    operation as NumPy's; ``np.maximum(p, q)``/``np.minimum(p, q)`` (``q`` on a tie, which
-    matters only between 0.0 and −0.0) is ``p if p > q else q``/``p if p < q else q`` (no NaN
-    reaches them); a quotient NumPy makes infinite or NaN (a zero divisor) counts as not
-    finite. Each row's own steps depend only on it, so taking them together, as ``g`` needs,
-    is taking them alone."""
-    a, b = a.copy(), b.copy()
-    n = a.size
-    # Per row: [a, b, g(a), g(b), width two steps back, width one step back, a stayed,
-    # b stayed] (neither stayed before the first step).
-    state = [[float(a[i]), float(b[i]), float(ga[i]), float(gb[i]), 0.0, 0.0, False, False]
-             for i in range(n)]
-    for one in state:
-        one[4] = one[5] = one[1] - one[0]
-    live = np.array([one[1] - one[0] > tolerance for one in state], dtype=bool)
-    rows = [i for i in range(n) if live[i]]
-    half_tolerance = 0.5 * tolerance
-    for _ in range(300):  # bisection alone needs ~log2(width / tolerance) steps
-        going = []
-        for i in rows:
-            one = state[i]
-            if one[1] - one[0] > tolerance:
-                going.append(i)
-            else:
-                live[i] = False
-        rows = going
-        if not rows:
-            break
-        probes, slows, widths = [], [], []
-        for i in rows:
-            ra, rb, rga, rgb, before, _, _, _ = state[i]
-            width = rb - ra
-            den = rgb - rga
-            falsi = (rgb * ra - rga * rb) / den if den != 0.0 else math.inf
-            slow = width > 0.5 * before or not math.isfinite(falsi)
-            probe = ra + 0.5 * width if slow else falsi
-            margin = 0.25 * width
-            if not margin < half_tolerance:
-                margin = half_tolerance
-            low = ra + margin
-            if not probe > low:
-                probe = low
-            high = rb - margin
-            if not probe < high:
-                probe = high
-            probes.append(probe)
-            slows.append(slow)
-            widths.append(width)
-        found = g(np.array(probes), live)
-        for j, i in enumerate(rows):
-            one = state[i]
-            probe, gp = probes[j], float(found[j])
-            up = gp > 0.0
-            if not slows[j]:
-                # Anderson–Björck: the end that stays twice has its value scaled.
-                if up and one[6]:
-                    one[2] *= _stay_scale_float(gp, one[3])
-                elif not up and one[7]:
-                    one[3] *= _stay_scale_float(gp, one[2])
-            if up:
-                one[1], one[3] = probe, gp
-            else:
-                one[0], one[2] = probe, gp
-            one[6], one[7] = up, not up
-            one[4], one[5] = one[5], widths[j]
-    for i in range(n):
-        a[i], b[i] = state[i][0], state[i][1]
-    return a, b
-
-
-def _stay_scale_float(gp: float, replaced: float) -> float:
-    """`_stay_scale` of one row."""
-    scale = 1.0 - gp / replaced if replaced != 0.0 else 0.5
-    return scale if scale > 0.0 else 0.5
