@@ -40,8 +40,34 @@ def typed(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
+def same(a: Any, b: Any) -> bool:
+    """``typed(a) == typed(b)``, without building either: the same containers, keys and type
+    names all the way down, and scalars equal (``is`` first, as a tuple's ``==`` takes them).
+    On the 5 MB state below it is a quarter of the time, most of that test's."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and len(a) == len(b) and all(
+            key in b and same(item, b[key]) for key, item in a.items())
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(
+            same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(b, (dict, list)):
+        return False
+    return type(a).__name__ == type(b).__name__ and (a is b or a == b)
+
+
 def assert_same(a: Any, b: Any) -> None:
-    assert typed(a) == typed(b)
+    if not same(a, b):
+        assert typed(a) == typed(b)  # fails, showing where the tagged values differ
+        raise AssertionError(f"same() and typed() disagree on {a!r} and {b!r}")
+
+
+def test_same_is_equality_of_the_typed_values() -> None:
+    values = [None, True, False, 0, 1, 1.0, -0.0, 0.0, "", "1", [], {}, [1], [1.0], [True],
+              {"a": 1}, {"a": 1.0}, {"b": 1}, {"a": 1, "b": [None]}, {"b": [None], "a": 1},
+              [[1, {"a": []}]], [[1, {"a": {}}]], [1, 2], [2, 1]]
+    for a in values:
+        for b in values:
+            assert same(a, b) is (typed(a) == typed(b)), (a, b)
 
 
 def mutate(value: Any, data: st.DataObject) -> Any:

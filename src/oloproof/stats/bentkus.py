@@ -75,7 +75,27 @@ FloatArray = npt.NDArray[np.float64]
 def _log_choose(n: int, lo: int, hi: int) -> FloatArray:
     """``log C(n, b)`` for b = lo … hi, as ``−log(n + 1) − log B(b + 1, n − b + 1)`` (the
     beta function's logarithm keeps its precision where three log-gammas of n ≈ 10⁹ would
-    cancel), computed for the window only: a plan may ask about a billion cases."""
+    cancel), computed for the window only: a plan may ask about a billion cases. Up to
+    `_WHOLE_TABLE` cases the whole row ``b = 0 … n`` is computed once and sliced: each entry
+    is computed alone, so a slice of it is the same floats as the window computed anew."""
+    if n <= _WHOLE_TABLE:
+        table: FloatArray = _whole_log_choose(n)[lo:hi + 1]
+        return table
+    return _window_log_choose(n, lo, hi)
+
+
+#: The largest ``n`` whose whole row of ``log C(n, b)`` is kept (80 kB).
+_WHOLE_TABLE = 10_000
+
+
+@lru_cache(maxsize=32)
+def _whole_log_choose(n: int) -> FloatArray:
+    table = _window_log_choose(n, 0, n)
+    table.flags.writeable = False  # shared by every call with this n
+    return table
+
+
+def _window_log_choose(n: int, lo: int, hi: int) -> FloatArray:
     betaln = _scipy_special().betaln
     b = np.arange(lo, hi + 1, dtype=np.float64)
     table: FloatArray = -math.log1p(n) - betaln(b + 1.0, n - b + 1.0)
@@ -86,10 +106,12 @@ def _window(n: int, m: FloatArray) -> tuple[int, int]:
     """The range of ``b`` outside which ``Binomial(n, m)`` has less than ``e^-50`` on each
     side, for every row's ``m`` (Bernstein: ``P(|B − nm| ≥ t) ≤ 2 exp(−t²/(2(σ² + t/3)))``)."""
     e = TAIL_EXPONENT
-    var = n * m * (1.0 - m)
+    nm = n * m
+    var = nm * (1.0 - m)
     t = e / 3.0 + np.sqrt((e / 3.0) ** 2 + 2.0 * e * var) + 1.0
-    lo = int(max(0.0, math.floor(float(np.min(n * m - t)))))
-    hi = int(min(float(n), math.ceil(float(np.max(n * m + t)))))
+    # (np.minimum.reduce is np.min without its wrapper, which costs more than 2 rows' work.)
+    lo = int(max(0.0, math.floor(float(np.minimum.reduce(nm - t)))))
+    hi = int(min(float(n), math.ceil(float(np.maximum.reduce(nm + t)))))
     return lo, max(lo, hi)
 
 
@@ -111,11 +133,12 @@ def log_beta(s: FloatArray, n: int, m: FloatArray) -> FloatArray:
     # The tables are rows × window: each step writes into the one before where it can.
     pmf = b[None, :] * np.log(mw)[:, None]
     np.add(_log_choose(n, lo, hi)[None, :], pmf, out=pmf)
-    pmf += (n - b)[None, :] * np.log1p(-mw)[:, None]
+    excess = np.multiply((n - b)[None, :], np.log1p(-mw)[:, None])
+    pmf += excess
     np.exp(pmf, out=pmf)
-    # P(B ≥ b) within the window, then E(B − j)₊ = Σ_{b > j} P(B ≥ b).
-    at_least = np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1]
-    excess = np.empty_like(at_least)
+    # P(B ≥ b) within the window (summed in place, from the top), then
+    # E(B − j)₊ = Σ_{b > j} P(B ≥ b), in the table the last step left free.
+    at_least = np.cumsum(pmf[:, ::-1], axis=1, out=pmf[:, ::-1])[:, ::-1]
     excess[:, -1] = 0.0
     np.cumsum(at_least[:, :0:-1], axis=1, out=excess[:, -2::-1])
     excess += n * math.exp(-TAIL_EXPONENT)  # the mass left out, added back
@@ -123,7 +146,7 @@ def log_beta(s: FloatArray, n: int, m: FloatArray) -> FloatArray:
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.divide(excess, gap, out=excess)
     ratio[gap <= 0.0] = np.inf
-    best = np.minimum(ratio.min(axis=1), 1.0)
+    best = np.minimum(np.minimum.reduce(ratio, axis=1), 1.0)
     out[work] = np.log(best)
     return out
 

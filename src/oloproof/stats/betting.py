@@ -107,26 +107,31 @@ def _remaining_largest(scales: FloatArray) -> FloatArray:
 
 def _log_capital_excess(
     x: FloatArray, bets: FloatArray, m: FloatArray, log_threshold: float,
-    scales: FloatArray | None = None,
+    scales: FloatArray | None = None, work: tuple[FloatArray, FloatArray] | None = None,
 ) -> FloatArray:
     """``max_{t ≤ n} log K⁺_t(m) − log(2/α)`` per row, for that row's candidate ``m``; with
     ``scales`` each round's factor is ``1 + λ(x_t − m s_t)`` (a ratio, :func:`ratio_lower_bounds`).
 
     Nonincreasing in ``m``; ``m`` is rejected (outside the interval) where it is ``≥ 0``.
+    ``work``: two scratch arrays of ``x``'s shape to compute in (a root search calls this
+    some thirty times on the same rows: fresh tables each time cost page faults, not
+    arithmetic). The figures are the same either way: the same operations on the same floats.
     """
     with np.errstate(divide="ignore"):
         cap = BET_TRUNCATION / m  # m = 0 → inf: no truncation on the long side
+    lam, growth = work if work is not None else (np.empty_like(x), np.empty_like(x))
     if scales is None:
-        lam = np.minimum(bets, cap[:, None])
-        centre = m[:, None]
+        np.minimum(bets, cap[:, None], out=lam)
+        np.subtract(x, m[:, None], out=growth)
     else:
         # A round can lose at most m s_t: the cap is c / (m r_t), r_t the largest scale still
         # to come (known from the scales given, whatever order the rounds take).
-        lam = np.minimum(bets, cap[:, None] / _remaining_largest(scales))
-        centre = m[:, None] * scales
-    growth = np.log1p(lam * (x - centre))
-    running = np.cumsum(growth, axis=1, out=growth)
-    excess: FloatArray = running.max(axis=1) - log_threshold
+        np.minimum(bets, cap[:, None] / _remaining_largest(scales), out=lam)
+        np.subtract(x, np.multiply(m[:, None], scales, out=growth), out=growth)
+    # log(1 + λ (x − m s)), summed over the rounds so far: its largest is the excess.
+    np.log1p(np.multiply(lam, growth, out=growth), out=growth)
+    running = growth.cumsum(axis=1, out=growth)
+    excess: FloatArray = np.maximum.reduce(running, axis=1) - log_threshold
     return excess
 
 
@@ -147,10 +152,20 @@ def _lower_ends(x: FloatArray, bets: FloatArray, log_threshold: float,
     xs, bs = x[rejected], bets[rejected]
     ss = None if scales is None else scales[rejected]
 
+    # The rows still searching, taken out of xs once per set of rows (the set only shrinks,
+    # and stays the same for most steps), with two scratch tables of their shape.
+    taken: list[tuple[bytes, FloatArray, FloatArray, FloatArray | None,
+                      tuple[FloatArray, FloatArray]]] = []
+
     def g(m: FloatArray, rows: npt.NDArray[np.bool_]) -> FloatArray:
         # Increasing in m; ≤ 0 where m is rejected.
-        return -_log_capital_excess(xs[rows], bs[rows], m, log_threshold,
-                                    None if ss is None else ss[rows])
+        mask = rows.tobytes()  # the rows' booleans, compared as bytes (cheaper than arrays)
+        if not taken or taken[0][0] != mask:
+            some_x = xs[rows]
+            taken[:] = [(mask, some_x, bs[rows], None if ss is None else ss[rows],
+                         (np.empty_like(some_x), np.empty_like(some_x)))]
+        _, some_x, some_bets, some_scales, work = taken[0]
+        return -_log_capital_excess(some_x, some_bets, m, log_threshold, some_scales, work)
 
     everyone = np.ones(xs.shape[0], dtype=bool)
     # At m = 1 every long-side factor is ≤ 1, so the capital never exceeds 1 < 2/α.

@@ -40,6 +40,7 @@ about 1e-15 in probability), and the root in ``d`` is found by regula falsi (Ill
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from functools import lru_cache
 
 import numpy as np
@@ -104,27 +105,55 @@ def _log_beta(a: int, b: int) -> float:
     return float(_scipy_special().betaln(a, b))
 
 
+@lru_cache(maxsize=512)
+def _lead(a: int, b: int) -> tuple[list[float], FloatArray, FloatArray, FloatArray, float]:
+    """What `_tail` reads for ``T ~ Beta(a, b)``, in one lookup: `_pieces`'s edges as Python
+    floats (for `bisect`), and its nodes, densities and half-widths each with one row in
+    front (a copy of the first), where a call writes its own first piece; and ``log B(a, b)``.
+    A call takes the rows from ``k`` on (the one before the ``k``-th fixed piece, then the
+    ``k``-th on), so it builds no table by concatenating."""
+    edges, t, density, half = _pieces(a, b)
+    return ([float(e) for e in edges], np.concatenate((t[:1], t)),
+            np.concatenate((density[:1], density)), np.concatenate((half[:1], half)),
+            _log_beta(a, b))
+
+
 def _tail(d: float, a: int, b: int, x: int, y: int) -> float:
     """For ``T ~ Beta(a, b)``, ``B ~ Beta(x, y)`` independent and ``D = T (2B − 1)``:
-    ``P(D ≤ d)`` when ``d < 0``, ``P(D > d)`` when ``d > 0`` (both are 0 below ``T = |d|``)."""
+    ``P(D ≤ d)`` when ``d < 0``, ``P(D > d)`` when ``d > 0`` (both are 0 below ``T = |d|``).
+
+    The integral's rows are the first piece, ``[|d|, edges[k]]``, then `_pieces`'s fixed rows
+    from ``k`` on: each table is `_lead`'s from row ``k`` with its row 0 computed for this
+    ``d`` (row by row the same floats as tables built by concatenating)."""
     special = _scipy_special()
     c = abs(d)
-    edges, fixed_t, fixed_density, fixed_half = _pieces(a, b)
-    k = int(np.searchsorted(edges, c, side="right"))  # the first edge above c
-    if k == edges.size:
+    edges, lead_t, lead_density, lead_half, log_beta = _lead(a, b)
+    k = bisect_right(edges, c)  # the first edge above c
+    if k == len(edges):
         return 0.0  # nothing of T lies above |d| (|d| ≥ 1)
     # The first piece, [|d|, edges[k]], as `_nodes` makes it (the same arithmetic, on floats).
-    right = float(edges[k])
+    nodes, weights = _rule()
+    right = edges[k]
     first_half = (right - c) / 2.0
-    first_t = ((c + right) / 2.0 + first_half * _rule()[0])[None, :]
-    t = np.concatenate((first_t, fixed_t[k:]))
-    density = np.concatenate((_density(first_t, a, b), fixed_density[k:]))
-    half = np.concatenate(([first_half], fixed_half[k:]))
-    at = np.minimum(np.maximum((1.0 + d / t) / 2.0, 0.0), 1.0)
+    first_t = (c + right) / 2.0 + first_half * nodes
+    # (1 + d/t)/2 clipped to [0, 1], in place: np.minimum(np.maximum((1 + d/t)/2, 0), 1).
+    at = np.divide(d, lead_t[k:])
+    np.divide(d, first_t, out=at[0])
+    at += 1.0
+    at /= 2.0
+    np.minimum(np.maximum(at, 0.0, out=at), 1.0, out=at)
     # F_B((1 + d/t)/2), or for d > 0 its complement, read from the other tail for accuracy.
-    share = special.betainc(x, y, at) if d < 0 else special.betainc(y, x, 1.0 - at)
-    _, weights = _rule()
-    return float(half @ ((density * share) @ weights))
+    if d < 0:
+        share = special.betainc(x, y, at)
+    else:
+        share = special.betainc(y, x, np.subtract(1.0, at, out=at))
+    # Times the density of T (`_density`'s arithmetic for the first piece).
+    share[0] *= np.exp(special.xlogy(a - 1, first_t) + special.xlog1py(b - 1, -first_t)
+                       - log_beta)
+    share[1:] *= lead_density[k + 1:]
+    half = lead_half[k:].copy()
+    half[0] = first_half
+    return float(half @ (share @ weights))
 
 
 def _quantile(p: float, a: int, b: int, x: int, y: int) -> float:

@@ -315,14 +315,13 @@ class SequentialRate:
         if state != CONTINUE:
             raise ValueError(f"the rule already decided {state} after {self.trials_run} "
                              "trials: run no more trials")
-        counts = {"passed": self.passed, "failed": self.failed, "errored": self.errored}
-        counts[outcome] += 1
         # Everything was checked when this rule was made: skip __init__'s checks (one trial
-        # must cost microseconds). A frozen dataclass's __init__ sets its fields this way too.
+        # must cost microseconds) and copy the fields, one count up, into the new object's
+        # __dict__ — where a frozen dataclass's __init__ puts them too (object.__setattr__).
+        fields = dict(self.__dict__)
+        fields[outcome] += 1
         following = object.__new__(SequentialRate)
-        for name, value in (("minimum", self.minimum), ("trials", self.trials),
-                            ("level", self.level), *counts.items()):
-            object.__setattr__(following, name, value)
+        following.__dict__.update(fields)
         return following
 
     def decision(self) -> SequentialDecision:

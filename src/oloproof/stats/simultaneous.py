@@ -147,9 +147,8 @@ def _cost_intervals(costs: Sequence[Sequence[float] | npt.ArrayLike], cap: float
             raise ValueError(f"a case's cost ({worst:g}) is outside [0, cap={cap:g}]: the "
                              "interval holds only for costs within the cap; raise the cap")
     # A missing case's cost is anywhere in [0, cap]: nothing below, the cap above.
-    scaled = bounded_mean_intervals(np.vstack([np.nan_to_num(x / cap, nan=0.0) for x in rows]),
-                                    np.vstack([np.nan_to_num(x / cap, nan=1.0) for x in rows]),
-                                    level)
+    shares = np.vstack(rows) / cap
+    scaled = bounded_mean_intervals(_filled(shares, 0.0), _filled(shares, 1.0), level)
     found = []
     for one, seen in zip(scaled, observed, strict=True):
         if one.lower is None or one.upper is None:
@@ -161,6 +160,14 @@ def _cost_intervals(costs: Sequence[Sequence[float] | npt.ArrayLike], cap: float
             lower, upper = min(lower, estimate), max(upper, estimate)
         found.append(MeanInterval(estimate, lower, upper, COST_METHOD))
     return found
+
+
+def _filled(x: FloatArray, fill: float) -> FloatArray:
+    """``x`` with each NaN (a missing case) replaced by ``fill``: ``np.nan_to_num(x, nan=fill)``
+    for the arrays `_values` admits (finite or NaN), without its wrapper's cost — a board asks
+    for a few hundred of them."""
+    filled: FloatArray = np.where(np.isnan(x), fill, x)
+    return filled
 
 
 def _is_binary(x: FloatArray) -> bool:
@@ -195,15 +202,13 @@ def _rate(x: FloatArray, level: float) -> MeanInterval:
         missing = int(np.isnan(x).sum())
         found = rate_interval(int(np.nansum(x)), int(x.size) - missing, missing, level)
         return MeanInterval(found.estimate, found.lower, found.upper, found.method)
-    return bentkus_interval(np.nan_to_num(x, nan=0.0), np.nan_to_num(x, nan=1.0), level)
+    return bentkus_interval(_filled(x, 0.0), _filled(x, 1.0), level)
 
 
 def _difference(candidate: FloatArray, baseline: FloatArray, level: float) -> MeanInterval:
     """The paired difference, a pair with a side missing (NaN) bounded the worst way."""
-    low, high = difference_bounds(np.nan_to_num(baseline, nan=0.0),
-                                  np.nan_to_num(baseline, nan=1.0),
-                                  np.nan_to_num(candidate, nan=0.0),
-                                  np.nan_to_num(candidate, nan=1.0))
+    low, high = difference_bounds(_filled(baseline, 0.0), _filled(baseline, 1.0),
+                                  _filled(candidate, 0.0), _filled(candidate, 1.0))
     if _is_binary(candidate) and _is_binary(baseline):
         return binary_difference_interval(low, high, level)
     return paired_difference_interval(low, high, level)
