@@ -4,8 +4,10 @@
 `(code, out, err)`: a process forked from the fork server (`fork_server.py`: starting Python and
 importing the engine costs most of a second per process, more than the hundreds of commands
 the tests run can afford). Set `OLOPROOF_TEST_SPAWN=1` to start every command as
-`python -m oloproof.cli.main` instead. Tests about signals, terminals or racing processes use
-`spawn_oloproof(...)`, which always starts a fresh interpreter.
+`python -m oloproof.cli.main` instead. Tests about signals or a killed process use
+`spawn_oloproof(...)`, which always starts a fresh interpreter; a test that only needs a
+command running beside it (a server to query, a run racing another, one writing to a
+terminal) uses `forked_oloproof(...)`, a forked one.
 
 The probe project (`probe`, `new_probe()`) wraps a system that does what each case's input says
 (answer, sleep, raise, return a non-object, record a broken trajectory) and logs every call to
@@ -103,6 +105,26 @@ def spawn_oloproof() -> Callable[..., subprocess.Popen[str]]:
                                 stdin=subprocess.DEVNULL, text=True, encoding="utf-8", **popen)
 
     return spawn
+
+
+@pytest.fixture(scope="session")
+def forked_oloproof(_fork_server: ForkServer) -> Callable[..., subprocess.Popen[str]]:
+    """`forked_oloproof("view", cwd=project)` → a running `oloproof` process as
+    `spawn_oloproof` gives, but forked from the fork server (its `program`: a small process
+    that forwards Ctrl-C and SIGTERM to the command and exits with its status), for a test
+    that needs a command running beside it, not a fresh interpreter's start: it costs no
+    interpreter start and engine import (about a second of CPU). Not for SIGKILL (it would
+    kill the forwarding process only) nor for what a fresh interpreter's start does."""
+
+    def fork(*args: str, cwd: Path, env: dict[str, str | None] | None = None,
+             **popen: Any) -> subprocess.Popen[str]:
+        popen.setdefault("stdout", subprocess.PIPE)
+        popen.setdefault("stderr", subprocess.PIPE)
+        argv = [str(_fork_server.program), *args]
+        return subprocess.Popen(argv, cwd=cwd, env=cli_env(**(env or {})),
+                                stdin=subprocess.DEVNULL, text=True, encoding="utf-8", **popen)
+
+    return fork
 
 
 # ---- projects ---------------------------------------------------------------------------------

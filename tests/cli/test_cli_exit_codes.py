@@ -91,6 +91,8 @@ def test_the_run_is_stored_although_nobody_read_its_report(cli, probe):
 
 # A real `oloproof` process in which one engine function has a bug: it raises where nothing
 # expects it. The command line must turn it into exit 5 and one paragraph, whatever it is.
+# (`python -c` through the fork server, `ForkServer.python`: a process forked from it, with the
+# engine imported already, as `cli`'s commands are.)
 _WITH_A_BUG = """
 import sys
 import oloproof.api
@@ -105,7 +107,8 @@ main()
 
 
 def _run_with_a_bug(function: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", _WITH_A_BUG, function, *args], cwd=cwd,
+    return subprocess.run([str(fork_server.shared().python), "-c", _WITH_A_BUG, function,
+                           *args], cwd=cwd,
                           env=cli_env(TMPDIR=str(cwd)), stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=120, check=False)
 
@@ -151,7 +154,8 @@ main()
 @pytest.mark.slow
 def test_a_run_that_breaks_half_way_is_marked_failed_and_keeps_what_finished(probe, cli):
     probe.write_cases(probe.plain_cases(40))
-    done = subprocess.run([sys.executable, "-c", _BREAKS_MID_RUN, "run"], cwd=probe.path,
+    done = subprocess.run([str(fork_server.shared().python), "-c", _BREAKS_MID_RUN, "run"],
+                          cwd=probe.path,
                           env=cli_env(), stdin=subprocess.DEVNULL, capture_output=True,
                           text=True, timeout=120, check=False)
 

@@ -190,8 +190,8 @@ def test_inspect_json_prints_the_stored_document(run, document, cli):
 
 
 def test_a_reader_that_stops_early_does_not_turn_the_exit_code_into_a_fail(probe, cli,
-                                                                          spawn_oloproof):
-    process = spawn_oloproof("run", "--json", cwd=probe.path)
+                                                                          forked_oloproof):
+    process = forked_oloproof("run", "--json", cwd=probe.path)
     assert process.stdout is not None
     process.stdout.close()  # like `oloproof run --json | true`: nobody reads the document
 

@@ -2,7 +2,9 @@
 (docs/cli.md#oloproof-run).
 
 The bar is drawn on stderr. A terminal is a real pseudo-terminal (`os.openpty`) given to the
-process as its stderr; everything else here is a pipe or a file.
+process as its stderr (the command forked from the fork server, `forked_oloproof`: what it
+draws depends on its stderr, not on how its interpreter started); everything else here is a
+pipe or a file.
 """
 
 from __future__ import annotations
@@ -22,11 +24,11 @@ def twenty_cases(probe):
     return probe
 
 
-def _run_on_a_terminal(spawn_oloproof, probe, env) -> tuple[int, str, str]:
+def _run_on_a_terminal(forked_oloproof, probe, env) -> tuple[int, str, str]:
     """Run with stderr on a pseudo-terminal; return (exit code, stdout, what the terminal got)."""
     primary, secondary = os.openpty()
     try:
-        process = spawn_oloproof("run", cwd=probe.path, env=env, stderr=secondary)
+        process = forked_oloproof("run", cwd=probe.path, env=env, stderr=secondary)
     finally:
         os.close(secondary)
     received = bytearray()
@@ -45,10 +47,10 @@ def _run_on_a_terminal(spawn_oloproof, probe, env) -> tuple[int, str, str]:
     return process.returncode, out, received.decode("utf-8", errors="replace")
 
 
-def test_a_terminal_shows_a_live_progress_bar(twenty_cases, spawn_oloproof):
+def test_a_terminal_shows_a_live_progress_bar(twenty_cases, forked_oloproof):
     env = {"CI": None, "TERM": "xterm-256color", "COLUMNS": "120"}
 
-    code, out, terminal = _run_on_a_terminal(spawn_oloproof, twenty_cases, env)
+    code, out, terminal = _run_on_a_terminal(forked_oloproof, twenty_cases, env)
 
     assert code == 0
     assert "/20 cases" in terminal
@@ -57,10 +59,10 @@ def test_a_terminal_shows_a_live_progress_bar(twenty_cases, spawn_oloproof):
     assert "Gate: ALLOW (exit 0)" in out
 
 
-def test_ci_turns_the_bar_off_even_on_a_terminal(twenty_cases, spawn_oloproof):
+def test_ci_turns_the_bar_off_even_on_a_terminal(twenty_cases, forked_oloproof):
     env = {"CI": "1", "TERM": "xterm-256color", "COLUMNS": "120"}
 
-    code, _, terminal = _run_on_a_terminal(spawn_oloproof, twenty_cases, env)
+    code, _, terminal = _run_on_a_terminal(forked_oloproof, twenty_cases, env)
 
     assert code == 0
     assert "cases" not in terminal

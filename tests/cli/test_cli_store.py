@@ -152,11 +152,12 @@ def test_a_reading_command_does_not_wait_for_a_writer_to_merge_staged_rows(probe
     writer.close()
 
 
-def test_two_runs_at_once_on_one_store_both_complete(probe, cli, spawn_oloproof):
+def test_two_runs_at_once_on_one_store_both_complete(probe, cli, forked_oloproof):
     probe.write_cases(probe.plain_cases(100, sleep=SLEEP_S))
     probe.set_system(concurrency=CONCURRENCY)
 
-    processes = [spawn_oloproof("run", "--json", cwd=probe.path) for _ in range(2)]
+    # two processes of their own (forked from the fork server), racing on one store
+    processes = [forked_oloproof("run", "--json", cwd=probe.path) for _ in range(2)]
     results = [p.communicate(timeout=60) for p in processes]
 
     ids = []

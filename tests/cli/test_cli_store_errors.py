@@ -2,8 +2,9 @@
 full disk, a read-only store, a damaged store. Each goes through the command line as a real process.
 
 A full disk is made with SQLite's own limit on a database's size (`PRAGMA max_page_count`),
-which fails a write with the error a full disk gives (SQLITE_FULL): a `sitecustomize` module
-on the child's PYTHONPATH sets it on every connection the child opens.
+which fails a write with the error a full disk gives (SQLITE_FULL): the child (`python -c`
+through the fork server, `ForkServer.python`: a forked process) wraps `sqlite3.connect` to set
+it on every connection it opens, then runs the command line as `oloproof` does.
 
 A read-only store is one the command's user may not write. Tests may run as root, whom
 `chmod` does not stop, so there the store (and its directory) get the immutable attribute
@@ -20,11 +21,12 @@ import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
+import fork_server
 import pytest
-from conftest import Probe, cli_env, oloproof_argv
+from conftest import Probe, cli_env
 
 FULL_AFTER = textwrap.dedent("""\
-    import os, sqlite3
+    import os, sqlite3, sys
     _pages = int(os.environ["STORE_MAX_PAGES"])
     _connect = sqlite3.connect
     def connect(*args, **kwargs):
@@ -32,6 +34,9 @@ FULL_AFTER = textwrap.dedent("""\
         conn.execute(f"PRAGMA max_page_count={_pages}")
         return conn
     sqlite3.connect = connect
+    sys.argv = ["oloproof", *sys.argv[1:]]
+    from oloproof.cli.main import main
+    main()
     """)
 
 READING_COMMANDS = [("runs",), ("inspect", "latest"), ("inspect", "latest", "--case", "c001"),
@@ -54,24 +59,21 @@ def _room(store: Path) -> int:
     return _pages(store)
 
 
-def _run_with_disk_full_after(probe, pages: int, tmp_path: Path) -> subprocess.CompletedProcess:
-    site = tmp_path / "site"
-    site.mkdir(exist_ok=True)
-    (site / "sitecustomize.py").write_text(FULL_AFTER, encoding="utf-8")
-    env = cli_env(PYTHONPATH=str(site), STORE_MAX_PAGES=str(pages))
-    return subprocess.run(oloproof_argv("run", "--no-cache"), cwd=probe.path, env=env,
+def _run_with_disk_full_after(probe, pages: int) -> subprocess.CompletedProcess:
+    env = cli_env(STORE_MAX_PAGES=str(pages))
+    return subprocess.run([str(fork_server.shared().python), "-c", FULL_AFTER, "run",
+                           "--no-cache"], cwd=probe.path, env=env,
                           capture_output=True, text=True, encoding="utf-8", timeout=120,
                           check=False)
 
 
 @pytest.mark.slow
-def test_a_full_disk_says_what_to_do_and_the_next_run_reuses_what_was_stored(probe, cli,
-                                                                            tmp_path):
+def test_a_full_disk_says_what_to_do_and_the_next_run_reuses_what_was_stored(probe, cli):
     probe.write_cases(probe.plain_cases(600))
     assert cli("run", cwd=probe.path).code == 0
     room = _room(probe.store)  # a full run's worth: the second fills the disk half-way
 
-    done = _run_with_disk_full_after(probe, room + 8, tmp_path)
+    done = _run_with_disk_full_after(probe, room + 8)
 
     assert done.returncode == 5, done.stderr
     assert done.stdout == ""
@@ -91,8 +93,8 @@ def test_a_full_disk_says_what_to_do_and_the_next_run_reuses_what_was_stored(pro
 
 
 @pytest.mark.slow
-def test_a_disk_full_before_the_first_case_is_the_same_clear_error(probe, tmp_path):
-    done = _run_with_disk_full_after(probe, 3, tmp_path)  # not even the schema fits
+def test_a_disk_full_before_the_first_case_is_the_same_clear_error(probe):
+    done = _run_with_disk_full_after(probe, 3)  # not even the schema fits
 
     assert done.returncode == 5
     assert done.stderr.startswith("Store error: ") and "disk that holds it is full" in done.stderr

@@ -61,8 +61,8 @@ def test_browsing_writes_nothing(new_probe: Callable[[], Any], monkeypatch: pyte
 
 
 @pytest.mark.slow
-def test_a_run_writes_beside_the_view_unaffected(new_probe: Callable[[], Any],
-                                                 spawn_oloproof: Callable[..., Any]) -> None:
+def test_a_run_writes_beside_the_view_unaffected(new_probe: Callable[[], Any], cli: Any,
+                                                 forked_oloproof: Callable[..., Any]) -> None:
     probe = new_probe()
     # More cases than the engine's first chunk and its next one: until the run nears its end,
     # its writer only stages the cache rows (merged in batches of at least 1,000).
@@ -73,9 +73,8 @@ def test_a_run_writes_beside_the_view_unaffected(new_probe: Callable[[], Any],
     cases[9]["input"]["answer"] = "no"
     probe.write_cases(cases)
     probe.set_system(concurrency=2)
-    alone = spawn_oloproof("run", "--json", cwd=probe.root)
-    out, err = alone.communicate(timeout=120)
-    assert alone.returncode == 0, err
+    code, out, err = cli("run", "--json", cwd=probe.root, timeout=120)
+    assert code == 0, err
     document_alone = json.loads(out)
 
     # Another version: every execution and judgment of the run beside the view is new, so
@@ -108,7 +107,7 @@ def test_a_run_writes_beside_the_view_unaffected(new_probe: Callable[[], Any],
     try:
         reader.start()
         time.sleep(0.2)
-        beside = spawn_oloproof("run", "--json", cwd=probe.root)
+        beside = forked_oloproof("run", "--json", cwd=probe.root)  # a process of its own
         out, err = beside.communicate(timeout=120)
         time.sleep(0.3)
     finally:
