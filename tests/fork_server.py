@@ -27,9 +27,11 @@ imports, for every command it forks after.) Three clients use it:
   with what the server imported (what `preload` named too) already imported; any other
   command line runs the interpreter itself.
 
-`OLOPROOF_TEST_SPAWN=1` makes both start every command as `python -m oloproof.cli.main`
-instead. Tests about signals, terminals or racing processes start a fresh interpreter
-themselves (`spawn_oloproof`, `oloproof_argv`).
+`OLOPROOF_TEST_SPAWN=1` makes every command a fresh interpreter instead: `python -m
+oloproof.cli.main`, and for the `python` program the interpreter itself. Tests about signals or
+a killed process start a fresh interpreter themselves (`spawn_oloproof`, `oloproof_argv`); a
+test that only needs a command running beside it starts it through the `oloproof` program
+(`forked_oloproof` in conftest.py).
 
 `OLOPROOF_TEST_PROFILE=DIR` (off by default; for finding where the commands' CPU goes) makes
 each forked command write `PID.txt` into DIR (an existing folder): its user and system CPU

@@ -156,38 +156,17 @@ class BinomialPaths:
         window[:, 1:] += moved
         self.hi += 1
 
-    def tail(self) -> FloatArray:
-        """``tail[row, i]``: the row's mass at counts ``lo + i`` and above."""
-        live = self.mass[:, self.lo : self.hi + 1]
-        sums: FloatArray = np.cumsum(live[:, ::-1], axis=1)[:, ::-1]
-        return sums
+    def mass_from(self, at: int) -> FloatArray:
+        """Each row's mass at counts ``at`` and above."""
+        summed: FloatArray = self.mass[:, max(at, self.lo) : self.hi + 1].sum(axis=1)
+        return summed
 
-    def mass_from(self, at: IntArray, tail: FloatArray | None = None) -> FloatArray:
-        """Each row's mass at counts ``at[row]`` and above (``tail``: this step's, if known)."""
-        if tail is None and int(at.max()) == int(at.min()):
-            summed: FloatArray = self.mass[:, max(int(at[0]), self.lo) : self.hi + 1].sum(axis=1)
-            return summed
-        tail = self.tail() if tail is None else tail
-        index = np.minimum(np.maximum(at - self.lo, 0), tail.shape[1] - 1)
-        taken: FloatArray = tail[np.arange(tail.shape[0]), index]
-        return np.where(at > self.hi, 0.0, taken)
-
-    def cut(self, at: IntArray, tail: FloatArray | None = None) -> FloatArray:
-        """Remove each row's paths at counts ``at[row]`` and above (they crossed); returns the
-        mass removed."""
-        top = int(at.max())
-        if tail is None and top == int(at.min()):  # one count for every row: a slice
-            start = max(top, self.lo)
-            removed: FloatArray = self.mass[:, start : self.hi + 1].sum(axis=1)
-            self.mass[:, start : self.hi + 1] = 0.0
-            self.hi = max(self.lo, min(self.hi, top - 1))
-            return removed
-        removed = self.mass_from(at, tail)
-        if int(at.min()) <= self.hi:
-            counts = np.arange(self.lo, self.hi + 1)
-            window = self.mass[:, self.lo : self.hi + 1]
-            window[counts[None, :] >= at[:, None]] = 0.0
-            self.hi = max(self.lo, min(self.hi, top - 1))
+    def cut(self, at: int) -> FloatArray:
+        """Remove each row's paths at counts ``at`` and above (they crossed); returns the mass
+        removed."""
+        removed = self.mass_from(at)
+        self.mass[:, max(at, self.lo) : self.hi + 1] = 0.0
+        self.hi = max(self.lo, min(self.hi, at - 1))
         return removed
 
     def cut_within(self, allowance: FloatArray, none: int) -> tuple[IntArray, FloatArray]:
@@ -195,9 +174,9 @@ class BinomialPaths:
         ``allowance`` (``none`` where even the top count's is not), those paths removed (they
         crossed); returns those counts and each row's mass removed.
 
-        The mass is summed from the top count down (as `tail` sums it), the top
-        ``TAIL_WINDOW`` counts first: a look usually cuts a count or two, and where no row's
-        top counts all fit, the counts below them cannot (the sum only grows going down)."""
+        The mass is summed from the top count down, the top ``TAIL_WINDOW`` counts first: a
+        look usually cuts a count or two, and where no row's top counts all fit, the counts
+        below them cannot (the sum only grows going down)."""
         width = self.hi + 1 - self.lo
         top = min(width, TAIL_WINDOW)
         while True:

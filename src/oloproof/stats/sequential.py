@@ -128,11 +128,11 @@ def _at_least_as_extreme(p: FloatArray, boundary: tuple[int, ...], look: int,
     crossed = np.zeros(p.shape)
     for n in range(1, look):
         paths.step()
-        crossed += paths.cut(np.full(p.shape, boundary[n - 1]))
+        crossed += paths.cut(boundary[n - 1])
         if n % PRUNE_EVERY == 0:
             paths.prune()
     paths.step()
-    at_least = paths.mass_from(np.full(p.shape, passes))
+    at_least = paths.mass_from(passes)
     total: FloatArray = np.minimum(1.0, crossed + at_least + paths.dropped)
     return total
 
