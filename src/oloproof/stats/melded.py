@@ -106,16 +106,15 @@ def _log_beta(a: int, b: int) -> float:
 
 
 @lru_cache(maxsize=512)
-def _lead(a: int, b: int) -> tuple[list[float], FloatArray, FloatArray, FloatArray, float]:
+def _lead(a: int, b: int) -> tuple[list[float], FloatArray, FloatArray, FloatArray]:
     """What `_tail` reads for ``T ~ Beta(a, b)``, in one lookup: `_pieces`'s edges as Python
     floats (for `bisect`), and its nodes, densities and half-widths each with one row in
-    front (a copy of the first), where a call writes its own first piece; and ``log B(a, b)``.
+    front (a copy of the first), where a call writes its own first piece.
     A call takes the rows from ``k`` on (the one before the ``k``-th fixed piece, then the
     ``k``-th on), so it builds no table by concatenating."""
     edges, t, density, half = _pieces(a, b)
     return ([float(e) for e in edges], np.concatenate((t[:1], t)),
-            np.concatenate((density[:1], density)), np.concatenate((half[:1], half)),
-            _log_beta(a, b))
+            np.concatenate((density[:1], density)), np.concatenate((half[:1], half)))
 
 
 def _tail(d: float, a: int, b: int, x: int, y: int) -> float:
@@ -127,7 +126,7 @@ def _tail(d: float, a: int, b: int, x: int, y: int) -> float:
     ``d`` (row by row the same floats as tables built by concatenating)."""
     special = _scipy_special()
     c = abs(d)
-    edges, lead_t, lead_density, lead_half, log_beta = _lead(a, b)
+    edges, lead_t, lead_density, lead_half = _lead(a, b)
     k = bisect_right(edges, c)  # the first edge above c
     if k == len(edges):
         return 0.0  # nothing of T lies above |d| (|d| ≥ 1)
@@ -147,9 +146,8 @@ def _tail(d: float, a: int, b: int, x: int, y: int) -> float:
         share = special.betainc(x, y, at)
     else:
         share = special.betainc(y, x, np.subtract(1.0, at, out=at))
-    # Times the density of T (`_density`'s arithmetic for the first piece).
-    share[0] *= np.exp(special.xlogy(a - 1, first_t) + special.xlog1py(b - 1, -first_t)
-                       - log_beta)
+    # Times the density of T.
+    share[0] *= _density(first_t, a, b)
     share[1:] *= lead_density[k + 1:]
     half = lead_half[k:].copy()
     half[0] = first_half
